@@ -1,0 +1,260 @@
+package cpuset
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// ErrSyntax is wrapped by every parse error, so callers can tell bad input
+// from other failures with errors.Is.
+var ErrSyntax = errors.New("invalid syntax")
+
+func syntaxErr(form, s, why string) error {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return fmt.Errorf("%s %q: %s: %w", form, s, why, ErrSyntax)
+}
+
+// ParseList parses the kernel list form: comma-separated ids and ranges,
+// "0-3,8-11". "" is the empty set. A range may carry a stride as taskset
+// writes it ("0-10:2" = 0,2,4,...,10) or a group pattern as the kernel's
+// bitmap_parselist reads it ("0-15:2/8" = 0,1,8,9). Anything else, such as
+// "1,", ",3", "3-0", "-1" or "1--3", is an error wrapping ErrSyntax.
+// The caller trims the kernel's trailing newline.
+func ParseList(s string) (Set, error) {
+	if s == "" {
+		return Set{}, nil
+	}
+	var b builder
+	for part := range strings.SplitSeq(s, ",") {
+		if part == "" {
+			return Set{}, syntaxErr("cpu list", s, "empty element")
+		}
+		rng, pattern, hasPattern := strings.Cut(part, ":")
+		loS, hiS, isRange := strings.Cut(rng, "-")
+		lo, err := parseID(loS)
+		if err != nil {
+			return Set{}, syntaxErr("cpu list", s, err.Error())
+		}
+		hi := lo
+		if isRange {
+			if hi, err = parseID(hiS); err != nil {
+				return Set{}, syntaxErr("cpu list", s, err.Error())
+			}
+			if hi < lo {
+				return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("range %d-%d runs backwards", lo, hi))
+			}
+		}
+		if !hasPattern {
+			b.addRange(lo, hi)
+			continue
+		}
+		if !isRange {
+			return Set{}, syntaxErr("cpu list", s, "stride without a range")
+		}
+		usedS, groupS, isGroup := strings.Cut(pattern, "/")
+		used, err := parseID(usedS)
+		if err != nil || used == 0 {
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad stride %q", pattern))
+		}
+		if !isGroup { // taskset stride a-b:s
+			for id := lo; id <= hi; id += used {
+				b.add(id)
+			}
+			continue
+		}
+		group, err := parseID(groupS)
+		if err != nil || group == 0 || used > group {
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad group %q", pattern))
+		}
+		for base := lo; base <= hi; base += group {
+			for id := base; id < base+used && id <= hi; id++ {
+				b.add(id)
+			}
+		}
+	}
+	return b.set(), nil
+}
+
+// parseID parses one decimal id in [0, MaxID]: digits only, no sign.
+func parseID(s string) (int, error) {
+	if s == "" {
+		return 0, errors.New("missing number")
+	}
+	if len(s) > 7 {
+		return 0, fmt.Errorf("id %q too large", s)
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad number %q", s)
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > MaxID {
+		return 0, fmt.Errorf("id %d above %d", n, MaxID)
+	}
+	return n, nil
+}
+
+// ParseMask parses the kernel mask form of /proc/irq/N/smp_affinity:
+// comma-separated groups of at most 8 hex digits (32 bits), most significant
+// group first, e.g. "00040000,00000000" is CPU 50. The first group may be
+// short ("3"); an empty group or a group over 32 bits is an error.
+func ParseMask(s string) (Set, error) {
+	if s == "" {
+		return Set{}, syntaxErr("cpu mask", s, "empty")
+	}
+	ngroups := strings.Count(s, ",") + 1
+	if ngroups*32 > MaxID+1 {
+		return Set{}, syntaxErr("cpu mask", s, "too many groups")
+	}
+	w := make([]uint64, (ngroups+1)/2)
+	i := 0
+	for g := range strings.SplitSeq(s, ",") {
+		if g == "" {
+			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("empty group %d", i+1))
+		}
+		if len(g) > 8 {
+			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("group %q wider than 32 bits", g))
+		}
+		v, err := parseHex(g)
+		if err != nil {
+			return Set{}, syntaxErr("cpu mask", s, err.Error())
+		}
+		bit := (ngroups - 1 - i) * 32 // lowest id of this group
+		w[bit/64] |= v << uint(bit%64)
+		i++
+	}
+	return Set{w: trim(w)}, nil
+}
+
+// ParseTaskset parses the single hexadecimal number taskset takes, with or
+// without "0x": "0xffff0000ffff0000". Commas are not allowed here.
+func ParseTaskset(s string) (Set, error) {
+	h := s
+	if strings.HasPrefix(h, "0x") || strings.HasPrefix(h, "0X") {
+		h = h[2:]
+	}
+	if h == "" {
+		return Set{}, syntaxErr("taskset mask", s, "no hex digits")
+	}
+	h = strings.TrimLeft(h, "0")
+	if len(h)*4 > MaxID+1 {
+		return Set{}, syntaxErr("taskset mask", s, "too long")
+	}
+	w := make([]uint64, (len(h)+15)/16)
+	for i := 0; i < len(h); i++ {
+		d, ok := hexDigit(h[len(h)-1-i])
+		if !ok {
+			return Set{}, syntaxErr("taskset mask", s, fmt.Sprintf("bad hex digit %q", h[len(h)-1-i]))
+		}
+		bit := i * 4
+		w[bit/64] |= uint64(d) << uint(bit%64)
+	}
+	return Set{w: trim(w)}, nil
+}
+
+func parseHex(g string) (uint64, error) {
+	var v uint64
+	for i := 0; i < len(g); i++ {
+		d, ok := hexDigit(g[i])
+		if !ok {
+			return 0, fmt.Errorf("bad hex digit %q", g[i])
+		}
+		v = v<<4 | uint64(d)
+	}
+	return v, nil
+}
+
+// hexVal maps a byte to its hex digit value, or 0xff when it is not one.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+		t[c-'a'+'A'] = byte(c - 'a' + 10)
+	}
+	return t
+}()
+
+func hexDigit(c byte) (byte, bool) {
+	d := hexVal[c]
+	return d, d != 0xff
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeHex writes the low ndigits hex digits of v, zero-padded.
+func writeHex(sb *strings.Builder, v uint64, ndigits int) {
+	for d := ndigits - 1; d >= 0; d-- {
+		sb.WriteByte(hexDigits[v>>uint(4*d)&0xf])
+	}
+}
+
+// Mask returns the kernel mask form padded the way the kernel prints a
+// bitmap of nbits bits ("%*pb"): 32-bit groups, most significant first, the
+// first group as wide as its bits need, e.g. "3" for nbits 2 and
+// "ffff,ffffffff" for 48. When s has members at or above nbits the mask
+// widens to hold them.
+func (s Set) Mask(nbits int) string {
+	if m, ok := s.Max(); ok && m+1 > nbits {
+		nbits = m + 1
+	}
+	if nbits <= 0 {
+		nbits = 1
+	}
+	chunk := nbits % 32
+	if chunk == 0 {
+		chunk = 32
+	}
+	ngroups := (nbits + 31) / 32
+	var sb strings.Builder
+	sb.Grow((chunk+3)/4 + (ngroups-1)*9)
+	for i := (ngroups - 1) * 32; i >= 0; i -= 32 {
+		v := s.word32(i)
+		if chunk < 32 {
+			v &= 1<<uint(chunk) - 1
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte(',')
+		}
+		writeHex(&sb, uint64(v), (chunk+3)/4)
+		chunk = 32
+	}
+	return sb.String()
+}
+
+// word32 returns ids [bit, bit+32) as a 32-bit word; bit is a multiple of 32.
+func (s Set) word32(bit int) uint32 {
+	if bit/64 >= len(s.w) {
+		return 0
+	}
+	return uint32(s.w[bit/64] >> uint(bit%64))
+}
+
+// Taskset returns the single hex number taskset takes, "0xffff0000";
+// "0x0" for the empty set.
+func (s Set) Taskset() string {
+	if len(s.w) == 0 {
+		return "0x0"
+	}
+	top := s.w[len(s.w)-1]
+	topDigits := (64 - bits.LeadingZeros64(top) + 3) / 4
+	var sb strings.Builder
+	sb.Grow(2 + topDigits + 16*(len(s.w)-1))
+	sb.WriteString("0x")
+	writeHex(&sb, top, topDigits)
+	for i := len(s.w) - 2; i >= 0; i-- {
+		writeHex(&sb, s.w[i], 16)
+	}
+	return sb.String()
+}
