@@ -1,0 +1,235 @@
+package topology
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// CPU is one logical CPU (a hardware thread).
+type CPU struct {
+	ID       int
+	Online   bool
+	Node     int        // -1 when unknown
+	Package  int        // physical_package_id; -1 when unknown (offline CPUs)
+	Core     int        // lowest CPU of its thread siblings; -1 when unknown
+	Siblings cpuset.Set // thread_siblings_list, itself included; empty when unknown
+	L3       int        // lowest CPU sharing its L3 (cache/index3); -1 when unknown
+	Isolated bool       // in isolcpus= or nohz_full=
+}
+
+// readCPUs reads /sys/devices/system/cpu: which CPUs exist and are online,
+// the isolated and nohz_full sets, and for online CPUs their package,
+// core and L3 group. Files are read once per core and once per L3 group,
+// not once per CPU: siblings share what their first member says.
+func (h *Host) readCPUs() error {
+	dir := h.Path("sys/devices/system/cpu")
+	var err error
+	if h.Online, err = kfile.List(dir + "/online"); err != nil {
+		return fmt.Errorf("online CPUs: %w", err)
+	}
+	if h.Possible, err = kfile.List(dir + "/possible"); err != nil {
+		if !kfile.IsNotExist(err) {
+			return err
+		}
+		h.Possible = h.Online.Union(h.listCPUDirs(dir))
+	}
+	if !h.Online.IsSubsetOf(h.Possible) {
+		return fmt.Errorf("%s/online (%s) names CPUs outside possible (%s)", dir, h.Online, h.Possible)
+	}
+	if h.Isolated, err = optionalList(dir + "/isolated"); err != nil {
+		return err
+	}
+	if h.NohzFull, err = optionalList(dir + "/nohz_full"); err != nil {
+		return err
+	}
+	isolated := h.Isolated.Union(h.NohzFull)
+
+	h.CPUs = make([]CPU, 0, h.Possible.Len())
+	h.cpuIndex = make(map[int]int, h.Possible.Len())
+	for id := range h.Possible.All() {
+		h.cpuIndex[id] = len(h.CPUs)
+		h.CPUs = append(h.CPUs, CPU{
+			ID: id, Online: h.Online.Contains(id), Node: -1, Package: -1, Core: -1, L3: -1,
+			Isolated: isolated.Contains(id),
+		})
+	}
+	for i := range h.CPUs {
+		c := &h.CPUs[i]
+		if !c.Online || c.Core >= 0 {
+			continue
+		}
+		if err := h.readCore(dir, c.ID); err != nil {
+			return err
+		}
+	}
+	for i := range h.CPUs {
+		c := &h.CPUs[i]
+		if !c.Online || c.L3 >= 0 {
+			continue
+		}
+		if err := h.readL3(dir, c.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCore reads cpuN/topology and fills in the core of id and of every
+// sibling listed with it.
+func (h *Host) readCore(dir string, id int) error {
+	base := fmt.Sprintf("%s/cpu%d/topology/", dir, id)
+	sib, err := kfile.List(base + "thread_siblings_list")
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			// Some captures and old kernels lack topology: the CPU is its
+			// own core, package unknown.
+			sib = cpuset.New(id)
+		} else {
+			return err
+		}
+	}
+	if !sib.Contains(id) {
+		return fmt.Errorf("read %sthread_siblings_list: %s does not contain CPU %d", base, sib, id)
+	}
+	pkg, err := kfile.Int(base + "physical_package_id")
+	if err != nil {
+		if !kfile.IsNotExist(err) {
+			return err
+		}
+		pkg = -1
+	}
+	core, _ := sib.Min()
+	for s := range sib.All() {
+		i, ok := h.cpuIndex[s]
+		if !ok || !h.CPUs[i].Online {
+			continue
+		}
+		h.CPUs[i].Core = core
+		h.CPUs[i].Siblings = sib.Intersection(h.Online)
+		h.CPUs[i].Package = pkg
+	}
+	return nil
+}
+
+// readL3 reads cpuN/cache/index3 and fills in the L3 group of every CPU
+// that shares it. A missing index3 leaves L3 unknown.
+func (h *Host) readL3(dir string, id int) error {
+	base := fmt.Sprintf("%s/cpu%d/cache/index3/", dir, id)
+	shared, err := kfile.List(base + "shared_cpu_list")
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	if lvl, err := kfile.Int(base + "level"); err == nil && lvl != 3 {
+		return nil
+	}
+	if !shared.Contains(id) {
+		return fmt.Errorf("read %sshared_cpu_list: %s does not contain CPU %d", base, shared, id)
+	}
+	group, _ := shared.Min()
+	for s := range shared.All() {
+		if i, ok := h.cpuIndex[s]; ok && h.CPUs[i].Online {
+			h.CPUs[i].L3 = group
+		}
+	}
+	return nil
+}
+
+// listCPUDirs returns the ids of the cpuN folders, for trees without
+// cpu/possible.
+func (h *Host) listCPUDirs(dir string) cpuset.Set {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return cpuset.Set{}
+	}
+	var ids []int
+	for _, e := range ents {
+		s, ok := strings.CutPrefix(e.Name(), "cpu")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(s); err == nil && n >= 0 && n <= cpuset.MaxID {
+			ids = append(ids, n)
+		}
+	}
+	return cpuset.New(ids...)
+}
+
+// optionalList reads a CPU list that may be absent, empty, or "(null)"
+// (what nohz_full says when the kernel was built with it but not booted
+// with it).
+func optionalList(path string) (cpuset.Set, error) {
+	s, err := kfile.String(path)
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return cpuset.Set{}, nil
+		}
+		return cpuset.Set{}, err
+	}
+	s = strings.TrimSpace(s)
+	if s == "(null)" {
+		return cpuset.Set{}, nil
+	}
+	set, err := cpuset.ParseList(s)
+	if err != nil {
+		return cpuset.Set{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return set, nil
+}
+
+// Cores returns the distinct cores (by their lowest CPU) of the online
+// CPUs in cpus, ascending.
+func (h *Host) Cores(cpus cpuset.Set) []int {
+	var cores []int
+	seen := map[int]bool{}
+	for id := range cpus.All() {
+		c, ok := h.CPU(id)
+		if !ok || !c.Online {
+			continue
+		}
+		core := c.Core
+		if core < 0 {
+			core = id
+		}
+		if !seen[core] {
+			seen[core] = true
+			cores = append(cores, core)
+		}
+	}
+	return cores
+}
+
+// SiblingsOf returns the online SMT siblings of every CPU in cpus,
+// including the CPUs themselves.
+func (h *Host) SiblingsOf(cpus cpuset.Set) cpuset.Set {
+	out := cpus
+	for id := range cpus.All() {
+		if c, ok := h.CPU(id); ok && !c.Siblings.IsEmpty() {
+			out = out.Union(c.Siblings)
+		}
+	}
+	return out
+}
+
+// IsolatedCPUs returns the CPUs in isolcpus= or nohz_full=.
+func (h *Host) IsolatedCPUs() cpuset.Set { return h.Isolated.Union(h.NohzFull) }
+
+// Governor returns the cpufreq scaling governor of a CPU, or "" when the
+// tree has none (no cpufreq driver, or a capture without it).
+func (h *Host) Governor(cpu int) (string, error) {
+	s, err := kfile.String(h.Path(fmt.Sprintf("sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", cpu)))
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	return strings.TrimSpace(s), nil
+}

@@ -1,0 +1,147 @@
+// Package topology reads a host's hardware layout from a root folder: NUMA
+// nodes with their CPUs, memory and distances; CPUs with their package,
+// core, SMT siblings and L3 group; and network interfaces with the PCI
+// function behind them, its NUMA node and its queues.
+//
+// Every reader takes the root explicitly ("/" for the live host, or a
+// captured tree), never a hidden /proc or /sys. What the tree does not say
+// stays unknown (-1, or an empty set with a flag), never a guess.
+package topology
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+)
+
+// Host is what topology knows of one machine.
+type Host struct {
+	Root string
+
+	Nodes    []Node // by ascending id; ids may be sparse
+	CPUs     []CPU  // every possible CPU, by ascending id
+	Possible cpuset.Set
+	Online   cpuset.Set
+	Isolated cpuset.Set // isolcpus= (cpu/isolated)
+	NohzFull cpuset.Set // nohz_full= (cpu/nohz_full)
+	NICs     []NIC      // every /sys/class/net entry with a device, by name
+
+	// Notes says what the tree lacks that limits the answers, one line
+	// each, e.g. "no /sys/class/net: NICs unknown".
+	Notes []string
+
+	cpuIndex map[int]int
+	nodeOf   map[int]int // CPU id -> node id
+}
+
+// Read reads the topology under root.
+func Read(root string) (*Host, error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("root %s: not a directory", root)
+	}
+	h := &Host{Root: root}
+	if err := h.readCPUs(); err != nil {
+		return nil, err
+	}
+	if err := h.readNodes(); err != nil {
+		return nil, err
+	}
+	if err := h.readNICs(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Path joins root and a path inside the host tree.
+func (h *Host) Path(elem ...string) string {
+	return filepath.Join(append([]string{h.Root}, elem...)...)
+}
+
+// CPU returns the CPU with the given id.
+func (h *Host) CPU(id int) (CPU, bool) {
+	i, ok := h.cpuIndex[id]
+	if !ok {
+		return CPU{ID: id, Node: -1, Package: -1, Core: -1, L3: -1}, false
+	}
+	return h.CPUs[i], true
+}
+
+// Node returns the node with the given id.
+func (h *Host) Node(id int) (Node, bool) {
+	for _, n := range h.Nodes {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+// NodeOf returns the node a CPU belongs to, or -1 when unknown.
+func (h *Host) NodeOf(cpu int) int {
+	if n, ok := h.nodeOf[cpu]; ok {
+		return n
+	}
+	return -1
+}
+
+// NodesOf returns the set of nodes the CPUs belong to, and the CPUs
+// whose node is unknown.
+func (h *Host) NodesOf(cpus cpuset.Set) (nodes, unknown cpuset.Set) {
+	var ids, unk []int
+	for c := range cpus.All() {
+		if n := h.NodeOf(c); n >= 0 {
+			ids = append(ids, n)
+		} else {
+			unk = append(unk, c)
+		}
+	}
+	return cpuset.New(ids...), cpuset.New(unk...)
+}
+
+// NodeCPUs returns the CPUs of a node (all of them, online or not), and
+// false when the node does not exist.
+func (h *Host) NodeCPUs(id int) (cpuset.Set, bool) {
+	n, ok := h.Node(id)
+	return n.CPUs, ok
+}
+
+// NodeIDs returns the ids of every node.
+func (h *Host) NodeIDs() cpuset.Set {
+	ids := make([]int, len(h.Nodes))
+	for i, n := range h.Nodes {
+		ids[i] = n.ID
+	}
+	return cpuset.New(ids...)
+}
+
+// NICByName returns the named NIC.
+func (h *Host) NICByName(name string) (*NIC, bool) {
+	for i := range h.NICs {
+		if h.NICs[i].Name == name {
+			return &h.NICs[i], true
+		}
+	}
+	return nil, false
+}
+
+// MaxCPUs is the width the kernel uses for CPU masks on this host
+// (nr_cpu_ids: highest possible CPU + 1).
+func (h *Host) MaxCPUs() int {
+	if m, ok := h.Possible.Max(); ok {
+		return m + 1
+	}
+	if m, ok := h.Online.Max(); ok {
+		return m + 1
+	}
+	return 1
+}
+
+func (h *Host) note(format string, args ...any) {
+	h.Notes = append(h.Notes, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,284 @@
+package topology
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// NIC is a network interface backed by a device (loopback, bridges and
+// other virtual interfaces have none and are not listed).
+type NIC struct {
+	Name      string
+	Device    string // sysfs path of its device, relative to the root
+	PCI       string // PCI function, "0000:98:00.0"; "" when not on PCI
+	Virtio    string // "virtio2" when the netdev sits on a virtio device
+	Driver    string // driver of the netdev's device ("mlx5_core", "virtio_net")
+	Node      int    // numa_node as the kernel reports it; -1 is unknown
+	LocalCPUs cpuset.Set
+	HasLocal  bool // local_cpulist was read
+	RxQueues  int
+	TxQueues  int
+	Queues    []Queue // rx queues by index, then tx queues by index
+	SpeedMbps int     // -1 when unknown (link down, virtual)
+	OperState string
+
+	VendorID, DeviceID string // "0x15b3"; "" when not on PCI
+	Vendor, Product    string // names from pci.ids; "" when unknown
+
+	// MSIIRQs lists the IRQs in the PCI function's msi_irqs folder;
+	// HasMSI is false when the tree has no such folder (captures).
+	MSIIRQs []int
+	HasMSI  bool
+}
+
+// Queue is one rx or tx queue of a NIC with its steering CPUs:
+// rps_cpus for rx, xps_cpus for tx.
+type Queue struct {
+	Kind  string // "rx" or "tx"
+	Index int
+	CPUs  cpuset.Set
+	Known bool // the steering file exists and was read
+}
+
+var bdfRE = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+var virtioRE = regexp.MustCompile(`^virtio[0-9]+$`)
+
+// IsPCIAddress reports whether s is a PCI function address such as
+// "0000:98:00.0".
+func IsPCIAddress(s string) bool { return bdfRE.MatchString(s) }
+
+func (h *Host) readNICs() error {
+	dir := h.Path("sys/class/net")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			h.note("no /sys/class/net: NICs known only from IRQ names")
+			return nil
+		}
+		return fmt.Errorf("read NICs: %w", err)
+	}
+	for _, e := range ents {
+		nic, ok, err := h.readNIC(e.Name())
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.NICs = append(h.NICs, nic)
+		}
+	}
+	slices.SortFunc(h.NICs, func(a, b NIC) int { return strings.Compare(a.Name, b.Name) })
+	return nil
+}
+
+func (h *Host) readNIC(name string) (NIC, bool, error) {
+	netdev, err := h.resolve("sys/class/net/" + name)
+	if err != nil {
+		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
+	}
+	dev, err := h.resolve(netdev + "/device")
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return NIC{}, false, nil // virtual interface
+		}
+		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
+	}
+	n := NIC{Name: name, Device: dev, Node: -1, SpeedMbps: -1}
+	if base := path.Base(dev); virtioRE.MatchString(base) {
+		n.Virtio = base
+	}
+	pciDir := ""
+	for p := dev; p != "." && p != "/" && strings.HasPrefix(p, "sys/devices/"); p = path.Dir(p) {
+		if IsPCIAddress(path.Base(p)) {
+			pciDir, n.PCI = p, path.Base(p)
+			break
+		}
+	}
+	if drv, err := os.Readlink(h.Path(dev, "driver")); err == nil {
+		n.Driver = path.Base(drv)
+	}
+	// Locality lives on the PCI function; a non-PCI device may carry its own.
+	locDir := dev
+	if pciDir != "" {
+		locDir = pciDir
+	}
+	if v, err := kfile.Int(h.Path(locDir, "numa_node")); err == nil {
+		n.Node = v
+	} else if !kfile.IsNotExist(err) {
+		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
+	}
+	if n.Node < -1 {
+		return NIC{}, false, fmt.Errorf("NIC %s: numa_node %d is not a node", name, n.Node)
+	}
+	if set, err := kfile.List(h.Path(locDir, "local_cpulist")); err == nil {
+		n.LocalCPUs, n.HasLocal = set, true
+	} else if !kfile.IsNotExist(err) {
+		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
+	}
+	if pciDir != "" {
+		n.VendorID, _ = kfile.String(h.Path(pciDir, "vendor"))
+		n.DeviceID, _ = kfile.String(h.Path(pciDir, "device"))
+		if err := n.readMSI(h.Path(pciDir, "msi_irqs")); err != nil {
+			return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
+		}
+	}
+	if err := n.readQueues(h.Path(netdev, "queues")); err != nil {
+		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
+	}
+	if s, err := kfile.String(h.Path(netdev, "speed")); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && v > 0 {
+			n.SpeedMbps = v
+		}
+	}
+	if s, err := kfile.String(h.Path(netdev, "operstate")); err == nil {
+		n.OperState = strings.TrimSpace(s)
+	}
+	return n, true, nil
+}
+
+func (n *NIC) readMSI(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	n.HasMSI = true
+	for _, e := range ents {
+		v, err := strconv.Atoi(e.Name())
+		if err != nil || v < 0 {
+			return fmt.Errorf("%s: unexpected entry %q", dir, e.Name())
+		}
+		n.MSIIRQs = append(n.MSIIRQs, v)
+	}
+	slices.Sort(n.MSIIRQs)
+	return nil
+}
+
+func (n *NIC) readQueues(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range ents {
+		kind, idx, ok := strings.Cut(e.Name(), "-")
+		if !ok || (kind != "rx" && kind != "tx") {
+			continue
+		}
+		i, err := strconv.Atoi(idx)
+		if err != nil || i < 0 {
+			continue
+		}
+		q := Queue{Kind: kind, Index: i}
+		file := "rps_cpus"
+		if kind == "tx" {
+			file = "xps_cpus"
+			n.TxQueues++
+		} else {
+			n.RxQueues++
+		}
+		// xps_cpus is absent on single-queue devices and unreadable on
+		// some drivers; that only makes the steering unknown.
+		if set, err := kfile.Mask(dir + "/" + e.Name() + "/" + file); err == nil {
+			q.CPUs, q.Known = set, true
+		} else if !kfile.IsNotExist(err) && isSyntax(err) {
+			return err
+		}
+		n.Queues = append(n.Queues, q)
+	}
+	slices.SortFunc(n.Queues, func(a, b Queue) int {
+		if a.Kind != b.Kind {
+			return strings.Compare(a.Kind, b.Kind) // "rx" < "tx"
+		}
+		return a.Index - b.Index
+	})
+	return nil
+}
+
+// resolve follows the symlinks of a path inside the host tree, never
+// leaving it: relative links are taken from their folder, absolute ones
+// from the root. It returns the cleaned path relative to the root.
+func (h *Host) resolve(rel string) (string, error) {
+	cur := ""
+	parts := strings.Split(path.Clean(rel), "/")
+	for hops := 0; len(parts) > 0; {
+		p := parts[0]
+		parts = parts[1:]
+		switch p {
+		case "", ".":
+			continue
+		case "..":
+			if cur == "" {
+				return "", fmt.Errorf("%s: link leaves the root", rel)
+			}
+			cur = path.Dir(cur)
+			if cur == "." {
+				cur = ""
+			}
+			continue
+		}
+		next := path.Join(cur, p)
+		fi, err := os.Lstat(h.Path(next))
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", fmt.Errorf("%s: too many links", rel)
+		}
+		target, err := os.Readlink(h.Path(next))
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			cur = ""
+		}
+		parts = append(strings.Split(target, "/"), parts...)
+	}
+	return cur, nil
+}
+
+// Locality says which CPUs are local to a NIC and how that is known.
+type Locality struct {
+	Node   int        // the NIC's node; -1 when no single node is known
+	CPUs   cpuset.Set // the local CPUs; empty when unknown
+	Source string     // "numa_node", "local_cpulist", "single node" or "unknown"
+}
+
+// Known reports whether local CPUs are known.
+func (l Locality) Known() bool { return l.Source != "unknown" }
+
+// Locality returns where a NIC is local. numa_node is the kernel's word
+// when it names a node; when it is -1 on a one-node host that node is
+// local by definition; otherwise a local_cpulist narrower than the whole
+// host (the kernel reports every CPU when it does not know) still says
+// which CPUs are local. Anything else is unknown, never node 0.
+func (h *Host) Locality(n *NIC) Locality {
+	if n.Node >= 0 {
+		if cpus, ok := h.NodeCPUs(n.Node); ok {
+			return Locality{Node: n.Node, CPUs: cpus, Source: "numa_node"}
+		}
+	}
+	if len(h.Nodes) == 1 {
+		return Locality{Node: h.Nodes[0].ID, CPUs: h.Nodes[0].CPUs, Source: "single node"}
+	}
+	if n.HasLocal && !n.LocalCPUs.IsEmpty() && len(h.Nodes) > 1 &&
+		!h.Possible.IsSubsetOf(n.LocalCPUs) && !h.Online.IsSubsetOf(n.LocalCPUs) {
+		return Locality{Node: h.LocalNode(n.LocalCPUs), CPUs: n.LocalCPUs, Source: "local_cpulist"}
+	}
+	return Locality{Node: -1, Source: "unknown"}
+}

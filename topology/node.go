@@ -1,0 +1,120 @@
+package topology
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// Node is one NUMA node.
+type Node struct {
+	ID          int
+	CPUs        cpuset.Set // every CPU of the node, online or not
+	MemoryBytes int64      // MemTotal from meminfo; -1 when unknown
+	Distances   []int      // distance row, in the order of the node ids; nil when unknown
+}
+
+// readNodes reads /sys/devices/system/node/node*/. A kernel without NUMA
+// support has no such folder: then no node is known and nothing is
+// called local or remote.
+func (h *Host) readNodes() error {
+	dir := h.Path("sys/devices/system/node")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			h.note("no %s: NUMA nodes unknown", "/sys/devices/system/node")
+			return nil
+		}
+		return fmt.Errorf("read nodes: %w", err)
+	}
+	h.nodeOf = make(map[int]int)
+	for _, e := range ents {
+		idStr, ok := strings.CutPrefix(e.Name(), "node")
+		if !ok {
+			continue
+		}
+		id, err := strconv.Atoi(idStr)
+		if err != nil || id < 0 {
+			continue
+		}
+		n := Node{ID: id, MemoryBytes: -1}
+		base := dir + "/" + e.Name()
+		if n.CPUs, err = kfile.List(base + "/cpulist"); err != nil {
+			if !kfile.IsNotExist(err) {
+				return err
+			}
+			if n.CPUs, err = kfile.Mask(base + "/cpumap"); err != nil {
+				return fmt.Errorf("node %d: no cpulist or cpumap: %w", id, err)
+			}
+		}
+		if mem, err := readMemTotal(base + "/meminfo"); err == nil {
+			n.MemoryBytes = mem
+		} else if !kfile.IsNotExist(err) {
+			return err
+		}
+		if d, err := kfile.String(base + "/distance"); err == nil {
+			for f := range strings.FieldsSeq(d) {
+				v, err := strconv.Atoi(f)
+				if err != nil {
+					return fmt.Errorf("read %s/distance: bad distance %q", base, f)
+				}
+				n.Distances = append(n.Distances, v)
+			}
+		} else if !kfile.IsNotExist(err) {
+			return err
+		}
+		for c := range n.CPUs.All() {
+			if other, dup := h.nodeOf[c]; dup {
+				return fmt.Errorf("read nodes: CPU %d is in node %d and node %d", c, other, id)
+			}
+			h.nodeOf[c] = id
+		}
+		h.Nodes = append(h.Nodes, n)
+	}
+	slices.SortFunc(h.Nodes, func(a, b Node) int { return a.ID - b.ID })
+	if len(h.Nodes) == 0 {
+		h.note("no node folders under /sys/devices/system/node: NUMA nodes unknown")
+	}
+	for i := range h.CPUs {
+		h.CPUs[i].Node = h.NodeOf(h.CPUs[i].ID)
+	}
+	return nil
+}
+
+// readMemTotal reads "Node 1 MemTotal:       131899412 kB".
+func readMemTotal(path string) (int64, error) {
+	b, err := kfile.ReadLimit(path, 1<<20)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[0] == "Node" && f[2] == "MemTotal:" {
+			v, err := strconv.ParseInt(f[3], 10, 64)
+			if err != nil || v < 0 {
+				return 0, fmt.Errorf("read %s: bad MemTotal %q", path, f[3])
+			}
+			if len(f) >= 5 && f[4] == "kB" {
+				v *= 1024
+			}
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("read %s: no MemTotal line", path)
+}
+
+// LocalNode returns the single node whose CPUs contain cpus, or -1 when
+// cpus is empty, spans nodes or touches CPUs of no known node.
+func (h *Host) LocalNode(cpus cpuset.Set) int {
+	nodes, unknown := h.NodesOf(cpus)
+	if !unknown.IsEmpty() || nodes.Len() != 1 {
+		return -1
+	}
+	id, _ := nodes.Min()
+	return id
+}
