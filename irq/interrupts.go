@@ -1,0 +1,207 @@
+// Package irq reads interrupts: /proc/interrupts, the /proc/irq/N folders,
+// and which IRQs belong to which NIC and queue. It also owns the one code
+// path that writes IRQ affinity.
+package irq
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// Interrupts is /proc/interrupts: one column per CPU that was online when
+// the kernel printed it, and the rows in the kernel's order.
+type Interrupts struct {
+	// CPUs holds the CPU id of each count column, from the header:
+	// "CPU0 CPU2 CPU3" when CPU1 is offline gives [0 2 3].
+	CPUs []int
+	Rows []Row
+}
+
+// Row is one line of /proc/interrupts.
+type Row struct {
+	ID  string // what stands before the colon: "284", "NMI", "IPI0"
+	IRQ int    // the IRQ number, or -1 for a named row (NMI, LOC, IPI0, ERR)
+	// Counts holds one count per column of CPUs; a row the kernel printed
+	// short (ERR and MIS have a single value) has fewer.
+	Counts  []uint64
+	Chip    string // "IR-PCI-MSIX-0000:98:00.0", "GICv3", "ITS-MSI"
+	HWIRQ   string // "1-edge", "30", "524288"
+	Trigger string // "Level" or "Edge" where the architecture prints it
+	// Name is the action name(s) of a numbered row ("mlx5_comp0@pci:0000:98:00.0",
+	// "PCIe PME, pciehp") or the description of a named row.
+	Name string
+}
+
+// Total returns the sum of the row's counts.
+func (r Row) Total() uint64 {
+	var t uint64
+	for _, c := range r.Counts {
+		t += c
+	}
+	return t
+}
+
+// PerCPU returns the count of each CPU column that has one.
+func (in *Interrupts) PerCPU(r Row) map[int]uint64 {
+	m := make(map[int]uint64)
+	for i, c := range r.Counts {
+		if i < len(in.CPUs) && c != 0 {
+			m[in.CPUs[i]] += c
+		}
+	}
+	return m
+}
+
+// Row returns the row of a numbered IRQ.
+func (in *Interrupts) Row(irq int) (Row, bool) {
+	for _, r := range in.Rows {
+		if r.IRQ == irq {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+// ErrFormat is wrapped by errors about text that is not /proc/interrupts.
+var ErrFormat = errors.New("not in /proc/interrupts format")
+
+// ReadInterrupts reads and parses root/proc/interrupts.
+func ReadInterrupts(root string) (*Interrupts, error) {
+	p := filepath.Join(root, "proc/interrupts")
+	b, err := kfile.Read(p)
+	if err != nil {
+		return nil, err
+	}
+	in, err := ParseInterrupts(b)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", p, err)
+	}
+	return in, nil
+}
+
+// ParseInterrupts parses the text of /proc/interrupts. It never panics:
+// text that is not in the format is an error wrapping ErrFormat, and a
+// row the kernel printed short keeps the counts it has.
+func ParseInterrupts(b []byte) (*Interrupts, error) {
+	header, rest, _ := bytes.Cut(b, []byte("\n"))
+	in := &Interrupts{}
+	seen := map[int]bool{}
+	for f := range bytes.FieldsSeq(header) {
+		id, ok := bytes.CutPrefix(f, []byte("CPU"))
+		n, err := strconv.Atoi(string(id))
+		if !ok || err != nil || n < 0 || len(id) > 7 {
+			return nil, fmt.Errorf("header: %q is not a CPU column: %w", clip(f), ErrFormat)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("header: CPU%d twice: %w", n, ErrFormat)
+		}
+		seen[n] = true
+		in.CPUs = append(in.CPUs, n)
+	}
+	if len(in.CPUs) == 0 {
+		return nil, fmt.Errorf("header: no CPU columns: %w", ErrFormat)
+	}
+	ncol := len(in.CPUs)
+	seenIRQ := map[int]bool{}
+	for lineNo := 2; len(rest) > 0; lineNo++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		idPart, body, ok := bytes.Cut(line, []byte(":"))
+		id := string(bytes.TrimSpace(idPart))
+		if !ok || id == "" || bytes.ContainsAny([]byte(id), " \t") {
+			return nil, fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
+		}
+		r := Row{ID: id, IRQ: -1}
+		if n, err := strconv.Atoi(id); err == nil {
+			if n < 0 {
+				return nil, fmt.Errorf("line %d: negative IRQ %d: %w", lineNo, n, ErrFormat)
+			}
+			if seenIRQ[n] {
+				return nil, fmt.Errorf("line %d: IRQ %d twice: %w", lineNo, n, ErrFormat)
+			}
+			seenIRQ[n] = true
+			r.IRQ = n
+		}
+		r.Counts = make([]uint64, 0, ncol)
+		i := 0
+		for len(r.Counts) < ncol {
+			j := skipSpace(body, i)
+			k := j
+			for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+				k++
+			}
+			if k == j || (k < len(body) && body[k] != ' ' && body[k] != '\t') {
+				break // not a count: the row is short, the rest is text
+			}
+			v, err := strconv.ParseUint(string(body[j:k]), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: count %q: %w", lineNo, clip(body[j:k]), ErrFormat)
+			}
+			r.Counts = append(r.Counts, v)
+			i = k
+		}
+		text := body[i:]
+		if r.IRQ < 0 {
+			r.Name = string(bytes.TrimSpace(text))
+		} else {
+			r.Chip, r.HWIRQ, r.Trigger, r.Name = splitIRQText(text)
+		}
+		in.Rows = append(in.Rows, r)
+	}
+	return in, nil
+}
+
+// splitIRQText splits what follows the counts of a numbered row:
+// chip, hwirq (with the flow handler, "1-edge"), the Level/Edge word some
+// architectures print, and the action names, which may hold spaces.
+func splitIRQText(b []byte) (chip, hwirq, trigger, name string) {
+	i := skipSpace(b, 0)
+	next := func() (string, int) { // token at i and the index after it
+		j := i
+		for j < len(b) && b[j] != ' ' && b[j] != '\t' {
+			j++
+		}
+		return string(b[i:j]), j
+	}
+	if i >= len(b) {
+		return
+	}
+	var end int
+	chip, end = next()
+	i = skipSpace(b, end)
+	if i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		hwirq, end = next()
+		i = skipSpace(b, end)
+	}
+	if t, e := next(); t == "Level" || t == "Edge" {
+		trigger = t
+		i = skipSpace(b, e)
+		if t2, e2 := next(); len(t2) > 1 && t2[0] == '-' { // "-fasteoi" after the trigger
+			i = skipSpace(b, e2)
+		}
+	}
+	name = string(bytes.TrimRight(b[i:], " \t\r"))
+	return
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func clip(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
+}

@@ -1,0 +1,200 @@
+package irq
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// Info is what /proc/irq/N says of one IRQ.
+type Info struct {
+	IRQ int
+	// Affinity is the requested affinity (smp_affinity_list, or
+	// smp_affinity where the list file is absent).
+	Affinity    cpuset.Set
+	HasAffinity bool
+	// Effective is where the interrupt controller actually delivers it
+	// (effective_affinity_list, or effective_affinity). Some kernels and
+	// captures have neither.
+	Effective    cpuset.Set
+	HasEffective bool
+	Node         int // /proc/irq/N/node; -1 when absent or unknown
+	Hint         cpuset.Set
+	HasHint      bool
+	// Managed is true when smp_affinity carries no write bit: the kernel
+	// creates it that way for IRQs whose affinity it manages itself.
+	Managed bool
+	// Actions are the names of the action folders, read only on request.
+	Actions []string
+}
+
+// procIRQDir returns root/proc/irq.
+func procIRQDir(root string) string { return filepath.Join(root, "proc/irq") }
+
+// ListIRQs returns the IRQ numbers that have a /proc/irq/N folder,
+// ascending.
+func ListIRQs(root string) ([]int, error) {
+	ents, err := os.ReadDir(procIRQDir(root))
+	if err != nil {
+		return nil, fmt.Errorf("list IRQs: %w", err)
+	}
+	out := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= 0 && e.IsDir() {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// ReadInfo reads /proc/irq/N. withActions also lists its action folders
+// (one more directory read), for IRQs /proc/interrupts does not name.
+// A missing folder is an error wrapping fs.ErrNotExist.
+func ReadInfo(root string, n int, withActions bool) (Info, error) {
+	dir := filepath.Join(procIRQDir(root), strconv.Itoa(n))
+	in := Info{IRQ: n, Node: -1}
+	buf := make([]byte, 0, 256)
+	var err error
+
+	// The list form first; the mask form where the list is absent.
+	var mode os.FileMode
+	buf, mode, err = readWithMode(dir+"/smp_affinity_list", buf)
+	switch {
+	case err == nil:
+		if in.Affinity, err = parseList(dir+"/smp_affinity_list", buf); err != nil {
+			return in, err
+		}
+		in.HasAffinity = true
+		in.Managed = mode&0o222 == 0
+	case kfile.IsNotExist(err):
+		buf, mode, err = readWithMode(dir+"/smp_affinity", buf)
+		if err == nil {
+			if in.Affinity, err = parseMask(dir+"/smp_affinity", buf); err != nil {
+				return in, err
+			}
+			in.HasAffinity = true
+			in.Managed = mode&0o222 == 0
+		} else if !kfile.IsNotExist(err) {
+			return in, err
+		} else if _, serr := os.Stat(dir); serr != nil {
+			return in, fmt.Errorf("IRQ %d: %w", n, serr)
+		}
+	default:
+		return in, err
+	}
+
+	buf, _, err = readWithMode(dir+"/effective_affinity_list", buf)
+	switch {
+	case err == nil:
+		if in.Effective, err = parseList(dir+"/effective_affinity_list", buf); err != nil {
+			return in, err
+		}
+		in.HasEffective = true
+	case kfile.IsNotExist(err):
+		buf, _, err = readWithMode(dir+"/effective_affinity", buf)
+		if err == nil {
+			if in.Effective, err = parseMask(dir+"/effective_affinity", buf); err != nil {
+				return in, err
+			}
+			in.HasEffective = true
+		} else if !kfile.IsNotExist(err) {
+			return in, err
+		}
+	default:
+		return in, err
+	}
+
+	buf, _, err = readWithMode(dir+"/node", buf)
+	if err == nil {
+		v, perr := strconv.Atoi(string(bytes.TrimSpace(buf)))
+		if perr != nil || v < -1 {
+			return in, fmt.Errorf("read %s/node: not a node: %q", dir, clip(buf))
+		}
+		in.Node = v
+	} else if !kfile.IsNotExist(err) {
+		return in, err
+	}
+
+	if withActions {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return in, fmt.Errorf("IRQ %d: %w", n, err)
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				in.Actions = append(in.Actions, e.Name())
+			}
+		}
+	}
+	return in, nil
+}
+
+// ReadHint reads /proc/irq/N/affinity_hint, the driver's suggestion.
+// It is absent on some kernels; an all-zero hint means none was given.
+func ReadHint(root string, n int) (cpuset.Set, bool, error) {
+	p := filepath.Join(procIRQDir(root), strconv.Itoa(n), "affinity_hint")
+	set, err := kfile.Mask(p)
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return cpuset.Set{}, false, nil
+		}
+		return cpuset.Set{}, false, err
+	}
+	return set, !set.IsEmpty(), nil
+}
+
+// readWithMode reads a small file into buf (reused) and returns its mode.
+func readWithMode(path string, buf []byte) ([]byte, os.FileMode, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf[:0], 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return buf[:0], 0, fmt.Errorf("stat %s: %w", path, err)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= 1<<20 {
+				return buf, 0, fmt.Errorf("read %s: %w", path, kfile.ErrTooLarge)
+			}
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, st.Mode(), nil
+		}
+		if err != nil {
+			return buf, 0, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+}
+
+func parseList(path string, b []byte) (cpuset.Set, error) {
+	s, err := cpuset.ParseList(strings.TrimSpace(string(b)))
+	if err != nil {
+		return s, fmt.Errorf("read %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func parseMask(path string, b []byte) (cpuset.Set, error) {
+	s, err := cpuset.ParseMask(strings.TrimSpace(string(b)))
+	if err != nil {
+		return s, fmt.Errorf("read %s: %w", path, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,200 @@
+package irq
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// IRQ is everything known of one numbered interrupt.
+type IRQ struct {
+	Info
+	Name  string // action name(s), from /proc/interrupts or the action folders
+	Chip  string
+	HWIRQ string
+	// Counts holds the count per column of Table.CPUs; nil when the IRQ
+	// is not in /proc/interrupts.
+	Counts []uint64
+	Owner  *Owner // the NIC it serves; nil for none
+}
+
+// Total returns the sum of the IRQ's counts.
+func (q *IRQ) Total() uint64 {
+	var t uint64
+	for _, c := range q.Counts {
+		t += c
+	}
+	return t
+}
+
+// Table is the IRQs of a host, ascending by number.
+type Table struct {
+	CPUs []int // CPU id of each count column; nil without /proc/interrupts
+	IRQs []IRQ
+	// Named holds the named rows of /proc/interrupts (NMI, LOC, IPI0...).
+	Named []Row
+	Notes []string
+}
+
+// Options selects what Load reads.
+type Options struct {
+	// All loads every numbered IRQ; otherwise only those of NICs.
+	All bool
+	// NICs narrows the NIC IRQs to these interfaces; nil means all.
+	NICs []string
+}
+
+// ErrUnknownNIC is wrapped by the error for a NIC name the host lacks.
+var ErrUnknownNIC = fmt.Errorf("unknown NIC")
+
+// Load reads the IRQs of host h: /proc/interrupts for names and counts,
+// and /proc/irq/N for every IRQ selected. Each file is read once.
+func Load(h *topology.Host, opt Options) (*Table, error) {
+	for _, name := range opt.NICs {
+		if _, ok := h.NICByName(name); !ok {
+			return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, nicNames(h))
+		}
+	}
+	t := &Table{}
+	in, err := ReadInterrupts(h.Root)
+	switch {
+	case err == nil:
+		t.CPUs = in.CPUs
+	case kfile.IsNotExist(err):
+		t.Notes = append(t.Notes, "no /proc/interrupts: IRQ names and counts unknown")
+		in = &Interrupts{}
+	default:
+		return nil, err
+	}
+	folders, err := ListIRQs(h.Root)
+	if err != nil {
+		if !kfile.IsNotExist(err) {
+			return nil, err
+		}
+		t.Notes = append(t.Notes, "no /proc/irq: IRQ affinity unknown")
+	}
+
+	rows := make(map[int]int, len(in.Rows))
+	numbers := make([]int, 0, len(in.Rows)+len(folders))
+	for i, r := range in.Rows {
+		if r.IRQ < 0 {
+			t.Named = append(t.Named, r)
+			continue
+		}
+		rows[r.IRQ] = i
+		numbers = append(numbers, r.IRQ)
+	}
+	hasFolder := make(map[int]bool, len(folders))
+	for _, n := range folders {
+		hasFolder[n] = true
+		if _, ok := rows[n]; !ok {
+			numbers = append(numbers, n)
+		}
+	}
+	slices.Sort(numbers)
+
+	msi := map[int]*topology.NIC{}
+	for i := range h.NICs {
+		for _, n := range h.NICs[i].MSIIRQs {
+			msi[n] = &h.NICs[i]
+		}
+	}
+	wanted := func(nic string) bool {
+		return len(opt.NICs) == 0 || slices.Contains(opt.NICs, nic)
+	}
+
+	t.IRQs = make([]IRQ, 0, len(numbers))
+	for _, n := range numbers {
+		q := IRQ{Info: Info{IRQ: n, Node: -1}}
+		ri, inInterrupts := rows[n]
+		if inInterrupts {
+			r := in.Rows[ri]
+			q.Name, q.Chip, q.HWIRQ, q.Counts = r.Name, r.Chip, r.HWIRQ, r.Counts
+		}
+		// Without a name from /proc/interrupts, the action folders name it.
+		needActions := q.Name == "" && hasFolder[n]
+		var info Info
+		if needActions {
+			if info, err = ReadInfo(h.Root, n, true); err != nil {
+				return nil, err
+			}
+			q.Name = strings.Join(info.Actions, ", ")
+		}
+		q.Owner = owner(q.Name, q.Chip, n, h, msi)
+		if !opt.All && (q.Owner == nil || !wanted(q.Owner.NIC)) {
+			continue
+		}
+		if hasFolder[n] {
+			if !needActions {
+				if info, err = ReadInfo(h.Root, n, false); err != nil {
+					return nil, err
+				}
+			}
+			q.Info = info
+		}
+		t.IRQs = append(t.IRQs, q)
+	}
+	return t, nil
+}
+
+func owner(name, chip string, n int, h *topology.Host, msi map[int]*topology.NIC) *Owner {
+	if nic, ok := msi[n]; ok {
+		o := Owner{NIC: nic.Name, By: "msi_irqs"}
+		ClassifyName(name, &o)
+		return &o
+	}
+	if name == "" {
+		return nil
+	}
+	for i := range h.NICs {
+		if o, ok := Classify(name, chip, &h.NICs[i]); ok {
+			return &o
+		}
+	}
+	return nil
+}
+
+// ForNIC returns the IRQs of one NIC, in table order.
+func (t *Table) ForNIC(nic string) []*IRQ {
+	var out []*IRQ
+	for i := range t.IRQs {
+		if o := t.IRQs[i].Owner; o != nil && o.NIC == nic {
+			out = append(out, &t.IRQs[i])
+		}
+	}
+	return out
+}
+
+// Get returns the IRQ with the given number.
+func (t *Table) Get(n int) (*IRQ, bool) {
+	i, ok := slices.BinarySearchFunc(t.IRQs, n, func(q IRQ, n int) int { return q.IRQ - n })
+	if !ok {
+		return nil, false
+	}
+	return &t.IRQs[i], true
+}
+
+// PerCPU returns the non-zero counts of an IRQ by CPU id.
+func (t *Table) PerCPU(q *IRQ) map[int]uint64 {
+	m := map[int]uint64{}
+	for i, c := range q.Counts {
+		if i < len(t.CPUs) && c != 0 {
+			m[t.CPUs[i]] += c
+		}
+	}
+	return m
+}
+
+func nicNames(h *topology.Host) string {
+	if len(h.NICs) == 0 {
+		return "no NICs"
+	}
+	names := make([]string, len(h.NICs))
+	for i, n := range h.NICs {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
+}
