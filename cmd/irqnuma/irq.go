@@ -1,0 +1,58 @@
+package main
+
+import (
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newIRQCmd) }
+
+// irqSubcommands holds the constructors of `irq` subcommands; each file
+// adds its own.
+var irqSubcommands []func(*app) *cobra.Command
+
+func registerIRQ(c func(*app) *cobra.Command) { irqSubcommands = append(irqSubcommands, c) }
+
+func newIRQCmd(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "irq",
+		Short: "List, pin and restore IRQ affinity",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	c.AddCommand(newIRQListCmd(a))
+	for _, s := range irqSubcommands {
+		c.AddCommand(s(a))
+	}
+	return c
+}
+
+func newIRQListCmd(a *app) *cobra.Command {
+	var nics []string
+	var all bool
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the IRQs of every NIC (or --all) with where they may go and go",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := topology.Read(a.root)
+			if err != nil {
+				return err
+			}
+			t, err := irq.Load(h, irq.Options{All: all, NICs: nics})
+			if err != nil {
+				return err
+			}
+			doc := report.IRQs(h, t)
+			if a.json() {
+				return a.writeJSON(doc)
+			}
+			return report.WriteIRQs(a.stdout, doc)
+		},
+	}
+	c.Flags().StringArrayVar(&nics, "nic", nil, "only this NIC's IRQs (repeatable)")
+	c.Flags().BoolVar(&all, "all", false, "list every numbered IRQ, not only NIC IRQs")
+	return c
+}

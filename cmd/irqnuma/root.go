@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, the same for every command.
+const (
+	exitOK       = 0
+	exitError    = 1 // runtime error
+	exitUsage    = 2 // bad flags or arguments
+	exitFindings = 3 // audit found something at or above --fail-on
+)
+
+// app is what every command shares: the global flags and the streams.
+type app struct {
+	ctx    context.Context
+	root   string
+	output string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// usageError marks an error as the user's: bad flags or arguments.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCodeError ends a command with a given code after its output, e.g.
+// an audit that found problems.
+type exitCodeError struct {
+	code int
+	err  error // may be nil: nothing more to say
+}
+
+func (e exitCodeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// commands holds the constructors of the subcommands; each command's file
+// adds its own in an init function.
+var commands []func(*app) *cobra.Command
+
+func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "irqnuma",
+		Short: "Inspect and tune NIC, IRQ and process placement on NUMA hosts",
+		Long: `irqnuma reads /proc and /sys and says where each NIC sits, where its queue
+interrupts may go and actually go, and where benchmark processes run.
+
+Every command takes --root to read a captured host tree instead of /.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q (see irqnuma --help)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			switch a.output {
+			case "table", "json":
+				return nil
+			}
+			return usagef("--output %q: want table or json", a.output)
+		},
+	}
+	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/")
+	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
+	return root
+}
+
+// run is the whole program: it parses args, runs the command and returns
+// the exit code. Errors are printed once, to stderr.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(a)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ec exitCodeError
+	if errors.As(err, &ec) {
+		if ec.err != nil {
+			fmt.Fprintf(stderr, "irqnuma: %v\n", ec.err)
+		}
+		return ec.code
+	}
+	fmt.Fprintf(stderr, "irqnuma: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitError
+}
+
+// isCobraUsage recognises the argument errors cobra makes itself (its
+// positional-argument validators and unknown subcommands), which carry no
+// type to test.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeJSON writes v as indented JSON with a final newline.
+func (a *app) writeJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// json reports whether -o json was asked for.
+func (a *app) json() bool { return a.output == "json" }
+
+// args wraps a positional-argument validator so its errors are usage errors.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

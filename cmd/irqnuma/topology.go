@@ -1,0 +1,34 @@
+package main
+
+import (
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newTopologyCmd) }
+
+func newTopologyCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "topology",
+		Short: "Show NUMA nodes, CPUs and NICs, each NIC under its node",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := topology.Read(a.root)
+			if err != nil {
+				return err
+			}
+			h.NamePCIDevices()
+			t, err := irq.Load(h, irq.Options{})
+			if err != nil {
+				return err
+			}
+			doc := report.Topology(h, t)
+			if a.json() {
+				return a.writeJSON(doc)
+			}
+			return report.WriteTopology(a.stdout, doc)
+		},
+	}
+}

@@ -1,0 +1,272 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// TopologyDoc is the JSON document of `irqnuma topology`. Fields are added,
+// never renamed.
+type TopologyDoc struct {
+	Nodes    []NodeJSON `json:"nodes"`
+	CPUs     []CPUJSON  `json:"cpus"`
+	NICs     []NICJSON  `json:"nics"`
+	Online   cpuset.Set `json:"online"`
+	Possible cpuset.Set `json:"possible"`
+	Isolated cpuset.Set `json:"isolated"`
+	NohzFull cpuset.Set `json:"nohz_full"`
+	Notes    []string   `json:"notes"`
+}
+
+// NodeJSON is one NUMA node.
+type NodeJSON struct {
+	ID          int        `json:"id"`
+	CPUs        cpuset.Set `json:"cpus"`
+	OnlineCPUs  cpuset.Set `json:"online_cpus"`
+	MemoryBytes *int64     `json:"memory_bytes"` // null when unknown
+	Distances   []int      `json:"distances"`    // null when unknown
+}
+
+// CPUJSON is one logical CPU; unknown numbers are -1.
+type CPUJSON struct {
+	ID       int        `json:"id"`
+	Node     int        `json:"node"`
+	Package  int        `json:"package"`
+	Core     int        `json:"core"`
+	Online   bool       `json:"online"`
+	Siblings cpuset.Set `json:"siblings"`
+	L3       int        `json:"l3"`
+	Isolated bool       `json:"isolated"`
+}
+
+// NICJSON is one network interface with a device.
+type NICJSON struct {
+	Name      string     `json:"name"`
+	PCI       string     `json:"pci"`
+	Virtio    string     `json:"virtio,omitempty"`
+	Driver    string     `json:"driver"`
+	Node      int        `json:"node"` // numa_node as the kernel says; -1 unknown
+	LocalNode int        `json:"local_node"`
+	Locality  string     `json:"locality"` // how LocalNode/LocalCPUs are known
+	LocalCPUs *string    `json:"local_cpus"`
+	RxQueues  int        `json:"rx_queues"`
+	TxQueues  int        `json:"tx_queues"`
+	IRQs      []int      `json:"irqs"`
+	QueueIRQs []int      `json:"queue_irqs"`
+	SpeedMbps int        `json:"speed_mbps"`
+	OperState string     `json:"operstate"`
+	VendorID  string     `json:"vendor_id,omitempty"`
+	DeviceID  string     `json:"device_id,omitempty"`
+	Vendor    string     `json:"vendor,omitempty"`
+	Product   string     `json:"product,omitempty"`
+	Steering  []QueueCPU `json:"steering,omitempty"`
+}
+
+// QueueCPU is one queue's rps_cpus or xps_cpus.
+type QueueCPU struct {
+	Queue string  `json:"queue"` // "rx-0", "tx-3"
+	CPUs  *string `json:"cpus"`  // null when unreadable
+}
+
+// Topology builds the topology document of h; t supplies each NIC's IRQs.
+func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
+	doc := TopologyDoc{Online: h.Online, Possible: h.Possible, Isolated: h.Isolated,
+		NohzFull: h.NohzFull, Notes: append(slices.Clone(h.Notes), t.Notes...)}
+	for _, n := range h.Nodes {
+		nj := NodeJSON{ID: n.ID, CPUs: n.CPUs, OnlineCPUs: n.CPUs.Intersection(h.Online), Distances: n.Distances}
+		if n.MemoryBytes >= 0 {
+			m := n.MemoryBytes
+			nj.MemoryBytes = &m
+		}
+		doc.Nodes = append(doc.Nodes, nj)
+	}
+	for _, c := range h.CPUs {
+		doc.CPUs = append(doc.CPUs, CPUJSON{ID: c.ID, Node: c.Node, Package: c.Package, Core: c.Core,
+			Online: c.Online, Siblings: c.Siblings, L3: c.L3, Isolated: c.Isolated})
+	}
+	for i := range h.NICs {
+		n := &h.NICs[i]
+		loc := h.Locality(n)
+		nj := NICJSON{Name: n.Name, PCI: n.PCI, Virtio: n.Virtio, Driver: n.Driver, Node: n.Node,
+			LocalNode: loc.Node, Locality: loc.Source, RxQueues: n.RxQueues, TxQueues: n.TxQueues,
+			IRQs: []int{}, QueueIRQs: []int{}, SpeedMbps: n.SpeedMbps, OperState: n.OperState,
+			VendorID: n.VendorID, DeviceID: n.DeviceID, Vendor: n.Vendor, Product: n.Product}
+		if n.HasLocal {
+			s := n.LocalCPUs.List()
+			nj.LocalCPUs = &s
+		}
+		for _, q := range t.ForNIC(n.Name) {
+			nj.IRQs = append(nj.IRQs, q.IRQ)
+			if q.Owner.Kind == irq.KindQueue {
+				nj.QueueIRQs = append(nj.QueueIRQs, q.IRQ)
+			}
+		}
+		for _, q := range n.Queues {
+			qc := QueueCPU{Queue: fmt.Sprintf("%s-%d", q.Kind, q.Index)}
+			if q.Known {
+				s := q.CPUs.List()
+				qc.CPUs = &s
+			}
+			nj.Steering = append(nj.Steering, qc)
+		}
+		doc.NICs = append(doc.NICs, nj)
+	}
+	if doc.Nodes == nil {
+		doc.Nodes = []NodeJSON{}
+	}
+	if doc.NICs == nil {
+		doc.NICs = []NICJSON{}
+	}
+	if doc.Notes == nil {
+		doc.Notes = []string{}
+	}
+	return doc
+}
+
+// WriteTopology writes the human form: the nodes, then the NICs grouped
+// under the node they are local to, unknown last.
+func WriteTopology(w io.Writer, doc TopologyDoc) error {
+	var rows [][]string
+	for _, n := range doc.Nodes {
+		mem := "unknown"
+		if n.MemoryBytes != nil {
+			mem = Bytes(*n.MemoryBytes)
+		}
+		dist := "unknown"
+		if n.Distances != nil {
+			dist = joinInts(n.Distances, " ")
+		}
+		rows = append(rows, []string{strconv.Itoa(n.ID), orDash(n.CPUs.List()),
+			strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
+	}
+	if len(rows) > 0 {
+		if err := WriteTable(w, []string{"NODE", "CPUS", "ONLINE", "MEMORY", "DISTANCES"}, rows); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\nCPUs online %s of %s", orDash(doc.Online.List()), orDash(doc.Possible.List()))
+	if !doc.Isolated.IsEmpty() {
+		fmt.Fprintf(w, "; isolated %s", doc.Isolated)
+	}
+	if !doc.NohzFull.IsEmpty() {
+		fmt.Fprintf(w, "; nohz_full %s", doc.NohzFull)
+	}
+	fmt.Fprintln(w)
+
+	nics := slices.Clone(doc.NICs)
+	slices.SortStableFunc(nics, func(a, b NICJSON) int {
+		ka, kb := a.LocalNode, b.LocalNode
+		if ka < 0 {
+			ka = 1 << 30
+		}
+		if kb < 0 {
+			kb = 1 << 30
+		}
+		return ka - kb
+	})
+	rows = rows[:0]
+	for _, n := range nics {
+		node := "unknown"
+		if n.LocalNode >= 0 {
+			node = strconv.Itoa(n.LocalNode)
+			if n.Locality != "numa_node" {
+				node += " (" + n.Locality + ")"
+			}
+		} else if n.Locality == "local_cpulist" && n.LocalCPUs != nil {
+			node = "CPUs " + *n.LocalCPUs
+		}
+		speed := "-"
+		if n.SpeedMbps > 0 {
+			speed = Speed(n.SpeedMbps)
+		}
+		dev := n.PCI
+		if dev == "" {
+			dev = "-"
+		}
+		rows = append(rows, []string{node, n.Name, orDash(n.Driver), dev,
+			fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues), speed, orDash(n.OperState),
+			IRQRange(n.IRQs)})
+	}
+	fmt.Fprintln(w)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no NICs with a device")
+	} else if err := WriteTable(w, []string{"NODE", "NIC", "DRIVER", "PCI", "RX/TX", "SPEED", "STATE", "IRQS"}, rows); err != nil {
+		return err
+	}
+	return writeNotes(w, doc.Notes)
+}
+
+func writeNotes(w io.Writer, notes []string) error {
+	if len(notes) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IRQRange prints IRQ numbers compactly, "283-299 (17)"; "-" for none.
+func IRQRange(irqs []int) string {
+	if len(irqs) == 0 {
+		return "-"
+	}
+	ids := make([]int, 0, len(irqs))
+	for _, n := range irqs {
+		if n >= 0 && n <= cpuset.MaxID {
+			ids = append(ids, n)
+		}
+	}
+	return fmt.Sprintf("%s (%d)", cpuset.New(ids...).List(), len(irqs))
+}
+
+// Bytes prints a byte count in binary units, "125.8 GiB".
+func Bytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}
+
+// Speed prints a link speed given in Mbit/s, "100 Gbit/s".
+func Speed(mbps int) string {
+	if mbps >= 1000 && mbps%1000 == 0 {
+		return fmt.Sprintf("%d Gbit/s", mbps/1000)
+	}
+	if mbps >= 1000 {
+		return fmt.Sprintf("%.1f Gbit/s", float64(mbps)/1000)
+	}
+	return fmt.Sprintf("%d Mbit/s", mbps)
+}
+
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, sep)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
