@@ -1,0 +1,228 @@
+// Package affinity decides and reads placement: where a NIC's IRQs should
+// go (plans), which CPUs a benchmark should get (picks), and where watched
+// processes and their threads may run, last ran and keep their memory.
+package affinity
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// Process is a watched process with its threads.
+type Process struct {
+	PID     int
+	Comm    string
+	Allowed cpuset.Set // Cpus_allowed_list of the process (its main thread)
+	Mems    cpuset.Set // Mems_allowed_list
+	Threads []Thread   // every thread, the main one included, by TID
+	// NodePages counts the process's pages per node from numa_maps
+	// ("N1=4096"); nil when numa_maps is absent or unreadable.
+	NodePages map[int]uint64
+}
+
+// Thread is one task of a process.
+type Thread struct {
+	TID     int
+	Comm    string
+	Allowed cpuset.Set // Cpus_allowed_list of the thread
+	LastCPU int        // the CPU it last ran on (stat field 39); -1 when unknown
+	State   string     // stat field 3: "R", "S", ...
+}
+
+// ErrNoProcess is wrapped by errors for a PID or command name that matches
+// no process.
+var ErrNoProcess = errors.New("no such process")
+
+// FindByComm returns the PIDs whose comm is exactly name, ascending.
+func FindByComm(root, name string) ([]int, error) {
+	dir := filepath.Join(root, "proc")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		comm, err := kfile.String(filepath.Join(dir, e.Name(), "comm"))
+		if err != nil {
+			continue // gone, or a kernel thread we may not read
+		}
+		if comm == name {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids, nil
+}
+
+// ReadProcess reads a process and all its threads.
+func ReadProcess(root string, pid int) (*Process, error) {
+	fs, err := procfs.NewFS(filepath.Join(root, "proc"))
+	if err != nil {
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	}
+	base := filepath.Join(root, "proc", strconv.Itoa(pid))
+	if _, err := os.Stat(base); err != nil {
+		if kfile.IsNotExist(err) {
+			return nil, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
+		}
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	}
+	p := &Process{PID: pid}
+	st, err := readStatus(base + "/status")
+	if err != nil {
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	}
+	p.Comm, p.Allowed, p.Mems = st.name, st.cpus, st.mems
+
+	tasks, err := fs.AllThreads(pid)
+	if err != nil {
+		return nil, fmt.Errorf("process %d threads: %w", pid, err)
+	}
+	for _, t := range tasks {
+		th, err := readThread(base, t)
+		if err != nil {
+			if kfile.IsNotExist(err) {
+				continue // the thread exited while we read
+			}
+			return nil, fmt.Errorf("process %d: %w", pid, err)
+		}
+		p.Threads = append(p.Threads, th)
+	}
+	slices.SortFunc(p.Threads, func(a, b Thread) int { return a.TID - b.TID })
+
+	if pages, err := ReadNumaMaps(base + "/numa_maps"); err == nil {
+		p.NodePages = pages
+	} else if !kfile.IsNotExist(err) && !errors.Is(err, os.ErrPermission) {
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	}
+	return p, nil
+}
+
+func readThread(base string, t procfs.Proc) (Thread, error) {
+	dir := filepath.Join(base, "task", strconv.Itoa(t.PID))
+	th := Thread{TID: t.PID, LastCPU: -1}
+	stat, err := t.Stat()
+	if err != nil {
+		return th, err
+	}
+	th.Comm, th.State = stat.Comm, stat.State
+	if stat.Processor <= cpuset.MaxID {
+		th.LastCPU = int(stat.Processor)
+	}
+	st, err := readStatus(dir + "/status")
+	if err != nil {
+		return th, err
+	}
+	th.Allowed = st.cpus
+	return th, nil
+}
+
+type status struct {
+	name       string
+	cpus, mems cpuset.Set
+}
+
+// readStatus reads Name, Cpus_allowed_list and Mems_allowed_list from a
+// status file. procfs parses these lists too but turns garbage into CPU 0,
+// so irqnuma parses them itself.
+func readStatus(path string) (status, error) {
+	var st status
+	b, err := kfile.ReadLimit(path, 1<<20)
+	if err != nil {
+		return st, err
+	}
+	var haveCPUs bool
+	for line := range strings.SplitSeq(string(b), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		switch key {
+		case "Name":
+			st.name = val
+		case "Cpus_allowed_list":
+			if st.cpus, err = cpuset.ParseList(val); err != nil {
+				return st, fmt.Errorf("read %s: Cpus_allowed_list: %w", path, err)
+			}
+			haveCPUs = true
+		case "Mems_allowed_list":
+			if st.mems, err = cpuset.ParseList(val); err != nil {
+				return st, fmt.Errorf("read %s: Mems_allowed_list: %w", path, err)
+			}
+		}
+	}
+	if !haveCPUs {
+		return st, fmt.Errorf("read %s: no Cpus_allowed_list", path)
+	}
+	return st, nil
+}
+
+// ReadNumaMaps sums the per-node page counts ("N0=12 N1=4096") of every
+// mapping in a numa_maps file.
+func ReadNumaMaps(path string) (map[int]uint64, error) {
+	b, err := kfile.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	pages := map[int]uint64{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		for f := range strings.FieldsSeq(line) {
+			if len(f) < 4 || f[0] != 'N' || f[1] < '0' || f[1] > '9' {
+				continue
+			}
+			node, count, ok := strings.Cut(f[1:], "=")
+			if !ok {
+				continue
+			}
+			n, err1 := strconv.Atoi(node)
+			c, err2 := strconv.ParseUint(count, 10, 64)
+			if err1 != nil || err2 != nil || n < 0 || n > cpuset.MaxID {
+				return nil, fmt.Errorf("read %s: bad node count %q", path, f)
+			}
+			pages[n] += c
+		}
+	}
+	return pages, nil
+}
+
+// Select resolves --pid and --comm into processes: every PID must exist,
+// every comm must match at least one process. Duplicates are read once.
+func Select(root string, pids []int, comms []string) ([]*Process, error) {
+	want := slices.Clone(pids)
+	for _, c := range comms {
+		found, err := FindByComm(root, c)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("--comm %q: %w running under %s", c, ErrNoProcess, filepath.Join(root, "proc"))
+		}
+		want = append(want, found...)
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	out := make([]*Process, 0, len(want))
+	for _, pid := range want {
+		p, err := ReadProcess(root, pid)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
