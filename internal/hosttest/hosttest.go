@@ -1,0 +1,195 @@
+// Package hosttest gives tests the host trees under testdata/hosts and
+// synthetic host trees for benchmarks and scale tests.
+//
+// A host tree is a folder holding proc/ and sys/ in the kernel's exact
+// formats, symlinks included, as readers find them under a --root. Root
+// names a committed tree in place (read-only use); Copy puts a private copy
+// in t.TempDir() with the modes a real host has, for tests that write;
+// Synthetic writes a large generated host.
+//
+// The committed trees are generated: edit internal/hosttest/hostgen and run
+// `go run ./internal/hosttest/gen` from the module root.
+package hosttest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest/hostgen"
+)
+
+// Names lists the committed host trees.
+func Names() []string { return append([]string(nil), hostgen.Names...) }
+
+// Root returns the absolute path of testdata/hosts/<name> in the module,
+// wherever the calling test runs. It does not check that the tree exists.
+func Root(name string) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("hosttest: cannot locate the module root")
+	}
+	// file is <module>/internal/hosttest/hosttest.go.
+	mod := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	return filepath.Join(mod, "testdata", "hosts", name)
+}
+
+// Copy copies the committed tree name into t.TempDir() and returns the
+// copy's root. Symlinks stay symlinks with their targets unchanged; files
+// get the modes of a real host: those the tree's modes file lists, 0644 for
+// proc/irq/*/smp_affinity{,_list} and 0444 for the rest.
+func Copy(t testing.TB, name string) string {
+	t.Helper()
+	src := Root(name)
+	modes, err := ReadModes(filepath.Join(src, "modes"))
+	if err != nil {
+		t.Fatalf("hosttest.Copy(%q): %v", name, err)
+	}
+	dst := t.TempDir()
+	// Walk once, make the folders and links in order, then write the
+	// files in parallel: file creation dominates on slow disks.
+	type job struct {
+		rel  string
+		mode fs.FileMode
+	}
+	var jobs []job
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." || rel == "modes" {
+			return nil
+		}
+		out := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, out)
+		case d.IsDir():
+			return os.Mkdir(out, 0o755)
+		}
+		slash := filepath.ToSlash(rel)
+		mode, ok := modes[slash]
+		if !ok {
+			mode = hostgen.DefaultMode(slash)
+		}
+		jobs = append(jobs, job{rel, mode})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("hosttest.Copy(%q): %v", name, err)
+	}
+	workers := min(runtime.GOMAXPROCS(0), 16)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(jobs); i += workers {
+				j := jobs[i]
+				data, err := os.ReadFile(filepath.Join(src, j.rel))
+				if err == nil {
+					err = writeFile(filepath.Join(dst, j.rel), data, j.mode)
+				}
+				if err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("hosttest.Copy(%q): %v", name, err)
+	}
+	return dst
+}
+
+func writeFile(name string, data []byte, mode fs.FileMode) error {
+	if err := os.WriteFile(name, data, mode); err != nil {
+		return err
+	}
+	if mode&0o022 == 0 {
+		return nil // the umask cannot have stripped a bit
+	}
+	return os.Chmod(name, mode)
+}
+
+// ReadModes parses a tree's modes file: "path octal-mode" lines, paths
+// relative to the tree, "#" comments and blank lines ignored.
+func ReadModes(path string) (map[string]fs.FileMode, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	modes := map[string]fs.FileMode{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			return nil, fmt.Errorf("%s:%d: want \"path mode\", got %q", path, n, line)
+		}
+		m, err := strconv.ParseUint(line[i+1:], 8, 32)
+		if err != nil || m > 0o777 {
+			return nil, fmt.Errorf("%s:%d: bad mode %q", path, n, line[i+1:])
+		}
+		modes[strings.TrimSpace(line[:i])] = fs.FileMode(m)
+	}
+	return modes, nil
+}
+
+// SyntheticSpec sizes a synthetic host; see Synthetic.
+type SyntheticSpec struct {
+	CPUs  int  // possible CPUs, all online
+	Nodes int  // NUMA nodes, one per package; CPUs of a node are contiguous
+	SMT   bool // two threads per core: siblings n and n+CPUs/2
+	// NICs are mlx5 NICs (eth0, eth1, ...) placed round-robin on the nodes,
+	// each with one async IRQ and QueuesPerNIC completion IRQs and rx/tx
+	// queues; queue q is pinned to the q-th CPU of the NIC's node.
+	NICs         int
+	QueuesPerNIC int
+	// ExtraIRQs are NVMe queue IRQs, 32 per device: q0 unmanaged, the
+	// rest kernel-managed and spread over all CPUs.
+	ExtraIRQs int
+}
+
+// IRQs returns the number of IRQs the synthetic host has:
+// NICs*(QueuesPerNIC+1) + ExtraIRQs.
+func (s SyntheticSpec) IRQs() int { return s.NICs*(s.QueuesPerNIC+1) + s.ExtraIRQs }
+
+// Synthetic writes a large, deterministic host tree into t.TempDir() and
+// returns its root. It has the files of the committed trees (node and CPU
+// topology, /proc/interrupts with a column per CPU, /proc/irq/N/*, NICs
+// with PCI functions and msi_irqs, stat, softirqs, softnet_stat) with the
+// modes of a real host applied.
+func Synthetic(t testing.TB, s SyntheticSpec) string {
+	t.Helper()
+	h, err := hostgen.Synthetic(hostgen.Spec(s))
+	if err != nil {
+		t.Fatalf("hosttest.Synthetic: %v", err)
+	}
+	dir := t.TempDir()
+	if err := h.Render().Write(dir, hostgen.WriteOptions{ApplyModes: true}); err != nil {
+		t.Fatalf("hosttest.Synthetic: %v", err)
+	}
+	return dir
+}
