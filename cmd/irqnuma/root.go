@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/irqnuma/irqnuma/irq"
 )
 
 // Exit codes, the same for every command.
@@ -114,7 +116,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "irqnuma: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, irq.ErrUnknownNIC) {
 		return exitUsage
 	}
 	return exitError
