@@ -1,0 +1,379 @@
+package affinity
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// Strategy is how a plan places a NIC's queue IRQs on its target CPUs.
+type Strategy string
+
+// Strategies.
+const (
+	// StrategySpread gives each queue IRQ one CPU: one thread per physical
+	// core first, siblings after every core has one.
+	StrategySpread Strategy = "spread"
+	// StrategyNode gives every queue IRQ the whole target set.
+	StrategyNode Strategy = "node"
+)
+
+// ParseStrategy accepts "spread" and "node".
+func ParseStrategy(s string) (Strategy, error) {
+	switch Strategy(s) {
+	case StrategySpread, StrategyNode:
+		return Strategy(s), nil
+	}
+	return "", fmt.Errorf("strategy %q: want spread or node", s)
+}
+
+// Actions of a plan step, as the JSON output names them.
+const (
+	ActionChange      = "change"
+	ActionKeep        = "keep"
+	ActionSkipManaged = "skip-managed"
+	// ActionSkipUnknown: the tree has no /proc/irq/N affinity file, so the
+	// IRQ's affinity is unknown and cannot be set.
+	ActionSkipUnknown = "skip-unknown"
+)
+
+// KindXPS marks a step that sets a tx queue's xps_cpus.
+const KindXPS = "xps"
+
+// Errors a plan is refused with.
+var (
+	// ErrLocalityUnknown: the NIC's node is unknown and neither a node nor
+	// CPUs were given.
+	ErrLocalityUnknown = errors.New("NUMA locality unknown")
+	// ErrNoCPUs: nothing is left of the target set.
+	ErrNoCPUs = errors.New("no CPU left to place IRQs on")
+	// ErrNoIRQs: the NIC has no IRQ to place.
+	ErrNoIRQs = errors.New("no IRQs")
+)
+
+// PlanOptions says where and how to place the IRQs.
+type PlanOptions struct {
+	Strategy Strategy
+	// Node, when >= 0, targets that node's online CPUs instead of the
+	// NIC's own node. Use -1 for none.
+	Node int
+	// CPUs, when HasCPUs, is the target set itself. Isolated and nohz_full
+	// CPUs named here are used; offline ones never are.
+	CPUs    cpuset.Set
+	HasCPUs bool
+	// Exclude is taken out of the target set (e.g. a benchmark's CPUs).
+	Exclude cpuset.Set
+	// XPS also sets each tx queue's xps_cpus to the CPUs of the queue IRQ
+	// with the same index.
+	XPS bool
+}
+
+// Step is one IRQ (or tx queue, Kind KindXPS) of the plan.
+type Step struct {
+	IRQ     int // -1 for an xps step
+	NIC     string
+	Queue   int    // queue index; -1 for a non-queue vector
+	Dir     string // "rx", "tx" or "" (both)
+	Kind    string // irq.KindQueue, irq.KindOther or KindXPS
+	From    cpuset.Set
+	HasFrom bool
+	To      cpuset.Set // empty for skipped steps
+	Action  string     // one of the Action constants
+}
+
+// Target is where one NIC's IRQs go, and how that set was chosen.
+type Target struct {
+	NIC    string
+	CPUs   cpuset.Set
+	Source string // e.g. "node 1 (numa_node)", "--cpus 16-23"
+	// Left says what was taken out of the source set, e.g.
+	// "isolated/nohz_full 10-11".
+	Left []string
+}
+
+// Plan is the placement of the IRQs of one or more NICs.
+type Plan struct {
+	Strategy Strategy
+	Targets  []Target
+	Steps    []Step
+	Notes    []string
+}
+
+// Changes returns the steps whose action is ActionChange.
+func (p *Plan) Changes() []*Step {
+	var out []*Step
+	for i := range p.Steps {
+		if p.Steps[i].Action == ActionChange {
+			out = append(out, &p.Steps[i])
+		}
+	}
+	return out
+}
+
+// PlanPin plans the IRQs (and with XPS the tx queues) of the named NICs.
+// t must hold those NICs' IRQs (irq.Load with their names).
+//
+// The target set is the NIC's local node's online CPUs (or its
+// local_cpulist when numa_node is -1; see topology.Host.Locality), or
+// opt.Node's, or opt.CPUs; minus isolated and nohz_full CPUs unless opt.CPUs
+// names them; minus opt.Exclude; never an offline CPU. Under
+// StrategySpread queue vectors, ordered by queue index, take one CPU each
+// from SpreadOrder, wrapping when there are more queues than CPUs; NICs that
+// share a target set continue one rotation. Under StrategyNode they get the
+// whole set. Non-queue vectors get the whole set under both. Managed IRQs
+// are skipped.
+func PlanPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*Plan, error) {
+	if opt.Strategy == "" {
+		opt.Strategy = StrategySpread
+	}
+	if _, err := ParseStrategy(string(opt.Strategy)); err != nil {
+		return nil, err
+	}
+	p := &Plan{Strategy: opt.Strategy}
+	cursor := map[string]int{} // rotation position per target set
+	for _, name := range nics {
+		nic, ok := h.NICByName(name)
+		if !ok {
+			return nil, fmt.Errorf("%w %q", irq.ErrUnknownNIC, name)
+		}
+		tg, err := targetFor(h, nic, opt)
+		if err != nil {
+			return nil, err
+		}
+		p.Targets = append(p.Targets, tg)
+		qs := t.ForNIC(name)
+		if len(qs) == 0 {
+			return nil, fmt.Errorf("%s: %w in this host's /proc/interrupts or msi_irqs", name, ErrNoIRQs)
+		}
+		p.planNIC(h, nic, qs, tg.CPUs, opt, cursor)
+	}
+	return p, nil
+}
+
+func (p *Plan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, target cpuset.Set, opt PlanOptions, cursor map[string]int) {
+	// Queue rank: the k-th distinct queue index, ascending. Vectors that
+	// share an index (rx-3 and tx-3) share a CPU.
+	var idx []int
+	for _, q := range qs {
+		if q.Owner.Kind == irq.KindQueue && !slices.Contains(idx, q.Owner.Queue) {
+			idx = append(idx, q.Owner.Queue)
+		}
+	}
+	slices.Sort(idx)
+	queueCPUs := make(map[int]cpuset.Set, len(idx))
+	if opt.Strategy == StrategySpread {
+		order := SpreadOrder(h, target)
+		if len(order) == 0 {
+			order = target.IDs() // not reached: target holds online CPUs only
+		}
+		key := target.String()
+		for k, i := range idx {
+			queueCPUs[i] = cpuset.New(order[(cursor[key]+k)%len(order)])
+		}
+		cursor[key] += len(idx)
+	} else {
+		for _, i := range idx {
+			queueCPUs[i] = target
+		}
+	}
+
+	managedQueue := map[int]bool{}
+	for _, q := range qs {
+		s := Step{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
+			From: q.Affinity, HasFrom: q.HasAffinity}
+		switch {
+		case !q.HasAffinity:
+			s.Action = ActionSkipUnknown
+			p.Notes = append(p.Notes, fmt.Sprintf("IRQ %d (%s): no /proc/irq/%d affinity file: skipped", q.IRQ, nic.Name, q.IRQ))
+		case q.Managed:
+			s.Action = ActionSkipManaged
+			if s.Kind == irq.KindQueue {
+				managedQueue[s.Queue] = true
+			}
+		default:
+			s.To = target
+			if s.Kind == irq.KindQueue {
+				s.To = queueCPUs[s.Queue]
+			}
+			s.Action = ActionChange
+			if s.To.Equal(q.Affinity) {
+				s.Action = ActionKeep
+			}
+		}
+		p.Steps = append(p.Steps, s)
+	}
+	if !opt.XPS {
+		return
+	}
+	for _, tq := range nic.Queues {
+		if tq.Kind != "tx" {
+			continue
+		}
+		cpus, ok := queueCPUs[tq.Index]
+		switch {
+		case !tq.Known:
+			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no readable xps_cpus: left alone", nic.Name, tq.Index))
+			continue
+		case !ok:
+			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no queue IRQ with index %d: xps_cpus left alone", nic.Name, tq.Index, tq.Index))
+			continue
+		case managedQueue[tq.Index]:
+			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: its queue IRQ is managed: xps_cpus left alone", nic.Name, tq.Index))
+			continue
+		}
+		s := Step{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: "tx", Kind: KindXPS,
+			From: tq.CPUs, HasFrom: true, To: cpus, Action: ActionChange}
+		if cpus.Equal(tq.CPUs) {
+			s.Action = ActionKeep
+		}
+		p.Steps = append(p.Steps, s)
+	}
+}
+
+// targetFor computes the CPUs a NIC's IRQs may go to.
+func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, error) {
+	tg := Target{NIC: nic.Name}
+	var set cpuset.Set
+	isolated := h.IsolatedCPUs()
+	switch {
+	case opt.HasCPUs:
+		if missing := opt.CPUs.Difference(h.Possible); !missing.IsEmpty() {
+			return tg, fmt.Errorf("--cpus %s: CPUs %s do not exist on this host (possible: %s)", opt.CPUs, missing, h.Possible)
+		}
+		set = opt.CPUs
+		tg.Source = "--cpus " + opt.CPUs.String()
+		isolated = cpuset.Set{} // named explicitly: used
+	case opt.Node >= 0:
+		cpus, ok := h.NodeCPUs(opt.Node)
+		if !ok {
+			return tg, fmt.Errorf("--node %d: no such node (this host has nodes %s)", opt.Node, h.NodeIDs())
+		}
+		set = cpus
+		tg.Source = "node " + strconv.Itoa(opt.Node) + " (--node)"
+	default:
+		loc := h.Locality(nic)
+		if !loc.Known() {
+			return tg, fmt.Errorf("%s: %w: numa_node is %d and local_cpulist does not narrow it (%s); give --node or --cpus",
+				nic.Name, ErrLocalityUnknown, nic.Node, orNone(nic.LocalCPUs, nic.HasLocal))
+		}
+		set = loc.CPUs
+		if loc.Node >= 0 {
+			tg.Source = "node " + strconv.Itoa(loc.Node) + " (" + loc.Source + ")"
+		} else {
+			tg.Source = loc.Source + " " + loc.CPUs.String()
+		}
+	}
+	if off := set.Difference(h.Online); !off.IsEmpty() {
+		tg.Left = append(tg.Left, "offline "+off.String())
+		set = set.Intersection(h.Online)
+	}
+	if iso := set.Intersection(isolated); !iso.IsEmpty() {
+		tg.Left = append(tg.Left, "isolated/nohz_full "+iso.String())
+		set = set.Difference(iso)
+	}
+	if ex := set.Intersection(opt.Exclude); !ex.IsEmpty() {
+		tg.Left = append(tg.Left, "--exclude "+ex.String())
+		set = set.Difference(ex)
+	}
+	if set.IsEmpty() {
+		return tg, fmt.Errorf("%s: %w: %s minus %v is empty", nic.Name, ErrNoCPUs, tg.Source, tg.Left)
+	}
+	tg.CPUs = set
+	return tg, nil
+}
+
+func orNone(s cpuset.Set, known bool) string {
+	if !known {
+		return "local_cpulist absent"
+	}
+	return "local_cpulist " + s.String()
+}
+
+// SpreadOrder returns the online CPUs of cpus in the order spread hands
+// them out: the first thread of every physical core (cores in order of
+// their lowest CPU, alternating between L3 groups when every core's L3 is
+// known), then the second thread of every core, and so on.
+func SpreadOrder(h *topology.Host, cpus cpuset.Set) []int {
+	type core struct {
+		id, l3  int
+		threads []int
+	}
+	var cores []core
+	at := map[int]int{} // core id -> index in cores
+	for id := range cpus.All() {
+		c, ok := h.CPU(id)
+		if !ok || !c.Online {
+			continue
+		}
+		cid := c.Core
+		if cid < 0 {
+			cid = id
+		}
+		i, seen := at[cid]
+		if !seen {
+			i = len(cores)
+			at[cid] = i
+			cores = append(cores, core{id: cid, l3: c.L3})
+		}
+		cores[i].threads = append(cores[i].threads, id) // ascending: cpus.All is
+	}
+	slices.SortFunc(cores, func(a, b core) int { return a.id - b.id })
+
+	// Alternate L3 groups: round-robin over groups in order of their first
+	// core, each group's cores in core order.
+	l3Known := len(cores) > 0
+	for _, c := range cores {
+		if c.l3 < 0 {
+			l3Known = false
+			break
+		}
+	}
+	if l3Known {
+		var groups [][]core
+		gi := map[int]int{}
+		for _, c := range cores {
+			i, ok := gi[c.l3]
+			if !ok {
+				i = len(groups)
+				gi[c.l3] = i
+				groups = append(groups, nil)
+			}
+			groups[i] = append(groups[i], c)
+		}
+		if len(groups) > 1 {
+			cores = cores[:0:0]
+			for k := 0; ; k++ {
+				added := false
+				for _, g := range groups {
+					if k < len(g) {
+						cores = append(cores, g[k])
+						added = true
+					}
+				}
+				if !added {
+					break
+				}
+			}
+		}
+	}
+
+	order := make([]int, 0, cpus.Len())
+	for pass := 0; ; pass++ {
+		added := false
+		for _, c := range cores {
+			if pass < len(c.threads) {
+				order = append(order, c.threads[pass])
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	return order
+}

@@ -1,0 +1,325 @@
+package irq
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// StateVersion is the version of the state file format.
+const StateVersion = 1
+
+// maxStateSize bounds a state file: a few hundred bytes per entry, and a
+// host has at most a few tens of thousands of IRQs and queues.
+const maxStateSize = 32 << 20
+
+// ErrBadState is wrapped by every error that refuses a state file.
+var ErrBadState = errors.New("invalid state file")
+
+// ErrLocked is wrapped by the error Lock returns when another pin or
+// restore holds the lock of the same root.
+var ErrLocked = errors.New("another irqnuma pin or restore is running on this root")
+
+// State is what a pin saves before its first write: the value of every
+// file it is about to change, as the kernel printed it, so that
+// `irq restore` can put each back.
+type State struct {
+	Version int       `json:"version"`
+	Created time.Time `json:"created"`
+	// Root is the absolute host root the values were read under; a state
+	// is only restored on the same root.
+	Root    string  `json:"root"`
+	Entries []Saved `json:"entries"`
+}
+
+// Saved is one file and the value it held.
+type Saved struct {
+	Path  string `json:"path"`  // rooted path inside the host; see ParseTarget
+	Value string `json:"value"` // without the final newline
+}
+
+// StateDir returns the folder of the default state files and of the lock:
+// <root>/var/lib/irqnuma.
+func StateDir(root string) string { return filepath.Join(root, "var/lib/irqnuma") }
+
+// stateTimeFormat names state files so that names sort by time.
+const stateTimeFormat = "20060102T150405.000000000Z"
+
+// DefaultStatePath returns <root>/var/lib/irqnuma/state-<UTC time>.json.
+func DefaultStatePath(root string, now time.Time) string {
+	return filepath.Join(StateDir(root), "state-"+now.UTC().Format(stateTimeFormat)+".json")
+}
+
+// NewState returns an empty state for root, created now.
+func NewState(root string, now time.Time) (*State, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	return &State{Version: StateVersion, Created: now.UTC(), Root: abs}, nil
+}
+
+// Snapshot reads the current value of every path into the state. Each
+// path must be one irqnuma writes.
+func (s *State) Snapshot(paths []string) error {
+	for _, p := range paths {
+		v, err := ReadValue(s.Root, p)
+		if err != nil {
+			return fmt.Errorf("save current value: %w", err)
+		}
+		s.Entries = append(s.Entries, Saved{Path: p, Value: v})
+	}
+	return nil
+}
+
+// Value returns the saved value of path.
+func (s *State) Value(p string) (string, bool) {
+	for _, e := range s.Entries {
+		if e.Path == p {
+			return e.Value, true
+		}
+	}
+	return "", false
+}
+
+// Save writes the state to path durably: mode 0600, written to a
+// temporary name in the same folder, fsynced, renamed into place and the
+// folder fsynced. An existing file at path is never overwritten.
+func (s *State) Save(path string) (err error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	b = append(b, '\n')
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("save state: %s already exists", path)
+	}
+	f, err := os.CreateTemp(dir, ".state-*.tmp")
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if _, err = f.Write(b); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("save state: fsync %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("save state: fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// LoadState reads a state file and validates it against root (see
+// Validate). Every refusal wraps ErrBadState.
+func LoadState(root, path string) (*State, error) {
+	b, err := kfile.ReadLimit(path, maxStateSize)
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	s, err := ParseState(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := s.Validate(root); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseState decodes a state file strictly: unknown fields and trailing
+// data are refused.
+func ParseState(b []byte) (*State, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var s State
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the JSON object", ErrBadState)
+	}
+	return &s, nil
+}
+
+// Validate checks a state before anything is written from it: the
+// version is known, it was saved for this root, every path is one irqnuma
+// writes (ParseTarget) and appears once, every IRQ and queue exists under
+// root, and every value parses in its file's form (an IRQ's affinity is
+// never empty). Errors wrap ErrBadState.
+func (s *State) Validate(root string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
+	}
+	if s.Version != StateVersion {
+		return bad("version %d, want %d", s.Version, StateVersion)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	if s.Root != abs {
+		return bad("saved for root %q, not %q", s.Root, abs)
+	}
+	if len(s.Entries) == 0 {
+		return bad("no entries")
+	}
+	seen := make(map[string]bool, len(s.Entries))
+	for i, e := range s.Entries {
+		t, err := ParseTarget(e.Path)
+		if err != nil {
+			return bad("entry %d: %v", i, err)
+		}
+		if seen[e.Path] {
+			return bad("entry %d: %s appears twice", i, e.Path)
+		}
+		seen[e.Path] = true
+		set, err := ParseValue(t, strings.TrimSpace(e.Value))
+		if err != nil {
+			return bad("entry %d (%s): value %q: %v", i, e.Path, e.Value, err)
+		}
+		if t.File != FileXPS && set.IsEmpty() {
+			return bad("entry %d (%s): empty affinity", i, e.Path)
+		}
+		var dir string
+		if t.File == FileXPS {
+			dir = filepath.Dir(t.Path)
+		} else {
+			dir = "/proc/irq/" + strconv.Itoa(t.IRQ)
+		}
+		full, err := resolveIn(abs, dir)
+		if err == nil {
+			_, err = os.Stat(full)
+		}
+		if err != nil {
+			if t.File == FileXPS {
+				return bad("entry %d: NIC %s has no tx queue %d: %v", i, t.NIC, t.Queue, err)
+			}
+			return bad("entry %d: IRQ %d does not exist: %v", i, t.IRQ, err)
+		}
+	}
+	return nil
+}
+
+// NewestState returns the newest state file under root's state folder:
+// the greatest "state-*.json" name, as names sort by creation time.
+func NewestState(root string) (string, error) {
+	dir := StateDir(root)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return "", fmt.Errorf("no state file: %s does not exist (nothing was pinned on this root)", dir)
+		}
+		return "", fmt.Errorf("find state file: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, "state-") && strings.HasSuffix(n, ".json") {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "", fmt.Errorf("no state file in %s (nothing left to restore)", dir)
+	}
+	return filepath.Join(dir, slices.Max(names)), nil
+}
+
+// Retire renames a state file that is no longer current to path+suffix
+// (".restored", ".rolled-back"), so that NewestState finds the one before.
+func Retire(path, suffix string) (string, error) {
+	to := path + suffix
+	if err := os.Rename(path, to); err != nil {
+		return "", fmt.Errorf("retire state file: %w", err)
+	}
+	return to, nil
+}
+
+// Lock is the per-root lock that lets one pin or restore run at a time.
+type Lock struct {
+	f *os.File
+}
+
+// LockPath returns <root>/var/lib/irqnuma/lock, next to the default state
+// files.
+func LockPath(root string) string { return filepath.Join(StateDir(root), "lock") }
+
+// AcquireLock takes the root's lock without waiting (flock, so a crashed
+// run leaves no stale lock). It fails wrapping ErrLocked when another
+// process holds it.
+func AcquireLock(root string) (*Lock, error) {
+	p := LockPath(root)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := kfile.String(p)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			if holder = strings.TrimSpace(holder); holder != "" {
+				return nil, fmt.Errorf("%w (lock %s held by pid %s)", ErrLocked, p, holder)
+			}
+			return nil, fmt.Errorf("%w (lock %s)", ErrLocked, p)
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	// The pid is for people reading the file; flock is the lock.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release frees the lock.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	l.f.Truncate(0)
+	err := l.f.Close() // closing drops the flock
+	l.f = nil
+	return err
+}

@@ -1,0 +1,492 @@
+package irq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// This file is the one code path that writes to a host: an IRQ's
+// smp_affinity_list or smp_affinity, and a tx queue's xps_cpus. Every
+// write goes through WriteValue, which refuses any other path.
+
+// Writer writes data to an existing kernel attribute file. Tests inject
+// failures through it; FileWriter is the real one.
+type Writer interface {
+	WriteFile(name string, data []byte) error
+}
+
+// FileWriter writes with one write(2) call to a file that must already
+// exist, as the kernel parses each write of an attribute on its own.
+type FileWriter struct{}
+
+// WriteFile opens name for writing (never creating it), writes data in one
+// call and closes it. The errno the kernel returns is kept in the error.
+func (FileWriter) WriteFile(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	n, err := f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != len(data) {
+		err = fmt.Errorf("short write: %d of %d bytes", n, len(data))
+	}
+	return err
+}
+
+// ErrManaged is matched (errors.Is) by a write the kernel refused because
+// it manages the IRQ's affinity itself: EIO before Linux 6.12, EPERM since.
+var ErrManaged = errors.New("managed IRQ")
+
+// ErrPath is wrapped by the error for a path irqnuma never writes.
+var ErrPath = errors.New("not a path irqnuma writes")
+
+// Files irqnuma writes.
+const (
+	FileAffinityList = "smp_affinity_list"
+	FileAffinity     = "smp_affinity"
+	FileXPS          = "xps_cpus"
+)
+
+// Target says what a writable path is: an IRQ's affinity file or a tx
+// queue's xps_cpus.
+type Target struct {
+	Path  string // rooted: "/proc/irq/284/smp_affinity_list"
+	File  string // FileAffinityList, FileAffinity or FileXPS
+	IRQ   int    // -1 for xps_cpus
+	NIC   string // "" for an IRQ file
+	Queue int    // tx queue index; -1 for an IRQ file
+}
+
+// IsList reports whether the file takes the list form ("16-31"); the
+// others take the mask form ("ffff0000,00000000").
+func (t Target) IsList() bool { return t.File == FileAffinityList }
+
+// AffinityPath returns "/proc/irq/<n>/<file>".
+func AffinityPath(n int, file string) string {
+	return "/proc/irq/" + strconv.Itoa(n) + "/" + file
+}
+
+// XPSPath returns "/sys/class/net/<nic>/queues/tx-<q>/xps_cpus".
+func XPSPath(nic string, queue int) string {
+	return "/sys/class/net/" + nic + "/queues/tx-" + strconv.Itoa(queue) + "/" + FileXPS
+}
+
+// ParseTarget accepts exactly the paths irqnuma writes, rooted and clean:
+// /proc/irq/<n>/smp_affinity_list, /proc/irq/<n>/smp_affinity and
+// /sys/class/net/<nic>/queues/tx-<q>/xps_cpus. Anything else wraps ErrPath.
+func ParseTarget(p string) (Target, error) {
+	bad := func(why string) (Target, error) {
+		return Target{}, fmt.Errorf("%w: %q: %s", ErrPath, p, why)
+	}
+	if p == "" || p[0] != '/' || path.Clean(p) != p {
+		return bad("want a clean absolute path")
+	}
+	parts := strings.Split(p[1:], "/")
+	switch {
+	case len(parts) == 4 && parts[0] == "proc" && parts[1] == "irq":
+		n, ok := decimal(parts[2])
+		if !ok {
+			return bad("IRQ number is not a non-negative integer")
+		}
+		if parts[3] != FileAffinityList && parts[3] != FileAffinity {
+			return bad("only smp_affinity_list and smp_affinity are written under /proc/irq/<n>")
+		}
+		return Target{Path: p, File: parts[3], IRQ: n, Queue: -1}, nil
+	case len(parts) == 7 && parts[0] == "sys" && parts[1] == "class" && parts[2] == "net" && parts[4] == "queues":
+		if !validIfName(parts[3]) {
+			return bad("not an interface name")
+		}
+		qs, ok := strings.CutPrefix(parts[5], "tx-")
+		if !ok {
+			return bad("only tx queues' xps_cpus are written")
+		}
+		q, ok := decimal(qs)
+		if !ok {
+			return bad("queue index is not a non-negative integer")
+		}
+		if parts[6] != FileXPS {
+			return bad("only xps_cpus is written under a queue")
+		}
+		return Target{Path: p, File: FileXPS, IRQ: -1, NIC: parts[3], Queue: q}, nil
+	}
+	return bad("only /proc/irq/<n>/ and /sys/class/net/<nic>/queues/ are written")
+}
+
+// decimal parses a plain non-negative decimal number without sign or
+// leading zeros ("0" itself is fine).
+func decimal(s string) (int, bool) {
+	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// validIfName follows the kernel's dev_valid_name: 1 to 15 bytes, not "."
+// or "..", no '/', ':' or white space.
+func validIfName(s string) bool {
+	if s == "" || len(s) > 15 || s == "." || s == ".." {
+		return false
+	}
+	return !strings.ContainsAny(s, "/: \t\n\r\v\f")
+}
+
+// WriteError is a refused write, with the errno the kernel returned.
+type WriteError struct {
+	Path  string // rooted path inside the host
+	Value string
+	Err   error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("write %q to %s: %v (%s)", e.Value, e.Path, e.Err, Explain(e))
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrManaged) true for EIO or EPERM from an
+// affinity file: the kernel's answer for an IRQ it manages.
+func (e *WriteError) Is(target error) bool {
+	if target != ErrManaged {
+		return false
+	}
+	t, err := ParseTarget(e.Path)
+	if err != nil || t.File == FileXPS {
+		return false
+	}
+	return errors.Is(e.Err, syscall.EIO) || errors.Is(e.Err, syscall.EPERM)
+}
+
+// Explain says in words why the kernel refused a write.
+func Explain(err error) string {
+	var en syscall.Errno
+	if !errors.As(err, &en) {
+		if errors.Is(err, ErrPath) {
+			return "irqnuma writes nothing outside /proc/irq/<n>/ and /sys/class/net/<nic>/queues/"
+		}
+		return "not a kernel error"
+	}
+	switch en {
+	case syscall.EIO:
+		return "EIO: the kernel does not let user space set this IRQ's affinity: a managed or per-CPU IRQ (Linux before 6.12 says EIO)"
+	case syscall.EPERM:
+		return "EPERM: the kernel manages this IRQ's affinity itself (Linux 6.12 and later say EPERM)"
+	case syscall.EINVAL:
+		return "EINVAL: the value names no online CPU the IRQ may use, or is malformed"
+	case syscall.ERANGE:
+		return "ERANGE: the list names a CPU beyond the kernel's nr_cpu_ids: no valid online CPU"
+	case syscall.EOVERFLOW:
+		return "EOVERFLOW: the mask is wider than the kernel's CPU mask (nr_cpu_ids bits): no valid online CPU"
+	case syscall.ENOSPC:
+		return "ENOSPC: the interrupt vector space of the target CPUs is exhausted; choose more or other CPUs"
+	case syscall.EROFS:
+		return "EROFS: the file system is read-only (a container's /proc or /sys?)"
+	case syscall.EACCES:
+		return "EACCES: permission denied: not root, or the file has no write permission"
+	case syscall.ENOENT:
+		return "ENOENT: the file is gone: the IRQ was freed or the device removed"
+	case syscall.EBUSY:
+		return "EBUSY: the IRQ is being moved or shut down; try again"
+	case syscall.ENODEV:
+		return "ENODEV: the device is gone"
+	case syscall.ENOMEM:
+		return "ENOMEM: the kernel could not allocate memory for the new affinity"
+	}
+	return en.Error()
+}
+
+// WriteValue writes value and a newline to path inside root, after
+// checking that path is one irqnuma writes and that it does not lead out
+// of root through a symlink. The error is a *WriteError.
+func WriteValue(w Writer, root, p, value string) error {
+	if _, err := ParseTarget(p); err != nil {
+		return &WriteError{Path: p, Value: value, Err: err}
+	}
+	full, err := resolveIn(root, p)
+	if err != nil {
+		return &WriteError{Path: p, Value: value, Err: err}
+	}
+	if err := w.WriteFile(full, []byte(value+"\n")); err != nil {
+		return &WriteError{Path: p, Value: value, Err: unwrapPathError(err)}
+	}
+	return nil
+}
+
+// ReadValue reads the current value of a file irqnuma writes, as the
+// kernel prints it without the final newline.
+func ReadValue(root, p string) (string, error) {
+	if _, err := ParseTarget(p); err != nil {
+		return "", err
+	}
+	full, err := resolveIn(root, p)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	s, err := kfile.String(full)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", p, unwrapPathError(err))
+	}
+	return s, nil
+}
+
+// unwrapPathError keeps the errno of an *fs.PathError, whose path is the
+// one inside root and would only repeat the message.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// resolveIn returns the real path of p (rooted, inside root), following
+// symlinks inside root: /sys/class/net/eth0 is a link into /sys/devices.
+// A link that leads out of root is an error, so a host tree can never
+// redirect a write to the live host.
+func resolveIn(root, p string) (string, error) {
+	if root == "" {
+		root = "/"
+	}
+	cur := ""
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for hops := 0; len(parts) > 0; {
+		e := parts[0]
+		parts = parts[1:]
+		switch e {
+		case "", ".":
+			continue
+		case "..":
+			if cur == "" {
+				return "", fmt.Errorf("%s: link leaves the root", p)
+			}
+			cur = path.Dir(cur)
+			if cur == "." {
+				cur = ""
+			}
+			continue
+		}
+		next := path.Join(cur, e)
+		full := filepath.Join(root, next)
+		fi, err := os.Lstat(full)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", fmt.Errorf("%s: too many links", p)
+		}
+		target, err := os.Readlink(full)
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			cur = ""
+		}
+		parts = append(strings.Split(target, "/"), parts...)
+	}
+	return filepath.Join(root, cur), nil
+}
+
+// Change is one value to write, with the value it replaces.
+type Change struct {
+	Path string // rooted path inside the host; see ParseTarget
+	From string // the value before, as the kernel printed it (what rollback writes)
+	To   string // the value to write
+}
+
+// Results of a change, as the JSON output names them.
+const (
+	ResultChanged    = "changed"
+	ResultUnchanged  = "unchanged"
+	ResultSkipped    = "skipped"
+	ResultFailed     = "failed"
+	ResultRolledBack = "rolled-back"
+)
+
+// ChangeResult is what became of one Change.
+type ChangeResult struct {
+	Result string // one of the Result constants
+	// Managed is set when the kernel refused the write as a managed IRQ;
+	// Result is then ResultSkipped.
+	Managed bool
+	Err     error // the write's error, for failed and managed
+	// RollbackErr is set when a rollback write of a changed value failed;
+	// Result stays ResultChanged.
+	RollbackErr error
+	ReadBack
+}
+
+// ReadBack is what the files say after the run: the requested affinity
+// and where the kernel delivers the IRQ (for an IRQ file), or xps_cpus.
+type ReadBack struct {
+	Affinity     cpuset.Set
+	HasAffinity  bool
+	Effective    cpuset.Set
+	HasEffective bool
+	ReadErr      error
+}
+
+// Stop says why Apply ended early.
+type Stop int
+
+// Reasons Apply stops.
+const (
+	Completed   Stop = iota // every change was tried
+	Failed                  // a write failed and everything changed was rolled back
+	Interrupted             // ctx was cancelled; everything changed was rolled back
+)
+
+// ApplyOptions tunes Apply.
+type ApplyOptions struct {
+	// KeepGoing carries on past a failed write instead of rolling back.
+	KeepGoing bool
+}
+
+// Apply writes changes in order, all or nothing. A write the kernel refuses
+// as managed is skipped. Any other failure stops the run and rolls back
+// every change already made, newest first, unless KeepGoing. A cancelled
+// ctx is noticed between writes: the current write finishes, then
+// everything is rolled back. Rollback itself ignores ctx. Every touched file
+// is read back at the end.
+func Apply(ctx context.Context, w Writer, root string, changes []Change, opt ApplyOptions) ([]ChangeResult, Stop) {
+	res := make([]ChangeResult, len(changes))
+	for i := range res {
+		res[i].Result = ResultUnchanged
+	}
+	stop := Completed
+	for i, c := range changes {
+		if ctx.Err() != nil {
+			stop = Interrupted
+			break
+		}
+		err := WriteValue(w, root, c.Path, c.To)
+		switch {
+		case err == nil:
+			res[i].Result = ResultChanged
+		case errors.Is(err, ErrManaged):
+			res[i].Result, res[i].Managed, res[i].Err = ResultSkipped, true, err
+		default:
+			res[i].Result, res[i].Err = ResultFailed, err
+			if !opt.KeepGoing {
+				stop = Failed
+			}
+		}
+		if stop != Completed {
+			break
+		}
+	}
+	if stop != Completed {
+		rollback(w, root, changes, res)
+	}
+	for i, c := range changes {
+		res[i].ReadBack = readBack(root, c.Path)
+	}
+	return res, stop
+}
+
+// rollback writes back the From value of every changed entry, newest first.
+func rollback(w Writer, root string, changes []Change, res []ChangeResult) {
+	for i := len(changes) - 1; i >= 0; i-- {
+		if res[i].Result != ResultChanged {
+			continue
+		}
+		if err := WriteValue(w, root, changes[i].Path, changes[i].From); err != nil {
+			res[i].RollbackErr = err
+			continue
+		}
+		res[i].Result = ResultRolledBack
+	}
+}
+
+// readBack reads what a written file says now: for an IRQ,
+// smp_affinity_list (or smp_affinity) and effective_affinity_list (or
+// effective_affinity); for a queue, xps_cpus.
+func readBack(root, p string) ReadBack {
+	var rb ReadBack
+	t, err := ParseTarget(p)
+	if err != nil {
+		rb.ReadErr = err
+		return rb
+	}
+	if t.File == FileXPS {
+		s, err := ReadValue(root, p)
+		if err != nil {
+			rb.ReadErr = err
+			return rb
+		}
+		set, err := cpuset.ParseMask(strings.TrimSpace(s))
+		if err != nil {
+			rb.ReadErr = fmt.Errorf("read %s: %w", p, err)
+			return rb
+		}
+		rb.Affinity, rb.HasAffinity = set, true
+		return rb
+	}
+	in, err := ReadInfo(root, t.IRQ, false)
+	if err != nil {
+		rb.ReadErr = err
+		return rb
+	}
+	rb.Affinity, rb.HasAffinity = in.Affinity, in.HasAffinity
+	rb.Effective, rb.HasEffective = in.Effective, in.HasEffective
+	return rb
+}
+
+// AffinityFile returns the file to write an IRQ's affinity to: the list
+// file, or the mask file where the list file is absent. It fails when the
+// IRQ has neither.
+func AffinityFile(root string, n int) (string, error) {
+	for _, f := range []string{FileAffinityList, FileAffinity} {
+		p := AffinityPath(n, f)
+		full, err := resolveIn(root, p)
+		if err == nil {
+			if _, err = os.Stat(full); err == nil {
+				return p, nil
+			}
+		}
+		if !kfile.IsNotExist(err) {
+			return "", fmt.Errorf("IRQ %d: %w", n, err)
+		}
+	}
+	return "", fmt.Errorf("IRQ %d: no smp_affinity_list or smp_affinity: %w", n, fs.ErrNotExist)
+}
+
+// FormatFor renders a CPU set in the form a target file takes: the list
+// form for smp_affinity_list, else the kernel's mask of nbits bits
+// (nr_cpu_ids).
+func FormatFor(t Target, cpus cpuset.Set, nbits int) string {
+	if t.IsList() {
+		return cpus.List()
+	}
+	return cpus.Mask(nbits)
+}
+
+// ParseValue parses a value read from or saved for a target file.
+func ParseValue(t Target, s string) (cpuset.Set, error) {
+	if t.IsList() {
+		return cpuset.ParseList(s)
+	}
+	return cpuset.ParseMask(s)
+}
