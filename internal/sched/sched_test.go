@@ -1,0 +1,234 @@
+package sched
+
+import (
+	"bufio"
+	"bytes"
+	"math/bits"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+)
+
+// statusField returns a field of a /proc/<pid>/status text.
+func statusField(t *testing.T, status, name string) string {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(status))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in status:\n%s", name, status)
+	return ""
+}
+
+// allowed returns the CPUs this test process may use.
+func allowed(t *testing.T) cpuset.Set {
+	t.Helper()
+	s, err := Affinity(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t *testing.T, p Placement, name string, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := Start(cmd, p); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out.String()
+}
+
+func TestStartSetsAffinityBeforeExec(t *testing.T) {
+	all := allowed(t)
+	tests := []struct {
+		name string
+		give cpuset.Set
+	}{
+		{"lowest CPU", all.First(1)},
+		{"highest CPU", cpuset.New(func() int { m, _ := all.Max(); return m }())},
+		{"all", all},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := run(t, Placement{CPUs: tt.give}, "cat", "/proc/self/status")
+			got, err := cpuset.ParseList(statusField(t, out, "Cpus_allowed_list"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(tt.give) {
+				t.Errorf("child Cpus_allowed_list = %s, want %s", got, tt.give)
+			}
+		})
+	}
+}
+
+// TestStartLeavesCallerAlone checks that once Start returns no thread of
+// this process has the child's CPU mask or memory policy.
+func TestStartLeavesCallerAlone(t *testing.T) {
+	all := allowed(t)
+	if all.Len() < 2 {
+		t.Skip("needs two allowed CPUs to tell a narrowed mask apart")
+	}
+	one := all.First(1)
+	var mem cpuset.Set
+	if _, err := os.Stat("/proc/self/numa_maps"); err == nil {
+		mem = cpuset.New(0)
+	}
+	for range 20 {
+		run(t, Placement{CPUs: one, MemNodes: mem}, "true")
+		if narrowed := threadsWith(t, one); len(narrowed) > 0 {
+			t.Fatalf("threads %v (pid %d) kept Cpus_allowed_list %s", narrowed, os.Getpid(), one)
+		}
+		if !mem.IsEmpty() {
+			if bound := threadsBound(t); len(bound) > 0 {
+				t.Fatalf("threads %v (pid %d) kept a bind memory policy", bound, os.Getpid())
+			}
+		}
+	}
+}
+
+// threadsBound returns the threads whose numa_maps show a bind policy.
+func threadsBound(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/self/task/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/numa_maps")
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		if bytes.Contains(b, []byte(" bind:")) {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	return out
+}
+
+func threadsWith(t *testing.T, cpus cpuset.Set) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/self/task/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/status")
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		got, err := cpuset.ParseList(statusField(t, string(b), "Cpus_allowed_list"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Equal(cpus) {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	return out
+}
+
+// TestStartBindsMemory reads the child's own numa_maps: every mapping of a
+// process whose task policy is MPOL_BIND shows "bind:<nodes>".
+// (Mems_allowed_list is the cpuset's, which set_mempolicy does not change.)
+func TestStartBindsMemory(t *testing.T) {
+	if _, err := os.Stat("/proc/self/numa_maps"); err != nil {
+		t.Skipf("no numa_maps (kernel without CONFIG_NUMA?): %v", err)
+	}
+	b, err := os.ReadFile("/sys/devices/system/node/has_memory")
+	if err != nil {
+		t.Skipf("no node list: %v", err)
+	}
+	nodes, err := cpuset.ParseList(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := nodes.First(1)
+	out := run(t, Placement{CPUs: allowed(t), MemNodes: node}, "cat", "/proc/self/numa_maps")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := "bind:" + node.List()
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) < 2 || f[1] != want {
+			t.Errorf("numa_maps line %q: want policy %s", l, want)
+		}
+	}
+	// Without MemNodes the policy is left alone.
+	out = run(t, Placement{CPUs: allowed(t)}, "cat", "/proc/self/numa_maps")
+	if strings.Contains(out, "bind:") {
+		t.Errorf("numa_maps without MemNodes shows a bind policy:\n%s", out)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	all := allowed(t)
+	m, _ := all.Max()
+	tests := []struct {
+		name string
+		give Placement
+	}{
+		{"empty CPU set", Placement{}},
+		{"CPU not allowed", Placement{CPUs: cpuset.New(m + 1)}},
+		{"node that does not exist", Placement{CPUs: all, MemNodes: cpuset.New(200)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command("true")
+			if err := Start(cmd, tt.give); err == nil {
+				cmd.Wait()
+				t.Fatalf("Start(%+v) = nil, want an error", tt.give)
+			}
+			if cmd.Process != nil {
+				t.Errorf("Start(%+v) failed but started the command", tt.give)
+			}
+		})
+	}
+}
+
+func TestNodeMask(t *testing.T) {
+	if bits.UintSize != 64 {
+		t.Skip("cases assume 64-bit unsigned long")
+	}
+	tests := []struct {
+		give        cpuset.Set
+		wantWords   int
+		wantMaxnode uintptr
+	}{
+		{cpuset.New(0), 1, 65},
+		{cpuset.New(7), 1, 65},
+		{cpuset.New(1, 63), 1, 65},
+		{cpuset.New(64), 2, 129},
+	}
+	for _, tt := range tests {
+		mask, maxnode := nodeMask(tt.give)
+		if len(mask) != tt.wantWords || maxnode != tt.wantMaxnode {
+			t.Errorf("nodeMask(%s) = %d words, maxnode %d; want %d, %d", tt.give, len(mask), maxnode, tt.wantWords, tt.wantMaxnode)
+		}
+		for id := range tt.give.All() {
+			if mask[id/64]&(1<<uint(id%64)) == 0 {
+				t.Errorf("nodeMask(%s): bit %d not set", tt.give, id)
+			}
+		}
+	}
+}
+
+func TestDynamicSetWide(t *testing.T) {
+	s := cpuset.New(0, 1500, 4095)
+	d := dynamicSet(s, 0)
+	if d.Count() != 3 || !d.IsSet(1500) || !d.IsSet(4095) || d.IsSet(1) {
+		t.Errorf("dynamicSet(%s) = %d CPUs, want exactly 0,1500,4095", s, d.Count())
+	}
+}
