@@ -401,7 +401,7 @@ func Apply(ctx context.Context, w Writer, root string, changes []Change, opt App
 		rollback(w, root, changes, res)
 	}
 	for i, c := range changes {
-		res[i].ReadBack = readBack(root, c.Path)
+		res[i].ReadBack = ReadBackOf(root, c.Path)
 	}
 	return res, stop
 }
@@ -420,10 +420,10 @@ func rollback(w Writer, root string, changes []Change, res []ChangeResult) {
 	}
 }
 
-// readBack reads what a written file says now: for an IRQ,
+// ReadBackOf reads what a written file says now: for an IRQ,
 // smp_affinity_list (or smp_affinity) and effective_affinity_list (or
 // effective_affinity); for a queue, xps_cpus.
-func readBack(root, p string) ReadBack {
+func ReadBackOf(root, p string) ReadBack {
 	var rb ReadBack
 	t, err := ParseTarget(p)
 	if err != nil {
