@@ -1,0 +1,283 @@
+package realhosts
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/bzip2"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bounds that keep a damaged or hostile archive from filling the disk.
+const (
+	maxEntrySize = 64 << 20 // one file
+	maxTotalSize = 1 << 30  // the whole archive, unpacked
+)
+
+// Unpack unpacks c's archive into a fresh t.TempDir() and returns the folder
+// that holds proc/ and/or sys/: the temporary folder itself for the
+// sysinfo.tgz captures, the one folder below it for the hwloc archives (whose
+// folder names differ from the archive names, e.g. 48amd64-4d2n6c-sparse).
+// Nothing is cached; each call unpacks afresh, so tests may write to the tree.
+//
+// Unpacking is confined to the temporary folder with os.Root: entries whose
+// names or symlink targets leave it are refused. Directories, regular files,
+// symlinks and hard links are kept; device and FIFO entries are skipped.
+// Directories are made 0755 and files are given owner read-write on top of
+// their recorded mode, so the tree can be written and cleaned up;
+// modification times are not restored.
+func Unpack(t testing.TB, c Capture) string {
+	t.Helper()
+	dst := t.TempDir()
+	if err := unpack(c.Archive, dst); err != nil {
+		t.Fatalf("unpack capture %s: %v", c.Name, err)
+	}
+	root, err := hostRoot(dst)
+	if err != nil {
+		t.Fatalf("unpack capture %s: %v", c.Name, err)
+	}
+	return root
+}
+
+// openArchive returns a tar reader over the archive at p; close the returned
+// closer when done.
+func openArchive(p string) (*tar.Reader, io.Closer, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	br := bufio.NewReaderSize(f, 1<<20)
+	var r io.Reader
+	switch {
+	case strings.HasSuffix(p, ".tgz"), strings.HasSuffix(p, ".tar.gz"):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		r = zr
+	case strings.HasSuffix(p, ".tar.bz2"):
+		r = bzip2.NewReader(br)
+	default:
+		f.Close()
+		return nil, nil, fmt.Errorf("read %s: unknown archive type", p)
+	}
+	return tar.NewReader(r), f, nil
+}
+
+func unpack(archive, dst string) error {
+	tr, closer, err := openArchive(archive)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+
+	made := map[string]bool{".": true} // directories known to exist
+	mkdirAll := func(dir string) error {
+		if made[dir] {
+			return nil
+		}
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		for d := dir; d != "." && !made[d]; d = path.Dir(d) {
+			made[d] = true
+		}
+		return nil
+	}
+	// Files are created through a root opened on their own folder, so
+	// each costs one openat instead of one per path component.
+	dirs := map[string]*os.Root{}
+	defer func() {
+		for _, r := range dirs {
+			r.Close()
+		}
+	}()
+	dirRoot := func(dir string) (*os.Root, error) {
+		if dir == "." {
+			return root, nil
+		}
+		if r, ok := dirs[dir]; ok {
+			return r, nil
+		}
+		if err := mkdirAll(dir); err != nil {
+			return nil, err
+		}
+		r, err := root.OpenRoot(dir)
+		if err != nil {
+			return nil, err
+		}
+		dirs[dir] = r
+		return r, nil
+	}
+	var total int64
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", archive, err)
+		}
+		name, err := localName(hdr.Name)
+		if err != nil {
+			return err
+		}
+		if name == "." {
+			continue
+		}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := mkdirAll(name); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if hdr.Size > maxEntrySize {
+				return fmt.Errorf("entry %s: %d bytes, more than the %d allowed", hdr.Name, hdr.Size, maxEntrySize)
+			}
+			if total += hdr.Size; total > maxTotalSize {
+				return fmt.Errorf("archive %s: more than %d bytes unpacked", archive, maxTotalSize)
+			}
+			dir, err := dirRoot(path.Dir(name))
+			if err != nil {
+				return err
+			}
+			if err := writeFile(dir, name, hdr, tr); err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			if err := checkLinkTarget(name, hdr.Linkname); err != nil {
+				return err
+			}
+			dir, err := dirRoot(path.Dir(name))
+			if err != nil {
+				return err
+			}
+			if err := dir.Symlink(hdr.Linkname, path.Base(name)); err != nil {
+				return err
+			}
+		case tar.TypeLink:
+			target, err := localName(hdr.Linkname)
+			if err != nil {
+				return err
+			}
+			if err := mkdirAll(path.Dir(name)); err != nil {
+				return err
+			}
+			if err := root.Link(target, name); err != nil {
+				return err
+			}
+		default:
+			// Character and block devices, FIFOs and metadata-only
+			// entries carry nothing a reader needs.
+		}
+	}
+}
+
+// writeFile writes the entry called name into dir, the root opened on its
+// folder.
+func writeFile(dir *os.Root, name string, hdr *tar.Header, r io.Reader) error {
+	perm := hdr.FileInfo().Mode().Perm() | 0o600
+	f, err := dir.OpenFile(path.Base(name), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyN(f, r, hdr.Size); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return f.Close()
+}
+
+// localName cleans an entry name and refuses one that would leave the
+// destination folder.
+func localName(name string) (string, error) {
+	clean := path.Clean(strings.TrimPrefix(name, "./"))
+	if !filepath.IsLocal(filepath.FromSlash(clean)) && clean != "." {
+		return "", fmt.Errorf("entry %q: path leaves the destination folder", name)
+	}
+	return clean, nil
+}
+
+// checkLinkTarget refuses a symlink whose target, read from the link's own
+// folder, leaves the destination folder. os.Root would refuse to follow such
+// a link anyway; refusing it here names the entry.
+func checkLinkTarget(name, target string) error {
+	if path.IsAbs(target) {
+		return fmt.Errorf("symlink %s -> %s: absolute target", name, target)
+	}
+	if !filepath.IsLocal(filepath.FromSlash(path.Join(path.Dir(name), target))) &&
+		path.Join(path.Dir(name), target) != "." {
+		return fmt.Errorf("symlink %s -> %s: target leaves the destination folder", name, target)
+	}
+	return nil
+}
+
+// hostRoot returns dir when it holds proc/ or sys/, else its one
+// subfolder that does.
+func hostRoot(dir string) (string, error) {
+	if holdsHost(dir) {
+		return dir, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, e := range ents {
+		if sub := filepath.Join(dir, e.Name()); e.IsDir() && holdsHost(sub) {
+			found = append(found, sub)
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("want one folder holding proc/ or sys/ in the archive, found %d", len(found))
+	}
+	return found[0], nil
+}
+
+func holdsHost(dir string) bool {
+	for _, n := range []string{"proc", "sys"} {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// readArchiveFile returns the contents of the regular file called name in
+// the archive, without unpacking the rest.
+func readArchiveFile(archive, name string) ([]byte, error) {
+	tr, closer, err := openArchive(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read %s: no %s in the archive: %w", archive, name, os.ErrNotExist)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", archive, err)
+		}
+		if hdr.Typeflag != tar.TypeReg || path.Clean(strings.TrimPrefix(hdr.Name, "./")) != name {
+			continue
+		}
+		if hdr.Size > maxEntrySize {
+			return nil, fmt.Errorf("read %s: %s is %d bytes", archive, name, hdr.Size)
+		}
+		return io.ReadAll(io.LimitReader(tr, hdr.Size))
+	}
+}
