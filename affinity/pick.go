@@ -1,0 +1,312 @@
+package affinity
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// Errors Pick wraps, for callers that branch on them.
+var (
+	// ErrNothingLeft: nothing was left after the filters. The message says
+	// what each filter removed.
+	ErrNothingLeft = errors.New("no CPUs left")
+	// ErrTooFewLeft: fewer CPUs were left than PickRequest.Count asked for.
+	ErrTooFewLeft = errors.New("too few CPUs left")
+	// ErrNICLocalityUnknown: the NIC's local CPUs are not known.
+	ErrNICLocalityUnknown = errors.New("NIC locality unknown")
+	// ErrNoSuchNode: the requested node does not exist.
+	ErrNoSuchNode = errors.New("unknown node")
+	// ErrNoSuchCPU: a named CPU is not a possible CPU of the host.
+	ErrNoSuchCPU = errors.New("unknown CPU")
+	// ErrNICNoIRQs: ExcludeIRQCPUs was asked for a NIC with no IRQs.
+	ErrNICNoIRQs = errors.New("no IRQs for NIC")
+	// ErrBadPick: the request itself is inconsistent (no source, two
+	// sources, ExcludeIRQCPUs without a NIC, a negative count).
+	ErrBadPick = errors.New("bad CPU request")
+)
+
+// PickRequest says which CPUs to pick. Exactly one source of candidates is
+// set: NIC, Node (with HasNode) or CPUs (with HasCPUs).
+type PickRequest struct {
+	NIC     string     // the NIC's local CPUs, as topology.Host.Locality says
+	Node    int        // a NUMA node's CPUs
+	HasNode bool       // Node was given
+	CPUs    cpuset.Set // an explicit list
+	HasCPUs bool       // CPUs was given
+
+	// Exclude drops these CPUs from the candidates.
+	Exclude cpuset.Set
+	// ExcludeIRQCPUs drops the CPUs where the NIC's queue IRQs are
+	// delivered (their effective affinity) and, with OnePerCore, the SMT
+	// siblings of those CPUs: they share the core that runs the softirq.
+	ExcludeIRQCPUs bool
+	// OnePerCore keeps the lowest-numbered remaining thread of each core.
+	OnePerCore bool
+	// Count keeps the first Count CPUs in ascending order; 0 keeps all.
+	Count int
+}
+
+// Drop is one filter's share of the candidates it removed.
+type Drop struct {
+	Reason string     `json:"reason"` // "offline", "isolated", "excluded", "irq", "irq-siblings"
+	CPUs   cpuset.Set `json:"cpus"`
+}
+
+// Pick is the chosen CPUs and how they were chosen.
+type Pick struct {
+	CPUs cpuset.Set // the picked CPUs, never empty
+	// Nodes are the nodes of CPUs; NodesKnown is false when some CPU's
+	// node is unknown (then Nodes is incomplete and not to be used).
+	Nodes      cpuset.Set
+	NodesKnown bool
+	// Source says where the candidates came from: "eth0 local CPUs,
+	// node 1 (numa_node)", "node 1", "CPU list".
+	Source     string
+	Candidates cpuset.Set // the source's CPUs before any filter
+	Excluded   cpuset.Set // candidates the filters removed (union of Drops)
+	Drops      []Drop     // what each filter removed, in the order applied
+	// IRQCPUs is where the NIC's IRQs land; IRQsChecked says they were
+	// looked up (ExcludeIRQCPUs).
+	IRQCPUs     cpuset.Set
+	IRQsChecked bool
+	// Notes say what was unknown or assumed, one line each.
+	Notes []string
+	// Width is the host's CPU mask width in bits (nr_cpu_ids).
+	Width int
+}
+
+// PickCPUs chooses CPUs on host h as r asks. t holds the host's IRQs; it
+// is needed only with r.ExcludeIRQCPUs and may be nil otherwise.
+//
+// The candidates are the source's CPUs; then, in order: offline CPUs go;
+// isolated and nohz_full CPUs go unless r.CPUs names them; r.Exclude
+// goes; with r.ExcludeIRQCPUs the CPUs of the NIC's queue IRQs go (and
+// their siblings under r.OnePerCore); r.OnePerCore keeps the lowest
+// remaining thread of each core; r.Count keeps the first Count.
+func PickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
+	p := &Pick{Width: h.MaxCPUs()}
+	if err := p.candidates(h, r); err != nil {
+		return nil, err
+	}
+	left := p.Candidates
+	drop := func(reason string, cpus cpuset.Set) {
+		gone := left.Intersection(cpus)
+		if gone.IsEmpty() {
+			return
+		}
+		left = left.Difference(gone)
+		p.Drops = append(p.Drops, Drop{Reason: reason, CPUs: gone})
+		p.Excluded = p.Excluded.Union(gone)
+	}
+	drop("offline", left.Difference(h.Online))
+	if !r.HasCPUs {
+		drop("isolated", h.IsolatedCPUs())
+	}
+	drop("excluded", r.Exclude)
+	if r.ExcludeIRQCPUs {
+		cpus, err := p.irqCPUs(h, t, r.NIC)
+		if err != nil {
+			return nil, err
+		}
+		p.IRQCPUs, p.IRQsChecked = cpus, true
+		drop("irq", cpus)
+		if r.OnePerCore {
+			drop("irq-siblings", h.SiblingsOf(cpus))
+		}
+	}
+	if r.OnePerCore {
+		left = pickOnePerCore(h, left)
+	}
+	if left.IsEmpty() {
+		return nil, fmt.Errorf("%w: %s", ErrNothingLeft, p.explain())
+	}
+	if r.Count > 0 {
+		if n := left.Len(); n < r.Count {
+			return nil, fmt.Errorf("%w: want %d CPUs, only %d remain (%s): %s", ErrTooFewLeft, r.Count, n, left, p.explain())
+		}
+		left = left.First(r.Count)
+	}
+	p.CPUs = left
+	nodes, unknown := h.NodesOf(left)
+	p.Nodes, p.NodesKnown = nodes, unknown.IsEmpty()
+	if !p.NodesKnown {
+		p.Notes = append(p.Notes, fmt.Sprintf("NUMA node of CPUs %s unknown", unknown))
+	}
+	return p, nil
+}
+
+// candidates fills in Source and Candidates from the request's source.
+func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
+	sources := 0
+	for _, set := range []bool{r.NIC != "", r.HasNode, r.HasCPUs} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources == 0:
+		return fmt.Errorf("%w: choose the candidate CPUs with a NIC, a node or a CPU list", ErrBadPick)
+	case sources > 1:
+		return fmt.Errorf("%w: a NIC, a node and a CPU list are alternatives; give one", ErrBadPick)
+	case r.ExcludeIRQCPUs && r.NIC == "":
+		return fmt.Errorf("%w: excluding IRQ CPUs needs the NIC whose IRQs to avoid", ErrBadPick)
+	case r.Count < 0:
+		return fmt.Errorf("%w: count %d is negative", ErrBadPick, r.Count)
+	}
+	switch {
+	case r.NIC != "":
+		nic, ok := h.NICByName(r.NIC)
+		if !ok {
+			return fmt.Errorf("%w %q (this host has: %s)", irq.ErrUnknownNIC, r.NIC, pickNICNames(h))
+		}
+		loc := h.Locality(nic)
+		if !loc.Known() {
+			return fmt.Errorf("%w: %s has numa_node %d and no local_cpulist narrower than the host; choose CPUs with a node or a CPU list",
+				ErrNICLocalityUnknown, nic.Name, nic.Node)
+		}
+		p.Candidates = loc.CPUs
+		p.Source = fmt.Sprintf("%s local CPUs (%s)", nic.Name, loc.Source)
+		if loc.Node >= 0 {
+			p.Source = fmt.Sprintf("%s local CPUs, node %d (%s)", nic.Name, loc.Node, loc.Source)
+		}
+	case r.HasNode:
+		cpus, ok := h.NodeCPUs(r.Node)
+		if !ok || r.Node < 0 {
+			have := "no NUMA nodes known"
+			if ids := h.NodeIDs(); !ids.IsEmpty() {
+				have = "nodes " + ids.List()
+			}
+			return fmt.Errorf("%w %d (this host has %s)", ErrNoSuchNode, r.Node, have)
+		}
+		p.Candidates = cpus
+		p.Source = "node " + strconv.Itoa(r.Node)
+	default:
+		if bad := r.CPUs.Difference(h.Possible); !bad.IsEmpty() {
+			return fmt.Errorf("%w: CPUs %s do not exist on this host (possible: %s)", ErrNoSuchCPU, bad, h.Possible)
+		}
+		p.Candidates = r.CPUs
+		p.Source = "CPU list"
+	}
+	return nil
+}
+
+// irqCPUs returns where the NIC's queue IRQs are delivered: each IRQ's
+// effective affinity, or its requested affinity when the effective one is
+// unknown (said in a note). An IRQ with a known but empty effective
+// affinity is not active and lands nowhere. A NIC without queue IRQs has
+// its other IRQs used instead; a NIC without IRQs is an error.
+func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, error) {
+	if t == nil {
+		return cpuset.Set{}, fmt.Errorf("%w: IRQs of %s not loaded", ErrNICNoIRQs, nic)
+	}
+	all := t.ForNIC(nic)
+	var qs []*irq.IRQ
+	for _, q := range all {
+		if q.Owner.Kind == irq.KindQueue {
+			qs = append(qs, q)
+		}
+	}
+	if len(qs) == 0 {
+		if len(all) == 0 {
+			return cpuset.Set{}, fmt.Errorf("%w: %s has no IRQs in /proc/interrupts or its msi_irqs: where its interrupts land is unknown", ErrNICNoIRQs, nic)
+		}
+		qs = all
+		p.Notes = append(p.Notes, fmt.Sprintf("%s has no queue IRQs: used all its IRQs (%s)", nic, pickIRQList(qs)))
+	}
+	var cpus cpuset.Set
+	var requested, inactive, unknown []*irq.IRQ
+	for _, q := range qs {
+		switch {
+		case q.HasEffective && q.Effective.IsEmpty():
+			inactive = append(inactive, q)
+		case q.HasEffective:
+			cpus = cpus.Union(q.Effective)
+		case q.HasAffinity:
+			cpus = cpus.Union(q.Affinity)
+			requested = append(requested, q)
+		default:
+			unknown = append(unknown, q)
+		}
+	}
+	if len(requested) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("effective affinity unknown for IRQs %s: excluded their requested CPUs", pickIRQList(requested)))
+	}
+	if len(inactive) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s have no effective CPU (not active): nothing excluded for them", pickIRQList(inactive)))
+	}
+	if len(unknown) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("affinity unknown for IRQs %s: their CPUs could not be excluded", pickIRQList(unknown)))
+	}
+	return cpus, nil
+}
+
+// pickOnePerCore keeps the lowest member of cpus on each core. A CPU whose
+// core is unknown is its own core.
+func pickOnePerCore(h *topology.Host, cpus cpuset.Set) cpuset.Set {
+	seen := make(map[int]bool)
+	var keep []int
+	for id := range cpus.All() {
+		core := id
+		if c, ok := h.CPU(id); ok && c.Core >= 0 {
+			core = c.Core
+		}
+		if !seen[core] {
+			seen[core] = true
+			keep = append(keep, id)
+		}
+	}
+	return cpuset.New(keep...)
+}
+
+// explain says what the candidates were and what each filter removed.
+func (p *Pick) explain() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "candidates %s (%s)", pickOrNone(p.Candidates), p.Source)
+	for _, d := range p.Drops {
+		fmt.Fprintf(&sb, "; %s removed %s", pickDropWords[d.Reason], d.CPUs)
+	}
+	return sb.String()
+}
+
+var pickDropWords = map[string]string{
+	"offline":      "offline",
+	"isolated":     "isolated/nohz_full",
+	"excluded":     "exclude",
+	"irq":          "IRQ CPUs",
+	"irq-siblings": "IRQ CPUs' SMT siblings",
+}
+
+func pickOrNone(s cpuset.Set) string {
+	if s.IsEmpty() {
+		return "none"
+	}
+	return s.List()
+}
+
+// pickIRQList writes IRQ numbers in list form ("284-299").
+func pickIRQList(qs []*irq.IRQ) string {
+	ids := make([]int, 0, len(qs))
+	for _, q := range qs {
+		if q.IRQ >= 0 && q.IRQ <= cpuset.MaxID {
+			ids = append(ids, q.IRQ)
+		}
+	}
+	return cpuset.New(ids...).List()
+}
+
+func pickNICNames(h *topology.Host) string {
+	if len(h.NICs) == 0 {
+		return "no NICs"
+	}
+	names := make([]string, len(h.NICs))
+	for i, n := range h.NICs {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
+}
