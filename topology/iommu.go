@@ -1,0 +1,104 @@
+package topology
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// IOMMU is what /sys says of a host's IOMMUs: the units in
+// /sys/class/iommu (dmar0, ivhd0, smmu3...) and the groups in
+// /sys/kernel/iommu_groups. A kernel built with IOMMU support has
+// /sys/class/iommu even when no IOMMU is active; then it is empty.
+type IOMMU struct {
+	ClassKnown  bool     // sys/class/iommu exists
+	Units       []string // its entries, sorted
+	GroupsKnown bool     // sys/kernel/iommu_groups exists
+	Groups      int      // number of groups
+}
+
+// Active reports whether an IOMMU is known to be active: a unit is
+// registered, or devices sit in IOMMU groups.
+func (m *IOMMU) Active() bool {
+	return m != nil && (len(m.Units) > 0 || m.Groups > 0)
+}
+
+// Known reports whether the tree says anything about IOMMUs.
+func (m *IOMMU) Known() bool { return m != nil && (m.ClassKnown || m.GroupsKnown) }
+
+// IOMMUGroup is the IOMMU group of one PCI function and the type of its
+// default DMA domain (/sys/kernel/iommu_groups/N/type, Linux 5.11+):
+// "identity" is passthrough; "DMA" and "DMA-FQ" translate every DMA
+// address; "blocked" and "unmanaged" are not the kernel's default use.
+type IOMMUGroup struct {
+	ID   int    // -1 when the device has no iommu_group link
+	Type string // "" when the group has no type file
+}
+
+// Translating reports whether the group's default domain translates DMA.
+func (g IOMMUGroup) Translating() bool { return g.Type == "DMA" || g.Type == "DMA-FQ" }
+
+// ReadIOMMU reads /sys/class/iommu and counts /sys/kernel/iommu_groups.
+func ReadIOMMU(root string) (*IOMMU, error) {
+	m := &IOMMU{}
+	ents, err := os.ReadDir(path.Join(root, "sys/class/iommu"))
+	switch {
+	case err == nil:
+		m.ClassKnown = true
+		for _, e := range ents {
+			m.Units = append(m.Units, e.Name())
+		}
+		slices.Sort(m.Units)
+	case !kfile.IsNotExist(err):
+		return nil, fmt.Errorf("read IOMMUs: %w", err)
+	}
+	ents, err = os.ReadDir(path.Join(root, "sys/kernel/iommu_groups"))
+	switch {
+	case err == nil:
+		m.GroupsKnown = true
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err == nil {
+				m.Groups++
+			}
+		}
+	case !kfile.IsNotExist(err):
+		return nil, fmt.Errorf("read IOMMU groups: %w", err)
+	}
+	return m, nil
+}
+
+// DeviceIOMMUGroup returns the IOMMU group of a PCI function
+// ("0000:98:00.0") from its iommu_group link, and the group's type. A
+// device without the link has ID -1 (no IOMMU translates for it, or the
+// tree does not say); a group without a type file has Type "".
+func (h *Host) DeviceIOMMUGroup(pci string) (IOMMUGroup, error) {
+	g := IOMMUGroup{ID: -1}
+	if !IsPCIAddress(pci) {
+		return g, fmt.Errorf("IOMMU group: %q is not a PCI address", pci)
+	}
+	target, err := h.resolve("sys/bus/pci/devices/" + pci + "/iommu_group")
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return g, nil
+		}
+		return g, fmt.Errorf("IOMMU group of %s: %w", pci, err)
+	}
+	id, err := strconv.Atoi(path.Base(target))
+	if err != nil || id < 0 {
+		return g, fmt.Errorf("IOMMU group of %s: link to %s is not a group", pci, target)
+	}
+	g.ID = id
+	s, err := kfile.String(h.Path(target, "type"))
+	switch {
+	case err == nil:
+		g.Type = strings.TrimSpace(s)
+	case !kfile.IsNotExist(err):
+		return g, err
+	}
+	return g, nil
+}
