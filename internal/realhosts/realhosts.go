@@ -9,9 +9,10 @@
 // it skips with a clear message on a machine that does not have them.
 //
 // Expected answers are other projects' answers for the same machine, read
-// from the capture's expected/ folder (or, where the brief says so, from a
-// file inside the archive), and are given in cpuset terms: a NUMA node id or
-// an IRQ number maps to a cpuset.Set.
+// from the capture's expected/ folder (dell-2numa's NUMA nodes come from the
+// machineinfo.json inside its archive, as nothing in expected/ states them),
+// and are given in cpuset terms: a NUMA node id or an IRQ number maps to a
+// cpuset.Set.
 package realhosts
 
 import (
