@@ -303,8 +303,8 @@ func SpreadOrder(h *topology.Host, cpus cpuset.Set) []int {
 		id, l3  int
 		threads []int
 	}
-	var cores []core
-	at := map[int]int{} // core id -> index in cores
+	cores := make([]core, 0, cpus.Len())
+	at := make(map[int]int, cpus.Len()) // core id -> index in cores
 	for id := range cpus.All() {
 		c, ok := h.CPU(id)
 		if !ok || !c.Online {
