@@ -1,0 +1,197 @@
+package irq
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+var stateTime = time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC)
+
+func savedSeedState(t *testing.T) (root, path string, s *State) {
+	t.Helper()
+	root = hosttest.Copy(t, "seed")
+	s, err := NewState(root, stateTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Snapshot([]string{
+		AffinityPath(284, FileAffinityList),
+		AffinityPath(283, FileAffinity),
+		XPSPath("eth0", 0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = DefaultStatePath(root, stateTime)
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return root, path, s
+}
+
+func TestStateSaveLoad(t *testing.T) {
+	root, path, s := savedSeedState(t)
+	if want := filepath.Join(root, "var/lib/irqnuma/state-20261130T010203.000004000Z.json"); path != want {
+		t.Errorf("state path %s, want %s", path, want)
+	}
+	want := []Saved{
+		{Path: "/proc/irq/284/smp_affinity_list", Value: "50"},
+		{Path: "/proc/irq/283/smp_affinity", Value: "ffff0000,ffff0000"},
+		{Path: "/sys/class/net/eth0/queues/tx-0/xps_cpus", Value: "00040000,00000000"},
+	}
+	if diff := cmp.Diff(want, s.Entries); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode %v, want 0600", st.Mode().Perm())
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Errorf("state folder holds %d entries, want only the state file (no temporary left)", len(ents))
+	}
+	got, err := LoadState(root, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s, got); diff != "" {
+		t.Errorf("loaded state (-saved +loaded):\n%s", diff)
+	}
+	if err := s.Save(path); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("saving over an existing state = %v, want refused", err)
+	}
+}
+
+func TestStateTampered(t *testing.T) {
+	root, path, _ := savedSeedState(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(m map[string]any)) string {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	entry := func(p, v string) func(m map[string]any) {
+		return func(m map[string]any) {
+			m["entries"] = []any{map[string]any{"path": p, "value": v}}
+		}
+	}
+	tests := []struct {
+		name string
+		give string
+		want string
+	}{
+		{"path outside", edit(entry("/etc/passwd", "50")), "only /proc/irq/<n>/ and /sys/class/net/<nic>/queues/"},
+		{"path climbs out", edit(entry("/proc/irq/284/../../../etc/shadow", "50")), "clean absolute path"},
+		{"other proc file", edit(entry("/proc/irq/284/node", "1")), "only smp_affinity_list and smp_affinity"},
+		{"relative path", edit(entry("proc/irq/284/smp_affinity_list", "50")), "clean absolute path"},
+		{"IRQ not a number", edit(entry("/proc/irq/x1/smp_affinity_list", "50")), "IRQ number is not"},
+		{"IRQ absent", edit(entry("/proc/irq/4242/smp_affinity_list", "50")), "IRQ 4242 does not exist"},
+		{"queue absent", edit(entry("/sys/class/net/eth0/queues/tx-99/xps_cpus", "0")), "no tx queue 99"},
+		{"NIC absent", edit(entry("/sys/class/net/eth9/queues/tx-0/xps_cpus", "0")), "NIC eth9 has no tx queue 0"},
+		{"bad list", edit(entry("/proc/irq/284/smp_affinity_list", "16-")), `value "16-"`},
+		{"reversed list", edit(entry("/proc/irq/284/smp_affinity_list", "31-16")), `value "31-16"`},
+		{"list in mask file", edit(entry("/proc/irq/284/smp_affinity", "16-31")), `value "16-31"`},
+		{"empty affinity", edit(entry("/proc/irq/284/smp_affinity_list", "")), "empty affinity"},
+		{"duplicate", edit(func(m map[string]any) {
+			e := map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"}
+			m["entries"] = []any{e, e}
+		}), "appears twice"},
+		{"no entries", edit(func(m map[string]any) { m["entries"] = []any{} }), "no entries"},
+		{"other root", edit(func(m map[string]any) { m["root"] = "/" }), `saved for root "/"`},
+		{"version", edit(func(m map[string]any) { m["version"] = 2 }), "version 2"},
+		{"unknown field", edit(func(m map[string]any) { m["command"] = "rm -rf /" }), "unknown field"},
+		{"trailing data", string(raw) + "{}", "data after the JSON object"},
+		{"not JSON", "state", "invalid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "state.json")
+			if err := os.WriteFile(p, []byte(tt.give), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadState(root, p)
+			if !errors.Is(err, ErrBadState) {
+				t.Fatalf("LoadState = %v, want ErrBadState", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("LoadState error %q does not say %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewestState(t *testing.T) {
+	root := t.TempDir()
+	if _, err := NewestState(root); err == nil || !strings.Contains(err.Error(), "nothing was pinned") {
+		t.Errorf("NewestState on an empty root = %v", err)
+	}
+	dir := StateDir(root)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{
+		"state-20261130T010203.000000000Z.json",
+		"state-20261130T020000.000000000Z.json",
+		"state-20261130T030000.000000000Z.json.restored",
+		"lock",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := NewestState(root)
+	if want := filepath.Join(dir, "state-20261130T020000.000000000Z.json"); err != nil || got != want {
+		t.Errorf("NewestState = %q, %v; want %q", got, err, want)
+	}
+	to, err := Retire(got, ".restored")
+	if err != nil || !strings.HasSuffix(to, ".json.restored") {
+		t.Fatalf("Retire = %q, %v", to, err)
+	}
+	got, _ = NewestState(root)
+	if want := filepath.Join(dir, "state-20261130T010203.000000000Z.json"); got != want {
+		t.Errorf("after Retire NewestState = %q, want %q", got, want)
+	}
+}
+
+func TestLock(t *testing.T) {
+	root := t.TempDir()
+	l, err := AcquireLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(root); !errors.Is(err, ErrLocked) {
+		t.Errorf("second AcquireLock = %v, want ErrLocked", err)
+	} else if !strings.Contains(err.Error(), "held by pid") {
+		t.Errorf("lock error %q does not name the holder", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := AcquireLock(root)
+	if err != nil {
+		t.Fatalf("AcquireLock after Release: %v", err)
+	}
+	l2.Release()
+}
