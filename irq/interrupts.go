@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 
@@ -108,6 +109,7 @@ func ParseInterrupts(b []byte) (*Interrupts, error) {
 	}
 	ncol := len(in.CPUs)
 	seenIRQ := map[int]bool{}
+	var slab []uint64
 	for lineNo := 2; len(rest) > 0; lineNo++ {
 		var line []byte
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
@@ -130,24 +132,31 @@ func ParseInterrupts(b []byte) (*Interrupts, error) {
 			seenIRQ[n] = true
 			r.IRQ = n
 		}
-		r.Counts = make([]uint64, 0, ncol)
+		// Counts of all rows share one slab: one allocation per ~64 rows.
+		if len(slab) < ncol {
+			slab = make([]uint64, ncol*64)
+		}
+		r.Counts = slab[:0:ncol]
 		i := 0
 		for len(r.Counts) < ncol {
 			j := skipSpace(body, i)
 			k := j
+			var v uint64
 			for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+				d := uint64(body[k] - '0')
+				if v > (math.MaxUint64-d)/10 {
+					return nil, fmt.Errorf("line %d: count %q overflows: %w", lineNo, clip(body[j:]), ErrFormat)
+				}
+				v = v*10 + d
 				k++
 			}
-			if k == j || (k < len(body) && body[k] != ' ' && body[k] != '\t') {
+			if k == j || (k < len(body) && body[k] != ' ' && body[k] != '\t' && body[k] != '\r') {
 				break // not a count: the row is short, the rest is text
-			}
-			v, err := strconv.ParseUint(string(body[j:k]), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: count %q: %w", lineNo, clip(body[j:k]), ErrFormat)
 			}
 			r.Counts = append(r.Counts, v)
 			i = k
 		}
+		slab = slab[len(r.Counts):]
 		text := body[i:]
 		if r.IRQ < 0 {
 			r.Name = string(bytes.TrimSpace(text))

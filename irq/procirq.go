@@ -116,7 +116,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 
 	buf, _, err = readWithMode(dir+"/node", buf)
 	if err == nil {
-		v, perr := strconv.Atoi(string(bytes.TrimSpace(buf)))
+		v, perr := strconv.Atoi(string(bytes.TrimSpace(kfile.TrimAttr(buf))))
 		if perr != nil || v < -1 {
 			return in, fmt.Errorf("read %s/node: not a node: %q", dir, clip(buf))
 		}
@@ -184,7 +184,7 @@ func readWithMode(path string, buf []byte) ([]byte, os.FileMode, error) {
 }
 
 func parseList(path string, b []byte) (cpuset.Set, error) {
-	s, err := cpuset.ParseList(strings.TrimSpace(string(b)))
+	s, err := cpuset.ParseList(strings.TrimSpace(string(kfile.TrimAttr(b))))
 	if err != nil {
 		return s, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -192,7 +192,7 @@ func parseList(path string, b []byte) (cpuset.Set, error) {
 }
 
 func parseMask(path string, b []byte) (cpuset.Set, error) {
-	s, err := cpuset.ParseMask(strings.TrimSpace(string(b)))
+	s, err := cpuset.ParseMask(strings.TrimSpace(string(kfile.TrimAttr(b))))
 	if err != nil {
 		return s, fmt.Errorf("read %s: %w", path, err)
 	}

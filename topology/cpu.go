@@ -29,14 +29,29 @@ type CPU struct {
 func (h *Host) readCPUs() error {
 	dir := h.Path("sys/devices/system/cpu")
 	var err error
+	onlineErr := error(nil)
 	if h.Online, err = kfile.List(dir + "/online"); err != nil {
-		return fmt.Errorf("online CPUs: %w", err)
+		if !kfile.IsNotExist(err) {
+			return fmt.Errorf("online CPUs: %w", err)
+		}
+		onlineErr = err
 	}
 	if h.Possible, err = kfile.List(dir + "/possible"); err != nil {
 		if !kfile.IsNotExist(err) {
 			return err
 		}
 		h.Possible = h.Online.Union(h.listCPUDirs(dir))
+	}
+	if onlineErr != nil {
+		// Captures may lack cpu/online; the per-CPU online files and
+		// cpu/offline still say it. A tree with no CPU at all is not a host.
+		if h.Online, err = h.onlineFromCPUDirs(dir); err != nil {
+			return err
+		}
+		if h.Online.IsEmpty() {
+			return fmt.Errorf("online CPUs: %w", onlineErr)
+		}
+		h.note("no /sys/devices/system/cpu/online: online CPUs taken from cpu/offline and cpuN/online")
 	}
 	if !h.Online.IsSubsetOf(h.Possible) {
 		return fmt.Errorf("%s/online (%s) names CPUs outside possible (%s)", dir, h.Online, h.Possible)
@@ -232,4 +247,28 @@ func (h *Host) Governor(cpu int) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// onlineFromCPUDirs works out the online CPUs without cpu/online: every
+// possible CPU that cpu/offline does not name and whose cpuN/online (absent
+// for a CPU that cannot be offlined, such as cpu0 on x86) is not "0".
+func (h *Host) onlineFromCPUDirs(dir string) (cpuset.Set, error) {
+	offline, err := optionalList(dir + "/offline")
+	if err != nil {
+		return cpuset.Set{}, err
+	}
+	var ids []int
+	for id := range h.Possible.Difference(offline).All() {
+		s, err := kfile.String(fmt.Sprintf("%s/cpu%d/online", dir, id))
+		switch {
+		case err == nil && strings.TrimSpace(s) == "0":
+			continue
+		case err == nil && strings.TrimSpace(s) != "1":
+			return cpuset.Set{}, fmt.Errorf("read %s/cpu%d/online: %q is not 0 or 1", dir, id, s)
+		case err != nil && !kfile.IsNotExist(err):
+			return cpuset.Set{}, err
+		}
+		ids = append(ids, id)
+	}
+	return cpuset.New(ids...), nil
 }

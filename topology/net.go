@@ -81,6 +81,12 @@ func (h *Host) readNICs() error {
 func (h *Host) readNIC(name string) (NIC, bool, error) {
 	netdev, err := h.resolve("sys/class/net/" + name)
 	if err != nil {
+		if kfile.IsNotExist(err) {
+			// Gone while we read (live), or a capture that kept the link
+			// but not its target.
+			h.note("NIC %s: its /sys/class/net entry points nowhere; skipped", name)
+			return NIC{}, false, nil
+		}
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 	}
 	dev, err := h.resolve(netdev + "/device")

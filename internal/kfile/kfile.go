@@ -38,14 +38,20 @@ func ReadLimit(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readAll(f, path, limit)
+	// A regular file's size is a good first guess; pseudo-files say 0 or
+	// 4096 whatever they hold, so the read goes on to EOF regardless.
+	size := int64(512)
+	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < limit {
+		size = st.Size() + 1
+	}
+	return readAll(f, path, limit, size)
 }
 
-func readAll(f *os.File, path string, limit int64) ([]byte, error) {
-	buf := make([]byte, 0, 512)
+func readAll(f *os.File, path string, limit, size int64) ([]byte, error) {
+	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
 		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -62,13 +68,21 @@ func readAll(f *os.File, path string, limit int64) ([]byte, error) {
 }
 
 // String returns the file's content with one trailing newline removed, as
-// the kernel ends every attribute with one.
+// the kernel ends every attribute with one. Trailing NUL bytes are dropped
+// first: the kernel never writes them, but some captured trees (hwloc's)
+// pad files with them.
 func String(path string) (string, error) {
 	b, err := ReadLimit(path, 1<<20)
 	if err != nil {
 		return "", err
 	}
-	return string(bytes.TrimSuffix(b, []byte("\n"))), nil
+	return string(TrimAttr(b)), nil
+}
+
+// TrimAttr drops the trailing newline and any NUL padding around it
+// ("0-31\n\x00" and "\x00\n" are both seen in captures).
+func TrimAttr(b []byte) []byte {
+	return bytes.TrimRight(b, "\x00\n")
 }
 
 // Int reads a decimal integer attribute such as numa_node ("-1").

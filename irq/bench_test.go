@@ -1,0 +1,55 @@
+package irq
+
+import (
+	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+var bigHost = hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488}
+
+// BenchmarkLoad loads the NIC IRQs (520 of 1,000) of a 512-CPU host.
+func BenchmarkLoad(b *testing.B) {
+	root := hosttest.Synthetic(b, bigHost)
+	h, err := topology.Read(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Load(h, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadAll loads all 1,000 IRQs of a 512-CPU host.
+func BenchmarkLoadAll(b *testing.B) {
+	root := hosttest.Synthetic(b, bigHost)
+	h, err := topology.Read(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Load(h, Options{All: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseInterrupts parses /proc/interrupts of a 512-CPU,
+// 1,000-IRQ host (about 5.6 MB).
+func BenchmarkParseInterrupts(b *testing.B) {
+	root := hosttest.Synthetic(b, bigHost)
+	data, err := kfile.Read(root + "/proc/interrupts")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := ParseInterrupts(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
