@@ -47,7 +47,9 @@ type Sampler struct {
 	nics  []*topology.NIC
 	known map[int]nicIRQ // NIC IRQs by number, as last seen
 	procs []*affinity.Process
-	buf   []byte // reused for /proc/interrupts, the largest file
+	buf   []byte    // reused for /proc/interrupts, the largest file
+	shape *irqShape // layout of the last /proc/interrupts parsed in full
+	fast  int       // samples that took the fast path (for tests)
 }
 
 // nicIRQ is an IRQ and the NIC vector it serves.
@@ -179,27 +181,8 @@ func (s *Sampler) readInterrupts(sm *Sample) error {
 		return err
 	}
 	s.buf = b
-	in, err := irq.ParseInterrupts(b)
-	if err != nil {
+	if err := s.readIRQs(b, sm); err != nil {
 		return fmt.Errorf("parse %s: %w", p, err)
-	}
-	sm.irqCols = in.CPUs
-	for _, r := range in.Rows {
-		if r.IRQ < 0 {
-			continue
-		}
-		k, ok := s.known[r.IRQ]
-		if !ok || k.name != r.Name {
-			k, ok = s.classify(r)
-			if ok {
-				s.known[r.IRQ] = k
-			} else {
-				delete(s.known, r.IRQ)
-			}
-		}
-		if ok {
-			sm.irqs = append(sm.irqs, irqRow{nicIRQ: k, counts: r.Counts})
-		}
 	}
 	return nil
 }
