@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/watch/watchtest"
 )
 
 func rowsOf(sm *Sample) map[int][]uint64 {
@@ -32,7 +33,7 @@ func TestFastPathMatchesFullParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewSampler(h, Options{Now: (&clock{}).now})
+			s, err := NewSampler(h, Options{Now: (&watchtest.Clock{}).Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,9 +52,9 @@ func TestFastPathMatchesFullParse(t *testing.T) {
 				t.Skip("no NIC IRQs in this tree")
 			}
 			// Bump the first NIC row on its first CPU: the fast path sees it.
-			tr := tree{t: t, root: root}
+			tr := watchtest.Tree{T: t, Root: root}
 			r := a.irqs[0]
-			tr.addIRQ(r.n, a.irqCols[0], 7)
+			tr.AddIRQ(r.n, a.irqCols[0], 7)
 			c := sample(t, s)
 			if s.fast != 2 {
 				t.Fatalf("a changed count left the fast path")
@@ -61,7 +62,7 @@ func TestFastPathMatchesFullParse(t *testing.T) {
 			if got, want := rowsOf(c)[r.n][0], r.counts[0]+7; got != want {
 				t.Errorf("IRQ %d CPU%d = %d, want %d", r.n, a.irqCols[0], got, want)
 			}
-			full, err := irq.ParseInterrupts(tr.read("proc/interrupts"))
+			full, err := irq.ParseInterrupts(tr.Read("proc/interrupts"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,8 +98,8 @@ func TestFastPathFallsBack(t *testing.T) {
 		t.Run(tt.give, func(t *testing.T) {
 			h, s, clk := setup(t, "seed")
 			prev := sample(t, s)
-			h.write("proc/interrupts", tt.edit(h.read("proc/interrupts")))
-			clk.advance(time.Second)
+			h.Write("proc/interrupts", tt.edit(h.Read("proc/interrupts")))
+			clk.Advance(time.Second)
 			cur, err := s.Sample()
 			if tt.err {
 				if err == nil || !strings.Contains(err.Error(), "proc/interrupts") {

@@ -250,7 +250,9 @@ func (d *differ) threadVerdicts(b *strings.Builder, v *Verdict, rates map[int]fl
 		}
 		return a.TID - b.TID
 	})
-	v.Threads = tv
+	if tv != nil {
+		v.Threads = tv
+	}
 	for i, t := range tv {
 		if i == maxThreadsInText {
 			fmt.Fprintf(b, "; %d more watched threads", len(tv)-i)

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,23 +12,24 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/watch/watchtest"
 )
 
 // setup copies a committed host tree and returns it with a sampler on an
 // injected clock.
-func setup(t *testing.T, name string, procs ...*affinity.Process) (tree, *Sampler, *clock) {
+func setup(t *testing.T, name string, procs ...*affinity.Process) (watchtest.Tree, *Sampler, *watchtest.Clock) {
 	t.Helper()
 	root := hosttest.Copy(t, name)
 	h, err := topology.Read(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
-	s, err := NewSampler(h, Options{Processes: procs, Now: clk.now})
+	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
+	s, err := NewSampler(h, Options{Processes: procs, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tree{t: t, root: root}, s, clk
+	return watchtest.Tree{T: t, Root: root}, s, clk
 }
 
 func sample(t *testing.T, s *Sampler) *Sample {
@@ -140,10 +142,10 @@ func hasNote(iv *Interval, words ...string) bool {
 func TestSaturatedLocal(t *testing.T) {
 	h, s, clk := setup(t, "seed")
 	prev := sample(t, s)
-	clk.advance(time.Second)
-	h.addIRQ(286, 53, 1_000_000)
-	h.addSoftirq("NET_RX", 53, 400_000)
-	h.addStat(53, map[int]uint64{fSoftirq: 99, fSystem: 1})
+	clk.Advance(time.Second)
+	h.AddIRQ(286, 53, 1_000_000)
+	h.AddSoftirq("NET_RX", 53, 400_000)
+	h.AddStat(53, map[int]uint64{watchtest.Softirq: 99, watchtest.System: 1})
 	iv := diff(t, s, prev, sample(t, s))
 
 	q := irqStats(t, iv, 286)
@@ -178,16 +180,16 @@ func val2(p *bool) any {
 func TestRates(t *testing.T) {
 	h, s, clk := setup(t, "seed")
 	prev := sample(t, s)
-	clk.advance(2 * time.Second)
-	h.addIRQ(284, 50, 3000)
-	h.addIRQ(285, 17, 500)
-	h.addSoftirq("NET_RX", 50, 2000)
-	h.addSoftirq("NET_TX", 50, 600)
-	h.addSoftnet(50, 1, 10) // dropped
-	h.addSoftnet(50, 2, 40) // time_squeeze
-	h.addStat(50, map[int]uint64{fUser: 20, fNice: 10, fSystem: 30, fIRQ: 10, fSoftirq: 40, fIdle: 90})
-	h.addStat(9, map[int]uint64{fUser: 150, fIdle: 50}) // 75% busy, no NIC IRQ
-	h.addStat(10, map[int]uint64{fUser: 50, fIdle: 150})
+	clk.Advance(2 * time.Second)
+	h.AddIRQ(284, 50, 3000)
+	h.AddIRQ(285, 17, 500)
+	h.AddSoftirq("NET_RX", 50, 2000)
+	h.AddSoftirq("NET_TX", 50, 600)
+	h.AddSoftnet(50, 1, 10) // dropped
+	h.AddSoftnet(50, 2, 40) // time_squeeze
+	h.AddStat(50, map[int]uint64{watchtest.User: 20, watchtest.Nice: 10, watchtest.System: 30, watchtest.IRQ: 10, watchtest.Softirq: 40, watchtest.Idle: 90})
+	h.AddStat(9, map[int]uint64{watchtest.User: 150, watchtest.Idle: 50}) // 75% busy, no NIC IRQ
+	h.AddStat(10, map[int]uint64{watchtest.User: 50, watchtest.Idle: 150})
 	iv := diff(t, s, prev, sample(t, s))
 
 	if iv.Seconds != 2 {
@@ -243,15 +245,15 @@ func TestThreadsShareCore(t *testing.T) {
 		used uint64 // ticks in the 1 s interval
 	}{{5001, 53, 40}, {5002, 21, 96}, {5003, 18, 50}, {5004, 3, 20}, {5005, 19, 0}}
 	for _, th := range threads {
-		h.thread(5001, th.tid, "iperf3", "S", 1000, 100, th.cpu)
+		h.Thread(5001, th.tid, "iperf3", "S", 1000, 100, th.cpu)
 	}
 	prev := sample(t, s)
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	for _, th := range threads {
-		h.thread(5001, th.tid, "iperf3", "S", 1000+th.used, 100, th.cpu)
+		h.Thread(5001, th.tid, "iperf3", "S", 1000+th.used, 100, th.cpu)
 	}
-	h.addIRQ(286, 53, 100_000)
-	h.addStat(53, map[int]uint64{fSoftirq: 60, fIdle: 40})
+	h.AddIRQ(286, 53, 100_000)
+	h.AddStat(53, map[int]uint64{watchtest.Softirq: 60, watchtest.Idle: 40})
 	iv := diff(t, s, prev, sample(t, s))
 
 	v := nicStats(t, iv, "eth0").Verdict
@@ -290,19 +292,19 @@ func TestThreadsShareCore(t *testing.T) {
 // values and a note.
 func TestCounterReset(t *testing.T) {
 	h, s, clk := setup(t, "seed")
-	h.setIRQ(284, 50, 5_000_000)
+	h.SetIRQ(284, 50, 5_000_000)
 	prev := sample(t, s)
-	clk.advance(time.Second)
-	h.setIRQ(284, 50, 1200)
-	h.addIRQ(285, 17, 700)
-	h.addStat(17, map[int]uint64{fSoftirq: 10, fIdle: 90})
-	lines := strings.Split(string(h.read("proc/stat")), "\n")
+	clk.Advance(time.Second)
+	h.SetIRQ(284, 50, 1200)
+	h.AddIRQ(285, 17, 700)
+	h.AddStat(17, map[int]uint64{watchtest.Softirq: 10, watchtest.Idle: 90})
+	lines := strings.Split(string(h.Read("proc/stat")), "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, "cpu50 ") {
 			lines[i] = "cpu50 1 0 1 1 0 0 1 0 0 0"
 		}
 	}
-	h.write("proc/stat", []byte(strings.Join(lines, "\n")))
+	h.Write("proc/stat", []byte(strings.Join(lines, "\n")))
 	iv := diff(t, s, prev, sample(t, s))
 
 	if q := irqStats(t, iv, 284); q.PerSec != nil || len(q.CPUs) != 0 {
@@ -326,8 +328,8 @@ func TestCounterReset(t *testing.T) {
 
 	// The next interval counts from the reset value again.
 	prev = sample(t, s)
-	clk.advance(time.Second)
-	h.addIRQ(284, 50, 300)
+	clk.Advance(time.Second)
+	h.AddIRQ(284, 50, 300)
 	iv = diff(t, s, prev, sample(t, s))
 	if got := val(irqStats(t, iv, 284).PerSec); got != 300.0 {
 		t.Errorf("IRQ 284 after the reset interval = %v, want 300", got)
@@ -344,14 +346,14 @@ func TestCPUOffline(t *testing.T) {
 	h, s, clk := setup(t, "seed")
 	orig := map[string][]byte{}
 	for _, f := range []string{"proc/interrupts", "proc/stat", "proc/net/softnet_stat", "sys/devices/system/cpu/online"} {
-		orig[f] = h.read(f)
+		orig[f] = h.Read(f)
 	}
 	prev := sample(t, s)
-	clk.advance(time.Second)
-	h.addIRQ(284, 50, 1000)
-	h.addIRQ(297, 24, 250)
-	h.addSoftnet(50, 1, 3)
-	h.offline("17", "0-16,18-63")
+	clk.Advance(time.Second)
+	h.AddIRQ(284, 50, 1000)
+	h.AddIRQ(297, 24, 250)
+	h.AddSoftnet(50, 1, 3)
+	h.Offline("17", "0-16,18-63")
 	cur := sample(t, s)
 	iv := diff(t, s, prev, cur)
 
@@ -379,11 +381,11 @@ func TestCPUOffline(t *testing.T) {
 
 	// CPU 17 comes back.
 	prev = cur
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	for f, b := range orig {
-		h.write(f, b)
+		h.Write(f, b)
 	}
-	h.addIRQ(285, 17, 999)
+	h.AddIRQ(285, 17, 999)
 	iv = diff(t, s, prev, sample(t, s))
 	if !hasNote(iv, "CPU 17 came online") {
 		t.Errorf("notes = %q, want one on CPU 17 coming online", iv.Notes)
@@ -397,19 +399,19 @@ func TestCPUOffline(t *testing.T) {
 func TestProcessExit(t *testing.T) {
 	proc := &affinity.Process{PID: 7000, Comm: "iperf3"}
 	h, s, clk := setup(t, "vm-virtio", proc)
-	h.thread(7000, 7000, "iperf3", "R", 10, 10, 0)
+	h.Thread(7000, 7000, "iperf3", "R", 10, 10, 0)
 	prev := sample(t, s)
-	clk.advance(time.Second)
-	h.thread(7000, 7000, "iperf3", "R", 60, 10, 1)
+	clk.Advance(time.Second)
+	h.Thread(7000, 7000, "iperf3", "R", 60, 10, 1)
 	cur := sample(t, s)
 	iv := diff(t, s, prev, cur)
 	if len(iv.Threads) != 1 || val(iv.Threads[0].CPUPercent) != 50.0 || iv.Threads[0].CPU != 1 {
 		t.Fatalf("threads = %+v, want 7000 on CPU 1 at 50%%", iv.Threads)
 	}
-	if err := removeAll(h.root + "/proc/7000"); err != nil {
+	if err := os.RemoveAll(h.Root + "/proc/7000"); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	iv = diff(t, s, cur, sample(t, s))
 	if !hasNote(iv, "process 7000 (iperf3) exited") || len(iv.Threads) != 0 {
 		t.Errorf("after exit: notes %q threads %v", iv.Notes, iv.Threads)

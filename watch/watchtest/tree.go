@@ -1,4 +1,7 @@
-package watch
+// Package watchtest changes a writable host tree the way the kernel would
+// between two samples (counts that grow or reset, a CPU going offline, a
+// thread running somewhere), for the tests of watch and of the command.
+package watchtest
 
 import (
 	"bytes"
@@ -11,33 +14,35 @@ import (
 	"time"
 )
 
-// tree edits a writable host tree (a hosttest.Copy) the way the kernel
+// Tree edits a writable host tree (a hosttest.Copy) the way the kernel
 // would change it between two samples.
-type tree struct {
-	t    testing.TB
-	root string
+type Tree struct {
+	T    testing.TB
+	Root string
 }
 
-func (h tree) read(rel string) []byte {
-	h.t.Helper()
-	b, err := os.ReadFile(filepath.Join(h.root, rel))
+// Read returns a file of the tree.
+func (h Tree) Read(rel string) []byte {
+	h.T.Helper()
+	b, err := os.ReadFile(filepath.Join(h.Root, rel))
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return b
 }
 
-func (h tree) write(rel string, b []byte) {
-	h.t.Helper()
-	p := filepath.Join(h.root, rel)
+// Write replaces a file of the tree, whatever its mode.
+func (h Tree) Write(rel string, b []byte) {
+	h.T.Helper()
+	p := filepath.Join(h.Root, rel)
 	if err := os.Chmod(p, 0o644); err != nil && !os.IsNotExist(err) {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	if err := os.WriteFile(p, b, 0o644); err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 }
 
@@ -74,14 +79,14 @@ func column(t testing.TB, header []byte, cpu int) int {
 	return -1
 }
 
-// editCount changes the count of row id ("286", "NET_RX") in the column
+// EditCount changes the count of row id ("286", "NET_RX") in the column
 // of cpu, in a file with a CPU header (/proc/interrupts, /proc/softirqs).
 // The new value is right-aligned in the old one's width, as the kernel
 // prints it.
-func (h tree) editCount(rel, id string, cpu int, f func(uint64) uint64) {
-	h.t.Helper()
-	lines := bytes.Split(h.read(rel), []byte("\n"))
-	col := column(h.t, lines[0], cpu)
+func (h Tree) EditCount(rel, id string, cpu int, f func(uint64) uint64) {
+	h.T.Helper()
+	lines := bytes.Split(h.Read(rel), []byte("\n"))
+	col := column(h.T, lines[0], cpu)
 	for n, line := range lines[1:] {
 		name, _, ok := bytes.Cut(line, []byte(":"))
 		if !ok || string(bytes.TrimSpace(name)) != id {
@@ -90,7 +95,7 @@ func (h tree) editCount(rel, id string, cpu int, f func(uint64) uint64) {
 		tk := tokens(line, len(name)+1)[col]
 		old, err := strconv.ParseUint(string(line[tk.start:tk.end]), 10, 64)
 		if err != nil {
-			h.t.Fatalf("%s row %s: %v", rel, id, err)
+			h.T.Fatalf("%s row %s: %v", rel, id, err)
 		}
 		s := strconv.FormatUint(f(old), 10)
 		if w := tk.end - tk.start; len(s) < w {
@@ -101,39 +106,42 @@ func (h tree) editCount(rel, id string, cpu int, f func(uint64) uint64) {
 		out = append(out, s...)
 		out = append(out, line[tk.end:]...)
 		lines[n+1] = out
-		h.write(rel, bytes.Join(lines, []byte("\n")))
+		h.Write(rel, bytes.Join(lines, []byte("\n")))
 		return
 	}
-	h.t.Fatalf("%s: no row %s", rel, id)
+	h.T.Fatalf("%s: no row %s", rel, id)
 }
 
-func (h tree) addIRQ(irq, cpu int, n uint64) {
-	h.editCount("proc/interrupts", strconv.Itoa(irq), cpu, func(v uint64) uint64 { return v + n })
+// AddIRQ adds n to IRQ irq's count on CPU cpu.
+func (h Tree) AddIRQ(irq, cpu int, n uint64) {
+	h.EditCount("proc/interrupts", strconv.Itoa(irq), cpu, func(v uint64) uint64 { return v + n })
 }
 
-func (h tree) setIRQ(irq, cpu int, n uint64) {
-	h.editCount("proc/interrupts", strconv.Itoa(irq), cpu, func(uint64) uint64 { return n })
+// SetIRQ sets IRQ irq's count on CPU cpu, e.g. lower to model a reset.
+func (h Tree) SetIRQ(irq, cpu int, n uint64) {
+	h.EditCount("proc/interrupts", strconv.Itoa(irq), cpu, func(uint64) uint64 { return n })
 }
 
-func (h tree) addSoftirq(name string, cpu int, n uint64) {
-	h.editCount("proc/softirqs", name, cpu, func(v uint64) uint64 { return v + n })
+// AddSoftirq adds n to softirq row name ("NET_RX") on CPU cpu.
+func (h Tree) AddSoftirq(name string, cpu int, n uint64) {
+	h.EditCount("proc/softirqs", name, cpu, func(v uint64) uint64 { return v + n })
 }
 
 // Fields of a /proc/stat cpu line.
 const (
-	fUser = iota
-	fNice
-	fSystem
-	fIdle
-	fIowait
-	fIRQ
-	fSoftirq
+	User = iota
+	Nice
+	System
+	Idle
+	Iowait
+	IRQ
+	Softirq
 )
 
-// addStat adds ticks to the fields of CPU cpu's /proc/stat line.
-func (h tree) addStat(cpu int, add map[int]uint64) {
-	h.t.Helper()
-	lines := bytes.Split(h.read("proc/stat"), []byte("\n"))
+// AddStat adds ticks to the fields of CPU cpu's /proc/stat line.
+func (h Tree) AddStat(cpu int, add map[int]uint64) {
+	h.T.Helper()
+	lines := bytes.Split(h.Read("proc/stat"), []byte("\n"))
 	prefix := fmt.Sprintf("cpu%d ", cpu)
 	for i, line := range lines {
 		if !bytes.HasPrefix(line, []byte(prefix)) {
@@ -145,17 +153,17 @@ func (h tree) addStat(cpu int, add map[int]uint64) {
 			f[k+1] = strconv.FormatUint(v+n, 10)
 		}
 		lines[i] = []byte(strings.Join(f, " "))
-		h.write("proc/stat", bytes.Join(lines, []byte("\n")))
+		h.Write("proc/stat", bytes.Join(lines, []byte("\n")))
 		return
 	}
-	h.t.Fatalf("proc/stat: no %q line", prefix)
+	h.T.Fatalf("proc/stat: no %q line", prefix)
 }
 
-// addSoftnet adds n to column col (0: processed, 1: dropped, 2:
+// AddSoftnet adds n to column col (0: processed, 1: dropped, 2:
 // time_squeeze) of CPU cpu's softnet_stat line, a 32-bit hex counter.
-func (h tree) addSoftnet(cpu, col int, n uint32) {
-	h.t.Helper()
-	lines := bytes.Split(h.read("proc/net/softnet_stat"), []byte("\n"))
+func (h Tree) AddSoftnet(cpu, col int, n uint32) {
+	h.T.Helper()
+	lines := bytes.Split(h.Read("proc/net/softnet_stat"), []byte("\n"))
 	for i, line := range lines {
 		f := strings.Fields(string(line))
 		if len(f) < 13 {
@@ -167,21 +175,21 @@ func (h tree) addSoftnet(cpu, col int, n uint32) {
 		v, _ := strconv.ParseUint(f[col], 16, 32)
 		f[col] = fmt.Sprintf("%08x", uint32(v)+n)
 		lines[i] = []byte(strings.Join(f, " "))
-		h.write("proc/net/softnet_stat", bytes.Join(lines, []byte("\n")))
+		h.Write("proc/net/softnet_stat", bytes.Join(lines, []byte("\n")))
 		return
 	}
-	h.t.Fatalf("softnet_stat: no line for CPU %d", cpu)
+	h.T.Fatalf("softnet_stat: no line for CPU %d", cpu)
 }
 
-// offline takes CPU cpu offline as the kernel shows it: gone from
+// Offline takes CPU cpu offline as the kernel shows it: gone from
 // cpu/online, from the /proc/interrupts header and rows, from /proc/stat
 // and softnet_stat; /proc/softirqs keeps its column (possible CPUs).
-func (h tree) offline(cpu, online string) {
-	h.t.Helper()
+func (h Tree) Offline(cpu, online string) {
+	h.T.Helper()
 	id, _ := strconv.Atoi(cpu)
-	h.write("sys/devices/system/cpu/online", []byte(online+"\n"))
-	lines := bytes.Split(h.read("proc/interrupts"), []byte("\n"))
-	col := column(h.t, lines[0], id)
+	h.Write("sys/devices/system/cpu/online", []byte(online+"\n"))
+	lines := bytes.Split(h.Read("proc/interrupts"), []byte("\n"))
+	col := column(h.T, lines[0], id)
 	for n, line := range lines {
 		from := 0
 		if n > 0 {
@@ -207,17 +215,17 @@ func (h tree) offline(cpu, online string) {
 		}
 		lines[n] = append(append([]byte{}, line[:start]...), line[tk.end:]...)
 	}
-	h.write("proc/interrupts", bytes.Join(lines, []byte("\n")))
+	h.Write("proc/interrupts", bytes.Join(lines, []byte("\n")))
 
 	var out [][]byte
-	for _, line := range bytes.Split(h.read("proc/stat"), []byte("\n")) {
+	for _, line := range bytes.Split(h.Read("proc/stat"), []byte("\n")) {
 		if !bytes.HasPrefix(line, []byte("cpu"+cpu+" ")) {
 			out = append(out, line)
 		}
 	}
-	h.write("proc/stat", bytes.Join(out, []byte("\n")))
+	h.Write("proc/stat", bytes.Join(out, []byte("\n")))
 	out = out[:0]
-	for _, line := range bytes.Split(h.read("proc/net/softnet_stat"), []byte("\n")) {
+	for _, line := range bytes.Split(h.Read("proc/net/softnet_stat"), []byte("\n")) {
 		f := strings.Fields(string(line))
 		if len(f) >= 13 {
 			if v, _ := strconv.ParseUint(f[12], 16, 32); int(v) == id {
@@ -226,13 +234,13 @@ func (h tree) offline(cpu, online string) {
 		}
 		out = append(out, line)
 	}
-	h.write("proc/net/softnet_stat", bytes.Join(out, []byte("\n")))
+	h.Write("proc/net/softnet_stat", bytes.Join(out, []byte("\n")))
 }
 
-// thread writes /proc/<pid>/task/<tid>/stat in the kernel's format (52
+// Thread writes /proc/<pid>/task/<tid>/stat in the kernel's format (52
 // fields; 14 utime, 15 stime, 39 processor).
-func (h tree) thread(pid, tid int, comm, state string, utime, stime uint64, cpu int) {
-	h.t.Helper()
+func (h Tree) Thread(pid, tid int, comm, state string, utime, stime uint64, cpu int) {
+	h.T.Helper()
 	f := make([]string, 52)
 	for i := range f {
 		f[i] = "0"
@@ -243,18 +251,19 @@ func (h tree) thread(pid, tid int, comm, state string, utime, stime uint64, cpu 
 	f[38] = strconv.Itoa(cpu)
 	line := strings.Join(f, " ") + "\n"
 	dir := fmt.Sprintf("proc/%d/task/%d", pid, tid)
-	h.write(dir+"/stat", []byte(line))
-	h.write(dir+"/comm", []byte(comm+"\n"))
+	h.Write(dir+"/stat", []byte(line))
+	h.Write(dir+"/comm", []byte(comm+"\n"))
 	if pid == tid {
-		h.write(fmt.Sprintf("proc/%d/stat", pid), []byte(line))
-		h.write(fmt.Sprintf("proc/%d/comm", pid), []byte(comm+"\n"))
+		h.Write(fmt.Sprintf("proc/%d/stat", pid), []byte(line))
+		h.Write(fmt.Sprintf("proc/%d/comm", pid), []byte(comm+"\n"))
 	}
 }
 
-// clock is an injected clock that moves only when told.
-type clock struct{ t time.Time }
+// Clock is an injected clock that moves only when told.
+type Clock struct{ T time.Time }
 
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { return c.T }
 
-func removeAll(p string) error { return os.RemoveAll(p) }
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) { c.T = c.T.Add(d) }
