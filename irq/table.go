@@ -53,11 +53,6 @@ var ErrUnknownNIC = fmt.Errorf("unknown NIC")
 // Load reads the IRQs of host h: /proc/interrupts for names and counts,
 // and /proc/irq/N for every IRQ selected. Each file is read once.
 func Load(h *topology.Host, opt Options) (*Table, error) {
-	for _, name := range opt.NICs {
-		if _, ok := h.NICByName(name); !ok {
-			return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, nicNames(h))
-		}
-	}
 	t := &Table{}
 	in, err := ReadInterrupts(h.Root)
 	switch {
@@ -68,6 +63,14 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		in = &Interrupts{}
 	default:
 		return nil, err
+	}
+	if err := InferNICs(h, in); err != nil {
+		return nil, err
+	}
+	for _, name := range opt.NICs {
+		if _, ok := h.NICByName(name); !ok {
+			return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, nicNames(h))
+		}
 	}
 	folders, err := ListIRQs(h.Root)
 	if err != nil {

@@ -67,6 +67,9 @@ type NICJSON struct {
 	Vendor    string     `json:"vendor,omitempty"`
 	Product   string     `json:"product,omitempty"`
 	Steering  []QueueCPU `json:"steering,omitempty"`
+	// Inferred is true for a NIC known only from IRQ names (a tree
+	// without /sys/class/net): its queues, speed and driver are unknown.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // QueueCPU is one queue's rps_cpus or xps_cpus.
@@ -97,7 +100,8 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 		nj := NICJSON{Name: n.Name, PCI: n.PCI, Virtio: n.Virtio, Driver: n.Driver, Node: n.Node,
 			LocalNode: loc.Node, Locality: loc.Source, RxQueues: n.RxQueues, TxQueues: n.TxQueues,
 			IRQs: []int{}, QueueIRQs: []int{}, SpeedMbps: n.SpeedMbps, OperState: n.OperState,
-			VendorID: n.VendorID, DeviceID: n.DeviceID, Vendor: n.Vendor, Product: n.Product}
+			VendorID: n.VendorID, DeviceID: n.DeviceID, Vendor: n.Vendor, Product: n.Product,
+			Inferred: n.Inferred}
 		if n.HasLocal {
 			s := n.LocalCPUs.List()
 			nj.LocalCPUs = &s
@@ -190,8 +194,12 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		if dev == "" {
 			dev = "-"
 		}
+		queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
+		if n.Inferred {
+			queues = "unknown"
+		}
 		rows = append(rows, []string{node, n.Name, orDash(n.Driver), dev,
-			fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues), speed, orDash(n.OperState),
+			queues, speed, orDash(n.OperState),
 			IRQRange(n.IRQs)})
 	}
 	fmt.Fprintln(w)

@@ -37,6 +37,10 @@ type NIC struct {
 	// HasMSI is false when the tree has no such folder (captures).
 	MSIIRQs []int
 	HasMSI  bool
+
+	// Inferred is true for a NIC known only from IRQ names, in a tree
+	// without /sys/class/net: no queues, speed or driver are known.
+	Inferred bool
 }
 
 // Queue is one rx or tx queue of a NIC with its steering CPUs:
