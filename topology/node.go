@@ -33,6 +33,11 @@ func (h *Host) readNodes() error {
 		return fmt.Errorf("read nodes: %w", err)
 	}
 	h.nodeOf = make(map[int]int)
+	type nodeLinks struct {
+		id  int
+		dir string
+	}
+	var linked []nodeLinks
 	for _, e := range ents {
 		idStr, ok := strings.CutPrefix(e.Name(), "node")
 		if !ok {
@@ -75,6 +80,19 @@ func (h *Host) readNodes() error {
 			h.nodeOf[c] = id
 		}
 		h.Nodes = append(h.Nodes, n)
+		linked = append(linked, nodeLinks{id, base})
+	}
+	// x86 drops an offline CPU from its node's cpulist but keeps the
+	// nodeN/cpuM link: that still says where the CPU is.
+	for _, l := range linked {
+		for c := range h.Possible.Difference(h.Online).All() {
+			if _, known := h.nodeOf[c]; known {
+				continue
+			}
+			if _, err := os.Lstat(fmt.Sprintf("%s/cpu%d", l.dir, c)); err == nil {
+				h.nodeOf[c] = l.id
+			}
+		}
 	}
 	slices.SortFunc(h.Nodes, func(a, b Node) int { return a.ID - b.ID })
 	if len(h.Nodes) == 0 {

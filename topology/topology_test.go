@@ -1,0 +1,136 @@
+package topology
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+func list(t *testing.T, s string) cpuset.Set {
+	t.Helper()
+	set, err := cpuset.ParseList(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func TestSeed(t *testing.T) {
+	h, err := Read(hosttest.Root("seed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.NodeIDs(); !got.Equal(cpuset.New(0, 1)) {
+		t.Errorf("nodes %s, want 0-1", got)
+	}
+	n1, _ := h.Node(1)
+	if !n1.CPUs.Equal(list(t, "16-31,48-63")) || n1.MemoryBytes <= 0 || !cmp.Equal(n1.Distances, []int{21, 10}) {
+		t.Errorf("node 1 = %+v", n1)
+	}
+	c50, _ := h.CPU(50)
+	want := CPU{ID: 50, Online: true, Node: 1, Package: 1, Core: 18, Siblings: cpuset.New(18, 50), L3: 16}
+	if diff := cmp.Diff(want, c50); diff != "" {
+		t.Errorf("CPU 50 (-want +got):\n%s", diff)
+	}
+	nic, ok := h.NICByName("eth0")
+	if !ok {
+		t.Fatal("no eth0")
+	}
+	if nic.PCI != "0000:98:00.0" || nic.Driver != "mlx5_core" || nic.Node != 1 || nic.RxQueues != 16 || nic.TxQueues != 16 ||
+		nic.SpeedMbps != 100000 || len(nic.MSIIRQs) != 17 {
+		t.Errorf("eth0 = %+v", nic)
+	}
+	if loc := h.Locality(nic); loc.Node != 1 || loc.Source != "numa_node" || !loc.CPUs.Equal(n1.CPUs) {
+		t.Errorf("eth0 locality = %+v", loc)
+	}
+	if got := len(h.Cores(n1.CPUs)); got != 16 {
+		t.Errorf("node 1 has %d cores, want 16", got)
+	}
+}
+
+func TestOfflineCPUs(t *testing.T) {
+	h, err := Read(hosttest.Root("offline-2node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := list(t, "0,2-4,6-8,10-15"); !h.Online.Equal(want) {
+		t.Errorf("online %s, want %s", h.Online, want)
+	}
+	c9, _ := h.CPU(9)
+	if c9.Online || c9.Core != -1 || c9.Package != -1 || c9.Node != 1 {
+		t.Errorf("offline CPU 9 = %+v, want offline, core and package unknown, node 1 from its link", c9)
+	}
+	// CPU 13's sibling (9) is offline: it is a core of its own thread.
+	c13, _ := h.CPU(13)
+	if !c13.Siblings.Equal(cpuset.New(13)) || c13.Core != 9 && c13.Core != 13 {
+		t.Errorf("CPU 13 = %+v", c13)
+	}
+	if want := list(t, "10-11"); !h.IsolatedCPUs().Equal(want) {
+		t.Errorf("isolated %s, want %s", h.IsolatedCPUs(), want)
+	}
+	// numa_node -1 with a local_cpulist narrower than the host.
+	nic, _ := h.NICByName("ens2f0")
+	if loc := h.Locality(nic); loc.Source != "local_cpulist" || loc.Node != 1 {
+		t.Errorf("ens2f0 locality = %+v, want node 1 from local_cpulist", loc)
+	}
+}
+
+func TestSingleNodeVM(t *testing.T) {
+	h, err := Read(hosttest.Root("vm-virtio"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nic, ok := h.NICByName("eth0")
+	if !ok {
+		t.Fatal("no eth0")
+	}
+	if nic.Virtio != "virtio2" || nic.PCI != "0000:00:03.0" || nic.Driver != "virtio_net" || nic.Node != -1 {
+		t.Errorf("eth0 = %+v", nic)
+	}
+	if loc := h.Locality(nic); loc.Source != "single node" || loc.Node != 0 {
+		t.Errorf("locality = %+v, want node 0 as the only node", loc)
+	}
+}
+
+func TestL3Groups(t *testing.T) {
+	h, err := Read(hosttest.Root("nps2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cpu, l3 int }{{0, 0}, {3, 0}, {4, 4}, {21, 20}} {
+		if got, _ := h.CPU(c.cpu); got.L3 != c.l3 {
+			t.Errorf("CPU %d L3 = %d, want %d", c.cpu, got.L3, c.l3)
+		}
+	}
+	if got, _ := h.CPU(20); got.Package != 1 {
+		t.Errorf("CPU 20 package = %d, want 1", got.Package)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	if _, err := Read("/nonexistent"); err == nil {
+		t.Error("Read(/nonexistent) succeeded")
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "sys/devices/system/cpu"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(root); err == nil {
+		t.Error("Read of a tree without CPUs succeeded")
+	}
+	if err := os.WriteFile(filepath.Join(root, "sys/devices/system/cpu/online"), []byte("0-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Read(root)
+	if err != nil {
+		t.Fatalf("Read with only cpu/online: %v", err)
+	}
+	if len(h.Nodes) != 0 || len(h.Notes) == 0 {
+		t.Errorf("nodes %v notes %v: want no nodes and a note saying so", h.Nodes, h.Notes)
+	}
+}
