@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+func init() { register(newMaskCmd) }
+
+// pickFlags are the CPU selection flags mask and exec share.
+type pickFlags struct {
+	nic        string
+	node       int
+	cpus       string
+	exclude    string
+	excludeIRQ bool
+	onePerCore bool
+	count      int
+}
+
+func (f *pickFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.nic, "nic", "", "candidates: the CPUs local to this NIC")
+	fs.IntVar(&f.node, "node", -1, "candidates: the CPUs of this NUMA node")
+	fs.StringVar(&f.cpus, "cpus", "", "candidates: this CPU list (isolated CPUs are kept only when named here)")
+	fs.StringVar(&f.exclude, "exclude", "", "drop these CPUs (a CPU list)")
+	fs.BoolVar(&f.excludeIRQ, "exclude-irq-cpus", false, "drop the CPUs where the NIC's queue IRQs land (and their SMT siblings with --one-per-core)")
+	fs.BoolVar(&f.onePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
+	fs.IntVar(&f.count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
+}
+
+// request turns the flags into a pick request; bad values are usage errors.
+func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
+	r := affinity.PickRequest{
+		NIC: f.nic, Node: f.node, HasNode: fs.Changed("node"),
+		HasCPUs: fs.Changed("cpus"), ExcludeIRQCPUs: f.excludeIRQ, OnePerCore: f.onePerCore,
+	}
+	given := 0
+	for _, name := range []string{"nic", "node", "cpus"} {
+		if fs.Changed(name) {
+			given++
+		}
+	}
+	if given != 1 {
+		return r, usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus")
+	}
+	if fs.Changed("nic") && f.nic == "" {
+		return r, usagef("--nic: empty NIC name")
+	}
+	if f.excludeIRQ && f.nic == "" {
+		return r, usagef("--exclude-irq-cpus needs --nic: it drops the CPUs where that NIC's queue IRQs land")
+	}
+	if fs.Changed("count") && f.count < 1 {
+		return r, usagef("--count %d: want at least 1", f.count)
+	}
+	r.Count = f.count
+	var err error
+	if r.HasCPUs {
+		if r.CPUs, err = parseCPUFlag("--cpus", f.cpus); err != nil {
+			return r, err
+		}
+		if r.CPUs.IsEmpty() {
+			return r, usagef("--cpus: empty CPU list")
+		}
+	}
+	if r.Exclude, err = parseCPUFlag("--exclude", f.exclude); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func parseCPUFlag(flag, s string) (cpuset.Set, error) {
+	set, err := cpuset.ParseList(strings.TrimSpace(s))
+	if err != nil {
+		return cpuset.Set{}, usagef("%s: %w", flag, err)
+	}
+	return set, nil
+}
+
+// pick reads the host, and its NIC's IRQs when they matter, and picks the
+// CPUs the flags ask for. Notes go to stderr.
+func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
+	r, err := f.request(fs)
+	if err != nil {
+		return nil, err
+	}
+	h, err := topology.Read(a.root)
+	if err != nil {
+		return nil, err
+	}
+	var t *irq.Table
+	if r.ExcludeIRQCPUs {
+		if t, err = irq.Load(h, irq.Options{NICs: []string{r.NIC}}); err != nil {
+			return nil, err
+		}
+	}
+	p, err := affinity.PickCPUs(h, t, r)
+	if err != nil {
+		if errors.Is(err, affinity.ErrBadPick) || errors.Is(err, affinity.ErrNoSuchNode) || errors.Is(err, affinity.ErrNoSuchCPU) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", n)
+	}
+	return p, nil
+}
+
+func newMaskCmd(a *app) *cobra.Command {
+	var f pickFlags
+	var format string
+	var mem bool
+	c := &cobra.Command{
+		Use:   "mask (--nic NAME | --node N | --cpus LIST) [flags]",
+		Short: "Print the CPUs a benchmark should run on, in the form a tool takes",
+		Long: `mask picks CPUs for a benchmark and prints them on one line, in the form
+taskset, numactl, docker, systemd or a cgroup takes.
+
+The candidates are the CPUs local to a NIC (--nic), a node's (--node) or a
+list (--cpus); offline CPUs never count, isolated and nohz_full CPUs only
+when --cpus names them. Then --exclude drops CPUs, --exclude-irq-cpus drops
+where the NIC's queue IRQs are delivered (their effective affinity), and
+--one-per-core keeps one thread per core (and drops the IRQ CPUs' siblings,
+which share the core that runs the softirq). --count K keeps the first K.
+
+Formats: list 16-31,48-63; taskset 0xffff0000ffff0000; mask
+ffff0000,ffff0000 (the kernel's form, as wide as the host's CPU count);
+numactl --physcpubind=... --membind=N; docker --cpuset-cpus=...
+--cpuset-mems=N; systemd CPUAffinity=... (with --mem also NUMAPolicy=bind
+and NUMAMask=N); cgroup the value for cpuset.cpus. An empty pick is an
+error (exit 1), never an empty line.`,
+		Example: `  irqnuma mask --nic eth0
+  irqnuma mask --nic eth0 --exclude-irq-cpus --one-per-core --format taskset
+  taskset $(irqnuma mask --nic eth0 --format taskset) iperf3 -s`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(affinity.MaskFormats, format) {
+				return usagef("--format %q: want one of %s", format, strings.Join(affinity.MaskFormats, ", "))
+			}
+			if mem && format != "systemd" {
+				return usagef("--mem adds NUMAMask= to --format systemd only (numactl and docker always carry the nodes)")
+			}
+			p, err := a.pick(cmd.Flags(), &f)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeJSON(p.Doc())
+			}
+			s, err := p.Format(format, mem)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(a.stdout, s)
+			return err
+		},
+	}
+	f.add(c.Flags())
+	c.Flags().StringVar(&format, "format", "list", "output form: "+strings.Join(affinity.MaskFormats, ", "))
+	c.Flags().BoolVar(&mem, "mem", false, "with --format systemd, also bind memory to the CPUs' nodes")
+	return c
+}
