@@ -102,9 +102,13 @@ func (p *Pick) Doc() PickDoc {
 }
 
 // Describe says where the CPUs are for a person: "CPUs 16-31 (node 1)",
-// "CPUs 0-3,16-19 (nodes 0-1)", "CPUs 0-3 (node unknown)".
+// "CPUs 0-3,16-19 (nodes 0-1)", "CPU 3 (node unknown)".
 func (p *Pick) Describe() string {
-	return "CPUs " + p.CPUs.List() + " (" + pickDescribeNodes(p.Nodes, p.NodesKnown) + ")"
+	word := "CPUs "
+	if p.CPUs.Len() == 1 {
+		word = "CPU "
+	}
+	return word + p.CPUs.List() + " (" + pickDescribeNodes(p.Nodes, p.NodesKnown) + ")"
 }
 
 func pickDescribeNodes(nodes cpuset.Set, known bool) string {

@@ -66,7 +66,7 @@ type Pick struct {
 	Nodes      cpuset.Set
 	NodesKnown bool
 	// Source says where the candidates came from: "eth0 local CPUs,
-	// node 1 (numa_node)", "node 1", "CPU list".
+	// node 1 (numa_node)", "node 1", "the CPU list".
 	Source     string
 	Candidates cpuset.Set // the source's CPUs before any filter
 	Excluded   cpuset.Set // candidates the filters removed (union of Drops)
@@ -128,7 +128,7 @@ func PickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 	}
 	if r.Count > 0 {
 		if n := left.Len(); n < r.Count {
-			return nil, fmt.Errorf("%w: want %d CPUs, only %d remain (%s): %s", ErrTooFewLeft, r.Count, n, left, p.explain())
+			return nil, fmt.Errorf("%w: want %d CPUs, %d remain: %s; left %s", ErrTooFewLeft, r.Count, n, p.explain(), left)
 		}
 		left = left.First(r.Count)
 	}
@@ -191,7 +191,7 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 			return fmt.Errorf("%w: CPUs %s do not exist on this host (possible: %s)", ErrNoSuchCPU, bad, h.Possible)
 		}
 		p.Candidates = r.CPUs
-		p.Source = "CPU list"
+		p.Source = "the CPU list"
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func pickOnePerCore(h *topology.Host, cpus cpuset.Set) cpuset.Set {
 // explain says what the candidates were and what each filter removed.
 func (p *Pick) explain() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "candidates %s (%s)", pickOrNone(p.Candidates), p.Source)
+	fmt.Fprintf(&sb, "candidates %s from %s", pickOrNone(p.Candidates), p.Source)
 	for _, d := range p.Drops {
 		fmt.Fprintf(&sb, "; %s removed %s", pickDropWords[d.Reason], d.CPUs)
 	}

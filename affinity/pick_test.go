@@ -176,8 +176,8 @@ func TestPickErrors(t *testing.T) {
 		{"unknown nic", PickRequest{NIC: "eth9"}, irq.ErrUnknownNIC, `"eth9" (this host has: ens1f0, ens2f0, eth1, eth10)`},
 		{"unknown node", PickRequest{Node: 7, HasNode: true}, ErrNoSuchNode, "node 7 (this host has nodes 0-1)"},
 		{"unknown cpus", PickRequest{CPUs: mustList(t, "14-17"), HasCPUs: true}, ErrNoSuchCPU, "CPUs 16-17 do not exist"},
-		{"too few", PickRequest{Node: 1, HasNode: true, Count: 6}, ErrTooFewLeft, "want 6 CPUs, only 5 remain (8,12-15)"},
-		{"all offline", PickRequest{CPUs: cpuset.New(1, 5), HasCPUs: true}, ErrNothingLeft, "no CPUs left: candidates 1,5 (CPU list); offline removed 1,5"},
+		{"too few", PickRequest{Node: 1, HasNode: true, Count: 6}, ErrTooFewLeft, "want 6 CPUs, 5 remain: candidates 8,10-15 from node 1; isolated/nohz_full removed 10-11; left 8,12-15"},
+		{"all offline", PickRequest{CPUs: cpuset.New(1, 5), HasCPUs: true}, ErrNothingLeft, "no CPUs left: candidates 1,5 from the CPU list; offline removed 1,5"},
 		// Every core of node 1 runs one of ens1f0's queues or is isolated.
 		{"nothing left", PickRequest{NIC: "ens1f0", ExcludeIRQCPUs: true, OnePerCore: true}, ErrNothingLeft,
 			"isolated/nohz_full removed 10-11; IRQ CPUs removed 8,12-13; IRQ CPUs' SMT siblings removed 14-15"},
