@@ -2,9 +2,7 @@ package irq
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,32 +153,7 @@ func ReadHint(root string, n int) (cpuset.Set, bool, error) {
 
 // readWithMode reads a small file into buf (reused) and returns its mode.
 func readWithMode(path string, buf []byte) ([]byte, os.FileMode, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return buf[:0], 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return buf[:0], 0, fmt.Errorf("stat %s: %w", path, err)
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if len(buf) >= 1<<20 {
-				return buf, 0, fmt.Errorf("read %s: %w", path, kfile.ErrTooLarge)
-			}
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return buf, st.Mode(), nil
-		}
-		if err != nil {
-			return buf, 0, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
+	return kfile.ReadMode(path, buf)
 }
 
 func parseList(path string, b []byte) (cpuset.Set, error) {

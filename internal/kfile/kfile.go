@@ -9,11 +9,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 )
@@ -33,36 +34,66 @@ func Read(path string) ([]byte, error) {
 
 // ReadLimit returns the whole file, failing when it exceeds limit bytes.
 func ReadLimit(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// A regular file's size is a good first guess; pseudo-files say 0 or
-	// 4096 whatever they hold, so the read goes on to EOF regardless.
-	size := int64(512)
-	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < limit {
-		size = st.Size() + 1
-	}
-	return readAll(f, path, limit, size)
+	b, _, err := read(path, nil, limit, false)
+	return b, err
 }
 
-func readAll(f *os.File, path string, limit, size int64) ([]byte, error) {
-	buf := make([]byte, 0, size)
+// ReadMode reads a small file into buf (reused when large enough) and
+// returns its content and permission bits. It is the hot path of reading
+// thousands of /proc/irq files: raw open, fstat, read and close, without
+// the runtime poller registration os.Open does.
+func ReadMode(path string, buf []byte) ([]byte, os.FileMode, error) {
+	return read(path, buf, 1<<20, true)
+}
+
+func read(path string, buf []byte, limit int64, wantMode bool) ([]byte, os.FileMode, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var mode os.FileMode
+	size := int64(512)
+	if wantMode || buf == nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+		}
+		mode = os.FileMode(st.Mode & 0o777)
+		// A regular file's size is a good first guess; pseudo-files say 0
+		// or 4096 whatever they hold, so the read goes on to EOF regardless.
+		if st.Size > 0 && st.Size < limit {
+			size = st.Size + 1
+		}
+	}
+	if int64(cap(buf)) < size {
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, fmt.Errorf("read %s: %w (over %d bytes)", path, ErrTooLarge, limit)
-		}
-		if err == io.EOF {
-			return buf, nil
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
+			return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, mode, nil
+		}
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, 0, fmt.Errorf("read %s: %w (over %d bytes)", path, ErrTooLarge, limit)
 		}
 	}
 }
