@@ -196,3 +196,21 @@ func mustParseList(t *testing.T, s string) cpuset.Set {
 	}
 	return set
 }
+
+// BenchmarkMaskSynthetic is the whole `mask --exclude-irq-cpus` command on
+// a 512-CPU host with 1,000 IRQs: reading the topology and the NIC's IRQs,
+// picking, printing.
+func BenchmarkMaskSynthetic(b *testing.B) {
+	spec := hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488}
+	if spec.IRQs() != 1000 {
+		b.Fatalf("spec has %d IRQs, want 1000", spec.IRQs())
+	}
+	root := hosttest.Synthetic(b, spec)
+	args := []string{"--root", root, "mask", "--nic", "eth0", "--exclude-irq-cpus", "--one-per-core", "--format", "mask"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, stderr, code := runCLI(b, args...); code != 0 {
+			b.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+}
