@@ -3,6 +3,8 @@ package irq
 import (
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/benchcpu"
+
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/topology"
@@ -17,11 +19,13 @@ func BenchmarkLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		if _, err := Load(h, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stop()
 }
 
 // BenchmarkLoadAll loads all 1,000 IRQs of a 512-CPU host.
@@ -31,11 +35,13 @@ func BenchmarkLoadAll(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		if _, err := Load(h, Options{All: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stop()
 }
 
 // BenchmarkParseInterrupts parses /proc/interrupts of a 512-CPU,
@@ -47,9 +53,11 @@ func BenchmarkParseInterrupts(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		if _, err := ParseInterrupts(data); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stop()
 }
