@@ -90,7 +90,7 @@ type Step struct {
 type Target struct {
 	NIC    string
 	CPUs   cpuset.Set
-	Source string // e.g. "node 1 (numa_node)", "--cpus 16-23"
+	Source string // e.g. "node 1, from numa_node", "--cpus 16-23"
 	// Left says what was taken out of the source set, e.g.
 	// "isolated/nohz_full 10-11".
 	Left []string
@@ -254,7 +254,7 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 			return tg, fmt.Errorf("--node %d: no such node (this host has nodes %s)", opt.Node, h.NodeIDs())
 		}
 		set = cpus
-		tg.Source = "node " + strconv.Itoa(opt.Node) + " (--node)"
+		tg.Source = "node " + strconv.Itoa(opt.Node) + ", from --node"
 	default:
 		loc := h.Locality(nic)
 		if !loc.Known() {
@@ -263,7 +263,7 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 		}
 		set = loc.CPUs
 		if loc.Node >= 0 {
-			tg.Source = "node " + strconv.Itoa(loc.Node) + " (" + loc.Source + ")"
+			tg.Source = "node " + strconv.Itoa(loc.Node) + ", from " + loc.Source
 		} else {
 			tg.Source = loc.Source + " " + loc.CPUs.String()
 		}

@@ -185,7 +185,7 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 		doc.Targets = append(doc.Targets, pinTarget{NIC: tg.NIC, CPUs: tg.CPUs.String(), Source: tg.Source, Left: append([]string{}, tg.Left...)})
 		left := ""
 		if len(tg.Left) > 0 {
-			left = ", without " + strings.Join(tg.Left, ", ")
+			left = "; without " + strings.Join(tg.Left, ", ")
 		}
 		fmt.Fprintf(a.stderr, "%s: %s on CPUs %s (%s%s)\n", tg.NIC, plan.Strategy, tg.CPUs, tg.Source, left)
 	}

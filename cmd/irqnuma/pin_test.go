@@ -1,0 +1,655 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/irq"
+)
+
+// pinTime is the clock of these tests: state files get a fixed name.
+var pinTime = time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
+
+// seedQueueCPUs are the published CPUs of mlx5_comp0..15 (IRQs 284-299).
+var seedQueueCPUs = []int{50, 17, 53, 51, 58, 55, 53, 30, 60, 20, 21, 61, 26, 23, 24, 63}
+
+// withPinSeams swaps the writer, effective uid and clock for one test.
+func withPinSeams(t *testing.T, w irq.Writer, uid int) {
+	t.Helper()
+	oldW, oldUID, oldNow := pinWriter, geteuid, now
+	if w != nil {
+		pinWriter = w
+	}
+	geteuid = func() int { return uid }
+	now = func() time.Time { return pinTime }
+	t.Cleanup(func() { pinWriter, geteuid, now = oldW, oldUID, oldNow })
+}
+
+// runCLIContext is runCLI with a context, for signals.
+func runCLIContext(t *testing.T, ctx context.Context, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(ctx, args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// treeFiles returns every regular file under root/proc and root/sys with
+// its mode and bytes.
+func treeFiles(t *testing.T, root string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, top := range []string{"proc", "sys"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			m[strings.TrimPrefix(p, root)] = info.Mode().String() + " " + string(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+type pinOut struct {
+	Plan []struct {
+		IRQ       int     `json:"irq"`
+		NIC       string  `json:"nic"`
+		Queue     int     `json:"queue"`
+		Kind      string  `json:"kind"`
+		From      string  `json:"from"`
+		To        string  `json:"to"`
+		Action    string  `json:"action"`
+		Result    string  `json:"result"`
+		Error     string  `json:"error"`
+		File      string  `json:"file"`
+		Affinity  *string `json:"affinity"`
+		Effective *string `json:"effective"`
+	} `json:"plan"`
+	StateFile string `json:"state_file"`
+	DryRun    bool   `json:"dry_run"`
+}
+
+func decodePin(t *testing.T, stdout string) pinOut {
+	t.Helper()
+	var d pinOut
+	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+		t.Fatalf("decode %q: %v", stdout, err)
+	}
+	return d
+}
+
+func (d pinOut) results() []string {
+	var out []string
+	for _, r := range d.Plan {
+		out = append(out, strconv.Itoa(r.IRQ)+" "+r.Action+" "+r.Result)
+	}
+	return out
+}
+
+// TestPinGolden records the plan and the results on the seed and NPS2
+// hosts: dry runs in both formats, a pin, and the restore after it.
+func TestPinGolden(t *testing.T) {
+	withPinSeams(t, nil, 0)
+	tests := []struct {
+		name string
+		host string
+		args string
+	}{
+		{"seed-dry-run", "seed", "irq pin eth0 --dry-run"},
+		{"seed-node-dry-run", "seed", "irq pin eth0 --dry-run --strategy node"},
+		{"seed-exclude-xps-dry-run", "seed", "irq pin eth0 --dry-run --exclude 16-19 --xps"},
+		{"nps2-dry-run", "nps2", "irq pin enp65s0f0 --dry-run"},
+		{"nps2-node-dry-run", "nps2", "irq pin enp65s0f0 --dry-run --strategy node"},
+		{"offline-2node-dry-run", "offline-2node", "irq pin ens1f0 ens2f0 --dry-run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := hosttest.Copy(t, tt.host)
+			before := treeFiles(t, root)
+			for _, format := range []string{"table", "json"} {
+				args := append([]string{"--root", root, "-o", format}, strings.Fields(tt.args)...)
+				stdout, stderr, code := runCLI(t, args...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", tt.args, code, stderr)
+				}
+				ext := map[string]string{"table": ".txt", "json": ".json"}[format]
+				golden(t, filepath.Join("pin", tt.name+ext), stdout)
+				if format == "table" {
+					golden(t, filepath.Join("pin", tt.name+".stderr"), strings.ReplaceAll(stderr, root, "<root>"))
+				}
+			}
+			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+				t.Errorf("a dry run changed the tree:\n%s", diff)
+			}
+			if _, err := os.Stat(irq.StateDir(root)); err == nil {
+				t.Error("a dry run created the state folder")
+			}
+		})
+	}
+
+	root := hosttest.Copy(t, "seed")
+	stdout, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0", "--xps")
+	if code != 0 {
+		t.Fatalf("pin: exit %d: %s", code, stderr)
+	}
+	golden(t, "pin/seed-pin.txt", stdout)
+	golden(t, "pin/seed-pin.stderr", strings.ReplaceAll(stderr, root, "<root>"))
+	stdout, stderr, code = runCLI(t, "--root", root, "irq", "restore")
+	if code != 0 {
+		t.Fatalf("restore: exit %d: %s", code, stderr)
+	}
+	golden(t, "pin/seed-restore.txt", stdout)
+	golden(t, "pin/seed-restore.stderr", strings.ReplaceAll(stderr, root, "<root>"))
+}
+
+// TestPinSeedDoneWhen is the issue's acceptance on the seed host: pin puts
+// the 16 queue IRQs on 16 distinct physical cores of node 1 (CPUs 16-31),
+// irq list then shows each local with no CPU shared, and restore gives
+// back exactly the seed's files.
+func TestPinSeedDoneWhen(t *testing.T) {
+	withPinSeams(t, nil, 0)
+	root := hosttest.Copy(t, "seed")
+	before := treeFiles(t, root)
+	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0")
+	if code != 0 {
+		t.Fatalf("pin: exit %d: %s", code, stderr)
+	}
+	d := decodePin(t, stdout)
+	want := filepath.Join(root, "var/lib/irqnuma/state-20261130T010203.000000000Z.json")
+	if d.StateFile != want {
+		t.Errorf("state_file %q, want %q", d.StateFile, want)
+	}
+	if st, err := os.Stat(want); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("state file: %v, mode %v; want 0600", err, st.Mode())
+	}
+
+	list := listIRQs(t, root)
+	cores := map[int]bool{}
+	for i := range 16 {
+		q := list[284+i]
+		a, err := cpuset.ParseList(*q.Affinity)
+		if err != nil || a.Len() != 1 || !a.IsSubsetOf(cpuset.Range(16, 31)) {
+			t.Errorf("IRQ %d affinity %s, want one CPU of 16-31", 284+i, *q.Affinity)
+			continue
+		}
+		c, _ := a.Min()
+		if cores[c%32] {
+			t.Errorf("IRQ %d on core of CPU %d twice", 284+i, c)
+		}
+		cores[c%32] = true
+		// A tree has no kernel: effective_affinity_list still says what
+		// the seed said.
+		if *q.Effective != strconv.Itoa(seedQueueCPUs[i]) {
+			t.Errorf("IRQ %d effective %s, want the tree's untouched %d", 284+i, *q.Effective, seedQueueCPUs[i])
+		}
+	}
+
+	stdout, stderr, code = runCLI(t, "--root", root, "irq", "restore")
+	if code != 0 {
+		t.Fatalf("restore: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+		t.Errorf("restore did not give back the seed's files (-seed +after):\n%s", diff)
+	}
+	if _, err := os.Stat(want + ".restored"); err != nil {
+		t.Errorf("restored state file not renamed: %v", err)
+	}
+	if _, stderr, code = runCLI(t, "--root", root, "irq", "restore"); code != 1 || !strings.Contains(stderr, "nothing left to restore") {
+		t.Errorf("second restore: exit %d, %q", code, stderr)
+	}
+}
+
+// x86Kernel writes like FileWriter, then does in the tree what an x86
+// kernel does and a tree cannot: it points effective_affinity_list at the
+// first CPU of the list just written. It models the kernel for the one test
+// that checks where interrupts would land.
+type x86Kernel struct{}
+
+func (x86Kernel) WriteFile(name string, data []byte) error {
+	if err := (irq.FileWriter{}).WriteFile(name, data); err != nil {
+		return err
+	}
+	if filepath.Base(name) != irq.FileAffinityList {
+		return nil
+	}
+	set, err := cpuset.ParseList(strings.TrimSpace(string(data)))
+	if err != nil {
+		return err
+	}
+	first, _ := set.Min()
+	return (irq.FileWriter{}).WriteFile(filepath.Join(filepath.Dir(name), "effective_affinity_list"), []byte(strconv.Itoa(first)+"\n"))
+}
+
+// With a kernel that re-targets the interrupts, the queue IRQs of eth0 are
+// all local to node 1 and no two share a CPU: no irq-remote, no
+// irq-shared-cpu.
+func TestPinSeedEffective(t *testing.T) {
+	withPinSeams(t, x86Kernel{}, 0)
+	root := hosttest.Copy(t, "seed")
+	if _, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0"); code != 0 {
+		t.Fatalf("pin: exit %d: %s", code, stderr)
+	}
+	seen := map[string]int{}
+	for n, q := range listIRQs(t, root) {
+		if q.NIC != "eth0" || q.Queue < 0 {
+			continue
+		}
+		if q.Local == nil || !*q.Local {
+			t.Errorf("IRQ %d is not local after pin: effective %s", n, *q.Effective)
+		}
+		if prev, ok := seen[*q.Effective]; ok {
+			t.Errorf("IRQs %d and %d share CPU %s", prev, n, *q.Effective)
+		}
+		seen[*q.Effective] = n
+	}
+	if len(seen) != 16 {
+		t.Errorf("%d distinct effective CPUs, want 16", len(seen))
+	}
+}
+
+type listedIRQ struct {
+	IRQ       int     `json:"irq"`
+	NIC       string  `json:"nic"`
+	Queue     int     `json:"queue"`
+	Affinity  *string `json:"affinity"`
+	Effective *string `json:"effective"`
+	Local     *bool   `json:"local"`
+}
+
+func listIRQs(t *testing.T, root string) map[int]listedIRQ {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "--root", root, "irq", "list", "-o", "json")
+	if code != 0 {
+		t.Fatalf("irq list: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		IRQs []listedIRQ `json:"irqs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := map[int]listedIRQ{}
+	for _, q := range doc.IRQs {
+		m[q.IRQ] = q
+	}
+	return m
+}
+
+// failAt fails the n-th write (from 1) with err and can cancel a context
+// after a given write.
+type failAt struct {
+	n, at  int
+	err    error
+	cancel func()
+	after  int
+}
+
+func (w *failAt) WriteFile(name string, data []byte) error {
+	w.n++
+	if w.n == w.at {
+		return &fs.PathError{Op: "write", Path: name, Err: w.err}
+	}
+	if err := (irq.FileWriter{}).WriteFile(name, data); err != nil {
+		return err
+	}
+	if w.cancel != nil && w.n == w.after {
+		w.cancel()
+	}
+	return nil
+}
+
+func TestPinFailureRollsBack(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	before := treeFiles(t, root)
+	withPinSeams(t, &failAt{at: 4, err: syscall.EINVAL}, 0)
+	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0", "--xps")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
+	}
+	for _, s := range []string{"failed: IRQ 288", "EINVAL: the value names no online CPU", "every change was rolled back"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr does not say %q:\n%s", s, stderr)
+		}
+	}
+	d := decodePin(t, stdout)
+	got := d.results()[:7]
+	want := []string{"283 keep unchanged", "284 change rolled-back", "285 keep unchanged", "286 change rolled-back",
+		"287 change rolled-back", "288 change failed", "289 change unchanged"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+		t.Errorf("files changed after the rollback (-before +after):\n%s", diff)
+	}
+	if _, err := os.Stat(d.StateFile + ".rolled-back"); err != nil {
+		t.Errorf("state file of a rolled-back pin not retired: %v", err)
+	}
+}
+
+func TestPinKeepGoing(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	before := treeFiles(t, root)
+	withPinSeams(t, &failAt{at: 3, err: syscall.ENOSPC}, 0)
+	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0", "--keep-going")
+	if code != 1 || !strings.Contains(stderr, "1 of 15 writes failed (--keep-going)") || !strings.Contains(stderr, "vector space") {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	d := decodePin(t, stdout)
+	if got := d.results()[4]; got != "287 change failed" {
+		t.Errorf("IRQ 287: %s", got)
+	}
+	if got := d.results()[5]; got != "288 change changed" {
+		t.Errorf("IRQ 288: %s", got)
+	}
+	withPinSeams(t, irq.FileWriter{}, 0)
+	if _, stderr, code := runCLI(t, "--root", root, "irq", "restore", d.StateFile); code != 0 {
+		t.Fatalf("restore: exit %d: %s", code, stderr)
+	}
+	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+		t.Errorf("files after restore (-before +after):\n%s", diff)
+	}
+}
+
+func TestPinSignal(t *testing.T) {
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		want int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		root := hosttest.Copy(t, "seed")
+		before := treeFiles(t, root)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		withPinSeams(t, &failAt{after: 4, cancel: func() { cancel(signalCause{tt.sig}) }}, 0)
+		stdout, stderr, code := runCLIContext(t, ctx, "--root", root, "-o", "json", "irq", "pin", "eth0")
+		cancel(nil)
+		if code != tt.want {
+			t.Errorf("%v: exit %d, want %d; stderr %s", tt.sig, code, tt.want, stderr)
+		}
+		if !strings.Contains(stderr, "interrupted") {
+			t.Errorf("%v: stderr %q", tt.sig, stderr)
+		}
+		d := decodePin(t, stdout)
+		// The fourth write finished before the rollback.
+		if got := d.results()[:7]; !cmp.Equal(got, []string{"283 keep unchanged", "284 change rolled-back", "285 keep unchanged",
+			"286 change rolled-back", "287 change rolled-back", "288 change rolled-back", "289 change unchanged"}) {
+			t.Errorf("%v: results %v", tt.sig, got)
+		}
+		if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+			t.Errorf("%v: files changed (-before +after):\n%s", tt.sig, diff)
+		}
+	}
+}
+
+func TestPinManaged(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	// IRQ 290 is managed as the kernel shows it (no write bit); IRQ 291's
+	// write is refused the way Linux 6.12+ refuses a managed IRQ.
+	for _, f := range []string{"smp_affinity", "smp_affinity_list"} {
+		if err := os.Chmod(filepath.Join(root, "proc/irq/290", f), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withPinSeams(t, &failAt{at: 6, err: syscall.EPERM}, 0)
+	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	d := decodePin(t, stdout)
+	got := d.results()[6:9]
+	want := []string{"289 change changed", "290 skip-managed skipped", "291 skip-managed skipped"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(stderr, "IRQ 291: skipped as managed") || !strings.Contains(stderr, "EPERM") {
+		t.Errorf("stderr does not report IRQ 291 as managed:\n%s", stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "proc/irq/290/smp_affinity_list")); string(b) != "53\n" {
+		t.Errorf("managed IRQ 290 written: %q", b)
+	}
+}
+
+func TestRestoreTampered(t *testing.T) {
+	withPinSeams(t, nil, 0)
+	root := hosttest.Copy(t, "seed")
+	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0")
+	if code != 0 {
+		t.Fatalf("pin: exit %d: %s", code, stderr)
+	}
+	state := decodePin(t, stdout).StateFile
+	pinned := treeFiles(t, root)
+	raw, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ from, to, want string }{
+		{`"/proc/irq/286/smp_affinity_list"`, `"/etc/passwd"`, "only /proc/irq/<n>/ and /sys/class/net/<nic>/queues/"},
+		{`"/proc/irq/286/smp_affinity_list"`, `"/proc/irq/4096/smp_affinity_list"`, "IRQ 4096 does not exist"},
+		{`"value": "53"`, `"value": "53-"`, `value "53-"`},
+		{`"/proc/irq/286/smp_affinity_list"`, `"/proc/irq/286/../../../etc/passwd"`, "clean absolute path"},
+	} {
+		bad := strings.Replace(string(raw), tt.from, tt.to, 1)
+		if bad == string(raw) {
+			t.Fatalf("%s not in the state file:\n%s", tt.from, raw)
+		}
+		p := filepath.Join(t.TempDir(), "state.json")
+		if err := os.WriteFile(p, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := runCLI(t, "--root", root, "irq", "restore", p)
+		if code != 1 || !strings.Contains(stderr, "invalid state file") || !strings.Contains(stderr, tt.want) {
+			t.Errorf("restore of a state with %s: exit %d, stderr %q", tt.to, code, stderr)
+		}
+	}
+	if diff := cmp.Diff(pinned, treeFiles(t, root)); diff != "" {
+		t.Errorf("a refused restore changed files:\n%s", diff)
+	}
+}
+
+func TestPinRefusals(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	unknown := hosttest.Copy(t, "seed")
+	dev := "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/"
+	write(t, unknown, dev+"numa_node", "-1\n")
+	write(t, unknown, dev+"local_cpulist", "0-63\n")
+	tests := []struct {
+		name string
+		uid  int
+		args []string
+		code int
+		want string
+	}{
+		{"not root live", 1000, []string{"--root", "/", "irq", "pin", "eth0"}, 1, "needs root"},
+		{"not root restore", 1000, []string{"--root", "/", "irq", "restore"}, 1, "needs root"},
+		{"node and cpus", 0, []string{"--root", root, "irq", "pin", "eth0", "--node", "1", "--cpus", "16"}, 2, "exclusive"},
+		{"bad cpus", 0, []string{"--root", root, "irq", "pin", "eth0", "--cpus", "16-"}, 2, "--cpus"},
+		{"bad exclude", 0, []string{"--root", root, "irq", "pin", "eth0", "--exclude", "x"}, 2, "--exclude"},
+		{"bad strategy", 0, []string{"--root", root, "irq", "pin", "eth0", "--strategy", "random"}, 2, "--strategy"},
+		{"negative node", 0, []string{"--root", root, "irq", "pin", "eth0", "--node", "-1"}, 2, "--node -1"},
+		{"unknown nic", 0, []string{"--root", root, "irq", "pin", "eth9"}, 2, `unknown NIC "eth9"`},
+		{"no nic", 0, []string{"--root", root, "irq", "pin"}, 2, "requires at least 1 arg"},
+		{"locality unknown", 0, []string{"--root", unknown, "irq", "pin", "eth0"}, 2, "give --node or --cpus"},
+		{"exclude all", 0, []string{"--root", root, "irq", "pin", "eth0", "--exclude", "0-63"}, 1, "no CPU left"},
+		{"restore nothing", 0, []string{"--root", root, "irq", "restore"}, 1, "no state file"},
+		{"restore missing file", 0, []string{"--root", root, "irq", "restore", "/nonexistent/state.json"}, 1, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			withPinSeams(t, nil, tt.uid)
+			before := treeFiles(t, root)
+			_, stderr, code := runCLI(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+				t.Errorf("files changed:\n%s", diff)
+			}
+		})
+	}
+	// Not root, a dry run of the live host is fine.
+	withPinSeams(t, nil, 1000)
+	if _, err := os.Stat("/sys/class/net/eth0/device"); err == nil {
+		if _, stderr, code := runCLI(t, "--root", "/", "irq", "pin", "eth0", "--dry-run"); code != 0 {
+			t.Errorf("live dry run as non-root: exit %d: %s", code, stderr)
+		}
+	}
+}
+
+func TestPinLocked(t *testing.T) {
+	withPinSeams(t, nil, 0)
+	root := hosttest.Copy(t, "seed")
+	l, err := irq.AcquireLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	for _, args := range [][]string{{"irq", "pin", "eth0"}, {"irq", "restore"}} {
+		_, stderr, code := runCLI(t, append([]string{"--root", root}, args...)...)
+		if code != 1 || !strings.Contains(stderr, "another irqnuma pin or restore is running") {
+			t.Errorf("%v while locked: exit %d, %q", args, code, stderr)
+		}
+	}
+}
+
+func TestPinIrqbalanceWarning(t *testing.T) {
+	withPinSeams(t, nil, 0)
+	root := hosttest.Copy(t, "seed")
+	pid := filepath.Join(root, "proc/4242")
+	if err := os.MkdirAll(pid, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, v := range map[string]string{
+		"comm":    "irqbalance\n",
+		"cmdline": "/usr/sbin/irqbalance\x00--foreground\x00--banirq=284\x00",
+		"environ": "IRQBALANCE_BANNED_CPULIST=0-1\x00",
+	} {
+		if err := os.WriteFile(filepath.Join(pid, f), []byte(v), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{
+		"warning: irqbalance is running (PID 4242) and does not ban IRQs 283,285,286",
+		"it will move them back",
+		`IRQBALANCE_ARGS="--banirq=283 --banirq=285 --banirq=286`,
+	} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr does not say %q:\n%s", s, stderr)
+		}
+	}
+	if strings.Contains(stderr, "284,") {
+		t.Errorf("IRQ 284 is banned already but named:\n%s", stderr)
+	}
+}
+
+// TestPinLive pins this machine's NIC queue IRQs to one CPU, checks where
+// the kernel delivers them, restores, and checks the original is back. It
+// runs only as root where the NIC's queue IRQ affinity is writable.
+func TestPinLive(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the live pin test writes /proc/irq")
+	}
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Skip("no /sys/devices/system/cpu/online")
+	}
+	cpus, _ := cpuset.ParseList(strings.TrimSpace(string(online)))
+	last, _ := cpus.Max()
+	withPinSeams(t, irq.FileWriter{}, 0)
+	stdout, stderr, code := runCLI(t, "irq", "list", "-o", "json")
+	if code != 0 {
+		t.Fatalf("irq list: %d %s", code, stderr)
+	}
+	var doc struct {
+		IRQs []listedIRQ `json:"irqs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	nic, queueIRQ := "", -1
+	for _, q := range doc.IRQs {
+		if q.Queue >= 0 && q.NIC != "" {
+			nic, queueIRQ = q.NIC, q.IRQ
+			break
+		}
+	}
+	if queueIRQ < 0 {
+		t.Skip("no NIC queue IRQ on this machine")
+	}
+	listFile := "/proc/irq/" + strconv.Itoa(queueIRQ) + "/smp_affinity_list"
+	st, err := os.Stat(listFile)
+	if err != nil || st.Mode().Perm()&0o200 == 0 {
+		t.Skipf("%s is not writable (managed IRQ?)", listFile)
+	}
+	original, err := os.ReadFile(listFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "state.json")
+	target := strconv.Itoa(last)
+	stdout, stderr, code = runCLI(t, "-o", "json", "irq", "pin", nic, "--cpus", target, "--state", state)
+	t.Cleanup(func() {
+		// Whatever failed above, leave the machine as it was.
+		if _, err := os.Stat(state); err == nil {
+			runCLI(t, "irq", "restore", state)
+		}
+	})
+	if code != 0 {
+		t.Fatalf("pin %s --cpus %s: exit %d: %s\n%s", nic, target, code, stderr, stdout)
+	}
+	d := decodePin(t, stdout)
+	for _, r := range d.Plan {
+		if r.IRQ != queueIRQ {
+			continue
+		}
+		if r.Affinity == nil || *r.Affinity != target {
+			t.Errorf("IRQ %d reads back affinity %v, want %s", queueIRQ, r.Affinity, target)
+		}
+		if r.Effective == nil || *r.Effective != target {
+			t.Errorf("IRQ %d reads back effective %v, want %s", queueIRQ, r.Effective, target)
+		}
+	}
+	eff, err := os.ReadFile("/proc/irq/" + strconv.Itoa(queueIRQ) + "/effective_affinity_list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(eff)) != target {
+		t.Errorf("kernel delivers IRQ %d to %q, want %s", queueIRQ, eff, target)
+	}
+	stdout, stderr, code = runCLI(t, "irq", "restore", state)
+	if code != 0 {
+		t.Fatalf("restore: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	back, err := os.ReadFile(listFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(back) != string(original) {
+		t.Errorf("after restore %s = %q, want %q", listFile, back, original)
+	}
+}
