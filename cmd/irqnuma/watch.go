@@ -239,7 +239,7 @@ func (s *screen) size() (w, h int) {
 }
 
 func (s *screen) waiting(interval time.Duration) error {
-	return s.draw(fmt.Sprintf("irqnuma watch: first sample taken; the first interval shows in %s. q quits.\n", interval))
+	return s.draw(fmt.Sprintf("irqnuma watch: first interval in %s; q quits\n", interval))
 }
 
 func (s *screen) frame(iv *watch.Interval) error {
@@ -252,10 +252,11 @@ func (s *screen) frame(iv *watch.Interval) error {
 }
 
 // draw puts text at the top left, each line cleared to its end, the rest
-// of the screen cleared, and cuts it to the window's height. Raw mode
-// turns off the newline translation, so lines end in CR LF.
+// of the screen cleared, and cuts it to the window's size. Raw mode turns
+// off the newline translation, so lines end in CR LF.
 func (s *screen) draw(text string) error {
-	_, height := s.size()
+	width, height := s.size()
+	height = max(height, 3)
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) > height-1 {
 		more := len(lines) - (height - 2)
@@ -264,6 +265,9 @@ func (s *screen) draw(text string) error {
 	var b strings.Builder
 	b.WriteString("\x1b[H")
 	for _, l := range lines {
+		if r := []rune(l); len(r) > width {
+			l = string(r[:width])
+		}
 		b.WriteString(l + "\x1b[K\r\n")
 	}
 	b.WriteString("\x1b[J")
