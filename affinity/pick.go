@@ -198,7 +198,8 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 
 // irqCPUs returns where the NIC's queue IRQs are delivered: each IRQ's
 // effective affinity, or its requested affinity when the effective one is
-// unknown (said in a note). An IRQ with a known but empty effective
+// unknown (said in a note), or both while a move is pending (effective
+// outside requested, said in a note). An IRQ with a known but empty effective
 // affinity is not active and lands nowhere. A NIC without queue IRQs has
 // its other IRQs used instead; a NIC without IRQs is an error.
 func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, error) {
@@ -220,13 +221,20 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 		p.Notes = append(p.Notes, fmt.Sprintf("%s has no queue IRQs: used all its IRQs (%s)", nic, pickIRQList(qs)))
 	}
 	var cpus cpuset.Set
-	var requested, inactive, unknown []*irq.IRQ
+	var requested, moving, inactive, unknown []*irq.IRQ
 	for _, q := range qs {
 		switch {
 		case q.HasEffective && q.Effective.IsEmpty():
 			inactive = append(inactive, q)
 		case q.HasEffective:
 			cpus = cpus.Union(q.Effective)
+			if q.HasAffinity && !q.Effective.IsSubsetOf(q.Affinity) {
+				// A move is pending (x86 moves an IRQ at its next
+				// interrupt): it fires once more where it was, then
+				// where it was asked to go.
+				cpus = cpus.Union(q.Affinity)
+				moving = append(moving, q)
+			}
 		case q.HasAffinity:
 			cpus = cpus.Union(q.Affinity)
 			requested = append(requested, q)
@@ -236,6 +244,9 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	}
 	if len(requested) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("effective affinity unknown for IRQs %s: excluded their requested CPUs", pickIRQList(requested)))
+	}
+	if len(moving) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s are moving (effective CPUs outside the requested ones until their next interrupt): excluded both", pickIRQList(moving)))
 	}
 	if len(inactive) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s have no effective CPU (not active): nothing excluded for them", pickIRQList(inactive)))

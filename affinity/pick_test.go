@@ -267,6 +267,28 @@ func TestPickInactiveIRQ(t *testing.T) {
 	}
 }
 
+// TestPickMovingIRQ: right after a write the kernel may still deliver an
+// IRQ on its old CPU (x86 moves it at its next interrupt), so both the
+// effective and the requested CPUs are excluded.
+func TestPickMovingIRQ(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	if err := os.WriteFile(filepath.Join(root, "proc/irq/284/smp_affinity_list"), []byte("16\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, tb := loadHost(t, root)
+	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.IRQCPUs.Contains(16) || !p.IRQCPUs.Contains(50) {
+		t.Errorf("IRQCPUs = %s, want both 16 (requested) and 50 (still effective)", p.IRQCPUs)
+	}
+	want := []string{"IRQs 284 are moving (effective CPUs outside the requested ones until their next interrupt): excluded both"}
+	if diff := cmp.Diff(want, p.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+}
+
 func TestPickVM(t *testing.T) {
 	h, tb := loadHost(t, hosttest.Root("vm-virtio"))
 	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0"})
