@@ -1,0 +1,396 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// What irqnuma reads, by reader. Keep these in step with the readers:
+// the snapshot tests run every reader on a tree and on its snapshot and
+// compare the answers, so a file missed here fails them.
+var (
+	// Files read whole (irq.ReadInterrupts, topology.ReadCmdline, the
+	// watch sampler).
+	procFiles = []string{
+		"proc/interrupts", "proc/cmdline", "proc/stat", "proc/softirqs", "proc/net/softnet_stat",
+	}
+	// Folders whose existence or listing the readers use even when
+	// empty: /proc/irq, the NIC class, IOMMU units and groups, nodes.
+	folders = []string{
+		"proc/irq", "sys/class/net", "sys/class/iommu", "sys/kernel/iommu_groups",
+		"sys/devices/system/node", "sys/devices/system/cpu", "sys/bus/pci/devices",
+	}
+	// irq.ReadInfo and irq.ReadHint, per /proc/irq/N.
+	irqFiles = []string{
+		"smp_affinity_list", "smp_affinity", "effective_affinity_list", "effective_affinity",
+		"node", "affinity_hint",
+	}
+	// topology.readCPUs, readNodes and Host.Governor.
+	cpuPatterns = []string{
+		"sys/devices/system/cpu/online", "sys/devices/system/cpu/possible",
+		"sys/devices/system/cpu/offline", "sys/devices/system/cpu/isolated",
+		"sys/devices/system/cpu/nohz_full",
+		"sys/devices/system/cpu/cpu[0-9]*",
+		"sys/devices/system/cpu/cpu[0-9]*/online",
+		"sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list",
+		"sys/devices/system/cpu/cpu[0-9]*/topology/physical_package_id",
+		"sys/devices/system/cpu/cpu[0-9]*/cache/index3/shared_cpu_list",
+		"sys/devices/system/cpu/cpu[0-9]*/cache/index3/level",
+		"sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor",
+		"sys/devices/system/node/node[0-9]*/cpulist",
+		"sys/devices/system/node/node[0-9]*/cpumap",
+		"sys/devices/system/node/node[0-9]*/meminfo",
+		"sys/devices/system/node/node[0-9]*/distance",
+	}
+	// Entries that are read as links or listed, never followed: a node's
+	// cpuN links (an offline CPU's node), IOMMU units, IOMMU groups.
+	entryPatterns = []string{
+		"sys/devices/system/node/node[0-9]*/cpu[0-9]*",
+		"sys/class/iommu/*",
+		"sys/kernel/iommu_groups/*",
+	}
+	// Per PCI function (topology NICs, inferred NICs, IOMMU groups, and
+	// the PCI names of the topology view).
+	pciFiles = []string{"numa_node", "local_cpulist", "vendor", "device", "modalias", "revision"}
+	pciLinks = []string{"driver", "iommu_group"}
+	// affinity.ReadIrqbalance's environment files, the pci.ids copies
+	// topology.NamePCIDevices looks for, and irqnuma's own state files
+	// (irq restore).
+	otherPatterns = []string{
+		"usr/lib/irqbalance/defaults.env", "etc/default/irqbalance", "etc/sysconfig/irqbalance",
+		"usr/share/hwdata/pci.ids", "usr/share/misc/pci.ids",
+		"usr/share/hwdata/pci.ids.gz", "usr/share/misc/pci.ids.gz",
+		"var/lib/irqnuma/state-*.json",
+	}
+)
+
+// capturer walks a root and feeds what irqnuma reads to an archive
+// writer.
+type capturer struct {
+	root  string
+	opts  Options
+	w     *archive
+	links map[string]string // real path -> target, recorded
+	dirs  map[string]bool   // recorded folders
+	files map[string]bool   // recorded files
+	notes []string
+	noted map[string]bool
+}
+
+// capture records everything irqnuma reads under the root.
+func (c *capturer) capture() error {
+	for _, d := range folders {
+		if err := c.dir(d); err != nil {
+			return err
+		}
+	}
+	for _, f := range procFiles {
+		if err := c.file(f); err != nil {
+			return err
+		}
+	}
+	if err := c.irqs(); err != nil {
+		return err
+	}
+	for _, p := range cpuPatterns {
+		for _, m := range c.expand(p) {
+			if err := c.file(m); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range entryPatterns {
+		for _, m := range c.expand(p) {
+			if err := c.entry(m); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.nics(); err != nil {
+		return err
+	}
+	for _, dev := range c.expand("sys/bus/pci/devices/*") {
+		if err := c.pciFunction(dev); err != nil {
+			return err
+		}
+	}
+	for _, p := range otherPatterns {
+		for _, m := range c.expand(p) {
+			if err := c.file(m); err != nil {
+				return err
+			}
+		}
+	}
+	return c.processes()
+}
+
+// irqs records /proc/irq/N: the files irq.ReadInfo reads, and the action
+// folders that name an IRQ /proc/interrupts does not.
+func (c *capturer) irqs() error {
+	for _, d := range c.expand("proc/irq/[0-9]*") {
+		if err := c.dir(d); err != nil {
+			return err
+		}
+		for _, f := range irqFiles {
+			if err := c.file(d + "/" + f); err != nil {
+				return err
+			}
+		}
+		for _, e := range c.expand(d + "/*") {
+			if fi, err := os.Lstat(c.abs(e)); err == nil && fi.IsDir() {
+				if err := c.dir(e); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// nics records what topology.readNIC reads of each /sys/class/net entry:
+// the link, the netdev's device link, speed, operstate and queue
+// steering, and the locality, ids and msi_irqs of the device's PCI
+// function (or of the device itself when it is not on PCI).
+func (c *capturer) nics() error {
+	for _, link := range c.expand("sys/class/net/*") {
+		if err := c.entry(link); err != nil {
+			return err
+		}
+		netdev, err := c.resolve(link)
+		if err != nil {
+			continue // noted by entry
+		}
+		if err := c.dir(netdev); err != nil {
+			return err
+		}
+		if err := c.entry(netdev + "/device"); err != nil {
+			return err
+		}
+		dev, err := c.resolve(netdev + "/device")
+		if err != nil {
+			c.skip(netdev+"/device", err)
+			continue
+		}
+		for _, f := range []string{"speed", "operstate"} {
+			if err := c.file(netdev + "/" + f); err != nil {
+				return err
+			}
+		}
+		for _, p := range []string{"queues/rx-*", "queues/tx-*"} {
+			for _, q := range c.expand(netdev + "/" + p) {
+				file := "/rps_cpus"
+				if strings.HasPrefix(path.Base(q), "tx-") {
+					file = "/xps_cpus"
+				}
+				if err := c.dir(q); err != nil {
+					return err
+				}
+				if err := c.file(q + file); err != nil {
+					return err
+				}
+			}
+		}
+		if err := c.entry(dev + "/driver"); err != nil {
+			return err
+		}
+		loc, onPCI := dev, false
+		for p := dev; p != "" && strings.HasPrefix(p, "sys/devices/"); p = parent(p) {
+			if topology.IsPCIAddress(path.Base(p)) {
+				loc, onPCI = p, true
+				break
+			}
+		}
+		if err := c.pciFunction(loc); err != nil {
+			return err
+		}
+		if onPCI {
+			for _, m := range c.expand(loc + "/msi_irqs/*") {
+				if err := c.file(m); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// pciFunction records a device folder's locality and id attributes and
+// its driver and iommu_group links, with the group's type.
+func (c *capturer) pciFunction(dir string) error {
+	for _, f := range pciFiles {
+		if err := c.file(dir + "/" + f); err != nil {
+			return err
+		}
+	}
+	for _, l := range pciLinks {
+		if err := c.entry(dir + "/" + l); err != nil {
+			return err
+		}
+	}
+	return c.file(dir + "/iommu_group/type")
+}
+
+// processes records every process's comm (affinity.FindByComm reads them
+// all), irqbalance's command line and environment, and what
+// affinity.ReadProcess reads of the processes the options name.
+func (c *capturer) processes() error {
+	want := map[string]bool{}
+	for _, p := range c.opts.PIDs {
+		want[strconv.Itoa(p)] = true
+	}
+	for _, d := range c.expand("proc/[0-9]*") {
+		pid := path.Base(d)
+		if n, err := strconv.Atoi(pid); err != nil || n <= 0 {
+			continue
+		}
+		fi, err := os.Lstat(c.abs(d))
+		if err != nil || !fi.IsDir() {
+			continue // gone, or /proc/self-like links
+		}
+		comm, err := kfile.String(c.abs(d + "/comm"))
+		if err != nil {
+			continue // exited while we walked
+		}
+		if err := c.file(d + "/comm"); err != nil {
+			return err
+		}
+		full := want[pid]
+		for _, name := range c.opts.Comms {
+			full = full || comm == name
+		}
+		if comm == "irqbalance" {
+			for _, f := range []string{"cmdline", "environ"} {
+				if err := c.file(d + "/" + f); err != nil {
+					return err
+				}
+			}
+		}
+		if full {
+			if err := c.process(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// process records what affinity.ReadProcess and ReadThreadStats read.
+func (c *capturer) process(d string) error {
+	for _, f := range []string{"status", "stat", "numa_maps", "cmdline"} {
+		if err := c.file(d + "/" + f); err != nil {
+			return err
+		}
+	}
+	for _, t := range c.expand(d + "/task/[0-9]*") {
+		for _, f := range []string{"stat", "status", "comm"} {
+			if err := c.file(t + "/" + f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// file records a regular file (or folder) at a logical path, following
+// links. An absent path is left out; one that cannot be read is left out
+// with a note. Only archive errors and size limits stop the capture.
+func (c *capturer) file(rel string) error {
+	real, err := c.resolve(rel)
+	if err != nil {
+		c.skip(rel, err)
+		return nil
+	}
+	fi, err := os.Lstat(c.abs(real))
+	if err != nil {
+		c.skip(rel, err)
+		return nil
+	}
+	switch {
+	case fi.IsDir():
+		return c.addDir(real)
+	case !fi.Mode().IsRegular():
+		c.note(fmt.Sprintf("/%s not captured: not a regular file", rel))
+		return nil
+	}
+	if c.files[real] {
+		return nil
+	}
+	// Pseudo-files say 0 or 4096 whatever they hold: read to the end.
+	data, err := kfile.ReadLimit(c.abs(real), c.opts.maxFile())
+	if err != nil {
+		if errors.Is(err, kfile.ErrTooLarge) {
+			return fmt.Errorf("/%s: %w", rel, ErrTooLarge)
+		}
+		c.skip(rel, err)
+		return nil
+	}
+	if err := c.addDir(parent(real)); err != nil {
+		return err
+	}
+	c.files[real] = true
+	return c.w.file(real, data, fi.Mode().Perm())
+}
+
+// entry records a path's last component as it is (a link stays a link,
+// not followed), with links in its folders followed.
+func (c *capturer) entry(rel string) error {
+	dir, err := c.resolve(parent(rel))
+	if err != nil {
+		c.skip(rel, err)
+		return nil
+	}
+	real := path.Join(dir, path.Base(rel))
+	fi, err := os.Lstat(c.abs(real))
+	if err != nil {
+		c.skip(rel, err)
+		return nil
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if _, err := c.recordLink(real); err != nil {
+			if errors.Is(err, errLeavesRoot) {
+				c.skip(rel, err)
+				return nil
+			}
+			return err
+		}
+		return nil
+	case fi.IsDir():
+		return c.addDir(real)
+	}
+	return c.file(real)
+}
+
+// dir records a folder at a logical path, following links.
+func (c *capturer) dir(rel string) error {
+	real, err := c.resolve(rel)
+	if err != nil {
+		c.skip(rel, err)
+		return nil
+	}
+	fi, err := os.Stat(c.abs(real))
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	return c.addDir(real)
+}
+
+// addDir records a real folder and its parents, once each.
+func (c *capturer) addDir(real string) error {
+	if real == "" || c.dirs[real] {
+		return nil
+	}
+	if err := c.addDir(parent(real)); err != nil {
+		return err
+	}
+	c.dirs[real] = true
+	return c.w.dir(real)
+}

@@ -1,0 +1,256 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// readings is everything irqnuma's readers say of a root.
+type readings struct {
+	Host       *topology.Host
+	IRQs       *irq.Table
+	Irqbalance *affinity.Irqbalance
+	Cmdline    *topology.Cmdline
+	IOMMU      *topology.IOMMU
+	Groups     map[string]topology.IOMMUGroup
+	Governors  map[int]string
+}
+
+func read(t *testing.T, root string) readings {
+	t.Helper()
+	h, err := topology.Read(root)
+	if err != nil {
+		t.Fatalf("topology.Read(%s): %v", root, err)
+	}
+	tab, err := irq.Load(h, irq.Options{All: true})
+	if err != nil {
+		t.Fatalf("irq.Load(%s): %v", root, err)
+	}
+	r := readings{Host: h, IRQs: tab, Groups: map[string]topology.IOMMUGroup{}, Governors: map[int]string{}}
+	if r.Irqbalance, err = affinity.ReadIrqbalance(root); err != nil {
+		t.Fatalf("ReadIrqbalance(%s): %v", root, err)
+	}
+	if r.Cmdline, err = topology.ReadCmdline(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ReadCmdline(%s): %v", root, err)
+	}
+	if r.IOMMU, err = topology.ReadIOMMU(root); err != nil {
+		t.Fatalf("ReadIOMMU(%s): %v", root, err)
+	}
+	for _, n := range h.NICs {
+		if n.PCI != "" {
+			if r.Groups[n.PCI], err = h.DeviceIOMMUGroup(n.PCI); err != nil {
+				t.Fatalf("DeviceIOMMUGroup(%s): %v", n.PCI, err)
+			}
+		}
+	}
+	for _, c := range h.CPUs {
+		if r.Governors[c.ID], err = h.Governor(c.ID); err != nil {
+			t.Fatalf("Governor(%d): %v", c.ID, err)
+		}
+	}
+	return r
+}
+
+var cmpReadings = []cmp.Option{
+	cmpopts.IgnoreUnexported(topology.Host{}),
+	cmpopts.IgnoreFields(topology.Host{}, "Root"),
+	cmpopts.EquateEmpty(),
+}
+
+// snap captures root and unpacks it, returning the unpacked root.
+func snap(t *testing.T, root string, opts Options) (string, Result) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "host.tar.gz")
+	res, err := Create(file, root, opts)
+	if err != nil {
+		t.Fatalf("Create(%s): %v", root, err)
+	}
+	if !IsArchive(file) {
+		t.Fatalf("IsArchive(%s) = false", file)
+	}
+	dir, cleanup, err := Open(file, Limits{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cleanup(); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("cleanup left %s: %v", dir, err)
+		}
+	})
+	return dir, res
+}
+
+// TestSnapshotReadsSame: every reader says the same of a host tree and
+// of its snapshot.
+func TestSnapshotReadsSame(t *testing.T) {
+	for _, name := range hosttest.Names() {
+		t.Run(name, func(t *testing.T) {
+			root := hosttest.Copy(t, name)
+			dir, res := snap(t, root, Options{})
+			if len(res.Notes) > 0 {
+				t.Errorf("notes: %q", res.Notes)
+			}
+			if res.Files == 0 || res.Links == 0 {
+				t.Errorf("result %+v: want files and links", res)
+			}
+			want, got := read(t, root), read(t, dir)
+			if diff := cmp.Diff(want, got, cmpReadings...); diff != "" {
+				t.Errorf("snapshot reads differently (-tree +snapshot):\n%s", diff)
+			}
+			// Top level: proc/ and sys/ only for these trees.
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var top []string
+			for _, e := range ents {
+				top = append(top, e.Name())
+			}
+			if diff := cmp.Diff([]string{"proc", "sys"}, top); diff != "" {
+				t.Errorf("top level (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSnapshotKeepsFormats checks what the comparison cannot see: links
+// stay links with their targets, and file modes (managed IRQs) survive.
+func TestSnapshotKeepsFormats(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	// Make IRQ 290's affinity read-only, as the kernel does for a
+	// managed IRQ.
+	for _, f := range []string{"smp_affinity", "smp_affinity_list"} {
+		if err := os.Chmod(filepath.Join(root, "proc/irq/290", f), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, _ := snap(t, root, Options{})
+	tests := []struct {
+		give string
+		want string // link target
+	}{
+		{"sys/class/net/eth0", "../../devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0"},
+		{"sys/bus/pci/devices/0000:98:00.0", "../../../devices/pci0000:97/0000:97:01.0/0000:98:00.0"},
+		{"sys/devices/system/node/node1/cpu17", "../../cpu/cpu17"},
+	}
+	for _, tt := range tests {
+		got, err := os.Readlink(filepath.Join(dir, tt.give))
+		if err != nil || got != tt.want {
+			t.Errorf("Readlink(%s) = %q, %v, want %q", tt.give, got, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		give string
+		want fs.FileMode
+	}{
+		{"proc/irq/290/smp_affinity_list", 0o444},
+		{"proc/irq/291/smp_affinity_list", 0o644},
+		{"proc/interrupts", 0o444},
+	} {
+		st, err := os.Lstat(filepath.Join(dir, tt.give))
+		if err != nil || st.Mode().Perm() != tt.want {
+			t.Errorf("mode of %s = %v, %v, want %v", tt.give, st.Mode().Perm(), err, tt.want)
+		}
+	}
+	h, _ := topology.Read(dir)
+	tab, err := irq.Load(h, irq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, ok := tab.Get(290)
+	if !ok || !q.Managed {
+		t.Errorf("IRQ 290 in the snapshot: managed = %v, want true", ok && q.Managed)
+	}
+	// Files irqnuma never reads stay out.
+	for _, give := range []string{"proc/irq/290/spurious", "sys/devices/system/cpu/cpu0/topology/core_id"} {
+		if _, err := os.Lstat(filepath.Join(dir, give)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s captured, want left out (err %v)", give, err)
+		}
+	}
+}
+
+// TestSnapshotLive snapshots the running machine and compares what the
+// readers say of it, counts aside (interrupts keep arriving).
+func TestSnapshotLive(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("live snapshot needs root to read every file")
+	}
+	if _, err := os.Stat("/sys/devices/system/cpu/online"); err != nil {
+		t.Skip("no live /sys")
+	}
+	dir, res := snap(t, "/", Options{})
+	t.Logf("live snapshot: %d files, %d links, %d folders, %d bytes; notes %q", res.Files, res.Links, res.Dirs, res.Bytes, res.Notes)
+	want, got := read(t, "/"), read(t, dir)
+	opts := append([]cmp.Option{
+		cmpopts.IgnoreFields(irq.IRQ{}, "Counts"),
+		cmpopts.IgnoreFields(irq.Row{}, "Counts"),
+	}, cmpReadings...)
+	if diff := cmp.Diff(want, got, opts...); diff != "" {
+		t.Errorf("snapshot reads differently (-live +snapshot):\n%s", diff)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "proc/interrupts"))
+	if err != nil || !bytes.HasPrefix(bytes.TrimLeft(b, " "), []byte("CPU0")) {
+		t.Errorf("snapshot proc/interrupts: %d bytes, %v; want the whole file (stat says 0)", len(b), err)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	empty := t.TempDir()
+	tests := []struct {
+		give string
+		want string
+	}{
+		{filepath.Join(empty, "nope"), "no such file"},
+		{empty, "holds neither proc/ nor sys/"},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		_, err := Write(&buf, tt.give, Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Write(%s) error = %v, want %q", tt.give, err, tt.want)
+		}
+	}
+	// A file over the bound stops the capture and says which.
+	root := hosttest.Copy(t, "vm-virtio")
+	var buf bytes.Buffer
+	_, err := Write(&buf, root, Options{MaxFileSize: 64})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "/proc/interrupts") {
+		t.Errorf("Write with a 64-byte bound: error = %v, want ErrTooLarge naming /proc/interrupts", err)
+	}
+	_, err = Write(&buf, root, Options{MaxTotalSize: 4096})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Write with a 4 KiB total: error = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestCaptureLinkOut(t *testing.T) {
+	root := hosttest.Copy(t, "vm-virtio")
+	// A link that leaves the root is left out with a note, never archived.
+	out := filepath.Join(root, "sys/class/net/evil")
+	if err := os.Symlink("../../../../etc", out); err != nil {
+		t.Fatal(err)
+	}
+	dir, res := snap(t, root, Options{})
+	if _, err := os.Lstat(filepath.Join(dir, "sys/class/net/evil")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("link out of the root archived (err %v)", err)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "/sys/class/net/evil") || !strings.Contains(res.Notes[0], "leaves the root") {
+		t.Errorf("notes = %q, want one naming /sys/class/net/evil", res.Notes)
+	}
+}

@@ -1,0 +1,312 @@
+package snapshot
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+)
+
+// ErrUnsafe is wrapped by errors for an archive entry that would land
+// outside the folder it is unpacked into, or is of a kind a snapshot
+// never holds.
+var ErrUnsafe = errors.New("unsafe entry")
+
+// ErrNotSnapshot is wrapped by errors for a file that is not a gzip tar
+// holding proc/ or sys/.
+var ErrNotSnapshot = errors.New("not an irqnuma snapshot")
+
+// Limits bound what Unpack accepts; zero fields take the defaults.
+type Limits struct {
+	MaxEntries   int
+	MaxFileSize  int64
+	MaxTotalSize int64
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxFileSize <= 0 {
+		l.MaxFileSize = DefaultMaxFileSize
+	}
+	if l.MaxTotalSize <= 0 {
+		l.MaxTotalSize = DefaultMaxTotalSize
+	}
+	return l
+}
+
+// IsArchive reports whether name is a regular file starting with the
+// gzip magic number, as a snapshot does.
+func IsArchive(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	var magic [2]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && magic == [2]byte{0x1f, 0x8b}
+}
+
+// Open unpacks the snapshot file name into a new temporary folder and
+// returns it with a function that removes it. On error nothing is left
+// behind.
+func Open(name string, lim Limits) (root string, cleanup func() error, err error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot: %w", err)
+	}
+	defer f.Close()
+	dir, err := os.MkdirTemp("", "irqnuma-snapshot-")
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot: %w", err)
+	}
+	cleanup = func() error { return os.RemoveAll(dir) }
+	if err := Unpack(bufio.NewReader(f), dir, lim); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("snapshot %s: %w", name, err)
+	}
+	return dir, cleanup, nil
+}
+
+// entry kinds in the unpacking model.
+const (
+	kindDir = iota + 1
+	kindFile
+	kindLink
+)
+
+// unpacker holds what has been unpacked so far, to refuse entries that
+// would go through a link or replace an entry, and to resolve links
+// against the whole archive at the end.
+type unpacker struct {
+	root    *os.Root
+	lim     Limits
+	kinds   map[string]int
+	targets map[string]string // link name -> target
+	order   []string          // links in archive order
+	entries int
+	total   int64
+}
+
+// Unpack reads a gzip tar from r into dir, an existing empty folder.
+// Every entry is checked before anything is written for it; a refused
+// entry is an error naming it, wrapping ErrUnsafe or ErrTooLarge.
+// Folders are made 0755 whatever the archive says (the readers never
+// look at folder modes, and the folder must stay removable); files keep
+// their permission bits, which carry meaning in /proc/irq.
+func Unpack(r io.Reader, dir string, lim Limits) error {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSnapshot, err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("unpack: %w", err)
+	}
+	defer root.Close()
+	u := &unpacker{root: root, lim: lim.withDefaults(), kinds: map[string]int{}, targets: map[string]string{}}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotSnapshot, err)
+		}
+		if err := u.entry(h, tr); err != nil {
+			return err
+		}
+	}
+	if err := u.checkLinks(); err != nil {
+		return err
+	}
+	if u.kinds["proc"] != kindDir && u.kinds["sys"] != kindDir {
+		return fmt.Errorf("%w: no proc/ or sys/ folder at its top level", ErrNotSnapshot)
+	}
+	return nil
+}
+
+func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
+	if h.Typeflag == tar.TypeXGlobalHeader || h.Typeflag == tar.TypeDir && (h.Name == "./" || h.Name == ".") {
+		return nil // pax global header; GNU tar's entry for the top folder
+	}
+	if u.entries++; u.entries > u.lim.MaxEntries {
+		return fmt.Errorf("entry %q: %w: more than %d entries", h.Name, ErrTooLarge, u.lim.MaxEntries)
+	}
+	name, err := cleanName(h.Name)
+	if err != nil {
+		return fmt.Errorf("entry %q: %w: %v", h.Name, ErrUnsafe, err)
+	}
+	unsafe := func(format string, args ...any) error {
+		return fmt.Errorf("entry %q: %w: %s", h.Name, ErrUnsafe, fmt.Sprintf(format, args...))
+	}
+	// No entry may go through a link or a file: with every folder on the
+	// way a real folder, nothing is written outside dir.
+	for p := parent(name); p != ""; p = parent(p) {
+		switch u.kinds[p] {
+		case kindLink:
+			return unsafe("its folder %s is a symbolic link", p)
+		case kindFile:
+			return unsafe("its folder %s is a file", p)
+		}
+	}
+	if k, ok := u.kinds[name]; ok && !(k == kindDir && h.Typeflag == tar.TypeDir) {
+		return unsafe("it appears twice")
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if err := u.root.MkdirAll(name, 0o755); err != nil {
+			return fmt.Errorf("entry %q: %w", h.Name, err)
+		}
+		u.mark(name, kindDir)
+	case tar.TypeReg:
+		return u.file(h, name, r)
+	case tar.TypeSymlink:
+		t := h.Linkname
+		switch {
+		case t == "" || strings.ContainsRune(t, 0):
+			return unsafe("empty or NUL in link target")
+		case path.IsAbs(t):
+			return unsafe("link target %q is absolute", t)
+		case escapes(path.Join(parent(name), t)):
+			return unsafe("link target %q leaves the root", t)
+		}
+		if err := u.parents(h.Name, name); err != nil {
+			return err
+		}
+		if err := u.root.Symlink(t, name); err != nil {
+			return fmt.Errorf("entry %q: %w", h.Name, err)
+		}
+		u.mark(name, kindLink)
+		u.targets[name] = t
+		u.order = append(u.order, name)
+	case tar.TypeLink:
+		return unsafe("hard link to %q: snapshots hold none", h.Linkname)
+	default:
+		return unsafe("type %q is not a file, folder or symbolic link", h.Typeflag)
+	}
+	return nil
+}
+
+func (u *unpacker) file(h *tar.Header, name string, r io.Reader) error {
+	if h.Size > u.lim.MaxFileSize {
+		return fmt.Errorf("entry %q: %w: %d bytes, more than %d", h.Name, ErrTooLarge, h.Size, u.lim.MaxFileSize)
+	}
+	if u.total+h.Size > u.lim.MaxTotalSize {
+		return fmt.Errorf("entry %q: %w: archive holds more than %d bytes", h.Name, ErrTooLarge, u.lim.MaxTotalSize)
+	}
+	u.total += h.Size
+	if err := u.parents(h.Name, name); err != nil {
+		return err
+	}
+	f, err := u.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", h.Name, err)
+	}
+	_, err = io.Copy(f, io.LimitReader(r, h.Size))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = u.root.Chmod(name, os.FileMode(h.Mode)&0o777)
+	}
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", h.Name, err)
+	}
+	u.mark(name, kindFile)
+	return nil
+}
+
+// parents makes the folders above name that the archive did not list.
+func (u *unpacker) parents(raw, name string) error {
+	d := parent(name)
+	if d == "" || u.kinds[d] == kindDir {
+		return nil
+	}
+	if err := u.root.MkdirAll(d, 0o755); err != nil {
+		return fmt.Errorf("entry %q: %w", raw, err)
+	}
+	for p := d; p != "" && u.kinds[p] == 0; p = parent(p) {
+		u.mark(p, kindDir)
+	}
+	return nil
+}
+
+func (u *unpacker) mark(name string, kind int) { u.kinds[name] = kind }
+
+// checkLinks resolves every link against the whole archive, as the
+// kernel would follow it, and refuses one that leaves the root by going
+// up through another link.
+func (u *unpacker) checkLinks() error {
+	for _, name := range u.order {
+		if err := u.resolve(name); err != nil {
+			return fmt.Errorf("entry %q: %w: link target %q %v", name, ErrUnsafe, u.targets[name], err)
+		}
+	}
+	return nil
+}
+
+func (u *unpacker) resolve(link string) error {
+	cur := parent(link)
+	parts := strings.Split(u.targets[link], "/")
+	for hops := 1; len(parts) > 0; {
+		p := parts[0]
+		parts = parts[1:]
+		switch p {
+		case "", ".":
+			continue
+		case "..":
+			if cur == "" {
+				return errors.New("leaves the root")
+			}
+			cur = parent(cur)
+			continue
+		}
+		next := path.Join(cur, p)
+		if u.kinds[next] != kindLink {
+			cur = next
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return errors.New("goes through too many links")
+		}
+		parts = append(strings.Split(u.targets[next], "/"), parts...)
+	}
+	return nil
+}
+
+// cleanName checks an entry name: relative, no "." or ".." components,
+// no NUL; a leading "./" and a trailing "/" are dropped.
+func cleanName(raw string) (string, error) {
+	name := strings.TrimSuffix(strings.TrimPrefix(raw, "./"), "/")
+	switch {
+	case name == "":
+		return "", errors.New("empty name")
+	case strings.ContainsRune(name, 0):
+		return "", errors.New("NUL in name")
+	case strings.HasPrefix(name, "/"):
+		return "", errors.New("absolute name")
+	case len(name) > 4096:
+		return "", errors.New("name longer than PATH_MAX")
+	}
+	for c := range strings.SplitSeq(name, "/") {
+		switch c {
+		case "..":
+			return "", errors.New(`".." in name`)
+		case "", ".":
+			return "", errors.New("empty or \".\" component in name")
+		}
+	}
+	return name, nil
+}
