@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+func init() { register(newAuditCmd) }
+
+// failOnLevels are the values of --fail-on; "never" maps to "".
+var failOnLevels = []string{"info", "warning", "error", "never"}
+
+func newAuditCmd(a *app) *cobra.Command {
+	var (
+		nics   []string
+		pids   []int
+		comms  []string
+		failOn string
+	)
+	c := &cobra.Command{
+		Use:   "audit",
+		Short: "Say whether the NICs, their queue IRQs and benchmark processes sit on the same node",
+		Long: `audit checks every NIC that has IRQs (or those named with --nic) and the
+processes named with --pid or --comm (all their threads): are the queue IRQs
+on the NIC's node and on distinct CPUs, will irqbalance move them, do the
+processes run and keep their memory there, and what about RPS/XPS, queue
+count, governors, the IOMMU and isolated CPUs.
+
+Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
+1 on a runtime error, 2 on a usage error.`,
+		Example: `  irqnuma audit --nic eth0 --comm iperf3
+  irqnuma audit -o json --fail-on error`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(failOnLevels, failOn) {
+				return usagef("--fail-on %q: want info, warning, error or never", failOn)
+			}
+			for _, p := range pids {
+				if p <= 0 {
+					return usagef("--pid %d: not a process id", p)
+				}
+			}
+			for _, cm := range comms {
+				if cm == "" {
+					return usagef("--comm: empty name")
+				}
+			}
+			fs, doc, err := runAudit(a.root, nics, pids, comms)
+			if err != nil {
+				return err
+			}
+			var min report.Severity
+			if failOn != "never" {
+				min = report.Severity(failOn)
+			}
+			if a.json() {
+				err = a.writeJSON(doc)
+			} else {
+				err = report.WriteAudit(a.stdout, doc, min)
+			}
+			if err != nil {
+				return err
+			}
+			if min != "" && len(report.AtOrAbove(fs, min)) > 0 {
+				return exitCodeError{code: exitFindings}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringArrayVar(&nics, "nic", nil, "audit only this NIC (repeatable)")
+	c.Flags().IntSliceVar(&pids, "pid", nil, "watch this process and all its threads (repeatable)")
+	c.Flags().StringArrayVar(&comms, "comm", nil, "watch every process whose comm is exactly this (repeatable)")
+	c.Flags().StringVar(&failOn, "fail-on", "warning", "exit 3 when a finding is at or above: info, warning, error or never")
+	return c
+}
+
+// runAudit reads everything the audit needs under root and runs it.
+func runAudit(root string, nics []string, pids []int, comms []string) ([]report.Finding, report.AuditDoc, error) {
+	h, err := topology.Read(root)
+	if err != nil {
+		return nil, report.AuditDoc{}, err
+	}
+	t, err := irq.Load(h, irq.Options{NICs: nics})
+	if err != nil {
+		return nil, report.AuditDoc{}, err
+	}
+	var procs []*affinity.Process
+	if len(pids) > 0 || len(comms) > 0 {
+		if procs, err = affinity.Select(root, pids, comms); err != nil {
+			return nil, report.AuditDoc{}, err
+		}
+	}
+	opts, err := auditInputs(h, root, nics)
+	if err != nil {
+		return nil, report.AuditDoc{}, err
+	}
+	fs := report.Audit(h, t, procs, opts)
+	return fs, report.NewAuditDoc(h, t, fs), nil
+}
+
+// auditInputs reads irqbalance, the kernel command line and the IOMMU
+// state. What a tree lacks stays nil, and the audit says so.
+func auditInputs(h *topology.Host, root string, nics []string) (report.AuditOptions, error) {
+	opts := report.AuditOptions{NICs: nics, Governor: h.Governor}
+	ib, err := affinity.ReadIrqbalance(root)
+	if err != nil {
+		return opts, err
+	}
+	opts.Irqbalance = ib
+	if opts.Cmdline, err = topology.ReadCmdline(root); err != nil {
+		if !kfile.IsNotExist(err) {
+			return opts, fmt.Errorf("kernel command line: %w", err)
+		}
+		opts.Cmdline = nil
+	}
+	if opts.IOMMU, err = topology.ReadIOMMU(root); err != nil {
+		return opts, err
+	}
+	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}
+	for _, n := range h.NICs {
+		if n.PCI == "" {
+			continue
+		}
+		g, err := h.DeviceIOMMUGroup(n.PCI)
+		if err != nil {
+			return opts, err
+		}
+		opts.IOMMUGroups[n.PCI] = g
+	}
+	return opts, nil
+}

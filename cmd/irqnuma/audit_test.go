@@ -1,0 +1,561 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/report"
+)
+
+// auditDoc is the JSON of `irqnuma audit -o json`, decoded strictly.
+type auditDoc struct {
+	Findings []auditFinding `json:"findings"`
+	Summary  struct {
+		Error   int `json:"error"`
+		Warning int `json:"warning"`
+		Info    int `json:"info"`
+	} `json:"summary"`
+}
+
+type auditFinding struct {
+	Check    string `json:"check"`
+	Severity string `json:"severity"`
+	Subject  string `json:"subject"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix"`
+	NIC      string `json:"nic"`
+	IRQ      []int  `json:"irq"`
+	PID      int    `json:"pid"`
+	TID      []int  `json:"tid"`
+	CPUs     string `json:"cpus"`
+	Nodes    []int  `json:"nodes"`
+}
+
+// auditJSON runs the audit with -o json and decodes it, failing the test
+// on anything but exit 0 or 3.
+func auditJSON(t *testing.T, root string, args ...string) (auditDoc, int) {
+	t.Helper()
+	all := append([]string{"--root", root, "-o", "json", "audit"}, args...)
+	stdout, stderr, code := runCLI(t, all...)
+	if code != exitOK && code != exitFindings {
+		t.Fatalf("irqnuma %s: exit %d: %s", strings.Join(all, " "), code, stderr)
+	}
+	var doc auditDoc
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("audit JSON: %v\n%s", err, stdout)
+	}
+	for _, f := range doc.Findings {
+		if f.IRQ == nil || f.TID == nil || f.Nodes == nil {
+			t.Errorf("finding %s/%s: irq, tid and nodes must be arrays, got %v %v %v", f.Check, f.Subject, f.IRQ, f.TID, f.Nodes)
+		}
+		if f.Message == "" || f.Subject == "" || f.Fix == "" {
+			t.Errorf("finding %s: empty subject, message or fix: %+v", f.Check, f)
+		}
+	}
+	return doc, code
+}
+
+// byCheck returns the findings of one check.
+func byCheck(doc auditDoc, check string) []auditFinding {
+	var out []auditFinding
+	for _, f := range doc.Findings {
+		if f.Check == check {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+var auditHosts = []string{"seed", "vm-virtio", "offline-2node", "arm64", "nps2"}
+
+// TestAuditGolden audits every host tree in both formats.
+func TestAuditGolden(t *testing.T) {
+	wantCode := map[string]int{"seed": 3, "vm-virtio": 0, "offline-2node": 3, "arm64": 3, "nps2": 3}
+	for _, host := range auditHosts {
+		t.Run(host, func(t *testing.T) {
+			root := hosttest.Copy(t, host)
+			for _, format := range []string{"table", "json"} {
+				stdout, stderr, code := runCLI(t, "--root", root, "-o", format, "audit")
+				if code != wantCode[host] {
+					t.Fatalf("audit %s -o %s: exit %d, want %d; stderr %s", host, format, code, wantCode[host], stderr)
+				}
+				if stderr != "" {
+					t.Errorf("audit %s: unexpected stderr %q", host, stderr)
+				}
+				golden(t, filepath.Join("audit", host+map[string]string{"table": ".txt", "json": ".json"}[format]), stdout)
+			}
+		})
+	}
+}
+
+// TestAuditSeed is the issue's acceptance on the seed host: irq-shared-cpu
+// for IRQs 286 and 290 on CPU 53, and no irq-remote.
+func TestAuditSeed(t *testing.T) {
+	doc, code := auditJSON(t, hosttest.Copy(t, "seed"))
+	if code != exitFindings {
+		t.Errorf("exit %d, want %d (a warning at the default --fail-on warning)", code, exitFindings)
+	}
+	if got := byCheck(doc, report.CheckIRQRemote); len(got) != 0 {
+		t.Errorf("seed: irq-remote findings %+v, want none", got)
+	}
+	shared := byCheck(doc, report.CheckIRQSharedCPU)
+	if len(shared) != 1 {
+		t.Fatalf("seed: %d irq-shared-cpu findings, want 1: %+v", len(shared), shared)
+	}
+	f := shared[0]
+	if !slices.Equal(f.IRQ, []int{286, 290}) || f.CPUs != "53" || f.NIC != "eth0" || f.Severity != "warning" ||
+		!slices.Equal(f.Nodes, []int{1}) {
+		t.Errorf("seed irq-shared-cpu = %+v, want IRQs 286, 290 on CPU 53 (node 1) of eth0, warning", f)
+	}
+	// 32 CPUs on node 1, 15 distinct ones take a queue IRQ: 17 are free.
+	if !strings.Contains(f.Message, "17 local CPUs serve none") {
+		t.Errorf("message %q does not count the 17 free local CPUs", f.Message)
+	}
+	if doc.Summary.Error != 0 || doc.Summary.Warning != 1 {
+		t.Errorf("summary %+v, want 0 errors and 1 warning", doc.Summary)
+	}
+}
+
+// TestAuditIperf3Remote: an iperf3 pinned to CPUs 0-15 on the seed host
+// (node 0; the NIC is on node 1) is proc-remote; a thread last seen on
+// CPU 3 makes it an error.
+func TestAuditIperf3Remote(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	writeProc(t, root, 64, testProc{pid: 4242, comm: "iperf3", allowed: "0-15",
+		threads: []testThread{{tid: 4242, allowed: "0-15", lastCPU: 3}, {tid: 4243, allowed: "0-15", lastCPU: 7}},
+		numaMaps: "7f0000000000 default anon=300 dirty=300 active=0 N0=300 kernelpagesize_kB=4\n" +
+			"7f0000200000 default file=/usr/bin/iperf3 mapped=20 mapmax=2 N0=12 N1=8 kernelpagesize_kB=4\n"})
+	for _, sel := range [][]string{{"--comm", "iperf3"}, {"--pid", "4242"}} {
+		doc, code := auditJSON(t, root, sel...)
+		if code != exitFindings {
+			t.Errorf("%v: exit %d, want 3", sel, code)
+		}
+		remote := byCheck(doc, report.CheckProcRemote)
+		var sev []string
+		for _, f := range remote {
+			sev = append(sev, f.Severity)
+			if f.PID != 4242 || f.NIC != "eth0" || !slices.Equal(f.Nodes, []int{0}) {
+				t.Errorf("%v: proc-remote %+v, want PID 4242 of eth0 on node 0", sel, f)
+			}
+		}
+		if !slices.Equal(sev, []string{"error", "warning"}) {
+			t.Fatalf("%v: proc-remote severities %v, want [error warning]: %+v", sel, sev, remote)
+		}
+		if remote[0].CPUs != "3,7" || !slices.Equal(remote[0].TID, []int{4242, 4243}) {
+			t.Errorf("%v: last-ran finding %+v, want CPUs 3,7 threads 4242, 4243", sel, remote[0])
+		}
+		if remote[1].CPUs != "0-15" {
+			t.Errorf("%v: allowed finding CPUs %q, want 0-15", sel, remote[1].CPUs)
+		}
+		mem := byCheck(doc, report.CheckProcMemRemote)
+		if len(mem) != 1 || !strings.Contains(mem[0].Message, "312 of iperf3 (PID 4242)'s 320 pages (97%) are on node 0") {
+			t.Errorf("%v: proc-mem-remote %+v, want 312 of 320 pages on node 0", sel, mem)
+		}
+		if got := byCheck(doc, report.CheckProcIRQOverlap); len(got) != 0 {
+			t.Errorf("%v: proc-irq-overlap %+v: CPUs 0-15 share no core with eth0's IRQs", sel, got)
+		}
+	}
+	stdout, _, _ := runCLI(t, "--root", root, "audit", "--comm", "iperf3")
+	golden(t, "audit/seed-iperf3.txt", stdout)
+}
+
+// TestAuditEveryCheck builds variants of the seed host that each trigger
+// one check, and a clean variant that triggers none.
+func TestAuditEveryCheck(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(t *testing.T, root string)
+		args  []string
+		check string
+		sev   string
+		irq   []int // IRQs of the finding, when it names some
+		cpus  string
+	}{
+		{name: "seed as captured", check: report.CheckIRQSharedCPU, sev: "warning", irq: []int{286, 290}, cpus: "53"},
+		{name: "numa_node -1, local_cpulist known", edit: func(t *testing.T, r string) {
+			put(t, r, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/numa_node", "-1\n")
+		}, check: report.CheckNICNodeUnknown, sev: "warning", cpus: "16-31,48-63"},
+		{name: "queue IRQ delivered to node 0", edit: func(t *testing.T, r string) {
+			setIRQ(t, r, 284, "0", "0")
+		}, check: report.CheckIRQRemote, sev: "error", irq: []int{284}, cpus: "0"},
+		{name: "queue IRQ local but mask reaches node 0", edit: func(t *testing.T, r string) {
+			setIRQ(t, r, 284, "0-63", "50")
+		}, check: report.CheckIRQRemote, sev: "warning", irq: []int{284}, cpus: "0-15,32-47"},
+		{name: "queue IRQ kernel-managed", edit: func(t *testing.T, r string) {
+			chmod(t, r, "proc/irq/299/smp_affinity", 0o444)
+			chmod(t, r, "proc/irq/299/smp_affinity_list", 0o444)
+		}, check: report.CheckIRQManaged, sev: "info", irq: []int{299}},
+		{name: "irqbalance running, nothing banned", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 812, comm: "irqbalance", allowed: "0-63",
+				cmdline: []string{"/usr/sbin/irqbalance", "--foreground"}, environ: []string{"LANG=C"}})
+		}, check: report.CheckIrqbalance, sev: "warning"},
+		{name: "iperf3 pinned to node 0", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "0-15"})
+		}, args: []string{"--comm", "iperf3"}, check: report.CheckProcRemote, sev: "warning", cpus: "0-15"},
+		{name: "iperf3 last ran on node 0", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "16-31",
+				threads: []testThread{{tid: 5001, allowed: "16-31", lastCPU: 40}}})
+		}, args: []string{"--pid", "5001"}, check: report.CheckProcRemote, sev: "error", cpus: "40"},
+		{name: "iperf3 on the cores of the queue IRQs", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "17,49"})
+		}, args: []string{"--comm", "iperf3"}, check: report.CheckProcIRQOverlap, sev: "warning", irq: []int{285}, cpus: "17,49"},
+		{name: "iperf3 memory on node 0", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "18-19",
+				numaMaps: "55d0c0000000 default anon=900 dirty=900 N0=900 kernelpagesize_kB=4\n55d0c0400000 default anon=100 N1=100 kernelpagesize_kB=4\n"})
+		}, args: []string{"--comm", "iperf3"}, check: report.CheckProcMemRemote, sev: "warning"},
+		{name: "rps to node 0", edit: func(t *testing.T, r string) {
+			put(t, r, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0/queues/rx-3/rps_cpus", "00000000,0000ffff\n")
+		}, check: report.CheckRPSRemote, sev: "warning", cpus: "0-15"},
+		{name: "xps to node 0", edit: func(t *testing.T, r string) {
+			put(t, r, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0/queues/tx-3/xps_cpus", "00000000,00000001\n")
+		}, check: report.CheckXPSRemote, sev: "warning", cpus: "0"},
+		{name: "local CPUs go powersave", edit: func(t *testing.T, r string) {
+			put(t, r, "sys/devices/system/cpu/cpu20/cpufreq/scaling_governor", "powersave\n")
+		}, check: report.CheckCPUGovernor, sev: "info", cpus: "20"},
+		{name: "NIC behind a translating IOMMU", edit: func(t *testing.T, r string) {
+			addIOMMU(t, r, "DMA-FQ")
+		}, check: report.CheckIOMMUMode, sev: "info"},
+		{name: "IOMMU active, no iommu=pt, group type unknown", edit: func(t *testing.T, r string) {
+			addIOMMU(t, r, "")
+		}, check: report.CheckIOMMUMode, sev: "info"},
+		{name: "queue IRQ on an isolated CPU", edit: func(t *testing.T, r string) {
+			put(t, r, "sys/devices/system/cpu/isolated", "50\n")
+		}, check: report.CheckIsolatedIRQ, sev: "warning", irq: []int{284}, cpus: "50"},
+		{name: "capture without process folders", check: report.CheckNotChecked, sev: "info"},
+	}
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	t.Run("variants", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				root := hosttest.Copy(t, "seed")
+				if tt.edit != nil {
+					tt.edit(t, root)
+				}
+				doc, _ := auditJSON(t, root, tt.args...)
+				got := byCheck(doc, tt.check)
+				for _, f := range got {
+					if f.Severity == tt.sev && (tt.irq == nil || slices.Equal(f.IRQ, tt.irq)) && (tt.cpus == "" || f.CPUs == tt.cpus) {
+						mu.Lock()
+						seen[tt.check] = true
+						mu.Unlock()
+						return
+					}
+				}
+				t.Errorf("no %s %s finding with IRQs %v CPUs %q; got %+v", tt.sev, tt.check, tt.irq, tt.cpus, got)
+			})
+		}
+	})
+	// queues-vs-cpus needs a NIC with more queues than local CPUs: arm64
+	// has 8 queue IRQs for node 0's 4 CPUs.
+	doc, _ := auditJSON(t, hosttest.Copy(t, "arm64"))
+	if f := byCheck(doc, report.CheckQueuesVsCPUs); len(f) == 1 && f[0].NIC == "eth0" && strings.Contains(f[0].Message, "8 queue IRQs for 4 local online CPUs") {
+		seen[report.CheckQueuesVsCPUs] = true
+	} else {
+		t.Errorf("arm64: queues-vs-cpus %+v, want one for eth0's 8 queue IRQs on 4 CPUs", f)
+	}
+	for _, c := range report.Checks {
+		if !seen[c] {
+			t.Errorf("no test tree triggers %s", c)
+		}
+	}
+}
+
+// TestAuditClean: the seed host after pinning IRQ 290 to a free local CPU,
+// on a live-like tree (processes, an empty /sys/class/iommu), with a
+// well-placed iperf3 and irqbalance banning eth0's IRQs, has no findings
+// at all, so even --fail-on info passes.
+func TestAuditClean(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	setIRQ(t, root, 290, "16", "16")
+	put(t, root, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0/queues/tx-6/xps_cpus", "00000000,00010000\n")
+	mkdir(t, root, "sys/class/iommu")
+	writeProc(t, root, 64, testProc{pid: 812, comm: "irqbalance", allowed: "0-63",
+		cmdline: []string{"/usr/sbin/irqbalance", "--foreground", "--banmod=mlx5"}})
+	writeProc(t, root, 64, testProc{pid: 5001, comm: "iperf3", allowed: "22,25,27",
+		threads:  []testThread{{tid: 5001, allowed: "22,25,27", lastCPU: 25}, {tid: 5002, allowed: "22,25,27", lastCPU: 22}},
+		numaMaps: "55d0c0000000 default anon=900 dirty=900 N1=900 kernelpagesize_kB=4\n"})
+	doc, code := auditJSON(t, root, "--comm", "iperf3", "--fail-on", "info")
+	if code != exitOK || len(doc.Findings) != 0 {
+		t.Errorf("clean seed: exit %d, findings %+v; want exit 0 and none", code, doc.Findings)
+	}
+	stdout, _, _ := runCLI(t, "--root", root, "audit", "--comm", "iperf3")
+	if stdout != "verdict: ready: no findings\n" {
+		t.Errorf("clean seed table = %q", stdout)
+	}
+}
+
+// TestAuditExitCodes: 0/3 by --fail-on, 1 for runtime errors, 2 for usage.
+func TestAuditExitCodes(t *testing.T) {
+	seed := hosttest.Copy(t, "seed")        // 1 warning, 2 info
+	clean := hosttest.Copy(t, "nps2")       // errors
+	virtio := hosttest.Copy(t, "vm-virtio") // info only
+	tests := []struct {
+		give []string
+		want int
+	}{
+		{give: []string{"--root", seed, "audit"}, want: 3},
+		{give: []string{"--root", seed, "audit", "--fail-on", "info"}, want: 3},
+		{give: []string{"--root", seed, "audit", "--fail-on", "warning"}, want: 3},
+		{give: []string{"--root", seed, "audit", "--fail-on", "error"}, want: 0},
+		{give: []string{"--root", seed, "audit", "--fail-on", "never"}, want: 0},
+		{give: []string{"--root", clean, "audit", "--fail-on", "error"}, want: 3},
+		{give: []string{"--root", virtio, "audit"}, want: 0},
+		{give: []string{"--root", virtio, "audit", "--fail-on", "info"}, want: 3},
+		{give: []string{"--root", seed, "audit", "--fail-on", "bad"}, want: 2},
+		{give: []string{"--root", seed, "audit", "--nic", "eth9"}, want: 2},
+		{give: []string{"--root", seed, "audit", "--pid", "abc"}, want: 2},
+		{give: []string{"--root", seed, "audit", "--pid", "-4"}, want: 2},
+		{give: []string{"--root", seed, "audit", "extra"}, want: 2},
+		{give: []string{"--root", seed, "audit", "--pid", "99999"}, want: 1},
+		{give: []string{"--root", seed, "audit", "--comm", "iperf3"}, want: 1},
+		{give: []string{"--root", filepath.Join(seed, "nonexistent"), "audit"}, want: 1},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runCLI(t, tt.give...)
+		if code != tt.want {
+			t.Errorf("irqnuma %s: exit %d, want %d (stderr %q)", strings.Join(tt.give[2:], " "), code, tt.want, stderr)
+		}
+		if (code == 1 || code == 2) && (!strings.HasPrefix(stderr, "irqnuma: ") || strings.Count(stderr, "\n") != 1) {
+			t.Errorf("irqnuma %s: stderr %q, want one line starting irqnuma:", strings.Join(tt.give[2:], " "), stderr)
+		}
+		if code == 0 || code == 3 {
+			if stderr != "" {
+				t.Errorf("irqnuma %s: stderr %q, want none", strings.Join(tt.give[2:], " "), stderr)
+			}
+		}
+	}
+}
+
+// TestAuditGateScript runs the built binary from a shell script the way
+// the README shows: the benchmark runs only when the audit passes.
+func TestAuditGateScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	bin := filepath.Join(t.TempDir(), "irqnuma")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	script := `if "$IRQNUMA" --root "$1" audit --fail-on "$2" >/dev/null; then echo run benchmark; else echo "audit says no ($?)"; fi`
+	tests := []struct {
+		host, failOn, want string
+	}{
+		{host: "seed", failOn: "warning", want: "audit says no (3)"},
+		{host: "seed", failOn: "error", want: "run benchmark"},
+		{host: "vm-virtio", failOn: "warning", want: "run benchmark"},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command("sh", "-c", script, "gate", hosttest.Root(tt.host), tt.failOn)
+		cmd.Env = append(os.Environ(), "IRQNUMA="+bin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("gate script: %v", err)
+		}
+		if got := strings.TrimSpace(string(out)); got != tt.want {
+			t.Errorf("gate on %s --fail-on %s = %q, want %q", tt.host, tt.failOn, got, tt.want)
+		}
+	}
+}
+
+// TestAuditLive audits this machine: it must finish with a verdict and
+// well-formed JSON, and every NIC it reports must exist here.
+func TestAuditLive(t *testing.T) {
+	if _, err := os.Stat("/proc/interrupts"); err != nil {
+		t.Skipf("no live /proc: %v", err)
+	}
+	doc, _ := auditJSON(t, "/")
+	for _, f := range doc.Findings {
+		if f.NIC != "" {
+			if _, err := os.Stat("/sys/class/net/" + f.NIC); err != nil {
+				t.Errorf("finding about NIC %s, which this host lacks: %+v", f.NIC, f)
+			}
+		}
+	}
+	doc, _ = auditJSON(t, "/", "--pid", strconv.Itoa(os.Getpid()))
+	_ = doc
+}
+
+// testThread is one task of a test process.
+type testThread struct {
+	tid     int
+	allowed string // Cpus_allowed_list
+	lastCPU int    // stat field 39
+}
+
+// testProc is a process written into a host tree in the kernel's formats.
+type testProc struct {
+	pid      int
+	comm     string
+	allowed  string
+	threads  []testThread // nil: one thread, the main one, last on its first allowed CPU
+	numaMaps string       // "": no numa_maps file
+	cmdline  []string
+	environ  []string
+}
+
+// writeProc writes /proc/<pid>/{comm,status,stat,cmdline,environ,
+// numa_maps} and /proc/<pid>/task/<tid>/{comm,stat,status}. nbits is the
+// host's nr_cpu_ids (the width of Cpus_allowed).
+func writeProc(t *testing.T, root string, nbits int, p testProc) {
+	t.Helper()
+	if p.threads == nil {
+		set, err := cpuset.ParseList(p.allowed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _ := set.Min()
+		p.threads = []testThread{{tid: p.pid, allowed: p.allowed, lastCPU: first}}
+	}
+	base := fmt.Sprintf("proc/%d", p.pid)
+	mkdir(t, root, base+"/task")
+	put(t, root, base+"/comm", p.comm+"\n")
+	put(t, root, base+"/status", statusText(t, p.comm, p.pid, p.pid, len(p.threads), p.allowed, nbits))
+	put(t, root, base+"/stat", statText(p.pid, p.comm, len(p.threads), p.threads[0].lastCPU))
+	argv := p.cmdline
+	if argv == nil {
+		argv = []string{p.comm}
+	}
+	put(t, root, base+"/cmdline", strings.Join(argv, "\x00")+"\x00")
+	env := ""
+	if len(p.environ) > 0 {
+		env = strings.Join(p.environ, "\x00") + "\x00"
+	}
+	put(t, root, base+"/environ", env)
+	if p.numaMaps != "" {
+		put(t, root, base+"/numa_maps", p.numaMaps)
+	}
+	for _, th := range p.threads {
+		tb := fmt.Sprintf("%s/task/%d", base, th.tid)
+		mkdir(t, root, tb)
+		put(t, root, tb+"/comm", p.comm+"\n")
+		put(t, root, tb+"/status", statusText(t, p.comm, th.tid, p.pid, len(p.threads), th.allowed, nbits))
+		put(t, root, tb+"/stat", statText(th.tid, p.comm, len(p.threads), th.lastCPU))
+	}
+}
+
+// statusText is /proc/<pid>/status as Linux 6.x prints it (the fields
+// irqnuma and procfs read, in the kernel's order and layout).
+func statusText(t *testing.T, comm string, pid, tgid, threads int, allowed string, nbits int) string {
+	t.Helper()
+	set, err := cpuset.ParseList(allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mems := strings.TrimSuffix(strings.Repeat("00000000,", 31), ",") + ",00000003"
+	return fmt.Sprintf("Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\nTracerPid:\t0\n"+
+		"Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t \nThreads:\t%d\n"+
+		"Cpus_allowed:\t%s\nCpus_allowed_list:\t%s\nMems_allowed:\t%s\nMems_allowed_list:\t0-1\n"+
+		"voluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n",
+		comm, tgid, pid, threads, set.Mask(nbits), set.List(), mems)
+}
+
+// statText is /proc/<pid>/stat: 52 fields, processor (the last CPU) 39th.
+func statText(pid int, comm string, threads, lastCPU int) string {
+	f := []string{strconv.Itoa(pid), "(" + comm + ")", "S", "1", strconv.Itoa(pid), strconv.Itoa(pid), "0", "-1", "4194560",
+		"120", "0", "0", "0", "35", "12", "0", "0", "20", "0", strconv.Itoa(threads), "0", "64793", "5259264", "1036",
+		"18446744073709551615", "93928839999488", "93928840788893", "140724007136560", "0", "0", "0", "0", "0", "0",
+		"1", "0", "0", "17", strconv.Itoa(lastCPU), "0", "0", "0", "0", "0", "93928841022192", "93928841070436",
+		"93928846381056", "140724007144285", "140724007144300", "140724007144300", "140724007145450", "0"}
+	return strings.Join(f, " ") + "\n"
+}
+
+// put writes a file in a host tree, keeping the mode of an existing file
+// (0444 for a new one).
+func put(t *testing.T, root, rel, data string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	mode := os.FileMode(0o444)
+	if fi, err := os.Stat(p); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p+".tmp", []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p+".tmp", mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".tmp", p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t *testing.T, root, rel string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, rel), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func chmod(t *testing.T, root, rel string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(filepath.Join(root, rel), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setIRQ rewrites /proc/irq/N's requested and effective affinity in both
+// forms, 64 bits wide as on the seed host.
+func setIRQ(t *testing.T, root string, n int, affinity, effective string) {
+	t.Helper()
+	aff, err := cpuset.ParseList(affinity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, err := cpuset.ParseList(effective)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := fmt.Sprintf("proc/irq/%d/", n)
+	put(t, root, dir+"smp_affinity_list", aff.List()+"\n")
+	put(t, root, dir+"smp_affinity", aff.Mask(64)+"\n")
+	put(t, root, dir+"effective_affinity_list", eff.List()+"\n")
+	put(t, root, dir+"effective_affinity", eff.Mask(64)+"\n")
+}
+
+// addIOMMU gives the seed host an active VT-d IOMMU (dmar0, dmar1) with
+// eth0's PCI function in group 40; typ is the group's type file ("" for
+// none, as before Linux 5.11).
+func addIOMMU(t *testing.T, root, typ string) {
+	t.Helper()
+	mkdir(t, root, "sys/devices/virtual/iommu/dmar0")
+	mkdir(t, root, "sys/devices/virtual/iommu/dmar1")
+	mkdir(t, root, "sys/class/iommu")
+	mkdir(t, root, "sys/kernel/iommu_groups/40/devices")
+	for _, l := range [][2]string{
+		{"sys/class/iommu/dmar0", "../../devices/virtual/iommu/dmar0"},
+		{"sys/class/iommu/dmar1", "../../devices/virtual/iommu/dmar1"},
+		{"sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/iommu_group", "../../../../kernel/iommu_groups/40"},
+	} {
+		if err := os.Symlink(l[1], filepath.Join(root, l[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if typ != "" {
+		put(t, root, "sys/kernel/iommu_groups/40/type", typ+"\n")
+	}
+}
+
+var _ = cmp.Diff

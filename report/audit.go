@@ -1,0 +1,538 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// Severity says how much a finding matters for a network benchmark.
+type Severity string
+
+// Severities, least to most severe.
+const (
+	SeverityInfo    Severity = "info"    // worth knowing before comparing runs
+	SeverityWarning Severity = "warning" // likely to cost throughput or to be undone
+	SeverityError   Severity = "error"   // traffic is handled off the NIC's node now
+)
+
+// Rank orders severities: 1 info, 2 warning, 3 error, 0 for anything else.
+func (s Severity) Rank() int {
+	switch s {
+	case SeverityInfo:
+		return 1
+	case SeverityWarning:
+		return 2
+	case SeverityError:
+		return 3
+	}
+	return 0
+}
+
+// ParseSeverity parses "info", "warning" or "error".
+func ParseSeverity(s string) (Severity, error) {
+	if v := Severity(s); v.Rank() > 0 {
+		return v, nil
+	}
+	return "", fmt.Errorf("severity %q: want info, warning or error", s)
+}
+
+// Check ids. They are a contract: scripts, alerts and the exporter key on
+// them, so they are added, never renamed.
+const (
+	CheckNICNodeUnknown = "nic-node-unknown"
+	CheckIRQRemote      = "irq-remote"
+	CheckIRQSharedCPU   = "irq-shared-cpu"
+	CheckIRQManaged     = "irq-managed"
+	CheckIrqbalance     = "irqbalance-active"
+	CheckProcRemote     = "proc-remote"
+	CheckProcIRQOverlap = "proc-irq-overlap"
+	CheckProcMemRemote  = "proc-mem-remote"
+	CheckRPSRemote      = "rps-remote"
+	CheckXPSRemote      = "xps-remote"
+	CheckQueuesVsCPUs   = "queues-vs-cpus"
+	CheckCPUGovernor    = "cpu-governor"
+	CheckIOMMUMode      = "iommu-mode"
+	CheckIsolatedIRQ    = "isolated-irq"
+	// CheckNotChecked says a check could not be made because the tree
+	// lacks a file; its subject names the check.
+	CheckNotChecked = "not-checked"
+)
+
+// Checks lists every check id in the order findings of equal severity
+// are shown.
+var Checks = []string{
+	CheckNICNodeUnknown, CheckIRQRemote, CheckIsolatedIRQ, CheckIRQSharedCPU, CheckIrqbalance,
+	CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote, CheckRPSRemote, CheckXPSRemote,
+	CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckNotChecked,
+}
+
+// Finding is one thing the audit found. Its JSON form is a contract:
+// fields are added, never renamed or re-typed. The structured fields are
+// always present: "" for no NIC, [] for no IRQs, threads or nodes, 0 for
+// no process, "" for no CPUs.
+type Finding struct {
+	Check    string     `json:"check"`
+	Severity Severity   `json:"severity"`
+	Subject  string     `json:"subject"` // what it is about, for people: "IRQ 290 (queue 6)"
+	Message  string     `json:"message"` // what is wrong, with the numbers
+	Fix      string     `json:"fix"`     // what to run or change
+	NIC      string     `json:"nic"`
+	IRQ      []int      `json:"irq"`
+	PID      int        `json:"pid"`
+	TID      []int      `json:"tid"`
+	CPUs     cpuset.Set `json:"cpus"`
+	Nodes    []int      `json:"nodes"`
+}
+
+// AuditOptions carries what the audit needs beyond topology, IRQs and
+// processes. Everything is read by the caller, so Audit itself never
+// touches the host; a nil field means "not read" and the checks that need
+// it say so with a not-checked finding.
+type AuditOptions struct {
+	// NICs limits the audit to these NICs; nil audits every NIC that has
+	// IRQs.
+	NICs []string
+	// Irqbalance is what affinity.ReadIrqbalance found.
+	Irqbalance *affinity.Irqbalance
+	// Cmdline is the kernel command line; IOMMU the host's IOMMU state;
+	// IOMMUGroups the group of each audited NIC's PCI function, by PCI
+	// address.
+	Cmdline     *topology.Cmdline
+	IOMMU       *topology.IOMMU
+	IOMMUGroups map[string]topology.IOMMUGroup
+	// Governor returns a CPU's cpufreq governor, "" when it has none
+	// (h.Governor, or a stub in tests).
+	Governor func(cpu int) (string, error)
+}
+
+// Audit runs every check on the NICs, their IRQs and the watched
+// processes, and returns the findings grouped by NIC (NIC names
+// ascending, host-wide findings last), worst first within a group.
+func Audit(h *topology.Host, t *irq.Table, procs []*affinity.Process, opts AuditOptions) []Finding {
+	a := &auditor{h: h, t: t, opts: opts, seen: map[string]bool{}}
+	a.multiNodePackages = multiNodePackages(h)
+	nics := a.auditedNICs()
+	if len(h.Nodes) == 0 {
+		a.notChecked("", "locality", "no NUMA nodes under /sys/devices/system/node: nothing can be called local or remote")
+	}
+	if len(nics) == 0 {
+		why := "no NIC with IRQs found"
+		if len(h.NICs) == 0 {
+			why = "no NICs: the tree has no /sys/class/net entries backed by a device"
+		}
+		a.notChecked("", "nics", why)
+	}
+	for _, nic := range nics {
+		c := a.nicContext(nic)
+		a.checkNICNode(c)
+		a.checkIRQPlacement(c)
+		a.checkSharedCPU(c)
+		a.checkManaged(c)
+		a.checkIrqbalance(c)
+		for _, p := range procs {
+			a.checkProcess(c, p)
+		}
+		a.checkSteering(c)
+		a.checkQueueCount(c)
+		a.checkGovernor(c)
+		a.checkIOMMU(c)
+	}
+	a.checkHostIOMMU()
+	sortFindings(a.out)
+	return a.out
+}
+
+// auditor collects findings.
+type auditor struct {
+	h                 *topology.Host
+	t                 *irq.Table
+	opts              AuditOptions
+	out               []Finding
+	seen              map[string]bool // not-checked (nic, subject) already said
+	multiNodePackages bool
+	hostIOMMUNeeded   bool
+}
+
+func (a *auditor) add(f Finding) {
+	if f.IRQ == nil {
+		f.IRQ = []int{}
+	}
+	if f.TID == nil {
+		f.TID = []int{}
+	}
+	if f.Nodes == nil {
+		f.Nodes = []int{}
+	}
+	a.out = append(a.out, f)
+}
+
+// notChecked says once per NIC (or host, nic "") that a check could not
+// be made, and why.
+func (a *auditor) notChecked(nic, check, why string) {
+	key := nic + "\x00" + check
+	if a.seen[key] {
+		return
+	}
+	a.seen[key] = true
+	fix, ok := notCheckedFixes[check]
+	if !ok {
+		fix = "run the audit on the live host, or include the missing file in the capture"
+	}
+	a.add(Finding{Check: CheckNotChecked, Severity: SeverityInfo, Subject: check, NIC: nic, Message: why, Fix: fix})
+}
+
+// notCheckedFixes says how to make a skipped check possible.
+var notCheckedFixes = map[string]string{
+	CheckIrqbalance:  "run the audit on the live host, or capture irqbalance's /proc/<pid>/{comm,cmdline,environ}",
+	CheckIOMMUMode:   "capture /sys/class/iommu, /sys/kernel/iommu_groups, the NIC's iommu_group link and /proc/cmdline",
+	CheckCPUGovernor: "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
+	"locality":       "capture /sys/devices/system/node",
+	"nics":           "capture /sys/class/net and the PCI functions it links to",
+}
+
+// auditedNICs returns the NICs to audit: those named, or every NIC that
+// has IRQs, by name.
+func (a *auditor) auditedNICs() []*topology.NIC {
+	var out []*topology.NIC
+	if len(a.opts.NICs) > 0 {
+		names := slices.Clone(a.opts.NICs)
+		slices.Sort(names)
+		for _, name := range slices.Compact(names) {
+			if n, ok := a.h.NICByName(name); ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	for i := range a.h.NICs {
+		if len(a.t.ForNIC(a.h.NICs[i].Name)) > 0 {
+			out = append(out, &a.h.NICs[i])
+		}
+	}
+	return out
+}
+
+// nicCtx is what the checks of one NIC share.
+type nicCtx struct {
+	nic    *topology.NIC
+	loc    topology.Locality
+	irqs   []*irq.IRQ // every IRQ of the NIC
+	queues []*irq.IRQ // its queue IRQs
+	// where holds, per queue IRQ, the CPUs it is delivered to: the
+	// effective CPUs when known, else the online CPUs of its requested
+	// mask; byEffective says which.
+	where       map[int]cpuset.Set
+	byEffective map[int]bool
+	irqCPUs     cpuset.Set // union of where
+}
+
+func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
+	c := &nicCtx{nic: n, loc: a.h.Locality(n), irqs: a.t.ForNIC(n.Name),
+		where: map[int]cpuset.Set{}, byEffective: map[int]bool{}}
+	for _, q := range c.irqs {
+		if q.Owner.Kind != irq.KindQueue {
+			continue
+		}
+		c.queues = append(c.queues, q)
+		switch {
+		case q.HasEffective && !q.Effective.IsEmpty():
+			c.where[q.IRQ], c.byEffective[q.IRQ] = q.Effective, true
+		case q.HasAffinity:
+			c.where[q.IRQ] = a.online(q.Affinity)
+		}
+		c.irqCPUs = c.irqCPUs.Union(c.where[q.IRQ])
+	}
+	if len(c.irqs) == 0 {
+		a.notChecked(n.Name, "irqs", fmt.Sprintf("no IRQs of %s found in /proc/interrupts or /proc/irq", n.Name))
+	} else if len(c.queues) == 0 {
+		a.notChecked(n.Name, "queues", fmt.Sprintf("none of %s's %d IRQs is named as a queue vector: queue checks skipped", n.Name, len(c.irqs)))
+	} else if len(c.where) == 0 {
+		a.notChecked(n.Name, CheckIRQRemote, fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", n.Name))
+	}
+	return c
+}
+
+// online returns the online CPUs of s (all of s when online is unknown).
+func (a *auditor) online(s cpuset.Set) cpuset.Set {
+	if a.h.Online.IsEmpty() {
+		return s
+	}
+	return s.Intersection(a.h.Online)
+}
+
+// queueName is "queue 6", "queue 3 rx", or "" for a non-queue vector.
+func queueName(q *irq.IRQ) string {
+	if q.Owner == nil || q.Owner.Kind != irq.KindQueue {
+		return ""
+	}
+	s := fmt.Sprintf("queue %d", q.Owner.Queue)
+	if q.Owner.Dir != "" {
+		s += " " + q.Owner.Dir
+	}
+	return s
+}
+
+// irqSubject is "IRQ 290 (queue 6)".
+func irqSubject(q *irq.IRQ) string {
+	if qn := queueName(q); qn != "" {
+		return fmt.Sprintf("IRQ %d (%s)", q.IRQ, qn)
+	}
+	return fmt.Sprintf("IRQ %d", q.IRQ)
+}
+
+// irqNumbers returns the numbers of qs, ascending.
+func irqNumbers(qs []*irq.IRQ) []int {
+	out := make([]int, len(qs))
+	for i, q := range qs {
+		out[i] = q.IRQ
+	}
+	slices.Sort(out)
+	return out
+}
+
+// irqsSubject is "IRQs 284-299" or "IRQ 283".
+func irqsSubject(ns []int) string {
+	if len(ns) == 1 {
+		return fmt.Sprintf("IRQ %d", ns[0])
+	}
+	return "IRQs " + cpuset.New(ns...).List()
+}
+
+// nodeName says which node(s) the local CPUs are and how that is known:
+// "node 1", "node 1 (from local_cpulist)", "CPUs 8,10-15 (from
+// local_cpulist)".
+func nodeName(loc topology.Locality) string {
+	s := nodeOnly(loc)
+	if loc.Source == "local_cpulist" {
+		s += " (from local_cpulist)"
+	}
+	return s
+}
+
+// nodeOnly is "node 1", or "local CPUs 8,10-15" when no single node holds
+// them.
+func nodeOnly(loc topology.Locality) string {
+	if loc.Node < 0 {
+		return "local CPUs " + loc.CPUs.List()
+	}
+	return fmt.Sprintf("node %d", loc.Node)
+}
+
+// multiNodePackages reports whether some package holds CPUs of more than
+// one node (AMD NPS2/NPS4, Intel SNC).
+func multiNodePackages(h *topology.Host) bool {
+	nodeOfPkg := map[int]int{}
+	for _, c := range h.CPUs {
+		if c.Package < 0 || c.Node < 0 {
+			continue
+		}
+		if n, ok := nodeOfPkg[c.Package]; ok && n != c.Node {
+			return true
+		}
+		nodeOfPkg[c.Package] = c.Node
+	}
+	return false
+}
+
+// describeRemote says where remote CPUs are: "CPU 3 (node 0)", "CPUs
+// 0-15 (node 0)"; on hosts with several nodes per package it adds "same
+// package" or "other package" relative to the local CPUs.
+func (a *auditor) describeRemote(remote, local cpuset.Set) string {
+	nodes, _ := a.h.NodesOf(remote)
+	word := "CPU"
+	if remote.Len() > 1 {
+		word = "CPUs"
+	}
+	var parts []string
+	for _, n := range nodes.IDs() {
+		p := fmt.Sprintf("node %d", n)
+		if a.multiNodePackages {
+			cpus, _ := a.h.NodeCPUs(n)
+			switch a.samePackage(cpus.Intersection(remote), local) {
+			case 1:
+				p += ", same package"
+			case -1:
+				p += ", other package"
+			}
+		}
+		parts = append(parts, p)
+	}
+	if _, unknown := a.h.NodesOf(remote); !unknown.IsEmpty() {
+		parts = append(parts, "node unknown for "+unknown.List())
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%s %s", word, remote.List())
+	}
+	return fmt.Sprintf("%s %s (%s)", word, remote.List(), strings.Join(parts, "; "))
+}
+
+// samePackage returns 1 when every CPU of cpus shares a package with
+// some local CPU, -1 when none does, 0 when mixed or unknown.
+func (a *auditor) samePackage(cpus, local cpuset.Set) int {
+	pkgs := map[int]bool{}
+	for id := range local.All() {
+		if c, ok := a.h.CPU(id); ok && c.Package >= 0 {
+			pkgs[c.Package] = true
+		}
+	}
+	same, other := 0, 0
+	for id := range cpus.All() {
+		c, ok := a.h.CPU(id)
+		switch {
+		case !ok || c.Package < 0:
+			return 0
+		case pkgs[c.Package]:
+			same++
+		default:
+			other++
+		}
+	}
+	switch {
+	case same > 0 && other == 0:
+		return 1
+	case other > 0 && same == 0:
+		return -1
+	}
+	return 0
+}
+
+// sortFindings orders findings by group (NIC name, host-wide last), then
+// severity (worst first), check order, first IRQ, PID, subject.
+func sortFindings(fs []Finding) {
+	order := map[string]int{}
+	for i, c := range Checks {
+		order[c] = i
+	}
+	first := func(v []int) int {
+		if len(v) == 0 {
+			return -1
+		}
+		return v[0]
+	}
+	slices.SortStableFunc(fs, func(x, y Finding) int {
+		if x.NIC != y.NIC {
+			if x.NIC == "" {
+				return 1
+			}
+			if y.NIC == "" {
+				return -1
+			}
+			return strings.Compare(x.NIC, y.NIC)
+		}
+		return cmp.Or(
+			cmp.Compare(y.Severity.Rank(), x.Severity.Rank()),
+			cmp.Compare(order[x.Check], order[y.Check]),
+			cmp.Compare(first(x.IRQ), first(y.IRQ)),
+			cmp.Compare(x.PID, y.PID),
+			strings.Compare(x.Subject, y.Subject),
+		)
+	})
+}
+
+// AuditSummary counts findings by severity.
+type AuditSummary struct {
+	Error   int `json:"error"`
+	Warning int `json:"warning"`
+	Info    int `json:"info"`
+}
+
+// Summarize counts the findings by severity.
+func Summarize(fs []Finding) AuditSummary {
+	var s AuditSummary
+	for _, f := range fs {
+		switch f.Severity {
+		case SeverityError:
+			s.Error++
+		case SeverityWarning:
+			s.Warning++
+		case SeverityInfo:
+			s.Info++
+		}
+	}
+	return s
+}
+
+// AtOrAbove returns the findings whose severity is at or above min.
+func AtOrAbove(fs []Finding, min Severity) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Severity.Rank() >= min.Rank() && min.Rank() > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// AuditDoc is the JSON document of `irqnuma audit`:
+// {"findings":[...],"summary":{"error":N,"warning":N,"info":N}}.
+type AuditDoc struct {
+	Findings []Finding    `json:"findings"`
+	Summary  AuditSummary `json:"summary"`
+	// Headers describe each NIC group for the table ("mlx5_core
+	// 0000:98:00.0, local node 1, 16 queue IRQs"); not part of the JSON.
+	Headers map[string]string `json:"-"`
+}
+
+// NewAuditDoc builds the audit document, with a header line for each NIC
+// that has findings.
+func NewAuditDoc(h *topology.Host, t *irq.Table, fs []Finding) AuditDoc {
+	if fs == nil {
+		fs = []Finding{}
+	}
+	doc := AuditDoc{Findings: fs, Summary: Summarize(fs), Headers: map[string]string{}}
+	for _, f := range fs {
+		if f.NIC == "" || doc.Headers[f.NIC] != "" {
+			continue
+		}
+		n, ok := h.NICByName(f.NIC)
+		if !ok {
+			continue
+		}
+		var parts []string
+		dev := strings.TrimSpace(n.Driver + " " + cmp.Or(n.PCI, n.Virtio))
+		if dev != "" {
+			parts = append(parts, dev)
+		}
+		if loc := h.Locality(n); loc.Known() {
+			parts = append(parts, "local "+nodeName(loc))
+		} else {
+			parts = append(parts, "locality unknown")
+		}
+		queues := 0
+		for _, q := range t.ForNIC(n.Name) {
+			if q.Owner.Kind == irq.KindQueue {
+				queues++
+			}
+		}
+		parts = append(parts, plural(queues, "queue IRQ", "queue IRQs"))
+		doc.Headers[f.NIC] = strings.Join(parts, ", ")
+	}
+	return doc
+}
+
+// plural is "1 queue IRQ", "16 queue IRQs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// intsList is "286, 290" (or "286 and 290" with and=true for two).
+func intsList(v []int, and bool) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	if and && len(s) >= 2 {
+		return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,480 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+)
+
+// pinFix is the irqnuma command that moves a NIC's queue IRQs onto its
+// own node, one per physical core.
+func pinFix(nic string) string { return "irqnuma irq pin " + nic }
+
+// checkNICNode: nic-node-unknown. numa_node -1 on a host with more than
+// one node; says whether local_cpulist still tells the local CPUs.
+func (a *auditor) checkNICNode(c *nicCtx) {
+	if c.nic.Node >= 0 || len(a.h.Nodes) < 2 {
+		return
+	}
+	f := Finding{Check: CheckNICNodeUnknown, Severity: SeverityWarning, NIC: c.nic.Name,
+		Subject: fmt.Sprintf("%s numa_node", c.nic.Name),
+		Fix:     "the firmware gives the device no node (ACPI _PXM): update the BIOS or enable its PCI NUMA reporting; until then find the slot's socket in the board manual"}
+	dev := c.nic.PCI
+	if dev == "" {
+		dev = c.nic.Device
+	}
+	if c.loc.Known() {
+		f.CPUs = c.loc.CPUs
+		if c.loc.Node >= 0 {
+			f.Nodes = []int{c.loc.Node}
+		}
+		f.Message = fmt.Sprintf("%s (%s) has numa_node -1 on a %d-node host; its local_cpulist %s (%s) is used as its locality for the other checks",
+			c.nic.Name, dev, len(a.h.Nodes), c.loc.CPUs.List(), nodeOnly(c.loc))
+	} else {
+		why := "no local_cpulist"
+		if c.nic.HasLocal {
+			why = fmt.Sprintf("local_cpulist %s names every CPU", c.nic.LocalCPUs.List())
+		}
+		f.Message = fmt.Sprintf("%s (%s) has numa_node -1 on a %d-node host and %s: its locality is unknown, so its IRQs and processes are not called local or remote",
+			c.nic.Name, dev, len(a.h.Nodes), why)
+	}
+	a.add(f)
+}
+
+// checkIRQPlacement: irq-remote and isolated-irq, per queue IRQ.
+func (a *auditor) checkIRQPlacement(c *nicCtx) {
+	isolated := a.h.IsolatedCPUs()
+	for _, q := range c.queues {
+		where, ok := c.where[q.IRQ]
+		if !ok {
+			continue
+		}
+		if c.loc.Known() && !a.h.Online.IsEmpty() {
+			a.irqRemote(c, q, where)
+		}
+		if hit := where.Intersection(isolated); !hit.IsEmpty() && c.byEffective[q.IRQ] {
+			kinds := []string{}
+			if hit.Intersects(a.h.Isolated) {
+				kinds = append(kinds, "isolcpus")
+			}
+			if hit.Intersects(a.h.NohzFull) {
+				kinds = append(kinds, "nohz_full")
+			}
+			nodes, _ := a.h.NodesOf(hit)
+			a.add(Finding{Check: CheckIsolatedIRQ, Severity: SeverityWarning, NIC: c.nic.Name,
+				Subject: irqSubject(q), IRQ: []int{q.IRQ}, CPUs: hit, Nodes: nodes.IDs(),
+				Message: fmt.Sprintf("%s of %s is delivered to CPU %s, which is isolated (%s): the interrupt and its softirq run on a CPU kept for other work",
+					irqSubject(q), c.nic.Name, hit.List(), strings.Join(kinds, ", ")),
+				Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
+		}
+	}
+	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
+		a.notChecked(c.nic.Name, CheckIRQRemote, fmt.Sprintf("%s's locality is unknown: its IRQs are not called local or remote", c.nic.Name))
+	}
+}
+
+func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
+	local := c.loc.CPUs
+	f := Finding{Check: CheckIRQRemote, NIC: c.nic.Name, Subject: irqSubject(q), IRQ: []int{q.IRQ},
+		Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name))}
+	req := a.online(q.Affinity)
+	switch remote := where.Difference(local); {
+	case c.byEffective[q.IRQ] && remote.Equal(where):
+		f.Severity, f.CPUs = SeverityError, remote
+		f.Message = fmt.Sprintf("%s of %s is delivered to %s, off the NIC's %s", irqSubject(q), c.nic.Name,
+			a.describeRemote(remote, local), nodeName(c.loc))
+	case c.byEffective[q.IRQ] && !remote.IsEmpty():
+		f.Severity, f.CPUs = SeverityWarning, remote
+		f.Message = fmt.Sprintf("%s of %s is delivered to CPUs %s, of which %s is off the NIC's %s", irqSubject(q), c.nic.Name,
+			where.List(), a.describeRemote(remote, local), nodeName(c.loc))
+	case c.byEffective[q.IRQ]:
+		reqRemote := req.Difference(local)
+		if !q.HasAffinity || reqRemote.IsEmpty() {
+			return
+		}
+		f.Severity, f.CPUs = SeverityWarning, reqRemote
+		f.Message = fmt.Sprintf("%s of %s is delivered to local CPU %s, but its requested mask %s also reaches %s: the kernel may move it there",
+			irqSubject(q), c.nic.Name, where.List(), q.Affinity.List(), a.describeRemote(reqRemote, local))
+	case where.IsEmpty():
+		return
+	case remote.Equal(where):
+		f.Severity, f.CPUs = SeverityError, remote
+		f.Message = fmt.Sprintf("%s of %s may only go to %s, off the NIC's %s (effective CPU unknown)", irqSubject(q), c.nic.Name,
+			a.describeRemote(remote, local), nodeName(c.loc))
+	case !remote.IsEmpty():
+		f.Severity, f.CPUs = SeverityWarning, remote
+		f.Message = fmt.Sprintf("%s of %s has requested mask %s, which reaches %s (effective CPU unknown)", irqSubject(q), c.nic.Name,
+			q.Affinity.List(), a.describeRemote(remote, local))
+	default:
+		return
+	}
+	nodes, _ := a.h.NodesOf(f.CPUs)
+	f.Nodes = nodes.IDs()
+	a.add(f)
+}
+
+// fixForIRQ is the fix for a misplaced IRQ: fix, or for a kernel-managed
+// IRQ what can be done instead.
+func fixForIRQ(nic string, q *irq.IRQ, fix string) string {
+	if q.Managed {
+		return fmt.Sprintf("kernel-managed: its affinity cannot be changed; keep traffic off this queue with `ethtool -X %s` (RSS indirection) or fewer queues with `ethtool -L %s`", nic, nic)
+	}
+	return fix
+}
+
+// checkSharedCPU: irq-shared-cpu. Two or more queue IRQs delivered to
+// the same single CPU while local CPUs without any of them remain.
+func (a *auditor) checkSharedCPU(c *nicCtx) {
+	byCPU := map[int][]*irq.IRQ{}
+	for _, q := range c.queues {
+		w, ok := c.where[q.IRQ]
+		if !ok || w.Len() != 1 {
+			continue
+		}
+		cpu, _ := w.Min()
+		byCPU[cpu] = append(byCPU[cpu], q)
+	}
+	pool := a.h.Online
+	if c.loc.Known() {
+		pool = a.online(c.loc.CPUs)
+	}
+	free := pool.Difference(a.h.IsolatedCPUs()).Difference(c.irqCPUs)
+	if free.IsEmpty() {
+		return
+	}
+	where := "local CPUs"
+	if !c.loc.Known() {
+		where = "online CPUs"
+	}
+	for _, cpu := range slices.Sorted(maps.Keys(byCPU)) {
+		qs := byCPU[cpu]
+		if len(qs) < 2 {
+			continue
+		}
+		ns := irqNumbers(qs)
+		var names []string
+		for _, q := range qs {
+			names = append(names, irqSubject(q))
+		}
+		verb := "both land"
+		if len(qs) > 2 {
+			verb = "all land"
+		}
+		fix := pinFix(c.nic.Name)
+		for _, q := range qs {
+			if q.Managed {
+				fix = fixForIRQ(c.nic.Name, q, fix)
+			}
+		}
+		a.add(Finding{Check: CheckIRQSharedCPU, Severity: SeverityWarning, NIC: c.nic.Name,
+			Subject: fmt.Sprintf("%s on CPU %d", irqsSubjectList(ns), cpu), IRQ: ns,
+			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu)),
+			Message: fmt.Sprintf("%s %s on CPU %d while %s none of %s's queue IRQs (%s)",
+				joinAnd(names), verb, cpu, servesNone(free.Len(), where), c.nic.Name, free.List()),
+			Fix: fix})
+	}
+}
+
+// irqsSubjectList is "IRQs 286, 290".
+func irqsSubjectList(ns []int) string {
+	if len(ns) == 1 {
+		return fmt.Sprintf("IRQ %d", ns[0])
+	}
+	return "IRQs " + intsList(ns, false)
+}
+
+// servesNone is "1 local CPU serves" or "17 local CPUs serve".
+func servesNone(n int, where string) string {
+	if n == 1 {
+		return "1 " + strings.TrimSuffix(where, "s") + " serves"
+	}
+	return fmt.Sprintf("%d %s serve", n, where)
+}
+
+func joinAnd(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func nodeIDs(n int) []int {
+	if n < 0 {
+		return []int{}
+	}
+	return []int{n}
+}
+
+// checkManaged: irq-managed. Queue IRQs whose affinity the kernel
+// manages.
+func (a *auditor) checkManaged(c *nicCtx) {
+	var managed []*irq.IRQ
+	for _, q := range c.queues {
+		if q.Managed {
+			managed = append(managed, q)
+		}
+	}
+	if len(managed) == 0 {
+		return
+	}
+	ns := irqNumbers(managed)
+	a.add(Finding{Check: CheckIRQManaged, Severity: SeverityInfo, NIC: c.nic.Name, Subject: irqsSubject(ns), IRQ: ns,
+		Message: fmt.Sprintf("%d of %s's %d queue IRQs are kernel-managed (read-only smp_affinity): neither irqnuma nor irqbalance can move them",
+			len(managed), c.nic.Name, len(c.queues)),
+		Fix: fmt.Sprintf("choose which queues carry traffic instead: `ethtool -L %s` (queue count), `ethtool -X %s` (RSS indirection)", c.nic.Name, c.nic.Name)})
+}
+
+// checkIrqbalance: irqbalance-active. irqbalance runs and does not ban
+// the NIC's (movable) IRQs.
+func (a *auditor) checkIrqbalance(c *nicCtx) {
+	ib := a.opts.Irqbalance
+	switch {
+	case len(c.irqs) == 0:
+		return
+	case ib == nil:
+		a.notChecked("", CheckIrqbalance, "irqbalance was not read")
+		return
+	case !ib.ProcessesKnown:
+		a.notChecked("", CheckIrqbalance, "no process folders under /proc: whether irqbalance runs is unknown")
+		return
+	case !ib.Running:
+		return
+	}
+	var free []*irq.IRQ
+	for _, q := range c.irqs {
+		if q.Managed {
+			continue
+		}
+		if banned, _ := ib.IRQBanned(q.IRQ, c.nic.Driver, q.Name); !banned {
+			free = append(free, q)
+		}
+	}
+	if len(free) == 0 {
+		return
+	}
+	ns := irqNumbers(free)
+	var onBanned []int
+	for _, q := range free {
+		if w, ok := c.where[q.IRQ]; ok && ib.CPUsBanned(w) {
+			onBanned = append(onBanned, q.IRQ)
+		}
+	}
+	pids := make([]string, len(ib.PIDs))
+	for i, p := range ib.PIDs {
+		pids[i] = fmt.Sprint(p)
+	}
+	msg := fmt.Sprintf("irqbalance (PID %s) is running and %d of %s's %d IRQs are not banned from it (--banirq, --banmod): it will rewrite their affinity, undoing any pinning",
+		strings.Join(pids, ", "), len(free), c.nic.Name, len(c.irqs))
+	if len(onBanned) > 0 {
+		msg += fmt.Sprintf("; %s sit on CPUs it bans (%s from %s) and will be moved off them", irqsSubjectList(onBanned), ib.BannedCPUs.List(), ib.BannedCPUsFrom)
+	}
+	if ib.PolicyScript != "" {
+		msg += fmt.Sprintf(" (its --policyscript %s may ban some; irqnuma does not run it)", ib.PolicyScript)
+	}
+	lines := ib.BanConfig(ns, cpuset.Set{})
+	fix := strings.Join(lines[1:], " ")
+	if f, ok := strings.CutPrefix(lines[0], "# in "); ok {
+		fix = "set " + fix + " in " + f
+	}
+	pid := 0
+	if len(ib.PIDs) > 0 {
+		pid = ib.PIDs[0]
+	}
+	a.add(Finding{Check: CheckIrqbalance, Severity: SeverityWarning, NIC: c.nic.Name, Subject: "irqbalance: " + irqsSubject(ns),
+		IRQ: ns, PID: pid, Message: msg, Fix: fix})
+}
+
+// checkSteering: rps-remote and xps-remote. Queues whose rps_cpus or
+// xps_cpus include CPUs off the NIC's node.
+func (a *auditor) checkSteering(c *nicCtx) {
+	if len(c.nic.Queues) == 0 {
+		return
+	}
+	known := false
+	for _, kind := range []string{"rx", "tx"} {
+		var idx []int
+		var remote cpuset.Set
+		for _, q := range c.nic.Queues {
+			if q.Kind != kind || !q.Known {
+				continue
+			}
+			known = true
+			if !c.loc.Known() || q.CPUs.IsEmpty() {
+				continue
+			}
+			if r := q.CPUs.Difference(c.loc.CPUs); !r.IsEmpty() {
+				idx = append(idx, q.Index)
+				remote = remote.Union(r)
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		check, file := CheckRPSRemote, "rps_cpus"
+		fix := fmt.Sprintf("irqnuma mask --nic %s --format mask | tee %s", c.nic.Name, queueFiles(c.nic.Name, kind, idx, file))
+		what := "steer received packets to"
+		if kind == "tx" {
+			check, file = CheckXPSRemote, "xps_cpus"
+			fix = pinFix(c.nic.Name) + " --xps"
+			what = "take packets sent from"
+		}
+		nodes, _ := a.h.NodesOf(remote)
+		qs := "queue"
+		if len(idx) > 1 {
+			qs = "queues"
+		}
+		a.add(Finding{Check: check, Severity: SeverityWarning, NIC: c.nic.Name,
+			Subject: fmt.Sprintf("%s %s %s", kind, qs, cpuset.New(idx...).List()), CPUs: remote, Nodes: nodes.IDs(),
+			Message: fmt.Sprintf("%s %s %s %s (%s) %s %s, off the NIC's %s", c.nic.Name, kind, qs, cpuset.New(idx...).List(), file, what,
+				a.describeRemote(remote, c.loc.CPUs), nodeName(c.loc)),
+			Fix: fix})
+	}
+	if !known {
+		a.notChecked(c.nic.Name, "rps-remote, xps-remote", fmt.Sprintf("no readable rps_cpus or xps_cpus under /sys/class/net/%s/queues", c.nic.Name))
+	} else if !c.loc.Known() && len(a.h.Nodes) > 1 {
+		a.notChecked(c.nic.Name, "rps-remote, xps-remote", fmt.Sprintf("%s's locality is unknown: steering CPUs are not called local or remote", c.nic.Name))
+	}
+}
+
+// queueFiles is /sys/class/net/eth0/queues/rx-{0,2}/rps_cpus.
+func queueFiles(nic, kind string, idx []int, file string) string {
+	if len(idx) == 1 {
+		return fmt.Sprintf("/sys/class/net/%s/queues/%s-%d/%s", nic, kind, idx[0], file)
+	}
+	return fmt.Sprintf("/sys/class/net/%s/queues/%s-{%s}/%s", nic, kind, intsList(idx, false), file)
+}
+
+// checkQueueCount: queues-vs-cpus. More queue IRQs than local online
+// CPUs, or fewer than half the local online cores.
+func (a *auditor) checkQueueCount(c *nicCtx) {
+	if len(c.queues) == 0 || !c.loc.Known() {
+		return
+	}
+	local := a.online(c.loc.CPUs)
+	cores := len(a.h.Cores(local))
+	n := len(c.queues)
+	var msg, fix string
+	switch {
+	case local.IsEmpty():
+		return
+	case n > local.Len():
+		msg = fmt.Sprintf("%s has %d queue IRQs for %d local online CPUs: some CPUs must take several queues, or queues go remote",
+			c.nic.Name, n, local.Len())
+		fix = fmt.Sprintf("ethtool -L %s combined %d (or rx/tx, as the driver counts)", c.nic.Name, local.Len())
+	case 2*n < cores:
+		msg = fmt.Sprintf("%s has %d queue IRQs for %d local online cores (%d CPUs): multi-stream tests may be limited by too few queues",
+			c.nic.Name, n, cores, local.Len())
+		fix = fmt.Sprintf("ethtool -l %s shows the maximum; ethtool -L %s combined %d", c.nic.Name, c.nic.Name, cores)
+	default:
+		return
+	}
+	a.add(Finding{Check: CheckQueuesVsCPUs, Severity: SeverityInfo, NIC: c.nic.Name,
+		Subject: fmt.Sprintf("%d queue IRQs", n), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: fix})
+}
+
+// checkGovernor: cpu-governor. Local CPUs whose cpufreq governor is not
+// performance.
+func (a *auditor) checkGovernor(c *nicCtx) {
+	if !c.loc.Known() {
+		return
+	}
+	if a.opts.Governor == nil {
+		a.notChecked(c.nic.Name, CheckCPUGovernor, "cpufreq governors were not read")
+		return
+	}
+	local := a.online(c.loc.CPUs)
+	byGov := map[string][]int{}
+	seen := 0
+	for cpu := range local.All() {
+		g, err := a.opts.Governor(cpu)
+		if err != nil {
+			a.notChecked(c.nic.Name, CheckCPUGovernor, err.Error())
+			return
+		}
+		if g == "" {
+			continue
+		}
+		seen++
+		if g != "performance" {
+			byGov[g] = append(byGov[g], cpu)
+		}
+	}
+	if seen == 0 {
+		a.notChecked(c.nic.Name, CheckCPUGovernor, fmt.Sprintf("no cpufreq/scaling_governor for %s's local CPUs %s (no cpufreq driver, or not captured)", c.nic.Name, local.List()))
+		return
+	}
+	if len(byGov) == 0 {
+		return
+	}
+	var all cpuset.Set
+	var parts []string
+	for _, g := range slices.Sorted(maps.Keys(byGov)) {
+		set := cpuset.New(byGov[g]...)
+		all = all.Union(set)
+		parts = append(parts, fmt.Sprintf("%s on CPUs %s", g, set.List()))
+	}
+	a.add(Finding{Check: CheckCPUGovernor, Severity: SeverityInfo, NIC: c.nic.Name,
+		Subject: "governor of local CPUs", CPUs: all, Nodes: nodeIDs(c.loc.Node),
+		Message: fmt.Sprintf("%d of %s's %d local CPUs do not use the performance governor (%s): clock ramp-up adds run-to-run variance",
+			all.Len(), c.nic.Name, local.Len(), strings.Join(parts, "; ")),
+		Fix: fmt.Sprintf("cpupower -c %s frequency-set -g performance", all.List())})
+}
+
+// checkIOMMU: iommu-mode for a NIC whose IOMMU group type is known. NICs
+// without it are judged host-wide by checkHostIOMMU.
+func (a *auditor) checkIOMMU(c *nicCtx) {
+	g, ok := a.opts.IOMMUGroups[c.nic.PCI]
+	if c.nic.PCI == "" || !ok || g.ID < 0 || g.Type == "" {
+		a.hostIOMMUNeeded = true
+		return
+	}
+	if !g.Translating() {
+		return
+	}
+	a.add(Finding{Check: CheckIOMMUMode, Severity: SeverityInfo, NIC: c.nic.Name,
+		Subject: fmt.Sprintf("IOMMU group %d", g.ID),
+		Message: fmt.Sprintf("%s (%s) is in IOMMU group %d whose default domain is %s: every DMA address is translated; results can differ from an iommu=pt host",
+			c.nic.Name, c.nic.PCI, g.ID, g.Type),
+		Fix: "to compare with passthrough, boot with iommu=pt (or set /sys/kernel/iommu_groups/N/type to identity with the device unbound)"})
+}
+
+// checkHostIOMMU: iommu-mode host-wide, from /sys/class/iommu and the
+// kernel command line, when some audited NIC's IOMMU group type is
+// unknown.
+func (a *auditor) checkHostIOMMU() {
+	if !a.hostIOMMUNeeded {
+		return
+	}
+	m := a.opts.IOMMU
+	if !m.Known() {
+		a.notChecked("", CheckIOMMUMode, "no /sys/class/iommu or /sys/kernel/iommu_groups: whether an IOMMU translates DMA is unknown")
+		return
+	}
+	if !m.Active() {
+		return
+	}
+	if a.opts.Cmdline == nil {
+		a.notChecked("", CheckIOMMUMode, "an IOMMU is active but there is no /proc/cmdline: its mode is unknown")
+		return
+	}
+	mode, param := a.opts.Cmdline.IOMMUPassthrough()
+	if mode == "passthrough" || mode == "off" {
+		return
+	}
+	what := fmt.Sprintf("%d IOMMU groups", m.Groups)
+	if len(m.Units) > 0 {
+		what = fmt.Sprintf("%s; %s", strings.Join(m.Units, ", "), what)
+	}
+	msg := fmt.Sprintf("an IOMMU is active (%s) and the kernel command line has no iommu=pt or iommu.passthrough=1: DMA is translated unless the kernel was built to default to passthrough",
+		what)
+	if mode == "translated" {
+		msg = fmt.Sprintf("an IOMMU is active (%s) and the kernel command line asks for translation (%s): every DMA address is translated", what, param)
+	}
+	a.add(Finding{Check: CheckIOMMUMode, Severity: SeverityInfo, Subject: "IOMMU",
+		Message: msg + "; zero-copy and small-packet results can differ from an iommu=pt host",
+		Fix:     "to compare with passthrough, boot with iommu=pt (Intel: intel_iommu=on iommu=pt)"})
+}

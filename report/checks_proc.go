@@ -1,0 +1,166 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/cpuset"
+)
+
+// procSubject is "iperf3 (PID 4242)".
+func procSubject(p *affinity.Process) string {
+	return fmt.Sprintf("%s (PID %d)", p.Comm, p.PID)
+}
+
+// checkProcess runs proc-remote, proc-irq-overlap and proc-mem-remote for
+// one watched process against one NIC.
+func (a *auditor) checkProcess(c *nicCtx, p *affinity.Process) {
+	// Where the process and each of its threads may run.
+	allowed := a.online(p.Allowed)
+	for _, th := range p.Threads {
+		allowed = allowed.Union(a.online(th.Allowed))
+	}
+	if c.loc.Known() {
+		a.procRemote(c, p)
+		a.procMemRemote(c, p)
+	} else if len(a.h.Nodes) > 1 {
+		a.notChecked(c.nic.Name, CheckProcRemote, fmt.Sprintf("%s's locality is unknown: processes are not called local or remote", c.nic.Name))
+	}
+	a.procIRQOverlap(c, p, allowed)
+}
+
+// procRemote: a process or thread allowed on CPUs off the NIC's node
+// (warning), or last seen running there (error).
+func (a *auditor) procRemote(c *nicCtx, p *affinity.Process) {
+	local := c.loc.CPUs
+	var lastTIDs []int
+	var lastCPUs cpuset.Set
+	for _, th := range p.Threads {
+		if th.LastCPU < 0 || a.h.NodeOf(th.LastCPU) < 0 || local.Contains(th.LastCPU) {
+			continue
+		}
+		lastTIDs = append(lastTIDs, th.TID)
+		lastCPUs = lastCPUs.Union(cpuset.New(th.LastCPU))
+	}
+	fix := fmt.Sprintf(`taskset -a -pc "$(irqnuma mask --nic %s --exclude-irq-cpus)" %d, or start it with irqnuma exec --nic %s --exclude-irq-cpus -- %s ...`,
+		c.nic.Name, p.PID, c.nic.Name, p.Comm)
+	if len(lastTIDs) > 0 {
+		nodes, _ := a.h.NodesOf(lastCPUs)
+		a.add(Finding{Check: CheckProcRemote, Severity: SeverityError, NIC: c.nic.Name, Subject: procSubject(p),
+			PID: p.PID, TID: lastTIDs, CPUs: lastCPUs, Nodes: nodes.IDs(),
+			Message: fmt.Sprintf("%s of %s last ran on %s, off %s's %s", threadsWord(lastTIDs, len(p.Threads)), procSubject(p),
+				a.describeRemote(lastCPUs, local), c.nic.Name, nodeName(c.loc)),
+			Fix: fix})
+	}
+
+	var tids []int
+	var remote cpuset.Set
+	for _, th := range p.Threads {
+		if r := a.online(th.Allowed).Difference(local); !r.IsEmpty() {
+			tids = append(tids, th.TID)
+			remote = remote.Union(r)
+		}
+	}
+	if r := a.online(p.Allowed).Difference(local); !r.IsEmpty() && len(p.Threads) == 0 {
+		remote = r
+	}
+	if remote.IsEmpty() {
+		return
+	}
+	nodes, _ := a.h.NodesOf(remote)
+	who := procSubject(p)
+	if len(p.Threads) > 0 && len(tids) < len(p.Threads) {
+		who = fmt.Sprintf("%s of %s", threadsWord(tids, len(p.Threads)), procSubject(p))
+	} else if len(p.Threads) == 2 {
+		who = procSubject(p) + " and its other thread"
+	} else if len(p.Threads) > 2 {
+		who = fmt.Sprintf("%s and its %d other threads", procSubject(p), len(p.Threads)-1)
+	}
+	a.add(Finding{Check: CheckProcRemote, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
+		PID: p.PID, TID: tids, CPUs: remote, Nodes: nodes.IDs(),
+		Message: fmt.Sprintf("%s may run on %s, off %s's %s", who, a.describeRemote(remote, local), c.nic.Name, nodeName(c.loc)),
+		Fix:     fix})
+}
+
+// threadsWord is "thread 4243" or "threads 4243, 4244" (or "all 4
+// threads" when every thread is named).
+func threadsWord(tids []int, total int) string {
+	if len(tids) == total && total == 2 {
+		return "both threads"
+	}
+	if len(tids) == total && total > 2 {
+		return fmt.Sprintf("all %d threads", total)
+	}
+	if len(tids) == 1 {
+		return fmt.Sprintf("thread %d", tids[0])
+	}
+	return "threads " + intsList(tids, false)
+}
+
+// procIRQOverlap: the process may run on a core that services the NIC's
+// queue IRQs (their CPUs and SMT siblings).
+func (a *auditor) procIRQOverlap(c *nicCtx, p *affinity.Process, allowed cpuset.Set) {
+	if c.irqCPUs.IsEmpty() {
+		return
+	}
+	cores := a.h.SiblingsOf(c.irqCPUs)
+	overlap := allowed.Intersection(cores)
+	if overlap.IsEmpty() {
+		return
+	}
+	var irqs []int
+	for _, q := range c.queues {
+		if w, ok := c.where[q.IRQ]; ok && a.h.SiblingsOf(w).Intersects(overlap) {
+			irqs = append(irqs, q.IRQ)
+		}
+	}
+	slices.Sort(irqs)
+	nodes, _ := a.h.NodesOf(overlap)
+	a.add(Finding{Check: CheckProcIRQOverlap, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
+		PID: p.PID, IRQ: irqs, CPUs: overlap, Nodes: nodes.IDs(),
+		Message: fmt.Sprintf("%s may run on %s that share a core with %s's queue IRQs %s: its threads compete with the NIC's interrupts and softirqs",
+			procSubject(p), cpusWord(overlap), c.nic.Name, irqsSubjectRange(irqs)),
+		Fix: fmt.Sprintf(`taskset -a -pc "$(irqnuma mask --nic %s --exclude-irq-cpus)" %d`, c.nic.Name, p.PID)})
+}
+
+// cpusWord is "CPU 3" or "CPUs 0-15".
+func cpusWord(s cpuset.Set) string {
+	if s.Len() == 1 {
+		return "CPU " + s.List()
+	}
+	return "CPUs " + s.List()
+}
+
+// irqsSubjectRange is "284-299" as a compact list.
+func irqsSubjectRange(ns []int) string { return cpuset.New(ns...).List() }
+
+// procMemRemote: most of a process's pages on nodes other than the NIC's.
+func (a *auditor) procMemRemote(c *nicCtx, p *affinity.Process) {
+	if p.NodePages == nil {
+		a.notChecked(c.nic.Name, fmt.Sprintf("%s for PID %d", CheckProcMemRemote, p.PID),
+			fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)))
+		return
+	}
+	localNodes, _ := a.h.NodesOf(c.loc.CPUs)
+	var total, remote uint64
+	var remoteNodes []int
+	for n, pages := range p.NodePages {
+		total += pages
+		if !localNodes.Contains(n) && pages > 0 {
+			remote += pages
+			remoteNodes = append(remoteNodes, n)
+		}
+	}
+	if total == 0 || 2*remote <= total {
+		return
+	}
+	slices.Sort(remoteNodes)
+	from := intsList(remoteNodes, false)
+	to := intsList(localNodes.IDs(), false)
+	a.add(Finding{Check: CheckProcMemRemote, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
+		PID: p.PID, Nodes: remoteNodes,
+		Message: fmt.Sprintf("%d of %s's %d pages (%d%%) are on node %s, off %s's %s (numa_maps)",
+			remote, procSubject(p), total, int(100*remote/total), from, c.nic.Name, nodeName(c.loc)),
+		Fix: fmt.Sprintf("migratepages %d %s %s (numactl), or start it with irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.nic.Name, p.Comm)})
+}
