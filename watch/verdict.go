@@ -70,7 +70,7 @@ func (d *differ) nic(n *topology.NIC) NICStats {
 	// IRQs serve there. A NIC without queue vectors (one IRQ for
 	// everything) counts all its IRQs.
 	rates := map[int]float64{}
-	dirs := map[int]string{}
+	dirs := map[int]*dirRates{}
 	for _, q := range ns.IRQs {
 		if hasQueue && q.Kind != irq.KindQueue {
 			continue
@@ -80,11 +80,18 @@ func (d *differ) nic(n *topology.NIC) NICStats {
 		}
 		for _, r := range q.CPUs {
 			rates[r.CPU] += r.PerSec
-			switch prev, seen := dirs[r.CPU]; {
-			case !seen:
-				dirs[r.CPU] = q.Dir
-			case prev != q.Dir:
-				dirs[r.CPU] = ""
+			dr := dirs[r.CPU]
+			if dr == nil {
+				dr = &dirRates{}
+				dirs[r.CPU] = dr
+			}
+			switch q.Dir {
+			case "rx":
+				dr.rx += r.PerSec
+			case "tx":
+				dr.tx += r.PerSec
+			default:
+				dr.both += r.PerSec
 			}
 		}
 	}
@@ -92,7 +99,11 @@ func (d *differ) nic(n *topology.NIC) NICStats {
 	return ns
 }
 
-func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]float64, dirs map[int]string, hasIRQs bool) Verdict {
+// dirRates splits a CPU's NIC interrupts by the direction of the IRQs:
+// rx-only vectors, tx-only vectors, and combined ones.
+type dirRates struct{ rx, tx, both float64 }
+
+func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]float64, dirs map[int]*dirRates, hasIRQs bool) Verdict {
 	v := Verdict{CPU: -1, Node: -1, IRQCPUs: []int{}, RemoteCPUs: []int{}, Threads: []ThreadVerdict{}}
 	for id := range rates {
 		v.IRQCPUs = append(v.IRQCPUs, id)
@@ -126,8 +137,10 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		switch {
 		case c.Soft == nil || c.Busy == nil:
 			b.WriteString(" — load unknown")
-		case v.Saturated:
+		case v.Saturated && *c.Soft+*c.IRQ >= *c.Busy/2:
 			fmt.Fprintf(&b, " at %.0f%% soft — saturated", *c.Soft)
+		case v.Saturated:
+			fmt.Fprintf(&b, " at %.0f%% soft — CPU saturated by other work (%.0f%% busy: %.0f%% usr, %.0f%% sys)", *c.Soft, *c.Busy, *c.Usr, *c.Sys)
 		default:
 			fmt.Fprintf(&b, " at %.0f%% soft — not saturated (%.0f%% busy)", *c.Soft, *c.Busy)
 		}
@@ -162,14 +175,22 @@ func (d *differ) hottest(ids []int, rates map[int]float64) int {
 	return best
 }
 
-// direction says which softirq the CPU ran: the direction of the IRQs it
-// took when they serve one, else NET_RX or NET_TX by which ran more.
-func direction(dir string, c *CPUStats) string {
+// direction says which way the CPU's softirq work goes: the direction
+// of the IRQs it took when at least two thirds of them serve one (virtio
+// and drivers with separate rx and tx vectors), else NET_RX or NET_TX by
+// which softirq ran more. Drivers with combined vectors run tx
+// completions in NET_RX too, so the second answer is the softirq's name.
+func direction(dr *dirRates, c *CPUStats) string {
+	if dr != nil {
+		total := dr.rx + dr.tx + dr.both
+		switch {
+		case total > 0 && dr.rx >= total*2/3:
+			return "RX "
+		case total > 0 && dr.tx >= total*2/3:
+			return "TX "
+		}
+	}
 	switch {
-	case dir == "rx":
-		return "RX "
-	case dir == "tx":
-		return "TX "
 	case c.NetRX != nil && c.NetTX != nil && *c.NetRX >= *c.NetTX && *c.NetRX > 0:
 		return "RX "
 	case c.NetRX != nil && c.NetTX != nil && *c.NetTX > *c.NetRX:

@@ -427,3 +427,57 @@ func TestClockMustAdvance(t *testing.T) {
 		t.Error("Diff of two samples at the same time succeeded")
 	}
 }
+
+// TestVerdictWords covers the verdict's other sentences on the 2-CPU
+// virtio VM (eth0 = virtio2: IRQ 38 input.0, IRQ 39 output.0).
+func TestVerdictWords(t *testing.T) {
+	tests := []struct {
+		give string
+		edit func(h watchtest.Tree)
+		want string
+	}{
+		{
+			give: "tx vectors, busy with other work",
+			edit: func(h watchtest.Tree) {
+				h.AddIRQ(39, 1, 1500)
+				h.AddIRQ(38, 1, 10)
+				h.AddSoftirq("NET_RX", 1, 1600)
+				h.AddStat(1, map[int]uint64{watchtest.User: 60, watchtest.System: 35, watchtest.Softirq: 2, watchtest.Idle: 3})
+			},
+			want: "eth0: TX softirq on CPU 1 (node 0, local) at 2% soft — CPU saturated by other work (97% busy: 60% usr, 35% sys)",
+		},
+		{
+			give: "rx on two CPUs, one saturated",
+			edit: func(h watchtest.Tree) {
+				h.AddIRQ(38, 0, 900)
+				h.AddIRQ(38, 1, 100)
+				h.AddStat(0, map[int]uint64{watchtest.Softirq: 95, watchtest.Idle: 5})
+				h.AddStat(1, map[int]uint64{watchtest.Softirq: 30, watchtest.Idle: 70})
+				h.AddSoftnet(0, 1, 7)
+			},
+			want: "eth0: RX softirq on CPU 0 (node 0, local) at 95% soft — saturated, 7 drops/s; also on CPU 1 (local)",
+		},
+		{
+			give: "stat unknown on the IRQ CPU",
+			edit: func(h watchtest.Tree) { h.AddIRQ(38, 0, 10) },
+			want: "eth0: RX softirq on CPU 0 (node 0, local) — load unknown",
+		},
+		{
+			give: "idle",
+			edit: func(watchtest.Tree) {},
+			want: "eth0: no queue interrupts this interval",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			h, s, clk := setup(t, "vm-virtio")
+			prev := sample(t, s)
+			clk.Advance(time.Second)
+			tt.edit(h)
+			iv := diff(t, s, prev, sample(t, s))
+			if got := nicStats(t, iv, "eth0").Verdict.Text; got != tt.want {
+				t.Errorf("verdict = %q\nwant        %q", got, tt.want)
+			}
+		})
+	}
+}
