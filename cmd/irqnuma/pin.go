@@ -285,7 +285,9 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 		rb.ReadErr = nil // an IRQ without files was reported as skip-unknown
 		fillResult(row, irq.ChangeResult{Result: row.Result, ReadBack: rb})
 	}
-	if !isLiveRoot(a.root) {
+	if isLiveRoot(a.root) {
+		doc.Notes = append(doc.Notes, pendingMoves(doc.Plan)...)
+	} else {
 		doc.Notes = append(doc.Notes, "this root is a host tree, not the running kernel: nothing re-targets the IRQs, so effective affinity is what the tree's file says and a write does not change it")
 	}
 	if err := writePin(a, doc, true); err != nil {
@@ -312,6 +314,24 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 	}
 	fmt.Fprintf(a.stderr, "changed %d of %d; old values saved in %s; undo with: irqnuma irq restore %s\n", changed, len(changes), statePath, statePath)
 	return nil
+}
+
+// pendingMoves notes the changed IRQs the kernel still delivers outside
+// their new affinity: on x86 without interrupt remapping an MSI moves at
+// its next interrupt, so effective_affinity_list changes only then.
+func pendingMoves(plan []pinRow) []string {
+	var notes []string
+	for _, r := range plan {
+		if r.Result != irq.ResultChanged || r.IRQ < 0 || r.Affinity == nil || r.Effective == nil || *r.Effective == "" {
+			continue
+		}
+		aff, err1 := cpuset.ParseList(*r.Affinity)
+		eff, err2 := cpuset.ParseList(*r.Effective)
+		if err1 == nil && err2 == nil && !eff.IsSubsetOf(aff) {
+			notes = append(notes, fmt.Sprintf("IRQ %d: the kernel still delivers it to CPU %s; it moves at its next interrupt (x86 moves an MSI then, without interrupt remapping)", r.IRQ, eff))
+		}
+	}
+	return notes
 }
 
 // pinExitCode is 128+signo when a signal stopped the run, else 1.
@@ -540,7 +560,9 @@ func runRestore(a *app, args []string) error {
 			fillResult(row, irq.ChangeResult{Result: irq.ResultUnchanged, ReadBack: irq.ReadBackOf(a.root, row.File)})
 		}
 	}
-	if !isLiveRoot(a.root) {
+	if isLiveRoot(a.root) {
+		doc.Notes = append(doc.Notes, pendingMoves(doc.Plan)...)
+	} else {
 		doc.Notes = append(doc.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")
 	}
 	if a.json() {
