@@ -29,6 +29,8 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// closers run when the command ends (an unpacked --root snapshot).
+	closers []func() error
 }
 
 // usageError marks an error as the user's: bad flags or arguments.
@@ -81,12 +83,12 @@ Every command takes --root to read a captured host tree instead of /.`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			switch a.output {
 			case "table", "json":
-				return nil
+				return a.openRoot(cmd)
 			}
 			return usagef("--output %q: want table or json", a.output)
 		},
 	}
-	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/")
+	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/, or a snapshot .tar.gz")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.SetOut(a.stdout)
@@ -103,6 +105,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(a)
 	root.SetArgs(args)
+	defer a.close()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK

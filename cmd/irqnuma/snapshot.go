@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/irqnuma/irqnuma/snapshot"
+)
+
+func init() { register(newSnapshotCmd) }
+
+func newSnapshotCmd(a *app) *cobra.Command {
+	var (
+		pids  []int
+		comms []string
+	)
+	c := &cobra.Command{
+		Use:   "snapshot -o FILE.tar.gz",
+		Short: "Capture the files irqnuma reads into a .tar.gz that --root accepts",
+		Long: `snapshot writes exactly the files irqnuma reads under --root into a gzip
+tar whose top level holds proc/ and sys/: NUMA nodes, CPUs, the NICs and their
+PCI functions, /proc/interrupts, /proc/irq/N, the kernel command line, IOMMU
+state, every process's comm and irqbalance's settings. Links stay links and
+file modes are kept (they say which IRQs are kernel-managed). Processes named
+with --pid or --comm are captured in full, as audit --pid/--comm reads them.
+
+Any command then reads the file in place of a host: --root FILE.tar.gz. The
+archive is unpacked into a temporary folder, refusing entries that would land
+outside it, and removed when the command ends.
+
+-o - writes the archive to stdout. What could not be captured (an unreadable
+file) is listed on stderr.`,
+		Example: `  irqnuma snapshot -o $(hostname)-irq.tar.gz
+  irqnuma audit --root host1-irq.tar.gz`,
+		Args: usageArgs(cobra.NoArgs),
+		// -o is the archive here, not a format: no format check.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return a.openRoot(cmd) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("output") || a.output == "" {
+				return usagef("snapshot: -o FILE.tar.gz is required (- for stdout)")
+			}
+			for _, p := range pids {
+				if p <= 0 {
+					return usagef("--pid %d: not a process id", p)
+				}
+			}
+			opts := snapshot.Options{PIDs: pids, Comms: comms}
+			var (
+				res snapshot.Result
+				err error
+			)
+			if a.output == "-" {
+				res, err = snapshot.Write(a.stdout, a.root, opts)
+			} else {
+				res, err = snapshot.Create(a.output, a.root, opts)
+			}
+			if err != nil {
+				return err
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(a.stderr, "note: %s\n", n)
+			}
+			name := a.output
+			if name == "-" {
+				name = "stdout"
+			}
+			fmt.Fprintf(a.stderr, "wrote %s: %d files, %d links, %d folders, %d bytes before compression\n",
+				name, res.Files, res.Links, res.Dirs, res.Bytes)
+			return nil
+		},
+	}
+	c.Flags().IntSliceVar(&pids, "pid", nil, "also capture this process and its threads in full (repeatable)")
+	c.Flags().StringArrayVar(&comms, "comm", nil, "also capture every process whose comm is exactly this (repeatable)")
+	return c
+}
+
+// openRoot makes --root usable: a snapshot file is unpacked into a
+// temporary folder that a.close removes when the command ends; a folder
+// is used as it is. Commands that write to the host refuse a snapshot,
+// whose changes would vanish with the folder.
+func (a *app) openRoot(cmd *cobra.Command) error {
+	st, err := os.Stat(a.root)
+	if err != nil || st.IsDir() {
+		return nil // the readers say what is wrong with a missing root
+	}
+	if !snapshot.IsArchive(a.root) {
+		return usagef("--root %s: neither a folder nor a snapshot .tar.gz", a.root)
+	}
+	if writesHost(cmd) {
+		return usagef("--root %s: a snapshot is read-only; %s would write to it (use --dry-run where there is one)", a.root, cmd.CommandPath())
+	}
+	dir, cleanup, err := snapshot.Open(a.root, snapshot.Limits{})
+	if err != nil {
+		return err
+	}
+	a.closers = append(a.closers, cleanup)
+	a.root = dir
+	return nil
+}
+
+// writesHost reports whether the command would write under --root:
+// irq restore always, irq pin unless --dry-run.
+func writesHost(cmd *cobra.Command) bool {
+	switch cmd.CommandPath() {
+	case "irqnuma irq restore":
+		return true
+	case "irqnuma irq pin":
+		dry, err := cmd.Flags().GetBool("dry-run")
+		return err != nil || !dry
+	}
+	return false
+}
+
+// close runs the closers, last first, and reports their failures on
+// stderr: the command's own result stands.
+func (a *app) close() {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(a.stderr, "irqnuma: %v\n", err)
+	}
+}
