@@ -2,6 +2,8 @@ package watch
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 	"github.com/irqnuma/irqnuma/watch/watchtest"
@@ -125,5 +128,72 @@ func TestFastPathFallsBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFastPathRealCaptures runs the fast path over every real
+// /proc/interrupts capture (arm64 counts touching the colon, one-column
+// ERR rows, rows naming two devices, truncated files), with every numbered
+// row treated as a NIC row: its counts must equal irq.ParseInterrupts's.
+func TestFastPathRealCaptures(t *testing.T) {
+	realhosts.Require(t)
+	files, err := realhosts.InterruptsFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no /proc/interrupts captures")
+	}
+	for _, f := range files {
+		t.Run(f.Name, func(t *testing.T) {
+			b, err := os.ReadFile(f.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := irq.ParseInterrupts(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &Sampler{known: map[int]nicIRQ{}}
+			want := map[int][]uint64{}
+			for _, r := range full.Rows {
+				if r.IRQ >= 0 {
+					s.known[r.IRQ] = nicIRQ{n: r.IRQ, name: r.Name}
+					want[r.IRQ] = r.Counts
+				}
+			}
+			var slow, fast Sample
+			if err := s.readIRQs(b, &slow); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.readIRQs(b, &fast); err != nil {
+				t.Fatal(err)
+			}
+			if s.fast != 1 {
+				t.Fatal("the same text twice did not take the fast path")
+			}
+			if diff := cmp.Diff(want, rowsOf(&fast)); diff != "" {
+				t.Errorf("fast path counts (-irq.ParseInterrupts +fast):\n%s", diff)
+			}
+			if diff := cmp.Diff(full.CPUs, fast.irqCols); diff != "" {
+				t.Errorf("columns (-irq.ParseInterrupts +fast):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSoftirqsRealCapture parses node_exporter's real /proc/softirqs.
+func TestSoftirqsRealCapture(t *testing.T) {
+	dir := realhosts.Require(t)
+	b, err := os.ReadFile(filepath.Join(dir, "nodeexporter-interrupts", "softirqs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s softirqs
+	if err := parseSoftirqs(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.cpus) == 0 || len(s.netRX) != len(s.cpus) || len(s.netTX) != len(s.cpus) {
+		t.Errorf("softirqs = %+v", s)
 	}
 }
