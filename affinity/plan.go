@@ -104,17 +104,6 @@ type Plan struct {
 	Notes    []string
 }
 
-// Changes returns the steps whose action is ActionChange.
-func (p *Plan) Changes() []*Step {
-	var out []*Step
-	for i := range p.Steps {
-		if p.Steps[i].Action == ActionChange {
-			out = append(out, &p.Steps[i])
-		}
-	}
-	return out
-}
-
 // PlanPin plans the IRQs (and with XPS the tx queues) of the named NICs.
 // t must hold those NICs' IRQs (irq.Load with their names).
 //

@@ -263,8 +263,10 @@ func unwrapPathError(err error) error {
 // A link that leads out of root is an error, so a host tree can never
 // redirect a write to the live host.
 func resolveIn(root, p string) (string, error) {
-	if root == "" {
-		root = "/"
+	if root == "" || root == "/" {
+		// The live host: its own links (/sys/class/net/eth0) are the
+		// kernel's and there is nothing to leave.
+		return p, nil
 	}
 	cur := ""
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
