@@ -1,7 +1,7 @@
 package watch
 
 import (
-	"strings"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,7 +14,7 @@ func TestParseStat(t *testing.T) {
 	tests := []struct {
 		give    string
 		want    []statCPU
-		wantErr string
+		wantErr bool
 	}{
 		{
 			give: "cpu  3 0 2 10 0 0 1 0 0 0\ncpu0 1 0 1 5 0 0 1 0 0 0\ncpu2 2 0 1 5 0 0 0 4 0 0\nintr 9 1 2 3\nctxt 5\n",
@@ -24,17 +24,17 @@ func TestParseStat(t *testing.T) {
 			give: "cpu  1 2 3 4 5 6 7\ncpu0 1 2 3 4 5 6 7\n",
 			want: []statCPU{{0, cpuTimes{1, 2, 3, 4, 5, 6, 7, 0}}},
 		},
-		{give: "cpu0 1 2 3 4\n", wantErr: "4 fields, want at least 7"},
-		{give: "cpu0 1 2 3 4 5 6 x\n", wantErr: `field 7 "x"`},
-		{give: "cpux 1 2 3 4 5 6 7\n", wantErr: `"cpux" is not cpuN`},
-		{give: "cpu1 1 2 3 4 5 6 7\ncpu1 1 2 3 4 5 6 7\n", wantErr: "cpu1 after cpu1"},
-		{give: "intr 1 2\n", wantErr: "not a cpu line"},
+		{give: "cpu0 1 2 3 4\n", wantErr: true},
+		{give: "cpu0 1 2 3 4 5 6 x\n", wantErr: true},
+		{give: "cpux 1 2 3 4 5 6 7\n", wantErr: true},
+		{give: "cpu1 1 2 3 4 5 6 7\ncpu1 1 2 3 4 5 6 7\n", wantErr: true},
+		{give: "intr 1 2\n", wantErr: true},
 	}
 	for _, tt := range tests {
 		got, err := parseStat([]byte(tt.give), nil)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("parseStat(%q) error = %v, want %q", tt.give, err, tt.wantErr)
+		if tt.wantErr {
+			if !errors.Is(err, ErrFormat) {
+				t.Errorf("parseStat(%q) error = %v, want one wrapping ErrFormat", tt.give, err)
 			}
 			continue
 		}
@@ -53,24 +53,24 @@ func TestParseSoftirqs(t *testing.T) {
 	tests := []struct {
 		give    string
 		want    softirqs
-		wantErr string
+		wantErr bool
 	}{
 		{
 			give: hdr + "          HI:          0          0          0\n      NET_TX:          1          2          3\n      NET_RX:         10         20         30\n         RCU:          5          5          5\n",
 			want: softirqs{cpus: []int{0, 2, 3}, netRX: []uint64{10, 20, 30}, netTX: []uint64{1, 2, 3}},
 		},
-		{give: hdr + "      NET_TX:          1          2\n      NET_RX:         10         20         30\n", wantErr: "2 counts for 3 CPU columns"},
-		{give: hdr + "      NET_RX:         10         20         30\n", wantErr: "no NET_RX or NET_TX row"},
-		{give: "   CPU0 CPUx\n", wantErr: `"CPUx" is not a CPU column`},
-		{give: "\n", wantErr: "no CPU columns"},
-		{give: hdr + "      NET_TX:          1          2          z\n", wantErr: `"z" is not a count`},
+		{give: hdr + "      NET_TX:          1          2\n      NET_RX:         10         20         30\n", wantErr: true},
+		{give: hdr + "      NET_RX:         10         20         30\n", wantErr: true},
+		{give: "   CPU0 CPUx\n", wantErr: true},
+		{give: "\n", wantErr: true},
+		{give: hdr + "      NET_TX:          1          2          z\n", wantErr: true},
 	}
 	for _, tt := range tests {
 		var got softirqs
 		err := parseSoftirqs([]byte(tt.give), &got)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("parseSoftirqs(%q) error = %v, want %q", tt.give, err, tt.wantErr)
+		if tt.wantErr {
+			if !errors.Is(err, ErrFormat) {
+				t.Errorf("parseSoftirqs(%q) error = %v, want one wrapping ErrFormat", tt.give, err)
 			}
 			continue
 		}
@@ -91,7 +91,7 @@ func TestSoftnetByCPU(t *testing.T) {
 		give    []procfs.SoftnetStat
 		online  string
 		want    []softnetCPU
-		wantErr string
+		wantErr bool
 	}{
 		{
 			give:   []procfs.SoftnetStat{{Processed: 5, Index: 0, Width: 13}, {Processed: 6, Dropped: 1, TimeSqueezed: 2, Index: 2, Width: 13}},
@@ -106,20 +106,20 @@ func TestSoftnetByCPU(t *testing.T) {
 		{
 			give:    []procfs.SoftnetStat{{Index: 0, Width: 11}},
 			online:  "0,2",
-			wantErr: "1 lines for 2 online CPUs",
+			wantErr: true,
 		},
 		{
 			give:    []procfs.SoftnetStat{{Index: 3, Width: 13}, {Index: 3, Width: 13}},
 			online:  "3",
-			wantErr: "CPU 3 after CPU 3",
+			wantErr: true,
 		},
 	}
 	for _, tt := range tests {
 		online, _ := cpuset.ParseList(tt.online)
 		got, err := softnetByCPU(tt.give, online, nil)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("softnetByCPU(%+v) error = %v, want %q", tt.give, err, tt.wantErr)
+		if tt.wantErr {
+			if !errors.Is(err, ErrFormat) {
+				t.Errorf("softnetByCPU(%+v) error = %v, want one wrapping ErrFormat", tt.give, err)
 			}
 			continue
 		}

@@ -2,9 +2,14 @@ package watch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 )
+
+// ErrFormat is wrapped by errors about text that is not in the format of
+// /proc/stat, /proc/softirqs or /proc/net/softnet_stat.
+var ErrFormat = errors.New("not in the kernel's format")
 
 // cpuTimes is one cpuN line of /proc/stat, in clock ticks (USER_HZ).
 type cpuTimes struct {
@@ -36,7 +41,7 @@ func parseStat(b []byte, out []statCPU) ([]statCPU, error) {
 		line, b, _ = bytes.Cut(b, []byte("\n"))
 		if !bytes.HasPrefix(line, []byte("cpu")) {
 			if len(out) == 0 && lineNo == 1 {
-				return nil, fmt.Errorf("line 1: %q is not a cpu line", clip(line))
+				return nil, fmt.Errorf("line 1: %q is not a cpu line: %w", clip(line), ErrFormat)
 			}
 			break
 		}
@@ -46,7 +51,7 @@ func parseStat(b []byte, out []statCPU) ([]statCPU, error) {
 		}
 		id, err := atoi(name[3:])
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %q is not cpuN", lineNo, clip(name))
+			return nil, fmt.Errorf("line %d: %q is not cpuN: %w", lineNo, clip(name), ErrFormat)
 		}
 		var v [8]uint64
 		n := 0
@@ -63,7 +68,7 @@ func parseStat(b []byte, out []statCPU) ([]statCPU, error) {
 			}
 			x, err := atou(rest[i:j])
 			if err != nil {
-				return nil, fmt.Errorf("line %d (cpu%d): field %d %q is not a count", lineNo, id, n+1, clip(rest[i:j]))
+				return nil, fmt.Errorf("line %d (cpu%d): field %d %q is not a count: %w", lineNo, id, n+1, clip(rest[i:j]), ErrFormat)
 			}
 			if n < len(v) {
 				v[n] = x
@@ -72,10 +77,10 @@ func parseStat(b []byte, out []statCPU) ([]statCPU, error) {
 			i = j
 		}
 		if n < 7 {
-			return nil, fmt.Errorf("line %d (cpu%d): %d fields, want at least 7", lineNo, id, n)
+			return nil, fmt.Errorf("line %d (cpu%d): %d fields, want at least 7: %w", lineNo, id, n, ErrFormat)
 		}
 		if len(out) > 0 && out[len(out)-1].id >= id {
-			return nil, fmt.Errorf("line %d: cpu%d after cpu%d", lineNo, id, out[len(out)-1].id)
+			return nil, fmt.Errorf("line %d: cpu%d after cpu%d: %w", lineNo, id, out[len(out)-1].id, ErrFormat)
 		}
 		out = append(out, statCPU{id: id, t: cpuTimes{user: v[0], nice: v[1], system: v[2], idle: v[3],
 			iowait: v[4], irq: v[5], softirq: v[6], steal: v[7]}})

@@ -23,15 +23,15 @@ func parseSoftirqs(b []byte, s *softirqs) error {
 		id, ok := bytes.CutPrefix(f, []byte("CPU"))
 		n, err := atoi(id)
 		if !ok || err != nil {
-			return fmt.Errorf("header: %q is not a CPU column", clip(f))
+			return fmt.Errorf("header: %q is not a CPU column: %w", clip(f), ErrFormat)
 		}
 		if len(s.cpus) > 0 && s.cpus[len(s.cpus)-1] >= n {
-			return fmt.Errorf("header: CPU%d after CPU%d", n, s.cpus[len(s.cpus)-1])
+			return fmt.Errorf("header: CPU%d after CPU%d: %w", n, s.cpus[len(s.cpus)-1], ErrFormat)
 		}
 		s.cpus = append(s.cpus, n)
 	}
 	if len(s.cpus) == 0 {
-		return fmt.Errorf("header: no CPU columns")
+		return fmt.Errorf("header: no CPU columns: %w", ErrFormat)
 	}
 	var haveRX, haveTX bool
 	for lineNo := 2; len(rest) > 0; lineNo++ {
@@ -42,7 +42,7 @@ func parseSoftirqs(b []byte, s *softirqs) error {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			return fmt.Errorf("line %d: %q has no row name", lineNo, clip(line))
+			return fmt.Errorf("line %d: %q has no row name: %w", lineNo, clip(line), ErrFormat)
 		}
 		var dst *[]uint64
 		switch string(bytes.TrimSpace(name)) {
@@ -56,16 +56,16 @@ func parseSoftirqs(b []byte, s *softirqs) error {
 		for f := range bytes.FieldsSeq(counts) {
 			v, err := atou(f)
 			if err != nil {
-				return fmt.Errorf("line %d (%s): %q is not a count", lineNo, bytes.TrimSpace(name), clip(f))
+				return fmt.Errorf("line %d (%s): %q is not a count: %w", lineNo, bytes.TrimSpace(name), clip(f), ErrFormat)
 			}
 			*dst = append(*dst, v)
 		}
 		if len(*dst) != len(s.cpus) {
-			return fmt.Errorf("line %d (%s): %d counts for %d CPU columns", lineNo, bytes.TrimSpace(name), len(*dst), len(s.cpus))
+			return fmt.Errorf("line %d (%s): %d counts for %d CPU columns: %w", lineNo, bytes.TrimSpace(name), len(*dst), len(s.cpus), ErrFormat)
 		}
 	}
 	if !haveRX || !haveTX {
-		return fmt.Errorf("no NET_RX or NET_TX row")
+		return fmt.Errorf("no NET_RX or NET_TX row: %w", ErrFormat)
 	}
 	return nil
 }

@@ -29,12 +29,12 @@ func softnetByCPU(rows []procfs.SoftnetStat, online cpuset.Set, out []softnetCPU
 				ids = online.IDs()
 			}
 			if len(rows) != len(ids) {
-				return nil, fmt.Errorf("%d lines for %d online CPUs (%s) and no CPU id column", len(rows), len(ids), online)
+				return nil, fmt.Errorf("%d lines for %d online CPUs (%s) and no CPU id column: %w", len(rows), len(ids), online, ErrFormat)
 			}
 			id = ids[i]
 		}
 		if len(out) > 0 && out[len(out)-1].id >= id {
-			return nil, fmt.Errorf("line %d: CPU %d after CPU %d", i+1, id, out[len(out)-1].id)
+			return nil, fmt.Errorf("line %d: CPU %d after CPU %d: %w", i+1, id, out[len(out)-1].id, ErrFormat)
 		}
 		out = append(out, softnetCPU{id: id, processed: uint64(r.Processed), dropped: uint64(r.Dropped), squeeze: uint64(r.TimeSqueezed)})
 	}
