@@ -1,0 +1,338 @@
+package exporter
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// gatherTree reads and audits a host tree as the audit does for the
+// parts the tree holds (governors; no irqbalance, cmdline or IOMMU input:
+// the audit says those were not checked).
+func gatherTree(root string) Gather {
+	return func(ctx context.Context) (*State, error) {
+		h, err := topology.Read(root)
+		if err != nil {
+			return nil, err
+		}
+		t, err := irq.Load(h, irq.Options{})
+		if err != nil {
+			return nil, err
+		}
+		fs := report.Audit(h, t, nil, report.AuditOptions{Governor: h.Governor})
+		return &State{Host: h, IRQs: t, Findings: fs}, nil
+	}
+}
+
+// serve starts the exporter on a loopback port and returns its base URL.
+func serve(t *testing.T, g Gather, onErr func(error)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := NewRegistry(NewCollector(ctx, g, onErr))
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, Handler(reg, nil)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// scrape fetches /metrics and parses it with the Prometheus text parser.
+func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return mfs
+}
+
+// series renders a family's samples as "label=value,... value", sorted.
+func series(mf *dto.MetricFamily) []string {
+	if mf == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range mf.GetMetric() {
+		var ls []string
+		for _, l := range m.GetLabel() {
+			ls = append(ls, l.GetName()+"="+l.GetValue())
+		}
+		out = append(out, strings.Join(ls, ",")+" "+model.SampleValue(m.GetGauge().GetValue()).String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestExporterNPS2(t *testing.T) {
+	root := hosttest.Root("nps2")
+	base := serve(t, gatherTree(root), func(err error) { t.Errorf("scrape error: %v", err) })
+	mfs := scrape(t, base)
+
+	// One irqnuma_finding per finding of the audit, with its labels.
+	st, err := gatherTree(root)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range st.Findings {
+		want = append(want, "check="+f.Check+",nic="+f.NIC+",severity="+string(f.Severity)+",subject="+f.Subject+" 1")
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, series(mfs[MetricFinding])); diff != "" {
+		t.Errorf("%s (-audit +scrape):\n%s", MetricFinding, diff)
+	}
+	if len(want) == 0 {
+		t.Fatal("nps2 audits to no findings; the test needs its remote IRQs")
+	}
+
+	// comp6 (IRQ 107) on CPU 3 and comp7 (IRQ 108) on CPU 20 are off the
+	// NIC's node 1 (CPUs 8-15); the async vector (IRQ 100) and comp0-5
+	// are local.
+	tests := []struct {
+		metric string
+		want   []string
+	}{
+		{MetricIRQLocal, []string{
+			"irq=100,nic=enp65s0f0,queue= 1",
+			"irq=101,nic=enp65s0f0,queue=0 1",
+			"irq=102,nic=enp65s0f0,queue=1 1",
+			"irq=103,nic=enp65s0f0,queue=2 1",
+			"irq=104,nic=enp65s0f0,queue=3 1",
+			"irq=105,nic=enp65s0f0,queue=4 1",
+			"irq=106,nic=enp65s0f0,queue=5 1",
+			"irq=107,nic=enp65s0f0,queue=6 0",
+			"irq=108,nic=enp65s0f0,queue=7 0",
+		}},
+		{MetricIRQEffective, []string{
+			"irq=100,nic=enp65s0f0,queue= 8",
+			"irq=101,nic=enp65s0f0,queue=0 8",
+			"irq=102,nic=enp65s0f0,queue=1 9",
+			"irq=103,nic=enp65s0f0,queue=2 10",
+			"irq=104,nic=enp65s0f0,queue=3 11",
+			"irq=105,nic=enp65s0f0,queue=4 12",
+			"irq=106,nic=enp65s0f0,queue=5 13",
+			"irq=107,nic=enp65s0f0,queue=6 3",
+			"irq=108,nic=enp65s0f0,queue=7 20",
+		}},
+		{MetricNICNode, []string{"nic=enp65s0f0 1"}},
+		{MetricScrapeError, []string{" 0"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, series(mfs[tt.metric])); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.metric, diff)
+		}
+	}
+	if d := mfs[MetricScrapeDuration]; d == nil || d.GetMetric()[0].GetGauge().GetValue() <= 0 {
+		t.Errorf("%s missing or zero", MetricScrapeDuration)
+	}
+	for name := range mfs {
+		if !strings.HasPrefix(name, "irqnuma_") {
+			t.Errorf("unexpected family %s", name)
+		}
+	}
+	// The irq-remote findings are errors: what the alert rule keys on.
+	var remote int
+	for _, s := range series(mfs[MetricFinding]) {
+		if strings.HasPrefix(s, "check=irq-remote,nic=enp65s0f0,severity=error,") {
+			remote++
+		}
+	}
+	if remote != 2 {
+		t.Errorf("%d irq-remote error findings, want 2 (IRQs 107, 108)", remote)
+	}
+}
+
+// TestExporterUnknownStaysAbsent: a two-node tree whose NIC's locality is
+// unknown exports no irqnuma_irq_local and no node for it.
+func TestExporterUnknownStaysAbsent(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	pci := filepath.Join(root, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0")
+	for f, v := range map[string]string{"numa_node": "-1\n", "local_cpulist": "0-63\n"} {
+		if err := os.WriteFile(filepath.Join(pci, f), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mfs := scrape(t, serve(t, gatherTree(root), nil))
+	for _, m := range []string{MetricIRQLocal, MetricNICNode} {
+		if got := series(mfs[m]); len(got) != 0 {
+			t.Errorf("%s = %q, want absent when the NIC's node is unknown", m, got)
+		}
+	}
+	if got := series(mfs[MetricIRQEffective]); len(got) != 17 {
+		t.Errorf("%s: %d series, want 17 (eth0's async and 16 queue IRQs)", MetricIRQEffective, len(got))
+	}
+	var unknown bool
+	for _, s := range series(mfs[MetricFinding]) {
+		unknown = unknown || strings.HasPrefix(s, "check=nic-node-unknown,nic=eth0,")
+	}
+	if !unknown {
+		t.Errorf("no nic-node-unknown finding for eth0 in %q", series(mfs[MetricFinding]))
+	}
+}
+
+func TestExporterScrapeError(t *testing.T) {
+	var got []error
+	boom := errors.New("read root: boom")
+	base := serve(t, func(context.Context) (*State, error) { return nil, boom }, func(err error) { got = append(got, err) })
+	mfs := scrape(t, base)
+	if diff := cmp.Diff([]string{" 1"}, series(mfs[MetricScrapeError])); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", MetricScrapeError, diff)
+	}
+	if mfs[MetricFinding] != nil || mfs[MetricIRQLocal] != nil {
+		t.Error("a failed read exported findings or IRQs")
+	}
+	if len(got) != 1 || !errors.Is(got[0], boom) {
+		t.Errorf("onError got %v, want the read error once", got)
+	}
+}
+
+func TestExporterOnlyMetrics(t *testing.T) {
+	base := serve(t, gatherTree(hosttest.Root("vm-virtio")), nil)
+	tests := []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodGet, "/metrics", http.StatusOK},
+		{http.MethodHead, "/metrics", http.StatusOK},
+		{http.MethodPost, "/metrics", http.StatusMethodNotAllowed},
+		{http.MethodGet, "/", http.StatusNotFound},
+		{http.MethodGet, "/debug/pprof/", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(tt.method, base+tt.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s %s = %d, want %d", tt.method, tt.path, resp.StatusCode, tt.want)
+		}
+	}
+}
+
+// TestScrapeIsReadOnly: scraping leaves every file of the tree as it was,
+// content, mode and modification time.
+func TestScrapeIsReadOnly(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	before := treeSum(t, root)
+	base := serve(t, gatherTree(root), nil)
+	for range 3 {
+		scrape(t, base)
+	}
+	if after := treeSum(t, root); after != before {
+		t.Error("the tree changed during scrapes")
+	}
+}
+
+func treeSum(t *testing.T, root string) [32]byte {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		io.WriteString(h, p+fi.Mode().String()+fi.ModTime().String()+"\n")
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+func TestWriteTextfile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "irqnuma.prom")
+	reg := NewRegistry(NewCollector(context.Background(), gatherTree(hosttest.Root("nps2")), nil))
+	for range 2 { // the second write replaces the first
+		if err := WriteTextfile(path, reg); err != nil {
+			t.Fatalf("WriteTextfile: %v", err)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	if got := series(mfs[MetricIRQLocal]); len(got) != 9 {
+		t.Errorf("%s: %d series, want 9", MetricIRQLocal, len(got))
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("folder holds %d entries, want only irqnuma.prom (no temporary file left)", len(ents))
+	}
+	st, _ := os.Stat(path)
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644 for node_exporter to read", st.Mode().Perm())
+	}
+	if err := WriteTextfile(filepath.Join(dir, "nope", "x.prom"), reg); err == nil {
+		t.Error("WriteTextfile into a missing folder: no error")
+	}
+}
+
+func BenchmarkScrapeSynthetic(b *testing.B) {
+	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 4, QueuesPerNIC: 64, ExtraIRQs: 736})
+	reg := NewRegistry(NewCollector(context.Background(), gatherTree(root), nil))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
