@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/exporter"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+func init() { register(newServeCmd) }
+
+func newServeCmd(a *app) *cobra.Command {
+	var (
+		listen string
+		sel    auditSelection
+	)
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Export the audit as Prometheus metrics on /metrics",
+		Long: `serve is a Prometheus exporter: on every scrape of /metrics it reads the host
+afresh and runs the audit (the same checks as irqnuma audit), and answers
+
+  irqnuma_finding{check,severity,nic,subject}  1 per current finding
+  irqnuma_irq_local{irq,nic,queue}             1 local, 0 remote (absent when unknown)
+  irqnuma_irq_effective_cpu{irq,nic,queue}     the one CPU the IRQ is delivered to
+  irqnuma_nic_numa_node{nic}                   the NIC's local node (absent when unknown)
+  irqnuma_scrape_duration_seconds, irqnuma_scrape_error
+
+A scrape only reads; nothing else is served. The default address is loopback:
+listening elsewhere shows the host's layout to whoever can reach the port.
+Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
+		Example: `  irqnuma serve
+  irqnuma serve --listen 127.0.0.1:9143 --nic eth0 --comm iperf3
+  irqnuma serve --root host1.tar.gz --listen 127.0.0.1:9144`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sel.check(); err != nil {
+				return err
+			}
+			host, _, err := net.SplitHostPort(listen)
+			if err != nil {
+				return usagef("--listen %q: want HOST:PORT: %v", listen, err)
+			}
+			// Fail now, not at the first scrape, on a root that cannot be read.
+			if _, err := auditState(a.root, sel); err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listen: %w", err)
+			}
+			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				fmt.Fprintf(a.stderr, "irqnuma: warning: %s is not a loopback address: anyone who can reach it sees this host's layout\n", listen)
+			}
+			fmt.Fprintf(a.stderr, "irqnuma: serving http://%s/metrics for root %s\n", ln.Addr(), a.root)
+			logf := lockedLog(a)
+			reg := newMetricsRegistry(a, sel, logf)
+			return exporter.Serve(a.ctx, ln, exporter.Handler(reg, promLogger(logf)))
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", exporter.DefaultListen, "address to serve /metrics on")
+	sel.flags(c)
+	return c
+}
+
+// auditSelection is what serve and the textfile audit narrow the audit
+// to: the audit command's --nic, --pid and --comm.
+type auditSelection struct {
+	nics  []string
+	pids  []int
+	comms []string
+}
+
+func (s *auditSelection) flags(c *cobra.Command) {
+	c.Flags().StringArrayVar(&s.nics, "nic", nil, "audit only this NIC (repeatable)")
+	c.Flags().IntSliceVar(&s.pids, "pid", nil, "watch this process and all its threads (repeatable)")
+	c.Flags().StringArrayVar(&s.comms, "comm", nil, "watch every process whose comm is exactly this (repeatable)")
+}
+
+func (s *auditSelection) check() error {
+	for _, p := range s.pids {
+		if p <= 0 {
+			return usagef("--pid %d: not a process id", p)
+		}
+	}
+	for _, c := range s.comms {
+		if c == "" {
+			return usagef("--comm: empty name")
+		}
+	}
+	return nil
+}
+
+// auditState reads the host and audits it as irqnuma audit does
+// (runAudit), keeping the topology and IRQs the metrics are made of.
+func auditState(root string, s auditSelection) (*exporter.State, error) {
+	h, err := topology.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	t, err := irq.Load(h, irq.Options{NICs: s.nics})
+	if err != nil {
+		return nil, err
+	}
+	var procs []*affinity.Process
+	if len(s.pids) > 0 || len(s.comms) > 0 {
+		if procs, err = affinity.Select(root, s.pids, s.comms); err != nil {
+			return nil, err
+		}
+	}
+	opts, err := auditInputs(h, root, s.nics)
+	if err != nil {
+		return nil, err
+	}
+	return &exporter.State{Host: h, IRQs: t, Findings: report.Audit(h, t, procs, opts), NICs: s.nics}, nil
+}
+
+// newMetricsRegistry returns a registry whose every gather reads and
+// audits the root afresh; logf is told of failed reads.
+func newMetricsRegistry(a *app, s auditSelection, logf func(format string, args ...any)) *prometheus.Registry {
+	col := exporter.NewCollector(a.ctx, func(ctx context.Context) (*exporter.State, error) {
+		return auditState(a.root, s)
+	}, func(err error) { logf("scrape: %v", err) })
+	return exporter.NewRegistry(col)
+}
+
+// lockedLog returns a printf to stderr that is safe from the HTTP
+// server's goroutines.
+func lockedLog(a *app) func(format string, args ...any) {
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(a.stderr, "irqnuma: "+format+"\n", args...)
+	}
+}
+
+// promLogger adapts a printf to promhttp's error log.
+type promLogger func(format string, args ...any)
+
+func (l promLogger) Println(v ...any) { l("%s", fmt.Sprint(v...)) }
