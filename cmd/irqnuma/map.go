@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+func init() { register(newMapCmd) }
+
+func newMapCmd(a *app) *cobra.Command {
+	var (
+		nics  []string
+		pids  []int
+		comms []string
+		svg   string
+		width int
+		color string
+	)
+	c := &cobra.Command{
+		Use:   "map",
+		Short: "Draw the host: nodes, cores, NICs, and where each queue IRQ and watched thread lands",
+		Long: `map draws one box per NUMA node, grouped by package, with the node's cores as
+a grid (a core's SMT threads one under the other). Each CPU's cell shows the
+NIC queue IRQs that land on it (q3, or 2q for two), watched threads (P: last
+ran here, p: may run here) and markers that need no colour: ! conflict (two
+queues of one NIC on the CPU, or a watched thread on a queue CPU), * remote
+(a queue IRQ off its NIC's node), ? effective affinity unknown, i isolated,
+x offline. Each NIC is drawn under the node it is local to, with its queues.
+
+--svg FILE writes the same picture as a standalone SVG instead (- for
+stdout); -o json writes the model both are drawn from.`,
+		Example: `  irqnuma map
+  irqnuma map --nic eth0 --comm iperf3
+  irqnuma map --svg host.svg`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if width != 0 && width < report.MinMapWidth {
+				return usagef("--width %d: want at least %d columns", width, report.MinMapWidth)
+			}
+			var useColor bool
+			switch color {
+			case "always":
+				useColor = true
+			case "never":
+			case "auto":
+				useColor = isTerminal(a.stdout) && os.Getenv("NO_COLOR") == ""
+			default:
+				return usagef("--color %q: want auto, always or never", color)
+			}
+			for _, p := range pids {
+				if p <= 0 {
+					return usagef("--pid %d: not a process id", p)
+				}
+			}
+			for _, cm := range comms {
+				if cm == "" {
+					return usagef("--comm: empty name")
+				}
+			}
+			m, err := buildMap(a.root, nics, pids, comms)
+			if err != nil {
+				return err
+			}
+			switch {
+			case a.json():
+				return a.writeJSON(m)
+			case svg == "-":
+				return report.WriteMapSVG(a.stdout, m)
+			case svg != "":
+				var buf bytes.Buffer
+				if err := report.WriteMapSVG(&buf, m); err != nil {
+					return err
+				}
+				if err := os.WriteFile(svg, buf.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("write SVG: %w", err)
+				}
+				fmt.Fprintf(a.stderr, "irqnuma: wrote %s\n", svg)
+				return nil
+			}
+			return report.WriteMap(a.stdout, m, report.MapStyle{Width: width, Color: useColor})
+		},
+	}
+	c.Flags().StringArrayVar(&nics, "nic", nil, "draw only this NIC (repeatable); default every NIC")
+	c.Flags().IntSliceVar(&pids, "pid", nil, "mark where this process's threads run (repeatable)")
+	c.Flags().StringArrayVar(&comms, "comm", nil, "mark the processes with this exact command name (repeatable)")
+	c.Flags().StringVar(&svg, "svg", "", "write the picture as a standalone SVG to this file (- for stdout)")
+	c.Flags().IntVar(&width, "width", 0, fmt.Sprintf("columns to fit (default %d)", report.DefaultMapWidth))
+	c.Flags().StringVar(&color, "color", "auto", "colour: auto (when stdout is a terminal), always or never")
+	return c
+}
+
+// buildMap reads what the picture needs under root.
+func buildMap(root string, nics []string, pids []int, comms []string) (*report.Map, error) {
+	h, err := topology.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	t, err := irq.Load(h, irq.Options{NICs: nics})
+	if err != nil {
+		return nil, err
+	}
+	var procs []*affinity.Process
+	if len(pids) > 0 || len(comms) > 0 {
+		if procs, err = affinity.Select(root, pids, comms); err != nil {
+			return nil, err
+		}
+	}
+	return report.BuildMap(h, t, procs, report.MapOptions{NICs: nics}), nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+// The picture of each host tree: text (no colour: stdout is not a
+// terminal), SVG, and for seed the JSON model.
+func TestMapGolden(t *testing.T) {
+	for _, host := range []string{"seed", "nps2", "arm64", "offline-2node", "vm-virtio"} {
+		t.Run(host, func(t *testing.T) {
+			root := hosttest.Root(host)
+			out, errOut, code := runCLI(t, "--root", root, "map")
+			if code != 0 {
+				t.Fatalf("map: exit %d: %s", code, errOut)
+			}
+			golden(t, "map/"+host+".txt", out)
+			if host == "offline-2node" || host == "vm-virtio" {
+				return
+			}
+			svg, errOut, code := runCLI(t, "--root", root, "map", "--svg", "-")
+			if code != 0 {
+				t.Fatalf("map --svg -: exit %d: %s", code, errOut)
+			}
+			golden(t, "map/"+host+".svg", svg)
+		})
+	}
+	out, errOut, code := runCLI(t, "--root", hosttest.Root("seed"), "map", "-o", "json")
+	if code != 0 {
+		t.Fatalf("map -o json: exit %d: %s", code, errOut)
+	}
+	golden(t, "map/seed.json", out)
+}
+
+// --svg FILE writes the same SVG as --svg - and nothing to stdout.
+func TestMapSVGFile(t *testing.T) {
+	root := hosttest.Root("nps2")
+	want, _, code := runCLI(t, "--root", root, "map", "--svg", "-")
+	if code != 0 {
+		t.Fatal("map --svg - failed")
+	}
+	file := filepath.Join(t.TempDir(), "nps2.svg")
+	out, errOut, code := runCLI(t, "--root", root, "map", "--svg", file)
+	if code != 0 || out != "" {
+		t.Fatalf("map --svg FILE: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if errOut != "irqnuma: wrote "+file+"\n" {
+		t.Errorf("stderr = %q", errOut)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Error("--svg FILE and --svg - differ")
+	}
+}
+
+func TestMapJSON(t *testing.T) {
+	out, _, code := runCLI(t, "--root", hosttest.Root("seed"), "map", "-o", "json")
+	if code != 0 {
+		t.Fatal("map -o json failed")
+	}
+	var doc struct {
+		NICs []struct {
+			Name string `json:"name"`
+			Node int    `json:"node"`
+		} `json:"nics"`
+		Conflicts []struct {
+			Kind string `json:"kind"`
+			CPU  int    `json:"cpu"`
+			IRQs []int  `json:"irqs"`
+		} `json:"conflicts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.NICs) != 1 || doc.NICs[0].Name != "eth0" || doc.NICs[0].Node != 1 {
+		t.Errorf("nics = %+v, want eth0 on node 1", doc.NICs)
+	}
+	if len(doc.Conflicts) != 1 || doc.Conflicts[0].CPU != 53 || fmt.Sprint(doc.Conflicts[0].IRQs) != "[286 290]" {
+		t.Errorf("conflicts = %+v, want IRQs 286 and 290 on CPU 53", doc.Conflicts)
+	}
+}
+
+func TestMapColor(t *testing.T) {
+	root := hosttest.Root("seed")
+	tests := []struct {
+		give []string
+		want bool // escape codes expected
+	}{
+		{[]string{}, false}, // auto: a buffer is not a terminal
+		{[]string{"--color", "auto"}, false},
+		{[]string{"--color", "never"}, false},
+		{[]string{"--color", "always"}, true},
+	}
+	for _, tt := range tests {
+		out, errOut, code := runCLI(t, append([]string{"--root", root, "map"}, tt.give...)...)
+		if code != 0 {
+			t.Fatalf("map %v: exit %d: %s", tt.give, code, errOut)
+		}
+		if got := strings.Contains(out, "\x1b["); got != tt.want {
+			t.Errorf("map %v: escape codes %v, want %v", tt.give, got, tt.want)
+		}
+	}
+}
+
+func TestMapWidth(t *testing.T) {
+	root := hosttest.Root("seed")
+	for _, w := range []int{40, 80, 120} {
+		out, errOut, code := runCLI(t, "--root", root, "map", "--width", strconv.Itoa(w))
+		if code != 0 {
+			t.Fatalf("--width %d: exit %d: %s", w, code, errOut)
+		}
+		widest := 0
+		for l := range strings.SplitSeq(out, "\n") {
+			widest = max(widest, len(l))
+		}
+		if widest > w {
+			t.Errorf("--width %d: widest line %d", w, widest)
+		}
+	}
+}
+
+func TestMapBadInput(t *testing.T) {
+	root := hosttest.Root("seed")
+	tests := []struct {
+		give     []string
+		wantCode int
+		wantErr  string
+	}{
+		{[]string{"--width", "39"}, exitUsage, "--width 39: want at least 40 columns"},
+		{[]string{"--width", "wide"}, exitUsage, "invalid argument"},
+		{[]string{"--color", "sometimes"}, exitUsage, `--color "sometimes": want auto, always or never`},
+		{[]string{"--nic", "eth9"}, exitUsage, `unknown NIC "eth9" (this host has: eth0)`},
+		{[]string{"--pid", "0"}, exitUsage, "--pid 0: not a process id"},
+		{[]string{"--comm", ""}, exitUsage, "--comm: empty name"},
+		{[]string{"extra"}, exitUsage, "unknown command"},
+		{[]string{"--pid", "99999"}, exitError, "process 99999: no such process"},
+		{[]string{"--comm", "iperf3"}, exitError, `--comm "iperf3": no such process`},
+		{[]string{"--svg", "/nonexistent/dir/map.svg"}, exitError, "write SVG: open /nonexistent/dir/map.svg"},
+	}
+	for _, tt := range tests {
+		out, errOut, code := runCLI(t, append([]string{"--root", root, "map"}, tt.give...)...)
+		if code != tt.wantCode || !strings.Contains(errOut, tt.wantErr) {
+			t.Errorf("map %q: exit %d, stderr %q; want exit %d and %q", tt.give, code, errOut, tt.wantCode, tt.wantErr)
+		}
+		if out != "" {
+			t.Errorf("map %q: stdout %q, want nothing", tt.give, out)
+		}
+		if strings.Count(errOut, "\n") != 1 {
+			t.Errorf("map %q: stderr is not one line: %q", tt.give, errOut)
+		}
+	}
+	if _, errOut, code := runCLI(t, "--root", filepath.Join(t.TempDir(), "none"), "map"); code != exitError || !strings.Contains(errOut, "root:") {
+		t.Errorf("missing root: exit %d, %q", code, errOut)
+	}
+}
+
+// A benchmark process written into a copy of the seed tree: the map marks
+// where its threads last ran and may run, and the queue CPU it shares.
+func TestMapProcess(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	mapWriteProc(t, root, 4242, "iperf3", "16-19", map[int]int{4242: 16, 4243: 17})
+	for _, args := range [][]string{{"--pid", "4242"}, {"--comm", "iperf3"}} {
+		out, errOut, code := runCLI(t, append([]string{"--root", root, "map"}, args...)...)
+		if code != 0 {
+			t.Fatalf("map %v: exit %d: %s", args, code, errOut)
+		}
+		for _, want := range []string{
+			"| | 16 P     17 q1P!  18 p     19 p     20 q9    21 q10   22 .     23 q13    | |\n",
+			"! iperf3 (pid 4242) last ran on queue CPU 17\n",
+			"P iperf3 (pid 4242): 2 threads, may run on 16-19, last ran on 16-17\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("map %v lacks %q:\n%s", args, want, out)
+			}
+		}
+		golden(t, "map/seed-iperf3.txt", out)
+	}
+}
+
+// The live host: the test's own process is drawn where it runs.
+func TestMapLive(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("live map needs Linux /proc and /sys")
+	}
+	if _, err := os.Stat("/sys/devices/system/cpu/online"); err != nil {
+		t.Skipf("no live /sys: %v", err)
+	}
+	pid := os.Getpid()
+	out, errOut, code := runCLI(t, "map", "--pid", strconv.Itoa(pid))
+	if code != 0 {
+		t.Fatalf("live map: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, fmt.Sprintf("(pid %d): ", pid)) || !strings.Contains(out, "+- node ") {
+		t.Errorf("live map lacks the process or a node box:\n%s", out)
+	}
+	svg, errOut, code := runCLI(t, "map", "--svg", "-")
+	if code != 0 || !strings.HasPrefix(svg, "<?xml") {
+		t.Errorf("live map --svg -: exit %d: %s", code, errOut)
+	}
+}
+
+func BenchmarkMapCLI(b *testing.B) {
+	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488})
+	for _, args := range [][]string{{"map"}, {"map", "--svg", "-"}, {"map", "-o", "json"}} {
+		b.Run(strings.Join(args, " "), func(b *testing.B) {
+			full := append([]string{"--root", root}, args...)
+			var out, errb bytes.Buffer
+			for b.Loop() {
+				out.Reset()
+				errb.Reset()
+				if code := run(context.Background(), full, strings.NewReader(""), &out, &errb); code != 0 {
+					b.Fatalf("exit %d: %s", code, errb.String())
+				}
+			}
+		})
+	}
+}
+
+// mapWriteProc writes /proc/<pid> for a process whose threads (TID ->
+// last CPU) may all run on allowed, in the kernel's status and stat
+// formats (the fields irqnuma and procfs read).
+func mapWriteProc(t *testing.T, root string, pid int, comm, allowed string, threads map[int]int) {
+	t.Helper()
+	write := func(rel, data string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func(id int) string {
+		return fmt.Sprintf("Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\n"+
+			"Threads:\t%d\nCpus_allowed:\t00000000,000f0000\nCpus_allowed_list:\t%s\n"+
+			"Mems_allowed:\t00000000,00000003\nMems_allowed_list:\t0-1\n", comm, pid, id, len(threads), allowed)
+	}
+	stat := func(id, last int) string {
+		f := []string{strconv.Itoa(id), "(" + comm + ")", "S", "1", strconv.Itoa(pid), strconv.Itoa(pid), "0", "-1",
+			"4194560", "120", "0", "0", "0", "35", "12", "0", "0", "20", "0", strconv.Itoa(len(threads)), "0",
+			"64793", "5259264", "1036", "18446744073709551615", "1", "1", "0", "0", "0", "0", "0", "0", "0",
+			"1", "0", "0", "17", strconv.Itoa(last), "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"}
+		return strings.Join(f, " ") + "\n"
+	}
+	base := fmt.Sprintf("proc/%d", pid)
+	write(base+"/comm", comm+"\n")
+	write(base+"/status", status(pid))
+	write(base+"/stat", stat(pid, threads[pid]))
+	for tid, last := range threads {
+		tb := fmt.Sprintf("%s/task/%d", base, tid)
+		write(tb+"/comm", comm+"\n")
+		write(tb+"/status", status(tid))
+		write(tb+"/stat", stat(tid, last))
+	}
+}

@@ -1,0 +1,608 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// Map is the picture of a host as data: its nodes grouped by package, each
+// node's cores and threads, which NIC queue IRQs land on each CPU, where
+// watched threads run, and what stands out (remote placements, conflicts).
+// The terminal renderer (WriteMap) and the SVG renderer (WriteMapSVG) both
+// draw it; `irqnuma map -o json` emits it. Fields are added, never renamed.
+type Map struct {
+	Packages []MapPackage `json:"packages"`
+	// UnknownNICs are the NICs whose node is not known; they are drawn in
+	// a box of their own.
+	UnknownNICs []string      `json:"unknown_nics"`
+	NICs        []MapNIC      `json:"nics"`
+	Processes   []MapProcess  `json:"processes"`
+	Conflicts   []MapConflict `json:"conflicts"`
+	Remote      []MapRemote   `json:"remote"`
+	Notes       []string      `json:"notes"`
+}
+
+// MapPackage is the nodes of one package (socket). Packages is empty when
+// the package is unknown, and holds several ids for a node whose CPUs span
+// packages.
+type MapPackage struct {
+	Packages []int     `json:"packages"`
+	Nodes    []MapNode `json:"nodes"`
+}
+
+// MapNode is one NUMA node; ID is -1 for the CPUs of no known node.
+type MapNode struct {
+	ID          int        `json:"id"`
+	CPUs        cpuset.Set `json:"cpus"`
+	MemoryBytes *int64     `json:"memory_bytes"` // null when unknown
+	Cores       []MapCore  `json:"cores"`
+	NICs        []string   `json:"nics"` // the NICs local to this node
+}
+
+// MapCore is one core: its lowest CPU and its threads. An offline CPU,
+// whose siblings the kernel no longer reports, is a core of its own.
+type MapCore struct {
+	ID      int      `json:"id"`
+	Threads []MapCPU `json:"threads"`
+}
+
+// MapCPU is one logical CPU and what lands on it.
+type MapCPU struct {
+	ID       int      `json:"id"`
+	Online   bool     `json:"online"`
+	Isolated bool     `json:"isolated"`
+	IRQs     []MapIRQ `json:"irqs"` // NIC queue IRQs that land here
+	// LastRan holds the watched threads (TIDs) that last ran here;
+	// MayRun counts the watched threads allowed to run here.
+	LastRan []int `json:"last_ran"`
+	MayRun  int   `json:"may_run"`
+	// Remote: a queue IRQ here is off its NIC's local CPUs. Conflict: two
+	// queues of one NIC land here alone, or a watched thread may run or
+	// last ran on this queue CPU. Requested: an IRQ here is placed by its
+	// requested affinity because its effective affinity is unknown.
+	Remote    bool `json:"remote"`
+	Conflict  bool `json:"conflict"`
+	Requested bool `json:"requested"`
+	// Label is the cell text both renderers draw, markers included.
+	Label string `json:"label"`
+}
+
+// MapIRQ is one queue IRQ landing on a CPU.
+type MapIRQ struct {
+	IRQ       int    `json:"irq"`
+	NIC       string `json:"nic"`
+	Queue     int    `json:"queue"`
+	Dir       string `json:"dir,omitempty"`
+	Requested bool   `json:"requested"` // placed by smp_affinity: effective unknown
+	Remote    bool   `json:"remote"`    // this CPU is not local to the NIC
+}
+
+// MapNIC is one NIC as the picture shows it.
+type MapNIC struct {
+	Name string `json:"name"`
+	// Key is the letter of its queue IRQs in cells: "q" when one NIC has
+	// queue IRQs, "a", "b"... when several do; "" when it has none.
+	Key       string     `json:"key"`
+	Driver    string     `json:"driver"`
+	PCI       string     `json:"pci"`
+	Node      int        `json:"node"`     // the node it is local to; -1 unknown
+	Locality  string     `json:"locality"` // how Node/LocalCPUs are known
+	LocalCPUs cpuset.Set `json:"local_cpus"`
+	RxQueues  int        `json:"rx_queues"`
+	TxQueues  int        `json:"tx_queues"`
+	Inferred  bool       `json:"inferred,omitempty"`
+	QueueIRQs []int      `json:"queue_irqs"`
+	OtherIRQs []int      `json:"other_irqs"`
+	// QueueCPUs is where its queue IRQs land; UnplacedIRQs are queue IRQs
+	// whose affinity the tree does not give.
+	QueueCPUs    cpuset.Set `json:"queue_cpus"`
+	UnplacedIRQs []int      `json:"unplaced_irqs"`
+	RemoteIRQs   []int      `json:"remote_irqs"`
+	SharedIRQs   []int      `json:"shared_irqs"` // queue IRQs sharing a CPU with another queue
+}
+
+// MapProcess is one watched process.
+type MapProcess struct {
+	PID      int        `json:"pid"`
+	Comm     string     `json:"comm"`
+	Threads  int        `json:"threads"`
+	Allowed  cpuset.Set `json:"allowed"`   // union of its threads' allowed CPUs
+	LastCPUs cpuset.Set `json:"last_cpus"` // CPUs its threads last ran on
+}
+
+// Conflict kinds.
+const (
+	ConflictSharedCPU = "queues-share-cpu" // two queues of one NIC on one CPU
+	ConflictThread    = "thread-on-queue-cpu"
+)
+
+// MapConflict is one conflict, on one CPU.
+type MapConflict struct {
+	Kind   string `json:"kind"`
+	CPU    int    `json:"cpu"`
+	Node   int    `json:"node"`
+	NIC    string `json:"nic,omitempty"`
+	IRQs   []int  `json:"irqs"`
+	Queues []int  `json:"queues,omitempty"`
+	PIDs   []int  `json:"pids,omitempty"`
+	// LastRan holds the watched threads that last ran here; for
+	// thread-on-queue-cpu without them the threads may run here.
+	LastRan []int `json:"last_ran,omitempty"`
+}
+
+// MapRemote is one queue IRQ landing off its NIC's local CPUs.
+type MapRemote struct {
+	IRQ     int        `json:"irq"`
+	NIC     string     `json:"nic"`
+	Queue   int        `json:"queue"`
+	CPUs    cpuset.Set `json:"cpus"`  // the CPUs that are not local
+	Nodes   []int      `json:"nodes"` // their nodes
+	NICNode int        `json:"nic_node"`
+}
+
+// MapOptions selects what BuildMap draws.
+type MapOptions struct {
+	// NICs narrows the picture to these NICs; nil means every NIC.
+	NICs []string
+}
+
+// BuildMap computes the picture of h from its IRQ table and the watched
+// processes. An IRQ lands where its effective affinity says; where the
+// tree does not give it, its requested affinity is used and the cell says
+// so. It only reads what it is given.
+func BuildMap(h *topology.Host, t *irq.Table, procs []*affinity.Process, opt MapOptions) *Map {
+	m := &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)}
+	cells := map[int]*MapCPU{}
+	for _, c := range h.CPUs {
+		cells[c.ID] = &MapCPU{ID: c.ID, Online: c.Online, Isolated: c.Isolated}
+	}
+	cell := func(id int) *MapCPU {
+		if c, ok := cells[id]; ok {
+			return c
+		}
+		return nil
+	}
+
+	// NICs and their queue IRQs.
+	var shown []*topology.NIC
+	for i := range h.NICs {
+		if len(opt.NICs) == 0 || slices.Contains(opt.NICs, h.NICs[i].Name) {
+			shown = append(shown, &h.NICs[i])
+		}
+	}
+	outside := map[int]bool{} // CPUs named by an affinity but not possible
+	sole := map[int]bool{}    // IRQs that land on one CPU alone
+	for _, n := range shown {
+		loc := h.Locality(n)
+		mn := MapNIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
+			LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
+			QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
+		var queueCPUs []int
+		for _, q := range t.ForNIC(n.Name) {
+			if q.Owner.Kind != irq.KindQueue {
+				mn.OtherIRQs = append(mn.OtherIRQs, q.IRQ)
+				continue
+			}
+			mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
+			p := Place(h, q)
+			if !p.HasWhere || p.Where.IsEmpty() {
+				mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
+				continue
+			}
+			requested := !(q.HasEffective && !q.Effective.IsEmpty())
+			sole[q.IRQ] = p.Where.Len() == 1
+			var remote []int
+			for cpu := range p.Where.All() {
+				c := cell(cpu)
+				if c == nil {
+					outside[cpu] = true
+					continue
+				}
+				mi := MapIRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
+					Requested: requested, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu)}
+				c.IRQs = append(c.IRQs, mi)
+				c.Requested = c.Requested || requested
+				if mi.Remote {
+					c.Remote = true
+					remote = append(remote, cpu)
+				}
+				queueCPUs = append(queueCPUs, cpu)
+			}
+			if len(remote) > 0 {
+				rs := cpuset.New(remote...)
+				nodes, _ := h.NodesOf(rs)
+				m.Remote = append(m.Remote, MapRemote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
+					CPUs: rs, Nodes: nodes.IDs(), NICNode: loc.Node})
+				mn.RemoteIRQs = append(mn.RemoteIRQs, q.IRQ)
+			}
+		}
+		mn.QueueCPUs = cpuset.New(queueCPUs...)
+		m.NICs = append(m.NICs, mn)
+	}
+	if len(outside) > 0 {
+		ids := make([]int, 0, len(outside))
+		for c := range outside {
+			ids = append(ids, c)
+		}
+		m.Notes = append(m.Notes, fmt.Sprintf("queue IRQ affinities name CPUs %s, which this host does not have; not drawn",
+			cpuset.New(ids...).List()))
+	}
+	assignKeys(m.NICs)
+
+	// Two queues of one NIC landing on one CPU, each on that CPU alone.
+	for _, c := range sortedCells(cells) {
+		byNIC := map[string][]MapIRQ{}
+		var order []string
+		for _, mi := range c.IRQs {
+			if !sole[mi.IRQ] {
+				continue
+			}
+			if _, ok := byNIC[mi.NIC]; !ok {
+				order = append(order, mi.NIC)
+			}
+			byNIC[mi.NIC] = append(byNIC[mi.NIC], mi)
+		}
+		for _, nic := range order {
+			irqs := byNIC[nic]
+			var queues, ns []int
+			for _, mi := range irqs {
+				ns = append(ns, mi.IRQ)
+				if !slices.Contains(queues, mi.Queue) {
+					queues = append(queues, mi.Queue)
+				}
+			}
+			if len(queues) < 2 {
+				continue // one queue's rx and tx vectors together are not a conflict
+			}
+			slices.Sort(queues)
+			c.Conflict = true
+			m.Conflicts = append(m.Conflicts, MapConflict{Kind: ConflictSharedCPU, CPU: c.ID,
+				Node: h.NodeOf(c.ID), NIC: nic, IRQs: ns, Queues: queues})
+			for i := range m.NICs {
+				if m.NICs[i].Name == nic {
+					m.NICs[i].SharedIRQs = append(m.NICs[i].SharedIRQs, ns...)
+				}
+			}
+		}
+	}
+	for i := range m.NICs {
+		slices.Sort(m.NICs[i].SharedIRQs)
+	}
+
+	// Watched threads.
+	type onCPU struct {
+		pids    []int
+		lastRan []int
+	}
+	threadsOn := map[int]*onCPU{}
+	for _, p := range procs {
+		mp := MapProcess{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads)}
+		var last []int
+		allowed := p.Allowed
+		for _, th := range p.Threads {
+			allowed = allowed.Union(th.Allowed)
+			for cpu := range th.Allowed.All() {
+				if c := cell(cpu); c != nil {
+					c.MayRun++
+					o := threadsOn[cpu]
+					if o == nil {
+						o = &onCPU{}
+						threadsOn[cpu] = o
+					}
+					if !slices.Contains(o.pids, p.PID) {
+						o.pids = append(o.pids, p.PID)
+					}
+				}
+			}
+			if th.LastCPU >= 0 {
+				last = append(last, th.LastCPU)
+				if c := cell(th.LastCPU); c != nil {
+					c.LastRan = append(c.LastRan, th.TID)
+					o := threadsOn[th.LastCPU]
+					if o == nil {
+						o = &onCPU{}
+						threadsOn[th.LastCPU] = o
+					}
+					if !slices.Contains(o.pids, p.PID) {
+						o.pids = append(o.pids, p.PID)
+					}
+					o.lastRan = append(o.lastRan, th.TID)
+				}
+			}
+		}
+		mp.Allowed, mp.LastCPUs = allowed, cpuset.New(last...)
+		m.Processes = append(m.Processes, mp)
+	}
+	for _, c := range sortedCells(cells) {
+		o := threadsOn[c.ID]
+		if o == nil || len(c.IRQs) == 0 {
+			continue
+		}
+		c.Conflict = true
+		var ns []int
+		for _, mi := range c.IRQs {
+			ns = append(ns, mi.IRQ)
+		}
+		slices.Sort(o.pids)
+		slices.Sort(o.lastRan)
+		m.Conflicts = append(m.Conflicts, MapConflict{Kind: ConflictThread, CPU: c.ID, Node: h.NodeOf(c.ID),
+			IRQs: ns, PIDs: o.pids, LastRan: o.lastRan})
+	}
+	slices.SortStableFunc(m.Conflicts, func(a, b MapConflict) int {
+		if a.CPU != b.CPU {
+			return a.CPU - b.CPU
+		}
+		return strings.Compare(a.Kind, b.Kind)
+	})
+
+	keys := map[string]string{}
+	for _, n := range m.NICs {
+		keys[n.Name] = n.Key
+	}
+	for _, c := range cells {
+		c.Label = cellLabel(c, keys)
+	}
+	m.Packages = groupNodes(h, cells)
+
+	// Each NIC under the node it is local to.
+	for _, n := range m.NICs {
+		placed := false
+		if n.Node >= 0 {
+			for pi := range m.Packages {
+				for ni := range m.Packages[pi].Nodes {
+					if nd := &m.Packages[pi].Nodes[ni]; nd.ID == n.Node {
+						nd.NICs = append(nd.NICs, n.Name)
+						placed = true
+					}
+				}
+			}
+		}
+		if !placed {
+			m.UnknownNICs = append(m.UnknownNICs, n.Name)
+		}
+	}
+	m.fillNil()
+	return m
+}
+
+// assignKeys gives each NIC with queue IRQs its cell letter.
+func assignKeys(nics []MapNIC) {
+	var with []int
+	for i, n := range nics {
+		if len(n.QueueIRQs) > 0 {
+			with = append(with, i)
+		}
+	}
+	if len(with) == 1 {
+		nics[with[0]].Key = "q"
+		return
+	}
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	for k, i := range with {
+		if k < len(letters) {
+			nics[i].Key = letters[k : k+1]
+		} else {
+			nics[i].Key = "#"
+		}
+	}
+}
+
+// cellLabel is the text of a CPU's cell: its queue IRQs ("q3" for one,
+// "2q" for two of one NIC, "3+" for several NICs), its watched threads
+// ("P" last ran here, "p" may run here), then the markers: "!" conflict,
+// "*" remote, "?" requested affinity, "i" isolated; "x" for an offline
+// CPU; "." when nothing applies.
+func cellLabel(c *MapCPU, keys map[string]string) string {
+	var b strings.Builder
+	if !c.Online {
+		b.WriteByte('x')
+	}
+	switch n := len(c.IRQs); {
+	case n == 1:
+		b.WriteString(keys[c.IRQs[0].NIC])
+		b.WriteString(strconv.Itoa(c.IRQs[0].Queue))
+	case n > 1:
+		b.WriteString(strconv.Itoa(n))
+		key := keys[c.IRQs[0].NIC]
+		for _, mi := range c.IRQs[1:] {
+			if keys[mi.NIC] != key {
+				key = "+"
+				break
+			}
+		}
+		b.WriteString(key)
+	}
+	switch {
+	case len(c.LastRan) > 0:
+		b.WriteByte('P')
+	case c.MayRun > 0:
+		b.WriteByte('p')
+	}
+	if c.Conflict {
+		b.WriteByte('!')
+	}
+	if c.Remote {
+		b.WriteByte('*')
+	}
+	if c.Requested {
+		b.WriteByte('?')
+	}
+	if c.Isolated {
+		b.WriteByte('i')
+	}
+	if b.Len() == 0 {
+		return "."
+	}
+	return b.String()
+}
+
+func sortedCells(cells map[int]*MapCPU) []*MapCPU {
+	out := make([]*MapCPU, 0, len(cells))
+	for _, c := range cells {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *MapCPU) int { return a.ID - b.ID })
+	return out
+}
+
+// groupNodes builds the nodes with their cores and groups them by package.
+func groupNodes(h *topology.Host, cells map[int]*MapCPU) []MapPackage {
+	type group struct {
+		pkgs  []int
+		nodes []MapNode
+	}
+	var groups []*group
+	find := func(pkgs []int) *group {
+		for _, g := range groups {
+			if slices.Equal(g.pkgs, pkgs) {
+				return g
+			}
+		}
+		g := &group{pkgs: pkgs}
+		groups = append(groups, g)
+		return g
+	}
+	byNode := map[int][]topology.CPU{}
+	for _, c := range h.CPUs {
+		byNode[c.Node] = append(byNode[c.Node], c)
+	}
+	add := func(id int, cpus cpuset.Set, mem int64) {
+		nd := MapNode{ID: id, CPUs: cpus, NICs: []string{}, Cores: []MapCore{}}
+		if mem >= 0 {
+			nd.MemoryBytes = &mem
+		}
+		var pkgs []int
+		cores := map[int]*MapCore{}
+		var order []int
+		for _, c := range byNode[id] {
+			if c.Package >= 0 && !slices.Contains(pkgs, c.Package) {
+				pkgs = append(pkgs, c.Package)
+			}
+			key := c.Core
+			if !c.Online || key < 0 {
+				key = c.ID
+			}
+			mc, ok := cores[key]
+			if !ok {
+				mc = &MapCore{ID: key}
+				cores[key] = mc
+				order = append(order, key)
+			}
+			mc.Threads = append(mc.Threads, *cells[c.ID])
+		}
+		slices.Sort(order)
+		for _, k := range order {
+			nd.Cores = append(nd.Cores, *cores[k])
+		}
+		slices.Sort(pkgs)
+		g := find(pkgs)
+		g.nodes = append(g.nodes, nd)
+	}
+	for _, n := range h.Nodes {
+		ids := n.CPUs.IDs()
+		for _, c := range byNode[n.ID] {
+			ids = append(ids, c.ID)
+		}
+		add(n.ID, cpuset.New(ids...), n.MemoryBytes)
+	}
+	if unk := byNode[-1]; len(unk) > 0 {
+		ids := make([]int, len(unk))
+		for i, c := range unk {
+			ids[i] = c.ID
+		}
+		add(-1, cpuset.New(ids...), -1)
+	}
+	// Known packages by id, then unknown; a group's nodes stay by id,
+	// the unknown node last.
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		ka, kb := 1<<30, 1<<30
+		if len(a.pkgs) > 0 {
+			ka = a.pkgs[0]
+		}
+		if len(b.pkgs) > 0 {
+			kb = b.pkgs[0]
+		}
+		if ka != kb {
+			return ka - kb
+		}
+		return len(a.pkgs) - len(b.pkgs)
+	})
+	out := make([]MapPackage, 0, len(groups))
+	for _, g := range groups {
+		pk := g.pkgs
+		if pk == nil {
+			pk = []int{}
+		}
+		out = append(out, MapPackage{Packages: pk, Nodes: g.nodes})
+	}
+	return out
+}
+
+// fillNil makes empty lists [] rather than null in JSON.
+func (m *Map) fillNil() {
+	for _, p := range []*[]string{&m.UnknownNICs, &m.Notes} {
+		if *p == nil {
+			*p = []string{}
+		}
+	}
+	if m.NICs == nil {
+		m.NICs = []MapNIC{}
+	}
+	if m.Processes == nil {
+		m.Processes = []MapProcess{}
+	}
+	if m.Conflicts == nil {
+		m.Conflicts = []MapConflict{}
+	}
+	if m.Remote == nil {
+		m.Remote = []MapRemote{}
+	}
+	for pi := range m.Packages {
+		for ni := range m.Packages[pi].Nodes {
+			for ci := range m.Packages[pi].Nodes[ni].Cores {
+				th := m.Packages[pi].Nodes[ni].Cores[ci].Threads
+				for ti := range th {
+					if th[ti].IRQs == nil {
+						th[ti].IRQs = []MapIRQ{}
+					}
+					if th[ti].LastRan == nil {
+						th[ti].LastRan = []int{}
+					}
+				}
+			}
+		}
+	}
+}
+
+// NIC returns the named NIC of the map.
+func (m *Map) NIC(name string) (MapNIC, bool) {
+	for _, n := range m.NICs {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return MapNIC{}, false
+}
+
+// CPU returns the cell of a CPU.
+func (m *Map) CPU(id int) (MapCPU, bool) {
+	for _, p := range m.Packages {
+		for _, n := range p.Nodes {
+			for _, c := range n.Cores {
+				for _, th := range c.Threads {
+					if th.ID == id {
+						return th, true
+					}
+				}
+			}
+		}
+	}
+	return MapCPU{}, false
+}
