@@ -138,12 +138,12 @@ type differ struct {
 
 // cpuAcc gathers what is known of one CPU in the interval.
 type cpuAcc struct {
-	pct                    *[5]float64 // usr, sys, irq, soft, busy
-	netRX, netTX           *float64
-	drops, squeezes        *float64
-	nicIRQs                float64
-	tookIRQ, thread, known bool
-	threads                []int
+	pct             *[5]float64 // usr, sys, irq, soft, busy
+	netRX, netTX    *float64
+	drops, squeezes *float64
+	nicIRQs         float64
+	tookIRQ, thread bool
+	threads         []int
 }
 
 func (d *differ) acc(id int) *cpuAcc {
