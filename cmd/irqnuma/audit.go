@@ -25,6 +25,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		comms  []string
 		failOn string
 	)
+	var textfile string
 	c := &cobra.Command{
 		Use:   "audit",
 		Short: "Say whether the NICs, their queue IRQs and benchmark processes sit on the same node",
@@ -53,7 +54,7 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 					return usagef("--comm: empty name")
 				}
 			}
-			fs, doc, err := runAudit(a.root, nics, pids, comms)
+			fs, doc, err := runAuditTextfile(a, textfile, auditSelection{nics, pids, comms})
 			if err != nil {
 				return err
 			}
@@ -79,6 +80,7 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 	c.Flags().IntSliceVar(&pids, "pid", nil, "watch this process and all its threads (repeatable)")
 	c.Flags().StringArrayVar(&comms, "comm", nil, "watch every process whose comm is exactly this (repeatable)")
 	c.Flags().StringVar(&failOn, "fail-on", "warning", "exit 3 when a finding is at or above: info, warning, error or never")
+	c.Flags().StringVar(&textfile, "textfile", "", "also write the findings as Prometheus metrics to this file, atomically (node_exporter textfile collector)")
 	return c
 }
 
