@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -265,5 +267,29 @@ func mapWriteProc(t *testing.T, root string, pid int, comm, allowed string, thre
 		write(tb+"/comm", comm+"\n")
 		write(tb+"/status", status(tid))
 		write(tb+"/stat", stat(tid, last))
+	}
+}
+
+// The README opens with the seed host's map: it must be what the tool
+// prints.
+func TestMapREADME(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "<!-- section:map -->")
+	sec, _, ok2 := strings.Cut(sec, "<!-- /section:map -->")
+	const cmd = "$ irqnuma --root testdata/hosts/seed map\n"
+	_, block, ok3 := strings.Cut(sec, cmd)
+	block, _, ok4 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("README has no map section with %q in a code block", cmd)
+	}
+	out, _, code := runCLI(t, "--root", hosttest.Root("seed"), "map")
+	if code != 0 {
+		t.Fatal("map failed")
+	}
+	if block != out {
+		t.Errorf("README's seed map is not what irqnuma prints (-README +irqnuma):\n%s", cmp.Diff(block, out))
 	}
 }
