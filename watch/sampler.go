@@ -48,6 +48,7 @@ type Sampler struct {
 	known map[int]nicIRQ // NIC IRQs by number, as last seen
 	procs []*affinity.Process
 	buf   []byte    // reused for /proc/interrupts, the largest file
+	buf2  []byte    // reused for /proc/stat and /proc/softirqs
 	shape *irqShape // layout of the last /proc/interrupts parsed in full
 	fast  int       // samples that took the fast path (for tests)
 }
@@ -132,16 +133,18 @@ func (s *Sampler) Sample() (*Sample, error) {
 		return nil, err
 	}
 	p := s.h.Path("proc/stat")
-	b, err := kfile.Read(p)
+	b, err := readInto(p, s.buf2[:0])
 	if err != nil {
 		return nil, err
 	}
+	s.buf2 = b
 	if sm.stat, err = parseStat(b, nil); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", p, err)
 	}
 	p = s.h.Path("proc/softirqs")
-	switch b, err = kfile.Read(p); {
+	switch b, err = readInto(p, s.buf2[:0]); {
 	case err == nil:
+		s.buf2 = b
 		if err := parseSoftirqs(b, &sm.soft); err != nil {
 			return nil, fmt.Errorf("parse %s: %w", p, err)
 		}
