@@ -130,7 +130,10 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		b.WriteString("no queue interrupts this interval")
 	default:
 		hot := d.hottest(v.IRQCPUs, rates)
-		c, _ := d.iv.cpuStats(hot)
+		c, ok := d.iv.cpuStats(hot)
+		if !ok { // every CPU that took a NIC IRQ is listed; stay safe anyway
+			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot)}
+		}
 		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot), local(hot), c.Soft, c.Busy
 		v.Saturated = c.Busy != nil && *c.Busy >= SaturatedPercent
 		fmt.Fprintf(&b, "%ssoftirq on CPU %d (%s, %s)", direction(dirs[hot], c), hot, nodeWord(v.Node), localWord(v.Local))
