@@ -722,3 +722,37 @@ func nudgeGateway() {
 		return
 	}
 }
+
+func bigHostNICs() []string {
+	var nics []string
+	for i := range bigHost.NICs {
+		nics = append(nics, "eth"+strconv.Itoa(i))
+	}
+	return nics
+}
+
+// BenchmarkPinDryRun is `irq pin --dry-run --xps -o json` of all 8 NICs
+// (520 IRQs, 504 tx queues) of the 512-CPU, 1,000-IRQ host, end to end.
+func BenchmarkPinDryRun(b *testing.B) {
+	root := hosttest.Synthetic(b, bigHost)
+	benchCLI(b, append([]string{"--root", root, "-o", "json", "irq", "pin", "--dry-run", "--xps"}, bigHostNICs()...)...)
+}
+
+// BenchmarkPinRestore pins the 520 NIC IRQs and 504 xps_cpus of the same
+// host onto their nodes (--strategy node), then restores them: planning,
+// the state file with its fsyncs, 2,048 writes and their read-backs.
+func BenchmarkPinRestore(b *testing.B) {
+	root := hosttest.Synthetic(b, bigHost)
+	pin := append([]string{"--root", root, "-o", "json", "irq", "pin", "--strategy", "node", "--xps"}, bigHostNICs()...)
+	restore := []string{"--root", root, "-o", "json", "irq", "restore"}
+	var out, errb bytes.Buffer
+	for b.Loop() {
+		for _, args := range [][]string{pin, restore} {
+			out.Reset()
+			errb.Reset()
+			if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+				b.Fatalf("%v: exit %d: %s", args[4:6], code, errb.String())
+			}
+		}
+	}
+}
