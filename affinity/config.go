@@ -1,0 +1,234 @@
+package affinity
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// PinConfig is what `irqnuma irq pin --config FILE` reads: the options
+// of irq pin, one entry per NIC, so a boot-time unit can apply a pin that
+// was worked out once. The file is YAML:
+//
+//	# /etc/irqnuma/pin.yaml
+//	nics:
+//	  - nic: eth0
+//	    strategy: spread   # spread (default) or node
+//	    exclude: 20-23     # leave these CPUs out (list form)
+//	    xps: true          # also set xps_cpus of the tx queues
+//	  - nic: eth1
+//	    node: 1            # this node's CPUs instead of the NIC's own
+//	  - nic: eth2
+//	    cpus: 8-15         # exactly these CPUs (not with node)
+//
+// Each key means what the flag of the same name means. Unknown keys,
+// a NIC listed twice, and values the flags would refuse are errors that
+// name the entry.
+type PinConfig struct {
+	NICs []PinEntry
+}
+
+// PinEntry is one NIC's options.
+type PinEntry struct {
+	NIC     string
+	Options PlanOptions
+}
+
+// pinFile is the YAML form.
+type pinFile struct {
+	NICs []pinFileEntry `yaml:"nics"`
+}
+
+type pinFileEntry struct {
+	NIC      string  `yaml:"nic"`
+	Strategy string  `yaml:"strategy,omitempty"`
+	Node     *int    `yaml:"node,omitempty"`
+	CPUs     *string `yaml:"cpus,omitempty"`
+	Exclude  string  `yaml:"exclude,omitempty"`
+	XPS      bool    `yaml:"xps,omitempty"`
+}
+
+// maxConfigSize bounds a config file; a real one is a few hundred bytes.
+const maxConfigSize = 1 << 20
+
+// ErrConfig is wrapped by every error about a config file's content.
+var ErrConfig = errors.New("bad pin config")
+
+// ReadPinConfig reads and parses a config file.
+func ReadPinConfig(path string) (*PinConfig, error) {
+	b, err := kfile.ReadLimit(path, maxConfigSize)
+	if err != nil {
+		return nil, fmt.Errorf("pin config: %w", err)
+	}
+	c, err := ParsePinConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParsePinConfig parses the YAML text of a config.
+func ParsePinConfig(b []byte) (*PinConfig, error) {
+	var f pinFile
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: empty file: want a nics: list", ErrConfig)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: more than one YAML document", ErrConfig)
+	}
+	if len(f.NICs) == 0 {
+		return nil, fmt.Errorf("%w: no NIC under nics:", ErrConfig)
+	}
+	c := &PinConfig{}
+	for i, e := range f.NICs {
+		where := fmt.Sprintf("nics[%d]", i)
+		if e.NIC != "" {
+			where += " (" + e.NIC + ")"
+		}
+		o, err := e.options()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, where, err)
+		}
+		if slices.ContainsFunc(c.NICs, func(p PinEntry) bool { return p.NIC == e.NIC }) {
+			return nil, fmt.Errorf("%w: %s: NIC listed twice", ErrConfig, where)
+		}
+		c.NICs = append(c.NICs, PinEntry{NIC: e.NIC, Options: o})
+	}
+	return c, nil
+}
+
+func (e pinFileEntry) options() (PlanOptions, error) {
+	o := PlanOptions{Node: -1, Strategy: StrategySpread, XPS: e.XPS}
+	var err error
+	switch {
+	case e.NIC == "":
+		return o, errors.New("nic: missing")
+	case strings.ContainsAny(e.NIC, "/ \t\n") || len(e.NIC) > 15:
+		return o, fmt.Errorf("nic %q: not an interface name", e.NIC)
+	}
+	if e.Strategy != "" {
+		if o.Strategy, err = ParseStrategy(e.Strategy); err != nil {
+			return o, err
+		}
+	}
+	if e.Node != nil && e.CPUs != nil {
+		return o, errors.New("node and cpus are exclusive")
+	}
+	if e.Node != nil {
+		if *e.Node < 0 {
+			return o, fmt.Errorf("node %d: want a node id", *e.Node)
+		}
+		o.Node = *e.Node
+	}
+	if e.CPUs != nil {
+		if o.CPUs, err = cpuset.ParseList(strings.TrimSpace(*e.CPUs)); err != nil {
+			return o, fmt.Errorf("cpus: %w", err)
+		}
+		if o.CPUs.IsEmpty() {
+			return o, errors.New("cpus: empty list")
+		}
+		o.HasCPUs = true
+	}
+	if o.Exclude, err = cpuset.ParseList(strings.TrimSpace(e.Exclude)); err != nil {
+		return o, fmt.Errorf("exclude: %w", err)
+	}
+	return o, nil
+}
+
+// Names returns the NICs of the config, in its order.
+func (c *PinConfig) Names() []string {
+	out := make([]string, len(c.NICs))
+	for i, e := range c.NICs {
+		out[i] = e.NIC
+	}
+	return out
+}
+
+// FormatPinConfig returns the YAML text of a config that sets opt for each NIC:
+// what `irq pin NIC... [flags]` would do, as a file. ParsePinConfig reads
+// it back to the same options.
+func FormatPinConfig(nics []string, opt PlanOptions) []byte {
+	var b strings.Builder
+	b.WriteString("# irqnuma irq pin --config: one entry per NIC\nnics:\n")
+	for _, n := range nics {
+		fmt.Fprintf(&b, "  - nic: %s\n", n)
+		if opt.Strategy != "" && opt.Strategy != StrategySpread {
+			fmt.Fprintf(&b, "    strategy: %s\n", opt.Strategy)
+		}
+		if opt.Node >= 0 {
+			fmt.Fprintf(&b, "    node: %d\n", opt.Node)
+		}
+		if opt.HasCPUs {
+			fmt.Fprintf(&b, "    cpus: %s\n", strconv.Quote(opt.CPUs.List()))
+		}
+		if !opt.Exclude.IsEmpty() {
+			fmt.Fprintf(&b, "    exclude: %s\n", strconv.Quote(opt.Exclude.List()))
+		}
+		if opt.XPS {
+			b.WriteString("    xps: true\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// PlanPinConfig plans the NICs of a config. NICs with equal options are
+// planned together, in the config's order, exactly as one
+// `irq pin NIC... [flags]` would plan them (so NICs that share a target
+// set continue one rotation); NICs with other options are planned after,
+// group by group, and the plans are joined. The joined plan's Strategy is
+// the one every NIC uses, or "" when they differ.
+func PlanPinConfig(h *topology.Host, t *irq.Table, c *PinConfig) (*Plan, error) {
+	type group struct {
+		nics []string
+		opt  PlanOptions
+	}
+	var groups []group
+	for _, e := range c.NICs {
+		i := slices.IndexFunc(groups, func(g group) bool { return sameOptions(g.opt, e.Options) })
+		if i < 0 {
+			groups = append(groups, group{opt: e.Options})
+			i = len(groups) - 1
+		}
+		groups[i].nics = append(groups[i].nics, e.NIC)
+	}
+	var out *Plan
+	for _, g := range groups {
+		p, err := PlanPin(h, t, g.nics, g.opt)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = p
+			continue
+		}
+		if out.Strategy != p.Strategy {
+			out.Strategy = ""
+		}
+		out.Targets = append(out.Targets, p.Targets...)
+		out.Steps = append(out.Steps, p.Steps...)
+		out.Notes = append(out.Notes, p.Notes...)
+	}
+	return out, nil
+}
+
+func sameOptions(a, b PlanOptions) bool {
+	return a.Strategy == b.Strategy && a.Node == b.Node && a.HasCPUs == b.HasCPUs &&
+		a.CPUs.Equal(b.CPUs) && a.Exclude.Equal(b.Exclude) && a.XPS == b.XPS
+}
