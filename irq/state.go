@@ -184,8 +184,8 @@ func ParseState(b []byte) (*State, error) {
 // Validate checks a state before anything is written from it: the
 // version is known, it was saved for this root, every path is one irqnuma
 // writes (ParseTarget) and appears once, every IRQ and queue exists under
-// root, and every value parses in its file's form (an IRQ's affinity is
-// never empty). Errors wrap ErrBadState.
+// root, and every value parses in its file's form, names only CPUs the
+// host can have, and (for an IRQ) is not empty. Errors wrap ErrBadState.
 func (s *State) Validate(root string) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
@@ -203,6 +203,12 @@ func (s *State) Validate(root string) error {
 	if len(s.Entries) == 0 {
 		return bad("no entries")
 	}
+	// CPUs the host can have; absent in some captures, then unchecked.
+	possible, err := kfile.List(filepath.Join(abs, "sys/devices/system/cpu/possible"))
+	hasPossible := err == nil
+	if err != nil && !kfile.IsNotExist(err) {
+		return fmt.Errorf("validate state: %w", err)
+	}
 	seen := make(map[string]bool, len(s.Entries))
 	for i, e := range s.Entries {
 		t, err := ParseTarget(e.Path)
@@ -219,6 +225,9 @@ func (s *State) Validate(root string) error {
 		}
 		if t.File != FileXPS && set.IsEmpty() {
 			return bad("entry %d (%s): empty affinity", i, e.Path)
+		}
+		if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
+			return bad("entry %d (%s): CPUs %s do not exist on this host (possible: %s)", i, e.Path, extra, possible)
 		}
 		var dir string
 		if t.File == FileXPS {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,6 +115,7 @@ func TestStateTampered(t *testing.T) {
 		{"reversed list", edit(entry("/proc/irq/284/smp_affinity_list", "31-16")), `value "31-16"`},
 		{"list in mask file", edit(entry("/proc/irq/284/smp_affinity", "16-31")), `value "16-31"`},
 		{"empty affinity", edit(entry("/proc/irq/284/smp_affinity_list", "")), "empty affinity"},
+		{"CPU beyond the host", edit(entry("/proc/irq/284/smp_affinity_list", "64")), "CPUs 64 do not exist"},
 		{"duplicate", edit(func(m map[string]any) {
 			e := map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"}
 			m["entries"] = []any{e, e}
@@ -194,4 +196,31 @@ func TestLock(t *testing.T) {
 		t.Fatalf("AcquireLock after Release: %v", err)
 	}
 	l2.Release()
+}
+
+// FuzzParseTarget checks that every accepted path is exactly the one the
+// constructors build, so nothing else can pass as a writable path.
+func FuzzParseTarget(f *testing.F) {
+	for _, s := range []string{
+		"/proc/irq/284/smp_affinity_list", "/proc/irq/0/smp_affinity",
+		"/sys/class/net/eth0/queues/tx-3/xps_cpus", "/proc/irq/284/../x",
+		"/sys/class/net/../queues/tx-0/xps_cpus", "/etc/passwd", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		tg, err := ParseTarget(p)
+		if err != nil {
+			return
+		}
+		var rebuilt string
+		if tg.File == FileXPS {
+			rebuilt = XPSPath(tg.NIC, tg.Queue)
+		} else {
+			rebuilt = AffinityPath(tg.IRQ, tg.File)
+		}
+		if rebuilt != p || path.Clean(p) != p {
+			t.Errorf("ParseTarget(%q) accepted %+v, which rebuilds as %q", p, tg, rebuilt)
+		}
+	})
 }
