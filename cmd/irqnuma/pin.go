@@ -78,6 +78,8 @@ type pinFlags struct {
 	keepGoing bool
 	state     string
 	xps       bool
+	config    string              // --config: the options per NIC from a file
+	pinConfig *affinity.PinConfig // read from config
 }
 
 func newIRQPinCmd(a *app) *cobra.Command {
@@ -91,8 +93,11 @@ gives every queue the whole node. Non-queue vectors get the whole target set.
 Managed IRQs are skipped. Before the first write the current values are saved
 to a state file; any failed write rolls everything back (unless --keep-going).
 irqnuma irq restore puts the saved values back.`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		Args: pinArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.config != "" {
+				return runPinConfig(a, cmd, f)
+			}
 			f.node = -1
 			if cmd.Flags().Changed("node") {
 				v, _ := cmd.Flags().GetInt("node")
@@ -115,6 +120,7 @@ irqnuma irq restore puts the saved values back.`,
 	c.Flags().BoolVar(&f.keepGoing, "keep-going", false, "carry on past a failed write instead of rolling back")
 	c.Flags().StringVar(&f.state, "state", "", "state file to save the old values to (default <root>/var/lib/irqnuma/state-<UTC time>.json)")
 	c.Flags().BoolVar(&f.xps, "xps", false, "also set each tx queue's xps_cpus to its queue IRQ's CPUs")
+	c.Flags().StringVar(&f.config, "config", "", "read the NICs and their --node/--cpus/--exclude/--strategy/--xps from this YAML file (one entry per NIC)")
 	return c
 }
 
@@ -172,7 +178,7 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 		}
 		return err
 	}
-	plan, err := affinity.PlanPin(h, t, nics, opt)
+	plan, err := planPin(h, t, nics, opt, f.pinConfig)
 	if err != nil {
 		if errors.Is(err, affinity.ErrLocalityUnknown) {
 			return usageError{err}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// placementFlags are the pin flags a --config file replaces.
+var placementFlags = []string{"node", "cpus", "exclude", "strategy", "xps"}
+
+// pinArgs wants NIC names, or none with --config (the file names them).
+func pinArgs(cmd *cobra.Command, args []string) error {
+	if cmd.Flags().Changed("config") {
+		if len(args) > 0 {
+			return usagef("--config names the NICs: give no NIC arguments (got %q)", args)
+		}
+		return nil
+	}
+	return usageArgs(cobra.MinimumNArgs(1))(cmd, args)
+}
+
+// runPinConfig runs irq pin with the NICs and options of a config file:
+// the same plan, writes, state file and rollback as with flags.
+func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
+	for _, name := range placementFlags {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s: set it in the --config file, per NIC", name)
+		}
+	}
+	c, err := affinity.ReadPinConfig(f.config)
+	if err != nil {
+		if errors.Is(err, affinity.ErrConfig) {
+			return usageError{err}
+		}
+		return err
+	}
+	f.pinConfig, f.node, f.strategy = c, -1, string(affinity.StrategySpread)
+	return runPin(a, c.Names(), f, false)
+}
+
+// planPin plans from the config when there is one, else from the flags'
+// options.
+func planPin(h *topology.Host, t *irq.Table, nics []string, opt affinity.PlanOptions, c *affinity.PinConfig) (*affinity.Plan, error) {
+	if c != nil {
+		return affinity.PlanPinConfig(h, t, c)
+	}
+	return affinity.PlanPin(h, t, nics, opt)
+}
