@@ -46,6 +46,9 @@ stdout); -o json writes the model both are drawn from.`,
 			if width != 0 && width < report.MinMapWidth {
 				return usagef("--width %d: want at least %d columns", width, report.MinMapWidth)
 			}
+			if svg != "" && a.json() {
+				return usagef("--svg and -o json: choose one")
+			}
 			var useColor bool
 			switch color {
 			case "always":

@@ -149,6 +149,7 @@ func TestMapBadInput(t *testing.T) {
 		{[]string{"--pid", "0"}, exitUsage, "--pid 0: not a process id"},
 		{[]string{"--comm", ""}, exitUsage, "--comm: empty name"},
 		{[]string{"extra"}, exitUsage, "unknown command"},
+		{[]string{"--svg", "-", "-o", "json"}, exitUsage, "--svg and -o json: choose one"},
 		{[]string{"--pid", "99999"}, exitError, "process 99999: no such process"},
 		{[]string{"--comm", "iperf3"}, exitError, `--comm "iperf3": no such process`},
 		{[]string{"--svg", "/nonexistent/dir/map.svg"}, exitError, "write SVG: open /nonexistent/dir/map.svg"},
