@@ -246,13 +246,20 @@ func (x86Kernel) WriteFile(name string, data []byte) error {
 }
 
 // With a kernel that re-targets the interrupts, the queue IRQs of eth0 are
-// all local to node 1 and no two share a CPU: no irq-remote, no
-// irq-shared-cpu.
+// all local to node 1 and no two share a CPU: the audit that found
+// irq-shared-cpu before the pin finds no irq-remote and no irq-shared-cpu
+// after it.
 func TestPinSeedEffective(t *testing.T) {
 	withPinSeams(t, x86Kernel{}, 0)
 	root := hosttest.Copy(t, "seed")
+	if got := auditIRQChecks(t, root); !cmp.Equal(got, []string{"irq-shared-cpu"}) {
+		t.Errorf("audit of the seed before pin: %v, want irq-shared-cpu (IRQs 286 and 290 on CPU 53)", got)
+	}
 	if _, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0"); code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
+	}
+	if got := auditIRQChecks(t, root); len(got) != 0 {
+		t.Errorf("audit after pin still finds %v for eth0", got)
 	}
 	seen := map[string]int{}
 	for n, q := range listIRQs(t, root) {
@@ -270,6 +277,32 @@ func TestPinSeedEffective(t *testing.T) {
 	if len(seen) != 16 {
 		t.Errorf("%d distinct effective CPUs, want 16", len(seen))
 	}
+}
+
+// auditIRQChecks returns the irq-remote and irq-shared-cpu findings the
+// audit reports for eth0.
+func auditIRQChecks(t *testing.T, root string) []string {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "audit", "--nic", "eth0", "--fail-on", "never")
+	if code != 0 {
+		t.Fatalf("audit: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Findings []struct {
+			Check string `json:"check"`
+			NIC   string `json:"nic"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range doc.Findings {
+		if f.NIC == "eth0" && (f.Check == "irq-remote" || f.Check == "irq-shared-cpu") {
+			out = append(out, f.Check)
+		}
+	}
+	return out
 }
 
 type listedIRQ struct {
