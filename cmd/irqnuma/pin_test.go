@@ -789,3 +789,35 @@ func BenchmarkPinRestore(b *testing.B) {
 		}
 	}
 }
+
+// TestNotifyContext sends this process SIGINT and SIGTERM: the context
+// main passes to commands is cancelled with the signal kept, for exit 130
+// and 143.
+func TestNotifyContext(t *testing.T) {
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		want int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		ctx, stop := notifyContext(context.Background())
+		if err := syscall.Kill(os.Getpid(), tt.sig); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			stop()
+			t.Fatalf("%v: context not cancelled", tt.sig)
+		}
+		code, ok := signalExitCode(ctx)
+		stop()
+		if !ok || code != tt.want {
+			t.Errorf("%v: exit code %d, %v; want %d", tt.sig, code, ok, tt.want)
+		}
+	}
+	ctx, stop := notifyContext(context.Background())
+	stop()
+	if code, ok := signalExitCode(ctx); ok {
+		t.Errorf("stopped without a signal: exit code %d", code)
+	}
+}
