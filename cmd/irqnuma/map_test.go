@@ -45,6 +45,22 @@ func TestMapGolden(t *testing.T) {
 	golden(t, "map/seed.json", out)
 }
 
+// A snapshot of a host tree draws the same picture as the tree.
+func TestMapSnapshot(t *testing.T) {
+	archive := filepath.Join(t.TempDir(), "nps2.tar.gz")
+	if _, errOut, code := runCLI(t, "--root", hosttest.Root("nps2"), "snapshot", "-o", archive); code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", code, errOut)
+	}
+	want, _, _ := runCLI(t, "--root", hosttest.Root("nps2"), "map")
+	got, errOut, code := runCLI(t, "--root", archive, "map")
+	if code != 0 {
+		t.Fatalf("map --root %s: exit %d: %s", archive, code, errOut)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("map of the snapshot differs from the tree's (-tree +snapshot):\n%s", diff)
+	}
+}
+
 // --svg FILE writes the same SVG as --svg - and nothing to stdout.
 func TestMapSVGFile(t *testing.T) {
 	root := hosttest.Root("nps2")
