@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
@@ -270,7 +271,7 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 		set = set.Difference(ex)
 	}
 	if set.IsEmpty() {
-		return tg, fmt.Errorf("%s: %w: %s minus %v is empty", nic.Name, ErrNoCPUs, tg.Source, tg.Left)
+		return tg, fmt.Errorf("%s: %w: %s without %s is empty", nic.Name, ErrNoCPUs, tg.Source, strings.Join(tg.Left, ", "))
 	}
 	tg.CPUs = set
 	return tg, nil
