@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -131,6 +133,39 @@ func TestMapColor(t *testing.T) {
 		if got := strings.Contains(out, "\x1b["); got != tt.want {
 			t.Errorf("map %v: escape codes %v, want %v", tt.give, got, tt.want)
 		}
+	}
+}
+
+// --color auto colours on a terminal, unless NO_COLOR is set.
+func TestMapColorTerminal(t *testing.T) {
+	for _, noColor := range []string{"", "1"} {
+		t.Run("NO_COLOR="+noColor, func(t *testing.T) {
+			t.Setenv("NO_COLOR", noColor)
+			ctl, tty := openPTY(t, 80, 24)
+			done := make(chan int, 1)
+			go func() {
+				done <- run(context.Background(), []string{"--root", hosttest.Root("seed"), "map"},
+					strings.NewReader(""), tty, io.Discard)
+			}()
+			var got bytes.Buffer
+			buf := make([]byte, 4096)
+			deadline := time.Now().Add(20 * time.Second)
+			for !strings.Contains(got.String(), "no queue IRQ") && time.Now().Before(deadline) {
+				_ = ctl.SetReadDeadline(deadline)
+				n, err := ctl.Read(buf)
+				got.Write(buf[:n])
+				if err != nil {
+					break
+				}
+			}
+			if code := <-done; code != 0 {
+				t.Fatalf("map on a terminal: exit %d", code)
+			}
+			colored := strings.Contains(got.String(), "\x1b[1;31m53 2q!\x1b[0m")
+			if want := noColor == ""; colored != want {
+				t.Errorf("CPU 53 in red: %v, want %v:\n%q", colored, want, got.String())
+			}
+		})
 	}
 }
 
