@@ -131,9 +131,10 @@ type MapConflict struct {
 	NIC    string `json:"nic,omitempty"`
 	IRQs   []int  `json:"irqs"`
 	Queues []int  `json:"queues,omitempty"`
-	PIDs   []int  `json:"pids,omitempty"`
-	// LastRan holds the watched threads that last ran here; for
-	// thread-on-queue-cpu without them the threads may run here.
+	// PIDs is the watched process of a thread-on-queue-cpu conflict (one
+	// conflict per process and CPU). LastRan holds its threads that last
+	// ran here; without them its threads only may run here.
+	PIDs    []int `json:"pids,omitempty"`
 	LastRan []int `json:"last_ran,omitempty"`
 }
 
@@ -158,183 +159,21 @@ type MapOptions struct {
 // tree does not give it, its requested affinity is used and the cell says
 // so. It only reads what it is given.
 func BuildMap(h *topology.Host, t *irq.Table, procs []*affinity.Process, opt MapOptions) *Map {
-	m := &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)}
-	cells := map[int]*MapCPU{}
+	b := &mapBuilder{h: h, t: t, m: &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)},
+		cells: make(map[int]*MapCPU, len(h.CPUs)), sole: map[int]bool{}}
 	for _, c := range h.CPUs {
-		cells[c.ID] = &MapCPU{ID: c.ID, Online: c.Online, Isolated: c.Isolated}
+		b.cells[c.ID] = &MapCPU{ID: c.ID, Online: c.Online, Isolated: c.Isolated}
 	}
-	cell := func(id int) *MapCPU {
-		if c, ok := cells[id]; ok {
-			return c
-		}
-		return nil
-	}
-
-	// NICs and their queue IRQs.
-	var shown []*topology.NIC
 	for i := range h.NICs {
 		if len(opt.NICs) == 0 || slices.Contains(opt.NICs, h.NICs[i].Name) {
-			shown = append(shown, &h.NICs[i])
+			b.placeNIC(&h.NICs[i])
 		}
 	}
-	outside := map[int]bool{} // CPUs named by an affinity but not possible
-	sole := map[int]bool{}    // IRQs that land on one CPU alone
-	for _, n := range shown {
-		loc := h.Locality(n)
-		mn := MapNIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
-			LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
-			QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
-		var queueCPUs []int
-		for _, q := range t.ForNIC(n.Name) {
-			if q.Owner.Kind != irq.KindQueue {
-				mn.OtherIRQs = append(mn.OtherIRQs, q.IRQ)
-				continue
-			}
-			mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
-			p := Place(h, q)
-			if !p.HasWhere || p.Where.IsEmpty() {
-				mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
-				continue
-			}
-			requested := !(q.HasEffective && !q.Effective.IsEmpty())
-			sole[q.IRQ] = p.Where.Len() == 1
-			var remote []int
-			for cpu := range p.Where.All() {
-				c := cell(cpu)
-				if c == nil {
-					outside[cpu] = true
-					continue
-				}
-				mi := MapIRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
-					Requested: requested, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu)}
-				c.IRQs = append(c.IRQs, mi)
-				c.Requested = c.Requested || requested
-				if mi.Remote {
-					c.Remote = true
-					remote = append(remote, cpu)
-				}
-				queueCPUs = append(queueCPUs, cpu)
-			}
-			if len(remote) > 0 {
-				rs := cpuset.New(remote...)
-				nodes, _ := h.NodesOf(rs)
-				m.Remote = append(m.Remote, MapRemote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
-					CPUs: rs, Nodes: nodes.IDs(), NICNode: loc.Node})
-				mn.RemoteIRQs = append(mn.RemoteIRQs, q.IRQ)
-			}
-		}
-		mn.QueueCPUs = cpuset.New(queueCPUs...)
-		m.NICs = append(m.NICs, mn)
-	}
-	if len(outside) > 0 {
-		ids := make([]int, 0, len(outside))
-		for c := range outside {
-			ids = append(ids, c)
-		}
-		m.Notes = append(m.Notes, fmt.Sprintf("queue IRQ affinities name CPUs %s, which this host does not have; not drawn",
-			cpuset.New(ids...).List()))
-	}
-	assignKeys(m.NICs)
-
-	// Two queues of one NIC landing on one CPU, each on that CPU alone.
-	for _, c := range sortedCells(cells) {
-		byNIC := map[string][]MapIRQ{}
-		var order []string
-		for _, mi := range c.IRQs {
-			if !sole[mi.IRQ] {
-				continue
-			}
-			if _, ok := byNIC[mi.NIC]; !ok {
-				order = append(order, mi.NIC)
-			}
-			byNIC[mi.NIC] = append(byNIC[mi.NIC], mi)
-		}
-		for _, nic := range order {
-			irqs := byNIC[nic]
-			var queues, ns []int
-			for _, mi := range irqs {
-				ns = append(ns, mi.IRQ)
-				if !slices.Contains(queues, mi.Queue) {
-					queues = append(queues, mi.Queue)
-				}
-			}
-			if len(queues) < 2 {
-				continue // one queue's rx and tx vectors together are not a conflict
-			}
-			slices.Sort(queues)
-			c.Conflict = true
-			m.Conflicts = append(m.Conflicts, MapConflict{Kind: ConflictSharedCPU, CPU: c.ID,
-				Node: h.NodeOf(c.ID), NIC: nic, IRQs: ns, Queues: queues})
-			for i := range m.NICs {
-				if m.NICs[i].Name == nic {
-					m.NICs[i].SharedIRQs = append(m.NICs[i].SharedIRQs, ns...)
-				}
-			}
-		}
-	}
-	for i := range m.NICs {
-		slices.Sort(m.NICs[i].SharedIRQs)
-	}
-
-	// Watched threads.
-	type onCPU struct {
-		pids    []int
-		lastRan []int
-	}
-	threadsOn := map[int]*onCPU{}
-	for _, p := range procs {
-		mp := MapProcess{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads)}
-		var last []int
-		allowed := p.Allowed
-		for _, th := range p.Threads {
-			allowed = allowed.Union(th.Allowed)
-			for cpu := range th.Allowed.All() {
-				if c := cell(cpu); c != nil {
-					c.MayRun++
-					o := threadsOn[cpu]
-					if o == nil {
-						o = &onCPU{}
-						threadsOn[cpu] = o
-					}
-					if !slices.Contains(o.pids, p.PID) {
-						o.pids = append(o.pids, p.PID)
-					}
-				}
-			}
-			if th.LastCPU >= 0 {
-				last = append(last, th.LastCPU)
-				if c := cell(th.LastCPU); c != nil {
-					c.LastRan = append(c.LastRan, th.TID)
-					o := threadsOn[th.LastCPU]
-					if o == nil {
-						o = &onCPU{}
-						threadsOn[th.LastCPU] = o
-					}
-					if !slices.Contains(o.pids, p.PID) {
-						o.pids = append(o.pids, p.PID)
-					}
-					o.lastRan = append(o.lastRan, th.TID)
-				}
-			}
-		}
-		mp.Allowed, mp.LastCPUs = allowed, cpuset.New(last...)
-		m.Processes = append(m.Processes, mp)
-	}
-	for _, c := range sortedCells(cells) {
-		o := threadsOn[c.ID]
-		if o == nil || len(c.IRQs) == 0 {
-			continue
-		}
-		c.Conflict = true
-		var ns []int
-		for _, mi := range c.IRQs {
-			ns = append(ns, mi.IRQ)
-		}
-		slices.Sort(o.pids)
-		slices.Sort(o.lastRan)
-		m.Conflicts = append(m.Conflicts, MapConflict{Kind: ConflictThread, CPU: c.ID, Node: h.NodeOf(c.ID),
-			IRQs: ns, PIDs: o.pids, LastRan: o.lastRan})
-	}
+	b.noteOutside()
+	assignKeys(b.m.NICs)
+	b.markSharedCPUs()
+	b.placeThreads(procs)
+	m := b.m
 	slices.SortStableFunc(m.Conflicts, func(a, b MapConflict) int {
 		if a.CPU != b.CPU {
 			return a.CPU - b.CPU
@@ -346,10 +185,10 @@ func BuildMap(h *topology.Host, t *irq.Table, procs []*affinity.Process, opt Map
 	for _, n := range m.NICs {
 		keys[n.Name] = n.Key
 	}
-	for _, c := range cells {
+	for _, c := range b.cells {
 		c.Label = cellLabel(c, keys)
 	}
-	m.Packages = groupNodes(h, cells)
+	m.Packages = groupNodes(h, b.cells)
 
 	// Each NIC under the node it is local to.
 	for _, n := range m.NICs {
@@ -370,6 +209,178 @@ func BuildMap(h *topology.Host, t *irq.Table, procs []*affinity.Process, opt Map
 	}
 	m.fillNil()
 	return m
+}
+
+// mapBuilder holds the cells while BuildMap fills them in.
+type mapBuilder struct {
+	h       *topology.Host
+	t       *irq.Table
+	m       *Map
+	cells   map[int]*MapCPU
+	sole    map[int]bool // IRQs that land on one CPU alone
+	outside []int        // CPUs an affinity names that the host lacks
+}
+
+// placeNIC puts a NIC's queue IRQs on the cells they land on and notes
+// the remote ones.
+func (b *mapBuilder) placeNIC(n *topology.NIC) {
+	h := b.h
+	loc := h.Locality(n)
+	mn := MapNIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
+		LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
+		QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
+	var queueCPUs []int
+	for _, q := range b.t.ForNIC(n.Name) {
+		if q.Owner.Kind != irq.KindQueue {
+			mn.OtherIRQs = append(mn.OtherIRQs, q.IRQ)
+			continue
+		}
+		mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
+		p := Place(h, q)
+		if !p.HasWhere || p.Where.IsEmpty() {
+			mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
+			continue
+		}
+		requested := !q.HasEffective || q.Effective.IsEmpty()
+		b.sole[q.IRQ] = p.Where.Len() == 1
+		var remote []int
+		for cpu := range p.Where.All() {
+			c, ok := b.cells[cpu]
+			if !ok {
+				b.outside = append(b.outside, cpu)
+				continue
+			}
+			mi := MapIRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
+				Requested: requested, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu)}
+			c.IRQs = append(c.IRQs, mi)
+			c.Requested = c.Requested || requested
+			if mi.Remote {
+				c.Remote = true
+				remote = append(remote, cpu)
+			}
+			queueCPUs = append(queueCPUs, cpu)
+		}
+		if len(remote) > 0 {
+			rs := cpuset.New(remote...)
+			nodes, _ := h.NodesOf(rs)
+			b.m.Remote = append(b.m.Remote, MapRemote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
+				CPUs: rs, Nodes: nodes.IDs(), NICNode: loc.Node})
+			mn.RemoteIRQs = append(mn.RemoteIRQs, q.IRQ)
+		}
+	}
+	mn.QueueCPUs = cpuset.New(queueCPUs...)
+	b.m.NICs = append(b.m.NICs, mn)
+}
+
+// noteOutside says which CPUs named by an affinity the host does not have.
+func (b *mapBuilder) noteOutside() {
+	if len(b.outside) > 0 {
+		b.m.Notes = append(b.m.Notes, fmt.Sprintf("queue IRQ affinities name CPUs %s, which this host does not have; not drawn",
+			cpuset.New(b.outside...).List()))
+	}
+}
+
+// markSharedCPUs finds two or more queues of one NIC landing on one CPU,
+// each on that CPU alone. One queue's rx and tx vectors together are not
+// a conflict: they serve one channel.
+func (b *mapBuilder) markSharedCPUs() {
+	for _, c := range sortedCells(b.cells) {
+		byNIC := map[string][]MapIRQ{}
+		var order []string
+		for _, mi := range c.IRQs {
+			if !b.sole[mi.IRQ] {
+				continue
+			}
+			if _, ok := byNIC[mi.NIC]; !ok {
+				order = append(order, mi.NIC)
+			}
+			byNIC[mi.NIC] = append(byNIC[mi.NIC], mi)
+		}
+		for _, nic := range order {
+			var queues, ns []int
+			for _, mi := range byNIC[nic] {
+				ns = append(ns, mi.IRQ)
+				if !slices.Contains(queues, mi.Queue) {
+					queues = append(queues, mi.Queue)
+				}
+			}
+			if len(queues) < 2 {
+				continue
+			}
+			slices.Sort(queues)
+			c.Conflict = true
+			b.m.Conflicts = append(b.m.Conflicts, MapConflict{Kind: ConflictSharedCPU, CPU: c.ID,
+				Node: b.h.NodeOf(c.ID), NIC: nic, IRQs: ns, Queues: queues})
+			for i := range b.m.NICs {
+				if b.m.NICs[i].Name == nic {
+					b.m.NICs[i].SharedIRQs = append(b.m.NICs[i].SharedIRQs, ns...)
+					slices.Sort(b.m.NICs[i].SharedIRQs)
+				}
+			}
+		}
+	}
+}
+
+// placeThreads marks where the watched threads may run and last ran, and
+// a conflict per process on each queue CPU it may run or last ran on.
+func (b *mapBuilder) placeThreads(procs []*affinity.Process) {
+	// on[cpu][pid] holds the process's threads that last ran on cpu; the
+	// key alone says some thread may run there.
+	on := map[int]map[int][]int{}
+	mark := func(cpu, pid int) map[int][]int {
+		if on[cpu] == nil {
+			on[cpu] = map[int][]int{}
+		}
+		if _, ok := on[cpu][pid]; !ok {
+			on[cpu][pid] = nil
+		}
+		return on[cpu]
+	}
+	for _, p := range procs {
+		mp := MapProcess{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads)}
+		var last []int
+		allowed := p.Allowed
+		for _, th := range p.Threads {
+			allowed = allowed.Union(th.Allowed)
+			for cpu := range th.Allowed.All() {
+				if c, ok := b.cells[cpu]; ok {
+					c.MayRun++
+					mark(cpu, p.PID)
+				}
+			}
+			if th.LastCPU < 0 {
+				continue
+			}
+			last = append(last, th.LastCPU)
+			if c, ok := b.cells[th.LastCPU]; ok {
+				c.LastRan = append(c.LastRan, th.TID)
+				m := mark(th.LastCPU, p.PID)
+				m[p.PID] = append(m[p.PID], th.TID)
+			}
+		}
+		mp.Allowed, mp.LastCPUs = allowed, cpuset.New(last...)
+		b.m.Processes = append(b.m.Processes, mp)
+	}
+	for _, c := range sortedCells(b.cells) {
+		if len(on[c.ID]) == 0 || len(c.IRQs) == 0 {
+			continue
+		}
+		c.Conflict = true
+		ns := make([]int, 0, len(c.IRQs))
+		for _, mi := range c.IRQs {
+			ns = append(ns, mi.IRQ)
+		}
+		pids := make([]int, 0, len(on[c.ID]))
+		for pid := range on[c.ID] {
+			pids = append(pids, pid)
+		}
+		slices.Sort(pids)
+		for _, pid := range pids {
+			tids := slices.Sorted(slices.Values(on[c.ID][pid]))
+			b.m.Conflicts = append(b.m.Conflicts, MapConflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
+				IRQs: ns, PIDs: []int{pid}, LastRan: tids})
+		}
+	}
 }
 
 // assignKeys gives each NIC with queue IRQs its cell letter.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -221,12 +222,31 @@ func TestBuildMapProcesses(t *testing.T) {
 	if p := m.Processes[0]; p.Threads != 2 || p.Allowed.List() != "16-19" || p.LastCPUs.List() != "16-17" {
 		t.Errorf("process = %+v", p)
 	}
+	// A second process that may run on CPU 17 but ran elsewhere gets a
+	// conflict of its own, without last-ran threads.
+	procs = append(procs, &affinity.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
+		Threads: []affinity.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
+	m = BuildMap(h, tb, procs, MapOptions{})
+	got = nil
+	for _, c := range m.Conflicts {
+		if c.Kind == ConflictThread {
+			got = append(got, c)
+		}
+	}
+	want2 := []MapConflict{want, {Kind: ConflictThread, CPU: 17, Node: 1, IRQs: []int{285}, PIDs: []int{5000}, LastRan: []int{}}}
+	if diff := cmp.Diff(want2, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("thread conflicts of two processes (-want +got):\n%s", diff)
+	}
+	if got := mustCPU(t, m, 2).Label; got != "P" {
+		t.Errorf("CPU 2 label = %q, want P", got)
+	}
 	var buf bytes.Buffer
 	if err := WriteMap(&buf, m, MapStyle{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"! iperf3 (pid 4242) last ran on queue CPU 17\n",
+		"! netserver (pid 5000) may run on queue CPU 17\n",
 		"P iperf3 (pid 4242): 2 threads, may run on 16-19, last ran on 16-17\n",
 		"P = a watched thread last ran here",
 	} {
