@@ -116,7 +116,7 @@ type AuditOptions struct {
 // processes, and returns the findings grouped by NIC (NIC names
 // ascending, host-wide findings last), worst first within a group.
 func Audit(h *topology.Host, t *irq.Table, procs []*affinity.Process, opts AuditOptions) []Finding {
-	a := &auditor{h: h, t: t, opts: opts, seen: map[string]bool{}}
+	a := &auditor{h: h, t: t, opts: opts, seen: map[string]bool{}, governors: map[int]string{}}
 	a.multiNodePackages = multiNodePackages(h)
 	nics := a.auditedNICs()
 	if len(h.Nodes) == 0 {
@@ -124,6 +124,9 @@ func Audit(h *topology.Host, t *irq.Table, procs []*affinity.Process, opts Audit
 	}
 	if len(nics) == 0 {
 		why := "no NIC with IRQs found"
+		if len(t.Notes) > 0 {
+			why += " (" + strings.Join(t.Notes, "; ") + "); name a NIC with --nic to check what does not need IRQs"
+		}
 		if len(h.NICs) == 0 {
 			why = "no NICs: the tree has no /sys/class/net entries backed by a device"
 		}
@@ -158,6 +161,7 @@ type auditor struct {
 	seen              map[string]bool // not-checked (nic, subject) already said
 	multiNodePackages bool
 	hostIOMMUNeeded   bool
+	governors         map[int]string // Governor answers, each CPU asked once
 }
 
 func (a *auditor) add(f Finding) {
@@ -231,11 +235,16 @@ type nicCtx struct {
 	where       map[int]cpuset.Set
 	byEffective map[int]bool
 	irqCPUs     cpuset.Set // union of where
+	// whereCores holds where plus its SMT siblings, per queue IRQ, and
+	// irqCores their union: the cores that service the queue IRQs.
+	whereCores map[int]cpuset.Set
+	irqCores   cpuset.Set
+	localNodes cpuset.Set // the nodes of the local CPUs
 }
 
 func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 	c := &nicCtx{nic: n, loc: a.h.Locality(n), irqs: a.t.ForNIC(n.Name),
-		where: map[int]cpuset.Set{}, byEffective: map[int]bool{}}
+		where: map[int]cpuset.Set{}, byEffective: map[int]bool{}, whereCores: map[int]cpuset.Set{}}
 	for _, q := range c.irqs {
 		if q.Owner.Kind != irq.KindQueue {
 			continue
@@ -247,7 +256,14 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 		case q.HasAffinity:
 			c.where[q.IRQ] = a.online(q.Affinity)
 		}
-		c.irqCPUs = c.irqCPUs.Union(c.where[q.IRQ])
+		if w, ok := c.where[q.IRQ]; ok {
+			c.irqCPUs = c.irqCPUs.Union(w)
+			c.whereCores[q.IRQ] = a.h.SiblingsOf(w)
+			c.irqCores = c.irqCores.Union(c.whereCores[q.IRQ])
+		}
+	}
+	if c.loc.Known() {
+		c.localNodes, _ = a.h.NodesOf(c.loc.CPUs)
 	}
 	if len(c.irqs) == 0 {
 		a.notChecked(n.Name, "irqs", fmt.Sprintf("no IRQs of %s found in /proc/interrupts or /proc/irq", n.Name))

@@ -150,6 +150,14 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 	if !c.loc.Known() {
 		where = "online CPUs"
 	}
+	placed := 0
+	for _, qs := range byCPU {
+		placed += len(qs)
+	}
+	if placed > pool.Len() {
+		a.unevenShare(c, byCPU, pool, free, where, placed)
+		return
+	}
 	for _, cpu := range slices.Sorted(maps.Keys(byCPU)) {
 		qs := byCPU[cpu]
 		if len(qs) < 2 {
@@ -164,19 +172,62 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 		if len(qs) > 2 {
 			verb = "all land"
 		}
-		fix := pinFix(c.nic.Name)
-		for _, q := range qs {
-			if q.Managed {
-				fix = fixForIRQ(c.nic.Name, q, fix)
-			}
-		}
 		a.add(Finding{Check: CheckIRQSharedCPU, Severity: SeverityWarning, NIC: c.nic.Name,
 			Subject: fmt.Sprintf("%s on CPU %d", irqsSubjectList(ns), cpu), IRQ: ns,
 			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu)),
 			Message: fmt.Sprintf("%s %s on CPU %d while %s none of %s's queue IRQs (%s)",
 				joinAnd(names), verb, cpu, servesNone(free.Len(), where), c.nic.Name, free.List()),
-			Fix: fix})
+			Fix: sharedFix(c.nic.Name, qs)})
 	}
+}
+
+// unevenShare reports, when a NIC has more queue IRQs than CPUs to put
+// them on (so some sharing cannot be avoided), the CPUs that take more
+// than an even spread would give them while others take none: one
+// finding for the NIC.
+func (a *auditor) unevenShare(c *nicCtx, byCPU map[int][]*irq.IRQ, pool, free cpuset.Set, where string, placed int) {
+	even := (placed + pool.Len() - 1) / pool.Len()
+	var over []int
+	var qs []*irq.IRQ
+	var parts []string
+	cpus := slices.Sorted(maps.Keys(byCPU))
+	slices.SortStableFunc(cpus, func(x, y int) int { return len(byCPU[y]) - len(byCPU[x]) })
+	for _, cpu := range cpus {
+		if len(byCPU[cpu]) <= even {
+			continue
+		}
+		over = append(over, cpu)
+		qs = append(qs, byCPU[cpu]...)
+		if len(parts) < 4 {
+			parts = append(parts, fmt.Sprintf("CPU %d takes %d", cpu, len(byCPU[cpu])))
+		}
+	}
+	if len(over) == 0 {
+		return
+	}
+	if more := len(over) - len(parts); more == 1 {
+		parts = append(parts, fmt.Sprintf("1 more CPU takes more than %d", even))
+	} else if more > 1 {
+		parts = append(parts, fmt.Sprintf("%d more CPUs take more than %d", more, even))
+	}
+	set := cpuset.New(over...)
+	nodes, _ := a.h.NodesOf(set)
+	a.add(Finding{Check: CheckIRQSharedCPU, Severity: SeverityWarning, NIC: c.nic.Name,
+		Subject: fmt.Sprintf("%d queue IRQs on %d %s", placed, pool.Len(), where), IRQ: irqNumbers(qs), CPUs: set, Nodes: nodes.IDs(),
+		Message: fmt.Sprintf("%s has %d queue IRQs for %d %s, so an even spread puts at most %d on each; instead %s, while %s none (%s)",
+			c.nic.Name, placed, pool.Len(), where, even, strings.Join(parts, ", "), servesNone(free.Len(), where), free.List()),
+		Fix: sharedFix(c.nic.Name, qs)})
+}
+
+// sharedFix is the fix for IRQs sharing a CPU.
+func sharedFix(nic string, qs []*irq.IRQ) string {
+	fix := pinFix(nic)
+	for _, q := range qs {
+		if q.Managed {
+			fix = fixForIRQ(nic, q, fix)
+		}
+	}
+	return fix
 }
 
 // irqsSubjectList is "IRQs 286, 290".
@@ -390,10 +441,14 @@ func (a *auditor) checkGovernor(c *nicCtx) {
 	byGov := map[string][]int{}
 	seen := 0
 	for cpu := range local.All() {
-		g, err := a.opts.Governor(cpu)
-		if err != nil {
-			a.notChecked(c.nic.Name, CheckCPUGovernor, err.Error())
-			return
+		g, ok := a.governors[cpu]
+		if !ok {
+			var err error
+			if g, err = a.opts.Governor(cpu); err != nil {
+				a.notChecked(c.nic.Name, CheckCPUGovernor, err.Error())
+				return
+			}
+			a.governors[cpu] = g
 		}
 		if g == "" {
 			continue
@@ -404,7 +459,7 @@ func (a *auditor) checkGovernor(c *nicCtx) {
 		}
 	}
 	if seen == 0 {
-		a.notChecked(c.nic.Name, CheckCPUGovernor, fmt.Sprintf("no cpufreq/scaling_governor for %s's local CPUs %s (no cpufreq driver, or not captured)", c.nic.Name, local.List()))
+		a.notChecked("", CheckCPUGovernor, "no cpufreq/scaling_governor for the NICs' local CPUs (no cpufreq driver, or not captured)")
 		return
 	}
 	if len(byGov) == 0 {

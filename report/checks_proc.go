@@ -101,17 +101,13 @@ func threadsWord(tids []int, total int) string {
 // procIRQOverlap: the process may run on a core that services the NIC's
 // queue IRQs (their CPUs and SMT siblings).
 func (a *auditor) procIRQOverlap(c *nicCtx, p *affinity.Process, allowed cpuset.Set) {
-	if c.irqCPUs.IsEmpty() {
-		return
-	}
-	cores := a.h.SiblingsOf(c.irqCPUs)
-	overlap := allowed.Intersection(cores)
+	overlap := allowed.Intersection(c.irqCores)
 	if overlap.IsEmpty() {
 		return
 	}
 	var irqs []int
 	for _, q := range c.queues {
-		if w, ok := c.where[q.IRQ]; ok && a.h.SiblingsOf(w).Intersects(overlap) {
+		if w, ok := c.whereCores[q.IRQ]; ok && w.Intersects(overlap) {
 			irqs = append(irqs, q.IRQ)
 		}
 	}
@@ -142,7 +138,7 @@ func (a *auditor) procMemRemote(c *nicCtx, p *affinity.Process) {
 			fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)))
 		return
 	}
-	localNodes, _ := a.h.NodesOf(c.loc.CPUs)
+	localNodes := c.localNodes
 	var total, remote uint64
 	var remoteNodes []int
 	for n, pages := range p.NodePages {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/report"
 )
 
@@ -416,7 +417,7 @@ type testProc struct {
 // writeProc writes /proc/<pid>/{comm,status,stat,cmdline,environ,
 // numa_maps} and /proc/<pid>/task/<tid>/{comm,stat,status}. nbits is the
 // host's nr_cpu_ids (the width of Cpus_allowed).
-func writeProc(t *testing.T, root string, nbits int, p testProc) {
+func writeProc(t testing.TB, root string, nbits int, p testProc) {
 	t.Helper()
 	if p.threads == nil {
 		set, err := cpuset.ParseList(p.allowed)
@@ -455,7 +456,7 @@ func writeProc(t *testing.T, root string, nbits int, p testProc) {
 
 // statusText is /proc/<pid>/status as Linux 6.x prints it (the fields
 // irqnuma and procfs read, in the kernel's order and layout).
-func statusText(t *testing.T, comm string, pid, tgid, threads int, allowed string, nbits int) string {
+func statusText(t testing.TB, comm string, pid, tgid, threads int, allowed string, nbits int) string {
 	t.Helper()
 	set, err := cpuset.ParseList(allowed)
 	if err != nil {
@@ -481,7 +482,7 @@ func statText(pid int, comm string, threads, lastCPU int) string {
 
 // put writes a file in a host tree, keeping the mode of an existing file
 // (0444 for a new one).
-func put(t *testing.T, root, rel, data string) {
+func put(t testing.TB, root, rel, data string) {
 	t.Helper()
 	p := filepath.Join(root, rel)
 	mode := os.FileMode(0o444)
@@ -502,14 +503,14 @@ func put(t *testing.T, root, rel, data string) {
 	}
 }
 
-func mkdir(t *testing.T, root, rel string) {
+func mkdir(t testing.TB, root, rel string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(root, rel), 0o755); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func chmod(t *testing.T, root, rel string, mode os.FileMode) {
+func chmod(t testing.TB, root, rel string, mode os.FileMode) {
 	t.Helper()
 	if err := os.Chmod(filepath.Join(root, rel), mode); err != nil {
 		t.Fatal(err)
@@ -518,7 +519,7 @@ func chmod(t *testing.T, root, rel string, mode os.FileMode) {
 
 // setIRQ rewrites /proc/irq/N's requested and effective affinity in both
 // forms, 64 bits wide as on the seed host.
-func setIRQ(t *testing.T, root string, n int, affinity, effective string) {
+func setIRQ(t testing.TB, root string, n int, affinity, effective string) {
 	t.Helper()
 	aff, err := cpuset.ParseList(affinity)
 	if err != nil {
@@ -538,7 +539,7 @@ func setIRQ(t *testing.T, root string, n int, affinity, effective string) {
 // addIOMMU gives the seed host an active VT-d IOMMU (dmar0, dmar1) with
 // eth0's PCI function in group 40; typ is the group's type file ("" for
 // none, as before Linux 5.11).
-func addIOMMU(t *testing.T, root, typ string) {
+func addIOMMU(t testing.TB, root, typ string) {
 	t.Helper()
 	mkdir(t, root, "sys/devices/virtual/iommu/dmar0")
 	mkdir(t, root, "sys/devices/virtual/iommu/dmar1")
@@ -559,3 +560,106 @@ func addIOMMU(t *testing.T, root, typ string) {
 }
 
 var _ = cmp.Diff
+
+// BenchmarkAuditHost is the number: the whole audit (read the
+// topology, the 1,000 IRQs, 20 watched processes with 8 threads each,
+// irqbalance, cmdline and IOMMU, then every check) of a 512-CPU host.
+func BenchmarkAuditHost(b *testing.B) {
+	spec := hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488}
+	if spec.IRQs() != 1000 {
+		b.Fatalf("spec has %d IRQs, want 1000", spec.IRQs())
+	}
+	root := hosttest.Synthetic(b, spec)
+	var pids []int
+	for i := range 20 {
+		pid := 2000 + 10*i
+		p := testProc{pid: pid, comm: "iperf3", allowed: fmt.Sprintf("%d-%d", 16*i, 16*i+31),
+			numaMaps: "55d0c0000000 default anon=900 dirty=900 N0=600 N1=300 kernelpagesize_kB=4\n"}
+		for j := range 8 {
+			p.threads = append(p.threads, testThread{tid: pid + j, allowed: p.allowed, lastCPU: 16*i + j})
+		}
+		writeProc(b, root, 512, p)
+		pids = append(pids, pid)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		fs, _, err := runAudit(root, nil, pids, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(fs) == 0 {
+			b.Fatal("no findings")
+		}
+	}
+}
+
+// TestAuditRealhosts audits every real capture: each must finish with a
+// verdict, and the findings checked by hand against the capture's files
+// must be there exactly.
+func TestAuditRealhosts(t *testing.T) {
+	realhosts.Require(t)
+	caps := realhosts.Captures()
+	if len(caps) == 0 {
+		t.Skip("no captures under the realhosts folder")
+	}
+	// Checked by hand in the unpacked captures (see the comments).
+	type handCheck struct {
+		nic, check string
+		irq        []int
+		cpus       string
+		message    string // a part of the message
+	}
+	hand := map[string][]handCheck{
+		// /proc/irq/{87,93}/effective_affinity_list are 2 and
+		// /proc/irq/{89,92}/... are 8 (eno4-TxRx-0, -6, -2, -5 in
+		// /proc/interrupts); 0000:1a:00.1/numa_node is 0, node 0 is the
+		// even CPUs 0-30 and eno4's queue IRQs use 2, 8, 12, 14, 22, 24.
+		"cnto-worker2": {
+			{nic: "eno4", check: report.CheckIRQSharedCPU, irq: []int{87, 93}, cpus: "2",
+				message: "10 local CPUs serve none of eno4's queue IRQs (0,4,6,10,16,18,20,26,28,30)"},
+			{nic: "eno4", check: report.CheckIRQSharedCPU, irq: []int{89, 92}, cpus: "8"},
+		},
+		// 104 ens1f1-TxRx rows; 0000:3b:00.1/numa_node is 0 (52 even
+		// CPUs); 9 of them (529 531 545 556 558 560 569 592 601) have
+		// effective_affinity_list 98, and even CPUs 0,16,18,58,66,70
+		// take none.
+		"dell-2numa": {
+			{nic: "ens1f1", check: report.CheckIRQSharedCPU,
+				message: "ens1f1 has 104 queue IRQs for 52 local CPUs, so an even spread puts at most 2 on each; instead CPU 98 takes 9"},
+			{nic: "ens1f1", check: report.CheckIRQSharedCPU, message: "while 6 local CPUs serve none (0,16,18,58,66,70)"},
+			{nic: "ens1f1", check: report.CheckQueuesVsCPUs, message: "ens1f1 has 104 queue IRQs for 52 local online CPUs"},
+		},
+	}
+	for _, c := range caps {
+		t.Run(c.Name, func(t *testing.T) {
+			root := realhosts.Unpack(t, c)
+			doc, _ := auditJSON(t, root)
+			if len(doc.Findings) == 0 {
+				t.Fatalf("no findings at all; a capture always lacks something (irqbalance, IOMMU)")
+			}
+			for _, f := range doc.Findings {
+				// Captures hold no processes, no cpufreq and no
+				// IOMMU folders: those checks must say not-checked,
+				// never guess.
+				switch f.Check {
+				case report.CheckIrqbalance, report.CheckIOMMUMode, report.CheckCPUGovernor,
+					report.CheckProcRemote, report.CheckProcIRQOverlap, report.CheckProcMemRemote:
+					t.Errorf("%s on a capture without the files for it: %+v", f.Check, f)
+				}
+			}
+			for _, want := range hand[c.Name] {
+				found := false
+				for _, f := range byCheck(doc, want.check) {
+					if f.NIC == want.nic && (want.irq == nil || slices.Equal(f.IRQ, want.irq)) &&
+						(want.cpus == "" || f.CPUs == want.cpus) && strings.Contains(f.Message, want.message) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("missing hand-checked %s of %s (IRQs %v, CPUs %q, %q); got %+v", want.check, want.nic,
+						want.irq, want.cpus, want.message, byCheck(doc, want.check))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,402 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// loadHost reads a committed host tree in place (read-only).
+func loadHost(t testing.TB, name string) (*topology.Host, *irq.Table) {
+	t.Helper()
+	h, err := topology.Read(hosttest.Root(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := irq.Load(h, irq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, tb
+}
+
+// performance is a Governor that says every CPU runs "performance".
+func performance(int) (string, error) { return "performance", nil }
+
+// onlyCheck returns the findings of one check.
+func onlyCheck(fs []Finding, check string) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Check == check {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestParseSeverity(t *testing.T) {
+	tests := []struct {
+		give     string
+		want     Severity
+		wantRank int
+		wantErr  bool
+	}{
+		{give: "info", want: SeverityInfo, wantRank: 1},
+		{give: "warning", want: SeverityWarning, wantRank: 2},
+		{give: "error", want: SeverityError, wantRank: 3},
+		{give: "never", wantErr: true},
+		{give: "Warning", wantErr: true},
+		{give: "", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := ParseSeverity(tt.give)
+		if (err != nil) != tt.wantErr || got != tt.want || got.Rank() != tt.wantRank {
+			t.Errorf("ParseSeverity(%q) = %q (rank %d), %v; want %q (rank %d), error %v", tt.give, got, got.Rank(), err, tt.want, tt.wantRank, tt.wantErr)
+		}
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	w := Finding{Severity: SeverityWarning}
+	e := Finding{Severity: SeverityError}
+	i := Finding{Severity: SeverityInfo}
+	tests := []struct {
+		give   []Finding
+		failOn Severity
+		want   string
+	}{
+		{give: nil, failOn: SeverityWarning, want: "verdict: ready: no findings"},
+		{give: []Finding{i, i}, failOn: SeverityWarning, want: "verdict: ready: nothing at or above warning (2 info)"},
+		{give: []Finding{i}, failOn: SeverityInfo, want: "verdict: NOT READY: 1 info at or above info (1 info in all)"},
+		{give: []Finding{e, w, w, i}, failOn: SeverityWarning, want: "verdict: NOT READY: 1 error, 2 warnings at or above warning (1 error, 2 warnings, 1 info in all)"},
+		{give: []Finding{w, i}, failOn: SeverityError, want: "verdict: ready: nothing at or above error (1 warning, 1 info)"},
+		{give: []Finding{e}, failOn: "", want: "verdict: 1 error (--fail-on never)"},
+	}
+	for _, tt := range tests {
+		if got := Verdict(tt.give, tt.failOn); got != tt.want {
+			t.Errorf("Verdict(%d findings, %q) = %q, want %q", len(tt.give), tt.failOn, got, tt.want)
+		}
+	}
+}
+
+// TestAuditIRQRemote changes one queue IRQ of the seed host in memory
+// (Audit reads nothing itself) and checks the irq-remote verdict.
+func TestAuditIRQRemote(t *testing.T) {
+	tests := []struct {
+		name         string
+		give         func(q *irq.IRQ)
+		wantSeverity Severity // "" for no finding
+		wantCPUs     string
+		wantMessage  string
+	}{
+		{name: "as captured", give: func(q *irq.IRQ) {}},
+		{name: "effective remote", give: func(q *irq.IRQ) {
+			q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+		}, wantSeverity: SeverityError, wantCPUs: "3", wantMessage: "IRQ 284 (queue 0) of eth0 is delivered to CPU 3 (node 0), off the NIC's node 1"},
+		{name: "effective local, mask reaches remote", give: func(q *irq.IRQ) {
+			q.Affinity = cpuset.Range(0, 63)
+		}, wantSeverity: SeverityWarning, wantCPUs: "0-15,32-47", wantMessage: "is delivered to local CPU 50, but its requested mask 0-63 also reaches CPUs 0-15,32-47 (node 0)"},
+		{name: "effective unknown, mask all remote", give: func(q *irq.IRQ) {
+			q.HasEffective, q.Effective, q.Affinity = false, cpuset.Set{}, cpuset.Range(0, 15)
+		}, wantSeverity: SeverityError, wantCPUs: "0-15", wantMessage: "may only go to CPUs 0-15 (node 0), off the NIC's node 1 (effective CPU unknown)"},
+		{name: "effective unknown, mask mixed", give: func(q *irq.IRQ) {
+			q.HasEffective, q.Effective, q.Affinity = false, cpuset.Set{}, cpuset.Range(15, 16)
+		}, wantSeverity: SeverityWarning, wantCPUs: "15", wantMessage: "has requested mask 15-16, which reaches CPU 15 (node 0) (effective CPU unknown)"},
+		{name: "effective spans both nodes", give: func(q *irq.IRQ) {
+			q.Affinity, q.Effective = cpuset.New(3, 50), cpuset.New(3, 50)
+		}, wantSeverity: SeverityWarning, wantCPUs: "3"},
+		{name: "nothing known", give: func(q *irq.IRQ) {
+			q.HasEffective, q.HasAffinity, q.Effective, q.Affinity = false, false, cpuset.Set{}, cpuset.Set{}
+		}},
+		{name: "managed: the fix says it cannot be moved", give: func(q *irq.IRQ) {
+			q.Affinity, q.Effective, q.Managed = cpuset.New(3), cpuset.New(3), true
+		}, wantSeverity: SeverityError, wantCPUs: "3", wantMessage: "delivered to CPU 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tb := loadHost(t, "seed")
+			q, ok := tb.Get(284)
+			if !ok {
+				t.Fatal("seed has no IRQ 284")
+			}
+			tt.give(q)
+			got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQRemote)
+			if tt.wantSeverity == "" {
+				if len(got) != 0 {
+					t.Errorf("irq-remote %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d irq-remote findings, want 1: %+v", len(got), got)
+			}
+			f := got[0]
+			if f.Severity != tt.wantSeverity || f.CPUs.List() != tt.wantCPUs || !slices.Equal(f.IRQ, []int{284}) ||
+				!strings.Contains(f.Message, tt.wantMessage) {
+				t.Errorf("irq-remote = %s CPUs %s IRQs %v %q; want %s CPUs %s IRQ 284 message containing %q",
+					f.Severity, f.CPUs, f.IRQ, f.Message, tt.wantSeverity, tt.wantCPUs, tt.wantMessage)
+			}
+			if q.Managed && !strings.HasPrefix(f.Fix, "kernel-managed") {
+				t.Errorf("fix for a managed IRQ = %q, want the kernel-managed explanation", f.Fix)
+			}
+		})
+	}
+}
+
+// TestAuditSamePackage: on the NPS2 host the remote CPU's package is
+// named (comp6 on node 0 shares package 0 with node 1; comp7 on node 2
+// does not).
+func TestAuditSamePackage(t *testing.T) {
+	h, tb := loadHost(t, "nps2")
+	got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQRemote)
+	var msgs []string
+	for _, f := range got {
+		msgs = append(msgs, f.Message)
+	}
+	want := []string{
+		"IRQ 107 (queue 6) of enp65s0f0 is delivered to CPU 3 (node 0, same package), off the NIC's node 1",
+		"IRQ 108 (queue 7) of enp65s0f0 is delivered to CPU 20 (node 2, other package), off the NIC's node 1",
+	}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("nps2 irq-remote messages (-want +got):\n%s", diff)
+	}
+	// The seed host has one node per package: no package words.
+	h, tb = loadHost(t, "seed")
+	q, _ := tb.Get(285)
+	q.Effective = cpuset.New(1)
+	for _, f := range onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQRemote) {
+		if strings.Contains(f.Message, "package") {
+			t.Errorf("seed message names packages: %q", f.Message)
+		}
+	}
+}
+
+// TestAuditProcesses runs the process checks on in-memory processes.
+func TestAuditProcesses(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	th := func(tid int, allowed string, last int) affinity.Thread {
+		s, err := cpuset.ParseList(allowed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return affinity.Thread{TID: tid, Allowed: s, LastCPU: last}
+	}
+	tests := []struct {
+		name string
+		give affinity.Process
+		want []string // "check/severity CPUs"
+	}{
+		{name: "well placed", give: affinity.Process{PID: 10, Comm: "iperf3", Allowed: cpuset.New(22, 25),
+			Threads: []affinity.Thread{th(10, "22,25", 22)}, NodePages: map[int]uint64{1: 100, 0: 10}}},
+		{name: "one thread pinned remote, others fine", give: affinity.Process{PID: 11, Comm: "iperf3", Allowed: cpuset.New(22),
+			Threads: []affinity.Thread{th(11, "22", 22), th(12, "0-1", 0)}},
+			want: []string{"proc-remote/error 0", "proc-remote/warning 0-1"}},
+		{name: "unpinned: may run anywhere", give: affinity.Process{PID: 13, Comm: "nginx", Allowed: cpuset.Range(0, 63),
+			Threads: []affinity.Thread{th(13, "0-63", 54)}, NodePages: map[int]uint64{}},
+			want: []string{"proc-remote/warning 0-15,32-47", "proc-irq-overlap/warning 17-21,23-24,26,28-31,49-53,55-56,58,60-63"}},
+		{name: "last CPU unknown is not judged", give: affinity.Process{PID: 14, Comm: "x", Allowed: cpuset.New(22),
+			Threads: []affinity.Thread{th(14, "22", -1)}}},
+		{name: "half the pages remote is not most", give: affinity.Process{PID: 15, Comm: "x", Allowed: cpuset.New(22),
+			Threads: []affinity.Thread{th(15, "22", 22)}, NodePages: map[int]uint64{0: 50, 1: 50}}},
+		{name: "most pages remote", give: affinity.Process{PID: 16, Comm: "x", Allowed: cpuset.New(22),
+			Threads: []affinity.Thread{th(16, "22", 22)}, NodePages: map[int]uint64{0: 51, 1: 49}},
+			want: []string{"proc-mem-remote/warning "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.give
+			var got []string
+			for _, f := range Audit(h, tb, []*affinity.Process{&p}, AuditOptions{Governor: performance}) {
+				if strings.HasPrefix(f.Check, "proc-") {
+					got = append(got, f.Check+"/"+string(f.Severity)+" "+f.CPUs.List())
+					if f.PID != p.PID {
+						t.Errorf("%s: PID %d, want %d", f.Check, f.PID, p.PID)
+					}
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("process findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAuditIrqbalance checks irqbalance-active against what it bans.
+func TestAuditIrqbalance(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	tests := []struct {
+		name     string
+		give     *affinity.Irqbalance
+		wantIRQs []int // nil: no finding
+		wantFix  string
+	}{
+		{name: "not running", give: &affinity.Irqbalance{ProcessesKnown: true}},
+		{name: "running, bans nothing", give: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{812}, ConfigFile: "/etc/default/irqbalance"},
+			wantIRQs: []int{283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299},
+			wantFix:  `set IRQBALANCE_ARGS="--banirq=283 --banirq=284`},
+		{name: "running, bans the driver", give: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{812}, BannedModules: []string{"mlx5"}}},
+		{name: "running, bans some IRQs", give: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{812},
+			BannedIRQs: []int{283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297}, ConfigArgs: []string{"--banirq=283"}},
+			wantIRQs: []int{298, 299}, wantFix: `IRQBALANCE_ARGS="--banirq=283 --banirq=298 --banirq=299"`},
+	}
+	for _, tt := range tests {
+		got := onlyCheck(Audit(h, tb, nil, AuditOptions{Irqbalance: tt.give, Governor: performance}), CheckIrqbalance)
+		if tt.wantIRQs == nil {
+			if len(got) != 0 {
+				t.Errorf("%s: %+v, want no finding", tt.name, got)
+			}
+			continue
+		}
+		if len(got) != 1 || !slices.Equal(got[0].IRQ, tt.wantIRQs) || got[0].PID != 812 || !strings.Contains(got[0].Fix, tt.wantFix) {
+			t.Errorf("%s: %+v, want IRQs %v, PID 812, fix containing %q", tt.name, got, tt.wantIRQs, tt.wantFix)
+		}
+	}
+}
+
+// TestAuditGovernorInjected: the governor reader is called for the local
+// online CPUs only, and its answers make the finding.
+func TestAuditGovernorInjected(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	var asked []int
+	gov := func(cpu int) (string, error) {
+		asked = append(asked, cpu)
+		if cpu == 20 || cpu == 48 {
+			return "powersave", nil
+		}
+		return "performance", nil
+	}
+	got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: gov}), CheckCPUGovernor)
+	slices.Sort(asked)
+	if want := cpuset.New(append(cpuset.Range(16, 31).IDs(), cpuset.Range(48, 63).IDs()...)...).IDs(); !slices.Equal(asked, want) {
+		t.Errorf("governor asked for %v, want %v", asked, want)
+	}
+	if len(got) != 1 || got[0].CPUs.List() != "20,48" || got[0].Fix != "cpupower -c 20,48 frequency-set -g performance" {
+		t.Errorf("cpu-governor = %+v, want CPUs 20,48 with a cpupower fix", got)
+	}
+}
+
+// TestAuditJSONShape: every structured field is present, arrays never
+// null, the summary counts by severity.
+func TestAuditJSONShape(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	fs := Audit(h, tb, nil, AuditOptions{})
+	doc := NewAuditDoc(h, tb, fs)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Findings []map[string]json.RawMessage `json:"findings"`
+		Summary  map[string]int               `json:"summary"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.Findings) == 0 {
+		t.Fatal("no findings")
+	}
+	for _, f := range raw.Findings {
+		var keys []string
+		for k := range f {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if want := []string{"check", "cpus", "fix", "irq", "message", "nic", "nodes", "pid", "severity", "subject", "tid"}; !slices.Equal(keys, want) {
+			t.Errorf("finding keys %v, want %v", keys, want)
+		}
+		for _, k := range []string{"irq", "tid", "nodes"} {
+			if string(f[k]) == "null" {
+				t.Errorf("finding %s: %s is null", f["check"], k)
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"error": 0, "warning": 1, "info": 3}, raw.Summary); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditOrder: NICs by name, host-wide last, worst first in a group.
+func TestAuditOrder(t *testing.T) {
+	h, tb := loadHost(t, "offline-2node")
+	fs := Audit(h, tb, nil, AuditOptions{Governor: performance})
+	var groups []string
+	for i, f := range fs {
+		if len(groups) == 0 || groups[len(groups)-1] != f.NIC {
+			groups = append(groups, f.NIC)
+		}
+		if i > 0 && fs[i-1].NIC == f.NIC && fs[i-1].Severity.Rank() < f.Severity.Rank() {
+			t.Errorf("finding %d (%s %s) after a less severe one", i, f.Severity, f.Check)
+		}
+	}
+	if want := []string{"ens1f0", "ens2f0", ""}; !slices.Equal(groups, want) {
+		t.Errorf("groups %q, want %q", groups, want)
+	}
+	var buf bytes.Buffer
+	if err := WriteAudit(&buf, NewAuditDoc(h, tb, fs), SeverityWarning); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("trailing space in %q", line)
+		}
+	}
+	if !strings.Contains(buf.String(), "ens2f0: i40e 0000:5e:00.0, local node 1 (from local_cpulist), 4 queue IRQs\n") {
+		t.Errorf("no ens2f0 header in:\n%s", buf.String())
+	}
+}
+
+// auditBenchHost is the issue's size: 512 CPUs, 1,000 IRQs.
+var auditBenchHost = hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488}
+
+// benchProcs makes n watched processes with 8 threads each, spread over
+// the host, as affinity.Select would return them.
+func benchProcs(h *topology.Host, n int) []*affinity.Process {
+	var out []*affinity.Process
+	for i := range n {
+		allowed := cpuset.Range(i*16, i*16+31).Intersection(h.Online)
+		p := &affinity.Process{PID: 1000 + i*10, Comm: "iperf3", Allowed: allowed,
+			NodePages: map[int]uint64{0: uint64(100 * i), 1: 4000, 2: 10, 3: 0}}
+		for j := range 8 {
+			p.Threads = append(p.Threads, affinity.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: i*16 + j})
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// BenchmarkAudit runs every check on the issue's host (512 CPUs, 1,000
+// IRQs, 8 NICs) with 20 watched processes: the audit's own work, after
+// the host is read.
+func BenchmarkAudit(b *testing.B) {
+	root := hosttest.Synthetic(b, auditBenchHost)
+	h, err := topology.Read(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tb, err := irq.Load(h, irq.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if n := len(tb.IRQs); n != 8*64 {
+		b.Fatalf("%d NIC IRQs, want 512", n)
+	}
+	procs := benchProcs(h, 20)
+	opts := AuditOptions{Governor: performance, Irqbalance: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		fs := Audit(h, tb, procs, opts)
+		if len(fs) == 0 {
+			b.Fatal("no findings")
+		}
+	}
+}
