@@ -17,7 +17,7 @@ import (
 // parse) goes back to irq.ParseInterrupts, which is the reference.
 //
 // This exists because the benchmark says so: on a 512-CPU host with 1,000
-// IRQs /proc/interrupts is 5.6 MB and 512,000 counts, and parsing all of
+// IRQs /proc/interrupts is 5.8 MB and 512,000 counts, and parsing all of
 // it took over 80% of a sample's CPU time, while watch needs the counts of
 // the NIC rows only.
 type irqShape struct {
