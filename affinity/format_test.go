@@ -3,6 +3,9 @@ package affinity
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -148,5 +151,45 @@ func TestDocSeed(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("doc (-want +got):\n%s", diff)
+	}
+}
+
+// TestPickNoNUMA: a tree without /sys/devices/system/node knows no node,
+// so a NIC has no locality, a list's nodes are unknown, the JSON says null
+// and formats that need nodes refuse.
+func TestPickNoNUMA(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/node")); err != nil {
+		t.Fatal(err)
+	}
+	h, tb := loadHost(t, root)
+	if _, err := PickCPUs(h, tb, PickRequest{NIC: "eth0"}); !errors.Is(err, ErrNICLocalityUnknown) {
+		t.Fatalf("PickCPUs(eth0) error = %v, want ErrNICLocalityUnknown", err)
+	}
+	p, err := PickCPUs(h, tb, PickRequest{CPUs: cpuset.Range(16, 19), HasCPUs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.NodesKnown {
+		t.Errorf("NodesKnown = true for a host without nodes")
+	}
+	if want := []string{"NUMA node of CPUs 16-19 unknown"}; !cmp.Equal(want, p.Notes) {
+		t.Errorf("notes = %q, want %q", p.Notes, want)
+	}
+	b, err := json.Marshal(p.Doc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"nodes":null`) {
+		t.Errorf("doc %s: want \"nodes\":null", b)
+	}
+	if _, err := p.Format("numactl", false); !errors.Is(err, ErrNodesUnknown) {
+		t.Errorf("Format(numactl) error = %v, want ErrNodesUnknown", err)
+	}
+	if got, err := p.Format("taskset", false); err != nil || got != "0xf0000" {
+		t.Errorf("Format(taskset) = %q, %v; want 0xf0000", got, err)
+	}
+	if got := p.Describe(); got != "CPUs 16-19 (node unknown)" {
+		t.Errorf("Describe() = %q", got)
 	}
 }

@@ -167,8 +167,12 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 		}
 		loc := h.Locality(nic)
 		if !loc.Known() {
-			return fmt.Errorf("%w: %s has numa_node %d and no local_cpulist narrower than the host; choose CPUs with a node or a CPU list",
-				ErrNICLocalityUnknown, nic.Name, nic.Node)
+			local := "none"
+			if nic.HasLocal {
+				local = pickOrNone(nic.LocalCPUs)
+			}
+			return fmt.Errorf("%w: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
+				ErrNICLocalityUnknown, nic.Name, nic.Node, local, len(h.Nodes))
 		}
 		p.Candidates = loc.CPUs
 		p.Source = fmt.Sprintf("%s local CPUs (%s)", nic.Name, loc.Source)

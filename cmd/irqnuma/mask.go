@@ -105,7 +105,10 @@ func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
 	}
 	p, err := affinity.PickCPUs(h, t, r)
 	if err != nil {
-		if errors.Is(err, affinity.ErrBadPick) || errors.Is(err, affinity.ErrNoSuchNode) || errors.Is(err, affinity.ErrNoSuchCPU) {
+		// What the flags name does not exist, or the NIC's place is
+		// unknown and --node or --cpus must say it: the user's to fix.
+		if errors.Is(err, affinity.ErrBadPick) || errors.Is(err, affinity.ErrNoSuchNode) ||
+			errors.Is(err, affinity.ErrNoSuchCPU) || errors.Is(err, affinity.ErrNICLocalityUnknown) {
 			return nil, usageError{err}
 		}
 		return nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,6 +187,23 @@ func TestMaskWide(t *testing.T) {
 		"mask --node 1 --count 200",
 	})
 	golden(t, filepath.Join("mask", "synthetic-256.txt"), got)
+}
+
+// TestMaskNoNUMA runs mask on the seed tree without its node folder: the
+// NIC's place is unknown (exit 2, asking for --node or --cpus) and formats
+// that carry nodes refuse (exit 1).
+func TestMaskNoNUMA(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/node")); err != nil {
+		t.Fatal(err)
+	}
+	got := transcript(t, root, "seed-without-nodes", []string{
+		"mask --nic eth0",
+		"mask --cpus 16-19 --format taskset",
+		"mask --cpus 16-19 --format numactl",
+		"mask --cpus 16-19 -o json",
+	})
+	golden(t, filepath.Join("mask", "seed-without-nodes.txt"), got)
 }
 
 func mustParseList(t *testing.T, s string) cpuset.Set {
