@@ -400,3 +400,79 @@ func BenchmarkAudit(b *testing.B) {
 		}
 	}
 }
+
+// TestAuditUnknowns: what the tree lacks is said once as not-checked (or,
+// for locality, as the nic-node-unknown warning), never guessed.
+func TestAuditUnknowns(t *testing.T) {
+	iommuOn := &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3}
+	tests := []struct {
+		name string
+		give func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process)
+		want []string // "check subject" of the findings that are not the seed's irq-shared-cpu
+	}{
+		{name: "everything known and fine", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {}},
+		{name: "no queues folder", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			h.NICs[0].Queues = nil
+		}, want: []string{"not-checked rps-remote, xps-remote"}},
+		{name: "no affinity files", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			for i := range tb.IRQs {
+				tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
+				tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
+			}
+		}, want: []string{"not-checked irq-remote"}},
+		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			h.NICs[0].Node, h.NICs[0].LocalCPUs = -1, h.Online
+		}, want: []string{"nic-node-unknown eth0 numa_node", "not-checked irq-remote", "not-checked proc-remote", "not-checked rps-remote, xps-remote"}},
+		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			o.Governor = func(int) (string, error) { return "", nil }
+		}, want: []string{"not-checked cpu-governor"}},
+		{name: "irqbalance not read", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			o.Irqbalance = nil
+		}, want: []string{"not-checked irqbalance-active"}},
+		{name: "no numa_maps", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			p.NodePages = nil
+		}, want: []string{"not-checked proc-mem-remote for PID 7"}},
+		{name: "no IOMMU folders", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			o.IOMMU = &topology.IOMMU{}
+		}, want: []string{"not-checked iommu-mode"}},
+		{name: "IOMMU active, no /proc/cmdline", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			o.IOMMU, o.Cmdline = iommuOn, nil
+		}, want: []string{"not-checked iommu-mode"}},
+		{name: "IOMMU active, iommu=pt", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			o.IOMMU, o.Cmdline = iommuOn, topology.ParseCmdline("ro intel_iommu=on iommu=pt")
+		}},
+		{name: "IOMMU active, nothing on the command line", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			o.IOMMU = iommuOn
+		}, want: []string{"iommu-mode IOMMU"}},
+		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			o.IOMMU = iommuOn
+			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: 4, Type: "identity"}}
+		}},
+		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+			h.Isolated = cpuset.New(50)
+			q, _ := tb.Get(284)
+			q.HasEffective, q.Effective = false, cpuset.Set{}
+		}, want: []string{"isolated-irq IRQ 284 (queue 0)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tb := loadHost(t, "seed")
+			opts := AuditOptions{Governor: performance, Irqbalance: &affinity.Irqbalance{ProcessesKnown: true},
+				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet")}
+			p := &affinity.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
+				Threads: []affinity.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodePages: map[int]uint64{1: 10}}
+			tt.give(h, tb, &opts, p)
+			var got []string
+			for _, f := range Audit(h, tb, []*affinity.Process{p}, opts) {
+				if f.Check == CheckIRQSharedCPU {
+					continue
+				}
+				got = append(got, f.Check+" "+f.Subject)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

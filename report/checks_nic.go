@@ -56,7 +56,9 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 		if c.loc.Known() && !a.h.Online.IsEmpty() {
 			a.irqRemote(c, q, where)
 		}
-		if hit := where.Intersection(isolated); !hit.IsEmpty() && c.byEffective[q.IRQ] {
+		// Delivered there: the effective CPUs say so, or the requested
+		// mask leaves no other CPU.
+		if hit := where.Intersection(isolated); !hit.IsEmpty() && (c.byEffective[q.IRQ] || where.IsSubsetOf(isolated)) {
 			kinds := []string{}
 			if hit.Intersects(a.h.Isolated) {
 				kinds = append(kinds, "isolcpus")
@@ -343,6 +345,7 @@ func (a *auditor) checkIrqbalance(c *nicCtx) {
 // xps_cpus include CPUs off the NIC's node.
 func (a *auditor) checkSteering(c *nicCtx) {
 	if len(c.nic.Queues) == 0 {
+		a.notChecked(c.nic.Name, "rps-remote, xps-remote", fmt.Sprintf("no /sys/class/net/%s/queues: RPS and XPS steering unknown", c.nic.Name))
 		return
 	}
 	known := false
