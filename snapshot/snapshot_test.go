@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -31,37 +33,46 @@ type readings struct {
 
 func read(t *testing.T, root string) readings {
 	t.Helper()
+	r, err := readAll(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// readAll runs every reader on root.
+func readAll(root string) (readings, error) {
 	h, err := topology.Read(root)
 	if err != nil {
-		t.Fatalf("topology.Read(%s): %v", root, err)
+		return readings{}, fmt.Errorf("topology.Read: %w", err)
 	}
 	tab, err := irq.Load(h, irq.Options{All: true})
 	if err != nil {
-		t.Fatalf("irq.Load(%s): %v", root, err)
+		return readings{}, fmt.Errorf("irq.Load: %w", err)
 	}
 	r := readings{Host: h, IRQs: tab, Groups: map[string]topology.IOMMUGroup{}, Governors: map[int]string{}}
 	if r.Irqbalance, err = affinity.ReadIrqbalance(root); err != nil {
-		t.Fatalf("ReadIrqbalance(%s): %v", root, err)
+		return r, fmt.Errorf("ReadIrqbalance: %w", err)
 	}
 	if r.Cmdline, err = topology.ReadCmdline(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("ReadCmdline(%s): %v", root, err)
+		return r, fmt.Errorf("ReadCmdline: %w", err)
 	}
 	if r.IOMMU, err = topology.ReadIOMMU(root); err != nil {
-		t.Fatalf("ReadIOMMU(%s): %v", root, err)
+		return r, fmt.Errorf("ReadIOMMU: %w", err)
 	}
 	for _, n := range h.NICs {
 		if n.PCI != "" {
 			if r.Groups[n.PCI], err = h.DeviceIOMMUGroup(n.PCI); err != nil {
-				t.Fatalf("DeviceIOMMUGroup(%s): %v", n.PCI, err)
+				return r, fmt.Errorf("DeviceIOMMUGroup(%s): %w", n.PCI, err)
 			}
 		}
 	}
 	for _, c := range h.CPUs {
 		if r.Governors[c.ID], err = h.Governor(c.ID); err != nil {
-			t.Fatalf("Governor(%d): %v", c.ID, err)
+			return r, fmt.Errorf("Governor(%d): %w", c.ID, err)
 		}
 	}
-	return r
+	return r, nil
 }
 
 var cmpReadings = []cmp.Option{
@@ -253,4 +264,55 @@ func TestCaptureLinkOut(t *testing.T) {
 	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "/sys/class/net/evil") || !strings.Contains(res.Notes[0], "leaves the root") {
 		t.Errorf("notes = %q, want one naming /sys/class/net/evil", res.Notes)
 	}
+}
+
+// TestSnapshotRealHosts: machines captured for real (sosreports, hwloc
+// dumps, must-gathers) read the same from their snapshot, or fail the
+// same way.
+func TestSnapshotRealHosts(t *testing.T) {
+	realhosts.Require(t)
+	for _, c := range realhosts.Captures() {
+		t.Run(c.Name, func(t *testing.T) {
+			root := realhosts.Unpack(t, c)
+			want, wantErr := readAll(root)
+			dir, _ := snap(t, root, Options{})
+			got, gotErr := readAll(dir)
+			if wantErr != nil || gotErr != nil {
+				if wantErr == nil || gotErr == nil {
+					t.Fatalf("capture reads with error %v, snapshot with %v", wantErr, gotErr)
+				}
+				t.Skipf("capture unreadable, and so is its snapshot: %v", wantErr)
+			}
+			if diff := cmp.Diff(want, got, cmpReadings...); diff != "" {
+				t.Errorf("snapshot reads differently (-capture +snapshot):\n%s", diff)
+			}
+		})
+	}
+}
+
+func BenchmarkSnapshot(b *testing.B) {
+	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 4, QueuesPerNIC: 64, ExtraIRQs: 736})
+	var archive bytes.Buffer
+	if _, err := Write(&archive, root, Options{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("write", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			archive.Reset()
+			if _, err := Write(&archive, root, Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(archive.Len()), "archive-bytes")
+	})
+	b.Run("unpack", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			dir := b.TempDir()
+			if err := Unpack(bytes.NewReader(archive.Bytes()), dir, Limits{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -182,3 +182,58 @@ func TestOpenCleansUpOnError(t *testing.T) {
 		t.Error("IsArchive true for a folder or a missing file")
 	}
 }
+
+// FuzzUnpack: whatever two entries an archive holds, Unpack never panics,
+// never writes beside its folder, and leaves no link that resolves out of
+// it.
+func FuzzUnpack(f *testing.F) {
+	f.Add("sys/l", "../proc", byte(tar.TypeSymlink), "sys/l/x", "", byte(tar.TypeReg))
+	f.Add("sys/x/s", "../y", byte(tar.TypeSymlink), "sys/x/t", "s/../../..", byte(tar.TypeSymlink))
+	f.Add("../x", "", byte(tar.TypeReg), "proc/a", "/", byte(tar.TypeLink))
+	f.Add("./proc/irq/1", "", byte(tar.TypeDir), "proc//b", "a/../../b", byte(tar.TypeSymlink))
+	f.Fuzz(func(t *testing.T, n1, l1 string, t1 byte, n2, l2 string, t2 byte) {
+		ents := append(append([]ent{}, base...), ent{name: n1, link: l1, typ: t1, data: "x"}, ent{name: n2, link: l2, typ: t2, data: "y"})
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		for _, e := range ents {
+			h := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: 0o644, Format: tar.FormatPAX}
+			if e.typ == tar.TypeReg {
+				h.Size = int64(len(e.data))
+			}
+			if tw.WriteHeader(h) != nil {
+				return // not writable as a tar entry at all
+			}
+			if e.typ == tar.TypeReg {
+				tw.Write([]byte(e.data))
+			}
+		}
+		tw.Close()
+		zw.Close()
+		outer := t.TempDir()
+		dir := filepath.Join(outer, "root")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		err := Unpack(bytes.NewReader(buf.Bytes()), dir, Limits{})
+		if got, _ := os.ReadDir(outer); len(got) != 1 {
+			t.Fatalf("Unpack wrote beside its folder: %v (err %v)", got, err)
+		}
+		if err != nil {
+			return
+		}
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.Type()&os.ModeSymlink == 0 {
+				return nil
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return nil // dangling: resolves to nothing
+			}
+			if rel, err := filepath.Rel(dir, real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				t.Errorf("link %s resolves to %s, outside the folder", p, real)
+			}
+			return nil
+		})
+	})
+}
