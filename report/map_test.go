@@ -297,6 +297,33 @@ func TestBuildMapNICFilter(t *testing.T) {
 	}
 }
 
+// A process or NIC name cannot drive the terminal: control characters
+// are printed as '?', in the terminal picture; the SVG escapes them.
+func TestWriteMapControlCharacters(t *testing.T) {
+	h, tb := loadMapHost(t, hosttest.Root("seed"))
+	procs := []*affinity.Process{{PID: 9, Comm: "evil\x1b[2J\a", Allowed: mapSet(t, "0"),
+		Threads: []affinity.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: 0}}}}
+	m := BuildMap(h, tb, procs, MapOptions{})
+	for _, color := range []bool{false, true} {
+		var buf bytes.Buffer
+		if err := WriteMap(&buf, m, MapStyle{Color: color}); err != nil {
+			t.Fatal(err)
+		}
+		out := ansiRE.ReplaceAllString(buf.String(), "")
+		if strings.ContainsAny(out, "\x1b\a") {
+			t.Errorf("color %v: control characters reach the terminal:\n%q", color, out)
+		}
+		if !strings.Contains(out, "P evil?[2J? (pid 9)") {
+			t.Errorf("color %v: process line not sanitised:\n%s", color, out)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteMapSVG(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	parseSVG(t, buf.Bytes())
+}
+
 func TestCellLabel(t *testing.T) {
 	keys := map[string]string{"eth0": "a", "eth1": "b"}
 	q := func(nic string, queue int) MapIRQ { return MapIRQ{NIC: nic, Queue: queue} }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -52,16 +53,27 @@ func (l tline) width() int {
 
 func plain(s string) tline { return tline{{text: s}} }
 
+// render writes the line, colours only with color. Runes a terminal
+// would act on rather than print (escape sequences in a process or NIC
+// name) become '?'.
 func (l tline) render(color bool) string {
 	var b strings.Builder
 	for _, s := range l {
-		if color && s.color != "" && s.text != "" {
-			b.WriteString("\x1b[" + s.color + "m" + s.text + "\x1b[0m")
+		text := strings.Map(printable, s.text)
+		if color && s.color != "" && text != "" {
+			b.WriteString("\x1b[" + s.color + "m" + text + "\x1b[0m")
 		} else {
-			b.WriteString(s.text)
+			b.WriteString(text)
 		}
 	}
 	return b.String()
+}
+
+func printable(r rune) rune {
+	if unicode.IsPrint(r) {
+		return r
+	}
+	return '?'
 }
 
 // cellColor is the colour of a cell: the most pressing thing on it.
