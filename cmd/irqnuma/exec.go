@@ -32,7 +32,9 @@ them before it executes (every thread it starts inherits it) and, with
 --membind, its memory bound to those CPUs' nodes (MPOL_BIND).
 
 stdin, stdout and stderr are the command's; SIGINT, SIGTERM, SIGHUP and
-SIGQUIT sent to irqnuma are passed on to it. irqnuma exits with the
+SIGQUIT sent to irqnuma are passed on to it. The command stays in
+irqnuma's process group, so a terminal's Ctrl-C reaches it directly as
+well as through irqnuma. irqnuma exits with the
 command's status, 128+N when a signal N killed it, 127 when it cannot be
 found and 126 when it cannot be run. It works on this host only: --root
 must be /.`,
