@@ -39,9 +39,10 @@ type IRQJSON struct {
 
 // Placement says where one IRQ may go and goes, relative to its device.
 type Placement struct {
-	// Where is the effective affinity when known and non-empty, else the
-	// requested one: where the interrupt is actually delivered, as best
-	// the tree says.
+	// Where is where the interrupt is delivered, as irq.IRQ.Landing
+	// says (the effective affinity, or the request while a move is
+	// pending or nothing else is known); the request for an IRQ not yet
+	// started.
 	Where      cpuset.Set
 	HasWhere   bool
 	LocalCPUs  cpuset.Set // the device's local CPUs
@@ -54,11 +55,11 @@ type Placement struct {
 // CPU is local.
 func Place(h *topology.Host, q *irq.IRQ) Placement {
 	var p Placement
-	switch {
-	case q.HasEffective && !q.Effective.IsEmpty():
-		p.Where, p.HasWhere = q.Effective, true
-	case q.HasAffinity:
-		p.Where, p.HasWhere = q.Affinity, true
+	switch where, how := q.Landing(); how {
+	case irq.LandEffective, irq.LandPending, irq.LandRequested:
+		p.Where, p.HasWhere = where, true
+	case irq.LandInactive:
+		p.Where, p.HasWhere = q.Affinity, q.HasAffinity
 	}
 	if q.Owner != nil {
 		if nic, ok := h.NICByName(q.Owner.NIC); ok {
