@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
+)
+
+// mapRealHosts are the captures TestMapRealHosts draws, one of each shape
+// (unpacking all of them takes long): a one-node VM, isolated CPUs, 70 NICs
+// on interleaved nodes, 4 ARM nodes, offline CPUs, sparse node ids.
+var mapRealHosts = []string{"cnto-sno", "cnto-worker1", "dell-2numa", "hwloc-128arm-2pa2n8cluster4co",
+	"hwloc-16em64t-4s2c2t-offlines", "hwloc-48amd64-4pa2n6c-sparse"}
+
+// TestMapRealHosts draws captured machines in ../shared/realhosts:
+// each node's cells are its CPUs (as other projects' answers give them,
+// where there are answers), every IRQ of the NICs lands on the CPUs of
+// its effective (else requested) affinity, the terminal picture fits 80
+// columns and the SVG is well-formed and self-contained.
+func TestMapRealHosts(t *testing.T) {
+	realhosts.Require(t)
+	for _, name := range mapRealHosts {
+		t.Run(name, func(t *testing.T) {
+			c, ok := realhosts.Lookup(name)
+			if !ok {
+				t.Skipf("capture %s not found", name)
+			}
+			root := realhosts.Unpack(t, c)
+			h, tb := loadMapHost(t, root)
+			m := BuildMap(h, tb, nil, MapOptions{})
+
+			drawn := map[int]cpuset.Set{}
+			for _, p := range m.Packages {
+				for _, n := range p.Nodes {
+					var ids []int
+					for _, core := range n.Cores {
+						for _, th := range core.Threads {
+							if th.Online {
+								ids = append(ids, th.ID)
+							}
+						}
+					}
+					drawn[n.ID] = cpuset.New(ids...)
+				}
+			}
+			want, err := realhosts.ExpectedNodes(c)
+			switch {
+			case errors.Is(err, realhosts.ErrNoExpected):
+				t.Logf("no expected NUMA nodes: %v", err)
+			case err != nil:
+				t.Fatal(err)
+			default:
+				for id, cpus := range want {
+					if !drawn[id].Equal(cpus) {
+						t.Errorf("node %d drawn with online CPUs %s, want %s", id, drawn[id], cpus)
+					}
+				}
+			}
+
+			// Every placed queue IRQ is in the cells of its CPUs, and only there.
+			where := map[int]cpuset.Set{}
+			for i := range tb.IRQs {
+				q := &tb.IRQs[i]
+				if q.Owner == nil || q.Owner.Kind != "queue" {
+					continue
+				}
+				if p := Place(h, q); p.HasWhere {
+					where[q.IRQ] = p.Where.Intersection(h.Possible)
+				}
+			}
+			cells := map[int][]int{}
+			for _, p := range m.Packages {
+				for _, n := range p.Nodes {
+					for _, core := range n.Cores {
+						for _, th := range core.Threads {
+							for _, mi := range th.IRQs {
+								cells[mi.IRQ] = append(cells[mi.IRQ], th.ID)
+							}
+						}
+					}
+				}
+			}
+			for n, w := range where {
+				if got := cpuset.New(cells[n]...); !got.Equal(w) {
+					t.Errorf("IRQ %d drawn on %s, lands on %s", n, got, w)
+				}
+			}
+			t.Logf("%d CPUs, %d nodes, %d NICs, %d queue IRQs drawn, %d conflicts, %d remote",
+				len(h.CPUs), len(h.Nodes), len(m.NICs), len(where), len(m.Conflicts), len(m.Remote))
+
+			var buf bytes.Buffer
+			if err := WriteMap(&buf, m, MapStyle{}); err != nil {
+				t.Fatal(err)
+			}
+			for i, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+				if n := utf8.RuneCountInString(l); n > DefaultMapWidth {
+					t.Errorf("line %d is %d columns: %q", i+1, n, l)
+				}
+			}
+			buf.Reset()
+			if err := WriteMapSVG(&buf, m); err != nil {
+				t.Fatal(err)
+			}
+			parseSVG(t, buf.Bytes())
+		})
+	}
+}
