@@ -94,7 +94,7 @@ func ParsePinConfig(b []byte) (*PinConfig, error) {
 		return nil, fmt.Errorf("%w: more than one YAML document", ErrConfig)
 	}
 	if len(f.NICs) == 0 {
-		return nil, fmt.Errorf("%w: no NIC under nics:", ErrConfig)
+		return nil, fmt.Errorf("%w: the nics list is empty or missing", ErrConfig)
 	}
 	c := &PinConfig{}
 	for i, e := range f.NICs {

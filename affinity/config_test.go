@@ -55,7 +55,7 @@ func TestParsePinConfigErrors(t *testing.T) {
 		want string // in the error, which also wraps ErrConfig
 	}{
 		{"", "empty file"},
-		{"nics: []\n", "no NIC under nics:"},
+		{"nics: []\n", "the nics list is empty or missing"},
 		{"nic: eth0\n", "field nic not found"},
 		{"nics:\n  - nic: eth0\n    stratgy: node\n", "field stratgy not found"},
 		{"nics:\n  - strategy: node\n", "nics[0]: nic: missing"},

@@ -61,7 +61,7 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 				fmt.Fprintf(a.stderr, "irqnuma: warning: %s is not a loopback address: anyone who can reach it sees this host's layout\n", listen)
 			}
-			fmt.Fprintf(a.stderr, "irqnuma: serving http://%s/metrics for root %s\n", ln.Addr(), a.root)
+			fmt.Fprintf(a.stderr, "irqnuma: serving http://%s/metrics\n", ln.Addr())
 			logf := lockedLog(a)
 			reg := newMetricsRegistry(a, sel, logf)
 			return exporter.Serve(a.ctx, ln, exporter.Handler(reg, promLogger(logf)))
