@@ -66,7 +66,8 @@ type MapCPU struct {
 	// Remote: a queue IRQ here is off its NIC's local CPUs. Conflict: two
 	// queues of one NIC land here alone, or a watched thread may run or
 	// last ran on this queue CPU. Requested: an IRQ here is placed by its
-	// requested affinity because its effective affinity is unknown.
+	// requested affinity: its effective affinity is unknown, or a move
+	// to the request is pending, or it is not started.
 	Remote    bool `json:"remote"`
 	Conflict  bool `json:"conflict"`
 	Requested bool `json:"requested"`
@@ -80,8 +81,12 @@ type MapIRQ struct {
 	NIC       string `json:"nic"`
 	Queue     int    `json:"queue"`
 	Dir       string `json:"dir,omitempty"`
-	Requested bool   `json:"requested"` // placed by smp_affinity: effective unknown
-	Remote    bool   `json:"remote"`    // this CPU is not local to the NIC
+	Requested bool   `json:"requested"` // placed by the requested affinity, not the effective one
+	// Landing is how its CPUs are known (irq.IRQ.Landing): "effective",
+	// "pending" (a move to the request is pending), "requested" (no
+	// effective affinity), "inactive" (not started; the request is shown).
+	Landing string `json:"landing"`
+	Remote  bool   `json:"remote"` // this CPU is not local to the NIC
 }
 
 // MapNIC is one NIC as the picture shows it.
@@ -155,9 +160,10 @@ type MapOptions struct {
 }
 
 // BuildMap computes the picture of h from its IRQ table and the watched
-// processes. An IRQ lands where its effective affinity says; where the
-// tree does not give it, its requested affinity is used and the cell says
-// so. It only reads what it is given.
+// processes. An IRQ lands where Place (irq.IRQ.Landing) says: its
+// effective affinity, or its request when that is all the tree gives or a
+// move is pending, and then the cell says so. It only reads what it is
+// given.
 func BuildMap(h *topology.Host, t *irq.Table, procs []*affinity.Process, opt MapOptions) *Map {
 	b := &mapBuilder{h: h, t: t, m: &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)},
 		cells: make(map[int]*MapCPU, len(h.CPUs)), sole: map[int]bool{}}
@@ -241,7 +247,8 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
 			continue
 		}
-		requested := !q.HasEffective || q.Effective.IsEmpty()
+		_, how := q.Landing()
+		requested := how != irq.LandEffective
 		b.sole[q.IRQ] = p.Where.Len() == 1
 		var remote []int
 		for cpu := range p.Where.All() {
@@ -251,7 +258,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 				continue
 			}
 			mi := MapIRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
-				Requested: requested, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu)}
+				Requested: requested, Landing: how, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu)}
 			c.IRQs = append(c.IRQs, mi)
 			c.Requested = c.Requested || requested
 			if mi.Remote {

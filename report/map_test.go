@@ -265,16 +265,24 @@ func TestBuildMapRequested(t *testing.T) {
 		q.HasEffective, q.Effective = false, cpuset.Set{}
 		q.Affinity = mapSet(t, aff)
 	}
+	// IRQ 286 reports effective 53 outside its new request 52: the move
+	// to 52 is pending.
+	q, _ := tb.Get(286)
+	q.Affinity = mapSet(t, "52")
 	m := BuildMap(h, tb, nil, MapOptions{})
-	for id, want := range map[int]string{48: "2q?", 49: "q1?", 50: ".", 17: "."} {
+	for id, want := range map[int]string{48: "2q?", 49: "q1?", 50: ".", 17: ".", 52: "q2?", 53: "q6"} {
 		if got := mustCPU(t, m, id).Label; got != want {
 			t.Errorf("CPU %d label = %q, want %q", id, got, want)
 		}
 	}
 	for _, c := range m.Conflicts {
-		if c.CPU == 48 || c.CPU == 49 {
-			t.Errorf("conflict %+v: IRQ 285 may land on 48 or 49, it is not alone on either", c)
+		if c.CPU == 48 || c.CPU == 49 || c.CPU == 53 {
+			t.Errorf("conflict %+v: IRQ 285 may land on 48 or 49, alone on neither; 286 is moving off 53", c)
 		}
+	}
+	c52 := mustCPU(t, m, 52)
+	if len(c52.IRQs) != 1 || c52.IRQs[0].Landing != irq.LandPending || !c52.IRQs[0].Requested {
+		t.Errorf("CPU 52 IRQs = %+v, want IRQ 286 pending", c52.IRQs)
 	}
 }
 

@@ -569,7 +569,7 @@ func legendItems(m *Map) []string {
 	items = append(items, "! = conflict: queues share a CPU, or a watched thread on a queue CPU",
 		"* = remote: queue IRQ off its NIC's node")
 	if requested {
-		items = append(items, "? = effective affinity unknown, requested shown")
+		items = append(items, "? = placed by requested affinity (effective unknown or move pending)")
 	}
 	if isolated {
 		items = append(items, "i = isolated (isolcpus/nohz_full)")
