@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -61,7 +62,13 @@ type svgWriter struct {
 	maxX float64
 }
 
+// esc escapes text for XML; runes XML cannot hold become U+FFFD.
 func esc(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 || r > 0x7e || strings.ContainsRune(`<>&'"`, r)
+	}) {
+		return s
+	}
 	var b bytes.Buffer
 	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
@@ -214,8 +221,8 @@ func WriteMapSVG(w io.Writer, m *Map) error {
 		y += svgLineH
 	}
 
-	width := s.maxX + svgMargin
-	height := y + svgMargin
+	width := math.Ceil(s.maxX + svgMargin)
+	height := math.Ceil(y + svgMargin)
 	var out bytes.Buffer
 	fmt.Fprintf(&out, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
 	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="%s">`+"\n",
