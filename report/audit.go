@@ -110,6 +110,11 @@ type AuditOptions struct {
 	// Governor returns a CPU's cpufreq governor, "" when it has none
 	// (h.Governor, or a stub in tests).
 	Governor func(cpu int) (string, error)
+	// PCIDrivers holds the driver bound to each NIC's PCI function
+	// (h.PCIDriver), by PCI address: the name irqbalance matches --banmod
+	// against ("virtio-pci" for a virtio NIC). A NIC missing from it is
+	// matched by its netdev driver.
+	PCIDrivers map[string]string
 }
 
 // Audit runs every check on the NICs, their IRQs and the watched

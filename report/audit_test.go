@@ -476,3 +476,58 @@ func TestAuditUnknowns(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditQueuePairs: a queue's rx and tx vectors (virtio input.0 and
+// output.0) on one CPU are not "shared", and count as one queue; two
+// queues on one CPU are.
+func TestAuditQueuePairs(t *testing.T) {
+	h, tb := loadHost(t, "vm-virtio")
+	for _, n := range []int{38, 39} {
+		q, ok := tb.Get(n)
+		if !ok {
+			t.Fatalf("vm-virtio has no IRQ %d", n)
+		}
+		q.Affinity, q.Effective = cpuset.New(0), cpuset.New(0)
+	}
+	fs := Audit(h, tb, nil, AuditOptions{Governor: performance})
+	if got := onlyCheck(fs, CheckIRQSharedCPU); len(got) != 0 {
+		t.Errorf("rx and tx of queue 0 on CPU 0: irq-shared-cpu %+v, want none", got)
+	}
+	// Make IRQ 39 another queue's vector: now two queues share CPU 0
+	// while CPU 1 serves none.
+	q, _ := tb.Get(39)
+	q.Owner = &irq.Owner{NIC: "eth0", Queue: 1, Dir: "tx", Kind: irq.KindQueue}
+	got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQSharedCPU)
+	if len(got) != 1 || !slices.Equal(got[0].IRQ, []int{38, 39}) || got[0].CPUs.List() != "0" ||
+		!strings.Contains(got[0].Message, "while 1 local CPU serves none of eth0's queue IRQs (1)") {
+		t.Errorf("queues 0 and 1 on CPU 0: irq-shared-cpu %+v, want IRQs 38, 39 on CPU 0 with CPU 1 free", got)
+	}
+}
+
+// TestAuditIrqbalanceBanmod: irqbalance matches --banmod against the PCI
+// function's driver (virtio-pci for a virtio NIC, not virtio_net) and the
+// IRQ name.
+func TestAuditIrqbalanceBanmod(t *testing.T) {
+	h, tb := loadHost(t, "vm-virtio")
+	tests := []struct {
+		mod     string
+		drivers map[string]string
+		want    int // unbanned IRQs of eth0
+	}{
+		{mod: "virtio_net", drivers: map[string]string{"0000:00:03.0": "virtio-pci"}, want: 3},
+		{mod: "virtio-pci", drivers: map[string]string{"0000:00:03.0": "virtio-pci"}, want: 0},
+		{mod: "virtio2", drivers: map[string]string{"0000:00:03.0": "virtio-pci"}, want: 0}, // in every IRQ name
+		{mod: "virtio_net", drivers: nil, want: 0},                                          // not read: the netdev driver
+	}
+	for _, tt := range tests {
+		ib := &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{9}, BannedModules: []string{tt.mod}}
+		got := onlyCheck(Audit(h, tb, nil, AuditOptions{Irqbalance: ib, PCIDrivers: tt.drivers, Governor: performance}), CheckIrqbalance)
+		n := 0
+		if len(got) == 1 {
+			n = len(got[0].IRQ)
+		}
+		if n != tt.want || len(got) > 1 {
+			t.Errorf("--banmod=%s, drivers %v: %d unbanned IRQs (%+v), want %d", tt.mod, tt.drivers, n, got, tt.want)
+		}
+	}
+}

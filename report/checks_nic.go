@@ -154,7 +154,7 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 	}
 	placed := 0
 	for _, qs := range byCPU {
-		placed += len(qs)
+		placed += queueCount(qs)
 	}
 	if placed > pool.Len() {
 		a.unevenShare(c, byCPU, pool, free, where, placed)
@@ -162,8 +162,8 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 	}
 	for _, cpu := range slices.Sorted(maps.Keys(byCPU)) {
 		qs := byCPU[cpu]
-		if len(qs) < 2 {
-			continue
+		if queueCount(qs) < 2 {
+			continue // one queue's rx and tx vectors belong together
 		}
 		ns := irqNumbers(qs)
 		var names []string
@@ -193,15 +193,16 @@ func (a *auditor) unevenShare(c *nicCtx, byCPU map[int][]*irq.IRQ, pool, free cp
 	var qs []*irq.IRQ
 	var parts []string
 	cpus := slices.Sorted(maps.Keys(byCPU))
-	slices.SortStableFunc(cpus, func(x, y int) int { return len(byCPU[y]) - len(byCPU[x]) })
+	slices.SortStableFunc(cpus, func(x, y int) int { return queueCount(byCPU[y]) - queueCount(byCPU[x]) })
 	for _, cpu := range cpus {
-		if len(byCPU[cpu]) <= even {
+		n := queueCount(byCPU[cpu])
+		if n <= even {
 			continue
 		}
 		over = append(over, cpu)
 		qs = append(qs, byCPU[cpu]...)
 		if len(parts) < 4 {
-			parts = append(parts, fmt.Sprintf("CPU %d takes %d", cpu, len(byCPU[cpu])))
+			parts = append(parts, fmt.Sprintf("CPU %d takes %d", cpu, n))
 		}
 	}
 	if len(over) == 0 {
@@ -215,8 +216,8 @@ func (a *auditor) unevenShare(c *nicCtx, byCPU map[int][]*irq.IRQ, pool, free cp
 	set := cpuset.New(over...)
 	nodes, _ := a.h.NodesOf(set)
 	a.add(Finding{Check: CheckIRQSharedCPU, Severity: SeverityWarning, NIC: c.nic.Name,
-		Subject: fmt.Sprintf("%d queue IRQs on %d %s", placed, pool.Len(), where), IRQ: irqNumbers(qs), CPUs: set, Nodes: nodes.IDs(),
-		Message: fmt.Sprintf("%s has %d queue IRQs for %d %s, so an even spread puts at most %d on each; instead %s, while %s none (%s)",
+		Subject: fmt.Sprintf("%d queues on %d %s", placed, pool.Len(), where), IRQ: irqNumbers(qs), CPUs: set, Nodes: nodes.IDs(),
+		Message: fmt.Sprintf("%s has %d queues for %d %s, so an even spread puts at most %d on each; instead %s, while %s none (%s)",
 			c.nic.Name, placed, pool.Len(), where, even, strings.Join(parts, ", "), servesNone(free.Len(), where), free.List()),
 		Fix: sharedFix(c.nic.Name, qs)})
 }
@@ -230,6 +231,17 @@ func sharedFix(nic string, qs []*irq.IRQ) string {
 		}
 	}
 	return fix
+}
+
+// queueCount is the number of distinct queues among a NIC's queue IRQs:
+// the rx and tx vectors of one queue (virtio input.0/output.0,
+// eth0-rx-0/eth0-tx-0) count once.
+func queueCount(qs []*irq.IRQ) int {
+	seen := map[int]bool{}
+	for _, q := range qs {
+		seen[q.Owner.Queue] = true
+	}
+	return len(seen)
 }
 
 // irqsSubjectList is "IRQs 286, 290".
@@ -297,12 +309,16 @@ func (a *auditor) checkIrqbalance(c *nicCtx) {
 	case !ib.Running:
 		return
 	}
+	driver, ok := a.opts.PCIDrivers[c.nic.PCI]
+	if !ok || c.nic.PCI == "" {
+		driver = c.nic.Driver
+	}
 	var free []*irq.IRQ
 	for _, q := range c.irqs {
 		if q.Managed {
 			continue
 		}
-		if banned, _ := ib.IRQBanned(q.IRQ, c.nic.Driver, q.Name); !banned {
+		if banned, _ := ib.IRQBanned(q.IRQ, driver, q.Name); !banned {
 			free = append(free, q)
 		}
 	}
@@ -402,32 +418,37 @@ func queueFiles(nic, kind string, idx []int, file string) string {
 	return fmt.Sprintf("/sys/class/net/%s/queues/%s-{%s}/%s", nic, kind, intsList(idx, false), file)
 }
 
-// checkQueueCount: queues-vs-cpus. More queue IRQs than local online
-// CPUs, or fewer than half the local online cores.
+// checkQueueCount: queues-vs-cpus. More queues than local online CPUs,
+// or fewer than half the local online cores. A queue's rx and tx vectors
+// count as one queue.
 func (a *auditor) checkQueueCount(c *nicCtx) {
 	if len(c.queues) == 0 || !c.loc.Known() {
 		return
 	}
 	local := a.online(c.loc.CPUs)
 	cores := len(a.h.Cores(local))
-	n := len(c.queues)
+	n := queueCount(c.queues)
+	what := plural(n, "queue", "queues")
+	if n != len(c.queues) {
+		what += fmt.Sprintf(" (%d queue IRQs)", len(c.queues))
+	}
 	var msg, fix string
 	switch {
 	case local.IsEmpty():
 		return
 	case n > local.Len():
-		msg = fmt.Sprintf("%s has %d queue IRQs for %d local online CPUs: some CPUs must take several queues, or queues go remote",
-			c.nic.Name, n, local.Len())
+		msg = fmt.Sprintf("%s has %s for %d local online CPUs: some CPUs must take several queues, or queues go remote",
+			c.nic.Name, what, local.Len())
 		fix = fmt.Sprintf("ethtool -L %s combined %d (or rx/tx, as the driver counts)", c.nic.Name, local.Len())
 	case 2*n < cores:
-		msg = fmt.Sprintf("%s has %d queue IRQs for %d local online cores (%d CPUs): multi-stream tests may be limited by too few queues",
-			c.nic.Name, n, cores, local.Len())
+		msg = fmt.Sprintf("%s has %s for %d local online cores (%d CPUs): multi-stream tests may be limited by too few queues",
+			c.nic.Name, what, cores, local.Len())
 		fix = fmt.Sprintf("ethtool -l %s shows the maximum; ethtool -L %s combined %d", c.nic.Name, c.nic.Name, cores)
 	default:
 		return
 	}
 	a.add(Finding{Check: CheckQueuesVsCPUs, Severity: SeverityInfo, NIC: c.nic.Name,
-		Subject: fmt.Sprintf("%d queue IRQs", n), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: fix})
+		Subject: plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: fix})
 }
 
 // checkGovernor: cpu-governor. Local CPUs whose cpufreq governor is not

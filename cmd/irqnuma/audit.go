@@ -127,6 +127,7 @@ func auditInputs(h *topology.Host, root string, nics []string) (report.AuditOpti
 		return opts, err
 	}
 	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}
+	opts.PCIDrivers = map[string]string{}
 	for _, n := range h.NICs {
 		if n.PCI == "" {
 			continue
@@ -136,6 +137,9 @@ func auditInputs(h *topology.Host, root string, nics []string) (report.AuditOpti
 			return opts, err
 		}
 		opts.IOMMUGroups[n.PCI] = g
+		if opts.PCIDrivers[n.PCI], err = h.PCIDriver(n.PCI); err != nil {
+			return opts, err
+		}
 	}
 	return opts, nil
 }

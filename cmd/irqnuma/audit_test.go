@@ -265,10 +265,10 @@ func TestAuditEveryCheck(t *testing.T) {
 	// queues-vs-cpus needs a NIC with more queues than local CPUs: arm64
 	// has 8 queue IRQs for node 0's 4 CPUs.
 	doc, _ := auditJSON(t, hosttest.Copy(t, "arm64"))
-	if f := byCheck(doc, report.CheckQueuesVsCPUs); len(f) == 1 && f[0].NIC == "eth0" && strings.Contains(f[0].Message, "8 queue IRQs for 4 local online CPUs") {
+	if f := byCheck(doc, report.CheckQueuesVsCPUs); len(f) == 1 && f[0].NIC == "eth0" && strings.Contains(f[0].Message, "8 queues for 4 local online CPUs") {
 		seen[report.CheckQueuesVsCPUs] = true
 	} else {
-		t.Errorf("arm64: queues-vs-cpus %+v, want one for eth0's 8 queue IRQs on 4 CPUs", f)
+		t.Errorf("arm64: queues-vs-cpus %+v, want one for eth0's 8 queues on 4 CPUs", f)
 	}
 	for _, c := range report.Checks {
 		if !seen[c] {
@@ -625,9 +625,9 @@ func TestAuditRealhosts(t *testing.T) {
 		// take none.
 		"dell-2numa": {
 			{nic: "ens1f1", check: report.CheckIRQSharedCPU,
-				message: "ens1f1 has 104 queue IRQs for 52 local CPUs, so an even spread puts at most 2 on each; instead CPU 98 takes 9"},
+				message: "ens1f1 has 104 queues for 52 local CPUs, so an even spread puts at most 2 on each; instead CPU 98 takes 9"},
 			{nic: "ens1f1", check: report.CheckIRQSharedCPU, message: "while 6 local CPUs serve none (0,16,18,58,66,70)"},
-			{nic: "ens1f1", check: report.CheckQueuesVsCPUs, message: "ens1f1 has 104 queue IRQs for 52 local online CPUs"},
+			{nic: "ens1f1", check: report.CheckQueuesVsCPUs, message: "ens1f1 has 104 queues for 52 local online CPUs"},
 		},
 	}
 	for _, c := range caps {
