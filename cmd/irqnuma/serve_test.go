@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"sort"
@@ -115,6 +116,34 @@ func TestServeMatchesAudit(t *testing.T) {
 			if e := mfs["irqnuma_scrape_error"]; e == nil || e.GetMetric()[0].GetGauge().GetValue() != 0 {
 				t.Errorf("irqnuma_scrape_error = %v, want 0", e)
 			}
+		})
+	}
+}
+
+// TestServeGolden keeps the exporter's answer for each host tree under
+// testdata/golden/serve/: every series but the findings (which
+// TestServeMatchesAudit holds to the audit's own, as the audit's wording
+// evolves) and the scrape duration.
+func TestServeGolden(t *testing.T) {
+	for _, name := range hosttest.Names() {
+		t.Run(name, func(t *testing.T) {
+			addr := startServe(t, "--root", hosttest.Root(name))
+			resp, err := http.Get("http://" + addr + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keep []string
+			for _, l := range strings.SplitAfter(string(b), "\n") {
+				if !strings.HasPrefix(l, "irqnuma_scrape_duration_seconds ") && !strings.HasPrefix(l, "irqnuma_finding{") {
+					keep = append(keep, l)
+				}
+			}
+			golden(t, "serve/"+name+".prom", strings.Join(keep, ""))
 		})
 	}
 }
