@@ -6,7 +6,9 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,6 +99,38 @@ func TestSnapshotLiveAudit(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit differs (-live +snapshot):\n%s", diff)
+	}
+}
+
+// TestSnapshotLiveProcess: a process named with --pid is captured in
+// full, so audit --pid reads it from the snapshot as from the host.
+func TestSnapshotLiveProcess(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a live snapshot needs root")
+	}
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no live /proc")
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot start sleep:", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := strconv.Itoa(cmd.Process.Pid)
+	file := snapshotOf(t, "/", "--pid", pid)
+	want, _, wantCode := runCLI(t, "audit", "-o", "json", "--fail-on", "never", "--pid", pid)
+	got, gotErr, gotCode := runCLI(t, "audit", "-o", "json", "--fail-on", "never", "--pid", pid, "--root", file)
+	if wantCode != 0 || gotCode != 0 {
+		t.Fatalf("audit --pid: exit %d live, %d on the snapshot (%s)", wantCode, gotCode, gotErr)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit --pid differs (-live +snapshot):\n%s", diff)
+	}
+	// Without --pid the process is not captured beyond its comm.
+	bare := snapshotOf(t, "/")
+	_, errOut, code := runCLI(t, "audit", "--pid", pid, "--root", bare)
+	if code != exitError || !strings.Contains(errOut, "process "+pid) {
+		t.Errorf("audit --pid on a snapshot without it: exit %d, %q; want exit 1 naming the process", code, errOut)
 	}
 }
 
