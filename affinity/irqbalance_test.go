@@ -4,10 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 )
@@ -296,5 +299,32 @@ func TestBanConfig(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: BanConfig (-want +got):\n%s", tt.name, diff)
 		}
+	}
+}
+
+// TestReadIrqbalanceLive reads the live host: the irqbalance processes it
+// reports are exactly those /proc names irqbalance, and a running one's
+// arguments are its command line. It skips where no irqbalance runs.
+func TestReadIrqbalanceLive(t *testing.T) {
+	pids, err := FindByComm("/", "irqbalance")
+	if err != nil {
+		t.Skipf("no live /proc: %v", err)
+	}
+	if len(pids) == 0 {
+		t.Skip("no irqbalance runs on this host")
+	}
+	b, err := ReadIrqbalance("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Running || !slices.Equal(b.PIDs, pids) {
+		t.Errorf("ReadIrqbalance(/) Running %v PIDs %v, want true %v", b.Running, b.PIDs, pids)
+	}
+	argv, err := readNulList(filepath.Join("/proc", strconv.Itoa(pids[0]), "cmdline"))
+	if err != nil {
+		t.Skipf("irqbalance exited: %v", err)
+	}
+	if diff := cmp.Diff(argv[1:], b.Args, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Args (-cmdline +got):\n%s", diff)
 	}
 }

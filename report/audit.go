@@ -267,6 +267,12 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 			c.irqCores = c.irqCores.Union(c.whereCores[q.IRQ])
 		}
 	}
+	if c.loc.Known() && a.online(c.loc.CPUs).IsEmpty() {
+		// A node without (online) CPUs, as CXL or memory-only nodes
+		// are: nothing can be local, so nothing is called remote.
+		a.notChecked(n.Name, "locality", fmt.Sprintf("%s's %s has no online CPUs: nothing is local to it, so nothing is called remote", n.Name, nodeName(c.loc)))
+		c.loc = topology.Locality{Node: -1, Source: "unknown"}
+	}
 	if c.loc.Known() {
 		c.localNodes, _ = a.h.NodesOf(c.loc.CPUs)
 	}

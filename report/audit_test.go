@@ -531,3 +531,22 @@ func TestAuditIrqbalanceBanmod(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditCPULessNode: a NIC on a node without CPUs has nothing local;
+// its IRQs are not called remote.
+func TestAuditCPULessNode(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	h.Nodes = append(h.Nodes, topology.Node{ID: 2, MemoryBytes: -1})
+	h.NICs[0].Node = 2
+	fs := Audit(h, tb, nil, AuditOptions{Governor: performance})
+	if got := onlyCheck(fs, CheckIRQRemote); len(got) != 0 {
+		t.Errorf("irq-remote %+v on a NIC whose node has no CPUs", got)
+	}
+	var said bool
+	for _, f := range onlyCheck(fs, CheckNotChecked) {
+		said = said || (f.Subject == "locality" && strings.Contains(f.Message, "eth0's node 2 has no online CPUs"))
+	}
+	if !said {
+		t.Errorf("no not-checked locality finding for node 2: %+v", fs)
+	}
+}

@@ -336,8 +336,12 @@ func (a *auditor) checkIrqbalance(c *nicCtx) {
 	for i, p := range ib.PIDs {
 		pids[i] = fmt.Sprint(p)
 	}
-	msg := fmt.Sprintf("irqbalance (PID %s) is running and %d of %s's %d IRQs are not banned from it (--banirq, --banmod): it will rewrite their affinity, undoing any pinning",
-		strings.Join(pids, ", "), len(free), c.nic.Name, len(c.irqs))
+	are := "are"
+	if len(free) == 1 {
+		are = "is"
+	}
+	msg := fmt.Sprintf("irqbalance (PID %s) is running and %d of %s's %d IRQs %s not banned from it (--banirq, --banmod): it will rewrite their affinity, undoing any pinning",
+		strings.Join(pids, ", "), len(free), c.nic.Name, len(c.irqs), are)
 	if len(onBanned) > 0 {
 		msg += fmt.Sprintf("; %s sit on CPUs it bans (%s from %s) and will be moved off them", irqsSubjectList(onBanned), ib.BannedCPUs.List(), ib.BannedCPUsFrom)
 	}
