@@ -96,6 +96,32 @@ type unpacker struct {
 	order   []string          // links in archive order
 	entries int
 	total   int64
+	// dir is the folder of the last entry, opened under root: entries
+	// come folder by folder, and working from the folder spares walking
+	// every name from the top.
+	dir     *os.Root
+	dirName string
+}
+
+// in returns the folder of name, opened under the root, and name's last
+// component.
+func (u *unpacker) in(name string) (*os.Root, string, error) {
+	d := parent(name)
+	if d == "" {
+		return u.root, name, nil
+	}
+	if u.dir == nil || u.dirName != d {
+		if u.dir != nil {
+			u.dir.Close()
+			u.dir = nil
+		}
+		r, err := u.root.OpenRoot(d)
+		if err != nil {
+			return nil, "", err
+		}
+		u.dir, u.dirName = r, d
+	}
+	return u.dir, path.Base(name), nil
 }
 
 // Unpack reads a gzip tar from r into dir, an existing empty folder.
@@ -115,6 +141,11 @@ func Unpack(r io.Reader, dir string, lim Limits) error {
 	}
 	defer root.Close()
 	u := &unpacker{root: root, lim: lim.withDefaults(), kinds: map[string]int{}, targets: map[string]string{}}
+	defer func() {
+		if u.dir != nil {
+			u.dir.Close()
+		}
+	}()
 	tr := tar.NewReader(zr)
 	for {
 		h, err := tr.Next()
@@ -166,7 +197,17 @@ func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
 	}
 	switch h.Typeflag {
 	case tar.TypeDir:
-		if err := u.root.MkdirAll(name, 0o755); err != nil {
+		if u.kinds[name] == kindDir {
+			return nil // listed again: nothing to do
+		}
+		if err := u.parents(h.Name, name); err != nil {
+			return err
+		}
+		dir, base, err := u.in(name)
+		if err == nil {
+			err = dir.Mkdir(base, 0o755)
+		}
+		if err != nil {
 			return fmt.Errorf("entry %q: %w", h.Name, err)
 		}
 		u.mark(name, kindDir)
@@ -185,7 +226,11 @@ func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
 		if err := u.parents(h.Name, name); err != nil {
 			return err
 		}
-		if err := u.root.Symlink(t, name); err != nil {
+		dir, base, err := u.in(name)
+		if err == nil {
+			err = dir.Symlink(t, base)
+		}
+		if err != nil {
 			return fmt.Errorf("entry %q: %w", h.Name, err)
 		}
 		u.mark(name, kindLink)
@@ -210,16 +255,20 @@ func (u *unpacker) file(h *tar.Header, name string, r io.Reader) error {
 	if err := u.parents(h.Name, name); err != nil {
 		return err
 	}
-	f, err := u.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	dir, base, err := u.in(name)
+	if err != nil {
+		return fmt.Errorf("entry %q: %w", h.Name, err)
+	}
+	f, err := dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", h.Name, err)
 	}
 	_, err = io.Copy(f, io.LimitReader(r, h.Size))
+	if err == nil {
+		err = f.Chmod(os.FileMode(h.Mode) & 0o777)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = u.root.Chmod(name, os.FileMode(h.Mode)&0o777)
 	}
 	if err != nil {
 		return fmt.Errorf("entry %q: %w", h.Name, err)
