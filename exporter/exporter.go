@@ -121,8 +121,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- m
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(descDuration, prometheus.GaugeValue, time.Since(start).Seconds())
-	ch <- prometheus.MustNewConstMetric(descError, prometheus.GaugeValue, failed)
+	ch <- gauge(descDuration, time.Since(start).Seconds())
+	ch <- gauge(descError, failed)
 }
 
 // Series returns the metrics of one reading (all but the scrape ones).
@@ -141,7 +141,7 @@ func Series(st *State) []prometheus.Metric {
 		counts[k]++
 	}
 	for _, k := range order {
-		out = append(out, prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, counts[k], k.check, k.sev, k.nic, k.subject))
+		out = append(out, gauge(descFinding, counts[k], k.check, k.sev, k.nic, k.subject))
 	}
 	if st.IRQs != nil {
 		for i := range st.IRQs.IRQs {
@@ -155,11 +155,11 @@ func Series(st *State) []prometheus.Metric {
 				if p.Local {
 					v = 1
 				}
-				out = append(out, prometheus.MustNewConstMetric(descLocal, prometheus.GaugeValue, v, labels...))
+				out = append(out, gauge(descLocal, v, labels...))
 			}
 			if q.HasEffective && q.Effective.Len() == 1 {
 				cpu, _ := q.Effective.Min()
-				out = append(out, prometheus.MustNewConstMetric(descEffective, prometheus.GaugeValue, float64(cpu), labels...))
+				out = append(out, gauge(descEffective, float64(cpu), labels...))
 			}
 		}
 	}
@@ -169,10 +169,22 @@ func Series(st *State) []prometheus.Metric {
 			continue
 		}
 		if loc := st.Host.Locality(n); loc.Node >= 0 {
-			out = append(out, prometheus.MustNewConstMetric(descNode, prometheus.GaugeValue, float64(loc.Node), n.Name))
+			out = append(out, gauge(descNode, float64(loc.Node), n.Name))
 		}
 	}
 	return out
+}
+
+// gauge makes a gauge sample. Label values that are not valid UTF-8 (an
+// interface name may hold any byte but '/', ':' and blanks) make an
+// invalid metric, which the scrape reports as an error for that series
+// alone, instead of a panic.
+func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
+	}
+	return m
 }
 
 // queueLabel is "3" for queue 3, "rx-3"/"tx-3" for a one-direction

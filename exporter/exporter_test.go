@@ -336,3 +336,25 @@ func BenchmarkScrapeSynthetic(b *testing.B) {
 		}
 	}
 }
+
+// TestExporterBadLabel: a NIC name that is not UTF-8 costs its own
+// series, not the scrape or the process.
+func TestExporterBadLabel(t *testing.T) {
+	root := hosttest.Root("vm-virtio")
+	g := func(ctx context.Context) (*State, error) {
+		st, err := gatherTree(root)(ctx)
+		if err == nil {
+			st.Findings = append(st.Findings, report.Finding{Check: "irq-remote", Severity: report.SeverityError, NIC: "eth\xff", Subject: "IRQ 1"})
+		}
+		return st, err
+	}
+	mfs := scrape(t, serve(t, g, nil))
+	if got := series(mfs[MetricIRQLocal]); len(got) != 3 {
+		t.Errorf("%s = %q, want vm-virtio's 3 series despite the bad finding", MetricIRQLocal, got)
+	}
+	for _, s := range series(mfs[MetricFinding]) {
+		if strings.Contains(s, "eth\xff") {
+			t.Errorf("invalid label value exported: %q", s)
+		}
+	}
+}
