@@ -163,7 +163,6 @@ func (a *archive) header(h *tar.Header) error {
 		return a.err
 	}
 	h.ModTime = a.time
-	h.Format = tar.FormatPAX
 	if err := a.tw.WriteHeader(h); err != nil {
 		a.err = fmt.Errorf("write %s: %w", h.Name, err)
 	}

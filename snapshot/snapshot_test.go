@@ -316,3 +316,28 @@ func BenchmarkSnapshot(b *testing.B) {
 		}
 	})
 }
+
+// TestSnapshotOddNames: names the kernel allows but tar formats differ
+// on (long paths, spaces, bytes that are not UTF-8) survive the round trip.
+func TestSnapshotOddNames(t *testing.T) {
+	root := hosttest.Copy(t, "vm-virtio")
+	odd := "eth\xff"
+	if err := os.Symlink("../../devices/virtual/net/"+odd, filepath.Join(root, "sys/class/net", odd)); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(root, "sys/devices/virtual/net", odd, strings.Repeat("d", 120))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, res := snap(t, root, Options{})
+	if len(res.Notes) > 0 {
+		t.Errorf("notes: %q", res.Notes)
+	}
+	got, err := os.Readlink(filepath.Join(dir, "sys/class/net", odd))
+	if err != nil || got != "../../devices/virtual/net/"+odd {
+		t.Errorf("link %q = %q, %v", odd, got, err)
+	}
+	if diff := cmp.Diff(read(t, root), read(t, dir), cmpReadings...); diff != "" {
+		t.Errorf("snapshot reads differently (-tree +snapshot):\n%s", diff)
+	}
+}
