@@ -69,8 +69,8 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 			nodes, _ := a.h.NodesOf(hit)
 			a.add(Finding{Check: CheckIsolatedIRQ, Severity: SeverityWarning, NIC: c.nic.Name,
 				Subject: irqSubject(q), IRQ: []int{q.IRQ}, CPUs: hit, Nodes: nodes.IDs(),
-				Message: fmt.Sprintf("%s of %s is delivered to CPU %s, which is isolated (%s): the interrupt and its softirq run on a CPU kept for other work",
-					irqSubject(q), c.nic.Name, hit.List(), strings.Join(kinds, ", ")),
+				Message: fmt.Sprintf("%s of %s is delivered to isolated %s (%s): the interrupt and its softirq run where other work was meant to run alone",
+					irqSubject(q), c.nic.Name, cpusWord(hit), strings.Join(kinds, ", ")),
 				Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
 		}
 	}
