@@ -19,7 +19,9 @@ func (a *auditor) checkProcess(c *nicCtx, p *affinity.Process) {
 	// Where the process and each of its threads may run.
 	allowed := a.online(p.Allowed)
 	for _, th := range p.Threads {
-		allowed = allowed.Union(a.online(th.Allowed))
+		if !th.Allowed.Equal(p.Allowed) {
+			allowed = allowed.Union(a.online(th.Allowed))
+		}
 	}
 	if c.loc.Known() {
 		a.procRemote(c, p)
@@ -34,32 +36,39 @@ func (a *auditor) checkProcess(c *nicCtx, p *affinity.Process) {
 // (warning), or last seen running there (error).
 func (a *auditor) procRemote(c *nicCtx, p *affinity.Process) {
 	local := c.loc.CPUs
-	var lastTIDs []int
-	var lastCPUs cpuset.Set
+	var lastTIDs, last []int
 	for _, th := range p.Threads {
-		if th.LastCPU < 0 || a.h.NodeOf(th.LastCPU) < 0 || local.Contains(th.LastCPU) {
+		if th.LastCPU < 0 || local.Contains(th.LastCPU) || a.h.NodeOf(th.LastCPU) < 0 {
 			continue
 		}
 		lastTIDs = append(lastTIDs, th.TID)
-		lastCPUs = lastCPUs.Union(cpuset.New(th.LastCPU))
+		last = append(last, th.LastCPU)
 	}
-	fix := fmt.Sprintf(`taskset -a -pc "$(irqnuma mask --nic %s --exclude-irq-cpus)" %d, or start it with irqnuma exec --nic %s --exclude-irq-cpus -- %s ...`,
-		c.nic.Name, p.PID, c.nic.Name, p.Comm)
+	lastCPUs := cpuset.New(last...)
+	fix := func() string {
+		return fmt.Sprintf(`taskset -a -pc "$(irqnuma mask --nic %s --exclude-irq-cpus)" %d, or start it with irqnuma exec --nic %s --exclude-irq-cpus -- %s ...`,
+			c.nic.Name, p.PID, c.nic.Name, p.Comm)
+	}
 	if len(lastTIDs) > 0 {
 		nodes, _ := a.h.NodesOf(lastCPUs)
 		a.add(Finding{Check: CheckProcRemote, Severity: SeverityError, NIC: c.nic.Name, Subject: procSubject(p),
 			PID: p.PID, TID: lastTIDs, CPUs: lastCPUs, Nodes: nodes.IDs(),
 			Message: fmt.Sprintf("%s of %s last ran on %s, off %s's %s", threadsWord(lastTIDs, len(p.Threads)), procSubject(p),
 				a.describeRemote(lastCPUs, local), c.nic.Name, nodeName(c.loc)),
-			Fix: fix})
+			Fix: fix()})
 	}
 
 	var tids []int
 	var remote cpuset.Set
 	for _, th := range p.Threads {
+		if th.Allowed.IsSubsetOf(local) {
+			continue
+		}
 		if r := a.online(th.Allowed).Difference(local); !r.IsEmpty() {
 			tids = append(tids, th.TID)
-			remote = remote.Union(r)
+			if !r.IsSubsetOf(remote) {
+				remote = remote.Union(r)
+			}
 		}
 	}
 	if r := a.online(p.Allowed).Difference(local); !r.IsEmpty() && len(p.Threads) == 0 {
@@ -80,7 +89,7 @@ func (a *auditor) procRemote(c *nicCtx, p *affinity.Process) {
 	a.add(Finding{Check: CheckProcRemote, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
 		PID: p.PID, TID: tids, CPUs: remote, Nodes: nodes.IDs(),
 		Message: fmt.Sprintf("%s may run on %s, off %s's %s", who, a.describeRemote(remote, local), c.nic.Name, nodeName(c.loc)),
-		Fix:     fix})
+		Fix:     fix()})
 }
 
 // threadsWord is "thread 4243" or "threads 4243, 4244" (or "all 4
