@@ -198,14 +198,21 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		if n.Inferred {
 			queues = "unknown"
 		}
+		model := "-"
+		switch {
+		case n.Product != "":
+			model = n.Product
+		case n.VendorID != "":
+			model = strings.TrimPrefix(n.VendorID, "0x") + ":" + strings.TrimPrefix(n.DeviceID, "0x")
+		}
 		rows = append(rows, []string{node, n.Name, orDash(n.Driver), dev,
 			queues, speed, orDash(n.OperState),
-			IRQRange(n.IRQs)})
+			IRQRange(n.IRQs), model})
 	}
 	fmt.Fprintln(w)
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no NICs with a device")
-	} else if err := WriteTable(w, []string{"NODE", "NIC", "DRIVER", "PCI", "RX/TX", "SPEED", "STATE", "IRQS"}, rows); err != nil {
+	} else if err := WriteTable(w, []string{"NODE", "NIC", "DRIVER", "PCI", "RX/TX", "SPEED", "STATE", "IRQS", "DEVICE"}, rows); err != nil {
 		return err
 	}
 	return writeNotes(w, doc.Notes)

@@ -1,9 +1,15 @@
 package topology
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/jaypipes/ghw"
 	"github.com/jaypipes/ghw/pkg/pci"
 	"github.com/jaypipes/pcidb"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // NamePCIDevices fills in the vendor and product names of the NICs' PCI
@@ -39,7 +45,15 @@ func (h *Host) NamePCIDevices() {
 		if n.PCI == "" {
 			continue
 		}
-		d := info.GetDevice(n.PCI)
+		// ghw's own device scan stops at the first function without a
+		// modalias (captures often lack them), so each NIC's function is
+		// looked up from its own modalias, or from its ids when the tree
+		// has no modalias.
+		modalias := h.pciModalias(n)
+		if modalias == "" {
+			continue
+		}
+		d := info.ParseDevice(n.PCI, modalias)
 		if d == nil {
 			continue
 		}
@@ -54,3 +68,31 @@ func (h *Host) NamePCIDevices() {
 
 // unknownName is what ghw puts where pci.ids has no entry.
 const unknownName = "unknown"
+
+// pciModalias returns the modalias of a NIC's PCI function
+// ("pci:v000015B3d0000101Dsv...bc02sc00i00"), built from its vendor,
+// device and class files when the tree has no modalias file.
+func (h *Host) pciModalias(n *NIC) string {
+	dir := h.Path("sys/bus/pci/devices", n.PCI)
+	if s, err := kfile.String(dir + "/modalias"); err == nil && strings.HasPrefix(s, "pci:") {
+		return strings.TrimSpace(s)
+	}
+	hex := func(file string) (uint64, bool) {
+		s, err := kfile.String(dir + "/" + file)
+		if err != nil {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(s), "0x"), 16, 32)
+		return v, err == nil
+	}
+	vendor, ok1 := hex("vendor")
+	device, ok2 := hex("device")
+	if !ok1 || !ok2 {
+		return ""
+	}
+	subv, _ := hex("subsystem_vendor")
+	subd, _ := hex("subsystem_device")
+	class, _ := hex("class")
+	return fmt.Sprintf("pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X",
+		vendor, device, subv, subd, class>>16&0xff, class>>8&0xff, class&0xff)
+}

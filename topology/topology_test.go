@@ -134,3 +134,26 @@ func TestReadErrors(t *testing.T) {
 		t.Errorf("nodes %v notes %v: want no nodes and a note saying so", h.Nodes, h.Notes)
 	}
 }
+
+// TestNamePCIDevices names a NIC from the tree's own pci.ids, from the
+// function's ids when the tree has no modalias.
+func TestNamePCIDevices(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	ids := filepath.Join(root, "usr/share/misc/pci.ids")
+	if err := os.MkdirAll(filepath.Dir(ids), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := "# test pci.ids\n15b3  Mellanox Technologies\n\t101d  MT2892 Family [ConnectX-6 Dx]\n"
+	if err := os.WriteFile(ids, []byte(db), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.NamePCIDevices()
+	nic, _ := h.NICByName("eth0")
+	if nic.Vendor != "Mellanox Technologies" || nic.Product != "MT2892 Family [ConnectX-6 Dx]" {
+		t.Errorf("eth0 named %q %q, want Mellanox's ConnectX-6 Dx (notes %v)", nic.Vendor, nic.Product, h.Notes)
+	}
+}
