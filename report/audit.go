@@ -255,11 +255,20 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 			continue
 		}
 		c.queues = append(c.queues, q)
-		switch {
-		case q.HasEffective && !q.Effective.IsEmpty():
-			c.where[q.IRQ], c.byEffective[q.IRQ] = q.Effective, true
-		case q.HasAffinity:
-			c.where[q.IRQ] = a.online(q.Affinity)
+		// Where it lands, as irq.IRQ.Landing says: effective CPUs outside
+		// the request mean a move is pending (x86 moves at the next
+		// interrupt; a tree never moves), and the request is then where
+		// it will land: certainly so for a single CPU.
+		switch where, how := q.Landing(); how {
+		case irq.LandEffective:
+			c.where[q.IRQ], c.byEffective[q.IRQ] = where, true
+		case irq.LandPending:
+			w := a.online(where)
+			c.where[q.IRQ], c.byEffective[q.IRQ] = w, w.Len() == 1
+		case irq.LandRequested, irq.LandInactive:
+			if q.HasAffinity {
+				c.where[q.IRQ] = a.online(q.Affinity)
+			}
 		}
 		if w, ok := c.where[q.IRQ]; ok {
 			c.irqCPUs = c.irqCPUs.Union(w)

@@ -279,6 +279,27 @@ func TestPinSeedEffective(t *testing.T) {
 	}
 }
 
+// In a host tree nothing re-targets an IRQ, so after the pin its
+// effective_affinity_list still names the old CPU while the request names
+// the new one. The audit takes that as a pending move and judges where the
+// IRQ will land: no irq-remote, no irq-shared-cpu. Restore then gives the
+// seed back byte for byte.
+func TestPinSeedTreeThenAudit(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	if _, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0"); code != 0 {
+		t.Fatalf("pin: exit %d: %s", code, stderr)
+	}
+	if got := auditIRQChecks(t, root); len(got) != 0 {
+		t.Errorf("audit after pin in a tree still finds %v for eth0", got)
+	}
+	if _, stderr, code := runCLI(t, "--root", root, "irq", "restore"); code != 0 {
+		t.Fatalf("restore: exit %d: %s", code, stderr)
+	}
+	if got := auditIRQChecks(t, root); !cmp.Equal(got, []string{"irq-shared-cpu"}) {
+		t.Errorf("audit after restore: %v, want the seed's irq-shared-cpu back", got)
+	}
+}
+
 // auditIRQChecks returns the irq-remote and irq-shared-cpu findings the
 // audit reports for eth0.
 func auditIRQChecks(t *testing.T, root string) []string {
