@@ -617,7 +617,12 @@ func warnIrqbalance(a *app, h *topology.Host, t *irq.Table, plan *affinity.Plan)
 			name = q.Name
 		}
 		if nic, ok := h.NICByName(s.NIC); ok {
+			// irqbalance matches --banmod against the PCI function's
+			// driver ("virtio-pci"), not the netdev's ("virtio_net").
 			driver = nic.Driver
+			if d, err := h.PCIDriver(nic.PCI); err == nil && d != "" {
+				driver = d
+			}
 		}
 		if banned, _ := b.IRQBanned(s.IRQ, driver, name); !banned {
 			loose = append(loose, s.IRQ)
