@@ -25,9 +25,10 @@ type Process struct {
 	Allowed cpuset.Set // Cpus_allowed_list of the process (its main thread)
 	Mems    cpuset.Set // Mems_allowed_list
 	Threads []Thread   // every thread, the main one included, by TID
-	// NodePages counts the process's pages per node from numa_maps
-	// ("N1=4096"); nil when numa_maps is absent or unreadable.
-	NodePages map[int]uint64
+	// NodeKB is the process's memory per node in kB, from numa_maps
+	// (pages per node times each mapping's page size); nil when numa_maps
+	// is absent or unreadable.
+	NodeKB map[int]uint64
 }
 
 // Thread is one task of a process.
@@ -105,7 +106,7 @@ func ReadProcess(root string, pid int) (*Process, error) {
 	slices.SortFunc(p.Threads, func(a, b Thread) int { return a.TID - b.TID })
 
 	if pages, err := ReadNumaMaps(base + "/numa_maps"); err == nil {
-		p.NodePages = pages
+		p.NodeKB = pages
 	} else if !kfile.IsNotExist(err) && !errors.Is(err, os.ErrPermission) {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
@@ -172,16 +173,29 @@ func readStatus(path string) (status, error) {
 	return st, nil
 }
 
-// ReadNumaMaps sums the per-node page counts ("N0=12 N1=4096") of every
-// mapping in a numa_maps file.
+// ReadNumaMaps sums a process's memory per node, in kB, from numa_maps:
+// each mapping's per-node page counts ("N0=12 N1=4096") times its page
+// size ("kernelpagesize_kB=2048" for a huge-page mapping), so huge pages
+// weigh what they hold. Every kernel since 2.6.29 prints the page size; a
+// line without one is counted in 4 kB pages.
 func ReadNumaMaps(path string) (map[int]uint64, error) {
 	b, err := kfile.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	pages := map[int]uint64{}
+	kb := map[int]uint64{}
 	for line := range strings.SplitSeq(string(b), "\n") {
+		pageKB := uint64(4)
+		counts := map[int]uint64{}
 		for f := range strings.FieldsSeq(line) {
+			if v, ok := strings.CutPrefix(f, "kernelpagesize_kB="); ok {
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil || n == 0 {
+					return nil, fmt.Errorf("read %s: bad page size %q", path, f)
+				}
+				pageKB = n
+				continue
+			}
 			if len(f) < 4 || f[0] != 'N' || f[1] < '0' || f[1] > '9' {
 				continue
 			}
@@ -194,10 +208,13 @@ func ReadNumaMaps(path string) (map[int]uint64, error) {
 			if err1 != nil || err2 != nil || n < 0 || n > cpuset.MaxID {
 				return nil, fmt.Errorf("read %s: bad node count %q", path, f)
 			}
-			pages[n] += c
+			counts[n] += c
+		}
+		for n, c := range counts {
+			kb[n] += c * pageKB
 		}
 	}
-	return pages, nil
+	return kb, nil
 }
 
 // Select resolves --pid and --comm into processes: every PID must exist,

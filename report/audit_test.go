@@ -197,19 +197,19 @@ func TestAuditProcesses(t *testing.T) {
 		want []string // "check/severity CPUs"
 	}{
 		{name: "well placed", give: affinity.Process{PID: 10, Comm: "iperf3", Allowed: cpuset.New(22, 25),
-			Threads: []affinity.Thread{th(10, "22,25", 22)}, NodePages: map[int]uint64{1: 100, 0: 10}}},
+			Threads: []affinity.Thread{th(10, "22,25", 22)}, NodeKB: map[int]uint64{1: 100, 0: 10}}},
 		{name: "one thread pinned remote, others fine", give: affinity.Process{PID: 11, Comm: "iperf3", Allowed: cpuset.New(22),
 			Threads: []affinity.Thread{th(11, "22", 22), th(12, "0-1", 0)}},
 			want: []string{"proc-remote/error 0", "proc-remote/warning 0-1"}},
 		{name: "unpinned: may run anywhere", give: affinity.Process{PID: 13, Comm: "nginx", Allowed: cpuset.Range(0, 63),
-			Threads: []affinity.Thread{th(13, "0-63", 54)}, NodePages: map[int]uint64{}},
+			Threads: []affinity.Thread{th(13, "0-63", 54)}, NodeKB: map[int]uint64{}},
 			want: []string{"proc-remote/warning 0-15,32-47", "proc-irq-overlap/warning 17-21,23-24,26,28-31,49-53,55-56,58,60-63"}},
 		{name: "last CPU unknown is not judged", give: affinity.Process{PID: 14, Comm: "x", Allowed: cpuset.New(22),
 			Threads: []affinity.Thread{th(14, "22", -1)}}},
 		{name: "half the pages remote is not most", give: affinity.Process{PID: 15, Comm: "x", Allowed: cpuset.New(22),
-			Threads: []affinity.Thread{th(15, "22", 22)}, NodePages: map[int]uint64{0: 50, 1: 50}}},
+			Threads: []affinity.Thread{th(15, "22", 22)}, NodeKB: map[int]uint64{0: 50, 1: 50}}},
 		{name: "most pages remote", give: affinity.Process{PID: 16, Comm: "x", Allowed: cpuset.New(22),
-			Threads: []affinity.Thread{th(16, "22", 22)}, NodePages: map[int]uint64{0: 51, 1: 49}},
+			Threads: []affinity.Thread{th(16, "22", 22)}, NodeKB: map[int]uint64{0: 51, 1: 49}},
 			want: []string{"proc-mem-remote/warning "}},
 	}
 	for _, tt := range tests {
@@ -365,7 +365,7 @@ func benchProcs(h *topology.Host, n int) []*affinity.Process {
 	for i := range n {
 		allowed := cpuset.Range(i*16, i*16+31).Intersection(h.Online)
 		p := &affinity.Process{PID: 1000 + i*10, Comm: "iperf3", Allowed: allowed,
-			NodePages: map[int]uint64{0: uint64(100 * i), 1: 4000, 2: 10, 3: 0}}
+			NodeKB: map[int]uint64{0: uint64(100 * i), 1: 4000, 2: 10, 3: 0}}
 		for j := range 8 {
 			p.Threads = append(p.Threads, affinity.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: i*16 + j})
 		}
@@ -430,7 +430,7 @@ func TestAuditUnknowns(t *testing.T) {
 			o.Irqbalance = nil
 		}, want: []string{"not-checked irqbalance-active"}},
 		{name: "no numa_maps", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
-			p.NodePages = nil
+			p.NodeKB = nil
 		}, want: []string{"not-checked proc-mem-remote for PID 7"}},
 		{name: "no IOMMU folders", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
 			o.IOMMU = &topology.IOMMU{}
@@ -460,7 +460,7 @@ func TestAuditUnknowns(t *testing.T) {
 			opts := AuditOptions{Governor: performance, Irqbalance: &affinity.Irqbalance{ProcessesKnown: true},
 				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet")}
 			p := &affinity.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-				Threads: []affinity.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodePages: map[int]uint64{1: 10}}
+				Threads: []affinity.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
 			tt.give(h, tb, &opts, p)
 			var got []string
 			for _, f := range Audit(h, tb, []*affinity.Process{p}, opts) {

@@ -142,7 +142,7 @@ func irqsSubjectRange(ns []int) string { return cpuset.New(ns...).List() }
 
 // procMemRemote: most of a process's pages on nodes other than the NIC's.
 func (a *auditor) procMemRemote(c *nicCtx, p *affinity.Process) {
-	if p.NodePages == nil {
+	if p.NodeKB == nil {
 		a.notChecked(c.nic.Name, fmt.Sprintf("%s for PID %d", CheckProcMemRemote, p.PID),
 			fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)))
 		return
@@ -150,10 +150,10 @@ func (a *auditor) procMemRemote(c *nicCtx, p *affinity.Process) {
 	localNodes := c.localNodes
 	var total, remote uint64
 	var remoteNodes []int
-	for n, pages := range p.NodePages {
-		total += pages
-		if !localNodes.Contains(n) && pages > 0 {
-			remote += pages
+	for n, kb := range p.NodeKB {
+		total += kb
+		if !localNodes.Contains(n) && kb > 0 {
+			remote += kb
 			remoteNodes = append(remoteNodes, n)
 		}
 	}
@@ -165,7 +165,16 @@ func (a *auditor) procMemRemote(c *nicCtx, p *affinity.Process) {
 	to := intsList(localNodes.IDs(), false)
 	a.add(Finding{Check: CheckProcMemRemote, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
 		PID: p.PID, Nodes: remoteNodes,
-		Message: fmt.Sprintf("%d of %s's %d pages (%d%%) are on node %s, off %s's %s (numa_maps)",
-			remote, procSubject(p), total, int(100*remote/total), from, c.nic.Name, nodeName(c.loc)),
+		Message: fmt.Sprintf("%s of %s's %s of memory (%d%%) is on node %s, off %s's %s (numa_maps)",
+			memKB(remote), procSubject(p), memKB(total), int(100*remote/total), from, c.nic.Name, nodeName(c.loc)),
 		Fix: fmt.Sprintf("migratepages %d %s %s (numactl), or start it with irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.nic.Name, p.Comm)})
+}
+
+// memKB prints an amount of memory given in kB: exact below 10 MiB,
+// in binary units above.
+func memKB(kb uint64) string {
+	if kb < 10*1024 {
+		return fmt.Sprintf("%d kB", kb)
+	}
+	return Bytes(int64(kb) * 1024)
 }

@@ -161,8 +161,8 @@ func TestAuditIperf3Remote(t *testing.T) {
 			t.Errorf("%v: allowed finding CPUs %q, want 0-15", sel, remote[1].CPUs)
 		}
 		mem := byCheck(doc, report.CheckProcMemRemote)
-		if len(mem) != 1 || !strings.Contains(mem[0].Message, "312 of iperf3 (PID 4242)'s 320 pages (97%) are on node 0") {
-			t.Errorf("%v: proc-mem-remote %+v, want 312 of 320 pages on node 0", sel, mem)
+		if len(mem) != 1 || !strings.Contains(mem[0].Message, "1248 kB of iperf3 (PID 4242)'s 1280 kB of memory (97%) is on node 0") {
+			t.Errorf("%v: proc-mem-remote %+v, want 312 of 320 4 kB pages (1248 of 1280 kB) on node 0", sel, mem)
 		}
 		if got := byCheck(doc, report.CheckProcIRQOverlap); len(got) != 0 {
 			t.Errorf("%v: proc-irq-overlap %+v: CPUs 0-15 share no core with eth0's IRQs", sel, got)
