@@ -21,7 +21,7 @@ func Start(b *testing.B) func() {
 	start := used(b)
 	return func() {
 		if b.N > 0 {
-			b.ReportMetric(float64((used(b) - start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((used(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		}
 	}
 }

@@ -140,8 +140,7 @@ type WriteOptions struct {
 // Write puts t on disk under root, which must exist.
 func (t *Tree) Write(root string, o WriteOptions) error {
 	dirs := map[string]bool{}
-	var addParents func(p string)
-	addParents = func(p string) {
+	addParents := func(p string) {
 		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
 			dirs[d] = true
 		}

@@ -44,14 +44,6 @@ func mustMask(s string) cpuset.Set {
 	return v
 }
 
-func mustList(s string) cpuset.Set {
-	v, err := cpuset.ParseList(s)
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 // Seed is the receiving machine of the iperf3 100 Gbit/s test: two Xeon
 // packages, 64 CPUs, a ConnectX-6 Dx on node 1.
 func Seed() *Host {
