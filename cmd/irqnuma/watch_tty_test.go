@@ -131,8 +131,14 @@ func TestWatchTerminal(t *testing.T) {
 			if *after != *before {
 				t.Errorf("terminal not restored:\nbefore %+v\nafter  %+v", *before, *after)
 			}
-			// Let the last bytes through the pty before reading the screen.
-			time.Sleep(50 * time.Millisecond)
+			// Wait for the last bytes to come through the pty (a loaded
+			// machine may take a while) before reading the screen.
+			showCursor := func() bool {
+				return strings.HasSuffix(strings.TrimRight(screen.String(), "\r\n"), "\x1b[?25h")
+			}
+			for wait := time.Now().Add(5 * time.Second); !showCursor() && time.Now().Before(wait); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			shown := screen.String()
 			if !strings.HasSuffix(strings.TrimRight(shown, "\r\n"), "\x1b[?25h") {
 				t.Errorf("cursor not shown again at exit; screen ends %q", shown[max(0, len(shown)-40):])
