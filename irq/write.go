@@ -14,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/rootpath"
 )
 
 // This file is the one code path that writes to a host: an IRQ's
@@ -268,47 +269,14 @@ func resolveIn(root, p string) (string, error) {
 		// kernel's and there is nothing to leave.
 		return p, nil
 	}
-	cur := ""
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for hops := 0; len(parts) > 0; {
-		e := parts[0]
-		parts = parts[1:]
-		switch e {
-		case "", ".":
-			continue
-		case "..":
-			if cur == "" {
-				return "", fmt.Errorf("%s: link leaves the root", p)
-			}
-			cur = path.Dir(cur)
-			if cur == "." {
-				cur = ""
-			}
-			continue
+	real, err := rootpath.Resolve(rootpath.Dir(root), "", p)
+	if err != nil {
+		if errors.Is(err, rootpath.ErrLeavesRoot) || errors.Is(err, rootpath.ErrTooManyLinks) {
+			return "", fmt.Errorf("%s: link %w", p, err)
 		}
-		next := path.Join(cur, e)
-		full := filepath.Join(root, next)
-		fi, err := os.Lstat(full)
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if hops++; hops > 40 {
-			return "", fmt.Errorf("%s: too many links", p)
-		}
-		target, err := os.Readlink(full)
-		if err != nil {
-			return "", err
-		}
-		if path.IsAbs(target) {
-			cur = ""
-		}
-		parts = append(strings.Split(target, "/"), parts...)
+		return "", err
 	}
-	return filepath.Join(root, cur), nil
+	return filepath.Join(root, real), nil
 }
 
 // Change is one value to write, with the value it replaces.

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/rootpath"
 )
 
 // ErrUnsafe is wrapped by errors for an archive entry that would land
@@ -307,32 +309,16 @@ func (u *unpacker) checkLinks() error {
 }
 
 func (u *unpacker) resolve(link string) error {
-	cur := parent(link)
-	parts := strings.Split(u.targets[link], "/")
-	for hops := 1; len(parts) > 0; {
-		p := parts[0]
-		parts = parts[1:]
-		switch p {
-		case "", ".":
-			continue
-		case "..":
-			if cur == "" {
-				return errors.New("leaves the root")
-			}
-			cur = parent(cur)
-			continue
-		}
-		next := path.Join(cur, p)
-		if u.kinds[next] != kindLink {
-			cur = next
-			continue
-		}
-		if hops++; hops > maxLinkHops {
-			return errors.New("goes through too many links")
-		}
-		parts = append(strings.Split(u.targets[next], "/"), parts...)
+	_, err := rootpath.Resolve(u, parent(link), u.targets[link])
+	return err
+}
+
+// Readlink makes the archive's entries a rootpath.Links.
+func (u *unpacker) Readlink(rel string) (string, bool, error) {
+	if u.kinds[rel] != kindLink {
+		return "", false, nil
 	}
-	return nil
+	return u.targets[rel], true, nil
 }
 
 // cleanName checks an entry name: relative, no "." or ".." components,

@@ -9,15 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-)
 
-// maxLinkHops bounds the links followed while resolving one path, as the
-// kernel's own limit of 40 does.
-const maxLinkHops = 40
+	"github.com/irqnuma/irqnuma/internal/rootpath"
+)
 
 // errLeavesRoot is wrapped by resolution errors for a path or link that
 // points outside the root.
-var errLeavesRoot = errors.New("leaves the root")
+var errLeavesRoot = rootpath.ErrLeavesRoot
 
 // abs returns the host path of rel (slash-separated, relative to root).
 func (c *capturer) abs(rel string) string {
@@ -26,56 +24,32 @@ func (c *capturer) abs(rel string) string {
 
 // resolve follows the symlinks of a logical path inside the tree and
 // returns the real path, relative to the root. Every link met on the way
-// is recorded, so the archive resolves the same way. Relative links are
-// taken from their folder, absolute ones from the root; a link that
-// would leave the root is an error wrapping errLeavesRoot.
+// is recorded, so the archive resolves the same way. A link that would
+// leave the root is an error wrapping errLeavesRoot.
 func (c *capturer) resolve(rel string) (string, error) {
-	cur := ""
-	parts := strings.Split(path.Clean(rel), "/")
-	for hops := 0; len(parts) > 0; {
-		p := parts[0]
-		parts = parts[1:]
-		switch p {
-		case "", ".":
-			continue
-		case "..":
-			if cur == "" {
-				return "", fmt.Errorf("%s: %w", rel, errLeavesRoot)
-			}
-			cur = parent(cur)
-			continue
-		}
-		next := path.Join(cur, p)
-		fi, err := os.Lstat(c.abs(next))
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if hops++; hops > maxLinkHops {
-			return "", fmt.Errorf("%s: too many links", rel)
-		}
-		target, err := c.recordLink(next)
-		if err != nil {
-			return "", err
-		}
-		// recordLink made the target relative to the link's folder.
-		cur = parent(next)
-		parts = append(strings.Split(target, "/"), parts...)
+	real, err := rootpath.Resolve(c, "", rel)
+	if errors.Is(err, rootpath.ErrLeavesRoot) || errors.Is(err, rootpath.ErrTooManyLinks) {
+		return "", fmt.Errorf("%s: %w", rel, err)
 	}
-	return cur, nil
+	return real, err
+}
+
+// Readlink makes the capturer a rootpath.Links: a link is recorded in the
+// archive when resolution meets it.
+func (c *capturer) Readlink(rel string) (string, bool, error) {
+	fi, err := os.Lstat(c.abs(rel))
+	if err != nil {
+		return "", false, err
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return "", false, nil
+	}
+	target, err := c.recordLink(rel)
+	return target, err == nil, err
 }
 
 // parent returns the folder of a root-relative path, "" for the root.
-func parent(rel string) string {
-	d := path.Dir(rel)
-	if d == "." || d == "/" {
-		return ""
-	}
-	return d
-}
+func parent(rel string) string { return rootpath.Parent(rel) }
 
 // recordLink adds the symlink at real path rel to the archive once, and
 // returns its target relative to the link's folder. An absolute target is

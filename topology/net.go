@@ -11,6 +11,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/rootpath"
 )
 
 // NIC is a network interface backed by a device (loopback, bridges and
@@ -220,46 +221,11 @@ func (n *NIC) readQueues(dir string) error {
 // leaving it: relative links are taken from their folder, absolute ones
 // from the root. It returns the cleaned path relative to the root.
 func (h *Host) resolve(rel string) (string, error) {
-	cur := ""
-	parts := strings.Split(path.Clean(rel), "/")
-	for hops := 0; len(parts) > 0; {
-		p := parts[0]
-		parts = parts[1:]
-		switch p {
-		case "", ".":
-			continue
-		case "..":
-			if cur == "" {
-				return "", fmt.Errorf("%s: link leaves the root", rel)
-			}
-			cur = path.Dir(cur)
-			if cur == "." {
-				cur = ""
-			}
-			continue
-		}
-		next := path.Join(cur, p)
-		fi, err := os.Lstat(h.Path(next))
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if hops++; hops > 40 {
-			return "", fmt.Errorf("%s: too many links", rel)
-		}
-		target, err := os.Readlink(h.Path(next))
-		if err != nil {
-			return "", err
-		}
-		if path.IsAbs(target) {
-			cur = ""
-		}
-		parts = append(strings.Split(target, "/"), parts...)
+	real, err := rootpath.Resolve(rootpath.Dir(h.Root), "", rel)
+	if err != nil && !kfile.IsNotExist(err) {
+		return "", fmt.Errorf("%s: link %w", rel, err)
 	}
-	return cur, nil
+	return real, err
 }
 
 // Locality says which CPUs are local to a NIC and how that is known.
