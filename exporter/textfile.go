@@ -2,11 +2,12 @@ package exporter
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/irqnuma/irqnuma/internal/atomicfile"
 )
 
 // WriteTextfile gathers g once and writes the metrics in the text
@@ -19,31 +20,16 @@ func WriteTextfile(path string, g prometheus.Gatherer) error {
 	if err != nil {
 		return fmt.Errorf("textfile %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("textfile: %w", err)
-	}
-	tmp := f.Name()
-	enc := expfmt.NewEncoder(f, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err = enc.Encode(mf); err != nil {
-			break
+	err = atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range mfs {
+			if err := enc.Encode(mf); err != nil {
+				return err
+			}
 		}
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
+		return nil
+	})
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("textfile %s: %w", path, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -95,7 +97,7 @@ func (s *State) Value(p string) (string, bool) {
 // Save writes the state to path durably: mode 0600, written to a
 // temporary name in the same folder, fsynced, renamed into place and the
 // folder fsynced. An existing file at path is never overwritten.
-func (s *State) Save(path string) (err error) {
+func (s *State) Save(path string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
@@ -108,43 +110,12 @@ func (s *State) Save(path string) (err error) {
 	if _, err := os.Lstat(path); err == nil {
 		return fmt.Errorf("save state: %s already exists", path)
 	}
-	f, err := os.CreateTemp(dir, ".state-*.tmp")
+	err = atomicfile.Write(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	if _, err = f.Write(b); err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("save state: fsync %s: %w", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("save state: fsync %s: %w", dir, err)
 	}
 	return nil
 }

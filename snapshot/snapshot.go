@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -123,29 +124,16 @@ func Write(w io.Writer, root string, opts Options) (Result, error) {
 // Create writes a snapshot of root to the file name. The file appears
 // whole or not at all: it is written beside name and renamed into place.
 func Create(name, root string, opts Options) (Result, error) {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return Result{}, fmt.Errorf("snapshot: %w", err)
+	var res Result
+	var werr error // Write's own error names the snapshot already
+	err := atomicfile.Write(name, 0o644, func(w io.Writer) error {
+		res, werr = Write(w, root, opts)
+		return werr
+	})
+	if err != nil && werr == nil {
+		err = fmt.Errorf("snapshot %s: %w", name, err)
 	}
-	tmp := f.Name()
-	res, err := Write(f, root, opts)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return res, err
-	}
-	return res, nil
+	return res, err
 }
 
 // archive writes tar entries, counting them and bounding the total.
