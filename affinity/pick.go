@@ -161,9 +161,9 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 	}
 	switch {
 	case r.NIC != "":
-		nic, ok := h.NICByName(r.NIC)
-		if !ok {
-			return fmt.Errorf("%w %q (this host has: %s)", irq.ErrUnknownNIC, r.NIC, pickNICNames(h))
+		nic, err := irq.LookupNIC(h, r.NIC)
+		if err != nil {
+			return err
 		}
 		loc := h.Locality(nic)
 		if !loc.Known() {
@@ -227,20 +227,18 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	var cpus cpuset.Set
 	var requested, moving, inactive, unknown []*irq.IRQ
 	for _, q := range qs {
-		switch {
-		case q.HasEffective && q.Effective.IsEmpty():
+		switch where, how := q.Landing(); how {
+		case irq.LandInactive:
 			inactive = append(inactive, q)
-		case q.HasEffective:
-			cpus = cpus.Union(q.Effective)
-			if q.HasAffinity && !q.Effective.IsSubsetOf(q.Affinity) {
-				// A move is pending (x86 moves an IRQ at its next
-				// interrupt): it fires once more where it was, then
-				// where it was asked to go.
-				cpus = cpus.Union(q.Affinity)
-				moving = append(moving, q)
-			}
-		case q.HasAffinity:
-			cpus = cpus.Union(q.Affinity)
+		case irq.LandEffective:
+			cpus = cpus.Union(where)
+		case irq.LandPending:
+			// x86 moves an IRQ at its next interrupt: it fires once
+			// more where it was, then where it was asked to go.
+			cpus = cpus.Union(q.Effective).Union(where)
+			moving = append(moving, q)
+		case irq.LandRequested:
+			cpus = cpus.Union(where)
 			requested = append(requested, q)
 		default:
 			unknown = append(unknown, q)
@@ -313,15 +311,4 @@ func pickIRQList(qs []*irq.IRQ) string {
 		}
 	}
 	return cpuset.New(ids...).List()
-}
-
-func pickNICNames(h *topology.Host) string {
-	if len(h.NICs) == 0 {
-		return "no NICs"
-	}
-	names := make([]string, len(h.NICs))
-	for i, n := range h.NICs {
-		names[i] = n.Name
-	}
-	return strings.Join(names, ", ")
 }

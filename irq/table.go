@@ -68,8 +68,8 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		return nil, err
 	}
 	for _, name := range opt.NICs {
-		if _, ok := h.NICByName(name); !ok {
-			return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, nicNames(h))
+		if _, err := LookupNIC(h, name); err != nil {
+			return nil, err
 		}
 	}
 	folders, err := ListIRQs(h.Root)
@@ -189,6 +189,15 @@ func (t *Table) PerCPU(q *IRQ) map[int]uint64 {
 		}
 	}
 	return m
+}
+
+// LookupNIC returns the named NIC of h, or an error wrapping
+// ErrUnknownNIC that lists the NICs h has.
+func LookupNIC(h *topology.Host, name string) (*topology.NIC, error) {
+	if n, ok := h.NICByName(name); ok {
+		return n, nil
+	}
+	return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, nicNames(h))
 }
 
 func nicNames(h *topology.Host) string {
