@@ -8,7 +8,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/kfile"
-	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -20,12 +19,10 @@ var failOnLevels = []string{"info", "warning", "error", "never"}
 
 func newAuditCmd(a *app) *cobra.Command {
 	var (
-		nics   []string
-		pids   []int
-		comms  []string
-		failOn string
+		sel      selection
+		failOn   string
+		textfile string
 	)
-	var textfile string
 	c := &cobra.Command{
 		Use:   "audit",
 		Short: "Say whether the NICs, their queue IRQs and benchmark processes sit on the same node",
@@ -44,17 +41,10 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 			if !slices.Contains(failOnLevels, failOn) {
 				return usagef("--fail-on %q: want info, warning, error or never", failOn)
 			}
-			for _, p := range pids {
-				if p <= 0 {
-					return usagef("--pid %d: not a process id", p)
-				}
+			if err := sel.check(); err != nil {
+				return err
 			}
-			for _, cm := range comms {
-				if cm == "" {
-					return usagef("--comm: empty name")
-				}
-			}
-			fs, doc, err := runAuditTextfile(a, textfile, auditSelection{nics, pids, comms})
+			fs, doc, err := runAuditTextfile(a, textfile, sel)
 			if err != nil {
 				return err
 			}
@@ -76,36 +66,19 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 			return nil
 		},
 	}
-	c.Flags().StringArrayVar(&nics, "nic", nil, "audit only this NIC (repeatable)")
-	c.Flags().IntSliceVar(&pids, "pid", nil, "watch this process and all its threads (repeatable)")
-	c.Flags().StringArrayVar(&comms, "comm", nil, "watch every process whose comm is exactly this (repeatable)")
+	sel.flags(c, "audit only this NIC (repeatable)")
 	c.Flags().StringVar(&failOn, "fail-on", "warning", "exit 3 when a finding is at or above: info, warning, error or never")
 	c.Flags().StringVar(&textfile, "textfile", "", "also write the findings as Prometheus metrics to this file, atomically (node_exporter textfile collector)")
 	return c
 }
 
 // runAudit reads everything the audit needs under root and runs it.
-func runAudit(root string, nics []string, pids []int, comms []string) ([]report.Finding, report.AuditDoc, error) {
-	h, err := topology.Read(root)
+func runAudit(root string, s selection) ([]report.Finding, report.AuditDoc, error) {
+	st, err := auditState(root, s)
 	if err != nil {
 		return nil, report.AuditDoc{}, err
 	}
-	t, err := irq.Load(h, irq.Options{NICs: nics})
-	if err != nil {
-		return nil, report.AuditDoc{}, err
-	}
-	var procs []*affinity.Process
-	if len(pids) > 0 || len(comms) > 0 {
-		if procs, err = affinity.Select(root, pids, comms); err != nil {
-			return nil, report.AuditDoc{}, err
-		}
-	}
-	opts, err := auditInputs(h, root, nics)
-	if err != nil {
-		return nil, report.AuditDoc{}, err
-	}
-	fs := report.Audit(h, t, procs, opts)
-	return fs, report.NewAuditDoc(h, t, fs), nil
+	return st.Findings, report.NewAuditDoc(st.Host, st.IRQs, st.Findings), nil
 }
 
 // auditInputs reads irqbalance, the kernel command line and the IOMMU

@@ -584,7 +584,7 @@ func BenchmarkAuditHost(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		fs, _, err := runAudit(root, nil, pids, nil)
+		fs, _, err := runAudit(root, selection{pids: pids})
 		if err != nil {
 			b.Fatal(err)
 		}

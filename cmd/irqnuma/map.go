@@ -8,19 +8,14 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/irqnuma/irqnuma/affinity"
-	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 func init() { register(newMapCmd) }
 
 func newMapCmd(a *app) *cobra.Command {
 	var (
-		nics  []string
-		pids  []int
-		comms []string
+		sel   selection
 		svg   string
 		width int
 		color string
@@ -59,17 +54,10 @@ stdout); -o json writes the model both are drawn from.`,
 			default:
 				return usagef("--color %q: want auto, always or never", color)
 			}
-			for _, p := range pids {
-				if p <= 0 {
-					return usagef("--pid %d: not a process id", p)
-				}
+			if err := sel.check(); err != nil {
+				return err
 			}
-			for _, cm := range comms {
-				if cm == "" {
-					return usagef("--comm: empty name")
-				}
-			}
-			m, err := buildMap(a.root, nics, pids, comms)
+			m, err := buildMap(a.root, sel)
 			if err != nil {
 				return err
 			}
@@ -92,9 +80,7 @@ stdout); -o json writes the model both are drawn from.`,
 			return report.WriteMap(a.stdout, m, report.MapStyle{Width: width, Color: useColor})
 		},
 	}
-	c.Flags().StringArrayVar(&nics, "nic", nil, "draw only this NIC (repeatable); default every NIC")
-	c.Flags().IntSliceVar(&pids, "pid", nil, "mark where this process's threads run (repeatable)")
-	c.Flags().StringArrayVar(&comms, "comm", nil, "mark the processes with this exact command name (repeatable)")
+	sel.flags(c, "draw only this NIC (repeatable); default every NIC")
 	c.Flags().StringVar(&svg, "svg", "", "write the picture as a standalone SVG to this file (- for stdout)")
 	c.Flags().IntVar(&width, "width", 0, fmt.Sprintf("columns to fit (default %d)", report.DefaultMapWidth))
 	c.Flags().StringVar(&color, "color", "auto", "colour: auto (when stdout is a terminal), always or never")
@@ -102,22 +88,12 @@ stdout); -o json writes the model both are drawn from.`,
 }
 
 // buildMap reads what the picture needs under root.
-func buildMap(root string, nics []string, pids []int, comms []string) (*report.Map, error) {
-	h, err := topology.Read(root)
+func buildMap(root string, s selection) (*report.Map, error) {
+	h, t, procs, err := s.read(root)
 	if err != nil {
 		return nil, err
 	}
-	t, err := irq.Load(h, irq.Options{NICs: nics})
-	if err != nil {
-		return nil, err
-	}
-	var procs []*affinity.Process
-	if len(pids) > 0 || len(comms) > 0 {
-		if procs, err = affinity.Select(root, pids, comms); err != nil {
-			return nil, err
-		}
-	}
-	return report.BuildMap(h, t, procs, report.MapOptions{NICs: nics}), nil
+	return report.BuildMap(h, t, procs, report.MapOptions{NICs: s.nics}), nil
 }
 
 // isTerminal reports whether w is a terminal.

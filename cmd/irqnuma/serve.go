@@ -9,11 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/exporter"
-	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 func init() { register(newServeCmd) }
@@ -21,7 +18,7 @@ func init() { register(newServeCmd) }
 func newServeCmd(a *app) *cobra.Command {
 	var (
 		listen string
-		sel    auditSelection
+		sel    selection
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -68,54 +65,16 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", exporter.DefaultListen, "address to serve /metrics on")
-	sel.flags(c)
+	sel.flags(c, "audit only this NIC (repeatable)")
 	return c
 }
 
-// auditSelection is what serve and the textfile audit narrow the audit
-// to: the audit command's --nic, --pid and --comm.
-type auditSelection struct {
-	nics  []string
-	pids  []int
-	comms []string
-}
-
-func (s *auditSelection) flags(c *cobra.Command) {
-	c.Flags().StringArrayVar(&s.nics, "nic", nil, "audit only this NIC (repeatable)")
-	c.Flags().IntSliceVar(&s.pids, "pid", nil, "watch this process and all its threads (repeatable)")
-	c.Flags().StringArrayVar(&s.comms, "comm", nil, "watch every process whose comm is exactly this (repeatable)")
-}
-
-func (s *auditSelection) check() error {
-	for _, p := range s.pids {
-		if p <= 0 {
-			return usagef("--pid %d: not a process id", p)
-		}
-	}
-	for _, c := range s.comms {
-		if c == "" {
-			return usagef("--comm: empty name")
-		}
-	}
-	return nil
-}
-
-// auditState reads the host and audits it as irqnuma audit does
-// (runAudit), keeping the topology and IRQs the metrics are made of.
-func auditState(root string, s auditSelection) (*exporter.State, error) {
-	h, err := topology.Read(root)
+// auditState reads the host and audits it as irqnuma audit does,
+// keeping the topology and IRQs the metrics are made of.
+func auditState(root string, s selection) (*exporter.State, error) {
+	h, t, procs, err := s.read(root)
 	if err != nil {
 		return nil, err
-	}
-	t, err := irq.Load(h, irq.Options{NICs: s.nics})
-	if err != nil {
-		return nil, err
-	}
-	var procs []*affinity.Process
-	if len(s.pids) > 0 || len(s.comms) > 0 {
-		if procs, err = affinity.Select(root, s.pids, s.comms); err != nil {
-			return nil, err
-		}
 	}
 	opts, err := auditInputs(h, root, s.nics)
 	if err != nil {
@@ -126,7 +85,7 @@ func auditState(root string, s auditSelection) (*exporter.State, error) {
 
 // newMetricsRegistry returns a registry whose every gather reads and
 // audits the root afresh; logf is told of failed reads.
-func newMetricsRegistry(a *app, s auditSelection, logf func(format string, args ...any)) *prometheus.Registry {
+func newMetricsRegistry(a *app, s selection, logf func(format string, args ...any)) *prometheus.Registry {
 	col := exporter.NewCollector(a.ctx, func(ctx context.Context) (*exporter.State, error) {
 		return auditState(a.root, s)
 	}, func(err error) { logf("scrape: %v", err) })

@@ -13,9 +13,9 @@ import (
 // node_exporter's textfile collector. The file is replaced atomically,
 // and written even when the read fails (with irqnuma_scrape_error 1), so
 // the failure shows in Prometheus too; the error is then returned.
-func runAuditTextfile(a *app, path string, s auditSelection) ([]report.Finding, report.AuditDoc, error) {
+func runAuditTextfile(a *app, path string, s selection) ([]report.Finding, report.AuditDoc, error) {
 	if path == "" {
-		return runAudit(a.root, s.nics, s.pids, s.comms)
+		return runAudit(a.root, s)
 	}
 	var (
 		st      *exporter.State
