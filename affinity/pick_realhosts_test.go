@@ -31,7 +31,7 @@ func TestPickRealHostNodes(t *testing.T) {
 			t.Fatalf("%s: %v", c, err)
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			h, err := topology.Read(realhosts.Unpack(t, c))
+			h, err := topology.Read(realhosts.Root(t, c))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,7 +62,7 @@ func TestInferDell(t *testing.T) {
 	if !ok {
 		t.Skip("dell-2numa capture absent")
 	}
-	root := realhosts.Unpack(t, c)
+	root := realhosts.Root(t, c)
 	h, err := topology.Read(root)
 	if err != nil {
 		t.Fatal(err)

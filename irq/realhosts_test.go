@@ -16,7 +16,7 @@ func TestRealHosts(t *testing.T) {
 	realhosts.Require(t)
 	for _, c := range realhosts.Captures() {
 		t.Run(c.Name, func(t *testing.T) {
-			root := realhosts.Unpack(t, c)
+			root := realhosts.Root(t, c)
 			h, err := topology.Read(root)
 			if err != nil {
 				t.Fatalf("topology.Read: %v", err)

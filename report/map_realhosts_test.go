@@ -30,7 +30,7 @@ func TestMapRealHosts(t *testing.T) {
 			if !ok {
 				t.Skipf("capture %s not found", name)
 			}
-			root := realhosts.Unpack(t, c)
+			root := realhosts.Root(t, c)
 			h, tb := loadMapHost(t, root)
 			m := BuildMap(h, tb, nil, MapOptions{})
 

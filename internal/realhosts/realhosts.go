@@ -4,8 +4,9 @@
 // there, and each capture's SOURCE.txt for where it came from).
 //
 // It is test support only: every function either takes a testing.TB or
-// returns plain data, nothing is cached between calls, and nothing here is
-// imported by the CLI. A test that needs the captures calls Require first, so
+// returns plain data, and nothing here is imported by the CLI. Root shares
+// one read-only unpacked tree per capture among all tests of a run;
+// Unpack gives a test its own writable copy. A test that needs the captures calls Require first, so
 // it skips with a clear message on a machine that does not have them.
 //
 // Expected answers are other projects' answers for the same machine, read
@@ -44,9 +45,13 @@ func Dir() (string, bool) {
 	return dir, err == nil && fi.IsDir()
 }
 
-// Require returns the realhosts folder, or skips the test when it is absent.
+// Require returns the realhosts folder, or skips the test when it is
+// absent or under -short (the captures are the slow part of the suite).
 func Require(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("real-host captures (-short)")
+	}
 	dir, ok := Dir()
 	if !ok {
 		t.Skipf("real-host captures not found at %s; these tests need the shared realhosts folder next to the module", dir)

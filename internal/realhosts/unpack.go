@@ -5,14 +5,19 @@ import (
 	"bufio"
 	"compress/bzip2"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Bounds that keep a damaged or hostile archive from filling the disk.
@@ -21,11 +26,36 @@ const (
 	maxTotalSize = 1 << 30  // the whole archive, unpacked
 )
 
+// Root returns the folder that holds proc/ and/or sys/ of c's archive,
+// unpacked once and shared: by every test of the process, and by every
+// test process that uses the same temporary folder (go test runs one per
+// package), so the eleven captures are unpacked once per run, not once per
+// test. The tree is read-only (write bits cleared on every file and
+// folder); a test that writes to a capture uses Unpack instead.
+//
+// The cache lives in os.TempDir() under irqnuma-realhosts-<uid>, one
+// folder per archive content (its SHA-256) and unpacker version, made by
+// unpacking into a private folder and renaming it into place, so
+// concurrent test processes never see a half-made tree.
+func Root(t testing.TB, c Capture) string {
+	t.Helper()
+	dir, err := cached(c.Archive)
+	if err != nil {
+		t.Fatalf("unpack capture %s: %v", c.Name, err)
+	}
+	root, err := hostRoot(dir)
+	if err != nil {
+		t.Fatalf("unpack capture %s: %v", c.Name, err)
+	}
+	return root
+}
+
 // Unpack unpacks c's archive into a fresh t.TempDir() and returns the folder
 // that holds proc/ and/or sys/: the temporary folder itself for the
 // sysinfo.tgz captures, the one folder below it for the hwloc archives (whose
 // folder names differ from the archive names, e.g. 48amd64-4d2n6c-sparse).
-// Nothing is cached; each call unpacks afresh, so tests may write to the tree.
+// Each call unpacks afresh, so the test may write to the tree; tests that
+// only read use Root.
 //
 // Unpacking is confined to the temporary folder with os.Root: entries whose
 // names or symlink targets leave it are refused. Directories, regular files,
@@ -44,6 +74,145 @@ func Unpack(t testing.TB, c Capture) string {
 		t.Fatalf("unpack capture %s: %v", c.Name, err)
 	}
 	return root
+}
+
+// cacheVersion names the unpacker's output: change it when unpack or
+// readOnly change what a cached tree holds, so stale trees are not used.
+const cacheVersion = "v1"
+
+var (
+	cacheMu sync.Mutex
+	cacheOf = map[string]string{} // archive path -> cached folder
+)
+
+// cached returns the shared read-only unpacked copy of archive, making it
+// when no process has yet.
+func cached(archive string) (string, error) {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	if dir, ok := cacheOf[archive]; ok {
+		return dir, nil
+	}
+	sum, err := fileSHA256(archive)
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("irqnuma-realhosts-%d", os.Getuid()))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	cleanOnce.Do(func() { clean(base) })
+	dir := filepath.Join(base, cacheVersion+"-"+sum[:24])
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		cacheOf[archive] = dir
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(base, "unpacking-")
+	if err != nil {
+		return "", err
+	}
+	defer removeTree(tmp) // a no-op once renamed
+	if err := unpack(archive, tmp); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o444); err != nil {
+		return "", err
+	}
+	if err := readOnly(tmp); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process made it first: use theirs.
+		if _, serr := os.Stat(filepath.Join(dir, ".complete")); serr != nil {
+			return "", err
+		}
+	}
+	cacheOf[archive] = dir
+	return dir, nil
+}
+
+var cleanOnce sync.Once
+
+// clean removes what earlier runs left in base that this one will not
+// use: trees of another unpacker version, and private folders of runs
+// killed while unpacking (older than ten minutes, so a concurrent
+// process's folder is left alone).
+func clean(base string) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, cacheVersion+"-"):
+		case strings.HasPrefix(name, "unpacking-"):
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 10*time.Minute {
+				removeTree(filepath.Join(base, name))
+			}
+		default:
+			removeTree(filepath.Join(base, name))
+		}
+	}
+}
+
+func fileSHA256(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", name, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readOnly clears the write bits of every file and folder under dir,
+// folders last so the walk can finish.
+func readOnly(dir string) error {
+	var dirs []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			dirs = append(dirs, p)
+		case d.Type().IsRegular():
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return os.Chmod(p, fi.Mode().Perm()&^0o222)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Chmod(dirs[i], 0o555); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTree removes dir even when readOnly has made its folders
+// read-only.
+func removeTree(dir string) {
+	if _, err := os.Lstat(dir); err != nil {
+		return
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
 }
 
 // openArchive returns a tar reader over the archive at p; close the returned
