@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest/hostgen"
@@ -192,4 +193,37 @@ func Synthetic(t testing.TB, s SyntheticSpec) string {
 		t.Fatalf("hosttest.Synthetic: %v", err)
 	}
 	return dir
+}
+
+// Live marks a test of the live host (its /proc and /sys, not a tree).
+// Under -short it skips the test. Otherwise it serialises the live tests
+// across every test process on the machine (go test runs packages in
+// parallel, and a second checkout may be testing too): it waits for an
+// exclusive flock on a lock file in /run/lock (or the temporary folder
+// when that is absent) and releases it when the test ends, so no test
+// sees the IRQs another is moving.
+func Live(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("live-host test (-short)")
+	}
+	dir := "/run/lock"
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = os.TempDir()
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "irqnuma-live-tests.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatalf("hosttest.Live: %v", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		t.Fatalf("hosttest.Live: flock %s: %v", f.Name(), err)
+	}
+	t.Cleanup(func() { f.Close() }) // closing the file drops the lock
 }
