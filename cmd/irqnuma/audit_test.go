@@ -83,6 +83,7 @@ var auditHosts = []string{"seed", "vm-virtio", "offline-2node", "arm64", "nps2"}
 
 // TestAuditGolden audits every host tree in both formats.
 func TestAuditGolden(t *testing.T) {
+	t.Parallel()
 	wantCode := map[string]int{"seed": 3, "vm-virtio": 0, "offline-2node": 3, "arm64": 3, "nps2": 3}
 	for _, host := range auditHosts {
 		t.Run(host, func(t *testing.T) {
@@ -104,6 +105,7 @@ func TestAuditGolden(t *testing.T) {
 // TestAuditSeed is the issue's acceptance on the seed host: irq-shared-cpu
 // for IRQs 286 and 290 on CPU 53, and no irq-remote.
 func TestAuditSeed(t *testing.T) {
+	t.Parallel()
 	doc, code := auditJSON(t, hosttest.Copy(t, "seed"))
 	if code != exitFindings {
 		t.Errorf("exit %d, want %d (a warning at the default --fail-on warning)", code, exitFindings)
@@ -133,6 +135,7 @@ func TestAuditSeed(t *testing.T) {
 // (node 0; the NIC is on node 1) is proc-remote; a thread last seen on
 // CPU 3 makes it an error.
 func TestAuditIperf3Remote(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	writeProc(t, root, 64, testProc{pid: 4242, comm: "iperf3", allowed: "0-15",
 		threads: []testThread{{tid: 4242, allowed: "0-15", lastCPU: 3}, {tid: 4243, allowed: "0-15", lastCPU: 7}},
@@ -175,6 +178,7 @@ func TestAuditIperf3Remote(t *testing.T) {
 // TestAuditEveryCheck builds variants of the seed host that each trigger
 // one check, and a clean variant that triggers none.
 func TestAuditEveryCheck(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		edit  func(t *testing.T, root string)
@@ -280,6 +284,7 @@ func TestAuditEveryCheck(t *testing.T) {
 // well-placed iperf3 and irqbalance banning eth0's IRQs, has no findings
 // at all, so even --fail-on info passes.
 func TestAuditClean(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	setIRQ(t, root, 290, "16", "16")
 	put(t, root, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0/queues/tx-6/xps_cpus", "00000000,00010000\n")
@@ -301,6 +306,7 @@ func TestAuditClean(t *testing.T) {
 
 // TestAuditExitCodes: 0/3 by --fail-on, 1 for runtime errors, 2 for usage.
 func TestAuditExitCodes(t *testing.T) {
+	t.Parallel()
 	seed := hosttest.Copy(t, "seed")        // 1 warning, 2 info
 	nps2 := hosttest.Copy(t, "nps2")        // errors
 	virtio := hosttest.Copy(t, "vm-virtio") // info only
@@ -344,17 +350,11 @@ func TestAuditExitCodes(t *testing.T) {
 // TestAuditGateScript runs the built binary from a shell script the way
 // the README shows: the benchmark runs only when the audit passes.
 func TestAuditGateScript(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	bin := filepath.Join(t.TempDir(), "irqnuma")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := cliBinary(t)
 	script := `if "$IRQNUMA" --root "$1" audit --fail-on "$2" >/dev/null; then echo run benchmark; else echo "audit says no ($?)"; fi`
 	tests := []struct {
 		host, failOn, want string
@@ -379,6 +379,8 @@ func TestAuditGateScript(t *testing.T) {
 // TestAuditLive audits this machine: it must finish with a verdict and
 // well-formed JSON, and every NIC it reports must exist here.
 func TestAuditLive(t *testing.T) {
+	t.Parallel()
+	hosttest.Live(t)
 	if _, err := os.Stat("/proc/interrupts"); err != nil {
 		t.Skipf("no live /proc: %v", err)
 	}
@@ -598,6 +600,7 @@ func BenchmarkAuditHost(b *testing.B) {
 // verdict, and the findings checked by hand against the capture's files
 // must be there exactly.
 func TestAuditRealhosts(t *testing.T) {
+	t.Parallel()
 	realhosts.Require(t)
 	caps := realhosts.Captures()
 	if len(caps) == 0 {
@@ -633,7 +636,7 @@ func TestAuditRealhosts(t *testing.T) {
 	}
 	for _, c := range caps {
 		t.Run(c.Name, func(t *testing.T) {
-			root := realhosts.Unpack(t, c)
+			root := realhosts.Root(t, c)
 			doc, _ := auditJSON(t, root)
 			if len(doc.Findings) == 0 {
 				t.Fatalf("no findings at all; a capture always lacks something (irqbalance, IOMMU)")

@@ -53,6 +53,7 @@ func allowedCPUs(t *testing.T) cpuset.Set {
 }
 
 func TestExecAffinity(t *testing.T) {
+	t.Parallel()
 	skipUnlessLive(t)
 	all := allowedCPUs(t)
 	last, _ := all.Max()
@@ -72,6 +73,7 @@ func TestExecAffinity(t *testing.T) {
 // TestExecNIC runs through exec what mask picks on this host, and checks
 // the child got exactly that.
 func TestExecNIC(t *testing.T) {
+	t.Parallel()
 	skipUnlessLive(t)
 	want, stderr, code := runCLI(t, "mask", "--nic", "eth0")
 	if code != 0 {
@@ -91,6 +93,7 @@ func TestExecNIC(t *testing.T) {
 // read from numa_maps, where every mapping of a task with an MPOL_BIND
 // policy shows "bind:<nodes>".
 func TestExecMembind(t *testing.T) {
+	t.Parallel()
 	skipUnlessLive(t)
 	if _, err := os.Stat("/proc/self/numa_maps"); err != nil {
 		t.Skipf("no numa_maps (kernel without NUMA): %v", err)
@@ -131,6 +134,7 @@ func TestExecMembind(t *testing.T) {
 }
 
 func TestExecStatus(t *testing.T) {
+	t.Parallel()
 	skipUnlessLive(t)
 	cpu := allowedCPUs(t).First(1).List()
 	notExec := filepath.Join(t.TempDir(), "script")
@@ -163,6 +167,7 @@ func TestExecStatus(t *testing.T) {
 }
 
 func TestExecUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		give       []string
@@ -184,6 +189,7 @@ func TestExecUsage(t *testing.T) {
 }
 
 func TestExecStdin(t *testing.T) {
+	t.Parallel()
 	skipUnlessLive(t)
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"exec", "--cpus", allowedCPUs(t).First(1).List(), "--", "tr", "a-z", "A-Z"},

@@ -17,6 +17,7 @@ var foundationHosts = []string{"seed", "vm-virtio", "offline-2node", "arm64", "n
 // TestFoundationGolden runs topology and irq list, in both formats, on
 // every host tree and compares with the golden files.
 func TestFoundationGolden(t *testing.T) {
+	t.Parallel()
 	for _, host := range foundationHosts {
 		t.Run(host, func(t *testing.T) {
 			root := hosttest.Copy(t, host)
@@ -46,6 +47,7 @@ func TestFoundationGolden(t *testing.T) {
 // host: IRQ 284 affinity 50, 285 17, all 16 queue IRQs local to node 1,
 // and eth0 under node 1.
 func TestSeedDoneWhen(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	stdout, stderr, code := runCLI(t, "--root", root, "irq", "list", "-o", "json")
 	if code != 0 {
@@ -109,6 +111,7 @@ func TestSeedDoneWhen(t *testing.T) {
 // TestBadInput: every kind of bad input gives one clear line on stderr and
 // a non-zero exit, never a panic or a silent wrong value.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		mutate   func(t *testing.T, root string)
@@ -169,6 +172,7 @@ func TestBadInput(t *testing.T) {
 // TestUnknownLocality: numa_node -1 on a two-node host with a
 // local_cpulist covering every CPU is unknown, never node 0.
 func TestUnknownLocality(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	dev := "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/"
 	write(t, root, dev+"numa_node", "-1\n")
@@ -189,6 +193,8 @@ func TestUnknownLocality(t *testing.T) {
 // TestLive runs both commands on this machine and checks them against
 // /proc directly.
 func TestLive(t *testing.T) {
+	t.Parallel()
+	hosttest.Live(t)
 	if _, err := os.Stat("/proc/interrupts"); err != nil {
 		t.Skip("no /proc/interrupts on this machine")
 	}

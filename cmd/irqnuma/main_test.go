@@ -15,12 +15,47 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
 
+// TestMain makes the test binary the irqnuma binary when it is run under
+// that name (cliBinary links it so), busybox style: a test that needs a
+// real process (a shell script, signals, a pipe) runs the code under test
+// without a go build of its own.
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "irqnuma" {
+		ctx, stop := notifyContext(context.Background())
+		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// cliBinary returns the path of an "irqnuma" that runs this test binary
+// as the command (see TestMain).
+func cliBinary(t testing.TB) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "irqnuma")
+	if err := os.Symlink(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // runCLI runs irqnuma with args in-process and returns its stdout, stderr
 // and exit code.
 func runCLI(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runCLISys(t, hostSys(), args...)
+}
+
+// runCLISys is runCLI with the given process facts (writer, user, clock).
+func runCLISys(t testing.TB, s sys, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	code = runSys(context.Background(), s, args, strings.NewReader(""), &out, &errb)
 	return out.String(), errb.String(), code
 }
 

@@ -22,6 +22,7 @@ import (
 // The picture of each host tree: text (no colour: stdout is not a
 // terminal), SVG, and for seed the JSON model.
 func TestMapGolden(t *testing.T) {
+	t.Parallel()
 	for _, host := range []string{"seed", "nps2", "arm64", "offline-2node", "vm-virtio"} {
 		t.Run(host, func(t *testing.T) {
 			root := hosttest.Root(host)
@@ -49,6 +50,7 @@ func TestMapGolden(t *testing.T) {
 
 // A snapshot of a host tree draws the same picture as the tree.
 func TestMapSnapshot(t *testing.T) {
+	t.Parallel()
 	archive := filepath.Join(t.TempDir(), "nps2.tar.gz")
 	if _, errOut, code := runCLI(t, "--root", hosttest.Root("nps2"), "snapshot", "-o", archive); code != 0 {
 		t.Fatalf("snapshot: exit %d: %s", code, errOut)
@@ -65,6 +67,7 @@ func TestMapSnapshot(t *testing.T) {
 
 // --svg FILE writes the same SVG as --svg - and nothing to stdout.
 func TestMapSVGFile(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Root("nps2")
 	want, _, code := runCLI(t, "--root", root, "map", "--svg", "-")
 	if code != 0 {
@@ -88,6 +91,7 @@ func TestMapSVGFile(t *testing.T) {
 }
 
 func TestMapJSON(t *testing.T) {
+	t.Parallel()
 	out, _, code := runCLI(t, "--root", hosttest.Root("seed"), "map", "-o", "json")
 	if code != 0 {
 		t.Fatal("map -o json failed")
@@ -115,6 +119,7 @@ func TestMapJSON(t *testing.T) {
 }
 
 func TestMapColor(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Root("seed")
 	tests := []struct {
 		give []string
@@ -170,6 +175,7 @@ func TestMapColorTerminal(t *testing.T) {
 }
 
 func TestMapWidth(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Root("seed")
 	for _, w := range []int{40, 80, 120} {
 		out, errOut, code := runCLI(t, "--root", root, "map", "--width", strconv.Itoa(w))
@@ -187,6 +193,7 @@ func TestMapWidth(t *testing.T) {
 }
 
 func TestMapBadInput(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Root("seed")
 	tests := []struct {
 		give     []string
@@ -225,6 +232,7 @@ func TestMapBadInput(t *testing.T) {
 // A benchmark process written into a copy of the seed tree: the map marks
 // where its threads last ran and may run, and the queue CPU it shares.
 func TestMapProcess(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	mapWriteProc(t, root, 4242, "iperf3", "16-19", map[int]int{4242: 16, 4243: 17})
 	for _, args := range [][]string{{"--pid", "4242"}, {"--comm", "iperf3"}} {
@@ -247,6 +255,8 @@ func TestMapProcess(t *testing.T) {
 
 // The live host: the test's own process is drawn where it runs.
 func TestMapLive(t *testing.T) {
+	t.Parallel()
+	hosttest.Live(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("live map needs Linux /proc and /sys")
 	}
@@ -325,6 +335,7 @@ func mapWriteProc(t *testing.T, root string, pid int, comm, allowed string, thre
 // The README opens with the seed host's map: it must be what the tool
 // prints.
 func TestMapREADME(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ func transcript(t *testing.T, root, name string, lines []string) string {
 }
 
 func TestMaskGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		host  string
 		lines []string
@@ -102,6 +103,7 @@ func TestMaskGolden(t *testing.T) {
 // TestMaskSeed checks the numbers on the seed host, apart from
 // the golden files.
 func TestMaskSeed(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Root("seed")
 	tests := []struct {
 		give     string
@@ -132,6 +134,7 @@ func TestMaskSeed(t *testing.T) {
 // TestMaskSeedExcludeIRQCPUs reads the effective CPUs of IRQs 284-299 from
 // irq list and checks mask --exclude-irq-cpus drops exactly those.
 func TestMaskSeedExcludeIRQCPUs(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Root("seed")
 	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "list", "--nic", "eth0")
 	if code != 0 {
@@ -175,6 +178,7 @@ func TestMaskSeedExcludeIRQCPUs(t *testing.T) {
 
 // TestMaskWide checks the mask and taskset forms on a 256-CPU host.
 func TestMaskWide(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Synthetic(t, hosttest.SyntheticSpec{CPUs: 256, Nodes: 2, SMT: true, NICs: 1, QueuesPerNIC: 8})
 	got := transcript(t, root, "synthetic-256", []string{
 		"mask --nic eth0",
@@ -193,6 +197,7 @@ func TestMaskWide(t *testing.T) {
 // NIC's place is unknown (exit 2, asking for --node or --cpus) and formats
 // that carry nodes refuse (exit 1).
 func TestMaskNoNUMA(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/node")); err != nil {
 		t.Fatal(err)

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,14 +22,6 @@ func init() {
 	registerIRQ(newIRQPinCmd)
 	registerIRQ(newIRQRestoreCmd)
 }
-
-// Seams for tests: the writer (to inject failures), the effective user id
-// and the clock (state file names).
-var (
-	pinWriter irq.Writer = irq.FileWriter{}
-	geteuid              = os.Geteuid
-	now                  = time.Now
-)
 
 // pinDoc is the JSON document of `irq pin` and `irq restore`.
 type pinDoc struct {
@@ -138,7 +128,7 @@ func isLiveRoot(root string) bool {
 
 // needRoot refuses a change to the live host without root.
 func needRoot(a *app, what string) error {
-	if isLiveRoot(a.root) && geteuid() != 0 {
+	if isLiveRoot(a.root) && a.geteuid() != 0 {
 		return fmt.Errorf("%s changes the live host's IRQ affinity and needs root (run it with sudo; --dry-run shows the plan without root)", what)
 	}
 	return nil
@@ -235,7 +225,7 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 	}
 	defer lock.Release()
 	// Save the values the writes replace, read now under the lock.
-	state, err := irq.NewState(a.root, now())
+	state, err := irq.NewState(a.root, a.now())
 	if err != nil {
 		return err
 	}
@@ -258,7 +248,7 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 	}
 	doc.StateFile = statePath
 
-	res, stop := irq.Apply(a.ctx, pinWriter, a.root, changes, irq.ApplyOptions{KeepGoing: f.keepGoing})
+	res, stop := irq.Apply(a.ctx, a.writer, a.root, changes, irq.ApplyOptions{KeepGoing: f.keepGoing})
 	var failed, rollbackFailed []string
 	changed := 0
 	for ci, r := range res {
@@ -550,7 +540,7 @@ func runRestore(a *app, args []string) error {
 		doc.Plan = append(doc.Plan, row)
 	}
 	// Restore tries every value, whatever fails; nothing is rolled back.
-	res, _ := irq.Apply(context.WithoutCancel(a.ctx), pinWriter, a.root, changes, irq.ApplyOptions{KeepGoing: true})
+	res, _ := irq.Apply(context.WithoutCancel(a.ctx), a.writer, a.root, changes, irq.ApplyOptions{KeepGoing: true})
 	var failed []string
 	for i, r := range res {
 		row := &doc.Plan[rowOf[i]]

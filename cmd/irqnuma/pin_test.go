@@ -26,23 +26,23 @@ var pinTime = time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
 // seedQueueCPUs are the published CPUs of mlx5_comp0..15 (IRQs 284-299).
 var seedQueueCPUs = []int{50, 17, 53, 51, 58, 55, 53, 30, 60, 20, 21, 61, 26, 23, 24, 63}
 
-// withPinSeams swaps the writer, effective uid and clock for one test.
-func withPinSeams(t *testing.T, w irq.Writer, uid int) {
-	t.Helper()
-	oldW, oldUID, oldNow := pinWriter, geteuid, now
+// pinSys is the process a pin test runs in: writer w (the kernel's files
+// when nil), effective uid uid and the fixed clock pinTime.
+func pinSys(w irq.Writer, uid int) sys {
+	s := hostSys()
 	if w != nil {
-		pinWriter = w
+		s.writer = w
 	}
-	geteuid = func() int { return uid }
-	now = func() time.Time { return pinTime }
-	t.Cleanup(func() { pinWriter, geteuid, now = oldW, oldUID, oldNow })
+	s.geteuid = func() int { return uid }
+	s.now = func() time.Time { return pinTime }
+	return s
 }
 
-// runCLIContext is runCLI with a context, for signals.
-func runCLIContext(t *testing.T, ctx context.Context, args ...string) (stdout, stderr string, code int) {
+// runCLIContext is runCLISys with a context, for signals.
+func runCLIContext(t *testing.T, ctx context.Context, s sys, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(ctx, args, strings.NewReader(""), &out, &errb)
+	code = runSys(ctx, s, args, strings.NewReader(""), &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -113,7 +113,8 @@ func (d pinOut) results() []string {
 // TestPinGolden records the plan and the results on the seed and NPS2
 // hosts: dry runs in both formats, a pin, and the restore after it.
 func TestPinGolden(t *testing.T) {
-	withPinSeams(t, nil, 0)
+	t.Parallel()
+	ps := pinSys(nil, 0)
 	tests := []struct {
 		name string
 		host string
@@ -132,7 +133,7 @@ func TestPinGolden(t *testing.T) {
 			before := treeFiles(t, root)
 			for _, format := range []string{"table", "json"} {
 				args := append([]string{"--root", root, "-o", format}, strings.Fields(tt.args)...)
-				stdout, stderr, code := runCLI(t, args...)
+				stdout, stderr, code := runCLISys(t, ps, args...)
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", tt.args, code, stderr)
 				}
@@ -152,13 +153,13 @@ func TestPinGolden(t *testing.T) {
 	}
 
 	root := hosttest.Copy(t, "seed")
-	stdout, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0", "--xps")
+	stdout, stderr, code := runCLISys(t, ps, "--root", root, "irq", "pin", "eth0", "--xps")
 	if code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
 	}
 	golden(t, "pin/seed-pin.txt", stdout)
 	golden(t, "pin/seed-pin.stderr", strings.ReplaceAll(stderr, root, "<root>"))
-	stdout, stderr, code = runCLI(t, "--root", root, "irq", "restore")
+	stdout, stderr, code = runCLISys(t, ps, "--root", root, "irq", "restore")
 	if code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
@@ -171,10 +172,11 @@ func TestPinGolden(t *testing.T) {
 // irq list then shows each local with no CPU shared, and restore gives
 // back exactly the seed's files.
 func TestPinSeedDoneWhen(t *testing.T) {
-	withPinSeams(t, nil, 0)
+	t.Parallel()
+	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
 	before := treeFiles(t, root)
-	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0")
+	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
 	if code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
 	}
@@ -208,7 +210,7 @@ func TestPinSeedDoneWhen(t *testing.T) {
 		}
 	}
 
-	stdout, stderr, code = runCLI(t, "--root", root, "irq", "restore")
+	stdout, stderr, code = runCLISys(t, ps, "--root", root, "irq", "restore")
 	if code != 0 {
 		t.Fatalf("restore: exit %d: %s\n%s", code, stderr, stdout)
 	}
@@ -218,7 +220,7 @@ func TestPinSeedDoneWhen(t *testing.T) {
 	if _, err := os.Stat(want + ".restored"); err != nil {
 		t.Errorf("restored state file not renamed: %v", err)
 	}
-	if _, stderr, code = runCLI(t, "--root", root, "irq", "restore"); code != 1 || !strings.Contains(stderr, "nothing left to restore") {
+	if _, stderr, code = runCLISys(t, ps, "--root", root, "irq", "restore"); code != 1 || !strings.Contains(stderr, "nothing left to restore") {
 		t.Errorf("second restore: exit %d, %q", code, stderr)
 	}
 }
@@ -249,12 +251,13 @@ func (x86Kernel) WriteFile(name string, data []byte) error {
 // irq-shared-cpu before the pin finds no irq-remote and no irq-shared-cpu
 // after it.
 func TestPinSeedEffective(t *testing.T) {
-	withPinSeams(t, x86Kernel{}, 0)
+	t.Parallel()
+	ps := pinSys(x86Kernel{}, 0)
 	root := hosttest.Copy(t, "seed")
 	if got := auditIRQChecks(t, root); !cmp.Equal(got, []string{"irq-shared-cpu"}) {
 		t.Errorf("audit of the seed before pin: %v, want irq-shared-cpu (IRQs 286 and 290 on CPU 53)", got)
 	}
-	if _, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0"); code != 0 {
+	if _, stderr, code := runCLISys(t, ps, "--root", root, "irq", "pin", "eth0"); code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
 	}
 	if got := auditIRQChecks(t, root); len(got) != 0 {
@@ -284,6 +287,7 @@ func TestPinSeedEffective(t *testing.T) {
 // IRQ will land: no irq-remote, no irq-shared-cpu. Restore then gives the
 // seed back byte for byte.
 func TestPinSeedTreeThenAudit(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	if _, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0"); code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
@@ -377,10 +381,11 @@ func (w *failAt) WriteFile(name string, data []byte) error {
 }
 
 func TestPinFailureRollsBack(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	before := treeFiles(t, root)
-	withPinSeams(t, &failAt{at: 4, err: syscall.EINVAL}, 0)
-	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0", "--xps")
+	ps := pinSys(&failAt{at: 4, err: syscall.EINVAL}, 0)
+	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0", "--xps")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
 	}
@@ -405,10 +410,11 @@ func TestPinFailureRollsBack(t *testing.T) {
 }
 
 func TestPinKeepGoing(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	before := treeFiles(t, root)
-	withPinSeams(t, &failAt{at: 3, err: syscall.ENOSPC}, 0)
-	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0", "--keep-going")
+	ps := pinSys(&failAt{at: 3, err: syscall.ENOSPC}, 0)
+	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0", "--keep-going")
 	if code != 1 || !strings.Contains(stderr, "1 of 15 writes failed (--keep-going)") || !strings.Contains(stderr, "vector space") {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -419,8 +425,8 @@ func TestPinKeepGoing(t *testing.T) {
 	if got := d.results()[5]; got != "288 change changed" {
 		t.Errorf("IRQ 288: %s", got)
 	}
-	withPinSeams(t, irq.FileWriter{}, 0)
-	if _, stderr, code := runCLI(t, "--root", root, "irq", "restore", d.StateFile); code != 0 {
+	ps = pinSys(irq.FileWriter{}, 0)
+	if _, stderr, code := runCLISys(t, ps, "--root", root, "irq", "restore", d.StateFile); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
 	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
@@ -429,6 +435,7 @@ func TestPinKeepGoing(t *testing.T) {
 }
 
 func TestPinSignal(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		sig  syscall.Signal
 		want int
@@ -436,8 +443,8 @@ func TestPinSignal(t *testing.T) {
 		root := hosttest.Copy(t, "seed")
 		before := treeFiles(t, root)
 		ctx, cancel := context.WithCancelCause(context.Background())
-		withPinSeams(t, &failAt{after: 4, cancel: func() { cancel(signalCause{tt.sig}) }}, 0)
-		stdout, stderr, code := runCLIContext(t, ctx, "--root", root, "-o", "json", "irq", "pin", "eth0")
+		ps := pinSys(&failAt{after: 4, cancel: func() { cancel(signalCause{tt.sig}) }}, 0)
+		stdout, stderr, code := runCLIContext(t, ctx, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
 		cancel(nil)
 		if code != tt.want {
 			t.Errorf("%v: exit %d, want %d; stderr %s", tt.sig, code, tt.want, stderr)
@@ -458,6 +465,7 @@ func TestPinSignal(t *testing.T) {
 }
 
 func TestPinManaged(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	// IRQ 290 is managed as the kernel shows it (no write bit); IRQ 291's
 	// write is refused the way Linux 6.12+ refuses a managed IRQ.
@@ -466,8 +474,8 @@ func TestPinManaged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	withPinSeams(t, &failAt{at: 6, err: syscall.EPERM}, 0)
-	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0")
+	ps := pinSys(&failAt{at: 6, err: syscall.EPERM}, 0)
+	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -486,9 +494,10 @@ func TestPinManaged(t *testing.T) {
 }
 
 func TestRestoreTampered(t *testing.T) {
-	withPinSeams(t, nil, 0)
+	t.Parallel()
+	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
-	stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "irq", "pin", "eth0")
+	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
 	if code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
 	}
@@ -512,7 +521,7 @@ func TestRestoreTampered(t *testing.T) {
 		if err := os.WriteFile(p, []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, stderr, code := runCLI(t, "--root", root, "irq", "restore", p)
+		_, stderr, code := runCLISys(t, ps, "--root", root, "irq", "restore", p)
 		if code != 1 || !strings.Contains(stderr, "invalid state file") || !strings.Contains(stderr, tt.want) {
 			t.Errorf("restore of a state with %s: exit %d, stderr %q", tt.to, code, stderr)
 		}
@@ -523,6 +532,7 @@ func TestRestoreTampered(t *testing.T) {
 }
 
 func TestPinRefusals(t *testing.T) {
+	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	unknown := hosttest.Copy(t, "seed")
 	dev := "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/"
@@ -551,9 +561,9 @@ func TestPinRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			withPinSeams(t, nil, tt.uid)
+			ps := pinSys(nil, tt.uid)
 			before := treeFiles(t, root)
-			_, stderr, code := runCLI(t, tt.args...)
+			_, stderr, code := runCLISys(t, ps, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
 			}
@@ -563,16 +573,17 @@ func TestPinRefusals(t *testing.T) {
 		})
 	}
 	// Not root, a dry run of the live host is fine.
-	withPinSeams(t, nil, 1000)
+	ps := pinSys(nil, 1000)
 	if _, err := os.Stat("/sys/class/net/eth0/device"); err == nil {
-		if _, stderr, code := runCLI(t, "--root", "/", "irq", "pin", "eth0", "--dry-run"); code != 0 {
+		if _, stderr, code := runCLISys(t, ps, "--root", "/", "irq", "pin", "eth0", "--dry-run"); code != 0 {
 			t.Errorf("live dry run as non-root: exit %d: %s", code, stderr)
 		}
 	}
 }
 
 func TestPinLocked(t *testing.T) {
-	withPinSeams(t, nil, 0)
+	t.Parallel()
+	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
 	l, err := irq.AcquireLock(root)
 	if err != nil {
@@ -580,7 +591,7 @@ func TestPinLocked(t *testing.T) {
 	}
 	defer l.Release()
 	for _, args := range [][]string{{"irq", "pin", "eth0"}, {"irq", "restore"}} {
-		_, stderr, code := runCLI(t, append([]string{"--root", root}, args...)...)
+		_, stderr, code := runCLISys(t, ps, append([]string{"--root", root}, args...)...)
 		if code != 1 || !strings.Contains(stderr, "another irqnuma pin or restore is running") {
 			t.Errorf("%v while locked: exit %d, %q", args, code, stderr)
 		}
@@ -588,7 +599,8 @@ func TestPinLocked(t *testing.T) {
 }
 
 func TestPinIrqbalanceWarning(t *testing.T) {
-	withPinSeams(t, nil, 0)
+	t.Parallel()
+	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
 	pid := filepath.Join(root, "proc/4242")
 	if err := os.MkdirAll(pid, 0o755); err != nil {
@@ -603,7 +615,7 @@ func TestPinIrqbalanceWarning(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, stderr, code := runCLI(t, "--root", root, "irq", "pin", "eth0", "--dry-run")
+	_, stderr, code := runCLISys(t, ps, "--root", root, "irq", "pin", "eth0", "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -625,6 +637,8 @@ func TestPinIrqbalanceWarning(t *testing.T) {
 // the kernel delivers them, restores, and checks the original is back. It
 // runs only as root where the NIC's queue IRQ affinity is writable.
 func TestPinLive(t *testing.T) {
+	t.Parallel()
+	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the live pin test writes /proc/irq")
 	}
@@ -637,8 +651,8 @@ func TestPinLive(t *testing.T) {
 	if cpus.Len() < 2 {
 		t.Skip("one online CPU: nowhere to move an IRQ")
 	}
-	withPinSeams(t, irq.FileWriter{}, 0)
-	stdout, stderr, code := runCLI(t, "irq", "list", "-o", "json")
+	ps := pinSys(irq.FileWriter{}, 0)
+	stdout, stderr, code := runCLISys(t, ps, "irq", "list", "-o", "json")
 	if code != 0 {
 		t.Fatalf("irq list: %d %s", code, stderr)
 	}
@@ -679,11 +693,11 @@ func TestPinLive(t *testing.T) {
 		}
 	}
 	state := filepath.Join(t.TempDir(), "state.json")
-	stdout, stderr, code = runCLI(t, "-o", "json", "irq", "pin", nic, "--cpus", target, "--state", state)
+	stdout, stderr, code = runCLISys(t, ps, "-o", "json", "irq", "pin", nic, "--cpus", target, "--state", state)
 	t.Cleanup(func() {
 		// Whatever failed above, leave the machine as it was.
 		if _, err := os.Stat(state); err == nil {
-			runCLI(t, "irq", "restore", state)
+			runCLISys(t, ps, "irq", "restore", state)
 		}
 	})
 	if code != 0 {
@@ -725,7 +739,7 @@ func TestPinLive(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	stdout, stderr, code = runCLI(t, "irq", "restore", state)
+	stdout, stderr, code = runCLISys(t, ps, "irq", "restore", state)
 	if code != 0 {
 		t.Fatalf("restore: exit %d: %s\n%s", code, stderr, stdout)
 	}

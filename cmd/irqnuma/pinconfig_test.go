@@ -26,6 +26,7 @@ func writeConfig(t *testing.T, nics []string, opt affinity.PlanOptions) string {
 // TestPinConfigSamePlan: `irq pin --config FILE` prints what the same
 // options as flags print, on every host tree.
 func TestPinConfigSamePlan(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		flags []string
 		opt   affinity.PlanOptions
@@ -56,6 +57,7 @@ func TestPinConfigSamePlan(t *testing.T) {
 // TestPinConfigWrites: a config applied to a tree writes what the flags
 // write.
 func TestPinConfigWrites(t *testing.T) {
+	t.Parallel()
 	byFlags, byConfig := hosttest.Copy(t, "nps2"), hosttest.Copy(t, "nps2")
 	cfg := writeConfig(t, []string{"enp65s0f0"}, affinity.PlanOptions{Node: -1, XPS: true})
 	state := filepath.Join(t.TempDir(), "state.json")
@@ -80,6 +82,7 @@ func TestPinConfigWrites(t *testing.T) {
 }
 
 func TestPinConfigErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
 	bad := filepath.Join(dir, "bad.yaml")

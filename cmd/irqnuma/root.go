@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,8 +23,10 @@ const (
 	exitFindings = 3 // audit found something at or above --fail-on
 )
 
-// app is what every command shares: the global flags and the streams.
+// app is what every command shares: the global flags, the streams and
+// what it takes from the process.
 type app struct {
+	sys
 	ctx    context.Context
 	root   string
 	output string
@@ -31,6 +35,21 @@ type app struct {
 	stderr io.Writer
 	// closers run when the command ends (an unpacked --root snapshot).
 	closers []func() error
+}
+
+// sys is what a command takes from the process rather than from its
+// flags. Tests run the CLI with their own (a writer that fails on cue, a
+// fixed clock, a non-root user), each on its own app, so CLI tests can run
+// in parallel.
+type sys struct {
+	writer  irq.Writer       // every write to /proc/irq and sysfs
+	geteuid func() int       // root or not, for writes to the live host
+	now     func() time.Time // state file names and watch samples
+}
+
+// hostSys is the real process: the kernel's files, its user and its clock.
+func hostSys() sys {
+	return sys{writer: irq.FileWriter{}, geteuid: os.Geteuid, now: time.Now}
 }
 
 // usageError marks an error as the user's: bad flags or arguments.
@@ -102,7 +121,12 @@ Every command takes --root to read a captured host tree instead of /.`,
 // run is the whole program: it parses args, runs the command and returns
 // the exit code. Errors are printed once, to stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	return runSys(ctx, hostSys(), args, stdin, stdout, stderr)
+}
+
+// runSys is run with the given process facts.
+func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{sys: s, ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(a)
 	root.SetArgs(args)
 	defer a.close()

@@ -89,6 +89,7 @@ func findingSeries(mf *dto.MetricFamily) []string {
 // TestServeMatchesAudit: on every host tree, the exporter started by the
 // CLI answers one irqnuma_finding per finding of `irqnuma audit`.
 func TestServeMatchesAudit(t *testing.T) {
+	t.Parallel()
 	for _, name := range hosttest.Names() {
 		t.Run(name, func(t *testing.T) {
 			root := hosttest.Root(name)
@@ -125,6 +126,7 @@ func TestServeMatchesAudit(t *testing.T) {
 // TestServeMatchesAudit holds to the audit's own, as the audit's wording
 // evolves) and the scrape duration.
 func TestServeGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range hosttest.Names() {
 		t.Run(name, func(t *testing.T) {
 			addr := startServe(t, "--root", hosttest.Root(name))
@@ -151,6 +153,7 @@ func TestServeGolden(t *testing.T) {
 // TestServeSnapshot: the exporter serves a snapshot file, with the remote
 // IRQs of nps2 at irqnuma_irq_local 0.
 func TestServeSnapshot(t *testing.T) {
+	t.Parallel()
 	file := snapshotOf(t, hosttest.Root("nps2"))
 	mfs := scrapeCLI(t, startServe(t, "--root", file))
 	var remote []string
@@ -170,6 +173,7 @@ func TestServeSnapshot(t *testing.T) {
 }
 
 func TestServeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		give     []string
 		wantCode int

@@ -31,6 +31,7 @@ func snapshotOf(t *testing.T, root string, extra ...string) string {
 // TestSnapshotAuditsSame: a snapshot of each host tree reads to the same
 // topology, IRQ list and audit findings as the tree, byte for byte.
 func TestSnapshotAuditsSame(t *testing.T) {
+	t.Parallel()
 	cmds := [][]string{
 		{"audit", "-o", "json", "--fail-on", "never"},
 		{"audit", "--fail-on", "never"},
@@ -85,6 +86,8 @@ func nicNames(t *testing.T, root string) []string {
 // TestSnapshotLiveAudit: the live machine audits to the same findings as
 // its snapshot.
 func TestSnapshotLiveAudit(t *testing.T) {
+	t.Parallel()
+	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("a live snapshot needs root to read irqbalance's environment")
 	}
@@ -105,6 +108,8 @@ func TestSnapshotLiveAudit(t *testing.T) {
 // TestSnapshotLiveProcess: a process named with --pid is captured in
 // full, so audit --pid reads it from the snapshot as from the host.
 func TestSnapshotLiveProcess(t *testing.T) {
+	t.Parallel()
+	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("a live snapshot needs root")
 	}
@@ -135,6 +140,7 @@ func TestSnapshotLiveProcess(t *testing.T) {
 }
 
 func TestSnapshotCLIErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(text, []byte("hello\n"), 0o644); err != nil {
@@ -169,6 +175,7 @@ func TestSnapshotCLIErrors(t *testing.T) {
 }
 
 func TestSnapshotStdout(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := runCLI(t, "snapshot", "--root", hosttest.Root("vm-virtio"), "-o", "-")
 	if code != 0 || !strings.Contains(errOut, "wrote stdout") {
 		t.Fatalf("snapshot -o -: exit %d, stderr %q", code, errOut)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestAuditTextfile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	prom := filepath.Join(dir, "irqnuma.prom")
 	out, errOut, code := runCLI(t, "audit", "-o", "json", "--fail-on", "error", "--root", hosttest.Root("nps2"), "--textfile", prom)
@@ -55,6 +56,7 @@ func TestAuditTextfile(t *testing.T) {
 }
 
 func TestAuditTextfileErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	prom := filepath.Join(dir, "irqnuma.prom")
 	// A root that cannot be read still leaves the failure in the file.

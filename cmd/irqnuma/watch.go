@@ -21,10 +21,6 @@ import (
 
 func init() { register(newWatchCmd) }
 
-// watchNow is the clock of `watch`; tests replace it to control time and
-// to change the host tree just before a sample is read.
-var watchNow = time.Now
-
 func newWatchCmd(a *app) *cobra.Command {
 	var (
 		nics     []string
@@ -91,7 +87,7 @@ func runWatch(a *app, cfg watchConfig) error {
 			return err
 		}
 	}
-	s, err := watch.NewSampler(h, watch.Options{NICs: cfg.nics, Processes: procs, Now: watchNow})
+	s, err := watch.NewSampler(h, watch.Options{NICs: cfg.nics, Processes: procs, Now: a.now})
 	if err != nil {
 		return err
 	}

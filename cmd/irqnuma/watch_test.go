@@ -16,12 +16,12 @@ import (
 	"github.com/irqnuma/irqnuma/watch/watchtest"
 )
 
-// seedUnderLoad copies the seed host and replaces the watch clock: each
-// sample is one second after the last, and before the second sample and
+// seedUnderLoad copies the seed host and returns it with a clock for
+// watch: each sample is one second after the last, and before the second sample and
 // every later one eth0's queue IRQ 286 grows by 1,000,000 on CPU 53 while
 // CPU 53 spends 99% of its time in softirq and CPU 21 (its SMT sibling)
 // runs an iperf3 thread at 96%.
-func seedUnderLoad(t *testing.T) string {
+func seedUnderLoad(t *testing.T) (string, sys) {
 	t.Helper()
 	root := hosttest.Copy(t, "seed")
 	tr := watchtest.Tree{T: t, Root: root}
@@ -30,8 +30,8 @@ func seedUnderLoad(t *testing.T) string {
 	tr.Write("proc/5001/task/5001/status", tr.Read("proc/5001/status"))
 	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
 	calls := 0
-	old := watchNow
-	watchNow = func() time.Time {
+	s := hostSys()
+	s.now = func() time.Time {
 		calls++
 		if calls > 1 {
 			clk.Advance(time.Second)
@@ -44,13 +44,13 @@ func seedUnderLoad(t *testing.T) string {
 		}
 		return clk.Now()
 	}
-	t.Cleanup(func() { watchNow = old })
-	return root
+	return root, s
 }
 
 func TestWatchSeedTable(t *testing.T) {
-	root := seedUnderLoad(t)
-	out, errOut, code := runCLI(t, "--root", root, "watch", "--count", "2", "--interval", "1ms", "--pid", "5001")
+	t.Parallel()
+	root, ws := seedUnderLoad(t)
+	out, errOut, code := runCLISys(t, ws, "--root", root, "watch", "--count", "2", "--interval", "1ms", "--pid", "5001")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -63,8 +63,9 @@ func TestWatchSeedTable(t *testing.T) {
 }
 
 func TestWatchSeedJSON(t *testing.T) {
-	root := seedUnderLoad(t)
-	out, errOut, code := runCLI(t, "--root", root, "watch", "--count", "2", "--interval", "1ms", "--pid", "5001", "-o", "json")
+	t.Parallel()
+	root, ws := seedUnderLoad(t)
+	out, errOut, code := runCLISys(t, ws, "--root", root, "watch", "--count", "2", "--interval", "1ms", "--pid", "5001", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -79,8 +80,9 @@ func TestWatchSeedJSON(t *testing.T) {
 // TestWatchFitsWidth renders the seed interval for a 70-column window:
 // verdicts wrap at words, tables drop their least telling columns.
 func TestWatchFitsWidth(t *testing.T) {
-	root := seedUnderLoad(t)
-	out, errOut, code := runCLI(t, "--root", root, "watch", "--count", "1", "--interval", "1ms", "--pid", "5001", "-o", "json")
+	t.Parallel()
+	root, ws := seedUnderLoad(t)
+	out, errOut, code := runCLISys(t, ws, "--root", root, "watch", "--count", "1", "--interval", "1ms", "--pid", "5001", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -130,6 +132,8 @@ func decodeIntervals(t *testing.T, out string, n int) []watch.Interval {
 // TestWatchLive runs on this machine's own /proc and /sys, following the
 // test process itself.
 func TestWatchLive(t *testing.T) {
+	t.Parallel()
+	hosttest.Live(t)
 	if _, err := os.Stat("/proc/interrupts"); err != nil {
 		t.Skipf("no live /proc/interrupts: %v", err)
 	}
@@ -158,6 +162,7 @@ func TestWatchLive(t *testing.T) {
 }
 
 func TestWatchErrors(t *testing.T) {
+	t.Parallel()
 	seed := hosttest.Root("seed")
 	tests := []struct {
 		give     []string

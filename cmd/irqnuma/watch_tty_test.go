@@ -67,6 +67,7 @@ var escapes = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 // screen is drawn in place and fitted to the width, the terminal is in raw
 // mode while it runs and restored however watch is stopped.
 func TestWatchTerminal(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		give string
 		stop func(ctl *os.File, cancel context.CancelFunc)
@@ -77,7 +78,7 @@ func TestWatchTerminal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
-			root := seedUnderLoad(t)
+			root, ws := seedUnderLoad(t)
 			ctl, tty := openPTY(t, 70, 40)
 			before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
 			if err != nil {
@@ -99,7 +100,7 @@ func TestWatchTerminal(t *testing.T) {
 			var stderr bytes.Buffer
 			done := make(chan int, 1)
 			go func() {
-				done <- run(ctx, []string{"--root", root, "watch", "--interval", "20ms", "--pid", "5001"}, tty, tty, &stderr)
+				done <- runSys(ctx, ws, []string{"--root", root, "watch", "--interval", "20ms", "--pid", "5001"}, tty, tty, &stderr)
 			}()
 			deadline := time.Now().Add(20 * time.Second)
 			for !strings.Contains(screen.String(), "irqnuma watch  #2") {
