@@ -16,8 +16,15 @@ TESTENV = $(if $(TESTTMP),mkdir -p $(TESTTMP) && TMPDIR=$(TESTTMP))
 
 .PHONY: build test test-short lint tidy fuzz bench golden
 
+# A static binary (no cgo: it runs on any Linux of the architecture, in an
+# initramfs or a distroless image) with the version from git stamped in.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo "(devel)")
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+VPKG = github.com/irqnuma/irqnuma/internal/version
+LDFLAGS = -s -w -X '$(VPKG).version=$(VERSION)' -X '$(VPKG).revision=$(REVISION)'
+
 build:
-	$(GO) build -o $(BIN) ./cmd/irqnuma
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/irqnuma
 
 # vet + race detector + every suite, live tests included.
 test:

@@ -264,3 +264,12 @@ func write(t *testing.T, root, rel, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestVersion: --version prints the build on one line and exits 0.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, errOut, code := runCLI(t, "--version")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "irqnuma ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("--version = %q, %q, exit %d; want one line naming irqnuma", out, errOut, code)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
 )
 
@@ -90,6 +91,7 @@ func newRoot(a *app) *cobra.Command {
 interrupts may go and actually go, and where benchmark processes run.
 
 Every command takes --root to read a captured host tree instead of /.`,
+		Version:       version.Get().String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -109,6 +111,7 @@ Every command takes --root to read a captured host tree instead of /.`,
 	}
 	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/, or a snapshot .tar.gz")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
