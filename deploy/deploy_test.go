@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"text/template"
 
+	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
 
@@ -31,6 +33,7 @@ var labelsOf = map[string][]string{
 	exporter.MetricNICNode:        {"nic"},
 	exporter.MetricScrapeDuration: nil,
 	exporter.MetricScrapeError:    nil,
+	exporter.MetricBuildInfo:      {"version", "revision", "goversion"},
 }
 
 // targetLabels are the labels Prometheus adds to every scraped series.
@@ -323,7 +326,12 @@ func nps2Series(t *testing.T) map[string]string {
 		}
 		return &exporter.State{Host: h, IRQs: tab, Findings: report.Audit(h, tab, nil, report.AuditOptions{Governor: h.Governor})}, nil
 	}
-	mfs, err := exporter.NewRegistry(exporter.NewCollector(context.Background(), gather, nil)).Gather()
+	var text bytes.Buffer
+	if _, err := exporter.WriteText(&text, exporter.New(context.Background(), gather, nil).Scrape()); err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(&text)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,18 @@
 //	irqnuma_nic_numa_node{nic}                   the NIC's local node; absent when unknown
 //	irqnuma_scrape_duration_seconds              time the read and the audit took
 //	irqnuma_scrape_error                         1 when the host could not be read, else 0
+//	irqnuma_build_info{version,revision,goversion} 1, naming the build
 //
 // queue is the queue index ("3"), "rx-3" or "tx-3" for a vector that serves
 // one direction, and "" for a NIC's non-queue vectors; nic is "" for
 // host-wide findings. The same text format goes to node_exporter's
 // textfile collector with WriteTextfile.
+//
+// The package writes the text exposition format itself (WriteText)
+// rather than through prometheus/client_golang: a fixed set of gauges
+// computed per scrape needs no registry, and linking the client library
+// and its protobuf runtime cost every irqnuma command, not only serve,
+// their initialisation at start.
 package exporter
 
 import (
@@ -27,8 +34,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/topology"
@@ -57,77 +63,82 @@ const (
 	MetricNICNode        = "irqnuma_nic_numa_node"
 	MetricScrapeDuration = "irqnuma_scrape_duration_seconds"
 	MetricScrapeError    = "irqnuma_scrape_error"
+	MetricBuildInfo      = "irqnuma_build_info"
 )
 
 // Metrics lists every metric the exporter exports.
-var Metrics = []string{MetricFinding, MetricIRQLocal, MetricIRQEffective, MetricNICNode, MetricScrapeDuration, MetricScrapeError}
+var Metrics = []string{MetricFinding, MetricIRQLocal, MetricIRQEffective, MetricNICNode, MetricScrapeDuration, MetricScrapeError, MetricBuildInfo}
 
-var (
-	descFinding = prometheus.NewDesc(MetricFinding,
-		"Current audit findings with these labels (1 per finding); check ids as in irqnuma audit.",
-		[]string{"check", "severity", "nic", "subject"}, nil)
-	descLocal = prometheus.NewDesc(MetricIRQLocal,
-		"1 when the NIC IRQ is delivered to CPUs local to its NIC, 0 when not; absent when unknown.",
-		[]string{"irq", "nic", "queue"}, nil)
-	descEffective = prometheus.NewDesc(MetricIRQEffective,
-		"The CPU the NIC IRQ is delivered to (effective affinity); absent unless exactly one CPU is known.",
-		[]string{"irq", "nic", "queue"}, nil)
-	descNode = prometheus.NewDesc(MetricNICNode,
-		"The NUMA node local to the NIC; absent when unknown.",
-		[]string{"nic"}, nil)
-	descDuration = prometheus.NewDesc(MetricScrapeDuration,
-		"Seconds the read of the host and the audit took.", nil, nil)
-	descError = prometheus.NewDesc(MetricScrapeError,
-		"1 when the host could not be read or audited, 0 otherwise.", nil, nil)
-)
+// help is each metric's HELP text.
+var help = map[string]string{
+	MetricFinding:        "Current audit findings with these labels (1 per finding); check ids as in irqnuma audit.",
+	MetricIRQLocal:       "1 when the NIC IRQ is delivered to CPUs local to its NIC, 0 when not; absent when unknown.",
+	MetricIRQEffective:   "The CPU the NIC IRQ is delivered to (effective affinity); absent unless exactly one CPU is known.",
+	MetricNICNode:        "The NUMA node local to the NIC; absent when unknown.",
+	MetricScrapeDuration: "Seconds the read of the host and the audit took.",
+	MetricScrapeError:    "1 when the host could not be read or audited, 0 otherwise.",
+	MetricBuildInfo:      "Always 1; the labels say which irqnuma build answers.",
+}
 
-// Collector is a prometheus.Collector that reads and audits the host on
-// every Collect.
-type Collector struct {
+func family(name string, labels ...string) Family {
+	return Family{Name: name, Help: help[name], Labels: labels}
+}
+
+// Exporter reads and audits the host on every Scrape.
+type Exporter struct {
 	gather  Gather
 	onError func(error)
 	mu      sync.Mutex // one read of the host at a time
 	ctx     context.Context
+	// inFlight holds a token per HTTP scrape being answered.
+	inFlight chan struct{}
 }
 
-// NewCollector returns a collector calling gather on each scrape. onError,
-// when not nil, is told of each failed read (the scrape itself answers
+// New returns an exporter calling gather on each scrape. onError, when
+// not nil, is told of each failed read (the scrape itself answers
 // irqnuma_scrape_error 1). ctx bounds every read.
-func NewCollector(ctx context.Context, gather Gather, onError func(error)) *Collector {
-	return &Collector{gather: gather, onError: onError, ctx: ctx}
+func New(ctx context.Context, gather Gather, onError func(error)) *Exporter {
+	return &Exporter{gather: gather, onError: onError, ctx: ctx, inFlight: make(chan struct{}, MaxInFlight)}
 }
 
-// Describe sends every metric's description.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descFinding, descLocal, descEffective, descNode, descDuration, descError} {
-		ch <- d
-	}
-}
-
-// Collect reads the host, audits it and sends the metrics.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// Scrape reads the host, audits it and returns the metrics.
+func (e *Exporter) Scrape() []Family {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	start := time.Now()
-	st, err := c.gather(c.ctx)
-	failed := 0.0
-	if err != nil {
-		failed = 1
-		if c.onError != nil {
-			c.onError(err)
-		}
-	} else {
-		for _, m := range Series(st) {
-			ch <- m
-		}
+	st, err := e.gather(e.ctx)
+	if err != nil && e.onError != nil {
+		e.onError(err)
 	}
-	ch <- gauge(descDuration, time.Since(start).Seconds())
-	ch <- gauge(descError, failed)
+	return Families(st, err, time.Since(start))
+}
+
+// Families returns the metrics of one reading: the host's series when the
+// read succeeded (st is used only when readErr is nil), then how long the
+// read took, whether it failed, and which build answers.
+func Families(st *State, readErr error, took time.Duration) []Family {
+	var out []Family
+	if readErr == nil && st != nil {
+		out = Series(st)
+	}
+	dur, fail, build := family(MetricScrapeDuration), family(MetricScrapeError), family(MetricBuildInfo, "version", "revision", "goversion")
+	dur.add(took.Seconds())
+	failed := 0.0
+	if readErr != nil {
+		failed = 1
+	}
+	fail.add(failed)
+	v := version.Get()
+	build.add(1, v.Version, v.Revision, v.GoVersion)
+	return append(out, dur, fail, build)
 }
 
 // Series returns the metrics of one reading (all but the scrape ones).
-func Series(st *State) []prometheus.Metric {
-	var out []prometheus.Metric
+func Series(st *State) []Family {
+	finding := family(MetricFinding, "check", "severity", "nic", "subject")
+	local := family(MetricIRQLocal, "irq", "nic", "queue")
+	effective := family(MetricIRQEffective, "irq", "nic", "queue")
+	node := family(MetricNICNode, "nic")
 	// Findings that share all four labels add up, so a series is never
 	// sent twice.
 	type key struct{ check, sev, nic, subject string }
@@ -141,7 +152,7 @@ func Series(st *State) []prometheus.Metric {
 		counts[k]++
 	}
 	for _, k := range order {
-		out = append(out, gauge(descFinding, counts[k], k.check, k.sev, k.nic, k.subject))
+		finding.add(counts[k], k.check, k.sev, k.nic, k.subject)
 	}
 	if st.IRQs != nil {
 		for i := range st.IRQs.IRQs {
@@ -155,11 +166,11 @@ func Series(st *State) []prometheus.Metric {
 				if p.Local {
 					v = 1
 				}
-				out = append(out, gauge(descLocal, v, labels...))
+				local.add(v, labels...)
 			}
 			if q.HasEffective && q.Effective.Len() == 1 {
 				cpu, _ := q.Effective.Min()
-				out = append(out, gauge(descEffective, float64(cpu), labels...))
+				effective.add(float64(cpu), labels...)
 			}
 		}
 	}
@@ -169,22 +180,10 @@ func Series(st *State) []prometheus.Metric {
 			continue
 		}
 		if loc := st.Host.Locality(n); loc.Node >= 0 {
-			out = append(out, gauge(descNode, float64(loc.Node), n.Name))
+			node.add(float64(loc.Node), n.Name)
 		}
 	}
-	return out
-}
-
-// gauge makes a gauge sample. Label values that are not valid UTF-8 (an
-// interface name may hold any byte but '/', ':' and blanks) make an
-// invalid metric, which the scrape reports as an error for that series
-// alone, instead of a panic.
-func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
-	m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	if err != nil {
-		return prometheus.NewInvalidMetric(d, err)
-	}
-	return m
+	return []Family{finding, local, effective, node}
 }
 
 // queueLabel is "3" for queue 3, "rx-3"/"tx-3" for a one-direction
@@ -197,12 +196,4 @@ func queueLabel(o *irq.Owner) string {
 		return fmt.Sprintf("%s-%d", o.Dir, o.Queue)
 	}
 	return strconv.Itoa(o.Queue)
-}
-
-// NewRegistry returns a registry holding only the collector: no Go
-// runtime or process metrics, which say nothing about the host.
-func NewRegistry(c *Collector) *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(c)
-	return reg
 }

@@ -51,9 +51,9 @@ func serve(t *testing.T, g Gather, onErr func(error)) string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	reg := NewRegistry(NewCollector(ctx, g, onErr))
+	e := New(ctx, g, onErr)
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, Handler(reg, nil)) }()
+	go func() { done <- Serve(ctx, ln, e.Handler(nil)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -294,9 +294,9 @@ func treeSum(t *testing.T, root string) [32]byte {
 func TestWriteTextfile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "irqnuma.prom")
-	reg := NewRegistry(NewCollector(context.Background(), gatherTree(hosttest.Root("nps2")), nil))
+	e := New(context.Background(), gatherTree(hosttest.Root("nps2")), nil)
 	for range 2 { // the second write replaces the first
-		if err := WriteTextfile(path, reg); err != nil {
+		if err := WriteTextfile(path, e.Scrape()); err != nil {
 			t.Fatalf("WriteTextfile: %v", err)
 		}
 	}
@@ -321,17 +321,17 @@ func TestWriteTextfile(t *testing.T) {
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v, want 0644 for node_exporter to read", st.Mode().Perm())
 	}
-	if err := WriteTextfile(filepath.Join(dir, "nope", "x.prom"), reg); err == nil {
+	if err := WriteTextfile(filepath.Join(dir, "nope", "x.prom"), e.Scrape()); err == nil {
 		t.Error("WriteTextfile into a missing folder: no error")
 	}
 }
 
 func BenchmarkScrapeSynthetic(b *testing.B) {
 	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 4, QueuesPerNIC: 64, ExtraIRQs: 736})
-	reg := NewRegistry(NewCollector(context.Background(), gatherTree(root), nil))
+	e := New(context.Background(), gatherTree(root), nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := reg.Gather(); err != nil {
+		if _, err := WriteText(io.Discard, e.Scrape()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,33 +4,26 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 )
 
-// WriteTextfile gathers g once and writes the metrics in the text
-// exposition format to path, atomically: node_exporter's textfile
-// collector reads whole *.prom files, so the metrics are written to a
-// hidden temporary file in the same folder (which the collector skips),
-// synced, and renamed over path.
-func WriteTextfile(path string, g prometheus.Gatherer) error {
-	mfs, err := g.Gather()
-	if err != nil {
-		return fmt.Errorf("textfile %s: %w", path, err)
-	}
-	err = atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
-		for _, mf := range mfs {
-			if err := enc.Encode(mf); err != nil {
-				return err
-			}
-		}
-		return nil
+// WriteTextfile writes fams in the text exposition format to path,
+// atomically: node_exporter's textfile collector reads whole *.prom
+// files, so the metrics are written to a hidden temporary file in the
+// same folder (which the collector skips), synced, and renamed over path.
+// Series left out for invalid label values do not stop the write; they
+// are returned as the error after it.
+func WriteTextfile(path string, fams []Family) error {
+	var bad error
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) (err error) {
+		bad, err = WriteText(w, fams)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("textfile %s: %w", path, err)
+	}
+	if bad != nil {
+		return fmt.Errorf("textfile %s: %w", path, bad)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/exporter"
@@ -30,7 +29,7 @@ afresh and runs the audit (the same checks as irqnuma audit), and answers
   irqnuma_irq_local{irq,nic,queue}             1 local, 0 remote (absent when unknown)
   irqnuma_irq_effective_cpu{irq,nic,queue}     the one CPU the IRQ is delivered to
   irqnuma_nic_numa_node{nic}                   the NIC's local node (absent when unknown)
-  irqnuma_scrape_duration_seconds, irqnuma_scrape_error
+  irqnuma_scrape_duration_seconds, irqnuma_scrape_error, irqnuma_build_info
 
 A scrape only reads; nothing else is served. The default address is loopback:
 listening elsewhere shows the host's layout to whoever can reach the port.
@@ -60,8 +59,7 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 			}
 			fmt.Fprintf(a.stderr, "irqnuma: serving http://%s/metrics\n", ln.Addr())
 			logf := lockedLog(a)
-			reg := newMetricsRegistry(a, sel, logf)
-			return exporter.Serve(a.ctx, ln, exporter.Handler(reg, promLogger(logf)))
+			return exporter.Serve(a.ctx, ln, newExporter(a, sel, logf).Handler(logf))
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", exporter.DefaultListen, "address to serve /metrics on")
@@ -83,13 +81,12 @@ func auditState(root string, s selection) (*exporter.State, error) {
 	return &exporter.State{Host: h, IRQs: t, Findings: report.Audit(h, t, procs, opts), NICs: s.nics}, nil
 }
 
-// newMetricsRegistry returns a registry whose every gather reads and
-// audits the root afresh; logf is told of failed reads.
-func newMetricsRegistry(a *app, s selection, logf func(format string, args ...any)) *prometheus.Registry {
-	col := exporter.NewCollector(a.ctx, func(ctx context.Context) (*exporter.State, error) {
+// newExporter returns an exporter whose every scrape reads and audits the
+// root afresh; logf is told of failed reads.
+func newExporter(a *app, s selection, logf func(format string, args ...any)) *exporter.Exporter {
+	return exporter.New(a.ctx, func(ctx context.Context) (*exporter.State, error) {
 		return auditState(a.root, s)
 	}, func(err error) { logf("scrape: %v", err) })
-	return exporter.NewRegistry(col)
 }
 
 // lockedLog returns a printf to stderr that is safe from the HTTP
@@ -102,8 +99,3 @@ func lockedLog(a *app) func(format string, args ...any) {
 		fmt.Fprintf(a.stderr, "irqnuma: "+format+"\n", args...)
 	}
 }
-
-// promLogger adapts a printf to promhttp's error log.
-type promLogger func(format string, args ...any)
-
-func (l promLogger) Println(v ...any) { l("%s", fmt.Sprint(v...)) }

@@ -124,7 +124,7 @@ func TestServeMatchesAudit(t *testing.T) {
 // TestServeGolden keeps the exporter's answer for each host tree under
 // testdata/golden/serve/: every series but the findings (which
 // TestServeMatchesAudit holds to the audit's own, as the audit's wording
-// evolves) and the scrape duration.
+// evolves), the scrape duration and the build.
 func TestServeGolden(t *testing.T) {
 	t.Parallel()
 	for _, name := range hosttest.Names() {
@@ -141,7 +141,8 @@ func TestServeGolden(t *testing.T) {
 			}
 			var keep []string
 			for _, l := range strings.SplitAfter(string(b), "\n") {
-				if !strings.HasPrefix(l, "irqnuma_scrape_duration_seconds ") && !strings.HasPrefix(l, "irqnuma_finding{") {
+				if !strings.HasPrefix(l, "irqnuma_scrape_duration_seconds ") && !strings.HasPrefix(l, "irqnuma_finding{") &&
+					!strings.HasPrefix(l, "irqnuma_build_info{") {
 					keep = append(keep, l)
 				}
 			}

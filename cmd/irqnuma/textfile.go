@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
+	"time"
 
 	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/report"
@@ -17,15 +17,9 @@ func runAuditTextfile(a *app, path string, s selection) ([]report.Finding, repor
 	if path == "" {
 		return runAudit(a.root, s)
 	}
-	var (
-		st      *exporter.State
-		readErr error
-	)
-	col := exporter.NewCollector(a.ctx, func(context.Context) (*exporter.State, error) {
-		st, readErr = auditState(a.root, s)
-		return st, readErr
-	}, nil)
-	if err := exporter.WriteTextfile(path, exporter.NewRegistry(col)); err != nil {
+	start := time.Now()
+	st, readErr := auditState(a.root, s)
+	if err := exporter.WriteTextfile(path, exporter.Families(st, readErr, time.Since(start))); err != nil {
 		return nil, report.AuditDoc{}, errors.Join(readErr, err)
 	}
 	if readErr != nil {
