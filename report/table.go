@@ -4,59 +4,159 @@
 package report
 
 import (
-	"bytes"
+	"bufio"
 	"io"
-	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
 )
 
 // WriteTable writes a plain ASCII table: a header row, then the rows,
 // columns left-aligned and separated by two spaces, no borders, no
 // trailing spaces. This is the one place irqnuma draws a table.
+//
+// Columns are measured in terminal cells (a wide East Asian character
+// takes two, a combining mark none). Control characters in a cell (an
+// IRQ or interface name may hold any byte) are written as \xNN, so a
+// name cannot move the cursor or recolour the terminal, and bytes that
+// are not UTF-8 likewise. The cost is linear in the size of the cells.
 func WriteTable(w io.Writer, header []string, rows [][]string) error {
-	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off},
-				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
-			},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithTrimSpace(tw.Off),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-	)
-	t.Header(toAny(header)...)
+	ncol := len(header)
 	for _, r := range rows {
-		if err := t.Append(toAny(r)...); err != nil {
+		ncol = max(ncol, len(r))
+	}
+	cells := make([][]string, 0, len(rows)+1)
+	widths := make([]int, ncol)
+	add := func(r []string) {
+		out := make([]string, len(r))
+		for i, c := range r {
+			out[i] = safeCell(c)
+			widths[i] = max(widths[i], cellWidth(out[i]))
+		}
+		cells = append(cells, out)
+	}
+	add(header)
+	for _, r := range rows {
+		add(r)
+	}
+	bw := bufio.NewWriter(w)
+	var line []byte
+	for _, r := range cells {
+		line = line[:0]
+		pad := 0 // spaces owed before the next cell
+		for i, c := range r {
+			if c != "" {
+				for range pad {
+					line = append(line, ' ')
+				}
+				pad = 0
+				line = append(line, c...)
+			}
+			if i < len(r)-1 {
+				pad += widths[i] - cellWidth(c) + 2
+			}
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
 			return err
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	var out strings.Builder
-	for line := range strings.SplitSeq(strings.TrimRight(buf.String(), "\n"), "\n") {
-		out.WriteString(strings.TrimRight(line, " "))
-		out.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, out.String())
-	return err
+	return bw.Flush()
 }
 
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
+// safeCell returns s with control characters and invalid UTF-8 written
+// as \xNN escapes; s itself when it has none.
+func safeCell(s string) string {
+	clean := true
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+		i += n
 	}
-	return out
+	if clean {
+		return s
+	}
+	b := make([]byte, 0, len(s)+16)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 || unicode.IsControl(r) {
+			for _, c := range []byte(s[i : i+n]) {
+				b = append(b, `\x`...)
+				b = strconv.AppendUint(b, uint64(c)>>4, 16)
+				b = strconv.AppendUint(b, uint64(c)&0xf, 16)
+			}
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
+}
+
+// cellWidth is the number of terminal columns s takes: ASCII is one per
+// byte; a wide or fullwidth East Asian character two; a combining mark
+// or format character none.
+func cellWidth(s string) int {
+	w := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			w = 0
+			for _, r := range s {
+				w += runeWidth(r)
+			}
+			return w
+		}
+		w++
+	}
+	return w
+}
+
+func runeWidth(r rune) int {
+	switch {
+	case r < utf8.RuneSelf:
+		return 1
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		return 0
+	case isWide(r):
+		return 2
+	}
+	return 1
+}
+
+// isWide reports the East Asian Wide and Fullwidth blocks (UAX #11) a
+// terminal draws two columns wide.
+func isWide(r rune) bool {
+	for _, rg := range wideRanges {
+		if r < rg[0] {
+			return false
+		}
+		if r <= rg[1] {
+			return true
+		}
+	}
+	return false
+}
+
+var wideRanges = [][2]rune{
+	{0x1100, 0x115F},   // Hangul Jamo initial consonants
+	{0x231A, 0x231B},   // watch, hourglass
+	{0x2329, 0x232A},   // angle brackets
+	{0x2E80, 0x303E},   // CJK radicals, Kangxi, CJK symbols and punctuation
+	{0x3041, 0x33FF},   // Hiragana, Katakana, Bopomofo, Hangul compatibility, CJK compatibility
+	{0x3400, 0x4DBF},   // CJK extension A
+	{0x4E00, 0x9FFF},   // CJK unified ideographs
+	{0xA000, 0xA4CF},   // Yi
+	{0xA960, 0xA97F},   // Hangul Jamo extended A
+	{0xAC00, 0xD7A3},   // Hangul syllables
+	{0xF900, 0xFAFF},   // CJK compatibility ideographs
+	{0xFE10, 0xFE19},   // vertical forms
+	{0xFE30, 0xFE6F},   // CJK compatibility forms, small form variants
+	{0xFF00, 0xFF60},   // fullwidth forms
+	{0xFFE0, 0xFFE6},   // fullwidth signs
+	{0x1F300, 0x1F64F}, // pictographs, emoticons
+	{0x1F900, 0x1F9FF}, // supplemental symbols and pictographs
+	{0x20000, 0x3FFFD}, // CJK extensions B-G
 }
