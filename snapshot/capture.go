@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,13 +62,10 @@ var (
 	// the PCI names of the topology view).
 	pciFiles = []string{"numa_node", "local_cpulist", "vendor", "device", "modalias", "revision"}
 	pciLinks = []string{"driver", "iommu_group"}
-	// affinity.ReadIrqbalance's environment files, the pci.ids copies
-	// topology.NamePCIDevices looks for, and irqnuma's own state files
-	// (irq restore).
+	// affinity.ReadIrqbalance's environment files and irqnuma's own
+	// state files (irq restore); topology.PCIIDsPaths are captured too.
 	otherPatterns = []string{
 		"usr/lib/irqbalance/defaults.env", "etc/default/irqbalance", "etc/sysconfig/irqbalance",
-		"usr/share/hwdata/pci.ids", "usr/share/misc/pci.ids",
-		"usr/share/hwdata/pci.ids.gz", "usr/share/misc/pci.ids.gz",
 		"var/lib/irqnuma/state-*.json",
 	}
 )
@@ -122,7 +120,7 @@ func (c *capturer) capture() error {
 			return err
 		}
 	}
-	for _, p := range otherPatterns {
+	for _, p := range slices.Concat(otherPatterns, topology.PCIIDsPaths) {
 		for _, m := range c.expand(p) {
 			if err := c.file(m); err != nil {
 				return err

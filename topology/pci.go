@@ -1,16 +1,24 @@
 package topology
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
-	"github.com/jaypipes/ghw"
-	"github.com/jaypipes/ghw/pkg/pci"
-	"github.com/jaypipes/pcidb"
-
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
+
+// PCIIDsPaths are where a host keeps the pci.ids database (pciutils,
+// hwdata), in the order they are tried, relative to the root.
+var PCIIDsPaths = []string{
+	"usr/share/hwdata/pci.ids", "usr/share/misc/pci.ids",
+	"usr/share/hwdata/pci.ids.gz", "usr/share/misc/pci.ids.gz",
+}
 
 // NamePCIDevices fills in the vendor and product names of the NICs' PCI
 // functions from the pci.ids database inside the host tree, when it has
@@ -18,81 +26,171 @@ import (
 // database from the network and runs no tools. Naming is best effort: a
 // failure leaves names empty and says so in Notes.
 //
-// It is separate from Read because loading pci.ids takes tens of
-// milliseconds, which only the topology view needs.
+// The database is scanned once, for the host's own vendor and device ids
+// only, and the scan stops past the highest vendor id wanted (pci.ids is
+// sorted by vendor): naming two NICs costs what two names cost, not a
+// parse of the whole 1.4 MB file. Only the topology view calls it.
 func (h *Host) NamePCIDevices() {
-	hasPCI := false
-	for _, n := range h.NICs {
-		hasPCI = hasPCI || n.PCI != ""
+	want := map[pciID]bool{}
+	for i := range h.NICs {
+		if id, ok := h.pciID(&h.NICs[i]); ok {
+			want[id] = true
+		}
 	}
-	if !hasPCI {
+	if len(want) == 0 {
 		return
 	}
-	noFetch := false
-	db, err := pcidb.New(pcidb.WithChroot(h.Root), &pcidb.WithOption{EnableNetworkFetch: &noFetch})
-	if err != nil {
+	var (
+		f    *os.File
+		name string
+		err  error
+	)
+	for _, p := range PCIIDsPaths {
+		name = h.Path(p)
+		if f, err = os.Open(name); err == nil {
+			break
+		}
+	}
+	if f == nil {
 		h.note("no pci.ids under the root: PCI devices shown by id only")
 		return
 	}
-	info, err := pci.New(ghw.WithChroot(h.Root), ghw.WithDisableWarnings(), ghw.WithDisableTools(),
-		ghw.WithDisableTopology(), ghw.WithPCIDB(db))
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			h.note("PCI names unavailable: read %s: %v", name, err)
+			return
+		}
+		r = zr
+	}
+	vendors, devices, err := scanPCIIDs(r, want)
 	if err != nil {
-		h.note("PCI names unavailable: %v", err)
+		h.note("PCI names unavailable: read %s: %v", name, err)
 		return
 	}
 	for i := range h.NICs {
 		n := &h.NICs[i]
-		if n.PCI == "" {
+		id, ok := h.pciID(n)
+		if !ok {
 			continue
 		}
-		// ghw's own device scan stops at the first function without a
-		// modalias (captures often lack them), so each NIC's function is
-		// looked up from its own modalias, or from its ids when the tree
-		// has no modalias.
-		modalias := h.pciModalias(n)
-		if modalias == "" {
-			continue
-		}
-		d := info.ParseDevice(n.PCI, modalias)
-		if d == nil {
-			continue
-		}
-		if d.Vendor != nil && d.Vendor.Name != "" && d.Vendor.Name != unknownName {
-			n.Vendor = d.Vendor.Name
-		}
-		if d.Product != nil && d.Product.Name != "" && d.Product.Name != unknownName {
-			n.Product = d.Product.Name
-		}
+		n.Vendor = vendors[id.vendor]
+		n.Product = devices[id]
 	}
 }
 
-// unknownName is what ghw puts where pci.ids has no entry.
-const unknownName = "unknown"
+// pciID is a PCI function's vendor and device id.
+type pciID struct{ vendor, device uint16 }
 
-// pciModalias returns the modalias of a NIC's PCI function
-// ("pci:v000015B3d0000101Dsv...bc02sc00i00"), built from its vendor,
-// device and class files when the tree has no modalias file.
-func (h *Host) pciModalias(n *NIC) string {
-	dir := h.Path("sys/bus/pci/devices", n.PCI)
-	if s, err := kfile.String(dir + "/modalias"); err == nil && strings.HasPrefix(s, "pci:") {
-		return strings.TrimSpace(s)
+// pciID returns the ids of a NIC's PCI function: from its vendor and
+// device files, else from its modalias ("pci:v000015B3d0000101D...").
+func (h *Host) pciID(n *NIC) (pciID, bool) {
+	if n.PCI == "" {
+		return pciID{}, false
 	}
-	hex := func(file string) (uint64, bool) {
-		s, err := kfile.String(dir + "/" + file)
-		if err != nil {
+	v, ok1 := parseHex16(n.VendorID)
+	d, ok2 := parseHex16(n.DeviceID)
+	if ok1 && ok2 {
+		return pciID{v, d}, true
+	}
+	s, err := kfile.String(h.Path("sys/bus/pci/devices", n.PCI, "modalias"))
+	if err != nil {
+		return pciID{}, false
+	}
+	var vid, did uint32
+	if _, err := fmt.Sscanf(strings.TrimSpace(s), "pci:v%08Xd%08X", &vid, &did); err != nil || vid > 0xffff || did > 0xffff {
+		return pciID{}, false
+	}
+	return pciID{uint16(vid), uint16(did)}, true
+}
+
+// parseHex16 parses a sysfs id attribute such as "0x15b3".
+func parseHex16(s string) (uint16, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) != 6 || !strings.HasPrefix(s, "0x") {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[2:], 16, 16)
+	return uint16(v), err == nil
+}
+
+// scanPCIIDs reads a pci.ids database for the names of the wanted ids:
+// vendor lines ("15b3  Mellanox Technologies") and, under each, device
+// lines ("\t101d  MT2892 Family [ConnectX-6 Dx]"); subsystem lines (two
+// tabs) and the class section ("C 02  Network controller") are skipped.
+// It stops past the highest wanted vendor, as the file is sorted by
+// vendor id.
+func scanPCIIDs(r io.Reader, want map[pciID]bool) (map[uint16]string, map[pciID]string, error) {
+	wantVendor := map[uint16]bool{}
+	var last uint16
+	for id := range want {
+		wantVendor[id.vendor] = true
+		last = max(last, id.vendor)
+	}
+	vendors, devices := map[uint16]string{}, map[pciID]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var vendor, prev uint16
+	inVendor, sorted := false, true
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) < 7 || line[0] == '#' {
+			continue
+		}
+		if line[0] != '\t' {
+			if line[0] == 'C' && line[1] == ' ' {
+				break // the class section follows the vendors
+			}
+			v, ok := hex16(line)
+			if !ok || line[4] != ' ' {
+				inVendor = false
+				continue
+			}
+			if v < prev {
+				sorted = false // an edited file: read it all
+			}
+			prev = v
+			vendor, inVendor = v, wantVendor[v]
+			if inVendor {
+				vendors[v] = string(bytes.TrimSpace(line[4:]))
+			} else if sorted && v > last {
+				break
+			}
+			continue
+		}
+		if !inVendor || line[1] == '\t' {
+			continue
+		}
+		d, ok := hex16(line[1:])
+		if !ok || len(line) < 6 || line[5] != ' ' {
+			continue
+		}
+		if id := (pciID{vendor, d}); want[id] {
+			devices[id] = string(bytes.TrimSpace(line[5:]))
+		}
+	}
+	return vendors, devices, sc.Err()
+}
+
+// hex16 parses the four hex digits at the start of b.
+func hex16(b []byte) (uint16, bool) {
+	if len(b) < 5 {
+		return 0, false
+	}
+	var v uint16
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint16(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint16(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | uint16(c-'A'+10)
+		default:
 			return 0, false
 		}
-		v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(s), "0x"), 16, 32)
-		return v, err == nil
 	}
-	vendor, ok1 := hex("vendor")
-	device, ok2 := hex("device")
-	if !ok1 || !ok2 {
-		return ""
-	}
-	subv, _ := hex("subsystem_vendor")
-	subd, _ := hex("subsystem_device")
-	class, _ := hex("class")
-	return fmt.Sprintf("pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X",
-		vendor, device, subv, subd, class>>16&0xff, class>>8&0xff, class&0xff)
+	return v, true
 }

@@ -1,8 +1,13 @@
 package topology
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -156,4 +161,130 @@ func TestNamePCIDevices(t *testing.T) {
 	if nic.Vendor != "Mellanox Technologies" || nic.Product != "MT2892 Family [ConnectX-6 Dx]" {
 		t.Errorf("eth0 named %q %q, want Mellanox's ConnectX-6 Dx (notes %v)", nic.Vendor, nic.Product, h.Notes)
 	}
+}
+
+// TestScanPCIIDs reads only the wanted names, skips subsystems and the
+// class section, and stops past the last wanted vendor.
+func TestScanPCIIDs(t *testing.T) {
+	db := `# pci.ids
+#	comment lines are skipped
+1000  Broadcom / LSI
+	0001  53c810
+15b3  Mellanox Technologies
+	1017  MT27800 Family [ConnectX-5]
+	101d  MT2892 Family [ConnectX-6 Dx]
+		15b3 0016  ConnectX-6 Dx EN adapter card
+1af4  Red Hat, Inc.
+	1041  Virtio 1.0 network device
+8086  Intel Corporation
+	1572  Ethernet Controller X710 for 10GbE SFP+
+C 02  Network controller
+	00  Ethernet controller
+`
+	tests := []struct {
+		give        []pciID
+		wantVendors map[uint16]string
+		wantDevices map[pciID]string
+	}{
+		{
+			give:        []pciID{{0x15b3, 0x101d}, {0x1af4, 0x1041}},
+			wantVendors: map[uint16]string{0x15b3: "Mellanox Technologies", 0x1af4: "Red Hat, Inc."},
+			wantDevices: map[pciID]string{{0x15b3, 0x101d}: "MT2892 Family [ConnectX-6 Dx]", {0x1af4, 0x1041}: "Virtio 1.0 network device"},
+		},
+		{
+			give:        []pciID{{0x15b3, 0x9999}, {0x0002, 0x0001}},
+			wantVendors: map[uint16]string{0x15b3: "Mellanox Technologies"},
+			wantDevices: map[pciID]string{},
+		},
+		{
+			give:        []pciID{{0x8086, 0x1572}},
+			wantVendors: map[uint16]string{0x8086: "Intel Corporation"},
+			wantDevices: map[pciID]string{{0x8086, 0x1572}: "Ethernet Controller X710 for 10GbE SFP+"},
+		},
+	}
+	for _, tt := range tests {
+		want := map[pciID]bool{}
+		for _, id := range tt.give {
+			want[id] = true
+		}
+		v, d, err := scanPCIIDs(strings.NewReader(db), want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.wantVendors, v); diff != "" {
+			t.Errorf("scanPCIIDs(%v) vendors (-want +got):\n%s", tt.give, diff)
+		}
+		if diff := cmp.Diff(tt.wantDevices, d); diff != "" {
+			t.Errorf("scanPCIIDs(%v) devices (-want +got):\n%s", tt.give, diff)
+		}
+	}
+}
+
+// TestNamePCIDevicesGzip: hwdata's compressed database is read too.
+func TestNamePCIDevicesGzip(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	ids := filepath.Join(root, "usr/share/hwdata/pci.ids.gz")
+	if err := os.MkdirAll(filepath.Dir(ids), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	io.WriteString(zw, "15b3  Mellanox Technologies\n\t101d  MT2892 Family [ConnectX-6 Dx]\n")
+	zw.Close()
+	if err := os.WriteFile(ids, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.NamePCIDevices()
+	nic, _ := h.NICByName("eth0")
+	if nic.Vendor != "Mellanox Technologies" || nic.Product != "MT2892 Family [ConnectX-6 Dx]" {
+		t.Errorf("eth0 named %q %q from pci.ids.gz (notes %v)", nic.Vendor, nic.Product, h.Notes)
+	}
+}
+
+// BenchmarkNamePCIDevices names the live host's NICs from its installed
+// pci.ids (Debian's pciutils or hwdata).
+func BenchmarkNamePCIDevices(b *testing.B) {
+	h, err := Read("/")
+	if err != nil || len(h.NICs) == 0 {
+		b.Skip("no live NICs")
+	}
+	found := false
+	for _, p := range PCIIDsPaths {
+		if _, err := os.Stat("/" + p); err == nil {
+			found = true
+		}
+	}
+	if !found {
+		b.Skip("no pci.ids installed")
+	}
+	for b.Loop() {
+		h.NamePCIDevices()
+	}
+}
+
+// bdfRE is the definition IsPCIAddress implements by hand (a regexp at
+// package init cost every command its compile).
+var bdfRE = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+
+func TestIsPCIAddress(t *testing.T) {
+	for _, s := range []string{"0000:98:00.0", "10000:00:1f.7", "0000:98:00.8", "0000:98:0.0", "0000:98:00.0 ", "000:98:00.0",
+		"0000:98:00:0", "0000:98:00.", "0000:9G:00.0", "0000:98:00.0\n", "", "ABCD:98:00.0", "abcd:98:00.0", "virtio2"} {
+		if got, want := IsPCIAddress(s), bdfRE.MatchString(s); got != want {
+			t.Errorf("IsPCIAddress(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func FuzzIsPCIAddress(f *testing.F) {
+	f.Add("0000:98:00.0")
+	f.Add("10000:00:1f.7")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := IsPCIAddress(s), bdfRE.MatchString(s); got != want {
+			t.Errorf("IsPCIAddress(%q) = %v, regexp says %v", s, got, want)
+		}
+	})
 }
