@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,12 +52,39 @@ type Queue struct {
 	Known bool // the steering file exists and was read
 }
 
-var bdfRE = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
-var virtioRE = regexp.MustCompile(`^virtio[0-9]+$`)
-
 // IsPCIAddress reports whether s is a PCI function address such as
-// "0000:98:00.0".
-func IsPCIAddress(s string) bool { return bdfRE.MatchString(s) }
+// "0000:98:00.0": a domain of four or more lower-case hex digits, a
+// two-digit bus and device, and a function 0-7.
+func IsPCIAddress(s string) bool {
+	n := len(s)
+	if n < 12 || s[n-2] != '.' || s[n-1] < '0' || s[n-1] > '7' || s[n-5] != ':' || s[n-8] != ':' {
+		return false
+	}
+	return isLowerHex(s[:n-8]) && isLowerHex(s[n-7:n-5]) && isLowerHex(s[n-4:n-2])
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isVirtioDevice reports whether s names a virtio bus device ("virtio2").
+func isVirtioDevice(s string) bool {
+	rest, ok := strings.CutPrefix(s, "virtio")
+	if !ok || rest == "" {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if rest[i] < '0' || rest[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 func (h *Host) readNICs() error {
 	dir := h.Path("sys/class/net")
@@ -102,7 +128,7 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 	}
 	n := NIC{Name: name, Device: dev, Node: -1, SpeedMbps: -1}
-	if base := path.Base(dev); virtioRE.MatchString(base) {
+	if base := path.Base(dev); isVirtioDevice(base) {
 		n.Virtio = base
 	}
 	pciDir := ""
