@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -27,12 +28,16 @@ const MaxSize = 256 << 20
 // ErrTooLarge is returned for a file longer than the bound.
 var ErrTooLarge = errors.New("file too large")
 
-// Read returns the whole file.
+// Read returns the whole file. A regular file's size (a copied tree's
+// /proc/interrupts can be tens of MB) sizes the buffer at once.
 func Read(path string) ([]byte, error) {
-	return ReadLimit(path, MaxSize)
+	b, _, err := read(path, nil, MaxSize, true)
+	return b, err
 }
 
-// ReadLimit returns the whole file, failing when it exceeds limit bytes.
+// ReadLimit returns the whole of a small file, failing when it exceeds
+// limit bytes. It does not stat the file: an attribute of a line or two
+// costs an open, two reads and a close.
 func ReadLimit(path string, limit int64) ([]byte, error) {
 	b, _, err := read(path, nil, limit, false)
 	return b, err
@@ -46,7 +51,30 @@ func ReadMode(path string, buf []byte) ([]byte, os.FileMode, error) {
 	return read(path, buf, 1<<20, true)
 }
 
-func read(path string, buf []byte, limit int64, wantMode bool) ([]byte, os.FileMode, error) {
+// ReadInto reads a small file into buf (reused when large enough), as
+// ReadMode without the fstat.
+func ReadInto(path string, buf []byte) ([]byte, error) {
+	b, _, err := read(path, buf, 1<<20, false)
+	return b, err
+}
+
+// traceFn, when set, is told the path of every file read (Trace).
+var traceFn atomic.Pointer[func(string)]
+
+// Trace calls fn with the path of every file read until stop is called.
+// It is for benchmarks that compare a command with merely reading the
+// files it reads; nothing else sets it.
+func Trace(fn func(path string)) (stop func()) {
+	traceFn.Store(&fn)
+	return func() { traceFn.Store(nil) }
+}
+
+// read reads path to its end into buf; with stat it also returns the
+// file's permission bits and sizes the buffer from a regular file's size.
+func read(path string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode, error) {
+	if fn := traceFn.Load(); fn != nil {
+		(*fn)(path)
+	}
 	var fd int
 	var err error
 	for {
@@ -61,15 +89,17 @@ func read(path string, buf []byte, limit int64, wantMode bool) ([]byte, os.FileM
 	defer unix.Close(fd)
 	var mode os.FileMode
 	size := int64(512)
-	if wantMode || buf == nil {
+	if stat {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
 		}
 		mode = os.FileMode(st.Mode & 0o777)
 		// A regular file's size is a good first guess; pseudo-files say 0
-		// or 4096 whatever they hold, so the read goes on to EOF regardless.
-		if st.Size > 0 && st.Size < limit {
+		// (proc) or 4096 (sysfs) whatever they hold, so the read goes on
+		// to EOF regardless, and a size of a page or less is no reason to
+		// allocate a page for a one-line attribute.
+		if st.Size > 4096 && st.Size < limit {
 			size = st.Size + 1
 		}
 	}
