@@ -91,7 +91,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 		return in, err
 	}
 
-	buf, _, err = readWithMode(dir+"/effective_affinity_list", buf)
+	buf, err = kfile.ReadInto(dir+"/effective_affinity_list", buf)
 	switch {
 	case err == nil:
 		if in.Effective, err = parseList(dir+"/effective_affinity_list", buf); err != nil {
@@ -99,7 +99,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 		}
 		in.HasEffective = true
 	case kfile.IsNotExist(err):
-		buf, _, err = readWithMode(dir+"/effective_affinity", buf)
+		buf, err = kfile.ReadInto(dir+"/effective_affinity", buf)
 		if err == nil {
 			if in.Effective, err = parseMask(dir+"/effective_affinity", buf); err != nil {
 				return in, err
@@ -112,7 +112,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 		return in, err
 	}
 
-	buf, _, err = readWithMode(dir+"/node", buf)
+	buf, err = kfile.ReadInto(dir+"/node", buf)
 	if err == nil {
 		v, perr := strconv.Atoi(string(bytes.TrimSpace(kfile.TrimAttr(buf))))
 		if perr != nil || v < -1 {

@@ -45,11 +45,10 @@ func newIRQListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			doc := report.IRQs(h, t)
 			if a.json() {
-				return a.writeJSON(doc)
+				return report.WriteIRQsJSON(a.stdout, h, t)
 			}
-			return report.WriteIRQs(a.stdout, doc)
+			return report.WriteIRQs(a.stdout, report.IRQs(h, t))
 		},
 	}
 	c.Flags().StringArrayVar(&nics, "nic", nil, "only this NIC's IRQs (repeatable)")

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// TestWriteIRQsJSON: the streamed document is byte for byte what
+// encoding/json makes of IRQs(h, t), on every committed tree and on an
+// empty table.
+func TestWriteIRQsJSON(t *testing.T) {
+	for _, name := range hosttest.Names() {
+		h, err := topology.Read(hosttest.Root(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := irq.Load(h, irq.Options{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []*irq.Table{tab, {Notes: []string{"a <note> & more"}}} {
+			var want, got bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(IRQs(h, tt)); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteIRQsJSON(&got, h, tt); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+				t.Errorf("%s: WriteIRQsJSON differs from encoding/json (-want +got):\n%s", name, diff)
+			}
+		}
+	}
+}
+
+// TestPerCPU: keys in encoding/json's map order, zero counts left out, a
+// CPU listed in two columns summed.
+func TestPerCPU(t *testing.T) {
+	cols := newPerCPUCols([]int{0, 1, 2, 10, 11, 100, 2})
+	p := PerCPU{cols: cols, counts: []uint64{5, 0, 7, 1, 2, 3, 1}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{"0": 5, "2": 8, "10": 1, "11": 2, "100": 3}
+	wantJSON, _ := json.Marshal(want)
+	if string(b) != string(wantJSON) {
+		t.Errorf("PerCPU JSON = %s, want %s", b, wantJSON)
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "eth0-TxRx-3", "a<b>&c", "q\"\\\n\t\x00\x1f\x7f", "\u2028\u2029", "bad\xff\xfe", "网卡"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("appendJSONString(%q) = %s, encoding/json says %s", s, got, want)
+		}
+	})
+}
