@@ -141,7 +141,7 @@ func snap(t *testing.T, root string, opts Options) (string, Result) {
 func TestSnapshotReadsSame(t *testing.T) {
 	for _, name := range hosttest.Names() {
 		t.Run(name, func(t *testing.T) {
-			root := hosttest.Copy(t, name)
+			root := hosttest.Shared(t, name)
 			dir, res := snap(t, root, Options{})
 			if len(res.Notes) > 0 {
 				t.Errorf("notes: %q", res.Notes)

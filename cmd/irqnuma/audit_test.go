@@ -87,7 +87,7 @@ func TestAuditGolden(t *testing.T) {
 	wantCode := map[string]int{"seed": 3, "vm-virtio": 0, "offline-2node": 3, "arm64": 3, "nps2": 3}
 	for _, host := range auditHosts {
 		t.Run(host, func(t *testing.T) {
-			root := hosttest.Copy(t, host)
+			root := hosttest.Shared(t, host)
 			for _, format := range []string{"table", "json"} {
 				stdout, stderr, code := runCLI(t, "--root", root, "-o", format, "audit")
 				if code != wantCode[host] {
@@ -106,7 +106,7 @@ func TestAuditGolden(t *testing.T) {
 // for IRQs 286 and 290 on CPU 53, and no irq-remote.
 func TestAuditSeed(t *testing.T) {
 	t.Parallel()
-	doc, code := auditJSON(t, hosttest.Copy(t, "seed"))
+	doc, code := auditJSON(t, hosttest.Shared(t, "seed"))
 	if code != exitFindings {
 		t.Errorf("exit %d, want %d (a warning at the default --fail-on warning)", code, exitFindings)
 	}
@@ -307,9 +307,9 @@ func TestAuditClean(t *testing.T) {
 // TestAuditExitCodes: 0/3 by --fail-on, 1 for runtime errors, 2 for usage.
 func TestAuditExitCodes(t *testing.T) {
 	t.Parallel()
-	seed := hosttest.Copy(t, "seed")        // 1 warning, 2 info
-	nps2 := hosttest.Copy(t, "nps2")        // errors
-	virtio := hosttest.Copy(t, "vm-virtio") // info only
+	seed := hosttest.Shared(t, "seed")        // 1 warning, 2 info
+	nps2 := hosttest.Shared(t, "nps2")        // errors
+	virtio := hosttest.Shared(t, "vm-virtio") // info only
 	tests := []struct {
 		give []string
 		want int

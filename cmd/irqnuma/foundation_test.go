@@ -20,7 +20,7 @@ func TestFoundationGolden(t *testing.T) {
 	t.Parallel()
 	for _, host := range foundationHosts {
 		t.Run(host, func(t *testing.T) {
-			root := hosttest.Copy(t, host)
+			root := hosttest.Shared(t, host)
 			for _, c := range []struct{ file, cmd string }{
 				{"topology", "topology"},
 				{"irq-list", "irq list"},
@@ -48,7 +48,7 @@ func TestFoundationGolden(t *testing.T) {
 // and eth0 under node 1.
 func TestSeedDoneWhen(t *testing.T) {
 	t.Parallel()
-	root := hosttest.Copy(t, "seed")
+	root := hosttest.Shared(t, "seed")
 	stdout, stderr, code := runCLI(t, "--root", root, "irq", "list", "-o", "json")
 	if code != 0 {
 		t.Fatalf("irq list: exit %d: %s", code, stderr)

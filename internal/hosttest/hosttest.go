@@ -3,9 +3,11 @@
 //
 // A host tree is a folder holding proc/ and sys/ in the kernel's exact
 // formats, symlinks included, as readers find them under a --root. Root
-// names a committed tree in place (read-only use); Copy puts a private copy
-// in t.TempDir() with the modes a real host has, for tests that write;
-// Synthetic writes a large generated host.
+// names a committed tree in place (git keeps no modes, so a read-only
+// smp_affinity reads as writable there); Shared gives a copy with the
+// modes a real host has, one per run, for tests that only read; Copy puts
+// a private such copy in t.TempDir() for tests that write; Synthetic
+// writes a large generated host; Live marks a test of the live host.
 //
 // The committed trees are generated: edit internal/hosttest/hostgen and run
 // `go run ./internal/hosttest/gen` from the module root.
@@ -14,8 +16,11 @@ package hosttest
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +30,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest/hostgen"
 )
@@ -50,12 +56,166 @@ func Root(name string) string {
 // proc/irq/*/smp_affinity{,_list} and 0444 for the rest.
 func Copy(t testing.TB, name string) string {
 	t.Helper()
-	src := Root(name)
-	modes, err := ReadModes(filepath.Join(src, "modes"))
-	if err != nil {
+	dst := t.TempDir()
+	if err := copyTree(Root(name), dst); err != nil {
 		t.Fatalf("hosttest.Copy(%q): %v", name, err)
 	}
-	dst := t.TempDir()
+	return dst
+}
+
+// Shared returns a copy of the committed tree name with a real host's
+// modes, as Copy makes, shared by every test that only reads it: made
+// once per content of the tree (a SHA-256 of its names, modes, links and
+// bytes) in TMPDIR/irqnuma-hosttrees-<uid>, and used by every test process
+// of the run. Its folders are read-only; a test that writes uses Copy.
+func Shared(t testing.TB, name string) string {
+	t.Helper()
+	v, _ := shared.LoadOrStore(name, &sharedTree{})
+	st := v.(*sharedTree)
+	st.once.Do(func() { st.dir, st.err = makeShared(name) })
+	if st.err != nil {
+		t.Fatalf("hosttest.Shared(%q): %v", name, st.err)
+	}
+	return st.dir
+}
+
+type sharedTree struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+var shared sync.Map // name -> *sharedTree
+
+func makeShared(name string) (string, error) {
+	src := Root(name)
+	sum, err := treeDigest(src)
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("irqnuma-hosttrees-%d", os.Getuid()))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, name+"-"+sum[:16])
+	root := filepath.Join(dir, "root")
+	cleanShared(base, name, filepath.Base(dir))
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		return root, nil
+	}
+	tmp, err := os.MkdirTemp(base, "copying-")
+	if err != nil {
+		return "", err
+	}
+	defer forceRemove(tmp) // a no-op once renamed
+	if err := copyTree(src, filepath.Join(tmp, "root")); err != nil {
+		return "", err
+	}
+	if err := readOnlyDirs(filepath.Join(tmp, "root")); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o444); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ".complete")); serr != nil {
+			return "", err // not another process's finished copy
+		}
+	}
+	return root, nil
+}
+
+// cleanShared removes what earlier runs left in base that no run will
+// use again: copies of an older content of the tree name, and unfinished
+// copies of killed runs. Only entries untouched for ten minutes go, so a
+// concurrent process's work is left alone.
+func cleanShared(base, name, keep string) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if n == keep || !strings.HasPrefix(n, name+"-") && !strings.HasPrefix(n, "copying-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 10*time.Minute {
+			forceRemove(filepath.Join(base, n))
+		}
+	}
+}
+
+// treeDigest hashes what a copy of the tree at src holds.
+func treeDigest(src string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		fmt.Fprintf(h, "%s\x00%v\x00", rel, d.Type())
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			io.WriteString(h, target)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		h.Write([]byte{0})
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readOnlyDirs makes every folder under dir read-only, deepest first.
+func readOnlyDirs(dir string) error {
+	var dirs []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return err
+	})
+	for i := len(dirs) - 1; i >= 0 && err == nil; i-- {
+		err = os.Chmod(dirs[i], 0o555)
+	}
+	return err
+}
+
+// forceRemove removes dir even with read-only folders in it.
+func forceRemove(dir string) {
+	if _, err := os.Lstat(dir); err != nil {
+		return
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
+}
+
+// copyTree copies the committed tree at src into the folder dst (made if
+// absent) with a real host's modes.
+func copyTree(src, dst string) error {
+	modes, err := ReadModes(filepath.Join(src, "modes"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
 	// Walk once, make the folders and links in order, then write the
 	// files in parallel: file creation dominates on slow disks.
 	type job struct {
@@ -94,7 +254,7 @@ func Copy(t testing.TB, name string) string {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("hosttest.Copy(%q): %v", name, err)
+		return err
 	}
 	workers := min(runtime.GOMAXPROCS(0), 16)
 	errs := make([]error, workers)
@@ -115,10 +275,7 @@ func Copy(t testing.TB, name string) string {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("hosttest.Copy(%q): %v", name, err)
-	}
-	return dst
+	return errors.Join(errs...)
 }
 
 func writeFile(name string, data []byte, mode fs.FileMode) error {

@@ -469,3 +469,50 @@ func BenchmarkSynthetic512x1000(b *testing.B) {
 		hosttest.Synthetic(b, spec)
 	}
 }
+
+// TestShared: the shared copy has the real modes and stays one folder
+// across calls; a read-only folder stops a stray write by a non-root test.
+func TestShared(t *testing.T) {
+	a, b := hosttest.Shared(t, "seed"), hosttest.Shared(t, "seed")
+	if a != b {
+		t.Errorf("Shared twice: %s and %s", a, b)
+	}
+	fi, err := os.Stat(filepath.Join(a, "proc/irq/0/smp_affinity"))
+	if err != nil || fi.Mode().Perm() != 0o444 {
+		t.Errorf("proc/irq/0/smp_affinity: %v %v, want 0444 as the modes file says", fi.Mode(), err)
+	}
+	fi, err = os.Stat(filepath.Join(a, "proc/irq/284/smp_affinity"))
+	if err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("proc/irq/284/smp_affinity: %v %v, want 0644", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(a, "proc")); err != nil || fi.Mode().Perm()&0o222 != 0 {
+		t.Errorf("proc/: %v %v, want a read-only folder", fi.Mode(), err)
+	}
+	copied := hosttest.Copy(t, "seed")
+	if x, y := mustDigest(t, a), mustDigest(t, copied); x != y {
+		t.Errorf("Shared and Copy differ: %s vs %s", x, y)
+	}
+}
+
+func mustDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if !d.IsDir() {
+			names = append(names, rel+" "+fi.Mode().String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(names, "\n")
+}
