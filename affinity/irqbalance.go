@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,7 +113,8 @@ func ReadIrqbalance(root string) (*Irqbalance, error) {
 			b.Notes = append(b.Notes, fmt.Sprintf("%d irqbalance processes (%s); settings read from PID %d", len(pids), irqbPIDs(pids), pid))
 		}
 		base := filepath.Join(root, "proc", strconv.Itoa(pid))
-		argv, err := readNulList(base + "/cmdline")
+		fsys := kfile.NewFS(root)
+		argv, err := readNulList(fsys, base+"/cmdline")
 		if err != nil {
 			return nil, fmt.Errorf("irqbalance PID %d: %w", pid, err)
 		}
@@ -122,7 +122,7 @@ func ReadIrqbalance(root string) (*Irqbalance, error) {
 			b.Args = argv[1:]
 		}
 		sources = append(sources, fmt.Sprintf("/proc/%d/cmdline", pid))
-		penv, err := readNulList(base + "/environ")
+		penv, err := readNulList(fsys, base+"/environ")
 		switch {
 		case err == nil:
 			env = map[string]string{}
@@ -289,7 +289,7 @@ func (b *Irqbalance) bannedCPUs(root string, env map[string]string) error {
 	b.BannedCPUsFrom = "isolated and nohz_full CPUs"
 	for _, f := range []string{"isolated", "nohz_full"} {
 		p := filepath.Join(root, "sys/devices/system/cpu", f)
-		s, err := kfile.String(p)
+		s, err := kfile.NewFS(root).String(p)
 		if err != nil {
 			if kfile.IsNotExist(err) {
 				continue
@@ -393,7 +393,7 @@ func readEnvFiles(root string) (map[string]string, []string, error) {
 	var found []string
 	for _, rel := range irqbalanceEnvFiles {
 		p := filepath.Join(root, rel)
-		data, err := kfile.ReadLimit(p, 1<<20)
+		data, err := kfile.NewFS(root).ReadLimit(p, 1<<20)
 		if err != nil {
 			if kfile.IsNotExist(err) || errors.Is(err, os.ErrPermission) {
 				continue
@@ -444,33 +444,24 @@ func ParseEnvFile(data []byte) (map[string]string, error) {
 
 // hasProcesses reports whether root/proc holds any process folder.
 func hasProcesses(root string) (bool, error) {
-	f, err := os.Open(filepath.Join(root, "proc"))
+	ents, err := kfile.NewFS(root).ReadDir(filepath.Join(root, "proc"))
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return false, nil
 		}
 		return false, fmt.Errorf("list processes: %w", err)
 	}
-	defer f.Close()
-	for {
-		names, err := f.Readdirnames(256)
-		for _, n := range names {
-			if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
-				return true, nil
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("list processes: %w", err)
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
+			return true, nil
 		}
 	}
+	return false, nil
 }
 
 // readNulList reads a NUL-separated /proc file (cmdline, environ).
-func readNulList(path string) ([]string, error) {
-	data, err := kfile.ReadLimit(path, 4<<20)
+func readNulList(fsys kfile.FS, path string) ([]string, error) {
+	data, err := fsys.ReadLimit(path, 4<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 func TestIrqbalanceParseArgs(t *testing.T) {
@@ -320,7 +321,7 @@ func TestReadIrqbalanceLive(t *testing.T) {
 	if !b.Running || !slices.Equal(b.PIDs, pids) {
 		t.Errorf("ReadIrqbalance(/) Running %v PIDs %v, want true %v", b.Running, b.PIDs, pids)
 	}
-	argv, err := readNulList(filepath.Join("/proc", strconv.Itoa(pids[0]), "cmdline"))
+	argv, err := readNulList(kfile.NewFS("/"), filepath.Join("/proc", strconv.Itoa(pids[0]), "cmdline"))
 	if err != nil {
 		t.Skipf("irqbalance exited: %v", err)
 	}

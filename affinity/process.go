@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/procfs"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -46,8 +45,9 @@ var ErrNoProcess = errors.New("no such process")
 
 // FindByComm returns the PIDs whose comm is exactly name, ascending.
 func FindByComm(root, name string) ([]int, error) {
+	fsys := kfile.NewFS(root)
 	dir := filepath.Join(root, "proc")
-	ents, err := os.ReadDir(dir)
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
@@ -57,7 +57,7 @@ func FindByComm(root, name string) ([]int, error) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		comm, err := kfile.String(filepath.Join(dir, e.Name(), "comm"))
+		comm, err := fsys.String(filepath.Join(dir, e.Name(), "comm"))
 		if err != nil {
 			continue // gone, or a kernel thread we may not read
 		}
@@ -71,30 +71,27 @@ func FindByComm(root, name string) ([]int, error) {
 
 // ReadProcess reads a process and all its threads.
 func ReadProcess(root string, pid int) (*Process, error) {
-	fs, err := procfs.NewFS(filepath.Join(root, "proc"))
-	if err != nil {
-		return nil, fmt.Errorf("process %d: %w", pid, err)
-	}
+	fsys := kfile.NewFS(root)
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
-	if _, err := os.Stat(base); err != nil {
+	if _, err := fsys.Stat(base); err != nil {
 		if kfile.IsNotExist(err) {
 			return nil, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 		}
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	p := &Process{PID: pid}
-	st, err := readStatus(base + "/status")
+	st, err := readStatus(fsys, base+"/status")
 	if err != nil {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	p.Comm, p.Allowed, p.Mems = st.name, st.cpus, st.mems
 
-	tasks, err := fs.AllThreads(pid)
+	tids, err := threadIDs(fsys, base)
 	if err != nil {
 		return nil, fmt.Errorf("process %d threads: %w", pid, err)
 	}
-	for _, t := range tasks {
-		th, err := readThread(base, t)
+	for _, tid := range tids {
+		th, err := readThread(fsys, base, tid)
 		if err != nil {
 			if kfile.IsNotExist(err) {
 				continue // the thread exited while we read
@@ -103,9 +100,8 @@ func ReadProcess(root string, pid int) (*Process, error) {
 		}
 		p.Threads = append(p.Threads, th)
 	}
-	slices.SortFunc(p.Threads, func(a, b Thread) int { return a.TID - b.TID })
 
-	if pages, err := ReadNumaMaps(base + "/numa_maps"); err == nil {
+	if pages, err := readNumaMaps(fsys, base+"/numa_maps"); err == nil {
 		p.NodeKB = pages
 	} else if !kfile.IsNotExist(err) && !errors.Is(err, os.ErrPermission) {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
@@ -113,18 +109,15 @@ func ReadProcess(root string, pid int) (*Process, error) {
 	return p, nil
 }
 
-func readThread(base string, t procfs.Proc) (Thread, error) {
-	dir := filepath.Join(base, "task", strconv.Itoa(t.PID))
-	th := Thread{TID: t.PID, LastCPU: -1}
-	stat, err := t.Stat()
+func readThread(fsys kfile.FS, base string, tid int) (Thread, error) {
+	dir := filepath.Join(base, "task", strconv.Itoa(tid))
+	th := Thread{TID: tid, LastCPU: -1}
+	stat, err := readTaskStat(fsys, dir+"/stat")
 	if err != nil {
 		return th, err
 	}
-	th.Comm, th.State = stat.Comm, stat.State
-	if stat.Processor <= cpuset.MaxID {
-		th.LastCPU = int(stat.Processor)
-	}
-	st, err := readStatus(dir + "/status")
+	th.Comm, th.State, th.LastCPU = stat.comm, stat.state, stat.processor
+	st, err := readStatus(fsys, dir+"/status")
 	if err != nil {
 		return th, err
 	}
@@ -140,9 +133,9 @@ type status struct {
 // readStatus reads Name, Cpus_allowed_list and Mems_allowed_list from a
 // status file. procfs parses these lists too but turns garbage into CPU 0,
 // so irqnuma parses them itself.
-func readStatus(path string) (status, error) {
+func readStatus(fsys kfile.FS, path string) (status, error) {
 	var st status
-	b, err := kfile.ReadLimit(path, 1<<20)
+	b, err := fsys.ReadLimit(path, 1<<20)
 	if err != nil {
 		return st, err
 	}
@@ -179,7 +172,11 @@ func readStatus(path string) (status, error) {
 // weigh what they hold. Every kernel since 2.6.29 prints the page size; a
 // line without one is counted in 4 kB pages.
 func ReadNumaMaps(path string) (map[int]uint64, error) {
-	b, err := kfile.Read(path)
+	return readNumaMaps(kfile.NewFS("/"), path)
+}
+
+func readNumaMaps(fsys kfile.FS, path string) (map[int]uint64, error) {
+	b, err := fsys.Read(path)
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,8 @@ package affinity
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
+	"strconv"
 
-	"github.com/prometheus/procfs"
-
-	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -27,33 +24,26 @@ type ThreadStat struct {
 // process that is gone is an error wrapping ErrNoProcess; a thread that
 // exits while it is read is left out.
 func ReadThreadStats(root string, pid int) ([]ThreadStat, error) {
-	fs, err := procfs.NewFS(filepath.Join(root, "proc"))
-	if err != nil {
-		return nil, fmt.Errorf("process %d: %w", pid, err)
-	}
-	tasks, err := fs.AllThreads(pid)
+	fsys := kfile.NewFS(root)
+	base := filepath.Join(root, "proc", strconv.Itoa(pid))
+	tids, err := threadIDs(fsys, base)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return nil, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 		}
 		return nil, fmt.Errorf("process %d threads: %w", pid, err)
 	}
-	out := make([]ThreadStat, 0, len(tasks))
-	for _, t := range tasks {
-		st, err := t.Stat()
+	out := make([]ThreadStat, 0, len(tids))
+	for _, tid := range tids {
+		st, err := readTaskStat(fsys, filepath.Join(base, "task", strconv.Itoa(tid), "stat"))
 		if err != nil {
 			if kfile.IsNotExist(err) {
 				continue // the thread exited while we read
 			}
-			return nil, fmt.Errorf("process %d thread %d: %w", pid, t.PID, err)
+			return nil, fmt.Errorf("process %d thread %d: %w", pid, tid, err)
 		}
-		ts := ThreadStat{TID: t.PID, Comm: st.Comm, State: st.State, LastCPU: -1,
-			UTime: uint64(st.UTime), STime: uint64(st.STime)}
-		if st.Processor <= cpuset.MaxID {
-			ts.LastCPU = int(st.Processor)
-		}
-		out = append(out, ts)
+		out = append(out, ThreadStat{TID: tid, Comm: st.comm, State: st.state, LastCPU: st.processor,
+			UTime: st.utime, STime: st.stime})
 	}
-	slices.SortFunc(out, func(a, b ThreadStat) int { return a.TID - b.TID })
 	return out, nil
 }

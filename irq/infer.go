@@ -2,7 +2,6 @@ package irq
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,7 +30,8 @@ func InferNICs(h *topology.Host, in *Interrupts) error {
 	if len(h.NICs) > 0 {
 		return nil
 	}
-	if _, err := os.Stat(h.Path("sys/class/net")); err == nil {
+	fsys := h.FS()
+	if _, err := fsys.Stat(h.Path("sys/class/net")); err == nil {
 		return nil
 	}
 	byName := map[string]*topology.NIC{}
@@ -58,9 +58,9 @@ func InferNICs(h *topology.Host, in *Interrupts) error {
 		n := byName[name]
 		if n.PCI != "" {
 			dir := h.Path("sys/bus/pci/devices", n.PCI)
-			if _, err := os.Stat(dir); err != nil {
+			if _, err := fsys.Stat(dir); err != nil {
 				n.PCI = "" // not a function this tree knows: do not claim it
-			} else if err := readInferredLocality(n, dir); err != nil {
+			} else if err := readInferredLocality(fsys, n, dir); err != nil {
 				return err
 			}
 		}
@@ -144,8 +144,8 @@ func chipPCI(r Row) string {
 	return fmt.Sprintf("%04x:%02x:%02x.%d", domain, bus, devfn>>3, devfn&7)
 }
 
-func readInferredLocality(n *topology.NIC, dir string) error {
-	if v, err := kfile.Int(filepath.Join(dir, "numa_node")); err == nil {
+func readInferredLocality(fsys kfile.FS, n *topology.NIC, dir string) error {
+	if v, err := fsys.Int(filepath.Join(dir, "numa_node")); err == nil {
 		if v < -1 {
 			return fmt.Errorf("NIC %s: %s/numa_node %d is not a node", n.Name, dir, v)
 		}
@@ -153,15 +153,15 @@ func readInferredLocality(n *topology.NIC, dir string) error {
 	} else if !kfile.IsNotExist(err) {
 		return fmt.Errorf("NIC %s: %w", n.Name, err)
 	}
-	if set, err := kfile.List(filepath.Join(dir, "local_cpulist")); err == nil {
+	if set, err := fsys.List(filepath.Join(dir, "local_cpulist")); err == nil {
 		n.LocalCPUs, n.HasLocal = set, true
 	} else if !kfile.IsNotExist(err) {
 		return fmt.Errorf("NIC %s: %w", n.Name, err)
 	}
-	if s, err := kfile.String(filepath.Join(dir, "vendor")); err == nil {
+	if s, err := fsys.String(filepath.Join(dir, "vendor")); err == nil {
 		n.VendorID = s
 	}
-	if s, err := kfile.String(filepath.Join(dir, "device")); err == nil {
+	if s, err := fsys.String(filepath.Join(dir, "device")); err == nil {
 		n.DeviceID = s
 	}
 	return nil

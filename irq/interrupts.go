@@ -74,7 +74,7 @@ var ErrFormat = errors.New("not in /proc/interrupts format")
 // ReadInterrupts reads and parses root/proc/interrupts.
 func ReadInterrupts(root string) (*Interrupts, error) {
 	p := filepath.Join(root, "proc/interrupts")
-	b, err := kfile.Read(p)
+	b, err := kfile.NewFS(root).Read(p)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func procIRQDir(root string) string { return filepath.Join(root, "proc/irq") }
 // ListIRQs returns the IRQ numbers that have a /proc/irq/N folder,
 // ascending.
 func ListIRQs(root string) ([]int, error) {
-	ents, err := os.ReadDir(procIRQDir(root))
+	ents, err := kfile.NewFS(root).ReadDir(procIRQDir(root))
 	if err != nil {
 		return nil, fmt.Errorf("list IRQs: %w", err)
 	}
@@ -58,15 +58,15 @@ func ListIRQs(root string) ([]int, error) {
 // ReadInfo reads /proc/irq/N. withActions also lists its action folders
 // (one more directory read), for IRQs /proc/interrupts does not name.
 // A missing folder is an error wrapping fs.ErrNotExist.
-func ReadInfo(root string, n int, withActions bool) (Info, error) {
-	dir := filepath.Join(procIRQDir(root), strconv.Itoa(n))
+func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
+	dir := filepath.Join(procIRQDir(fsys.Root()), strconv.Itoa(n))
 	in := Info{IRQ: n, Node: -1}
 	buf := make([]byte, 0, 256)
 	var err error
 
 	// The list form first; the mask form where the list is absent.
 	var mode os.FileMode
-	buf, mode, err = readWithMode(dir+"/smp_affinity_list", buf)
+	buf, mode, err = fsys.ReadMode(dir+"/smp_affinity_list", buf)
 	switch {
 	case err == nil:
 		if in.Affinity, err = parseList(dir+"/smp_affinity_list", buf); err != nil {
@@ -75,7 +75,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 		in.HasAffinity = true
 		in.Managed = mode&0o222 == 0
 	case kfile.IsNotExist(err):
-		buf, mode, err = readWithMode(dir+"/smp_affinity", buf)
+		buf, mode, err = fsys.ReadMode(dir+"/smp_affinity", buf)
 		if err == nil {
 			if in.Affinity, err = parseMask(dir+"/smp_affinity", buf); err != nil {
 				return in, err
@@ -84,14 +84,14 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 			in.Managed = mode&0o222 == 0
 		} else if !kfile.IsNotExist(err) {
 			return in, err
-		} else if _, serr := os.Stat(dir); serr != nil {
+		} else if _, serr := fsys.Stat(dir); serr != nil {
 			return in, fmt.Errorf("IRQ %d: %w", n, serr)
 		}
 	default:
 		return in, err
 	}
 
-	buf, err = kfile.ReadInto(dir+"/effective_affinity_list", buf)
+	buf, err = fsys.ReadInto(dir+"/effective_affinity_list", buf)
 	switch {
 	case err == nil:
 		if in.Effective, err = parseList(dir+"/effective_affinity_list", buf); err != nil {
@@ -99,7 +99,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 		}
 		in.HasEffective = true
 	case kfile.IsNotExist(err):
-		buf, err = kfile.ReadInto(dir+"/effective_affinity", buf)
+		buf, err = fsys.ReadInto(dir+"/effective_affinity", buf)
 		if err == nil {
 			if in.Effective, err = parseMask(dir+"/effective_affinity", buf); err != nil {
 				return in, err
@@ -112,7 +112,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 		return in, err
 	}
 
-	buf, err = kfile.ReadInto(dir+"/node", buf)
+	buf, err = fsys.ReadInto(dir+"/node", buf)
 	if err == nil {
 		v, perr := strconv.Atoi(string(bytes.TrimSpace(kfile.TrimAttr(buf))))
 		if perr != nil || v < -1 {
@@ -124,7 +124,7 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 	}
 
 	if withActions {
-		ents, err := os.ReadDir(dir)
+		ents, err := fsys.ReadDir(dir)
 		if err != nil {
 			return in, fmt.Errorf("IRQ %d: %w", n, err)
 		}
@@ -139,9 +139,9 @@ func ReadInfo(root string, n int, withActions bool) (Info, error) {
 
 // ReadHint reads /proc/irq/N/affinity_hint, the driver's suggestion.
 // It is absent on some kernels; an all-zero hint means none was given.
-func ReadHint(root string, n int) (cpuset.Set, bool, error) {
-	p := filepath.Join(procIRQDir(root), strconv.Itoa(n), "affinity_hint")
-	set, err := kfile.Mask(p)
+func ReadHint(fsys kfile.FS, n int) (cpuset.Set, bool, error) {
+	p := filepath.Join(procIRQDir(fsys.Root()), strconv.Itoa(n), "affinity_hint")
+	set, err := fsys.Mask(p)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return cpuset.Set{}, false, nil
@@ -149,11 +149,6 @@ func ReadHint(root string, n int) (cpuset.Set, bool, error) {
 		return cpuset.Set{}, false, err
 	}
 	return set, !set.IsEmpty(), nil
-}
-
-// readWithMode reads a small file into buf (reused) and returns its mode.
-func readWithMode(path string, buf []byte) ([]byte, os.FileMode, error) {
-	return kfile.ReadMode(path, buf)
 }
 
 func parseList(path string, b []byte) (cpuset.Set, error) {

@@ -175,7 +175,8 @@ func (s *State) Validate(root string) error {
 		return bad("no entries")
 	}
 	// CPUs the host can have; absent in some captures, then unchecked.
-	possible, err := kfile.List(filepath.Join(abs, "sys/devices/system/cpu/possible"))
+	fsys := kfile.NewFS(abs)
+	possible, err := fsys.List(filepath.Join(abs, "sys/devices/system/cpu/possible"))
 	hasPossible := err == nil
 	if err != nil && !kfile.IsNotExist(err) {
 		return fmt.Errorf("validate state: %w", err)
@@ -208,7 +209,7 @@ func (s *State) Validate(root string) error {
 		}
 		full, err := resolveIn(abs, dir)
 		if err == nil {
-			_, err = os.Stat(full)
+			_, err = fsys.Stat(full)
 		}
 		if err != nil {
 			if t.File == FileXPS {

@@ -121,7 +121,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		needActions := q.Name == "" && hasFolder[n]
 		var info Info
 		if needActions {
-			if info, err = ReadInfo(h.Root, n, true); err != nil {
+			if info, err = ReadInfo(h.FS(), n, true); err != nil {
 				return nil, err
 			}
 			q.Name = strings.Join(info.Actions, ", ")
@@ -132,7 +132,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		}
 		if hasFolder[n] {
 			if !needActions {
-				if info, err = ReadInfo(h.Root, n, false); err != nil {
+				if info, err = ReadInfo(h.FS(), n, false); err != nil {
 					return nil, err
 				}
 			}

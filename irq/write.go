@@ -14,7 +14,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
-	"github.com/irqnuma/irqnuma/internal/rootpath"
 )
 
 // This file is the one code path that writes to a host: an IRQ's
@@ -242,7 +241,7 @@ func ReadValue(root, p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", p, err)
 	}
-	s, err := kfile.String(full)
+	s, err := kfile.NewFS(root).String(full)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", p, unwrapPathError(err))
 	}
@@ -260,20 +259,19 @@ func unwrapPathError(err error) error {
 }
 
 // resolveIn returns the real path of p (rooted, inside root), following
-// symlinks inside root: /sys/class/net/eth0 is a link into /sys/devices.
-// A link that leads out of root is an error, so a host tree can never
-// redirect a write to the live host.
+// symlinks inside root as every reader does (kfile.FS):
+// /sys/class/net/eth0 is a link into /sys/devices, and an absolute
+// target is taken from the tree's top, so a host tree can never redirect
+// a write, or the read of the value it replaces, to the live host.
 func resolveIn(root, p string) (string, error) {
 	if root == "" || root == "/" {
 		// The live host: its own links (/sys/class/net/eth0) are the
 		// kernel's and there is nothing to leave.
 		return p, nil
 	}
-	real, err := rootpath.Resolve(rootpath.Dir(root), "", p)
+	fsys := kfile.NewFS(root)
+	real, err := fsys.Resolve(fsys.Path(p))
 	if err != nil {
-		if errors.Is(err, rootpath.ErrLeavesRoot) || errors.Is(err, rootpath.ErrTooManyLinks) {
-			return "", fmt.Errorf("%s: link %w", p, err)
-		}
 		return "", err
 	}
 	return filepath.Join(root, real), nil
@@ -414,7 +412,7 @@ func ReadBackOf(root, p string) ReadBack {
 		rb.Affinity, rb.HasAffinity = set, true
 		return rb
 	}
-	in, err := ReadInfo(root, t.IRQ, false)
+	in, err := ReadInfo(kfile.NewFS(root), t.IRQ, false)
 	if err != nil {
 		rb.ReadErr = err
 		return rb
@@ -432,7 +430,7 @@ func AffinityFile(root string, n int) (string, error) {
 		p := AffinityPath(n, f)
 		full, err := resolveIn(root, p)
 		if err == nil {
-			if _, err = os.Stat(full); err == nil {
+			if _, err = kfile.NewFS(root).Stat(full); err == nil {
 				return p, nil
 			}
 		}

@@ -28,7 +28,7 @@ type Param struct {
 // ReadCmdline reads root/proc/cmdline. A missing file is an error
 // wrapping fs.ErrNotExist (captures often lack it).
 func ReadCmdline(root string) (*Cmdline, error) {
-	s, err := kfile.String(filepath.Join(root, "proc/cmdline"))
+	s, err := kfile.NewFS(root).String(filepath.Join(root, "proc/cmdline"))
 	if err != nil {
 		return nil, err
 	}

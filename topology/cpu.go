@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -30,13 +29,13 @@ func (h *Host) readCPUs() error {
 	dir := h.Path("sys/devices/system/cpu")
 	var err error
 	onlineErr := error(nil)
-	if h.Online, err = kfile.List(dir + "/online"); err != nil {
+	if h.Online, err = h.fs.List(dir + "/online"); err != nil {
 		if !kfile.IsNotExist(err) {
 			return fmt.Errorf("online CPUs: %w", err)
 		}
 		onlineErr = err
 	}
-	if h.Possible, err = kfile.List(dir + "/possible"); err != nil {
+	if h.Possible, err = h.fs.List(dir + "/possible"); err != nil {
 		if !kfile.IsNotExist(err) {
 			return err
 		}
@@ -56,10 +55,10 @@ func (h *Host) readCPUs() error {
 	if !h.Online.IsSubsetOf(h.Possible) {
 		return fmt.Errorf("%s/online (%s) names CPUs outside possible (%s)", dir, h.Online, h.Possible)
 	}
-	if h.Isolated, err = optionalList(dir + "/isolated"); err != nil {
+	if h.Isolated, err = h.optionalList(dir + "/isolated"); err != nil {
 		return err
 	}
-	if h.NohzFull, err = optionalList(dir + "/nohz_full"); err != nil {
+	if h.NohzFull, err = h.optionalList(dir + "/nohz_full"); err != nil {
 		return err
 	}
 	isolated := h.Isolated.Union(h.NohzFull)
@@ -98,7 +97,7 @@ func (h *Host) readCPUs() error {
 // sibling listed with it.
 func (h *Host) readCore(dir string, id int) error {
 	base := fmt.Sprintf("%s/cpu%d/topology/", dir, id)
-	sib, err := kfile.List(base + "thread_siblings_list")
+	sib, err := h.fs.List(base + "thread_siblings_list")
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			// Some captures and old kernels lack topology: the CPU is its
@@ -111,7 +110,7 @@ func (h *Host) readCore(dir string, id int) error {
 	if !sib.Contains(id) {
 		return fmt.Errorf("read %sthread_siblings_list: %s does not contain CPU %d", base, sib, id)
 	}
-	pkg, err := kfile.Int(base + "physical_package_id")
+	pkg, err := h.fs.Int(base + "physical_package_id")
 	if err != nil {
 		if !kfile.IsNotExist(err) {
 			return err
@@ -135,14 +134,14 @@ func (h *Host) readCore(dir string, id int) error {
 // that shares it. A missing index3 leaves L3 unknown.
 func (h *Host) readL3(dir string, id int) error {
 	base := fmt.Sprintf("%s/cpu%d/cache/index3/", dir, id)
-	shared, err := kfile.List(base + "shared_cpu_list")
+	shared, err := h.fs.List(base + "shared_cpu_list")
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return nil
 		}
 		return err
 	}
-	if lvl, err := kfile.Int(base + "level"); err == nil && lvl != 3 {
+	if lvl, err := h.fs.Int(base + "level"); err == nil && lvl != 3 {
 		return nil
 	}
 	if !shared.Contains(id) {
@@ -160,7 +159,7 @@ func (h *Host) readL3(dir string, id int) error {
 // listCPUDirs returns the ids of the cpuN folders, for trees without
 // cpu/possible.
 func (h *Host) listCPUDirs(dir string) cpuset.Set {
-	ents, err := os.ReadDir(dir)
+	ents, err := h.fs.ReadDir(dir)
 	if err != nil {
 		return cpuset.Set{}
 	}
@@ -180,8 +179,8 @@ func (h *Host) listCPUDirs(dir string) cpuset.Set {
 // optionalList reads a CPU list that may be absent, empty, or "(null)"
 // (what nohz_full says when the kernel was built with it but not booted
 // with it).
-func optionalList(path string) (cpuset.Set, error) {
-	s, err := kfile.String(path)
+func (h *Host) optionalList(path string) (cpuset.Set, error) {
+	s, err := h.fs.String(path)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return cpuset.Set{}, nil
@@ -239,7 +238,7 @@ func (h *Host) IsolatedCPUs() cpuset.Set { return h.Isolated.Union(h.NohzFull) }
 // Governor returns the cpufreq scaling governor of a CPU, or "" when the
 // tree has none (no cpufreq driver, or a capture without it).
 func (h *Host) Governor(cpu int) (string, error) {
-	s, err := kfile.String(h.Path(fmt.Sprintf("sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", cpu)))
+	s, err := h.fs.String(h.Path(fmt.Sprintf("sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", cpu)))
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return "", nil
@@ -253,13 +252,13 @@ func (h *Host) Governor(cpu int) (string, error) {
 // possible CPU that cpu/offline does not name and whose cpuN/online (absent
 // for a CPU that cannot be offlined, such as cpu0 on x86) is not "0".
 func (h *Host) onlineFromCPUDirs(dir string) (cpuset.Set, error) {
-	offline, err := optionalList(dir + "/offline")
+	offline, err := h.optionalList(dir + "/offline")
 	if err != nil {
 		return cpuset.Set{}, err
 	}
 	var ids []int
 	for id := range h.Possible.Difference(offline).All() {
-		s, err := kfile.String(fmt.Sprintf("%s/cpu%d/online", dir, id))
+		s, err := h.fs.String(fmt.Sprintf("%s/cpu%d/online", dir, id))
 		switch {
 		case err == nil && strings.TrimSpace(s) == "0":
 			continue

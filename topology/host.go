@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // Host is what topology knows of one machine.
@@ -34,7 +35,12 @@ type Host struct {
 
 	cpuIndex map[int]int
 	nodeOf   map[int]int // CPU id -> node id
+	fs       kfile.FS    // every file of the host is read through it
 }
+
+// FS returns the host's root as a kfile.FS: reads through it keep links
+// inside the tree.
+func (h *Host) FS() kfile.FS { return h.fs }
 
 // Read reads the topology under root.
 func Read(root string) (*Host, error) {
@@ -45,7 +51,7 @@ func Read(root string) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("root %s: not a directory", root)
 	}
-	h := &Host{Root: root}
+	h := &Host{Root: root, fs: kfile.NewFS(root)}
 	if err := h.readCPUs(); err != nil {
 		return nil, err
 	}

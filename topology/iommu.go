@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -46,7 +45,8 @@ func (g IOMMUGroup) Translating() bool { return g.Type == "DMA" || g.Type == "DM
 // ReadIOMMU reads /sys/class/iommu and counts /sys/kernel/iommu_groups.
 func ReadIOMMU(root string) (*IOMMU, error) {
 	m := &IOMMU{}
-	ents, err := os.ReadDir(path.Join(root, "sys/class/iommu"))
+	fsys := kfile.NewFS(root)
+	ents, err := fsys.ReadDir(path.Join(root, "sys/class/iommu"))
 	switch {
 	case err == nil:
 		m.ClassKnown = true
@@ -57,7 +57,7 @@ func ReadIOMMU(root string) (*IOMMU, error) {
 	case !kfile.IsNotExist(err):
 		return nil, fmt.Errorf("read IOMMUs: %w", err)
 	}
-	ents, err = os.ReadDir(path.Join(root, "sys/kernel/iommu_groups"))
+	ents, err = fsys.ReadDir(path.Join(root, "sys/kernel/iommu_groups"))
 	switch {
 	case err == nil:
 		m.GroupsKnown = true
@@ -93,7 +93,7 @@ func (h *Host) DeviceIOMMUGroup(pci string) (IOMMUGroup, error) {
 		return g, fmt.Errorf("IOMMU group of %s: link to %s is not a group", pci, target)
 	}
 	g.ID = id
-	s, err := kfile.String(h.Path(target, "type"))
+	s, err := h.fs.String(h.Path(target, "type"))
 	switch {
 	case err == nil:
 		g.Type = strings.TrimSpace(s)

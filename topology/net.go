@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
-	"github.com/irqnuma/irqnuma/internal/rootpath"
 )
 
 // NIC is a network interface backed by a device (loopback, bridges and
@@ -88,7 +86,7 @@ func isVirtioDevice(s string) bool {
 
 func (h *Host) readNICs() error {
 	dir := h.Path("sys/class/net")
-	ents, err := os.ReadDir(dir)
+	ents, err := h.fs.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			h.note("no /sys/class/net: NICs known only from IRQ names")
@@ -138,7 +136,7 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 			break
 		}
 	}
-	if drv, err := os.Readlink(h.Path(dev, "driver")); err == nil {
+	if drv, err := h.fs.Readlink(h.Path(dev, "driver")); err == nil {
 		n.Driver = path.Base(drv)
 	}
 	// Locality lives on the PCI function; a non-PCI device may carry its own.
@@ -146,7 +144,7 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 	if pciDir != "" {
 		locDir = pciDir
 	}
-	if v, err := kfile.Int(h.Path(locDir, "numa_node")); err == nil {
+	if v, err := h.fs.Int(h.Path(locDir, "numa_node")); err == nil {
 		n.Node = v
 	} else if !kfile.IsNotExist(err) {
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
@@ -154,34 +152,34 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 	if n.Node < -1 {
 		return NIC{}, false, fmt.Errorf("NIC %s: numa_node %d is not a node", name, n.Node)
 	}
-	if set, err := kfile.List(h.Path(locDir, "local_cpulist")); err == nil {
+	if set, err := h.fs.List(h.Path(locDir, "local_cpulist")); err == nil {
 		n.LocalCPUs, n.HasLocal = set, true
 	} else if !kfile.IsNotExist(err) {
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 	}
 	if pciDir != "" {
-		n.VendorID, _ = kfile.String(h.Path(pciDir, "vendor"))
-		n.DeviceID, _ = kfile.String(h.Path(pciDir, "device"))
-		if err := n.readMSI(h.Path(pciDir, "msi_irqs")); err != nil {
+		n.VendorID, _ = h.fs.String(h.Path(pciDir, "vendor"))
+		n.DeviceID, _ = h.fs.String(h.Path(pciDir, "device"))
+		if err := n.readMSI(h.fs, h.Path(pciDir, "msi_irqs")); err != nil {
 			return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 		}
 	}
-	if err := n.readQueues(h.Path(netdev, "queues")); err != nil {
+	if err := n.readQueues(h.fs, h.Path(netdev, "queues")); err != nil {
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 	}
-	if s, err := kfile.String(h.Path(netdev, "speed")); err == nil {
+	if s, err := h.fs.String(h.Path(netdev, "speed")); err == nil {
 		if v, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && v > 0 {
 			n.SpeedMbps = v
 		}
 	}
-	if s, err := kfile.String(h.Path(netdev, "operstate")); err == nil {
+	if s, err := h.fs.String(h.Path(netdev, "operstate")); err == nil {
 		n.OperState = strings.TrimSpace(s)
 	}
 	return n, true, nil
 }
 
-func (n *NIC) readMSI(dir string) error {
-	ents, err := os.ReadDir(dir)
+func (n *NIC) readMSI(fsys kfile.FS, dir string) error {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return nil
@@ -200,8 +198,8 @@ func (n *NIC) readMSI(dir string) error {
 	return nil
 }
 
-func (n *NIC) readQueues(dir string) error {
-	ents, err := os.ReadDir(dir)
+func (n *NIC) readQueues(fsys kfile.FS, dir string) error {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return nil
@@ -227,7 +225,7 @@ func (n *NIC) readQueues(dir string) error {
 		}
 		// xps_cpus is absent on single-queue devices and unreadable on
 		// some drivers; that only makes the steering unknown.
-		if set, err := kfile.Mask(dir + "/" + e.Name() + "/" + file); err == nil {
+		if set, err := fsys.Mask(dir + "/" + e.Name() + "/" + file); err == nil {
 			q.CPUs, q.Known = set, true
 		} else if !kfile.IsNotExist(err) && isSyntax(err) {
 			return err
@@ -247,11 +245,7 @@ func (n *NIC) readQueues(dir string) error {
 // leaving it: relative links are taken from their folder, absolute ones
 // from the root. It returns the cleaned path relative to the root.
 func (h *Host) resolve(rel string) (string, error) {
-	real, err := rootpath.Resolve(rootpath.Dir(h.Root), "", rel)
-	if err != nil && !kfile.IsNotExist(err) {
-		return "", fmt.Errorf("%s: link %w", rel, err)
-	}
-	return real, err
+	return h.fs.Resolve(h.Path(rel))
 }
 
 // Locality says which CPUs are local to a NIC and how that is known.

@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +23,7 @@ type Node struct {
 // called local or remote.
 func (h *Host) readNodes() error {
 	dir := h.Path("sys/devices/system/node")
-	ents, err := os.ReadDir(dir)
+	ents, err := h.fs.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			h.note("no %s: NUMA nodes unknown", "/sys/devices/system/node")
@@ -49,20 +48,20 @@ func (h *Host) readNodes() error {
 		}
 		n := Node{ID: id, MemoryBytes: -1}
 		base := dir + "/" + e.Name()
-		if n.CPUs, err = kfile.List(base + "/cpulist"); err != nil {
+		if n.CPUs, err = h.fs.List(base + "/cpulist"); err != nil {
 			if !kfile.IsNotExist(err) {
 				return err
 			}
-			if n.CPUs, err = kfile.Mask(base + "/cpumap"); err != nil {
+			if n.CPUs, err = h.fs.Mask(base + "/cpumap"); err != nil {
 				return fmt.Errorf("node %d: no cpulist or cpumap: %w", id, err)
 			}
 		}
-		if mem, err := readMemTotal(base + "/meminfo"); err == nil {
+		if mem, err := readMemTotal(h.fs, base+"/meminfo"); err == nil {
 			n.MemoryBytes = mem
 		} else if !kfile.IsNotExist(err) {
 			return err
 		}
-		if d, err := kfile.String(base + "/distance"); err == nil {
+		if d, err := h.fs.String(base + "/distance"); err == nil {
 			for f := range strings.FieldsSeq(d) {
 				v, err := strconv.Atoi(f)
 				if err != nil {
@@ -89,7 +88,7 @@ func (h *Host) readNodes() error {
 			if _, known := h.nodeOf[c]; known {
 				continue
 			}
-			if _, err := os.Lstat(fmt.Sprintf("%s/cpu%d", l.dir, c)); err == nil {
+			if _, err := h.fs.Lstat(fmt.Sprintf("%s/cpu%d", l.dir, c)); err == nil {
 				h.nodeOf[c] = l.id
 			}
 		}
@@ -105,8 +104,8 @@ func (h *Host) readNodes() error {
 }
 
 // readMemTotal reads "Node 1 MemTotal:       131899412 kB".
-func readMemTotal(path string) (int64, error) {
-	b, err := kfile.ReadLimit(path, 1<<20)
+func readMemTotal(fsys kfile.FS, path string) (int64, error) {
+	b, err := fsys.ReadLimit(path, 1<<20)
 	if err != nil {
 		return 0, err
 	}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // PCIIDsPaths are where a host keeps the pci.ids database (pciutils,
@@ -47,7 +45,7 @@ func (h *Host) NamePCIDevices() {
 	)
 	for _, p := range PCIIDsPaths {
 		name = h.Path(p)
-		if f, err = os.Open(name); err == nil {
+		if f, err = h.fs.OpenFile(name, os.O_RDONLY); err == nil {
 			break
 		}
 	}
@@ -95,7 +93,7 @@ func (h *Host) pciID(n *NIC) (pciID, bool) {
 	if ok1 && ok2 {
 		return pciID{v, d}, true
 	}
-	s, err := kfile.String(h.Path("sys/bus/pci/devices", n.PCI, "modalias"))
+	s, err := h.fs.String(h.Path("sys/bus/pci/devices", n.PCI, "modalias"))
 	if err != nil {
 		return pciID{}, false
 	}

@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"os"
 	"path"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -25,7 +24,7 @@ func (h *Host) PCIDriver(pci string) (string, error) {
 		return "", fmt.Errorf("PCI driver of %s: %w", pci, err)
 	}
 	// The link's own name is enough; its target need not be in the tree.
-	target, err := os.Readlink(h.Path(dev, "driver"))
+	target, err := h.fs.Readlink(h.Path(dev, "driver"))
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return "", nil

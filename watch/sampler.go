@@ -15,8 +15,6 @@ package watch
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -126,14 +124,14 @@ func (s *Sampler) Sample() (*Sample, error) {
 	sm := &Sample{Time: s.now()}
 	var err error
 	online := s.h.Path("sys/devices/system/cpu/online")
-	if sm.Online, err = kfile.List(online); err != nil {
+	if sm.Online, err = s.h.FS().List(online); err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)
 	}
 	if err := s.readInterrupts(sm); err != nil {
 		return nil, err
 	}
 	p := s.h.Path("proc/stat")
-	b, err := readInto(p, s.buf2[:0])
+	b, err := s.h.FS().ReadBuf(p, s.buf2[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +140,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 		return nil, fmt.Errorf("parse %s: %w", p, err)
 	}
 	p = s.h.Path("proc/softirqs")
-	switch b, err = readInto(p, s.buf2[:0]); {
+	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
 	case err == nil:
 		s.buf2 = b
 		if err := parseSoftirqs(b, &sm.soft); err != nil {
@@ -152,7 +150,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 	case !kfile.IsNotExist(err):
 		return nil, err
 	}
-	switch rows, err := s.fs.NetSoftnetStat(); {
+	switch rows, err := s.softnet(); {
 	case err == nil:
 		if sm.softnet, err = softnetByCPU(rows, sm.Online, nil); err != nil {
 			return nil, fmt.Errorf("parse %s: %w", s.h.Path("proc/net/softnet_stat"), err)
@@ -179,7 +177,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 // re-registered) or that is new is classified again by its name and chip.
 func (s *Sampler) readInterrupts(sm *Sample) error {
 	p := s.h.Path("proc/interrupts")
-	b, err := readInto(p, s.buf[:0])
+	b, err := s.h.FS().ReadBuf(p, s.buf[:0])
 	if err != nil {
 		return err
 	}
@@ -199,29 +197,13 @@ func (s *Sampler) classify(r irq.Row) (nicIRQ, bool) {
 	return nicIRQ{}, false
 }
 
-// readInto reads a whole pseudo-file into buf (grown as needed and
-// returned), bounded by kfile.MaxSize. Reusing the buffer saves the
-// megabytes /proc/interrupts takes on a big host at every sample.
-func readInto(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
+// softnet reads /proc/net/softnet_stat with procfs, after checking that
+// in a tree the file is a plain file of the tree (procfs opens it
+// itself, following any link).
+func (s *Sampler) softnet() ([]procfs.SoftnetStat, error) {
+	p := s.h.Path("proc/net/softnet_stat")
+	if err := s.h.FS().Plain(p); err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if len(buf) > kfile.MaxSize {
-			return nil, fmt.Errorf("read %s: %w (over %d bytes)", path, kfile.ErrTooLarge, kfile.MaxSize)
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
+	return s.fs.NetSoftnetStat()
 }

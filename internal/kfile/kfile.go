@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -28,35 +26,29 @@ const MaxSize = 256 << 20
 // ErrTooLarge is returned for a file longer than the bound.
 var ErrTooLarge = errors.New("file too large")
 
+// The functions below read an absolute path of the running machine (the
+// live root); a tree is read through its FS, which keeps links inside it.
+
 // Read returns the whole file. A regular file's size (a copied tree's
 // /proc/interrupts can be tens of MB) sizes the buffer at once.
-func Read(path string) ([]byte, error) {
-	b, _, err := read(path, nil, MaxSize, true)
-	return b, err
-}
+func Read(path string) ([]byte, error) { return live.Read(path) }
 
 // ReadLimit returns the whole of a small file, failing when it exceeds
 // limit bytes. It does not stat the file: an attribute of a line or two
 // costs an open, two reads and a close.
-func ReadLimit(path string, limit int64) ([]byte, error) {
-	b, _, err := read(path, nil, limit, false)
-	return b, err
-}
+func ReadLimit(path string, limit int64) ([]byte, error) { return live.ReadLimit(path, limit) }
 
 // ReadMode reads a small file into buf (reused when large enough) and
 // returns its content and permission bits. It is the hot path of reading
 // thousands of /proc/irq files: raw open, fstat, read and close, without
 // the runtime poller registration os.Open does.
-func ReadMode(path string, buf []byte) ([]byte, os.FileMode, error) {
-	return read(path, buf, 1<<20, true)
-}
+func ReadMode(path string, buf []byte) ([]byte, os.FileMode, error) { return live.ReadMode(path, buf) }
 
 // ReadInto reads a small file into buf (reused when large enough), as
 // ReadMode without the fstat.
-func ReadInto(path string, buf []byte) ([]byte, error) {
-	b, _, err := read(path, buf, 1<<20, false)
-	return b, err
-}
+func ReadInto(path string, buf []byte) ([]byte, error) { return live.ReadInto(path, buf) }
+
+var live = FS{root: "/"}
 
 // traceFn, when set, is told the path of every file read (Trace).
 var traceFn atomic.Pointer[func(string)]
@@ -69,24 +61,11 @@ func Trace(fn func(path string)) (stop func()) {
 	return func() { traceFn.Store(nil) }
 }
 
-// read reads path to its end into buf; with stat it also returns the
-// file's permission bits and sizes the buffer from a regular file's size.
-func read(path string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode, error) {
-	if fn := traceFn.Load(); fn != nil {
-		(*fn)(path)
-	}
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
+// readFD reads the open file fd (named path in errors) to its end into
+// buf; with stat it also returns the file's permission bits and sizes the
+// buffer from a regular file's size. A read past limit bytes fails, so
+// an endless file (a device, a FIFO's writer) cannot exhaust memory.
+func readFD(fd int, path string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode, error) {
 	var mode os.FileMode
 	size := int64(512)
 	if stat {
@@ -116,6 +95,12 @@ func read(path string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode,
 			continue
 		}
 		if err != nil {
+			if err == unix.EISDIR {
+				return nil, 0, fmt.Errorf("read %s: is a folder, not a file", path)
+			}
+			if err == unix.EAGAIN {
+				return nil, 0, fmt.Errorf("read %s: would block: not a kernel attribute (a FIFO or a device?)", path)
+			}
 			return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
@@ -129,62 +114,25 @@ func read(path string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode,
 }
 
 // String returns the file's content with one trailing newline removed, as
-// the kernel ends every attribute with one. Trailing NUL bytes are dropped
-// first: the kernel never writes them, but some captured trees (hwloc's)
-// pad files with them.
-func String(path string) (string, error) {
-	b, err := ReadLimit(path, 1<<20)
-	if err != nil {
-		return "", err
-	}
-	return string(TrimAttr(b)), nil
-}
+// the kernel ends every attribute with one (see TrimAttr).
+func String(path string) (string, error) { return live.String(path) }
 
 // TrimAttr drops the trailing newline and any NUL padding around it
-// ("0-31\n\x00" and "\x00\n" are both seen in captures).
+// ("0-31\n\x00" and "\x00\n" are both seen in captures). The kernel never
+// writes NUL bytes, but some captured trees (hwloc's) pad files with them.
 func TrimAttr(b []byte) []byte {
 	return bytes.TrimRight(b, "\x00\n")
 }
 
 // Int reads a decimal integer attribute such as numa_node ("-1").
-func Int(path string) (int, error) {
-	s, err := String(path)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("read %s: not an integer: %q", path, clip(s))
-	}
-	return n, nil
-}
+func Int(path string) (int, error) { return live.Int(path) }
 
 // List reads a CPU or node list attribute ("0-3,8-11"). A file the
 // kernel leaves empty is the empty set.
-func List(path string) (cpuset.Set, error) {
-	s, err := String(path)
-	if err != nil {
-		return cpuset.Set{}, err
-	}
-	set, err := cpuset.ParseList(strings.TrimSpace(s))
-	if err != nil {
-		return cpuset.Set{}, fmt.Errorf("read %s: %w", path, err)
-	}
-	return set, nil
-}
+func List(path string) (cpuset.Set, error) { return live.List(path) }
 
 // Mask reads a CPU mask attribute ("ffff0000,0000ffff").
-func Mask(path string) (cpuset.Set, error) {
-	s, err := String(path)
-	if err != nil {
-		return cpuset.Set{}, err
-	}
-	set, err := cpuset.ParseMask(strings.TrimSpace(s))
-	if err != nil {
-		return cpuset.Set{}, fmt.Errorf("read %s: %w", path, err)
-	}
-	return set, nil
-}
+func Mask(path string) (cpuset.Set, error) { return live.Mask(path) }
 
 // IsNotExist reports whether err says the file is absent.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

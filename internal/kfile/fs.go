@@ -1,0 +1,501 @@
+package kfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/rootpath"
+)
+
+// FS is a host root: the live machine ("/") or a tree holding its proc/
+// and sys/. Its methods take paths under the root as Path makes them
+// (root + "/sys/..."), so messages name files as the user knows them, and
+// a tree is read as if it were mounted at "/": symbolic links are followed inside it, an
+// absolute target is taken from the tree's top and ".." stops there, so
+// nothing outside the tree is ever read or written through it (openat2's
+// RESOLVE_IN_ROOT; on a kernel without openat2 the links are resolved by
+// rootpath first). Errors name the file as root + path.
+//
+// Opens are non-blocking and reads are bounded, so a FIFO or a device
+// planted in a tree cannot hang a reader.
+type FS struct {
+	root string
+	dir  *rootDir // nil for the live root
+}
+
+// rootDir is a tree's root folder, opened once per process.
+type rootDir struct {
+	once sync.Once
+	fd   int
+	real string // the folder's real path, for Resolve
+	dev  uint64
+	ino  uint64
+	err  error
+}
+
+var roots sync.Map // cleaned root path -> *rootDir
+
+// NewFS returns the FS of root. The live root "/" is read with the
+// kernel's own path walk; any other folder is opened once per process
+// (again if the folder at that path was replaced).
+func NewFS(root string) FS {
+	clean := filepath.Clean(root)
+	if clean == "/" {
+		return FS{root: "/"}
+	}
+	var st unix.Stat_t
+	statErr := unix.Stat(clean, &st)
+	if v, ok := roots.Load(clean); ok {
+		d := v.(*rootDir)
+		d.once.Do(func() {}) // wait for an open under way
+		if statErr == nil && d.err == nil && d.dev == st.Dev && d.ino == st.Ino {
+			return FS{root: root, dir: d}
+		}
+	}
+	d := &rootDir{}
+	d.once.Do(func() { d.open(clean) })
+	if d.err == nil {
+		if old, loaded := roots.Swap(clean, d); loaded {
+			_ = old // an earlier folder at this path: its fd stays valid for FS values holding it
+		}
+	}
+	return FS{root: root, dir: d}
+}
+
+func (d *rootDir) open(root string) {
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		d.err = &fs.PathError{Op: "open", Path: root, Err: err}
+		return
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		d.err = &fs.PathError{Op: "stat", Path: root, Err: err}
+		return
+	}
+	d.fd, d.dev, d.ino = fd, st.Dev, st.Ino
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		d.real = real
+	} else {
+		d.real = root
+	}
+}
+
+// Root returns the root folder as given.
+func (f FS) Root() string { return f.root }
+
+// Live reports whether f is the running machine's own root.
+func (f FS) Live() bool { return f.dir == nil }
+
+// Path returns the root joined with rel, as messages name a file.
+func (f FS) Path(rel ...string) string {
+	return filepath.Join(append([]string{f.root}, rel...)...)
+}
+
+// openat2 is unix.Openat2, replaced by tests to exercise the fallback for
+// kernels without it.
+var openat2 = unix.Openat2
+
+// noOpenat2 is set once openat2 is known to be missing (ENOSYS) or
+// refused (EPERM from a seccomp filter).
+var noOpenat2 struct {
+	sync.Mutex
+	set bool
+}
+
+// errNotUnder says a path given to an FS is not under its root: a
+// caller's mistake, reported rather than read from elsewhere.
+var errNotUnder = errors.New("path is not under the root")
+
+// rel returns p relative to the root ("." for the root itself).
+func (f FS) rel(p string) (string, error) {
+	r := filepath.Clean(p)
+	if f.root != "/" {
+		top := filepath.Clean(f.root)
+		if r != top && !strings.HasPrefix(r, top+"/") {
+			return "", errNotUnder
+		}
+		r = strings.TrimPrefix(r[len(top):], "/")
+	}
+	r = strings.TrimLeft(filepath.ToSlash(r), "/")
+	if r == "" {
+		r = "."
+	}
+	return r, nil
+}
+
+// open opens p with flags; O_CLOEXEC is added, and O_NONBLOCK but to
+// O_PATH (which admits only O_DIRECTORY and O_NOFOLLOW beside it).
+func (f FS) open(p string, flags int) (int, error) {
+	flags |= unix.O_CLOEXEC
+	if flags&unix.O_PATH == 0 {
+		flags |= unix.O_NONBLOCK
+	}
+	if f.dir == nil {
+		return retryEINTR(func() (int, error) { return unix.Open(p, flags, 0) })
+	}
+	if f.dir.err != nil {
+		return -1, f.dir.err
+	}
+	rel, err := f.rel(p)
+	if err != nil {
+		return -1, err
+	}
+	noOpenat2.Lock()
+	fallback := noOpenat2.set
+	noOpenat2.Unlock()
+	if !fallback {
+		how := &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
+		fd, err := retryEINTR(func() (int, error) { return openat2(f.dir.fd, rel, how) })
+		if err != unix.ENOSYS && err != unix.EPERM {
+			return fd, err
+		}
+		noOpenat2.Lock()
+		noOpenat2.set = true
+		noOpenat2.Unlock()
+	}
+	// No openat2: resolve the links inside the tree here, then open the
+	// real path without following a last link (there is none left).
+	real, err := rootpath.Resolve(rootpath.Dir(f.root), "", rel)
+	if err != nil {
+		if errors.Is(err, rootpath.ErrLeavesRoot) || errors.Is(err, rootpath.ErrTooManyLinks) {
+			return -1, unix.ELOOP
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return -1, pe.Err
+		}
+		return -1, err
+	}
+	if real == "" {
+		real = "."
+	}
+	return retryEINTR(func() (int, error) { return unix.Openat(f.dir.fd, real, flags|unix.O_NOFOLLOW, 0) })
+}
+
+func retryEINTR(fn func() (int, error)) (int, error) {
+	for {
+		fd, err := fn()
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// pathErr wraps a syscall error with the operation and the file's name.
+func pathErr(op, p string, err error) error {
+	if rd, ok := err.(*fs.PathError); ok && rd.Path != p {
+		return err // the root's own error names the root
+	}
+	return &fs.PathError{Op: op, Path: p, Err: err}
+}
+
+// readFile reads p to its end; see readFD.
+func (f FS) readFile(p string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode, error) {
+	if fn := traceFn.Load(); fn != nil {
+		(*fn)(p)
+	}
+	fd, err := f.open(p, unix.O_RDONLY)
+	if err != nil {
+		return nil, 0, pathErr("open", p, err)
+	}
+	defer unix.Close(fd)
+	return readFD(fd, p, buf, limit, stat)
+}
+
+// Read returns the whole file, bounded by MaxSize.
+func (f FS) Read(p string) ([]byte, error) {
+	b, _, err := f.readFile(p, nil, MaxSize, true)
+	return b, err
+}
+
+// ReadLimit returns the whole of a small file, failing past limit bytes.
+func (f FS) ReadLimit(p string, limit int64) ([]byte, error) {
+	b, _, err := f.readFile(p, nil, limit, false)
+	return b, err
+}
+
+// ReadMode reads a small file into buf and returns its permission bits.
+func (f FS) ReadMode(p string, buf []byte) ([]byte, os.FileMode, error) {
+	return f.readFile(p, buf, 1<<20, true)
+}
+
+// ReadInto reads a small file into buf.
+func (f FS) ReadInto(p string, buf []byte) ([]byte, error) {
+	b, _, err := f.readFile(p, buf, 1<<20, false)
+	return b, err
+}
+
+// ReadBuf reads a whole file of any size up to MaxSize into buf, reused
+// when large enough: what a watcher does with /proc/interrupts every
+// interval.
+func (f FS) ReadBuf(p string, buf []byte) ([]byte, error) {
+	b, _, err := f.readFile(p, buf, MaxSize, false)
+	return b, err
+}
+
+// Plain reports whether p resolves to itself (no link on the way) and is
+// a regular file: the check before a library that opens files on its own
+// (procfs) is handed a path inside a tree. The live root is always plain.
+func (f FS) Plain(p string) error {
+	if f.dir == nil {
+		return nil
+	}
+	rel, err := f.rel(p)
+	if err != nil {
+		return pathErr("open", p, err)
+	}
+	real, err := f.Resolve(p)
+	if err != nil {
+		return err
+	}
+	if real != rel {
+		return fmt.Errorf("read %s: goes through a link to %s, which irqnuma does not follow here", p, f.Path(real))
+	}
+	fi, err := f.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("read %s: not a regular file (%v)", p, fi.Mode().Type())
+	}
+	return nil
+}
+
+// String returns an attribute's content without its trailing newline and
+// NUL padding (see TrimAttr).
+func (f FS) String(p string) (string, error) {
+	b, err := f.ReadLimit(p, 1<<20)
+	if err != nil {
+		return "", err
+	}
+	return string(TrimAttr(b)), nil
+}
+
+// Int reads a decimal integer attribute such as numa_node ("-1").
+func (f FS) Int(p string) (int, error) {
+	s, err := f.String(p)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("read %s: not an integer: %q", p, clip(s))
+	}
+	return n, nil
+}
+
+// List reads a CPU or node list attribute ("0-3,8-11").
+func (f FS) List(p string) (cpuset.Set, error) {
+	s, err := f.String(p)
+	if err != nil {
+		return cpuset.Set{}, err
+	}
+	set, err := cpuset.ParseList(strings.TrimSpace(s))
+	if err != nil {
+		return cpuset.Set{}, fmt.Errorf("read %s: %w", p, err)
+	}
+	return set, nil
+}
+
+// Mask reads a CPU mask attribute ("ffff0000,0000ffff").
+func (f FS) Mask(p string) (cpuset.Set, error) {
+	s, err := f.String(p)
+	if err != nil {
+		return cpuset.Set{}, err
+	}
+	set, err := cpuset.ParseMask(strings.TrimSpace(s))
+	if err != nil {
+		return cpuset.Set{}, fmt.Errorf("read %s: %w", p, err)
+	}
+	return set, nil
+}
+
+// ReadDir lists the folder p, sorted by name.
+func (f FS) ReadDir(p string) ([]os.DirEntry, error) {
+	fd, err := f.open(p, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	d := os.NewFile(uintptr(fd), p)
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	sortEntries(ents)
+	return ents, nil
+}
+
+// Stat returns what p, links followed, is.
+func (f FS) Stat(p string) (fs.FileInfo, error) {
+	fd, err := f.open(p, unix.O_PATH)
+	if err != nil {
+		return nil, pathErr("stat", p, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, pathErr("stat", p, err)
+	}
+	return newFileInfo(filepath.Base(p), &st), nil
+}
+
+// Lstat returns what p is, without following a link at its end (links
+// before it are followed inside the root).
+func (f FS) Lstat(p string) (fs.FileInfo, error) {
+	pfd, base, err := f.parent(p)
+	if err != nil {
+		return nil, pathErr("lstat", p, err)
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, pathErr("lstat", p, err)
+	}
+	return newFileInfo(base, &st), nil
+}
+
+// Readlink returns the target of the link p, as written.
+func (f FS) Readlink(p string) (string, error) {
+	pfd, base, err := f.parent(p)
+	if err != nil {
+		return "", pathErr("readlink", p, err)
+	}
+	defer unix.Close(pfd)
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(pfd, base, buf)
+		if err != nil {
+			return "", pathErr("readlink", p, err)
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		if len(buf) >= 1<<16 {
+			return "", pathErr("readlink", p, unix.ENAMETOOLONG)
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// parent opens the folder of p and returns it with p's last name.
+func (f FS) parent(p string) (int, string, error) {
+	clean := filepath.Clean(p)
+	dir, base := filepath.Dir(clean), filepath.Base(clean)
+	if base == "/" {
+		base = "."
+	}
+	fd, err := f.open(dir, unix.O_PATH|unix.O_DIRECTORY)
+	return fd, base, err
+}
+
+// Resolve returns the real path of p relative to the root, every link on
+// the way followed inside the root ("" for the root itself).
+func (f FS) Resolve(p string) (string, error) {
+	fd, err := f.open(p, unix.O_PATH)
+	if err != nil {
+		return "", pathErr("resolve", p, err)
+	}
+	defer unix.Close(fd)
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		// No /proc to ask: walk the links ourselves.
+		rel, err := f.rel(p)
+		if err != nil {
+			return "", pathErr("resolve", p, err)
+		}
+		r, err := rootpath.Resolve(rootpath.Dir(filepath.Clean(f.root)), "", rel)
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: link %w", p, err)
+		}
+		return r, nil
+	}
+	top := "/"
+	if f.dir != nil {
+		top = f.dir.real
+	}
+	r, err := filepath.Rel(top, real)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return "", fmt.Errorf("resolve %s: lands at %s, outside %s", p, real, top)
+	}
+	if r == "." {
+		r = ""
+	}
+	return filepath.ToSlash(r), nil
+}
+
+// OpenFile opens p as os.OpenFile does (no O_CREATE: a kernel file is
+// written in place, never made), resolved inside the root like every
+// read.
+func (f FS) OpenFile(p string, flag int) (*os.File, error) {
+	fd, err := f.open(p, flag&^os.O_CREATE)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	// Blocking I/O for writes: a write to /proc/irq is one syscall.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, pathErr("open", p, err)
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// fileInfo is an fs.FileInfo from a stat.
+type fileInfo struct {
+	name string
+	size int64
+	mode fs.FileMode
+	mod  time.Time
+}
+
+func newFileInfo(name string, st *unix.Stat_t) fileInfo {
+	m := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return fileInfo{name: name, size: st.Size, mode: m, mod: time.Unix(st.Mtim.Unix())}
+}
+
+func (i fileInfo) Name() string       { return i.name }
+func (i fileInfo) Size() int64        { return i.size }
+func (i fileInfo) Mode() fs.FileMode  { return i.mode }
+func (i fileInfo) ModTime() time.Time { return i.mod }
+func (i fileInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i fileInfo) Sys() any           { return nil }
+
+func sortEntries(ents []os.DirEntry) {
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+}

@@ -1,0 +1,174 @@
+package kfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// tree makes a small host tree with the links a capture may hold.
+func tree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	mk := func(rel, content string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, rel string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("proc/cmdline", "in the tree\n")
+	mk("sys/devices/pci0000:00/0000:00:03.0/numa_node", "1\n")
+	link("../../devices/pci0000:00/0000:00:03.0", "sys/bus/pci/0000:00:03.0")
+	link("/proc/cmdline", "proc/abs")                 // absolute: from the tree's top
+	link("../../../../../../etc/hostname", "proc/up") // climbs: stops at the top
+	link("/etc/hostname", "proc/out")                 // absolute, absent in the tree
+	return root
+}
+
+func bothWays(t *testing.T, fn func(t *testing.T)) {
+	t.Run("openat2", fn)
+	t.Run("without openat2", func(t *testing.T) {
+		old := openat2
+		openat2 = func(int, string, *unix.OpenHow) (int, error) { return -1, unix.ENOSYS }
+		noOpenat2.Lock()
+		noOpenat2.set = false
+		noOpenat2.Unlock()
+		t.Cleanup(func() {
+			openat2 = old
+			noOpenat2.Lock()
+			noOpenat2.set = false
+			noOpenat2.Unlock()
+		})
+		fn(t)
+	})
+}
+
+// TestFSLinksStayInside: an absolute link is taken from the tree's top, a
+// link that climbs stops there, and nothing of the machine reading the
+// tree is ever read through it.
+func TestFSLinksStayInside(t *testing.T) {
+	bothWays(t, func(t *testing.T) {
+		f := NewFS(tree(t))
+		if s, err := f.String(f.Path("proc/abs")); err != nil || s != "in the tree" {
+			t.Errorf("absolute link: %q, %v; want the tree's own proc/cmdline", s, err)
+		}
+		if s, err := f.String(f.Path("proc/out")); err == nil {
+			t.Errorf("link to /etc/hostname read %q from outside the tree", s)
+		}
+		if s, err := f.String(f.Path("proc/up")); err == nil {
+			t.Errorf("climbing link read %q from outside the tree", s)
+		}
+		if n, err := f.Int(f.Path("sys/bus/pci/0000:00:03.0/numa_node")); err != nil || n != 1 {
+			t.Errorf("relative link: %d, %v", n, err)
+		}
+		real, err := f.Resolve(f.Path("sys/bus/pci/0000:00:03.0"))
+		if err != nil || real != "sys/devices/pci0000:00/0000:00:03.0" {
+			t.Errorf("Resolve = %q, %v", real, err)
+		}
+		if target, err := f.Readlink(f.Path("proc/abs")); err != nil || target != "/proc/cmdline" {
+			t.Errorf("Readlink = %q, %v", target, err)
+		}
+		fi, err := f.Lstat(f.Path("proc/abs"))
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("Lstat(proc/abs) = %v, %v; want a link", fi, err)
+		}
+		fi, err = f.Stat(f.Path("proc/abs"))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o444 {
+			t.Errorf("Stat(proc/abs) = %v, %v; want the regular 0444 file", fi, err)
+		}
+		ents, err := f.ReadDir(f.Path("proc"))
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		if err != nil || strings.Join(names, " ") != "abs cmdline out up" {
+			t.Errorf("ReadDir(proc) = %q, %v", names, err)
+		}
+		if _, err := f.String(f.Path("proc/missing")); !IsNotExist(err) || !strings.Contains(err.Error(), filepath.Join(f.Root(), "proc/missing")) {
+			t.Errorf("missing file: %v; want not-exist naming it", err)
+		}
+	})
+}
+
+// TestFSNeverBlocks: a FIFO planted in a tree, with or without a writer,
+// and an endless device are answered at once, never waited on.
+func TestFSNeverBlocks(t *testing.T) {
+	root := tree(t)
+	fifo := filepath.Join(root, "proc/interrupts")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(root, "proc/stat")); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFS(root)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if b, err := f.Read(f.Path("proc/interrupts")); err == nil && len(b) != 0 {
+			t.Errorf("FIFO read %q", b)
+		}
+		// Held open for writing, the FIFO has nothing to read: would block.
+		w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer w.Close()
+		if _, err := f.Read(f.Path("proc/interrupts")); err == nil || !strings.Contains(err.Error(), "would block") {
+			t.Errorf("FIFO with a writer: %v, want a would-block error", err)
+		}
+		// /dev/zero is not in the tree: the link is taken from its top.
+		if _, err := f.Read(f.Path("proc/stat")); err == nil {
+			t.Error("proc/stat -> /dev/zero read from outside the tree")
+		}
+		if _, err := f.ReadDir(f.Path("proc/interrupts")); err == nil {
+			t.Error("ReadDir of a FIFO: no error")
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a read blocked on a FIFO")
+	}
+}
+
+// TestFSLive: the live root reads absolute paths as the kernel walks them.
+func TestFSLive(t *testing.T) {
+	f := NewFS("/")
+	if !f.Live() {
+		t.Fatal("NewFS(/) is not live")
+	}
+	p := filepath.Join(t.TempDir(), "attr")
+	os.WriteFile(p, []byte("7\n"), 0o444)
+	if n, err := f.Int(p); err != nil || n != 7 {
+		t.Errorf("Int(%s) = %d, %v", p, n, err)
+	}
+}
+
+// TestFSRootMissing: every read of a missing root says which root.
+func TestFSRootMissing(t *testing.T) {
+	f := NewFS(filepath.Join(t.TempDir(), "nope"))
+	_, err := f.String(f.Path("proc/cmdline"))
+	if err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("read under a missing root: %v", err)
+	}
+}
