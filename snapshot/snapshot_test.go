@@ -77,6 +77,8 @@ func readAll(root string) (readings, error) {
 
 var cmpReadings = []cmp.Option{
 	cmpopts.IgnoreUnexported(topology.Host{}),
+	// irq.Info keeps the modes it read; Managed and ManagedKnown say what they mean.
+	cmpopts.IgnoreUnexported(irq.Info{}),
 	cmpopts.IgnoreFields(topology.Host{}, "Root"),
 	cmpopts.EquateEmpty(),
 }
