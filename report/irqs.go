@@ -32,7 +32,7 @@ type IRQJSON struct {
 	AffinityNodes  []int             `json:"affinity_nodes"`
 	EffectiveNodes []int             `json:"effective_nodes"`
 	Local          *bool             `json:"local"`
-	Managed        bool              `json:"managed"`
+	Managed        *bool             `json:"managed"` // null: unknown (a kernel before 6.12 does not mark managed IRQs)
 	Total          uint64            `json:"total"`
 	PerCPU         map[string]uint64 `json:"per_cpu"`
 }
@@ -84,10 +84,14 @@ func IRQs(h *topology.Host, t *irq.Table) IRQDoc {
 	for i := range t.IRQs {
 		q := &t.IRQs[i]
 		j := IRQJSON{IRQ: q.IRQ, Name: q.Name, Queue: -1, Chip: q.Chip, Node: q.Node,
-			Managed: q.Managed, Total: q.Total(), PerCPU: map[string]uint64{},
+			Total: q.Total(), PerCPU: map[string]uint64{},
 			AffinityNodes: []int{}, EffectiveNodes: []int{}}
 		if o := q.Owner; o != nil {
 			j.NIC, j.Queue, j.Kind, j.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+		}
+		if q.ManagedKnown {
+			managed := q.Managed
+			j.Managed = &managed
 		}
 		if q.HasAffinity {
 			s := q.Affinity.List()
@@ -134,9 +138,9 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 		if q.Node >= 0 {
 			node = strconv.Itoa(q.Node)
 		}
-		managed := "no"
-		if q.Managed {
-			managed = "yes"
+		managed := "unknown"
+		if q.Managed != nil {
+			managed = map[bool]string{true: "yes", false: "no"}[*q.Managed]
 		}
 		rows = append(rows, []string{strconv.Itoa(q.IRQ), orDash(q.Name), orDash(q.NIC), queue,
 			strOrUnknown(q.Affinity), strOrUnknown(q.Effective), node, orDash(joinInts(q.EffectiveOrAffinityNodes(), ",")),
