@@ -343,3 +343,39 @@ func TestSnapshotOddNames(t *testing.T) {
 		t.Errorf("snapshot reads differently (-tree +snapshot):\n%s", diff)
 	}
 }
+
+// TestSnapshotKeepsRelease: osrelease is captured, so a snapshot of a
+// 6.12 kernel whose IRQs are all settable still says they are not
+// managed, as the host itself does.
+func TestSnapshotKeepsRelease(t *testing.T) {
+	root := hosttest.Copy(t, "vm-virtio")
+	for _, pat := range []string{"proc/irq/*/smp_affinity", "proc/irq/*/smp_affinity_list"} {
+		paths, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, p := range paths {
+			if err := os.Chmod(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rel := filepath.Join(root, "proc/sys/kernel/osrelease")
+	if err := os.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rel, []byte("6.12.117+deb12-amd64\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := snap(t, root, Options{})
+	if b, err := os.ReadFile(filepath.Join(dir, "proc/sys/kernel/osrelease")); err != nil || string(b) != "6.12.117+deb12-amd64\n" {
+		t.Errorf("snapshot osrelease = %q, %v", b, err)
+	}
+	h, _ := topology.Read(dir)
+	tab, err := irq.Load(h, irq.Options{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range tab.IRQs {
+		if q.HasAffinity && (!q.ManagedKnown || q.Managed) {
+			t.Errorf("IRQ %d in the snapshot: managed %v known %v, want known, not managed", q.IRQ, q.Managed, q.ManagedKnown)
+		}
+	}
+}
