@@ -69,7 +69,10 @@ func Place(h *topology.Host, q *irq.IRQ) Placement {
 		}
 	} else if len(h.Nodes) == 1 {
 		p.LocalCPUs, p.LocalKnown = h.Nodes[0].CPUs, true
-	} else if cpus, ok := h.NodeCPUs(q.Node); ok && q.Node >= 0 {
+	} else if cpus, ok := h.NodeCPUs(q.Node); ok && q.Node >= 0 && q.ManagedKnown && !q.Managed {
+		// /proc/irq/N/node is the device's node only for an IRQ that is
+		// not managed: a managed IRQ's is the node of the CPUs it serves
+		// (the lab's nvme0q5 says 0 for a drive on node 1).
 		p.LocalCPUs, p.LocalKnown = cpus, true
 	}
 	if p.LocalKnown && p.HasWhere {
