@@ -4,7 +4,7 @@ BIN ?= bin/irqnuma
 FUZZTIME ?= 10s
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test lint fuzz bench golden
+.PHONY: build test vmtest lint fuzz bench golden
 
 build:
 	$(GO) build -o $(BIN) ./cmd/irqnuma
@@ -13,6 +13,14 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# The real-kernel lab (lab/): boots Debian's 6.1 and 6.12 kernels under
+# QEMU and runs the scenarios inside them. Needs root, qemu-system-x86,
+# busybox-static, iproute2 and apt sources; fails, never skips, without.
+# LAB_REFRESH=1 also rewrites testdata/hosts/lab-debian-*.tar.gz.
+LAB_REFRESH ?=
+vmtest:
+	IRQNUMA_LAB_REFRESH=$(LAB_REFRESH) $(GO) test -tags vmtest -count=1 -timeout 20m ./lab/...
 
 # gofmt, go vet and staticcheck with an explicit list of checks.
 lint:
