@@ -34,6 +34,7 @@ func ipCmd(t *testing.T, args ...string) {
 // newLabNet creates the namespace and one multi-queue tap per NIC, and
 // removes it all when the test ends, whatever happened.
 func newLabNet(t *testing.T, name string, nics []guestNIC) *labNet {
+	removeStaleNets(t)
 	ipCmd(t, "netns", "add", name)
 	t.Cleanup(func() {
 		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
@@ -53,6 +54,32 @@ func newLabNet(t *testing.T, name string, nics []guestNIC) *labNet {
 		ipCmd(t, "-n", name, "neigh", "replace", strings.Split(n.Addr, "/")[0], "lladdr", n.MAC, "dev", n.Tap, "nud", "permanent")
 	}
 	return &labNet{Name: name}
+}
+
+// removeStaleNets deletes the namespaces of earlier lab runs whose test
+// process is gone (killed before its cleanup could run): their names
+// carry that process's id.
+func removeStaleNets(t *testing.T) {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		rest, ok := strings.CutPrefix(f[0], "irqnuma-lab-")
+		pid, _, _ := strings.Cut(rest, "-")
+		if !ok || pid == "" {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + pid); err == nil {
+			continue // its test is still running
+		}
+		t.Logf("removing %s, left by a lab run that was killed", f[0])
+		ipCmd(t, "netns", "del", f[0])
+	}
 }
 
 // inNetns runs f on an OS thread moved into the namespace; sockets f
