@@ -14,7 +14,7 @@ TESTTMP ?= $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
 	echo $$d/irqnuma-test-$$(id -u))
 TESTENV = $(if $(TESTTMP),mkdir -p $(TESTTMP) && TMPDIR=$(TESTTMP))
 
-.PHONY: build test test-short lint tidy fuzz bench golden
+.PHONY: build test test-short vmtest lint tidy fuzz bench golden
 
 # A static binary (no cgo: it runs on any Linux of the architecture, in an
 # initramfs or a distroless image) with the version from git stamped in.
@@ -34,6 +34,14 @@ test:
 # The fast loop: no race detector, no live-host tests, no browser.
 test-short:
 	$(TESTENV) $(GO) test -short ./...
+
+# The real-kernel lab (lab/): boots Debian's 6.1 and 6.12 kernels under
+# QEMU and runs the scenarios inside them. Needs root, qemu-system-x86,
+# busybox-static, iproute2 and apt sources; fails, never skips, without.
+# LAB_REFRESH=1 also rewrites testdata/hosts/lab-debian-*.tar.gz.
+LAB_REFRESH ?=
+vmtest:
+	IRQNUMA_LAB_REFRESH=$(LAB_REFRESH) $(GO) test -tags vmtest -count=1 -timeout 20m ./lab/...
 
 # gofmt, go vet and staticcheck with an explicit list of checks.
 lint:

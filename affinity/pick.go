@@ -109,6 +109,7 @@ func PickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		drop("isolated", h.IsolatedCPUs())
 	}
 	drop("excluded", r.Exclude)
+	beforeIRQ := left
 	if r.ExcludeIRQCPUs {
 		cpus, err := p.irqCPUs(h, t, r.NIC)
 		if err != nil {
@@ -124,7 +125,7 @@ func PickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		left = pickOnePerCore(h, left)
 	}
 	if left.IsEmpty() {
-		return nil, fmt.Errorf("%w: %s", ErrNothingLeft, p.explain())
+		return nil, fmt.Errorf("%w: %s%s", ErrNothingLeft, p.explain(), p.irqAdvice(t, r, beforeIRQ))
 	}
 	if r.Count > 0 {
 		if n := left.Len(); n < r.Count {
@@ -257,6 +258,35 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 		p.Notes = append(p.Notes, fmt.Sprintf("affinity unknown for IRQs %s: their CPUs could not be excluded", pickIRQList(unknown)))
 	}
 	return cpus, nil
+}
+
+// irqAdvice says what to do when the NIC's queue IRQs took every CPU
+// that was left (before was what the IRQ filter started from): fewer
+// queues, or the queues pinned to part of those CPUs first.
+func (p *Pick) irqAdvice(t *irq.Table, r PickRequest, before cpuset.Set) string {
+	if !r.ExcludeIRQCPUs || before.IsEmpty() || t == nil {
+		return ""
+	}
+	queues := map[int]bool{}
+	for _, q := range t.ForNIC(r.NIC) {
+		if q.Owner.Kind == irq.KindQueue {
+			queues[q.Owner.Queue] = true
+		}
+	}
+	fewer := fmt.Sprintf("fewer queues (ethtool -L %s combined N", r.NIC)
+	if len(queues) > 1 {
+		fewer += fmt.Sprintf(", N below %d", len(queues))
+	}
+	fewer += ")"
+	siblings := ""
+	if r.OnePerCore {
+		siblings = " with their SMT siblings"
+	}
+	msg := fmt.Sprintf(". %s's queue IRQs%s take all of %s: use %s", r.NIC, siblings, before, fewer)
+	if n := before.Len(); n > 1 {
+		msg += fmt.Sprintf(", or pin the queues to part of them first (irqnuma irq pin %s --cpus %s) and ask again", r.NIC, before.First(n/2))
+	}
+	return msg
 }
 
 // pickOnePerCore keeps the lowest member of cpus on each core. A CPU whose

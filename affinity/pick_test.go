@@ -180,7 +180,7 @@ func TestPickErrors(t *testing.T) {
 		{"all offline", PickRequest{CPUs: cpuset.New(1, 5), HasCPUs: true}, ErrNothingLeft, "no CPUs left: candidates 1,5 from the CPU list; offline removed 1,5"},
 		// Every core of node 1 runs one of ens1f0's queues or is isolated.
 		{"nothing left", PickRequest{NIC: "ens1f0", ExcludeIRQCPUs: true, OnePerCore: true}, ErrNothingLeft,
-			"isolated/nohz_full removed 10-11; IRQ CPUs removed 8,12-13; IRQ CPUs' SMT siblings removed 14-15"},
+			"isolated/nohz_full removed 10-11; IRQ CPUs removed 8,12-13; IRQ CPUs' SMT siblings removed 14-15. ens1f0's queue IRQs with their SMT siblings take all of 8,12-15: use fewer queues (ethtool -L ens1f0 combined N, N below 8), or pin the queues to part of them first (irqnuma irq pin ens1f0 --cpus 8,12)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,6 +302,11 @@ func TestPickVM(t *testing.T) {
 	_, err = PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
 	if !errors.Is(err, ErrNothingLeft) {
 		t.Errorf("PickCPUs(eth0, exclude IRQ CPUs) error = %v, want ErrNothingLeft", err)
+	}
+	// It says what to do instead.
+	want := "eth0's queue IRQs take all of 0-1: use fewer queues (ethtool -L eth0 combined N), or pin the queues to part of them first (irqnuma irq pin eth0 --cpus 0) and ask again"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )

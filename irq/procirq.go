@@ -28,9 +28,15 @@ type Info struct {
 	Node         int // /proc/irq/N/node; -1 when absent or unknown
 	Hint         cpuset.Set
 	HasHint      bool
-	// Managed is true when smp_affinity carries no write bit: the kernel
-	// creates it that way for IRQs whose affinity it manages itself.
-	Managed bool
+	// Managed is true when the IRQ is known to be kernel-managed: its
+	// smp_affinity carries no write bit in a tree whose modes are real
+	// (Linux 6.12 and later create it that way for every IRQ user space
+	// cannot set). ManagedKnown says whether Managed is known at all: see
+	// judgeManaged. ReadInfo leaves both false; Load judges them.
+	Managed      bool
+	ManagedKnown bool
+	// modes records what the file modes say, for judgeManaged.
+	modes modeFacts
 	// Actions are the names of the action folders, read only on request.
 	Actions []string
 }
@@ -73,7 +79,7 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 			return in, err
 		}
 		in.HasAffinity = true
-		in.Managed = mode&0o222 == 0
+		in.modes.affinity = mode
 	case kfile.IsNotExist(err):
 		buf, mode, err = fsys.ReadMode(dir+"/smp_affinity", buf)
 		if err == nil {
@@ -81,7 +87,7 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 				return in, err
 			}
 			in.HasAffinity = true
-			in.Managed = mode&0o222 == 0
+			in.modes.affinity = mode
 		} else if !kfile.IsNotExist(err) {
 			return in, err
 		} else if _, serr := fsys.Stat(dir); serr != nil {
@@ -91,16 +97,18 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 		return in, err
 	}
 
-	buf, err = fsys.ReadInto(dir+"/effective_affinity_list", buf)
+	buf, mode, err = fsys.ReadMode(dir+"/effective_affinity_list", buf)
 	switch {
 	case err == nil:
+		in.modes.lost = in.modes.lost || mode&0o222 != 0
 		if in.Effective, err = parseList(dir+"/effective_affinity_list", buf); err != nil {
 			return in, err
 		}
 		in.HasEffective = true
 	case kfile.IsNotExist(err):
-		buf, err = fsys.ReadInto(dir+"/effective_affinity", buf)
+		buf, mode, err = fsys.ReadMode(dir+"/effective_affinity", buf)
 		if err == nil {
+			in.modes.lost = in.modes.lost || mode&0o222 != 0
 			if in.Effective, err = parseMask(dir+"/effective_affinity", buf); err != nil {
 				return in, err
 			}
@@ -112,8 +120,9 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 		return in, err
 	}
 
-	buf, err = fsys.ReadInto(dir+"/node", buf)
+	buf, mode, err = fsys.ReadMode(dir+"/node", buf)
 	if err == nil {
+		in.modes.lost = in.modes.lost || mode&0o222 != 0
 		v, perr := strconv.Atoi(string(bytes.TrimSpace(kfile.TrimAttr(buf))))
 		if perr != nil || v < -1 {
 			return in, fmt.Errorf("read %s/node: not a node: %q", dir, clip(buf))

@@ -140,6 +140,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		}
 		t.IRQs = append(t.IRQs, q)
 	}
+	t.judgeManaged(h.Root)
 	return t, nil
 }
 

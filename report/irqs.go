@@ -35,7 +35,7 @@ type IRQJSON struct {
 	AffinityNodes  []int   `json:"affinity_nodes"`
 	EffectiveNodes []int   `json:"effective_nodes"`
 	Local          *bool   `json:"local"`
-	Managed        bool    `json:"managed"`
+	Managed        *bool   `json:"managed"` // null: unknown (a kernel before 6.12 does not mark managed IRQs)
 	Total          uint64  `json:"total"`
 	PerCPU         PerCPU  `json:"per_cpu"`
 }
@@ -144,7 +144,10 @@ func Place(h *topology.Host, q *irq.IRQ) Placement {
 		}
 	} else if len(h.Nodes) == 1 {
 		p.LocalCPUs, p.LocalKnown = h.Nodes[0].CPUs, true
-	} else if cpus, ok := h.NodeCPUs(q.Node); ok && q.Node >= 0 {
+	} else if cpus, ok := h.NodeCPUs(q.Node); ok && q.Node >= 0 && q.ManagedKnown && !q.Managed {
+		// /proc/irq/N/node is the device's node only for an IRQ that is
+		// not managed: a managed IRQ's is the node of the CPUs it serves
+		// (the lab's nvme0q5 says 0 for a drive on node 1).
 		p.LocalCPUs, p.LocalKnown = cpus, true
 	}
 	if p.LocalKnown && p.HasWhere {
@@ -240,14 +243,9 @@ func appendIRQJSON(b []byte, j IRQJSON) []byte {
 	b = append(b, ","+in+`"effective_nodes": `...)
 	b = appendJSONInts(b, j.EffectiveNodes)
 	b = append(b, ","+in+`"local": `...)
-	switch {
-	case j.Local == nil:
-		b = append(b, "null"...)
-	default:
-		b = strconv.AppendBool(b, *j.Local)
-	}
+	b = appendJSONBoolPtr(b, j.Local)
 	b = append(b, ","+in+`"managed": `...)
-	b = strconv.AppendBool(b, j.Managed)
+	b = appendJSONBoolPtr(b, j.Managed)
 	b = append(b, ","+in+`"total": `...)
 	b = strconv.AppendUint(b, j.Total, 10)
 	b = append(b, ","+in+`"per_cpu": {`...)
@@ -282,6 +280,13 @@ func appendJSONInts(b []byte, v []int) []byte {
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	return append(b, "\n      ]"...)
+}
+
+func appendJSONBoolPtr(b []byte, v *bool) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendBool(b, *v)
 }
 
 func appendJSONStringPtr(b []byte, s *string) []byte {
@@ -350,10 +355,14 @@ func appendJSONString(b []byte, s string) []byte {
 // irqJSON is the document's entry for q.
 func irqJSON(h *topology.Host, cols *perCPUCols, q *irq.IRQ) IRQJSON {
 	j := IRQJSON{IRQ: q.IRQ, Name: q.Name, Queue: -1, Chip: q.Chip, Node: q.Node,
-		Managed: q.Managed, Total: q.Total(), PerCPU: PerCPU{cols: cols, counts: q.Counts},
+		Total: q.Total(), PerCPU: PerCPU{cols: cols, counts: q.Counts},
 		AffinityNodes: []int{}, EffectiveNodes: []int{}}
 	if o := q.Owner; o != nil {
 		j.NIC, j.Queue, j.Kind, j.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+	}
+	if q.ManagedKnown {
+		managed := q.Managed
+		j.Managed = &managed
 	}
 	if q.HasAffinity {
 		s := q.Affinity.List()
@@ -395,9 +404,9 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 		if q.Node >= 0 {
 			node = strconv.Itoa(q.Node)
 		}
-		managed := "no"
-		if q.Managed {
-			managed = "yes"
+		managed := "unknown"
+		if q.Managed != nil {
+			managed = map[bool]string{true: "yes", false: "no"}[*q.Managed]
 		}
 		rows = append(rows, []string{strconv.Itoa(q.IRQ), orDash(q.Name), orDash(q.NIC), queue,
 			strOrUnknown(q.Affinity), strOrUnknown(q.Effective), node, orDash(joinInts(q.EffectiveOrAffinityNodes(), ",")),

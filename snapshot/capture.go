@@ -19,9 +19,11 @@ import (
 // compare the answers, so a file missed here fails them.
 var (
 	// Files read whole (irq.ReadInterrupts, topology.ReadCmdline, the
-	// watch sampler).
+	// watch sampler; osrelease tells irq.Load whether the kernel marks
+	// managed IRQs read-only).
 	procFiles = []string{
 		"proc/interrupts", "proc/cmdline", "proc/stat", "proc/softirqs", "proc/net/softnet_stat",
+		"proc/sys/kernel/osrelease",
 	}
 	// Folders whose existence or listing the readers use even when
 	// empty: /proc/irq, the NIC class, IOMMU units and groups, nodes.

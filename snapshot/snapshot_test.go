@@ -78,6 +78,8 @@ func readAll(root string) (readings, error) {
 
 var cmpReadings = []cmp.Option{
 	cmpopts.IgnoreUnexported(topology.Host{}),
+	// irq.Info keeps the modes it read; Managed and ManagedKnown say what they mean.
+	cmpopts.IgnoreUnexported(irq.Info{}),
 	cmpopts.IgnoreFields(topology.Host{}, "Root"),
 	cmpopts.EquateEmpty(),
 }
@@ -372,5 +374,41 @@ func TestSnapshotOddNames(t *testing.T) {
 	}
 	if diff := cmp.Diff(read(t, root), read(t, dir), cmpReadings...); diff != "" {
 		t.Errorf("snapshot reads differently (-tree +snapshot):\n%s", diff)
+	}
+}
+
+// TestSnapshotKeepsRelease: osrelease is captured, so a snapshot of a
+// 6.12 kernel whose IRQs are all settable still says they are not
+// managed, as the host itself does.
+func TestSnapshotKeepsRelease(t *testing.T) {
+	root := hosttest.Copy(t, "vm-virtio")
+	for _, pat := range []string{"proc/irq/*/smp_affinity", "proc/irq/*/smp_affinity_list"} {
+		paths, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, p := range paths {
+			if err := os.Chmod(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rel := filepath.Join(root, "proc/sys/kernel/osrelease")
+	if err := os.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rel, []byte("6.12.117+deb12-amd64\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := snap(t, root, Options{})
+	if b, err := os.ReadFile(filepath.Join(dir, "proc/sys/kernel/osrelease")); err != nil || string(b) != "6.12.117+deb12-amd64\n" {
+		t.Errorf("snapshot osrelease = %q, %v", b, err)
+	}
+	h, _ := topology.Read(dir)
+	tab, err := irq.Load(h, irq.Options{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range tab.IRQs {
+		if q.HasAffinity && (!q.ManagedKnown || q.Managed) {
+			t.Errorf("IRQ %d in the snapshot: managed %v known %v, want known, not managed", q.IRQ, q.Managed, q.ManagedKnown)
+		}
 	}
 }

@@ -1,0 +1,105 @@
+//go:build vmtest
+
+package lab
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// repoRoot is the module root, from this file's location.
+func repoRoot(t *testing.T) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller information")
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// buildStatic builds a static linux/amd64 binary of pkg into dir.
+func buildStatic(t *testing.T, pkg, out string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	requireStatic(t, out)
+}
+
+// requireStatic fails unless path is an ELF executable without an
+// interpreter: the initramfs has no libc.
+func requireStatic(t *testing.T, path string) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatalf("%s is dynamically linked: the initramfs has no libc (for busybox install Debian's busybox-static)", path)
+		}
+	}
+}
+
+// guestBinaries are the programs every initramfs holds, built once.
+type guestBinaries struct {
+	Irqnuma, Agent, Busybox string
+}
+
+func buildGuestBinaries(t *testing.T, dir string) guestBinaries {
+	needTool(t, "busybox", "busybox-static")
+	bb, _ := exec.LookPath("busybox")
+	requireStatic(t, bb)
+	g := guestBinaries{Irqnuma: filepath.Join(dir, "irqnuma"), Agent: filepath.Join(dir, "agent"), Busybox: bb}
+	buildStatic(t, "./cmd/irqnuma", g.Irqnuma)
+	buildStatic(t, "./lab/agent", g.Agent)
+	return g
+}
+
+// writeInitramfs writes the guest's root: /init is the agent, irqnuma and
+// busybox in /bin, the kernel's modules in /lib/modules with their load
+// order in /etc/lab/modules, and the run's configuration in
+// /etc/lab/config.json.
+func writeInitramfs(t *testing.T, path string, g guestBinaries, k preparedKernel, config []byte) {
+	var buf bytes.Buffer
+	c := NewCPIO(&buf)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		must(err)
+		return b
+	}
+	for _, d := range []string{"bin", "dev", "etc", "etc/lab", "lib", "lib/modules", "proc", "sys", "tmp", "run", "var", "var/lib"} {
+		must(c.Dir(d, 0o755))
+	}
+	must(c.CharDev("dev/console", 0o600, 5, 1))
+	must(c.File("init", 0o755, read(g.Agent)))
+	must(c.File("bin/irqnuma", 0o755, read(g.Irqnuma)))
+	must(c.File("bin/busybox", 0o755, read(g.Busybox)))
+	for _, app := range []string{"sh", "arp", "ip"} {
+		must(c.Symlink("bin/"+app, "busybox"))
+	}
+	var order bytes.Buffer
+	for _, m := range k.Modules {
+		name := filepath.Base(m)
+		must(c.File("lib/modules/"+name, 0o644, read(m)))
+		order.WriteString(name + "\n")
+	}
+	must(c.File("etc/lab/modules", 0o644, order.Bytes()))
+	must(c.File("etc/lab/config.json", 0o644, config))
+	must(c.Close())
+	must(os.WriteFile(path, buf.Bytes(), 0o644))
+}

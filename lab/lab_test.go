@@ -1,0 +1,122 @@
+//go:build vmtest
+
+package lab
+
+import (
+	"encoding/base64"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scenarios are the agent's scenarios, in the order it runs them; each
+// must report at least one check on every kernel.
+var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot"}
+
+// TestLab boots every lab kernel and turns the agent's checks into one
+// subtest per kernel and scenario. IRQNUMA_LAB_REFRESH=1 also rewrites
+// testdata/hosts/lab-debian-<kernel>.tar.gz from the guests.
+func TestLab(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the lab needs root: it creates a network namespace and taps")
+	}
+	needTool(t, "qemu-system-x86_64", "qemu-system-x86")
+	needTool(t, "ip", "iproute2")
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Fatalf("the lab needs /dev/net/tun for its taps: %v", err)
+	}
+	export := os.Getenv("IRQNUMA_LAB_REFRESH") == "1"
+	t0 := time.Now()
+	bins := buildGuestBinaries(t, t.TempDir())
+	var kernels []preparedKernel
+	for _, k := range labKernels {
+		pk := prepareKernel(t, k)
+		t.Logf("kernel %s: %s %s (release %s), modules %v", k.Name, pk.Package, pk.Version, pk.Release, baseNames(pk.Modules))
+		kernels = append(kernels, pk)
+	}
+	t.Logf("prepared in %.1fs", time.Since(t0).Seconds())
+	for _, k := range kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			lines := runGuest(t, k, bins, export, 5*time.Minute)
+			checkLines(t, lines)
+			if export {
+				writeExport(t, k, lines)
+			}
+		})
+	}
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+func mustCIDR(t *testing.T, s string) *net.IPNet {
+	_, n, err := net.ParseCIDR(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkLines makes a subtest per scenario from the agent's lines.
+func checkLines(t *testing.T, lines []labLine) {
+	by := map[string][]labLine{}
+	for _, l := range lines {
+		switch l.Kind {
+		case "check", "info":
+			by[l.Scenario] = append(by[l.Scenario], l)
+		case "fatal":
+			t.Errorf("agent: %s: %s", l.Scenario, l.Detail)
+		case "boot", "done":
+			t.Logf("guest %s at uptime %.1fs", l.Kind, l.Uptime)
+		}
+	}
+	for _, s := range scenarios {
+		t.Run(s, func(t *testing.T) {
+			n := 0
+			for _, l := range by[s] {
+				switch {
+				case l.Kind == "info":
+					t.Logf("%s: %s", l.Check, l.Detail)
+				case l.OK:
+					n++
+					first, _, _ := strings.Cut(l.Detail, "\n")
+					t.Logf("ok %s: %s", l.Check, first)
+				default:
+					n++
+					t.Errorf("FAIL %s: %s", l.Check, l.Detail)
+				}
+			}
+			if n == 0 {
+				t.Errorf("scenario %s reported no checks", s)
+			}
+		})
+	}
+}
+
+// writeExport writes the guest's snapshot, sent in base64 chunks, to
+// testdata/hosts/lab-debian-<kernel>.tar.gz.
+func writeExport(t *testing.T, k preparedKernel, lines []labLine) {
+	var b64 strings.Builder
+	for _, l := range lines {
+		if l.Kind == "file" && l.Name == "snapshot" {
+			b64.WriteString(l.Data)
+		}
+	}
+	data, err := base64.StdEncoding.DecodeString(b64.String())
+	if err != nil || len(data) == 0 {
+		t.Fatalf("guest sent no usable snapshot: %v", err)
+	}
+	p := filepath.Join(repoRoot(t), "testdata", "hosts", "lab-debian-"+k.Name+".tar.gz")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", p, len(data))
+}
