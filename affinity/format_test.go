@@ -154,17 +154,19 @@ func TestDocSeed(t *testing.T) {
 	}
 }
 
-// TestPickNoNUMA: a tree without /sys/devices/system/node knows no node,
-// so a NIC has no locality, a list's nodes are unknown, the JSON says null
-// and formats that need nodes refuse.
+// TestPickNoNUMA: a tree without /sys/devices/system/node knows no node:
+// a NIC's local CPUs come from its local_cpulist alone (16-31,48-63 for
+// the seed's eth0, never node 0's), a list's nodes are unknown, the JSON
+// says null and formats that need nodes refuse.
 func TestPickNoNUMA(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/node")); err != nil {
 		t.Fatal(err)
 	}
 	h, tb := loadHost(t, root)
-	if _, err := PickCPUs(h, tb, PickRequest{NIC: "eth0"}); !errors.Is(err, ErrNICLocalityUnknown) {
-		t.Fatalf("PickCPUs(eth0) error = %v, want ErrNICLocalityUnknown", err)
+	nic, err := PickCPUs(h, tb, PickRequest{NIC: "eth0"})
+	if err != nil || !nic.CPUs.Equal(cpuset.Range(16, 31).Union(cpuset.Range(48, 63))) || !strings.Contains(nic.Source, "local_cpulist") {
+		t.Fatalf("PickCPUs(eth0) = %v from %q, %v; want 16-31,48-63 from local_cpulist", nic.CPUs, nic.Source, err)
 	}
 	p, err := PickCPUs(h, tb, PickRequest{CPUs: cpuset.Range(16, 19), HasCPUs: true})
 	if err != nil {

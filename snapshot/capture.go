@@ -48,6 +48,7 @@ var (
 		"sys/devices/system/cpu/cpu[0-9]*/cache/index3/shared_cpu_list",
 		"sys/devices/system/cpu/cpu[0-9]*/cache/index3/level",
 		"sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor",
+		"sys/devices/system/node/online",
 		"sys/devices/system/node/node[0-9]*/cpulist",
 		"sys/devices/system/node/node[0-9]*/cpumap",
 		"sys/devices/system/node/node[0-9]*/meminfo",

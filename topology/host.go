@@ -21,13 +21,16 @@ import (
 type Host struct {
 	Root string
 
-	Nodes    []Node // by ascending id; ids may be sparse
-	CPUs     []CPU  // every possible CPU, by ascending id
-	Possible cpuset.Set
-	Online   cpuset.Set
-	Isolated cpuset.Set // isolcpus= (cpu/isolated)
-	NohzFull cpuset.Set // nohz_full= (cpu/nohz_full)
-	NICs     []NIC      // every /sys/class/net entry with a device, by name
+	Nodes []Node // by ascending id; ids may be sparse
+	// NodesOnline is node/online: the nodes the kernel has, each with a
+	// nodeN folder on a live host; empty when the tree lacks the file.
+	NodesOnline cpuset.Set
+	CPUs        []CPU // every possible CPU, by ascending id
+	Possible    cpuset.Set
+	Online      cpuset.Set
+	Isolated    cpuset.Set // isolcpus= (cpu/isolated)
+	NohzFull    cpuset.Set // nohz_full= (cpu/nohz_full)
+	NICs        []NIC      // every /sys/class/net entry with a device, by name
 
 	// Notes says what the tree lacks that limits the answers, one line
 	// each, e.g. "no /sys/class/net: NICs unknown".

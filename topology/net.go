@@ -258,23 +258,43 @@ type Locality struct {
 // Known reports whether local CPUs are known.
 func (l Locality) Known() bool { return l.Source != "unknown" }
 
-// Locality returns where a NIC is local. numa_node is the kernel's word
-// when it names a node; when it is -1 on a one-node host that node is
-// local by definition; otherwise a local_cpulist narrower than the whole
-// host (the kernel reports every CPU when it does not know) still says
-// which CPUs are local. Anything else is unknown, never node 0.
+// Locality returns where a NIC is local, never guessing node 0:
+//   - numa_node is the kernel's word when it names a node the tree has;
+//   - numa_node -1 on a host that truly has one node (one node folder,
+//     and node/online, when the tree has it, naming no other) makes
+//     that node local by definition;
+//   - otherwise a local_cpulist narrower than the whole host (the kernel
+//     reports every CPU when it does not know) says which CPUs are local,
+//     with numa_node's node when it names one whose folder is missing;
+//   - anything else is unknown.
 func (h *Host) Locality(n *NIC) Locality {
 	if n.Node >= 0 {
 		if cpus, ok := h.NodeCPUs(n.Node); ok {
 			return Locality{Node: n.Node, CPUs: cpus, Source: "numa_node"}
 		}
 	}
-	if len(h.Nodes) == 1 {
+	if n.Node < 0 && h.singleNode() {
 		return Locality{Node: h.Nodes[0].ID, CPUs: h.Nodes[0].CPUs, Source: "single node"}
 	}
-	if n.HasLocal && !n.LocalCPUs.IsEmpty() && len(h.Nodes) > 1 &&
-		!h.Possible.IsSubsetOf(n.LocalCPUs) && !h.Online.IsSubsetOf(n.LocalCPUs) {
-		return Locality{Node: h.LocalNode(n.LocalCPUs), CPUs: n.LocalCPUs, Source: "local_cpulist"}
+	if n.HasLocal && !n.LocalCPUs.IsEmpty() && !h.Possible.IsSubsetOf(n.LocalCPUs) && !h.Online.IsSubsetOf(n.LocalCPUs) {
+		node := h.LocalNode(n.LocalCPUs)
+		if node < 0 && n.Node >= 0 {
+			node = n.Node // the kernel's word, its folder missing from the tree
+		}
+		return Locality{Node: node, CPUs: n.LocalCPUs, Source: "local_cpulist"}
 	}
 	return Locality{Node: -1, Source: "unknown"}
+}
+
+// singleNode reports whether the host has exactly one NUMA node: one
+// node folder, and no other node named by node/online (a tree missing a
+// node's folder is not a one-node host).
+func (h *Host) singleNode() bool {
+	if len(h.Nodes) != 1 {
+		return false
+	}
+	if h.NodesOnline.IsEmpty() {
+		return true
+	}
+	return h.NodesOnline.Len() == 1 && h.NodesOnline.Contains(h.Nodes[0].ID)
 }

@@ -194,8 +194,8 @@ func TestMaskWide(t *testing.T) {
 }
 
 // TestMaskNoNUMA runs mask on the seed tree without its node folder: the
-// NIC's place is unknown (exit 2, asking for --node or --cpus) and formats
-// that carry nodes refuse (exit 1).
+// NIC's CPUs come from its local_cpulist, their node is unknown, and
+// formats that carry nodes refuse (exit 1).
 func TestMaskNoNUMA(t *testing.T) {
 	t.Parallel()
 	root := hosttest.Copy(t, "seed")
