@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -68,6 +69,17 @@ func (in *Interrupts) Row(irq int) (Row, bool) {
 	return Row{}, false
 }
 
+// MaxRowText bounds what follows a row's counts (chip, hwirq, action
+// names): the kernel prints each action's name, device names of a few
+// dozen bytes, joined by ", "; nothing near this.
+const MaxRowText = 4096
+
+// MaxIRQ is the largest IRQ number irqnuma takes: far past any kernel's
+// nr_irqs (NR_IRQS plus the sparse allocator's slack, a few hundred
+// thousand on the biggest configurations), and the largest id a cpuset.Set
+// holds, so an IRQ list prints with the CPU-list code.
+const MaxIRQ = cpuset.MaxID
+
 // ErrFormat is wrapped by errors about text that is not /proc/interrupts.
 var ErrFormat = errors.New("not in /proc/interrupts format")
 
@@ -98,6 +110,9 @@ func ParseInterrupts(b []byte) (*Interrupts, error) {
 		if !ok || err != nil || n < 0 || len(id) > 7 {
 			return nil, fmt.Errorf("header: %q is not a CPU column: %w", clip(f), ErrFormat)
 		}
+		if n > cpuset.MaxID {
+			return nil, fmt.Errorf("header: CPU%d is past the largest CPU id, %d: %w", n, cpuset.MaxID, ErrFormat)
+		}
 		if seen[n] {
 			return nil, fmt.Errorf("header: CPU%d twice: %w", n, ErrFormat)
 		}
@@ -125,6 +140,9 @@ func ParseInterrupts(b []byte) (*Interrupts, error) {
 		if n, err := strconv.Atoi(id); err == nil {
 			if n < 0 {
 				return nil, fmt.Errorf("line %d: negative IRQ %d: %w", lineNo, n, ErrFormat)
+			}
+			if n > MaxIRQ {
+				return nil, fmt.Errorf("line %d: IRQ %d is past the largest IRQ number, %d: %w", lineNo, n, MaxIRQ, ErrFormat)
 			}
 			if seenIRQ[n] {
 				return nil, fmt.Errorf("line %d: IRQ %d twice: %w", lineNo, n, ErrFormat)
@@ -158,6 +176,10 @@ func ParseInterrupts(b []byte) (*Interrupts, error) {
 		}
 		slab = slab[len(r.Counts):]
 		text := body[i:]
+		if len(text) > MaxRowText {
+			return nil, fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
+				lineNo, clip([]byte(id)), len(text), MaxRowText, ErrFormat)
+		}
 		if r.IRQ < 0 {
 			r.Name = string(bytes.TrimSpace(text))
 		} else {

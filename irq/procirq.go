@@ -53,9 +53,14 @@ func ListIRQs(root string) ([]int, error) {
 	}
 	out := make([]int, 0, len(ents))
 	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil && n >= 0 && e.IsDir() {
-			out = append(out, n)
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 0 || !e.IsDir() {
+			continue
 		}
+		if n > MaxIRQ {
+			return nil, fmt.Errorf("list IRQs: %s/%s: IRQ number past the largest, %d", procIRQDir(root), clipName(e.Name()), MaxIRQ)
+		}
+		out = append(out, n)
 	}
 	slices.Sort(out)
 	return out, nil
@@ -158,6 +163,14 @@ func ReadHint(fsys kfile.FS, n int) (cpuset.Set, bool, error) {
 		return cpuset.Set{}, false, err
 	}
 	return set, !set.IsEmpty(), nil
+}
+
+// clipName shortens a file name quoted in an error.
+func clipName(s string) string {
+	if len(s) > 24 {
+		return s[:24] + "..."
+	}
+	return s
 }
 
 func parseList(path string, b []byte) (cpuset.Set, error) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -58,6 +59,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 	switch {
 	case err == nil:
 		t.CPUs = in.CPUs
+		t.checkColumns(h)
 	case kfile.IsNotExist(err):
 		t.Notes = append(t.Notes, "no /proc/interrupts: IRQ names and counts unknown")
 		in = &Interrupts{}
@@ -141,7 +143,52 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		t.IRQs = append(t.IRQs, q)
 	}
 	t.judgeManaged(h.Root)
+	t.checkRanges(h)
 	return t, nil
+}
+
+// checkColumns notes a /proc/interrupts header that disagrees with
+// cpu/online: the kernel prints a column per online CPU, so a missing
+// one is a file cut short (or a capture of another moment), and its
+// counts are unknown, not zero.
+func (t *Table) checkColumns(h *topology.Host) {
+	if h.Online.IsEmpty() {
+		return
+	}
+	cols := cpuset.New(t.CPUs...)
+	if missing := h.Online.Difference(cols); !missing.IsEmpty() {
+		t.Notes = append(t.Notes, fmt.Sprintf("/proc/interrupts has no column for online CPUs %s (its header lists %s): their counts are unknown", missing, cols))
+	}
+	if extra := cols.Difference(h.Online); !extra.IsEmpty() {
+		t.Notes = append(t.Notes, fmt.Sprintf("/proc/interrupts has columns for CPUs %s, which cpu/online (%s) does not list", extra, h.Online))
+	}
+}
+
+// checkRanges notes affinities that name CPUs the host cannot have: the
+// kernel never prints one, so the tree was edited or is of another host.
+func (t *Table) checkRanges(h *topology.Host) {
+	if h.Possible.IsEmpty() {
+		return
+	}
+	var bad []string
+	for i := range t.IRQs {
+		q := &t.IRQs[i]
+		for _, f := range []struct {
+			name string
+			set  cpuset.Set
+			has  bool
+		}{{"affinity", q.Affinity, q.HasAffinity}, {"effective affinity", q.Effective, q.HasEffective}} {
+			if extra := f.set.Difference(h.Possible); f.has && !extra.IsEmpty() {
+				bad = append(bad, fmt.Sprintf("IRQ %d's %s names CPUs %s", q.IRQ, f.name, extra))
+			}
+		}
+	}
+	if len(bad) > 3 {
+		bad = append(bad[:3], fmt.Sprintf("%d more", len(bad)-3))
+	}
+	if len(bad) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s, past the host's possible CPUs %s", strings.Join(bad, "; "), h.Possible))
+	}
 }
 
 func owner(name, chip string, n int, h *topology.Host, msi map[int]*topology.NIC) *Owner {

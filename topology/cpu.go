@@ -63,9 +63,13 @@ func (h *Host) readCPUs() error {
 	}
 	isolated := h.Isolated.Union(h.NohzFull)
 
-	h.CPUs = make([]CPU, 0, h.Possible.Len())
-	h.cpuIndex = make(map[int]int, h.Possible.Len())
-	for id := range h.Possible.All() {
+	// The CPUs the host has: online ones and those with a cpuN folder
+	// (present, maybe offline). possible may name far more (a VM's
+	// hot-plug slots, or any count a tree claims), which are no CPUs.
+	present := h.Online.Union(h.listCPUDirs(dir).Intersection(h.Possible))
+	h.CPUs = make([]CPU, 0, present.Len())
+	h.cpuIndex = make(map[int]int, present.Len())
+	for id := range present.All() {
 		h.cpuIndex[id] = len(h.CPUs)
 		h.CPUs = append(h.CPUs, CPU{
 			ID: id, Online: h.Online.Contains(id), Node: -1, Package: -1, Core: -1, L3: -1,
@@ -249,7 +253,8 @@ func (h *Host) Governor(cpu int) (string, error) {
 }
 
 // onlineFromCPUDirs works out the online CPUs without cpu/online: every
-// possible CPU that cpu/offline does not name and whose cpuN/online (absent
+// possible CPU with a cpuN folder that cpu/offline does not name and whose
+// cpuN/online (absent
 // for a CPU that cannot be offlined, such as cpu0 on x86) is not "0".
 func (h *Host) onlineFromCPUDirs(dir string) (cpuset.Set, error) {
 	offline, err := h.optionalList(dir + "/offline")
@@ -257,7 +262,7 @@ func (h *Host) onlineFromCPUDirs(dir string) (cpuset.Set, error) {
 		return cpuset.Set{}, err
 	}
 	var ids []int
-	for id := range h.Possible.Difference(offline).All() {
+	for id := range h.listCPUDirs(dir).Intersection(h.Possible).Difference(offline).All() {
 		s, err := h.fs.String(fmt.Sprintf("%s/cpu%d/online", dir, id))
 		switch {
 		case err == nil && strings.TrimSpace(s) == "0":

@@ -18,6 +18,18 @@ type Node struct {
 	Distances   []int      // distance row, in the order of the node ids; nil when unknown
 }
 
+// MaxNodeID is the largest NUMA node id a Linux kernel can have: NODES_SHIFT
+// is at most 10 on every architecture.
+const MaxNodeID = 1<<10 - 1
+
+// clipID shortens an id quoted from a folder name.
+func clipID(s string) string {
+	if len(s) > 24 {
+		return s[:24] + "..."
+	}
+	return s
+}
+
 // readNodes reads /sys/devices/system/node/node*/. A kernel without NUMA
 // support has no such folder: then no node is known and nothing is
 // called local or remote.
@@ -32,6 +44,12 @@ func (h *Host) readNodes() error {
 		return fmt.Errorf("read nodes: %w", err)
 	}
 	h.nodeOf = make(map[int]int)
+	if h.NodesOnline, err = h.fs.List(dir + "/online"); err != nil {
+		if !kfile.IsNotExist(err) {
+			return fmt.Errorf("read nodes: %w", err)
+		}
+		h.NodesOnline = cpuset.Set{}
+	}
 	type nodeLinks struct {
 		id  int
 		dir string
@@ -43,8 +61,12 @@ func (h *Host) readNodes() error {
 			continue
 		}
 		id, err := strconv.Atoi(idStr)
-		if err != nil || id < 0 {
-			continue
+		if err != nil || id < 0 || strconv.Itoa(id) != idStr {
+			continue // not a node folder: "node01" and the like
+		}
+		if id > MaxNodeID {
+			return fmt.Errorf("read nodes: %s/%s: node id %s is past %d, the most NUMA nodes Linux has (NODES_SHIFT 10)",
+				dir, e.Name(), clipID(idStr), MaxNodeID)
 		}
 		n := Node{ID: id, MemoryBytes: -1}
 		base := dir + "/" + e.Name()
@@ -67,10 +89,22 @@ func (h *Host) readNodes() error {
 				if err != nil {
 					return fmt.Errorf("read %s/distance: bad distance %q", base, f)
 				}
+				if v < 10 || v > 255 {
+					// SLIT distances are 10 (local) to 254, 255 unreachable.
+					h.note("node %d: distance %d in %s/distance is not a NUMA distance (10-255): distances unknown", id, v, base)
+					n.Distances = nil
+					break
+				}
 				n.Distances = append(n.Distances, v)
 			}
 		} else if !kfile.IsNotExist(err) {
 			return err
+		}
+		if !h.Possible.IsEmpty() {
+			if extra := n.CPUs.Difference(h.Possible); !extra.IsEmpty() {
+				h.note("node %d: %s/cpulist names CPUs %s the host cannot have (possible %s): left out", id, base, extra, h.Possible)
+				n.CPUs = n.CPUs.Intersection(h.Possible)
+			}
 		}
 		for c := range n.CPUs.All() {
 			if other, dup := h.nodeOf[c]; dup {
@@ -84,8 +118,9 @@ func (h *Host) readNodes() error {
 	// x86 drops an offline CPU from its node's cpulist but keeps the
 	// nodeN/cpuM link: that still says where the CPU is.
 	for _, l := range linked {
-		for c := range h.Possible.Difference(h.Online).All() {
-			if _, known := h.nodeOf[c]; known {
+		for _, cpu := range h.CPUs {
+			c := cpu.ID
+			if _, known := h.nodeOf[c]; known || cpu.Online {
 				continue
 			}
 			if _, err := h.fs.Lstat(fmt.Sprintf("%s/cpu%d", l.dir, c)); err == nil {
@@ -96,6 +131,13 @@ func (h *Host) readNodes() error {
 	slices.SortFunc(h.Nodes, func(a, b Node) int { return a.ID - b.ID })
 	if len(h.Nodes) == 0 {
 		h.note("no node folders under /sys/devices/system/node: NUMA nodes unknown")
+	}
+	var have []int
+	for _, n := range h.Nodes {
+		have = append(have, n.ID)
+	}
+	if missing := h.NodesOnline.Difference(cpuset.New(have...)); !missing.IsEmpty() && len(h.Nodes) > 0 {
+		h.note("node/online names node %s, which has no folder here: its CPUs' node is unknown", missing)
 	}
 	for i := range h.CPUs {
 		h.CPUs[i].Node = h.NodeOf(h.CPUs[i].ID)

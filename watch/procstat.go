@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/irqnuma/irqnuma/cpuset"
 	"strconv"
 )
 
@@ -52,6 +53,9 @@ func parseStat(b []byte, out []statCPU) ([]statCPU, error) {
 		id, err := atoi(name[3:])
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %q is not cpuN: %w", lineNo, clip(name), ErrFormat)
+		}
+		if id > cpuset.MaxID {
+			return nil, fmt.Errorf("line %d: cpu%d is past the largest CPU id, %d: %w", lineNo, id, cpuset.MaxID, ErrFormat)
 		}
 		var v [8]uint64
 		n := 0

@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"fmt"
+	"github.com/irqnuma/irqnuma/cpuset"
 )
 
 // softirqs is the NET_RX and NET_TX rows of /proc/softirqs. The kernel
@@ -24,6 +25,9 @@ func parseSoftirqs(b []byte, s *softirqs) error {
 		n, err := atoi(id)
 		if !ok || err != nil {
 			return fmt.Errorf("header: %q is not a CPU column: %w", clip(f), ErrFormat)
+		}
+		if n > cpuset.MaxID {
+			return fmt.Errorf("header: CPU%d is past the largest CPU id, %d: %w", n, cpuset.MaxID, ErrFormat)
 		}
 		if len(s.cpus) > 0 && s.cpus[len(s.cpus)-1] >= n {
 			return fmt.Errorf("header: CPU%d after CPU%d: %w", n, s.cpus[len(s.cpus)-1], ErrFormat)

@@ -33,6 +33,9 @@ func softnetByCPU(rows []procfs.SoftnetStat, online cpuset.Set, out []softnetCPU
 			}
 			id = ids[i]
 		}
+		if id < 0 || id > cpuset.MaxID {
+			return nil, fmt.Errorf("line %d: CPU %d is past the largest CPU id, %d: %w", i+1, r.Index, cpuset.MaxID, ErrFormat)
+		}
 		if len(out) > 0 && out[len(out)-1].id >= id {
 			return nil, fmt.Errorf("line %d: CPU %d after CPU %d: %w", i+1, id, out[len(out)-1].id, ErrFormat)
 		}
