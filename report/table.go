@@ -19,7 +19,10 @@ import (
 // takes two, a combining mark none). Control characters in a cell (an
 // IRQ or interface name may hold any byte) are written as \xNN, so a
 // name cannot move the cursor or recolour the terminal, and bytes that
-// are not UTF-8 likewise. The cost is linear in the size of the cells.
+// are not UTF-8 likewise. A cell of any column but the last is cut at
+// MaxCellWidth columns, saying how much was left out, so one absurd name
+// cannot pad every other row with megabytes of blanks; the JSON forms
+// carry every value whole. The cost is linear in the size of the cells.
 func WriteTable(w io.Writer, header []string, rows [][]string) error {
 	ncol := len(header)
 	for _, r := range rows {
@@ -31,6 +34,9 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 		out := make([]string, len(r))
 		for i, c := range r {
 			out[i] = safeCell(c)
+			if i < ncol-1 {
+				out[i] = cutCell(out[i])
+			}
 			widths[i] = max(widths[i], cellWidth(out[i]))
 		}
 		cells = append(cells, out)
@@ -62,6 +68,27 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// MaxCellWidth is the widest a table cell but the last column's may be.
+const MaxCellWidth = 120
+
+// cutCell cuts a cell wider than MaxCellWidth to that width, its end
+// saying how many bytes were left out.
+func cutCell(s string) string {
+	if len(s) <= MaxCellWidth || cellWidth(s) <= MaxCellWidth {
+		return s
+	}
+	w, end := 0, 0
+	for i, r := range s {
+		rw := runeWidth(r)
+		if w+rw > MaxCellWidth-24 {
+			end = i
+			break
+		}
+		w += rw
+	}
+	return s[:end] + "...(" + strconv.Itoa(len(s)-end) + " more bytes)"
 }
 
 // safeCell returns s with control characters and invalid UTF-8 written

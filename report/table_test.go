@@ -69,3 +69,21 @@ func BenchmarkWriteTableHuge(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestWriteTableCutsWideCells: a cell wider than MaxCellWidth is cut,
+// saying so, unless it is in the last column.
+func TestWriteTableCutsWideCells(t *testing.T) {
+	long := strings.Repeat("r", 1000)
+	var b bytes.Buffer
+	if err := WriteTable(&b, []string{"NAME", "IRQ", "NOTE"}, [][]string{{long, "8", long}, {"timer", "0", "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	name := strings.Repeat("r", MaxCellWidth-24) + "...(904 more bytes)"
+	if want := name + "  8    " + long; lines[1] != want {
+		t.Errorf("row 1 = %.200q..., want the name cut and the last column whole", lines[1])
+	}
+	if w := len(lines[2]); w > 2*MaxCellWidth {
+		t.Errorf("a short row is %d wide: padded to the long cell", w)
+	}
+}
