@@ -24,9 +24,28 @@ func TestMain(m *testing.M) {
 		ctx, stop := notifyContext(context.Background())
 		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
+		if p := os.Getenv("IRQNUMA_TEST_HWM"); p != "" {
+			writeHWM(p)
+		}
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
+}
+
+// writeHWM writes this process's peak resident memory (VmHWM, in kB) to
+// p. The rusage a parent gets from wait4 cannot say it: exec keeps the
+// high-water mark of the memory it replaced, which after Go's vfork is
+// the test process's own.
+func writeHWM(p string) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			os.WriteFile(p, []byte(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB"))), 0o644)
+		}
+	}
 }
 
 // cliBinary returns the path of an "irqnuma" that runs this test binary

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+// Bounds every hostile case is held to: a command answers (with a result
+// or an error naming what is wrong) in under caseTime, using under
+// caseRSS of memory, and never panics.
+const (
+	caseTime = 2 * time.Second
+	caseRSS  = 200 << 20
+)
+
+// binResult is one run of the built binary.
+type binResult struct {
+	stdout, stderr string
+	code           int
+	wall           time.Duration
+	maxRSS         int64 // bytes
+}
+
+// runBin runs the irqnuma binary (the test binary under that name) with
+// args, killing it after 30 s so a hang fails the test instead of the run.
+func runBin(t *testing.T, bin string, args ...string) binResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	hwm := filepath.Join(t.TempDir(), "hwm")
+	cmd.Env = append(os.Environ(), "IRQNUMA_TEST_HWM="+hwm)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := binResult{stdout: out.String(), stderr: errb.String(), wall: time.Since(start)}
+	if ctx.Err() != nil {
+		t.Fatalf("irqnuma %s: still running after 30 s (killed)", strings.Join(args, " "))
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("irqnuma %s: %v", strings.Join(args, " "), err)
+	}
+	if b, err := os.ReadFile(hwm); err == nil {
+		kb, err := strconv.ParseInt(string(b), 10, 64)
+		if err != nil {
+			t.Fatalf("VmHWM %q: %v", b, err)
+		}
+		r.maxRSS = kb << 10
+	} else {
+		t.Errorf("irqnuma %s: no peak memory written: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// checkBounds holds a run to the bounds: no panic, no exit 2 (a usage
+// error; these cases pass valid flags), in time and memory, and an error
+// that is one line.
+func checkBounds(t *testing.T, args []string, r binResult) {
+	t.Helper()
+	what := "irqnuma " + strings.Join(args, " ")
+	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
+		t.Errorf("%s panicked:\n%s", what, clipOut(r.stderr))
+	}
+	if r.code == exitUsage {
+		t.Errorf("%s: exit 2 (a usage error) on bad input: %s", what, clipOut(r.stderr))
+	}
+	if r.wall > caseTime {
+		t.Errorf("%s took %v, more than %v", what, r.wall.Round(time.Millisecond), caseTime)
+	}
+	if r.maxRSS > caseRSS {
+		t.Errorf("%s used %d MB, more than %d", what, r.maxRSS>>20, caseRSS>>20)
+	}
+	if r.code != 0 && r.code != exitFindings {
+		if n := strings.Count(r.stderr, "\n"); n != 1 || len(r.stderr) > 1000 {
+			t.Errorf("%s: exit %d with %d lines, %d bytes on stderr; want one short line:\n%s", what, r.code, n, len(r.stderr), clipOut(r.stderr))
+		}
+	}
+}
+
+func clipOut(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
+}
+
+// readCommands are the commands every hostile tree goes through.
+func readCommands(root string) [][]string {
+	return [][]string{
+		{"--root", root, "topology"},
+		{"--root", root, "irq", "list", "--all", "-o", "json"},
+		{"--root", root, "irq", "list", "--all"},
+		{"--root", root, "audit", "--fail-on", "never"},
+		{"--root", root, "map"},
+		{"--root", root, "mask", "--nic", "eth0"},
+		{"--root", root, "watch", "--count", "2", "--interval", "10ms", "-o", "json"},
+		{"--root", root, "irq", "pin", "eth0", "--dry-run", "-o", "json"},
+	}
+}
+
+// TestHostileTrees: trees broken or built to hurt, each through every
+// command. What the case must show (an error naming the file, a visible
+// unknown, the right node) is checked beside the bounds.
+func TestHostileTrees(t *testing.T) {
+	t.Parallel()
+	bin := cliBinary(t)
+	tests := []struct {
+		name   string
+		mutate func(t *testing.T, root string)
+		check  func(t *testing.T, args []string, r binResult)
+	}{
+		{name: "node id past the CPU-set range", mutate: func(t *testing.T, root string) {
+			mkdir(t, root, "sys/devices/system/node/node2000000")
+			put(t, root, "sys/devices/system/node/node2000000/cpulist", "\n")
+		}, check: wantErrNaming("node2000000")},
+		{name: "IRQ number past the range", mutate: func(t *testing.T, root string) {
+			b := readTree(t, root, "proc/interrupts")
+			b = strings.Replace(b, "\n 283:", "\n2000000:", 1)
+			put(t, root, "proc/interrupts", b)
+		}, check: wantErrNaming("2000000")},
+		{name: "CPU column past the range", mutate: func(t *testing.T, root string) {
+			b := readTree(t, root, "proc/interrupts")
+			put(t, root, "proc/interrupts", strings.Replace(b, "CPU63", "CPU2000000", 1))
+		}, check: wantErrNaming("CPU2000000")},
+		{name: "stat CPU past the range", mutate: func(t *testing.T, root string) {
+			b := readTree(t, root, "proc/stat")
+			put(t, root, "proc/stat", strings.Replace(b, "\ncpu63 ", "\ncpu2000000 ", 1))
+		}, check: func(t *testing.T, args []string, r binResult) {
+			if slicesContain(args, "watch") && (r.code == 0 || !strings.Contains(r.stderr, "cpu2000000")) {
+				t.Errorf("watch on a /proc/stat with cpu2000000: exit %d, %q; want an error naming it", r.code, r.stderr)
+			}
+		}},
+		{name: "possible CPUs to the top of the range", mutate: func(t *testing.T, root string) {
+			put(t, root, "sys/devices/system/cpu/possible", fmt.Sprintf("0-%d\n", cpuset.MaxID))
+		}},
+		{name: "FIFO at proc/interrupts", mutate: func(t *testing.T, root string) {
+			p := filepath.Join(root, "proc/interrupts")
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o444); err != nil {
+				t.Skip("mkfifo:", err)
+			}
+		}},
+		{name: "absolute link to the live /proc/interrupts", mutate: func(t *testing.T, root string) {
+			p := filepath.Join(root, "proc/interrupts")
+			os.Remove(p)
+			if err := os.Symlink("/proc/interrupts", p); err != nil {
+				t.Fatal(err)
+			}
+		}, check: func(t *testing.T, args []string, r binResult) {
+			if live, err := os.ReadFile("/proc/interrupts"); err == nil {
+				for _, name := range []string{"virtio", "ACPI:Ged", "ttyS0"} {
+					if bytes.Contains(live, []byte(name)) && strings.Contains(r.stdout, name) {
+						t.Errorf("%v shows the live host's %s through a link in the tree", args, name)
+					}
+				}
+			}
+		}},
+		{name: "a 50 MB IRQ name", mutate: func(t *testing.T, root string) {
+			b := readTree(t, root, "proc/interrupts")
+			put(t, root, "proc/interrupts", strings.Replace(b, "rtc0\n", strings.Repeat("r", 50<<20)+"\n", 1))
+		}},
+		{name: "header cut short", mutate: func(t *testing.T, root string) {
+			b := readTree(t, root, "proc/interrupts")
+			i := strings.Index(b, "CPU4")
+			j := strings.IndexByte(b, '\n')
+			put(t, root, "proc/interrupts", b[:i]+b[j:])
+		}, check: wantNoteOrErr("CPU")},
+		{name: "affinity beyond the host's CPUs", mutate: func(t *testing.T, root string) {
+			put(t, root, "proc/irq/284/smp_affinity_list", "0-6399\n")
+		}, check: func(t *testing.T, args []string, r binResult) {
+			if !slicesContain(args, "topology") { // topology reads no IRQ
+				wantNoteOrErr("64-6399")(t, args, r)
+			}
+		}},
+		{name: "negative distance", mutate: func(t *testing.T, root string) {
+			put(t, root, "sys/devices/system/node/node1/distance", "-21 10\n")
+		}, check: wantNoteOrErr("distance")},
+		{name: "node cpulist beyond possible", mutate: func(t *testing.T, root string) {
+			put(t, root, "sys/devices/system/node/node1/cpulist", "16-31,48-63,64-71\n")
+		}, check: wantNoteOrErr("64-71")},
+		{name: "node folder removed", mutate: func(t *testing.T, root string) {
+			if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/node/node1")); err != nil {
+				t.Fatal(err)
+			}
+		}, check: func(t *testing.T, args []string, r binResult) {
+			// eth0's numa_node is 1 and its local_cpulist 16-31,48-63: with
+			// node1/ gone, nothing may put it on node 0.
+			node0 := cpuset.Range(0, 15).Union(cpuset.Range(32, 47))
+			switch {
+			case slicesContain(args, "pin"):
+				var d pinDoc
+				if r.code == 0 {
+					if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+						t.Fatalf("pin JSON: %v", err)
+					}
+					for _, tg := range d.Targets {
+						set, _ := cpuset.ParseList(tg.CPUs)
+						if set.Intersects(node0) {
+							t.Errorf("pin targets %s (%s) for %s: node 0's CPUs", tg.CPUs, tg.Source, tg.NIC)
+						}
+					}
+				}
+			case slicesContain(args, "mask"):
+				set, _ := cpuset.ParseList(strings.TrimSpace(r.stdout))
+				if r.code == 0 && set.Intersects(node0) {
+					t.Errorf("mask --nic eth0 = %q: node 0's CPUs", r.stdout)
+				}
+			case slicesContain(args, "audit"):
+				if strings.Contains(r.stdout, "irq-remote") && strings.Contains(r.stdout, "error") {
+					t.Errorf("audit finds remote IRQs for a NIC whose node's folder is missing:\n%s", clipOut(r.stdout))
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := hosttest.Copy(t, "seed")
+			tt.mutate(t, root)
+			for _, args := range readCommands(root) {
+				r := runBin(t, bin, args...)
+				checkBounds(t, args, r)
+				if tt.check != nil {
+					tt.check(t, args, r)
+				}
+			}
+		})
+	}
+}
+
+// wantErrNaming: a command that fails names s.
+func wantErrNaming(s string) func(t *testing.T, args []string, r binResult) {
+	return func(t *testing.T, args []string, r binResult) {
+		t.Helper()
+		if r.code != 0 && r.code != exitFindings && !strings.Contains(r.stderr, s) {
+			t.Errorf("%v: exit %d, %q: the error does not name %s", args, r.code, r.stderr, s)
+		}
+	}
+}
+
+// wantNoteOrErr: the output or the error says something of s, so the
+// oddity is visible, never silent (commands whose output has no notes are
+// not asked).
+func wantNoteOrErr(s string) func(t *testing.T, args []string, r binResult) {
+	return func(t *testing.T, args []string, r binResult) {
+		t.Helper()
+		if !slicesContain(args, "topology") && !slicesContain(args, "list") {
+			return
+		}
+		if !strings.Contains(r.stdout, s) && !strings.Contains(r.stderr, s) {
+			t.Errorf("%v: exit %d, nothing says %q:\n%s%s", args, r.code, s, clipOut(r.stdout), r.stderr)
+		}
+	}
+}
+
+func slicesContain(args []string, s string) bool {
+	for _, a := range args {
+		if a == s {
+			return true
+		}
+	}
+	return false
+}
+
+func readTree(t *testing.T, root, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestHostileSnapshots: snapshot files built to cost: many deep links,
+// long names, a node past the range; each is refused or read within the
+// bounds, and --root on it never panics.
+func TestHostileSnapshots(t *testing.T) {
+	t.Parallel()
+	bin := cliBinary(t)
+	dir := t.TempDir()
+	deep := strings.Repeat("d/", 60)
+	tests := []struct {
+		name    string
+		entries func(add func(h *tar.Header, body string))
+	}{
+		{"20,000 deep links", func(add func(*tar.Header, string)) {
+			add(&tar.Header{Name: "proc/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
+			add(&tar.Header{Name: "sys/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
+			add(&tar.Header{Name: "sys/" + deep, Typeflag: tar.TypeDir, Mode: 0o755}, "")
+			for i := range 20000 {
+				add(&tar.Header{Name: fmt.Sprintf("sys/l%d", i), Typeflag: tar.TypeSymlink,
+					Linkname: strings.Repeat("../sys/", 1) + deep + strings.Repeat("../", 60) + fmt.Sprintf("l%d", max(i-1, 0))}, "")
+			}
+		}},
+		{"long names", func(add func(*tar.Header, string)) {
+			add(&tar.Header{Name: "proc/", Typeflag: tar.TypeDir, Mode: 0o755}, "")
+			name := "proc/" + strings.Repeat("n", 250)
+			for i := range 20000 {
+				add(&tar.Header{Name: fmt.Sprintf("%s%d", name, i), Typeflag: tar.TypeReg, Mode: 0o444}, "")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".tar.gz")
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			tw := tar.NewWriter(zw)
+			tt.entries(func(h *tar.Header, body string) {
+				h.Size = int64(len(body))
+				if err := tw.WriteHeader(h); err != nil {
+					t.Fatal(err)
+				}
+				tw.Write([]byte(body))
+			})
+			tw.Close()
+			zw.Close()
+			if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"--root", file, "topology"}, {"--root", file, "audit", "--fail-on", "never"}} {
+				checkBounds(t, args, runBin(t, bin, args...))
+			}
+		})
+	}
+}
