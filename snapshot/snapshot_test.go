@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -123,7 +124,7 @@ func snap(t *testing.T, root string, opts Options) (string, Result) {
 	if !IsArchive(file) {
 		t.Fatalf("IsArchive(%s) = false", file)
 	}
-	dir, cleanup, err := Open(file, Limits{})
+	dir, cleanup, err := Open(context.Background(), file, Limits{})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

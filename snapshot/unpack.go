@@ -4,12 +4,16 @@ import (
 	"archive/tar"
 	"bufio"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/irqnuma/irqnuma/internal/rootpath"
 )
@@ -28,7 +32,19 @@ type Limits struct {
 	MaxEntries   int
 	MaxFileSize  int64
 	MaxTotalSize int64
+	// MaxNameBytes bounds the names and link targets of all entries
+	// together: what the unpacker keeps in memory to check them.
+	MaxNameBytes int64
 }
+
+// Bounds on an entry's shape: real trees are a few dozen folders deep at
+// most (/sys/devices/pci0000:00/.../net/eth0/queues/rx-0 is 9), and
+// checking every link costs at most linkSteps path components per link on
+// average, so an archive of deep or looping links cannot cost hours.
+const (
+	maxDepth  = 64
+	linkSteps = 64
+)
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxEntries <= 0 {
@@ -39,6 +55,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxTotalSize <= 0 {
 		l.MaxTotalSize = DefaultMaxTotalSize
+	}
+	if l.MaxNameBytes <= 0 {
+		l.MaxNameBytes = 64 << 20
 	}
 	return l
 }
@@ -59,25 +78,54 @@ func IsArchive(name string) bool {
 	return err == nil && magic == [2]byte{0x1f, 0x8b}
 }
 
+// tempPrefix starts the name of every folder Open makes; the process id
+// follows, so a folder a killed run left is told from a live run's.
+const tempPrefix = "irqnuma-snapshot-"
+
 // Open unpacks the snapshot file name into a new temporary folder and
-// returns it with a function that removes it. On error nothing is left
-// behind.
-func Open(name string, lim Limits) (root string, cleanup func() error, err error) {
+// returns it with a function that removes it. On error, or when ctx ends
+// first, nothing is left behind. Folders left by runs that were killed
+// before removing theirs are removed first.
+func Open(ctx context.Context, name string, lim Limits) (root string, cleanup func() error, err error) {
+	CleanStale()
 	f, err := os.Open(name)
 	if err != nil {
 		return "", nil, fmt.Errorf("snapshot: %w", err)
 	}
 	defer f.Close()
-	dir, err := os.MkdirTemp("", "irqnuma-snapshot-")
+	dir, err := os.MkdirTemp("", tempPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", nil, fmt.Errorf("snapshot: %w", err)
 	}
 	cleanup = func() error { return os.RemoveAll(dir) }
-	if err := Unpack(bufio.NewReader(f), dir, lim); err != nil {
+	if err := UnpackContext(ctx, bufio.NewReader(f), dir, lim); err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("snapshot %s: %w", name, err)
 	}
 	return dir, cleanup, nil
+}
+
+// CleanStale removes the temporary folders of Open whose process is gone
+// (a run killed with SIGKILL, or by the OOM killer, cannot remove its own).
+func CleanStale() {
+	ents, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), tempPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+			os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+		}
+	}
 }
 
 // entry kinds in the unpacking model.
@@ -91,6 +139,8 @@ const (
 // would go through a link or replace an entry, and to resolve links
 // against the whole archive at the end.
 type unpacker struct {
+	ctx     context.Context
+	names   int64 // bytes of names and link targets kept
 	root    *os.Root
 	lim     Limits
 	kinds   map[string]int
@@ -133,6 +183,11 @@ func (u *unpacker) in(name string) (*os.Root, string, error) {
 // look at folder modes, and the folder must stay removable); files keep
 // their permission bits, which carry meaning in /proc/irq.
 func Unpack(r io.Reader, dir string, lim Limits) error {
+	return UnpackContext(context.Background(), r, dir, lim)
+}
+
+// UnpackContext is Unpack that stops, with ctx's error, when ctx ends.
+func UnpackContext(ctx context.Context, r io.Reader, dir string, lim Limits) error {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotSnapshot, err)
@@ -142,7 +197,7 @@ func Unpack(r io.Reader, dir string, lim Limits) error {
 		return fmt.Errorf("unpack: %w", err)
 	}
 	defer root.Close()
-	u := &unpacker{root: root, lim: lim.withDefaults(), kinds: map[string]int{}, targets: map[string]string{}}
+	u := &unpacker{ctx: ctx, root: root, lim: lim.withDefaults(), kinds: map[string]int{}, targets: map[string]string{}}
 	defer func() {
 		if u.dir != nil {
 			u.dir.Close()
@@ -150,6 +205,9 @@ func Unpack(r io.Reader, dir string, lim Limits) error {
 	}()
 	tr := tar.NewReader(zr)
 	for {
+		if u.entries%256 == 0 && ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
@@ -179,7 +237,13 @@ func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
 	}
 	name, err := cleanName(h.Name)
 	if err != nil {
-		return fmt.Errorf("entry %q: %w: %v", h.Name, ErrUnsafe, err)
+		return fmt.Errorf("entry %q: %w: %v", clipName(h.Name), ErrUnsafe, err)
+	}
+	if d := strings.Count(name, "/") + 1; d > maxDepth {
+		return fmt.Errorf("entry %q: %w: %d folders deep, more than %d", clipName(h.Name), ErrTooLarge, d, maxDepth)
+	}
+	if u.names += int64(len(name) + len(h.Linkname)); u.names > u.lim.MaxNameBytes {
+		return fmt.Errorf("entry %q: %w: names and link targets take more than %d bytes", clipName(h.Name), ErrTooLarge, u.lim.MaxNameBytes)
 	}
 	unsafe := func(format string, args ...any) error {
 		return fmt.Errorf("entry %q: %w: %s", h.Name, ErrUnsafe, fmt.Sprintf(format, args...))
@@ -300,17 +364,27 @@ func (u *unpacker) mark(name string, kind int) { u.kinds[name] = kind }
 // kernel would follow it, and refuses one that leaves the root by going
 // up through another link.
 func (u *unpacker) checkLinks() error {
-	for _, name := range u.order {
-		if err := u.resolve(name); err != nil {
-			return fmt.Errorf("entry %q: %w: link target %q %v", name, ErrUnsafe, u.targets[name], err)
+	budget := linkSteps * (len(u.order) + 1)
+	for i, name := range u.order {
+		if i%256 == 0 && u.ctx.Err() != nil {
+			return context.Cause(u.ctx)
+		}
+		if _, err := rootpath.ResolveBudget(u, parent(name), u.targets[name], &budget); err != nil {
+			if errors.Is(err, rootpath.ErrTooCostly) {
+				return fmt.Errorf("entry %q: %w: its %d links take more than %d path steps to check", clipName(name), ErrTooLarge, len(u.order), linkSteps*(len(u.order)+1))
+			}
+			return fmt.Errorf("entry %q: %w: link target %q %v", clipName(name), ErrUnsafe, clipName(u.targets[name]), err)
 		}
 	}
 	return nil
 }
 
-func (u *unpacker) resolve(link string) error {
-	_, err := rootpath.Resolve(u, parent(link), u.targets[link])
-	return err
+// clipName shortens a name or link target quoted in an error.
+func clipName(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "..."
+	}
+	return s
 }
 
 // Readlink makes the archive's entries a rootpath.Links.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -168,7 +169,7 @@ func TestOpenCleansUpOnError(t *testing.T) {
 	if !IsArchive(file) {
 		t.Fatal("IsArchive = false for a gzip file")
 	}
-	_, _, err := Open(file, Limits{})
+	_, _, err := Open(context.Background(), file, Limits{})
 	if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), file) {
 		t.Errorf("Open() error = %v, want ErrUnsafe naming the file", err)
 	}

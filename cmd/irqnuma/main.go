@@ -9,7 +9,9 @@ import (
 
 func main() {
 	ctx, stop := notifyContext(context.Background())
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := runUntilStopped(ctx, func() int {
+		return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	})
 	stop()
 	os.Exit(code)
 }

@@ -243,6 +243,9 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 	if statePath == "" {
 		statePath = irq.DefaultStatePath(a.root, state.Created)
 	}
+	// From the state file on, a stop signal must let the writes finish or
+	// roll back: Apply stops at the signal and undoes what it wrote.
+	defer critical()()
 	if err := state.Save(statePath); err != nil {
 		return err
 	}
@@ -539,7 +542,9 @@ func runRestore(a *app, args []string) error {
 		}
 		doc.Plan = append(doc.Plan, row)
 	}
-	// Restore tries every value, whatever fails; nothing is rolled back.
+	// Restore tries every value, whatever fails, and is not cut short by
+	// a stop signal: nothing is rolled back.
+	defer critical()()
 	res, _ := irq.Apply(context.WithoutCancel(a.ctx), a.writer, a.root, changes, irq.ApplyOptions{KeepGoing: true})
 	var failed []string
 	for i, r := range res {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,9 @@ const (
 	exitError    = 1 // runtime error
 	exitUsage    = 2 // bad flags or arguments
 	exitFindings = 3 // audit found something at or above --fail-on
+	// 128+signo when a signal stopped the command: 129 SIGHUP, 130
+	// SIGINT, 143 SIGTERM; 141 when the output's reader went away.
+	exitBrokenPipe = 128 + 13
 )
 
 // app is what every command shares: the global flags, the streams and
@@ -134,8 +138,8 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 	root.SetArgs(args)
 	defer a.close()
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
+	if errors.Is(err, syscall.EPIPE) {
+		return exitBrokenPipe // the reader went away (| head): nothing to say
 	}
 	var ec exitCodeError
 	if errors.As(err, &ec) {
@@ -143,6 +147,16 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 			fmt.Fprintf(stderr, "irqnuma: %v\n", ec.err)
 		}
 		return ec.code
+	}
+	if code, ok := signalExitCode(ctx); ok {
+		// Stopped by a signal: what it cut short is not an error to report.
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "irqnuma: %v\n", err)
+		}
+		return code
+	}
+	if err == nil {
+		return exitOK
 	}
 	fmt.Fprintf(stderr, "irqnuma: %v\n", err)
 	var ue usageError

@@ -92,11 +92,13 @@ func (a *app) openRoot(cmd *cobra.Command) error {
 	if writesHost(cmd) {
 		return usagef("--root %s: a snapshot is read-only; %s would write to it (use --dry-run where there is one)", a.root, cmd.CommandPath())
 	}
-	dir, cleanup, err := snapshot.Open(a.root, snapshot.Limits{})
+	dir, cleanup, err := snapshot.Open(a.ctx, a.root, snapshot.Limits{})
 	if err != nil {
 		return err
 	}
-	a.closers = append(a.closers, cleanup)
+	// Removed when the command ends, and by the signal handler if a stop
+	// signal finds the command still running past its grace.
+	a.closers = append(a.closers, onExit(cleanup))
 	a.root = dir
 	return nil
 }

@@ -23,7 +23,12 @@ const MaxLinks = 40
 var (
 	ErrLeavesRoot   = errors.New("leaves the root")
 	ErrTooManyLinks = errors.New("goes through too many links")
+	ErrTooCostly    = errors.New("takes too many steps to resolve")
 )
+
+// MaxSteps bounds the path components one Resolve walks, links followed
+// included: MaxLinks targets of at most 4096 bytes each.
+const MaxSteps = (MaxLinks + 1) * 2048
 
 // Links says which paths of a tree are symbolic links.
 type Links interface {
@@ -38,6 +43,14 @@ type Links interface {
 // the root. Leaving the root is ErrLeavesRoot; more than MaxLinks links is
 // ErrTooManyLinks; errors of l are returned as they are.
 func Resolve(l Links, dir, rel string) (string, error) {
+	budget := MaxSteps
+	return ResolveBudget(l, dir, rel, &budget)
+}
+
+// ResolveBudget is Resolve that spends one unit of *budget per path
+// component walked and fails with ErrTooCostly when it runs out, so that
+// resolving many links costs at most what the caller allows in all.
+func ResolveBudget(l Links, dir, rel string, budget *int) (string, error) {
 	cur := strings.Trim(path.Clean("/"+dir), "/")
 	if path.IsAbs(rel) {
 		cur = ""
@@ -46,6 +59,9 @@ func Resolve(l Links, dir, rel string) (string, error) {
 	for hops := 0; len(parts) > 0; {
 		p := parts[0]
 		parts = parts[1:]
+		if *budget--; *budget < 0 {
+			return "", ErrTooCostly
+		}
 		switch p {
 		case "", ".":
 			continue
