@@ -831,3 +831,20 @@ func TestNotifyContext(t *testing.T) {
 		t.Errorf("stopped without a signal: exit code %d", code)
 	}
 }
+
+// panicWriter panics on its first write: a bug in irqnuma's write path.
+type panicWriter struct{}
+
+func (panicWriter) WriteFile(string, []byte) error { panic("boom in the write path") }
+
+// TestInternalError: a panic is reported in one line as irqnuma's own
+// bug, exit 70, never Go's exit 2 (which says the user erred).
+func TestInternalError(t *testing.T) {
+	t.Parallel()
+	root := hosttest.Copy(t, "seed")
+	_, stderr, code := runCLISys(t, pinSys(panicWriter{}, 0), "--root", root, "irq", "pin", "eth0")
+	last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
+	if code != exitInternal || !strings.HasPrefix(last, "irqnuma: internal error: boom in the write path") {
+		t.Errorf("exit %d, stderr %q; want exit %d and the internal error on the last line", code, stderr, exitInternal)
+	}
+}

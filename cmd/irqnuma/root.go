@@ -26,6 +26,9 @@ const (
 	// 128+signo when a signal stopped the command: 129 SIGHUP, 130
 	// SIGINT, 143 SIGTERM; 141 when the output's reader went away.
 	exitBrokenPipe = 128 + 13
+	// exitInternal is a bug in irqnuma (sysexits' EX_SOFTWARE): a panic
+	// caught, never exit 2, which says the user typed something wrong.
+	exitInternal = 70
 )
 
 // app is what every command shares: the global flags, the streams and
@@ -132,8 +135,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // runSys is run with the given process facts.
-func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	a := &app{sys: s, ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	defer func() {
+		if p := recover(); p != nil {
+			a.close()
+			fmt.Fprintf(stderr, "irqnuma: internal error: %.300v (a bug: please report it with the command line and, if you can, a snapshot of the host)\n", p)
+			code = exitInternal
+		}
+	}()
 	root := newRoot(a)
 	root.SetArgs(args)
 	defer a.close()
