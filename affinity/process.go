@@ -6,6 +6,7 @@ package affinity
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,15 +180,31 @@ func readNumaMaps(fsys kfile.FS, path string) (map[int]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseNumaMaps(path, b)
+}
+
+// parseNumaMaps sums numa_maps' per-node pages in kB. Every line must be
+// a mapping (a hex start address, then its policy); a count or a sum
+// that overflows is an error, never a wrapped, wrong total.
+func parseNumaMaps(path string, b []byte) (map[int]uint64, error) {
 	kb := map[int]uint64{}
+	lineNo := 0
 	for line := range strings.SplitSeq(string(b), "\n") {
+		lineNo++
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		fields := strings.Fields(line)
+		if _, err := strconv.ParseUint(fields[0], 16, 64); err != nil || len(fields) < 2 {
+			return nil, fmt.Errorf("read %s: line %d: %q is not a numa_maps line (address, policy, counts)", path, lineNo, clip([]byte(line)))
+		}
 		pageKB := uint64(4)
 		counts := map[int]uint64{}
-		for f := range strings.FieldsSeq(line) {
+		for _, f := range fields[2:] {
 			if v, ok := strings.CutPrefix(f, "kernelpagesize_kB="); ok {
 				n, err := strconv.ParseUint(v, 10, 64)
-				if err != nil || n == 0 {
-					return nil, fmt.Errorf("read %s: bad page size %q", path, f)
+				if err != nil || n == 0 || n > 1<<30 {
+					return nil, fmt.Errorf("read %s: line %d: bad page size %q", path, lineNo, clip([]byte(f)))
 				}
 				pageKB = n
 				continue
@@ -202,12 +219,24 @@ func readNumaMaps(fsys kfile.FS, path string) (map[int]uint64, error) {
 			n, err1 := strconv.Atoi(node)
 			c, err2 := strconv.ParseUint(count, 10, 64)
 			if err1 != nil || err2 != nil || n < 0 || n > cpuset.MaxID {
-				return nil, fmt.Errorf("read %s: bad node count %q", path, f)
+				return nil, fmt.Errorf("read %s: line %d: bad node count %q", path, lineNo, clip([]byte(f)))
 			}
 			counts[n] += c
 		}
 		for n, c := range counts {
-			kb[n] += c * pageKB
+			hi, v := bits.Mul64(c, pageKB)
+			sum, carry := bits.Add64(kb[n], v, 0)
+			if hi != 0 || carry != 0 {
+				return nil, fmt.Errorf("read %s: line %d: node %d's pages overflow a 64-bit count of kB", path, lineNo, n)
+			}
+			kb[n] = sum
+		}
+	}
+	var total uint64
+	for _, v := range kb {
+		var carry uint64
+		if total, carry = bits.Add64(total, v, 0); carry != 0 {
+			return nil, fmt.Errorf("read %s: the pages of all nodes overflow a 64-bit count of kB", path)
 		}
 	}
 	return kb, nil
