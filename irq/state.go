@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,13 +108,13 @@ func (s *State) Save(path string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	if _, err := os.Lstat(path); err == nil {
-		return fmt.Errorf("save state: %s already exists", path)
-	}
-	err = atomicfile.Write(path, 0o600, func(w io.Writer) error {
+	err = atomicfile.Create(path, 0o600, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("save state: %s already exists", path)
+	}
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
@@ -154,9 +155,10 @@ func ParseState(b []byte) (*State, error) {
 
 // Validate checks a state before anything is written from it: the
 // version is known, it was saved for this root, every path is one irqnuma
-// writes (ParseTarget) and appears once, every IRQ and queue exists under
-// root, and every value parses in its file's form, names only CPUs the
-// host can have, and (for an IRQ) is not empty. Errors wrap ErrBadState.
+// writes (ParseTarget) and appears once, and every value parses in its
+// file's form, names only CPUs the host can have, and (for an IRQ) is not
+// empty. Errors wrap ErrBadState. Whether each IRQ still exists is Gone's
+// question: a vanished one does not stop the others' restore.
 func (s *State) Validate(root string) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
@@ -201,6 +203,25 @@ func (s *State) Validate(root string) error {
 		if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
 			return bad("entry %d (%s): CPUs %s do not exist on this host (possible: %s)", i, e.Path, extra, possible)
 		}
+	}
+	return nil
+}
+
+// Gone returns the entries whose IRQ or tx queue no longer exists under
+// root (a driver reloaded, a device removed), by index, with what says
+// so. Restore writes the others and reports these.
+func (s *State) Gone(root string) (map[int]error, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	fsys := kfile.NewFS(abs)
+	gone := map[int]error{}
+	for i, e := range s.Entries {
+		t, err := ParseTarget(e.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: entry %d: %v", ErrBadState, i, err)
+		}
 		var dir string
 		if t.File == FileXPS {
 			dir = filepath.Dir(t.Path)
@@ -211,14 +232,17 @@ func (s *State) Validate(root string) error {
 		if err == nil {
 			_, err = fsys.Stat(full)
 		}
-		if err != nil {
-			if t.File == FileXPS {
-				return bad("entry %d: NIC %s has no tx queue %d: %v", i, t.NIC, t.Queue, err)
-			}
-			return bad("entry %d: IRQ %d does not exist: %v", i, t.IRQ, err)
+		switch {
+		case err == nil:
+		case kfile.IsNotExist(err) && t.File == FileXPS:
+			gone[i] = fmt.Errorf("NIC %s has no tx queue %d now", t.NIC, t.Queue)
+		case kfile.IsNotExist(err):
+			gone[i] = fmt.Errorf("IRQ %d no longer exists", t.IRQ)
+		default:
+			return nil, fmt.Errorf("entry %d (%s): %w", i, e.Path, err)
 		}
 	}
-	return nil
+	return gone, nil
 }
 
 // NewestState returns the newest state file under root's state folder:

@@ -108,9 +108,6 @@ func TestStateTampered(t *testing.T) {
 		{"other proc file", edit(entry("/proc/irq/284/node", "1")), "only smp_affinity_list and smp_affinity"},
 		{"relative path", edit(entry("proc/irq/284/smp_affinity_list", "50")), "clean absolute path"},
 		{"IRQ not a number", edit(entry("/proc/irq/x1/smp_affinity_list", "50")), "IRQ number is not"},
-		{"IRQ absent", edit(entry("/proc/irq/4242/smp_affinity_list", "50")), "IRQ 4242 does not exist"},
-		{"queue absent", edit(entry("/sys/class/net/eth0/queues/tx-99/xps_cpus", "0")), "no tx queue 99"},
-		{"NIC absent", edit(entry("/sys/class/net/eth9/queues/tx-0/xps_cpus", "0")), "NIC eth9 has no tx queue 0"},
 		{"bad list", edit(entry("/proc/irq/284/smp_affinity_list", "16-")), `value "16-"`},
 		{"reversed list", edit(entry("/proc/irq/284/smp_affinity_list", "31-16")), `value "31-16"`},
 		{"list in mask file", edit(entry("/proc/irq/284/smp_affinity", "16-31")), `value "16-31"`},
@@ -223,4 +220,47 @@ func FuzzParseTarget(f *testing.F) {
 			t.Errorf("ParseTarget(%q) accepted %+v, which rebuilds as %q", p, tg, rebuilt)
 		}
 	})
+}
+
+// TestStateGone: entries whose IRQ or queue vanished are told apart, with
+// why, from those still there; LoadState accepts them (restore writes the
+// rest and reports these).
+func TestStateGone(t *testing.T) {
+	root, path, _ := savedSeedState(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["entries"] = []any{
+		map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"},
+		map[string]any{"path": "/proc/irq/4242/smp_affinity_list", "value": "50"},
+		map[string]any{"path": "/sys/class/net/eth0/queues/tx-99/xps_cpus", "value": "0"},
+		map[string]any{"path": "/sys/class/net/eth9/queues/tx-0/xps_cpus", "value": "0"},
+	}
+	b, _ := json.Marshal(m)
+	p := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadState(root, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := s.Gone(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{1: "IRQ 4242 no longer exists", 2: "NIC eth0 has no tx queue 99 now", 3: "NIC eth9 has no tx queue 0 now"}
+	if len(gone) != len(want) {
+		t.Errorf("Gone = %v, want entries 1-3", gone)
+	}
+	for i, w := range want {
+		if gone[i] == nil || gone[i].Error() != w {
+			t.Errorf("Gone[%d] = %v, want %q", i, gone[i], w)
+		}
+	}
 }

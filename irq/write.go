@@ -291,6 +291,7 @@ const (
 	ResultSkipped    = "skipped"
 	ResultFailed     = "failed"
 	ResultRolledBack = "rolled-back"
+	ResultGone       = "gone" // restore: the IRQ or queue no longer exists
 )
 
 // ChangeResult is what became of one Change.

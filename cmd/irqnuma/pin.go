@@ -500,6 +500,13 @@ func runRestore(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	gone, err := state.Gone(a.root)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(gone) == len(state.Entries) {
+		return fmt.Errorf("%s: nothing left to restore: every IRQ and queue it saved is gone (%v)", path, gone[0])
+	}
 
 	// Who owns each IRQ, for the report only: a tree without topology
 	// still restores.
@@ -517,7 +524,8 @@ func runRestore(a *app, args []string) error {
 	doc := pinDoc{Plan: []pinRow{}, StateFile: path, Targets: []pinTarget{}, Notes: []string{}}
 	var changes []irq.Change
 	var rowOf []int
-	for _, e := range state.Entries {
+	var goneRows []string
+	for i, e := range state.Entries {
 		tgt, _ := irq.ParseTarget(e.Path) // validated by LoadState
 		row := pinRow{IRQ: tgt.IRQ, NIC: tgt.NIC, Queue: tgt.Queue, Kind: irq.KindOther, File: e.Path,
 			Action: "restore", Result: irq.ResultUnchanged}
@@ -528,6 +536,12 @@ func runRestore(a *app, args []string) error {
 		}
 		to, _ := irq.ParseValue(tgt, strings.TrimSpace(e.Value))
 		row.To = to.String()
+		if why, ok := gone[i]; ok {
+			row.Result, row.Error = irq.ResultGone, why.Error()
+			goneRows = append(goneRows, rowName(row))
+			doc.Plan = append(doc.Plan, row)
+			continue
+		}
 		cur, err := irq.ReadValue(a.root, e.Path)
 		if err == nil {
 			if set, perr := irq.ParseValue(tgt, strings.TrimSpace(cur)); perr == nil {
@@ -578,11 +592,16 @@ func runRestore(a *app, args []string) error {
 			fmt.Fprintln(a.stderr, "note:", n)
 		}
 	}
-	if len(failed) > 0 {
+	if len(failed) > 0 || len(goneRows) > 0 {
 		for _, s := range failed {
 			fmt.Fprintln(a.stderr, "failed:", s)
 		}
-		return exitCodeError{code: exitError, err: fmt.Errorf("%d of %d values could not be restored; %s is kept", len(failed), len(state.Entries), path)}
+		for _, s := range goneRows {
+			fmt.Fprintln(a.stderr, "gone:", s, "(its driver was reloaded or its device removed: nothing to restore)")
+		}
+		restored := len(state.Entries) - len(failed) - len(goneRows)
+		return exitCodeError{code: exitError, err: fmt.Errorf("restored %d of %d values; %d could not be written, %d are gone; %s is kept",
+			restored, len(state.Entries), len(failed), len(goneRows), path)}
 	}
 	fmt.Fprintf(a.stderr, "restored %d values from %s\n", len(state.Entries), path)
 	retire(a, path, ".restored")

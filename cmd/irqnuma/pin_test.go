@@ -509,7 +509,6 @@ func TestRestoreTampered(t *testing.T) {
 	}
 	for _, tt := range []struct{ from, to, want string }{
 		{`"/proc/irq/286/smp_affinity_list"`, `"/etc/passwd"`, "only /proc/irq/<n>/ and /sys/class/net/<nic>/queues/"},
-		{`"/proc/irq/286/smp_affinity_list"`, `"/proc/irq/4096/smp_affinity_list"`, "IRQ 4096 does not exist"},
 		{`"value": "53"`, `"value": "53-"`, `value "53-"`},
 		{`"/proc/irq/286/smp_affinity_list"`, `"/proc/irq/286/../../../etc/passwd"`, "clean absolute path"},
 	} {
@@ -528,6 +527,45 @@ func TestRestoreTampered(t *testing.T) {
 	}
 	if diff := cmp.Diff(pinned, treeFiles(t, root)); diff != "" {
 		t.Errorf("a refused restore changed files:\n%s", diff)
+	}
+}
+
+// TestRestoreAfterIRQGone: an IRQ that vanished after the pin (a driver
+// reload) does not keep the others pinned: restore puts every other value
+// back exactly, names the one gone, keeps the state file and exits 1.
+func TestRestoreAfterIRQGone(t *testing.T) {
+	t.Parallel()
+	ps := pinSys(nil, 0)
+	root := hosttest.Copy(t, "seed")
+	before := treeFiles(t, root)
+	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
+	if code != 0 {
+		t.Fatalf("pin: exit %d: %s", code, stderr)
+	}
+	state := decodePin(t, stdout).StateFile
+	if err := os.RemoveAll(filepath.Join(root, "proc/irq/290")); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runCLISys(t, ps, "--root", root, "-o", "json", "irq", "restore", state)
+	if code != 1 || !strings.Contains(stderr, "gone: IRQ 290") || !strings.Contains(stderr, "1 are gone") {
+		t.Errorf("restore: exit %d, stderr %q; want exit 1 naming IRQ 290 as gone", code, stderr)
+	}
+	for _, r := range decodePin(t, stdout).Plan {
+		if r.IRQ == 290 && r.Result != irq.ResultGone {
+			t.Errorf("IRQ 290: result %q, want %q", r.Result, irq.ResultGone)
+		}
+	}
+	after := treeFiles(t, root)
+	for p, v := range before {
+		if strings.HasPrefix(p, "/proc/irq/290/") {
+			continue
+		}
+		if after[p] != v {
+			t.Errorf("%s = %q after restore, want %q", p, after[p], v)
+		}
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Errorf("state file not kept: %v", err)
 	}
 }
 

@@ -9,12 +9,25 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // Write creates or replaces path with what write writes, with the given
 // permission bits. On any error the temporary file is removed and path
 // is left as it was.
-func Write(path string, mode os.FileMode, write func(io.Writer) error) (err error) {
+func Write(path string, mode os.FileMode, write func(io.Writer) error) error {
+	return write1(path, mode, write, false)
+}
+
+// Create is Write that never replaces a file: when path exists, even if
+// it appeared while the content was written (another process saving to
+// the same name), it fails wrapping fs.ErrExist and path is untouched.
+func Create(path string, mode os.FileMode, write func(io.Writer) error) error {
+	return write1(path, mode, write, true)
+}
+
+func write1(path string, mode os.FileMode, write func(io.Writer) error, noReplace bool) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -39,7 +52,12 @@ func Write(path string, mode os.FileMode, write func(io.Writer) error) (err erro
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if noReplace {
+		// renameat2(RENAME_NOREPLACE) checks and renames in one step.
+		if err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE); err != nil {
+			return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
+		}
+	} else if err = os.Rename(tmp, path); err != nil {
 		return err
 	}
 	d, err := os.Open(dir)
