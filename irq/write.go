@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -12,7 +13,10 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -32,7 +36,19 @@ type FileWriter struct{}
 
 // WriteFile opens name for writing (never creating it), writes data in one
 // call and closes it. The errno the kernel returns is kept in the error.
+//
+// That in-place write is the kernel's rule for /proc and /sys. A regular
+// file of a host tree is replaced instead (written beside it, synced, its
+// mode kept, renamed over it), so a run killed mid-write never leaves a
+// tree's file empty or half written.
 func (FileWriter) WriteFile(name string, data []byte) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(name, &st); err != nil {
+		return &fs.PathError{Op: "statfs", Path: name, Err: err}
+	}
+	if st.Type != unix.PROC_SUPER_MAGIC && st.Type != unix.SYSFS_MAGIC {
+		return replaceFile(name, data)
+	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		return err
@@ -45,6 +61,18 @@ func (FileWriter) WriteFile(name string, data []byte) error {
 		err = fmt.Errorf("short write: %d of %d bytes", n, len(data))
 	}
 	return err
+}
+
+// replaceFile replaces the regular file name with data, keeping its mode.
+func replaceFile(name string, data []byte) error {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(name, fi.Mode().Perm(), func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // ErrManaged is matched (errors.Is) by a write the kernel refused because

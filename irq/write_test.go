@@ -349,3 +349,27 @@ func TestAffinityFileFallsBackToMask(t *testing.T) {
 		t.Errorf("AffinityFile(4242) = %v, want not exist", err)
 	}
 }
+
+// TestFileWriterTreeFile: a regular file of a tree is replaced whole, its
+// mode kept, so a run killed mid-write cannot leave it empty.
+func TestFileWriterTreeFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "smp_affinity_list")
+	if err := os.WriteFile(p, []byte("0-63\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(p)
+	if err := (FileWriter{}).WriteFile(p, []byte("16-31")); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "16-31" || after.Mode().Perm() != 0o644 || os.SameFile(before, after) {
+		t.Errorf("after write: %q, mode %v, same inode %v; want 16-31, 0644, a new file renamed in", b, after.Mode().Perm(), os.SameFile(before, after))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files in the folder, want 1 (no temporary left)", len(ents))
+	}
+}
