@@ -38,6 +38,11 @@ type IRQJSON struct {
 	Managed        *bool   `json:"managed"` // null: unknown (a kernel before 6.12 does not mark managed IRQs)
 	Total          uint64  `json:"total"`
 	PerCPU         PerCPU  `json:"per_cpu"`
+	// Counted is false when the tree has no /proc/interrupts: total and
+	// per_cpu are then unknown, not zero. (An IRQ the file has no row for
+	// is counted: the kernel leaves out only IRQs without a handler that
+	// never fired.)
+	Counted bool `json:"counted"`
 }
 
 // PerCPU is an IRQ's non-zero counts by CPU. It is a JSON object keyed by
@@ -263,7 +268,9 @@ func appendIRQJSON(b []byte, j IRQJSON) []byte {
 	if !first {
 		b = append(b, in...)
 	}
-	return append(b, "}\n    }"...)
+	b = append(b, "},"+in+`"counted": `...)
+	b = strconv.AppendBool(b, j.Counted)
+	return append(b, "\n    }"...)
 }
 
 // appendJSONInts appends a list of ints at a field's indent.
@@ -355,7 +362,7 @@ func appendJSONString(b []byte, s string) []byte {
 // irqJSON is the document's entry for q.
 func irqJSON(h *topology.Host, cols *perCPUCols, q *irq.IRQ) IRQJSON {
 	j := IRQJSON{IRQ: q.IRQ, Name: q.Name, Queue: -1, Chip: q.Chip, Node: q.Node,
-		Total: q.Total(), PerCPU: PerCPU{cols: cols, counts: q.Counts},
+		Total: q.Total(), PerCPU: PerCPU{cols: cols, counts: q.Counts}, Counted: cols.cpus != nil,
 		AffinityNodes: []int{}, EffectiveNodes: []int{}}
 	if o := q.Owner; o != nil {
 		j.NIC, j.Queue, j.Kind, j.Dir = o.NIC, o.Queue, o.Kind, o.Dir
@@ -410,7 +417,7 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 		}
 		rows = append(rows, []string{strconv.Itoa(q.IRQ), orDash(q.Name), orDash(q.NIC), queue,
 			strOrUnknown(q.Affinity), strOrUnknown(q.Effective), node, orDash(joinInts(q.EffectiveOrAffinityNodes(), ",")),
-			local, managed, strconv.FormatUint(q.Total, 10)})
+			local, managed, total(q)})
 	}
 	if len(rows) == 0 {
 		if _, err := io.WriteString(w, "no IRQs\n"); err != nil {
@@ -423,6 +430,15 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 		return err
 	}
 	return writeNotes(w, doc.Notes)
+}
+
+// total is the TOTAL cell: the count, or "unknown" without a
+// /proc/interrupts (never a 0 nothing said).
+func total(q IRQJSON) string {
+	if !q.Counted {
+		return "unknown"
+	}
+	return strconv.FormatUint(q.Total, 10)
 }
 
 // EffectiveOrAffinityNodes returns the nodes of the effective CPUs when
