@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,14 +30,17 @@ func knownFrom(a []byte) *Sampler {
 // what reading b alone with the full parser gives, whether or not the
 // fast path was taken, and never panic.
 func FuzzInterruptsFastPath(f *testing.F) {
-	// Small trees only: the fuzzer minimises every new input, which takes
-	// minutes on the seed host's 38 kB file.
+	// The header and a few rows of small trees only: the fuzzer minimises
+	// every new input it finds, which on a whole file takes most of the
+	// run (5 runs in 20 s on vm-virtio's 3 kB).
 	for _, name := range []string{"vm-virtio", "arm64"} {
 		b, err := os.ReadFile(filepath.Join(hosttest.Root(name), "proc", "interrupts"))
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b, b)
+		lines := bytes.SplitAfter(b, []byte("\n"))
+		a := bytes.Join(lines[:min(5, len(lines))], nil)
+		f.Add(a, a)
 	}
 	f.Add([]byte("   CPU0 CPU1\n  5:  1  2  chip 1-edge eth0-TxRx-0\n"), []byte("   CPU0 CPU1\n  5:  3  4  chip 1-edge eth0-TxRx-0\n"))
 	f.Add([]byte("   CPU0 CPU1\n  5:  1  2  chip 1-edge eth0-TxRx-0\n"), []byte("   CPU0 CPU1\n  5:  3  4x  chip 1-edge eth0-TxRx-0\n"))
