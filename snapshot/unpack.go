@@ -43,7 +43,7 @@ type Limits struct {
 // average, so an archive of deep or looping links cannot cost hours.
 const (
 	maxDepth  = 64
-	linkSteps = 64
+	linkSteps = 24
 )
 
 func (l Limits) withDefaults() Limits {
@@ -285,9 +285,11 @@ func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
 		case t == "" || strings.ContainsRune(t, 0):
 			return unsafe("empty or NUL in link target")
 		case path.IsAbs(t):
-			return unsafe("link target %q is absolute", t)
+			return unsafe("link target %q is absolute", clipName(t))
 		case escapes(path.Join(parent(name), t)):
-			return unsafe("link target %q leaves the root", t)
+			return unsafe("link target %q leaves the root", clipName(t))
+		case strings.Count(t, "/")+1 > maxDepth:
+			return fmt.Errorf("entry %q: %w: link target of %d path components, more than %d", clipName(h.Name), ErrTooLarge, strings.Count(t, "/")+1, maxDepth)
 		}
 		if err := u.parents(h.Name, name); err != nil {
 			return err
