@@ -1,4 +1,9 @@
-package affinity
+// Package irqbalance tells what the irqbalance daemon on a host will
+// leave alone and what it will move: it finds the daemon's processes,
+// reads their command line and environment (or the service's environment
+// files when it does not run), and answers whether an IRQ or a set of
+// CPUs is banned, and what to add to its configuration to ban more.
+package irqbalance
 
 import (
 	"bytes"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // Environment variables irqbalance reads for the CPUs it must not place
@@ -32,11 +38,11 @@ var irqbalanceEnvFiles = []string{
 	"etc/sysconfig/irqbalance",
 }
 
-// Irqbalance is what the irqbalance daemon on a host will leave alone, as
+// Settings is what the irqbalance daemon on a host will leave alone, as
 // far as its command line and environment say. irqbalance rewrites the
 // affinity of every IRQ it does not ban, so a hand-placed NIC IRQ stays
 // where it is only when irqbalance is not running or bans it.
-type Irqbalance struct {
+type Settings struct {
 	// ProcessesKnown is false when root/proc holds no process folders (a
 	// capture of /proc/irq and /sys only): then Running is unknown.
 	ProcessesKnown bool
@@ -75,15 +81,15 @@ type Irqbalance struct {
 	Notes []string
 }
 
-// ReadIrqbalance finds irqbalance processes under root/proc and reads
+// Read finds irqbalance processes under root/proc and reads
 // what they ban: the command line (--banirq, --banmod, --policyscript),
 // and IRQBALANCE_BANNED_CPUS / IRQBALANCE_BANNED_CPULIST from the
 // process's environment, or from the service's environment file when the
 // environment cannot be read. When no irqbalance runs, it reports the
 // configuration the environment files would give it. A setting that is
 // not in its format is an error naming the file.
-func ReadIrqbalance(root string) (*Irqbalance, error) {
-	b := &Irqbalance{}
+func Read(root string) (*Settings, error) {
+	b := &Settings{}
 	env, files, err := readEnvFiles(root)
 	if err != nil {
 		return nil, err
@@ -99,7 +105,7 @@ func ReadIrqbalance(root string) (*Irqbalance, error) {
 	}
 	var pids []int
 	if b.ProcessesKnown {
-		if pids, err = FindByComm(root, "irqbalance"); err != nil {
+		if pids, err = proc.FindByComm(root, "irqbalance"); err != nil {
 			return nil, err
 		}
 	} else {
@@ -161,7 +167,7 @@ func ReadIrqbalance(root string) (*Irqbalance, error) {
 // value attached, long options take "=value" or the next word and may be
 // abbreviated to any unambiguous prefix, "--" ends the options, other
 // words are skipped.
-func (b *Irqbalance) parseArgs() error {
+func (b *Settings) parseArgs() error {
 	b.BannedIRQs, b.BannedModules, b.PolicyScript, b.Oneshot = nil, nil, "", false
 	type opt struct {
 		long  string
@@ -265,7 +271,7 @@ func (b *Irqbalance) parseArgs() error {
 // bannedCPUs applies setup_banned_cpus: the mask variable when non-empty,
 // else the list variable when non-empty, else isolated and nohz_full.
 // "-" in the list variable (what OpenShift writes) bans nothing.
-func (b *Irqbalance) bannedCPUs(root string, env map[string]string) error {
+func (b *Settings) bannedCPUs(root string, env map[string]string) error {
 	if v := strings.TrimSpace(env[EnvBannedCPUs]); v != "" {
 		set, err := cpuset.ParseMask(v)
 		if err != nil {
@@ -313,7 +319,7 @@ func (b *Irqbalance) bannedCPUs(root string, env map[string]string) error {
 // "--banirq=284", or "--banmod=mlx5" when that module name is inside the
 // driver name or the IRQ name, as irqbalance matches it. A nil receiver
 // (no irqbalance information) bans nothing.
-func (b *Irqbalance) IRQBanned(irq int, driver, name string) (bool, string) {
+func (b *Settings) IRQBanned(irq int, driver, name string) (bool, string) {
 	if b == nil {
 		return false, ""
 	}
@@ -330,7 +336,7 @@ func (b *Irqbalance) IRQBanned(irq int, driver, name string) (bool, string) {
 
 // CPUsBanned reports whether every CPU of a non-empty set is banned:
 // irqbalance will move the IRQs it balances off all of them.
-func (b *Irqbalance) CPUsBanned(cpus cpuset.Set) bool {
+func (b *Settings) CPUsBanned(cpus cpuset.Set) bool {
 	return b != nil && !cpus.IsEmpty() && cpus.IsSubsetOf(b.BannedCPUs)
 }
 
@@ -340,9 +346,9 @@ func (b *Irqbalance) CPUsBanned(cpus cpuset.Set) bool {
 // existing IRQBALANCE_ARGS and the CPUs banned now (a list set here
 // replaces irqbalance's isolated/nohz_full default, so those are kept
 // too). The first line is a comment naming the file and the restart.
-func (b *Irqbalance) BanConfig(irqs []int, cpus cpuset.Set) []string {
+func (b *Settings) BanConfig(irqs []int, cpus cpuset.Set) []string {
 	file := "/etc/default/irqbalance (Debian, Ubuntu) or /etc/sysconfig/irqbalance (RHEL, Fedora, SUSE)"
-	var cur *Irqbalance
+	var cur *Settings
 	if b != nil {
 		cur = b
 		if b.ConfigFile != "" {

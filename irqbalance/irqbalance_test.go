@@ -1,4 +1,4 @@
-package affinity
+package irqbalance
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 func TestIrqbalanceParseArgs(t *testing.T) {
@@ -45,7 +46,7 @@ func TestIrqbalanceParseArgs(t *testing.T) {
 		{give: "--oneshot=yes", wantErr: "takes no value"},
 	}
 	for _, tt := range tests {
-		b := &Irqbalance{Args: strings.Fields(tt.give)}
+		b := &Settings{Args: strings.Fields(tt.give)}
 		err := b.parseArgs()
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -112,7 +113,7 @@ func irqbalanceTree(t *testing.T, files map[string]string) string {
 	return root
 }
 
-func TestReadIrqbalance(t *testing.T) {
+func TestRead(t *testing.T) {
 	// A shell process so the tree has process folders.
 	shell := map[string]string{"proc/1/comm": "systemd\n", "proc/1/cmdline": "/sbin/init\x00"}
 	with := func(extra map[string]string) map[string]string {
@@ -190,7 +191,7 @@ func TestReadIrqbalance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := ReadIrqbalance(irqbalanceTree(t, tt.give))
+			b, err := Read(irqbalanceTree(t, tt.give))
 			if err != nil {
 				t.Fatalf("ReadIrqbalance: %v", err)
 			}
@@ -214,18 +215,18 @@ func TestReadIrqbalanceBadInput(t *testing.T) {
 		{give: map[string]string{"proc/5/comm": "irqbalance\n", "proc/5/cmdline": "irqbalance\x00--banirq=-1\x00"}, want: "--banirq"},
 	}
 	for _, tt := range tests {
-		_, err := ReadIrqbalance(irqbalanceTree(t, tt.give))
+		_, err := Read(irqbalanceTree(t, tt.give))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ReadIrqbalance(%v) error = %v, want one naming %q", tt.give, err, tt.want)
+			t.Errorf("Read(%v) error = %v, want one naming %q", tt.give, err, tt.want)
 		}
 		if err != nil && strings.Contains(tt.want, "CPU") && !errors.Is(err, cpuset.ErrSyntax) {
-			t.Errorf("ReadIrqbalance(%v) error = %v, want it to wrap cpuset.ErrSyntax", tt.give, err)
+			t.Errorf("Read(%v) error = %v, want it to wrap cpuset.ErrSyntax", tt.give, err)
 		}
 	}
 }
 
 func TestIrqbalanceBanned(t *testing.T) {
-	b := &Irqbalance{BannedIRQs: []int{40, 284}, BannedModules: []string{"mlx5"}, BannedCPUs: cpuset.Range(16, 31)}
+	b := &Settings{BannedIRQs: []int{40, 284}, BannedModules: []string{"mlx5"}, BannedCPUs: cpuset.Range(16, 31)}
 	tests := []struct {
 		irq          int
 		driver, name string
@@ -242,7 +243,7 @@ func TestIrqbalanceBanned(t *testing.T) {
 			t.Errorf("IRQBanned(%d, %q, %q) = %v, %q, want %q", tt.irq, tt.driver, tt.name, ok, why, tt.want)
 		}
 	}
-	var none *Irqbalance
+	var none *Settings
 	if ok, _ := none.IRQBanned(284, "", ""); ok {
 		t.Error("nil Irqbalance bans IRQ 284")
 	}
@@ -259,7 +260,7 @@ func TestIrqbalanceBanned(t *testing.T) {
 func TestBanConfig(t *testing.T) {
 	tests := []struct {
 		name string
-		b    *Irqbalance
+		b    *Settings
 		irqs []int
 		cpus cpuset.Set
 		want []string
@@ -274,7 +275,7 @@ func TestBanConfig(t *testing.T) {
 		},
 		{
 			name: "keeps existing args and banned CPUs",
-			b: &Irqbalance{ConfigFile: "/etc/sysconfig/irqbalance", ConfigArgs: []string{"--banirq=284", "-j"},
+			b: &Settings{ConfigFile: "/etc/sysconfig/irqbalance", ConfigArgs: []string{"--banirq=284", "-j"},
 				BannedIRQs: []int{284}, BannedCPUs: cpuset.New(10, 11), BannedCPUsFrom: "isolated and nohz_full CPUs"},
 			irqs: []int{284, 285},
 			cpus: cpuset.New(2, 3),
@@ -286,7 +287,7 @@ func TestBanConfig(t *testing.T) {
 		},
 		{
 			name: "mask variable must go",
-			b:    &Irqbalance{ConfigFile: "/etc/default/irqbalance", BannedCPUs: cpuset.New(8), BannedCPUsFrom: EnvBannedCPUs},
+			b:    &Settings{ConfigFile: "/etc/default/irqbalance", BannedCPUs: cpuset.New(8), BannedCPUsFrom: EnvBannedCPUs},
 			cpus: cpuset.New(9),
 			want: []string{
 				"# in /etc/default/irqbalance, then: systemctl restart irqbalance",
@@ -307,19 +308,19 @@ func TestBanConfig(t *testing.T) {
 // reports are exactly those /proc names irqbalance, and a running one's
 // arguments are its command line. It skips where no irqbalance runs.
 func TestReadIrqbalanceLive(t *testing.T) {
-	pids, err := FindByComm("/", "irqbalance")
+	pids, err := proc.FindByComm("/", "irqbalance")
 	if err != nil {
 		t.Skipf("no live /proc: %v", err)
 	}
 	if len(pids) == 0 {
 		t.Skip("no irqbalance runs on this host")
 	}
-	b, err := ReadIrqbalance("/")
+	b, err := Read("/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !b.Running || !slices.Equal(b.PIDs, pids) {
-		t.Errorf("ReadIrqbalance(/) Running %v PIDs %v, want true %v", b.Running, b.PIDs, pids)
+		t.Errorf("Read(/) Running %v PIDs %v, want true %v", b.Running, b.PIDs, pids)
 	}
 	argv, err := readNulList(kfile.NewFS("/"), filepath.Join("/proc", strconv.Itoa(pids[0]), "cmdline"))
 	if err != nil {

@@ -1,4 +1,4 @@
-package affinity
+package proc
 
 import (
 	"os"

@@ -1,7 +1,4 @@
-// Package affinity decides and reads placement: where a NIC's IRQs should
-// go (plans), which CPUs a benchmark should get (picks), and where watched
-// processes and their threads may run, last ran and keep their memory.
-package affinity
+package proc
 
 import (
 	"errors"

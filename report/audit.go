@@ -6,9 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -99,8 +100,8 @@ type AuditOptions struct {
 	// NICs limits the audit to these NICs; nil audits every NIC that has
 	// IRQs.
 	NICs []string
-	// Irqbalance is what affinity.ReadIrqbalance found.
-	Irqbalance *affinity.Irqbalance
+	// Irqbalance is what irqbalance.Read found.
+	Irqbalance *irqbalance.Settings
 	// Cmdline is the kernel command line; IOMMU the host's IOMMU state;
 	// IOMMUGroups the group of each audited NIC's PCI function, by PCI
 	// address.
@@ -120,7 +121,7 @@ type AuditOptions struct {
 // Audit runs every check on the NICs, their IRQs and the watched
 // processes, and returns the findings grouped by NIC (NIC names
 // ascending, host-wide findings last), worst first within a group.
-func Audit(h *topology.Host, t *irq.Table, procs []*affinity.Process, opts AuditOptions) []Finding {
+func Audit(h *topology.Host, t *irq.Table, procs []*proc.Process, opts AuditOptions) []Finding {
 	a := &auditor{h: h, t: t, opts: opts, seen: map[string]bool{}, governors: map[int]string{}}
 	a.multiNodePackages = multiNodePackages(h)
 	nics := a.auditedNICs()

@@ -9,10 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -184,39 +185,39 @@ func TestAuditSamePackage(t *testing.T) {
 // TestAuditProcesses runs the process checks on in-memory processes.
 func TestAuditProcesses(t *testing.T) {
 	h, tb := loadHost(t, "seed")
-	th := func(tid int, allowed string, last int) affinity.Thread {
+	th := func(tid int, allowed string, last int) proc.Thread {
 		s, err := cpuset.ParseList(allowed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return affinity.Thread{TID: tid, Allowed: s, LastCPU: last}
+		return proc.Thread{TID: tid, Allowed: s, LastCPU: last}
 	}
 	tests := []struct {
 		name string
-		give affinity.Process
+		give proc.Process
 		want []string // "check/severity CPUs"
 	}{
-		{name: "well placed", give: affinity.Process{PID: 10, Comm: "iperf3", Allowed: cpuset.New(22, 25),
-			Threads: []affinity.Thread{th(10, "22,25", 22)}, NodeKB: map[int]uint64{1: 100, 0: 10}}},
-		{name: "one thread pinned remote, others fine", give: affinity.Process{PID: 11, Comm: "iperf3", Allowed: cpuset.New(22),
-			Threads: []affinity.Thread{th(11, "22", 22), th(12, "0-1", 0)}},
+		{name: "well placed", give: proc.Process{PID: 10, Comm: "iperf3", Allowed: cpuset.New(22, 25),
+			Threads: []proc.Thread{th(10, "22,25", 22)}, NodeKB: map[int]uint64{1: 100, 0: 10}}},
+		{name: "one thread pinned remote, others fine", give: proc.Process{PID: 11, Comm: "iperf3", Allowed: cpuset.New(22),
+			Threads: []proc.Thread{th(11, "22", 22), th(12, "0-1", 0)}},
 			want: []string{"proc-remote/error 0", "proc-remote/warning 0-1"}},
-		{name: "unpinned: may run anywhere", give: affinity.Process{PID: 13, Comm: "nginx", Allowed: cpuset.Range(0, 63),
-			Threads: []affinity.Thread{th(13, "0-63", 54)}, NodeKB: map[int]uint64{}},
+		{name: "unpinned: may run anywhere", give: proc.Process{PID: 13, Comm: "nginx", Allowed: cpuset.Range(0, 63),
+			Threads: []proc.Thread{th(13, "0-63", 54)}, NodeKB: map[int]uint64{}},
 			want: []string{"proc-remote/warning 0-15,32-47", "proc-irq-overlap/warning 17-21,23-24,26,28-31,49-53,55-56,58,60-63"}},
-		{name: "last CPU unknown is not judged", give: affinity.Process{PID: 14, Comm: "x", Allowed: cpuset.New(22),
-			Threads: []affinity.Thread{th(14, "22", -1)}}},
-		{name: "half the pages remote is not most", give: affinity.Process{PID: 15, Comm: "x", Allowed: cpuset.New(22),
-			Threads: []affinity.Thread{th(15, "22", 22)}, NodeKB: map[int]uint64{0: 50, 1: 50}}},
-		{name: "most pages remote", give: affinity.Process{PID: 16, Comm: "x", Allowed: cpuset.New(22),
-			Threads: []affinity.Thread{th(16, "22", 22)}, NodeKB: map[int]uint64{0: 51, 1: 49}},
+		{name: "last CPU unknown is not judged", give: proc.Process{PID: 14, Comm: "x", Allowed: cpuset.New(22),
+			Threads: []proc.Thread{th(14, "22", -1)}}},
+		{name: "half the pages remote is not most", give: proc.Process{PID: 15, Comm: "x", Allowed: cpuset.New(22),
+			Threads: []proc.Thread{th(15, "22", 22)}, NodeKB: map[int]uint64{0: 50, 1: 50}}},
+		{name: "most pages remote", give: proc.Process{PID: 16, Comm: "x", Allowed: cpuset.New(22),
+			Threads: []proc.Thread{th(16, "22", 22)}, NodeKB: map[int]uint64{0: 51, 1: 49}},
 			want: []string{"proc-mem-remote/warning "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.give
 			var got []string
-			for _, f := range Audit(h, tb, []*affinity.Process{&p}, AuditOptions{Governor: performance}) {
+			for _, f := range Audit(h, tb, []*proc.Process{&p}, AuditOptions{Governor: performance}) {
 				if strings.HasPrefix(f.Check, "proc-") {
 					got = append(got, f.Check+"/"+string(f.Severity)+" "+f.CPUs.List())
 					if f.PID != p.PID {
@@ -236,16 +237,16 @@ func TestAuditIrqbalance(t *testing.T) {
 	h, tb := loadHost(t, "seed")
 	tests := []struct {
 		name     string
-		give     *affinity.Irqbalance
+		give     *irqbalance.Settings
 		wantIRQs []int // nil: no finding
 		wantFix  string
 	}{
-		{name: "not running", give: &affinity.Irqbalance{ProcessesKnown: true}},
-		{name: "running, bans nothing", give: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{812}, ConfigFile: "/etc/default/irqbalance"},
+		{name: "not running", give: &irqbalance.Settings{ProcessesKnown: true}},
+		{name: "running, bans nothing", give: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812}, ConfigFile: "/etc/default/irqbalance"},
 			wantIRQs: []int{283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299},
 			wantFix:  `set IRQBALANCE_ARGS="--banirq=283 --banirq=284`},
-		{name: "running, bans the driver", give: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{812}, BannedModules: []string{"mlx5"}}},
-		{name: "running, bans some IRQs", give: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{812},
+		{name: "running, bans the driver", give: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812}, BannedModules: []string{"mlx5"}}},
+		{name: "running, bans some IRQs", give: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812},
 			BannedIRQs: []int{283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297}, ConfigArgs: []string{"--banirq=283"}},
 			wantIRQs: []int{298, 299}, wantFix: `IRQBALANCE_ARGS="--banirq=283 --banirq=298 --banirq=299"`},
 	}
@@ -359,15 +360,15 @@ func TestAuditOrder(t *testing.T) {
 var auditBenchHost = hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488}
 
 // benchProcs makes n watched processes with 8 threads each, spread over
-// the host, as affinity.Select would return them.
-func benchProcs(h *topology.Host, n int) []*affinity.Process {
-	var out []*affinity.Process
+// the host, as proc.Select would return them.
+func benchProcs(h *topology.Host, n int) []*proc.Process {
+	var out []*proc.Process
 	for i := range n {
 		allowed := cpuset.Range(i*16, i*16+31).Intersection(h.Online)
-		p := &affinity.Process{PID: 1000 + i*10, Comm: "iperf3", Allowed: allowed,
+		p := &proc.Process{PID: 1000 + i*10, Comm: "iperf3", Allowed: allowed,
 			NodeKB: map[int]uint64{0: uint64(100 * i), 1: 4000, 2: 10, 3: 0}}
 		for j := range 8 {
-			p.Threads = append(p.Threads, affinity.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: i*16 + j})
+			p.Threads = append(p.Threads, proc.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: i*16 + j})
 		}
 		out = append(out, p)
 	}
@@ -391,7 +392,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Fatalf("%d NIC IRQs, want 512", n)
 	}
 	procs := benchProcs(h, 20)
-	opts := AuditOptions{Governor: performance, Irqbalance: &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
+	opts := AuditOptions{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		fs := Audit(h, tb, procs, opts)
@@ -407,48 +408,48 @@ func TestAuditUnknowns(t *testing.T) {
 	iommuOn := &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3}
 	tests := []struct {
 		name string
-		give func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process)
+		give func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process)
 		want []string // "check subject" of the findings that are not the seed's irq-shared-cpu
 	}{
-		{name: "everything known and fine", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {}},
-		{name: "no queues folder", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "everything known and fine", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {}},
+		{name: "no queues folder", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			h.NICs[0].Queues = nil
 		}, want: []string{"not-checked rps-remote, xps-remote"}},
-		{name: "no affinity files", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "no affinity files", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			for i := range tb.IRQs {
 				tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
 				tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
 			}
 		}, want: []string{"not-checked irq-remote"}},
-		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			h.NICs[0].Node, h.NICs[0].LocalCPUs = -1, h.Online
 		}, want: []string{"nic-node-unknown eth0 numa_node", "not-checked irq-remote", "not-checked proc-remote", "not-checked rps-remote, xps-remote"}},
-		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			o.Governor = func(int) (string, error) { return "", nil }
 		}, want: []string{"not-checked cpu-governor"}},
-		{name: "irqbalance not read", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "irqbalance not read", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			o.Irqbalance = nil
 		}, want: []string{"not-checked irqbalance-active"}},
-		{name: "no numa_maps", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "no numa_maps", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			p.NodeKB = nil
 		}, want: []string{"not-checked proc-mem-remote for PID 7"}},
-		{name: "no IOMMU folders", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "no IOMMU folders", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			o.IOMMU = &topology.IOMMU{}
 		}, want: []string{"not-checked iommu-mode"}},
-		{name: "IOMMU active, no /proc/cmdline", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "IOMMU active, no /proc/cmdline", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			o.IOMMU, o.Cmdline = iommuOn, nil
 		}, want: []string{"not-checked iommu-mode"}},
-		{name: "IOMMU active, iommu=pt", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "IOMMU active, iommu=pt", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			o.IOMMU, o.Cmdline = iommuOn, topology.ParseCmdline("ro intel_iommu=on iommu=pt")
 		}},
-		{name: "IOMMU active, nothing on the command line", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "IOMMU active, nothing on the command line", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			o.IOMMU = iommuOn
 		}, want: []string{"iommu-mode IOMMU"}},
-		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			o.IOMMU = iommuOn
 			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: 4, Type: "identity"}}
 		}},
-		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *affinity.Process) {
+		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
 			h.Isolated = cpuset.New(50)
 			q, _ := tb.Get(284)
 			q.HasEffective, q.Effective = false, cpuset.Set{}
@@ -457,13 +458,13 @@ func TestAuditUnknowns(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tb := loadHost(t, "seed")
-			opts := AuditOptions{Governor: performance, Irqbalance: &affinity.Irqbalance{ProcessesKnown: true},
+			opts := AuditOptions{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
 				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet")}
-			p := &affinity.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-				Threads: []affinity.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
+				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
 			tt.give(h, tb, &opts, p)
 			var got []string
-			for _, f := range Audit(h, tb, []*affinity.Process{p}, opts) {
+			for _, f := range Audit(h, tb, []*proc.Process{p}, opts) {
 				if f.Check == CheckIRQSharedCPU {
 					continue
 				}
@@ -520,7 +521,7 @@ func TestAuditIrqbalanceBanmod(t *testing.T) {
 		{mod: "virtio_net", drivers: nil, want: 0},                                          // not read: the netdev driver
 	}
 	for _, tt := range tests {
-		ib := &affinity.Irqbalance{ProcessesKnown: true, Running: true, PIDs: []int{9}, BannedModules: []string{tt.mod}}
+		ib := &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{9}, BannedModules: []string{tt.mod}}
 		got := onlyCheck(Audit(h, tb, nil, AuditOptions{Irqbalance: ib, PCIDrivers: tt.drivers, Governor: performance}), CheckIrqbalance)
 		n := 0
 		if len(got) == 1 {

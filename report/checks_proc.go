@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // procSubject is "iperf3 (PID 4242)".
-func procSubject(p *affinity.Process) string {
+func procSubject(p *proc.Process) string {
 	return fmt.Sprintf("%s (PID %d)", p.Comm, p.PID)
 }
 
 // checkProcess runs proc-remote, proc-irq-overlap and proc-mem-remote for
 // one watched process against one NIC.
-func (a *auditor) checkProcess(c *nicCtx, p *affinity.Process) {
+func (a *auditor) checkProcess(c *nicCtx, p *proc.Process) {
 	// Where the process and each of its threads may run.
 	allowed := a.online(p.Allowed)
 	for _, th := range p.Threads {
@@ -34,7 +34,7 @@ func (a *auditor) checkProcess(c *nicCtx, p *affinity.Process) {
 
 // procRemote: a process or thread allowed on CPUs off the NIC's node
 // (warning), or last seen running there (error).
-func (a *auditor) procRemote(c *nicCtx, p *affinity.Process) {
+func (a *auditor) procRemote(c *nicCtx, p *proc.Process) {
 	local := c.loc.CPUs
 	var lastTIDs, last []int
 	for _, th := range p.Threads {
@@ -109,7 +109,7 @@ func threadsWord(tids []int, total int) string {
 
 // procIRQOverlap: the process may run on a core that services the NIC's
 // queue IRQs (their CPUs and SMT siblings).
-func (a *auditor) procIRQOverlap(c *nicCtx, p *affinity.Process, allowed cpuset.Set) {
+func (a *auditor) procIRQOverlap(c *nicCtx, p *proc.Process, allowed cpuset.Set) {
 	overlap := allowed.Intersection(c.irqCores)
 	if overlap.IsEmpty() {
 		return
@@ -141,7 +141,7 @@ func cpusWord(s cpuset.Set) string {
 func irqsSubjectRange(ns []int) string { return cpuset.New(ns...).List() }
 
 // procMemRemote: most of a process's pages on nodes other than the NIC's.
-func (a *auditor) procMemRemote(c *nicCtx, p *affinity.Process) {
+func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
 	if p.NodeKB == nil {
 		a.notChecked(c.nic.Name, fmt.Sprintf("%s for PID %d", CheckProcMemRemote, p.PID),
 			fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)))

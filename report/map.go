@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -164,7 +164,7 @@ type MapOptions struct {
 // effective affinity, or its request when that is all the tree gives or a
 // move is pending, and then the cell says so. It only reads what it is
 // given.
-func BuildMap(h *topology.Host, t *irq.Table, procs []*affinity.Process, opt MapOptions) *Map {
+func BuildMap(h *topology.Host, t *irq.Table, procs []*proc.Process, opt MapOptions) *Map {
 	b := &mapBuilder{h: h, t: t, m: &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)},
 		cells: make(map[int]*MapCPU, len(h.CPUs)), sole: map[int]bool{}}
 	for _, c := range h.CPUs {
@@ -330,7 +330,7 @@ func (b *mapBuilder) markSharedCPUs() {
 
 // placeThreads marks where the watched threads may run and last ran, and
 // a conflict per process on each queue CPU it may run or last ran on.
-func (b *mapBuilder) placeThreads(procs []*affinity.Process) {
+func (b *mapBuilder) placeThreads(procs []*proc.Process) {
 	// on[cpu][pid] holds the process's threads that last ran on cpu; the
 	// key alone says some thread may run there.
 	on := map[int]map[int][]int{}

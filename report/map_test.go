@@ -10,10 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -195,9 +195,9 @@ func TestBuildMapOfflineIsolated(t *testing.T) {
 
 func TestBuildMapProcesses(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
-	procs := []*affinity.Process{{
+	procs := []*proc.Process{{
 		PID: 4242, Comm: "iperf3", Allowed: mapSet(t, "16-19"),
-		Threads: []affinity.Thread{
+		Threads: []proc.Thread{
 			{TID: 4242, Allowed: mapSet(t, "16-19"), LastCPU: 16},
 			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: 17},
 		},
@@ -224,8 +224,8 @@ func TestBuildMapProcesses(t *testing.T) {
 	}
 	// A second process that may run on CPU 17 but ran elsewhere gets a
 	// conflict of its own, without last-ran threads.
-	procs = append(procs, &affinity.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
-		Threads: []affinity.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
+	procs = append(procs, &proc.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
+		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
 	m = BuildMap(h, tb, procs, MapOptions{})
 	got = nil
 	for _, c := range m.Conflicts {
@@ -309,8 +309,8 @@ func TestBuildMapNICFilter(t *testing.T) {
 // are printed as '?', in the terminal picture; the SVG escapes them.
 func TestWriteMapControlCharacters(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
-	procs := []*affinity.Process{{PID: 9, Comm: "evil\x1b[2J\a", Allowed: mapSet(t, "0"),
-		Threads: []affinity.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: 0}}}}
+	procs := []*proc.Process{{PID: 9, Comm: "evil\x1b[2J\a", Allowed: mapSet(t, "0"),
+		Threads: []proc.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: 0}}}}
 	m := BuildMap(h, tb, procs, MapOptions{})
 	for _, color := range []bool{false, true} {
 		var buf bytes.Buffer

@@ -65,7 +65,7 @@ var (
 	// the PCI names of the topology view).
 	pciFiles = []string{"numa_node", "local_cpulist", "vendor", "device", "modalias", "revision"}
 	pciLinks = []string{"driver", "iommu_group"}
-	// affinity.ReadIrqbalance's environment files and irqnuma's own
+	// irqbalance.Read's environment files and irqnuma's own
 	// state files (irq restore); topology.PCIIDsPaths are captured too.
 	otherPatterns = []string{
 		"usr/lib/irqbalance/defaults.env", "etc/default/irqbalance", "etc/sysconfig/irqbalance",
@@ -239,9 +239,9 @@ func (c *capturer) pciFunction(dir string) error {
 	return c.file(dir + "/iommu_group/type")
 }
 
-// processes records every process's comm (affinity.FindByComm reads them
+// processes records every process's comm (proc.FindByComm reads them
 // all), irqbalance's command line and environment, and what
-// affinity.ReadProcess reads of the processes the options name.
+// proc.ReadProcess reads of the processes the options name.
 func (c *capturer) processes() error {
 	want := map[string]bool{}
 	for _, p := range c.opts.PIDs {
@@ -283,7 +283,7 @@ func (c *capturer) processes() error {
 	return nil
 }
 
-// process records what affinity.ReadProcess and ReadThreadStats read.
+// process records what proc.ReadProcess and ReadThreadStats read.
 func (c *capturer) process(d string) error {
 	for _, f := range []string{"status", "stat", "numa_maps", "cmdline"} {
 		if err := c.file(d + "/" + f); err != nil {

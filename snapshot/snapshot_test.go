@@ -15,10 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -26,7 +26,7 @@ import (
 type readings struct {
 	Host       *topology.Host
 	IRQs       *irq.Table
-	Irqbalance *affinity.Irqbalance
+	Irqbalance *irqbalance.Settings
 	Cmdline    *topology.Cmdline
 	IOMMU      *topology.IOMMU
 	Groups     map[string]topology.IOMMUGroup
@@ -53,7 +53,7 @@ func readAll(root string) (readings, error) {
 		return readings{}, fmt.Errorf("irq.Load: %w", err)
 	}
 	r := readings{Host: h, IRQs: tab, Groups: map[string]topology.IOMMUGroup{}, Governors: map[int]string{}}
-	if r.Irqbalance, err = affinity.ReadIrqbalance(root); err != nil {
+	if r.Irqbalance, err = irqbalance.Read(root); err != nil {
 		return r, fmt.Errorf("ReadIrqbalance: %w", err)
 	}
 	if r.Cmdline, err = topology.ReadCmdline(root); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -20,10 +20,10 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -32,7 +32,7 @@ type Options struct {
 	// NICs narrows the NICs watched; nil means every NIC of the host.
 	NICs []string
 	// Processes are followed thread by thread (stat field 39 and CPU time).
-	Processes []*affinity.Process
+	Processes []*proc.Process
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -44,7 +44,7 @@ type Sampler struct {
 	now   func() time.Time
 	nics  []*topology.NIC
 	known map[int]nicIRQ // NIC IRQs by number, as last seen
-	procs []*affinity.Process
+	procs []*proc.Process
 	buf   []byte    // reused for /proc/interrupts, the largest file
 	buf2  []byte    // reused for /proc/stat and /proc/softirqs
 	shape *irqShape // layout of the last /proc/interrupts parsed in full
@@ -81,7 +81,7 @@ type procSample struct {
 	pid     int
 	comm    string
 	gone    bool
-	threads []affinity.ThreadStat
+	threads []proc.ThreadStat
 }
 
 // NewSampler prepares sampling of host h: it checks the NIC names and
@@ -161,8 +161,8 @@ func (s *Sampler) Sample() (*Sample, error) {
 	}
 	for _, p := range s.procs {
 		ps := procSample{pid: p.PID, comm: p.Comm}
-		ps.threads, err = affinity.ReadThreadStats(s.h.Root, p.PID)
-		if errors.Is(err, affinity.ErrNoProcess) {
+		ps.threads, err = proc.ReadThreadStats(s.h.Root, p.PID)
+		if errors.Is(err, proc.ErrNoProcess) {
 			ps.gone = true
 		} else if err != nil {
 			return nil, err

@@ -9,15 +9,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 	"github.com/irqnuma/irqnuma/watch/watchtest"
 )
 
 // setup copies a committed host tree and returns it with a sampler on an
 // injected clock.
-func setup(t *testing.T, name string, procs ...*affinity.Process) (watchtest.Tree, *Sampler, *watchtest.Clock) {
+func setup(t *testing.T, name string, procs ...*proc.Process) (watchtest.Tree, *Sampler, *watchtest.Clock) {
 	t.Helper()
 	root := hosttest.Copy(t, name)
 	h, err := topology.Read(root)
@@ -236,7 +236,7 @@ func TestRates(t *testing.T) {
 // TestThreadsShareCore follows a process whose threads run on the
 // softirq CPU, on its SMT sibling, on their own core and on the other node.
 func TestThreadsShareCore(t *testing.T) {
-	proc := &affinity.Process{PID: 5001, Comm: "iperf3"}
+	proc := &proc.Process{PID: 5001, Comm: "iperf3"}
 	h, s, clk := setup(t, "seed", proc)
 	// seed: SMT siblings are n and n+32; CPU 53's sibling is 21.
 	threads := []struct {
@@ -397,7 +397,7 @@ func TestCPUOffline(t *testing.T) {
 
 // TestProcessExit notes a watched process that goes away.
 func TestProcessExit(t *testing.T) {
-	proc := &affinity.Process{PID: 7000, Comm: "iperf3"}
+	proc := &proc.Process{PID: 7000, Comm: "iperf3"}
 	h, s, clk := setup(t, "vm-virtio", proc)
 	h.Thread(7000, 7000, "iperf3", "R", 10, 10, 0)
 	prev := sample(t, s)

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -85,7 +85,7 @@ func runAudit(root string, s selection) ([]report.Finding, report.AuditDoc, erro
 // state. What a tree lacks stays nil, and the audit says so.
 func auditInputs(h *topology.Host, root string, nics []string) (report.AuditOptions, error) {
 	opts := report.AuditOptions{NICs: nics, Governor: h.Governor}
-	ib, err := affinity.ReadIrqbalance(root)
+	ib, err := irqbalance.Read(root)
 	if err != nil {
 		return opts, err
 	}

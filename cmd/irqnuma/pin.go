@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -613,7 +614,7 @@ func runRestore(a *app, args []string) error {
 // back. It prints the ban configuration that would stop that; irqbalance
 // itself is left alone.
 func warnIrqbalance(a *app, h *topology.Host, t *irq.Table, plan *affinity.Plan) {
-	b, err := affinity.ReadIrqbalance(a.root)
+	b, err := irqbalance.Read(a.root)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "warning: cannot tell whether irqbalance will undo this: %v\n", err)
 		return

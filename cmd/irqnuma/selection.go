@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -39,7 +39,7 @@ func (s *selection) check() error {
 
 // read reads what these commands look at under root: the topology, the
 // selected NICs' IRQs and the watched processes.
-func (s *selection) read(root string) (*topology.Host, *irq.Table, []*affinity.Process, error) {
+func (s *selection) read(root string) (*topology.Host, *irq.Table, []*proc.Process, error) {
 	h, err := topology.Read(root)
 	if err != nil {
 		return nil, nil, nil, err
@@ -48,9 +48,9 @@ func (s *selection) read(root string) (*topology.Host, *irq.Table, []*affinity.P
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var procs []*affinity.Process
+	var procs []*proc.Process
 	if len(s.pids) > 0 || len(s.comms) > 0 {
-		if procs, err = affinity.Select(root, s.pids, s.comms); err != nil {
+		if procs, err = proc.Select(root, s.pids, s.comms); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/topology"
 	"github.com/irqnuma/irqnuma/watch"
@@ -81,9 +81,9 @@ func runWatch(a *app, cfg watchConfig) error {
 	if err != nil {
 		return err
 	}
-	var procs []*affinity.Process
+	var procs []*proc.Process
 	if len(cfg.pids) > 0 || len(cfg.comms) > 0 {
-		if procs, err = affinity.Select(a.root, cfg.pids, cfg.comms); err != nil {
+		if procs, err = proc.Select(a.root, cfg.pids, cfg.comms); err != nil {
 			return err
 		}
 	}
