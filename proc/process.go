@@ -66,8 +66,8 @@ func FindByComm(root, name string) ([]int, error) {
 	return pids, nil
 }
 
-// ReadProcess reads a process and all its threads.
-func ReadProcess(root string, pid int) (*Process, error) {
+// Read reads a process and all its threads.
+func Read(root string, pid int) (*Process, error) {
 	fsys := kfile.NewFS(root)
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	if _, err := fsys.Stat(base); err != nil {
@@ -257,7 +257,7 @@ func Select(root string, pids []int, comms []string) ([]*Process, error) {
 	want = slices.Compact(want)
 	out := make([]*Process, 0, len(want))
 	for _, pid := range want {
-		p, err := ReadProcess(root, pid)
+		p, err := Read(root, pid)
 		if err != nil {
 			return nil, err
 		}

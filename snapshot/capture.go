@@ -241,7 +241,7 @@ func (c *capturer) pciFunction(dir string) error {
 
 // processes records every process's comm (proc.FindByComm reads them
 // all), irqbalance's command line and environment, and what
-// proc.ReadProcess reads of the processes the options name.
+// proc.Read reads of the processes the options name.
 func (c *capturer) processes() error {
 	want := map[string]bool{}
 	for _, p := range c.opts.PIDs {
@@ -283,7 +283,7 @@ func (c *capturer) processes() error {
 	return nil
 }
 
-// process records what proc.ReadProcess and ReadThreadStats read.
+// process records what proc.Read and ReadThreadStats read.
 func (c *capturer) process(d string) error {
 	for _, f := range []string{"status", "stat", "numa_maps", "cmdline"} {
 		if err := c.file(d + "/" + f); err != nil {
