@@ -3,7 +3,6 @@ package deploy
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,11 +17,9 @@ import (
 	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 // labelsOf are the labels of each exported metric.
@@ -314,20 +311,8 @@ func TestRulesTestSeriesAreReal(t *testing.T) {
 // samples as "name{labels}" -> value text.
 func nps2Series(t *testing.T) map[string]string {
 	t.Helper()
-	root := hosttest.Root("nps2")
-	gather := func(context.Context) (*exporter.State, error) {
-		h, err := topology.Read(root)
-		if err != nil {
-			return nil, err
-		}
-		tab, err := irq.Load(h, irq.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return &exporter.State{Host: h, IRQs: tab, Findings: report.Audit(h, tab, nil, report.AuditOptions{Governor: h.Governor})}, nil
-	}
 	var text bytes.Buffer
-	if _, err := exporter.WriteText(&text, exporter.New(context.Background(), gather, nil).Scrape()); err != nil {
+	if _, err := exporter.WriteText(&text, exporter.New(hosttest.Root("nps2"), audit.Selection{}, nil).Scrape()); err != nil {
 		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)

@@ -1,6 +1,6 @@
 // Package exporter exposes irqnuma's audit of a host as Prometheus
 // metrics. Everything is computed at scrape time from a fresh read of the
-// host, with the audit's own code (report.Audit and report.Place), so a
+// host, with the audit's own code (audit.Read and audit.Place), so a
 // scrape says what the audit would say at that moment. Reading is all a
 // scrape does: it never writes to the host.
 //
@@ -27,33 +27,16 @@
 package exporter
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
-
-// State is one reading of a host: its topology, its NICs' IRQs and the
-// audit's findings on them.
-type State struct {
-	Host     *topology.Host
-	IRQs     *irq.Table
-	Findings []report.Finding
-	// NICs limits irqnuma_nic_numa_node to these NICs; nil means every
-	// NIC of the host.
-	NICs []string
-}
-
-// Gather reads a host and audits it. The exporter calls it once per
-// scrape, never concurrently.
-type Gather func(ctx context.Context) (*State, error)
 
 // Metric names, the exporter's contract with dashboards and alert rules.
 const (
@@ -86,19 +69,22 @@ func family(name string, labels ...string) Family {
 
 // Exporter reads and audits the host on every Scrape.
 type Exporter struct {
-	gather  Gather
+	// read reads and audits the host: audit.Read of root and the
+	// selection (tests give their own).
+	read    func() (*audit.State, error)
 	onError func(error)
 	mu      sync.Mutex // one read of the host at a time
-	ctx     context.Context
 	// inFlight holds a token per HTTP scrape being answered.
 	inFlight chan struct{}
 }
 
-// New returns an exporter calling gather on each scrape. onError, when
+// New returns an exporter that reads and audits root with sel on each
+// scrape (audit.Read), one scrape at a time. onError, when
 // not nil, is told of each failed read (the scrape itself answers
-// irqnuma_scrape_error 1). ctx bounds every read.
-func New(ctx context.Context, gather Gather, onError func(error)) *Exporter {
-	return &Exporter{gather: gather, onError: onError, ctx: ctx, inFlight: make(chan struct{}, MaxInFlight)}
+// irqnuma_scrape_error 1).
+func New(root string, sel audit.Selection, onError func(error)) *Exporter {
+	read := func() (*audit.State, error) { return audit.Read(root, sel) }
+	return &Exporter{read: read, onError: onError, inFlight: make(chan struct{}, MaxInFlight)}
 }
 
 // Scrape reads the host, audits it and returns the metrics.
@@ -106,7 +92,7 @@ func (e *Exporter) Scrape() []Family {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	start := time.Now()
-	st, err := e.gather(e.ctx)
+	st, err := e.read()
 	if err != nil && e.onError != nil {
 		e.onError(err)
 	}
@@ -116,7 +102,7 @@ func (e *Exporter) Scrape() []Family {
 // Families returns the metrics of one reading: the host's series when the
 // read succeeded (st is used only when readErr is nil), then how long the
 // read took, whether it failed, and which build answers.
-func Families(st *State, readErr error, took time.Duration) []Family {
+func Families(st *audit.State, readErr error, took time.Duration) []Family {
 	var out []Family
 	if readErr == nil && st != nil {
 		out = Series(st)
@@ -134,7 +120,7 @@ func Families(st *State, readErr error, took time.Duration) []Family {
 }
 
 // Series returns the metrics of one reading (all but the scrape ones).
-func Series(st *State) []Family {
+func Series(st *audit.State) []Family {
 	finding := family(MetricFinding, "check", "severity", "nic", "subject")
 	local := family(MetricIRQLocal, "irq", "nic", "queue")
 	effective := family(MetricIRQEffective, "irq", "nic", "queue")
@@ -145,7 +131,7 @@ func Series(st *State) []Family {
 	counts := map[key]float64{}
 	var order []key
 	for _, f := range st.Findings {
-		k := key{f.Check, string(f.Severity), f.NIC, f.Subject}
+		k := key{string(f.Check), string(f.Severity), f.NIC, f.Subject}
 		if _, ok := counts[k]; !ok {
 			order = append(order, k)
 		}
@@ -161,7 +147,7 @@ func Series(st *State) []Family {
 				continue
 			}
 			labels := []string{strconv.Itoa(q.IRQ), q.Owner.NIC, queueLabel(q.Owner)}
-			if p := report.Place(st.Host, q); p.LocalKnown && p.HasWhere {
+			if p := audit.Place(st.Host, q); p.LocalKnown && p.HasWhere {
 				v := 0.0
 				if p.Local {
 					v = 1

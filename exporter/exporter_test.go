@@ -19,39 +19,28 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
-// gatherTree reads and audits a host tree as the audit does for the
-// parts the tree holds (governors; no irqbalance, cmdline or IOMMU input:
-// the audit says those were not checked).
-func gatherTree(root string) Gather {
-	return func(ctx context.Context) (*State, error) {
-		h, err := topology.Read(root)
-		if err != nil {
-			return nil, err
-		}
-		t, err := irq.Load(h, irq.Options{})
-		if err != nil {
-			return nil, err
-		}
-		fs := report.Audit(h, t, nil, report.AuditOptions{Governor: h.Governor})
-		return &State{Host: h, IRQs: t, Findings: fs}, nil
-	}
+// gather is what an exporter reads on each scrape.
+type gather func() (*audit.State, error)
+
+// gatherTree reads and audits a host tree as serve does.
+func gatherTree(root string) gather {
+	return func() (*audit.State, error) { return audit.Read(root, audit.Selection{}) }
 }
 
 // serve starts the exporter on a loopback port and returns its base URL.
-func serve(t *testing.T, g Gather, onErr func(error)) string {
+func serve(t *testing.T, g gather, onErr func(error)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := New(ctx, g, onErr)
+	e := New("", audit.Selection{}, onErr)
+	e.read = g
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, e.Handler(nil)) }()
 	t.Cleanup(func() {
@@ -105,13 +94,13 @@ func TestExporterNPS2(t *testing.T) {
 	mfs := scrape(t, base)
 
 	// One irqnuma_finding per finding of the audit, with its labels.
-	st, err := gatherTree(root)(context.Background())
+	st, err := gatherTree(root)()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want []string
 	for _, f := range st.Findings {
-		want = append(want, "check="+f.Check+",nic="+f.NIC+",severity="+string(f.Severity)+",subject="+f.Subject+" 1")
+		want = append(want, "check="+string(f.Check)+",nic="+f.NIC+",severity="+string(f.Severity)+",subject="+f.Subject+" 1")
 	}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, series(mfs[MetricFinding])); diff != "" {
@@ -209,7 +198,7 @@ func TestExporterUnknownStaysAbsent(t *testing.T) {
 func TestExporterScrapeError(t *testing.T) {
 	var got []error
 	boom := errors.New("read root: boom")
-	base := serve(t, func(context.Context) (*State, error) { return nil, boom }, func(err error) { got = append(got, err) })
+	base := serve(t, func() (*audit.State, error) { return nil, boom }, func(err error) { got = append(got, err) })
 	mfs := scrape(t, base)
 	if diff := cmp.Diff([]string{" 1"}, series(mfs[MetricScrapeError])); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", MetricScrapeError, diff)
@@ -294,7 +283,7 @@ func treeSum(t *testing.T, root string) [32]byte {
 func TestWriteTextfile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "irqnuma.prom")
-	e := New(context.Background(), gatherTree(hosttest.Root("nps2")), nil)
+	e := New(hosttest.Root("nps2"), audit.Selection{}, nil)
 	for range 2 { // the second write replaces the first
 		if err := WriteTextfile(path, e.Scrape()); err != nil {
 			t.Fatalf("WriteTextfile: %v", err)
@@ -328,7 +317,7 @@ func TestWriteTextfile(t *testing.T) {
 
 func BenchmarkScrapeSynthetic(b *testing.B) {
 	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 4, QueuesPerNIC: 64, ExtraIRQs: 736})
-	e := New(context.Background(), gatherTree(root), nil)
+	e := New(root, audit.Selection{}, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := WriteText(io.Discard, e.Scrape()); err != nil {
@@ -341,10 +330,10 @@ func BenchmarkScrapeSynthetic(b *testing.B) {
 // series, not the scrape or the process.
 func TestExporterBadLabel(t *testing.T) {
 	root := hosttest.Root("vm-virtio")
-	g := func(ctx context.Context) (*State, error) {
-		st, err := gatherTree(root)(ctx)
+	g := func() (*audit.State, error) {
+		st, err := gatherTree(root)()
 		if err == nil {
-			st.Findings = append(st.Findings, report.Finding{Check: "irq-remote", Severity: report.SeverityError, NIC: "eth\xff", Subject: "IRQ 1"})
+			st.Findings = append(st.Findings, audit.Finding{Check: audit.CheckIRQRemote, Severity: audit.SeverityError, NIC: "eth\xff", Subject: "IRQ 1"})
 		}
 		return st, err
 	}

@@ -3,7 +3,7 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
+
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/version"
 )
@@ -130,9 +131,9 @@ func TestHandlerGzipHead(t *testing.T) {
 // answered 503 and logged, and the others complete.
 func TestHandlerInFlight(t *testing.T) {
 	release := make(chan struct{})
-	g := func(ctx context.Context) (*State, error) {
+	g := func() (*audit.State, error) {
 		<-release
-		return gatherTree(hosttest.Root("vm-virtio"))(ctx)
+		return gatherTree(hosttest.Root("vm-virtio"))()
 	}
 	var mu sync.Mutex
 	var logged []string
@@ -141,7 +142,8 @@ func TestHandlerInFlight(t *testing.T) {
 		defer mu.Unlock()
 		logged = append(logged, format)
 	}
-	e := New(context.Background(), g, nil)
+	e := New("", audit.Selection{}, nil)
+	e.read = g
 	h := e.Handler(logf)
 	get := func() int {
 		rec := httptest.NewRecorder()

@@ -1,18 +1,24 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"io"
 	"strings"
+
+	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 // WriteAudit writes the human form of an audit: for each NIC (host-wide
 // findings last) a header line and a table of its findings, worst first,
 // each finding's fix on the line below it; then a one-line verdict
 // against failOn ("" for --fail-on never).
-func WriteAudit(w io.Writer, doc AuditDoc, failOn Severity) error {
+func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
 	var groups []string
-	byGroup := map[string][]Finding{}
+	byGroup := map[string][]audit.Finding{}
 	for _, f := range doc.Findings {
 		if _, ok := byGroup[f.NIC]; !ok {
 			groups = append(groups, f.NIC)
@@ -37,7 +43,7 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn Severity) error {
 		}
 		var rows [][]string
 		for _, f := range byGroup[g] {
-			rows = append(rows, []string{string(f.Severity), f.Check, f.Subject, f.Message})
+			rows = append(rows, []string{string(f.Severity), string(f.Check), f.Subject, f.Message})
 			if f.Fix != "" {
 				rows = append(rows, []string{"", "", "", "fix: " + f.Fix})
 			}
@@ -57,8 +63,8 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn Severity) error {
 
 // Verdict is the audit's one-line answer: whether anything is at or
 // above failOn ("" for never), with the counts.
-func Verdict(fs []Finding, failOn Severity) string {
-	s := Summarize(fs)
+func Verdict(fs []audit.Finding, failOn audit.Severity) string {
+	s := audit.Summarize(fs)
 	counts := countWords(s)
 	if len(fs) == 0 {
 		return "verdict: ready: no findings"
@@ -66,7 +72,7 @@ func Verdict(fs []Finding, failOn Severity) string {
 	if failOn.Rank() == 0 {
 		return fmt.Sprintf("verdict: %s (--fail-on never)", counts)
 	}
-	failing := Summarize(AtOrAbove(fs, failOn))
+	failing := audit.Summarize(audit.AtOrAbove(fs, failOn))
 	if n := failing.Error + failing.Warning + failing.Info; n > 0 {
 		return fmt.Sprintf("verdict: NOT READY: %s at or above %s (%s in all)", countWords(failing), failOn, counts)
 	}
@@ -74,13 +80,13 @@ func Verdict(fs []Finding, failOn Severity) string {
 }
 
 // countWords is "1 error, 2 warnings, 3 info", leaving out zeros.
-func countWords(s AuditSummary) string {
+func countWords(s audit.Summary) string {
 	var parts []string
 	if s.Error > 0 {
-		parts = append(parts, plural(s.Error, "error", "errors"))
+		parts = append(parts, units.Plural(s.Error, "error", "errors"))
 	}
 	if s.Warning > 0 {
-		parts = append(parts, plural(s.Warning, "warning", "warnings"))
+		parts = append(parts, units.Plural(s.Warning, "warning", "warnings"))
 	}
 	if s.Info > 0 {
 		parts = append(parts, fmt.Sprintf("%d info", s.Info))
@@ -89,4 +95,51 @@ func countWords(s AuditSummary) string {
 		return "no findings"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// AuditDoc is the JSON document of `irqnuma audit`:
+// {"findings":[...],"summary":{"error":N,"warning":N,"info":N}}.
+type AuditDoc struct {
+	Findings []audit.Finding `json:"findings"`
+	Summary  audit.Summary   `json:"summary"`
+	// Headers describe each NIC group for the table ("mlx5_core
+	// 0000:98:00.0, local node 1, 16 queue IRQs"); not part of the JSON.
+	Headers map[string]string `json:"-"`
+}
+
+// NewAuditDoc builds the audit document, with a header line for each NIC
+// that has findings.
+func NewAuditDoc(h *topology.Host, t *irq.Table, fs []audit.Finding) AuditDoc {
+	if fs == nil {
+		fs = []audit.Finding{}
+	}
+	doc := AuditDoc{Findings: fs, Summary: audit.Summarize(fs), Headers: map[string]string{}}
+	for _, f := range fs {
+		if f.NIC == "" || doc.Headers[f.NIC] != "" {
+			continue
+		}
+		n, ok := h.NICByName(f.NIC)
+		if !ok {
+			continue
+		}
+		var parts []string
+		dev := strings.TrimSpace(n.Driver + " " + cmp.Or(n.PCI, n.Virtio))
+		if dev != "" {
+			parts = append(parts, dev)
+		}
+		if loc := h.Locality(n); loc.Known() {
+			parts = append(parts, "local "+audit.NodeName(loc))
+		} else {
+			parts = append(parts, "locality unknown")
+		}
+		queues := 0
+		for _, q := range t.ForNIC(n.Name) {
+			if q.Owner.Kind == irq.KindQueue {
+				queues++
+			}
+		}
+		parts = append(parts, units.Plural(queues, "queue IRQ", "queue IRQs"))
+		doc.Headers[f.NIC] = strings.Join(parts, ", ")
+	}
+	return doc
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/irqnuma/irqnuma/audit"
 	"slices"
 	"strconv"
 	"strings"
@@ -242,7 +243,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			continue
 		}
 		mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
-		p := Place(h, q)
+		p := audit.Place(h, q)
 		if !p.HasWhere || p.Where.IsEmpty() {
 			mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
 			continue

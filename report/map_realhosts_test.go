@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
@@ -69,7 +70,7 @@ func TestMapRealHosts(t *testing.T) {
 				if q.Owner == nil || q.Owner.Kind != "queue" {
 					continue
 				}
-				if p := Place(h, q); p.HasWhere {
+				if p := audit.Place(h, q); p.HasWhere {
 					where[q.IRQ] = p.Where.Intersection(h.Possible)
 				}
 			}

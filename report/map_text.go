@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"io"
 	"strconv"
 	"strings"
@@ -261,7 +262,7 @@ func nodeSummary(n MapNode) string {
 		s = fmt.Sprintf("CPUs %s (%d)", n.CPUs.List(), n.CPUs.Len())
 	}
 	if n.MemoryBytes != nil {
-		s += ", " + Bytes(*n.MemoryBytes)
+		s += ", " + units.Bytes(*n.MemoryBytes)
 	}
 	return s
 }

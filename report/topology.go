@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"io"
 	"slices"
 	"strconv"
@@ -141,7 +142,7 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 	for _, n := range doc.Nodes {
 		mem := "unknown"
 		if n.MemoryBytes != nil {
-			mem = Bytes(*n.MemoryBytes)
+			mem = units.Bytes(*n.MemoryBytes)
 		}
 		dist := "unknown"
 		if n.Distances != nil {
@@ -243,21 +244,6 @@ func IRQRange(irqs []int) string {
 		}
 	}
 	return fmt.Sprintf("%s (%d)", cpuset.New(ids...).List(), len(irqs))
-}
-
-// Bytes prints a byte count in binary units, "125.8 GiB".
-func Bytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	f := float64(n)
-	i := 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }
 
 // Speed prints a link speed given in Mbit/s, "100 Gbit/s".

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/internal/kfile"
-	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 func init() { register(newAuditCmd) }
@@ -44,13 +41,14 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 			if err := sel.check(); err != nil {
 				return err
 			}
-			fs, doc, err := runAuditTextfile(a, textfile, sel)
+			st, err := readAudit(a.root, textfile, sel)
 			if err != nil {
 				return err
 			}
-			var min report.Severity
+			fs, doc := st.Findings, report.NewAuditDoc(st.Host, st.IRQs, st.Findings)
+			var min audit.Severity
 			if failOn != "never" {
-				min = report.Severity(failOn)
+				min = audit.Severity(failOn)
 			}
 			if a.json() {
 				err = a.writeJSON(doc)
@@ -60,7 +58,7 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 			if err != nil {
 				return err
 			}
-			if min != "" && len(report.AtOrAbove(fs, min)) > 0 {
+			if min != "" && len(audit.AtOrAbove(fs, min)) > 0 {
 				return exitCodeError{code: exitFindings}
 			}
 			return nil
@@ -70,49 +68,4 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 	c.Flags().StringVar(&failOn, "fail-on", "warning", "exit 3 when a finding is at or above: info, warning, error or never")
 	c.Flags().StringVar(&textfile, "textfile", "", "also write the findings as Prometheus metrics to this file, atomically (node_exporter textfile collector)")
 	return c
-}
-
-// runAudit reads everything the audit needs under root and runs it.
-func runAudit(root string, s selection) ([]report.Finding, report.AuditDoc, error) {
-	st, err := auditState(root, s)
-	if err != nil {
-		return nil, report.AuditDoc{}, err
-	}
-	return st.Findings, report.NewAuditDoc(st.Host, st.IRQs, st.Findings), nil
-}
-
-// auditInputs reads irqbalance, the kernel command line and the IOMMU
-// state. What a tree lacks stays nil, and the audit says so.
-func auditInputs(h *topology.Host, root string, nics []string) (report.AuditOptions, error) {
-	opts := report.AuditOptions{NICs: nics, Governor: h.Governor}
-	ib, err := irqbalance.Read(root)
-	if err != nil {
-		return opts, err
-	}
-	opts.Irqbalance = ib
-	if opts.Cmdline, err = topology.ReadCmdline(root); err != nil {
-		if !kfile.IsNotExist(err) {
-			return opts, fmt.Errorf("kernel command line: %w", err)
-		}
-		opts.Cmdline = nil
-	}
-	if opts.IOMMU, err = topology.ReadIOMMU(root); err != nil {
-		return opts, err
-	}
-	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}
-	opts.PCIDrivers = map[string]string{}
-	for _, n := range h.NICs {
-		if n.PCI == "" {
-			continue
-		}
-		g, err := h.DeviceIOMMUGroup(n.PCI)
-		if err != nil {
-			return opts, err
-		}
-		opts.IOMMUGroups[n.PCI] = g
-		if opts.PCIDrivers[n.PCI], err = h.PCIDriver(n.PCI); err != nil {
-			return opts, err
-		}
-	}
-	return opts, nil
 }

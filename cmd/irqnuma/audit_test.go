@@ -12,10 +12,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
-	"github.com/irqnuma/irqnuma/report"
 )
 
 // auditDoc is the JSON of `irqnuma audit -o json`, decoded strictly.
@@ -29,17 +29,17 @@ type auditDoc struct {
 }
 
 type auditFinding struct {
-	Check    string `json:"check"`
-	Severity string `json:"severity"`
-	Subject  string `json:"subject"`
-	Message  string `json:"message"`
-	Fix      string `json:"fix"`
-	NIC      string `json:"nic"`
-	IRQ      []int  `json:"irq"`
-	PID      int    `json:"pid"`
-	TID      []int  `json:"tid"`
-	CPUs     string `json:"cpus"`
-	Nodes    []int  `json:"nodes"`
+	Check    audit.Check `json:"check"`
+	Severity string      `json:"severity"`
+	Subject  string      `json:"subject"`
+	Message  string      `json:"message"`
+	Fix      string      `json:"fix"`
+	NIC      string      `json:"nic"`
+	IRQ      []int       `json:"irq"`
+	PID      int         `json:"pid"`
+	TID      []int       `json:"tid"`
+	CPUs     string      `json:"cpus"`
+	Nodes    []int       `json:"nodes"`
 }
 
 // auditJSON runs the audit with -o json and decodes it, failing the test
@@ -69,7 +69,7 @@ func auditJSON(t *testing.T, root string, args ...string) (auditDoc, int) {
 }
 
 // byCheck returns the findings of one check.
-func byCheck(doc auditDoc, check string) []auditFinding {
+func byCheck(doc auditDoc, check audit.Check) []auditFinding {
 	var out []auditFinding
 	for _, f := range doc.Findings {
 		if f.Check == check {
@@ -110,10 +110,10 @@ func TestAuditSeed(t *testing.T) {
 	if code != exitFindings {
 		t.Errorf("exit %d, want %d (a warning at the default --fail-on warning)", code, exitFindings)
 	}
-	if got := byCheck(doc, report.CheckIRQRemote); len(got) != 0 {
+	if got := byCheck(doc, audit.CheckIRQRemote); len(got) != 0 {
 		t.Errorf("seed: irq-remote findings %+v, want none", got)
 	}
-	shared := byCheck(doc, report.CheckIRQSharedCPU)
+	shared := byCheck(doc, audit.CheckIRQSharedCPU)
 	if len(shared) != 1 {
 		t.Fatalf("seed: %d irq-shared-cpu findings, want 1: %+v", len(shared), shared)
 	}
@@ -146,7 +146,7 @@ func TestAuditIperf3Remote(t *testing.T) {
 		if code != exitFindings {
 			t.Errorf("%v: exit %d, want 3", sel, code)
 		}
-		remote := byCheck(doc, report.CheckProcRemote)
+		remote := byCheck(doc, audit.CheckProcRemote)
 		var sev []string
 		for _, f := range remote {
 			sev = append(sev, f.Severity)
@@ -163,11 +163,11 @@ func TestAuditIperf3Remote(t *testing.T) {
 		if remote[1].CPUs != "0-15" {
 			t.Errorf("%v: allowed finding CPUs %q, want 0-15", sel, remote[1].CPUs)
 		}
-		mem := byCheck(doc, report.CheckProcMemRemote)
+		mem := byCheck(doc, audit.CheckProcMemRemote)
 		if len(mem) != 1 || !strings.Contains(mem[0].Message, "1248 kB of iperf3 (PID 4242)'s 1280 kB of memory (97%) is on node 0") {
 			t.Errorf("%v: proc-mem-remote %+v, want 312 of 320 4 kB pages (1248 of 1280 kB) on node 0", sel, mem)
 		}
-		if got := byCheck(doc, report.CheckProcIRQOverlap); len(got) != 0 {
+		if got := byCheck(doc, audit.CheckProcIRQOverlap); len(got) != 0 {
 			t.Errorf("%v: proc-irq-overlap %+v: CPUs 0-15 share no core with eth0's IRQs", sel, got)
 		}
 	}
@@ -183,64 +183,64 @@ func TestAuditEveryCheck(t *testing.T) {
 		name  string
 		edit  func(t *testing.T, root string)
 		args  []string
-		check string
+		check audit.Check
 		sev   string
 		irq   []int // IRQs of the finding, when it names some
 		cpus  string
 	}{
-		{name: "seed as captured", check: report.CheckIRQSharedCPU, sev: "warning", irq: []int{286, 290}, cpus: "53"},
+		{name: "seed as captured", check: audit.CheckIRQSharedCPU, sev: "warning", irq: []int{286, 290}, cpus: "53"},
 		{name: "numa_node -1, local_cpulist known", edit: func(t *testing.T, r string) {
 			put(t, r, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/numa_node", "-1\n")
-		}, check: report.CheckNICNodeUnknown, sev: "warning", cpus: "16-31,48-63"},
+		}, check: audit.CheckNICNodeUnknown, sev: "warning", cpus: "16-31,48-63"},
 		{name: "queue IRQ delivered to node 0", edit: func(t *testing.T, r string) {
 			setIRQ(t, r, 284, "0", "0")
-		}, check: report.CheckIRQRemote, sev: "error", irq: []int{284}, cpus: "0"},
+		}, check: audit.CheckIRQRemote, sev: "error", irq: []int{284}, cpus: "0"},
 		{name: "queue IRQ local but mask reaches node 0", edit: func(t *testing.T, r string) {
 			setIRQ(t, r, 284, "0-63", "50")
-		}, check: report.CheckIRQRemote, sev: "warning", irq: []int{284}, cpus: "0-15,32-47"},
+		}, check: audit.CheckIRQRemote, sev: "warning", irq: []int{284}, cpus: "0-15,32-47"},
 		{name: "queue IRQ kernel-managed", edit: func(t *testing.T, r string) {
 			chmod(t, r, "proc/irq/299/smp_affinity", 0o444)
 			chmod(t, r, "proc/irq/299/smp_affinity_list", 0o444)
-		}, check: report.CheckIRQManaged, sev: "info", irq: []int{299}},
+		}, check: audit.CheckIRQManaged, sev: "info", irq: []int{299}},
 		{name: "irqbalance running, nothing banned", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 812, comm: "irqbalance", allowed: "0-63",
 				cmdline: []string{"/usr/sbin/irqbalance", "--foreground"}, environ: []string{"LANG=C"}})
-		}, check: report.CheckIrqbalance, sev: "warning"},
+		}, check: audit.CheckIrqbalance, sev: "warning"},
 		{name: "iperf3 pinned to node 0", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "0-15"})
-		}, args: []string{"--comm", "iperf3"}, check: report.CheckProcRemote, sev: "warning", cpus: "0-15"},
+		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcRemote, sev: "warning", cpus: "0-15"},
 		{name: "iperf3 last ran on node 0", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "16-31",
 				threads: []testThread{{tid: 5001, allowed: "16-31", lastCPU: 40}}})
-		}, args: []string{"--pid", "5001"}, check: report.CheckProcRemote, sev: "error", cpus: "40"},
+		}, args: []string{"--pid", "5001"}, check: audit.CheckProcRemote, sev: "error", cpus: "40"},
 		{name: "iperf3 on the cores of the queue IRQs", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "17,49"})
-		}, args: []string{"--comm", "iperf3"}, check: report.CheckProcIRQOverlap, sev: "warning", irq: []int{285}, cpus: "17,49"},
+		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcIRQOverlap, sev: "warning", irq: []int{285}, cpus: "17,49"},
 		{name: "iperf3 memory on node 0", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "18-19",
 				numaMaps: "55d0c0000000 default anon=900 dirty=900 N0=900 kernelpagesize_kB=4\n55d0c0400000 default anon=100 N1=100 kernelpagesize_kB=4\n"})
-		}, args: []string{"--comm", "iperf3"}, check: report.CheckProcMemRemote, sev: "warning"},
+		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcMemRemote, sev: "warning"},
 		{name: "rps to node 0", edit: func(t *testing.T, r string) {
 			put(t, r, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0/queues/rx-3/rps_cpus", "00000000,0000ffff\n")
-		}, check: report.CheckRPSRemote, sev: "warning", cpus: "0-15"},
+		}, check: audit.CheckRPSRemote, sev: "warning", cpus: "0-15"},
 		{name: "xps to node 0", edit: func(t *testing.T, r string) {
 			put(t, r, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0/queues/tx-3/xps_cpus", "00000000,00000001\n")
-		}, check: report.CheckXPSRemote, sev: "warning", cpus: "0"},
+		}, check: audit.CheckXPSRemote, sev: "warning", cpus: "0"},
 		{name: "local CPUs go powersave", edit: func(t *testing.T, r string) {
 			put(t, r, "sys/devices/system/cpu/cpu20/cpufreq/scaling_governor", "powersave\n")
-		}, check: report.CheckCPUGovernor, sev: "info", cpus: "20"},
+		}, check: audit.CheckCPUGovernor, sev: "info", cpus: "20"},
 		{name: "NIC behind a translating IOMMU", edit: func(t *testing.T, r string) {
 			addIOMMU(t, r, "DMA-FQ")
-		}, check: report.CheckIOMMUMode, sev: "info"},
+		}, check: audit.CheckIOMMUMode, sev: "info"},
 		{name: "IOMMU active, no iommu=pt, group type unknown", edit: func(t *testing.T, r string) {
 			addIOMMU(t, r, "")
-		}, check: report.CheckIOMMUMode, sev: "info"},
+		}, check: audit.CheckIOMMUMode, sev: "info"},
 		{name: "queue IRQ on an isolated CPU", edit: func(t *testing.T, r string) {
 			put(t, r, "sys/devices/system/cpu/isolated", "50\n")
-		}, check: report.CheckIsolatedIRQ, sev: "warning", irq: []int{284}, cpus: "50"},
-		{name: "capture without process folders", check: report.CheckNotChecked, sev: "info"},
+		}, check: audit.CheckIsolatedIRQ, sev: "warning", irq: []int{284}, cpus: "50"},
+		{name: "capture without process folders", check: audit.CheckNotChecked, sev: "info"},
 	}
-	seen := map[string]bool{}
+	seen := map[audit.Check]bool{}
 	var mu sync.Mutex
 	t.Run("variants", func(t *testing.T) {
 		for _, tt := range tests {
@@ -267,12 +267,12 @@ func TestAuditEveryCheck(t *testing.T) {
 	// queues-vs-cpus needs a NIC with more queues than local CPUs: arm64
 	// has 8 queue IRQs for node 0's 4 CPUs.
 	doc, _ := auditJSON(t, hosttest.Copy(t, "arm64"))
-	if f := byCheck(doc, report.CheckQueuesVsCPUs); len(f) == 1 && f[0].NIC == "eth0" && strings.Contains(f[0].Message, "8 queues for 4 local online CPUs") {
-		seen[report.CheckQueuesVsCPUs] = true
+	if f := byCheck(doc, audit.CheckQueuesVsCPUs); len(f) == 1 && f[0].NIC == "eth0" && strings.Contains(f[0].Message, "8 queues for 4 local online CPUs") {
+		seen[audit.CheckQueuesVsCPUs] = true
 	} else {
 		t.Errorf("arm64: queues-vs-cpus %+v, want one for eth0's 8 queues on 4 CPUs", f)
 	}
-	for _, c := range report.Checks {
+	for _, c := range audit.Checks {
 		if !seen[c] {
 			t.Errorf("no test tree triggers %s", c)
 		}
@@ -395,7 +395,7 @@ func TestAuditLive(t *testing.T) {
 	// Watching this test process: every process finding is about it.
 	doc, _ = auditJSON(t, "/", "--pid", strconv.Itoa(os.Getpid()))
 	for _, f := range doc.Findings {
-		if strings.HasPrefix(f.Check, "proc-") && f.PID != os.Getpid() {
+		if strings.HasPrefix(string(f.Check), "proc-") && f.PID != os.Getpid() {
 			t.Errorf("finding about PID %d, want %d: %+v", f.PID, os.Getpid(), f)
 		}
 	}
@@ -586,11 +586,11 @@ func BenchmarkAuditHost(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		fs, _, err := runAudit(root, selection{pids: pids})
+		st, err := audit.Read(root, audit.Selection{PIDs: pids})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(fs) == 0 {
+		if len(st.Findings) == 0 {
 			b.Fatal("no findings")
 		}
 	}
@@ -608,10 +608,11 @@ func TestAuditRealhosts(t *testing.T) {
 	}
 	// Checked by hand in the unpacked captures (see the comments).
 	type handCheck struct {
-		nic, check string
-		irq        []int
-		cpus       string
-		message    string // a part of the message
+		nic     string
+		check   audit.Check
+		irq     []int
+		cpus    string
+		message string // a part of the message
 	}
 	hand := map[string][]handCheck{
 		// /proc/irq/{87,93}/effective_affinity_list are 2 and
@@ -619,19 +620,19 @@ func TestAuditRealhosts(t *testing.T) {
 		// /proc/interrupts); 0000:1a:00.1/numa_node is 0, node 0 is the
 		// even CPUs 0-30 and eno4's queue IRQs use 2, 8, 12, 14, 22, 24.
 		"cnto-worker2": {
-			{nic: "eno4", check: report.CheckIRQSharedCPU, irq: []int{87, 93}, cpus: "2",
+			{nic: "eno4", check: audit.CheckIRQSharedCPU, irq: []int{87, 93}, cpus: "2",
 				message: "10 local CPUs serve none of eno4's queue IRQs (0,4,6,10,16,18,20,26,28,30)"},
-			{nic: "eno4", check: report.CheckIRQSharedCPU, irq: []int{89, 92}, cpus: "8"},
+			{nic: "eno4", check: audit.CheckIRQSharedCPU, irq: []int{89, 92}, cpus: "8"},
 		},
 		// 104 ens1f1-TxRx rows; 0000:3b:00.1/numa_node is 0 (52 even
 		// CPUs); 9 of them (529 531 545 556 558 560 569 592 601) have
 		// effective_affinity_list 98, and even CPUs 0,16,18,58,66,70
 		// take none.
 		"dell-2numa": {
-			{nic: "ens1f1", check: report.CheckIRQSharedCPU,
+			{nic: "ens1f1", check: audit.CheckIRQSharedCPU,
 				message: "ens1f1 has 104 queues for 52 local CPUs, so an even spread puts at most 2 on each; instead CPU 98 takes 9"},
-			{nic: "ens1f1", check: report.CheckIRQSharedCPU, message: "while 6 local CPUs serve none (0,16,18,58,66,70)"},
-			{nic: "ens1f1", check: report.CheckQueuesVsCPUs, message: "ens1f1 has 104 queues for 52 local online CPUs"},
+			{nic: "ens1f1", check: audit.CheckIRQSharedCPU, message: "while 6 local CPUs serve none (0,16,18,58,66,70)"},
+			{nic: "ens1f1", check: audit.CheckQueuesVsCPUs, message: "ens1f1 has 104 queues for 52 local online CPUs"},
 		},
 	}
 	for _, c := range caps {
@@ -646,8 +647,8 @@ func TestAuditRealhosts(t *testing.T) {
 				// IOMMU folders: those checks must say not-checked,
 				// never guess.
 				switch f.Check {
-				case report.CheckIrqbalance, report.CheckIOMMUMode, report.CheckCPUGovernor,
-					report.CheckProcRemote, report.CheckProcIRQOverlap, report.CheckProcMemRemote:
+				case audit.CheckIrqbalance, audit.CheckIOMMUMode, audit.CheckCPUGovernor,
+					audit.CheckProcRemote, audit.CheckProcIRQOverlap, audit.CheckProcMemRemote:
 					t.Errorf("%s on a capture without the files for it: %+v", f.Check, f)
 				}
 			}

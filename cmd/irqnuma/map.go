@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/irqnuma/irqnuma/audit"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -89,11 +90,11 @@ stdout); -o json writes the model both are drawn from.`,
 
 // buildMap reads what the picture needs under root.
 func buildMap(root string, s selection) (*report.Map, error) {
-	h, t, procs, err := s.read(root)
+	st, err := audit.ReadHost(root, s.Selection)
 	if err != nil {
 		return nil, err
 	}
-	return report.BuildMap(h, t, procs, report.MapOptions{NICs: s.nics}), nil
+	return report.BuildMap(st.Host, st.IRQs, st.Procs, report.MapOptions{NICs: s.NICs}), nil
 }
 
 // isTerminal reports whether w is a terminal.

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/exporter"
-	"github.com/irqnuma/irqnuma/report"
 )
 
 func init() { register(newServeCmd) }
@@ -47,7 +46,7 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 				return usagef("--listen %q: want HOST:PORT: %v", listen, err)
 			}
 			// Fail now, not at the first scrape, on a root that cannot be read.
-			if _, err := auditState(a.root, sel); err != nil {
+			if _, err := audit.Read(a.root, sel.Selection); err != nil {
 				return err
 			}
 			ln, err := net.Listen("tcp", listen)
@@ -67,26 +66,10 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 	return c
 }
 
-// auditState reads the host and audits it as irqnuma audit does,
-// keeping the topology and IRQs the metrics are made of.
-func auditState(root string, s selection) (*exporter.State, error) {
-	h, t, procs, err := s.read(root)
-	if err != nil {
-		return nil, err
-	}
-	opts, err := auditInputs(h, root, s.nics)
-	if err != nil {
-		return nil, err
-	}
-	return &exporter.State{Host: h, IRQs: t, Findings: report.Audit(h, t, procs, opts), NICs: s.nics}, nil
-}
-
 // newExporter returns an exporter whose every scrape reads and audits the
 // root afresh; logf is told of failed reads.
 func newExporter(a *app, s selection, logf func(format string, args ...any)) *exporter.Exporter {
-	return exporter.New(a.ctx, func(ctx context.Context) (*exporter.State, error) {
-		return auditState(a.root, s)
-	}, func(err error) { logf("scrape: %v", err) })
+	return exporter.New(a.root, s.Selection, func(err error) { logf("scrape: %v", err) })
 }
 
 // lockedLog returns a printf to stderr that is safe from the HTTP

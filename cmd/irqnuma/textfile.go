@@ -4,26 +4,24 @@ import (
 	"errors"
 	"time"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/exporter"
-	"github.com/irqnuma/irqnuma/report"
 )
 
-// runAuditTextfile is runAudit that also writes the exporter's metrics to
-// path (audit --textfile), from the same single read of the host, for
-// node_exporter's textfile collector. The file is replaced atomically,
-// and written even when the read fails (with irqnuma_scrape_error 1), so
-// the failure shows in Prometheus too; the error is then returned.
-func runAuditTextfile(a *app, path string, s selection) ([]report.Finding, report.AuditDoc, error) {
-	if path == "" {
-		return runAudit(a.root, s)
-	}
+// readAudit reads and audits the root (audit.Read). With a textfile path
+// it also writes the exporter's metrics there (audit --textfile), from
+// the same single read, for node_exporter's textfile collector: replaced
+// atomically, and written even when the read fails (with
+// irqnuma_scrape_error 1), so the failure shows in Prometheus too; the
+// error is then returned.
+func readAudit(root, textfile string, s selection) (*audit.State, error) {
 	start := time.Now()
-	st, readErr := auditState(a.root, s)
-	if err := exporter.WriteTextfile(path, exporter.Families(st, readErr, time.Since(start))); err != nil {
-		return nil, report.AuditDoc{}, errors.Join(readErr, err)
+	st, readErr := audit.Read(root, s.Selection)
+	if textfile == "" {
+		return st, readErr
 	}
-	if readErr != nil {
-		return nil, report.AuditDoc{}, readErr
+	if err := exporter.WriteTextfile(textfile, exporter.Families(st, readErr, time.Since(start))); err != nil {
+		return nil, errors.Join(readErr, err)
 	}
-	return st.Findings, report.NewAuditDoc(st.Host, st.IRQs, st.Findings), nil
+	return st, readErr
 }

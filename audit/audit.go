@@ -1,4 +1,4 @@
-package report
+package audit
 
 import (
 	"cmp"
@@ -44,31 +44,34 @@ func ParseSeverity(s string) (Severity, error) {
 	return "", fmt.Errorf("severity %q: want info, warning or error", s)
 }
 
-// Check ids. They are a contract: scripts, alerts and the exporter key on
-// them, so they are added, never renamed.
+// Check is a check's id. Check ids are a contract: scripts, alerts and
+// the exporter key on them, so they are added, never renamed.
+type Check string
+
+// The checks.
 const (
-	CheckNICNodeUnknown = "nic-node-unknown"
-	CheckIRQRemote      = "irq-remote"
-	CheckIRQSharedCPU   = "irq-shared-cpu"
-	CheckIRQManaged     = "irq-managed"
-	CheckIrqbalance     = "irqbalance-active"
-	CheckProcRemote     = "proc-remote"
-	CheckProcIRQOverlap = "proc-irq-overlap"
-	CheckProcMemRemote  = "proc-mem-remote"
-	CheckRPSRemote      = "rps-remote"
-	CheckXPSRemote      = "xps-remote"
-	CheckQueuesVsCPUs   = "queues-vs-cpus"
-	CheckCPUGovernor    = "cpu-governor"
-	CheckIOMMUMode      = "iommu-mode"
-	CheckIsolatedIRQ    = "isolated-irq"
+	CheckNICNodeUnknown Check = "nic-node-unknown"
+	CheckIRQRemote      Check = "irq-remote"
+	CheckIRQSharedCPU   Check = "irq-shared-cpu"
+	CheckIRQManaged     Check = "irq-managed"
+	CheckIrqbalance     Check = "irqbalance-active"
+	CheckProcRemote     Check = "proc-remote"
+	CheckProcIRQOverlap Check = "proc-irq-overlap"
+	CheckProcMemRemote  Check = "proc-mem-remote"
+	CheckRPSRemote      Check = "rps-remote"
+	CheckXPSRemote      Check = "xps-remote"
+	CheckQueuesVsCPUs   Check = "queues-vs-cpus"
+	CheckCPUGovernor    Check = "cpu-governor"
+	CheckIOMMUMode      Check = "iommu-mode"
+	CheckIsolatedIRQ    Check = "isolated-irq"
 	// CheckNotChecked says a check could not be made because the tree
 	// lacks a file; its subject names the check.
-	CheckNotChecked = "not-checked"
+	CheckNotChecked Check = "not-checked"
 )
 
 // Checks lists every check id in the order findings of equal severity
 // are shown.
-var Checks = []string{
+var Checks = []Check{
 	CheckNICNodeUnknown, CheckIRQRemote, CheckIsolatedIRQ, CheckIRQSharedCPU, CheckIrqbalance,
 	CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote, CheckRPSRemote, CheckXPSRemote,
 	CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckNotChecked,
@@ -79,7 +82,7 @@ var Checks = []string{
 // always present: "" for no NIC, [] for no IRQs, threads or nodes, 0 for
 // no process, "" for no CPUs.
 type Finding struct {
-	Check    string     `json:"check"`
+	Check    Check      `json:"check"`
 	Severity Severity   `json:"severity"`
 	Subject  string     `json:"subject"` // what it is about, for people: "IRQ 290 (queue 6)"
 	Message  string     `json:"message"` // what is wrong, with the numbers
@@ -92,11 +95,11 @@ type Finding struct {
 	Nodes    []int      `json:"nodes"`
 }
 
-// AuditOptions carries what the audit needs beyond topology, IRQs and
+// Options carries what the audit needs beyond topology, IRQs and
 // processes. Everything is read by the caller, so Audit itself never
 // touches the host; a nil field means "not read" and the checks that need
 // it say so with a not-checked finding.
-type AuditOptions struct {
+type Options struct {
 	// NICs limits the audit to these NICs; nil audits every NIC that has
 	// IRQs.
 	NICs []string
@@ -118,10 +121,10 @@ type AuditOptions struct {
 	PCIDrivers map[string]string
 }
 
-// Audit runs every check on the NICs, their IRQs and the watched
+// Run runs every check on the NICs, their IRQs and the watched
 // processes, and returns the findings grouped by NIC (NIC names
 // ascending, host-wide findings last), worst first within a group.
-func Audit(h *topology.Host, t *irq.Table, procs []*proc.Process, opts AuditOptions) []Finding {
+func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []Finding {
 	a := &auditor{h: h, t: t, opts: opts, seen: map[string]bool{}, governors: map[int]string{}}
 	a.multiNodePackages = multiNodePackages(h)
 	nics := a.auditedNICs()
@@ -162,7 +165,7 @@ func Audit(h *topology.Host, t *irq.Table, procs []*proc.Process, opts AuditOpti
 type auditor struct {
 	h                 *topology.Host
 	t                 *irq.Table
-	opts              AuditOptions
+	opts              Options
 	out               []Finding
 	seen              map[string]bool // not-checked (nic, subject) already said
 	multiNodePackages bool
@@ -200,11 +203,11 @@ func (a *auditor) notChecked(nic, check, why string) {
 
 // notCheckedFixes says how to make a skipped check possible.
 var notCheckedFixes = map[string]string{
-	CheckIrqbalance:  "run the audit on the live host, or capture irqbalance's /proc/<pid>/{comm,cmdline,environ}",
-	CheckIOMMUMode:   "capture /sys/class/iommu, /sys/kernel/iommu_groups, the NIC's iommu_group link and /proc/cmdline",
-	CheckCPUGovernor: "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
-	"locality":       "capture /sys/devices/system/node",
-	"nics":           "capture /sys/class/net and the PCI functions it links to",
+	string(CheckIrqbalance):  "run the audit on the live host, or capture irqbalance's /proc/<pid>/{comm,cmdline,environ}",
+	string(CheckIOMMUMode):   "capture /sys/class/iommu, /sys/kernel/iommu_groups, the NIC's iommu_group link and /proc/cmdline",
+	string(CheckCPUGovernor): "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
+	"locality":               "capture /sys/devices/system/node",
+	"nics":                   "capture /sys/class/net and the PCI functions it links to",
 }
 
 // auditedNICs returns the NICs to audit: those named, or every NIC that
@@ -280,7 +283,7 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 	if c.loc.Known() && a.online(c.loc.CPUs).IsEmpty() {
 		// A node without (online) CPUs, as CXL or memory-only nodes
 		// are: nothing can be local, so nothing is called remote.
-		a.notChecked(n.Name, "locality", fmt.Sprintf("%s's %s has no online CPUs: nothing is local to it, so nothing is called remote", n.Name, nodeName(c.loc)))
+		a.notChecked(n.Name, "locality", fmt.Sprintf("%s's %s has no online CPUs: nothing is local to it, so nothing is called remote", n.Name, NodeName(c.loc)))
 		c.loc = topology.Locality{Node: -1, Source: "unknown"}
 	}
 	if c.loc.Known() {
@@ -291,7 +294,7 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 	} else if len(c.queues) == 0 {
 		a.notChecked(n.Name, "queues", fmt.Sprintf("none of %s's %d IRQs is named as a queue vector: queue checks skipped", n.Name, len(c.irqs)))
 	} else if len(c.where) == 0 {
-		a.notChecked(n.Name, CheckIRQRemote, fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", n.Name))
+		a.notChecked(n.Name, string(CheckIRQRemote), fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", n.Name))
 	}
 	return c
 }
@@ -345,7 +348,7 @@ func irqsSubject(ns []int) string {
 // nodeName says which node(s) the local CPUs are and how that is known:
 // "node 1", "node 1 (from local_cpulist)", "CPUs 8,10-15 (from
 // local_cpulist)".
-func nodeName(loc topology.Locality) string {
+func NodeName(loc topology.Locality) string {
 	s := nodeOnly(loc)
 	if loc.Source == "local_cpulist" {
 		s += " (from local_cpulist)"
@@ -443,7 +446,7 @@ func (a *auditor) samePackage(cpus, local cpuset.Set) int {
 // sortFindings orders findings by group (NIC name, host-wide last), then
 // severity (worst first), check order, first IRQ, PID, subject.
 func sortFindings(fs []Finding) {
-	order := map[string]int{}
+	order := map[Check]int{}
 	for i, c := range Checks {
 		order[c] = i
 	}
@@ -473,16 +476,16 @@ func sortFindings(fs []Finding) {
 	})
 }
 
-// AuditSummary counts findings by severity.
-type AuditSummary struct {
+// Summary counts findings by severity.
+type Summary struct {
 	Error   int `json:"error"`
 	Warning int `json:"warning"`
 	Info    int `json:"info"`
 }
 
 // Summarize counts the findings by severity.
-func Summarize(fs []Finding) AuditSummary {
-	var s AuditSummary
+func Summarize(fs []Finding) Summary {
+	var s Summary
 	for _, f := range fs {
 		switch f.Severity {
 		case SeverityError:
@@ -505,61 +508,6 @@ func AtOrAbove(fs []Finding, min Severity) []Finding {
 		}
 	}
 	return out
-}
-
-// AuditDoc is the JSON document of `irqnuma audit`:
-// {"findings":[...],"summary":{"error":N,"warning":N,"info":N}}.
-type AuditDoc struct {
-	Findings []Finding    `json:"findings"`
-	Summary  AuditSummary `json:"summary"`
-	// Headers describe each NIC group for the table ("mlx5_core
-	// 0000:98:00.0, local node 1, 16 queue IRQs"); not part of the JSON.
-	Headers map[string]string `json:"-"`
-}
-
-// NewAuditDoc builds the audit document, with a header line for each NIC
-// that has findings.
-func NewAuditDoc(h *topology.Host, t *irq.Table, fs []Finding) AuditDoc {
-	if fs == nil {
-		fs = []Finding{}
-	}
-	doc := AuditDoc{Findings: fs, Summary: Summarize(fs), Headers: map[string]string{}}
-	for _, f := range fs {
-		if f.NIC == "" || doc.Headers[f.NIC] != "" {
-			continue
-		}
-		n, ok := h.NICByName(f.NIC)
-		if !ok {
-			continue
-		}
-		var parts []string
-		dev := strings.TrimSpace(n.Driver + " " + cmp.Or(n.PCI, n.Virtio))
-		if dev != "" {
-			parts = append(parts, dev)
-		}
-		if loc := h.Locality(n); loc.Known() {
-			parts = append(parts, "local "+nodeName(loc))
-		} else {
-			parts = append(parts, "locality unknown")
-		}
-		queues := 0
-		for _, q := range t.ForNIC(n.Name) {
-			if q.Owner.Kind == irq.KindQueue {
-				queues++
-			}
-		}
-		parts = append(parts, plural(queues, "queue IRQ", "queue IRQs"))
-		doc.Headers[f.NIC] = strings.Join(parts, ", ")
-	}
-	return doc
-}
-
-// plural is "1 queue IRQ", "16 queue IRQs".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // intsList is "286, 290" (or "286 and 290" with and=true for two).

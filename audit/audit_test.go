@@ -1,8 +1,6 @@
-package report
+package audit
 
 import (
-	"bytes"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +33,7 @@ func loadHost(t testing.TB, name string) (*topology.Host, *irq.Table) {
 func performance(int) (string, error) { return "performance", nil }
 
 // onlyCheck returns the findings of one check.
-func onlyCheck(fs []Finding, check string) []Finding {
+func onlyCheck(fs []Finding, check Check) []Finding {
 	var out []Finding
 	for _, f := range fs {
 		if f.Check == check {
@@ -63,29 +61,6 @@ func TestParseSeverity(t *testing.T) {
 		got, err := ParseSeverity(tt.give)
 		if (err != nil) != tt.wantErr || got != tt.want || got.Rank() != tt.wantRank {
 			t.Errorf("ParseSeverity(%q) = %q (rank %d), %v; want %q (rank %d), error %v", tt.give, got, got.Rank(), err, tt.want, tt.wantRank, tt.wantErr)
-		}
-	}
-}
-
-func TestVerdict(t *testing.T) {
-	w := Finding{Severity: SeverityWarning}
-	e := Finding{Severity: SeverityError}
-	i := Finding{Severity: SeverityInfo}
-	tests := []struct {
-		give   []Finding
-		failOn Severity
-		want   string
-	}{
-		{give: nil, failOn: SeverityWarning, want: "verdict: ready: no findings"},
-		{give: []Finding{i, i}, failOn: SeverityWarning, want: "verdict: ready: nothing at or above warning (2 info)"},
-		{give: []Finding{i}, failOn: SeverityInfo, want: "verdict: NOT READY: 1 info at or above info (1 info in all)"},
-		{give: []Finding{e, w, w, i}, failOn: SeverityWarning, want: "verdict: NOT READY: 1 error, 2 warnings at or above warning (1 error, 2 warnings, 1 info in all)"},
-		{give: []Finding{w, i}, failOn: SeverityError, want: "verdict: ready: nothing at or above error (1 warning, 1 info)"},
-		{give: []Finding{e}, failOn: "", want: "verdict: 1 error (--fail-on never)"},
-	}
-	for _, tt := range tests {
-		if got := Verdict(tt.give, tt.failOn); got != tt.want {
-			t.Errorf("Verdict(%d findings, %q) = %q, want %q", len(tt.give), tt.failOn, got, tt.want)
 		}
 	}
 }
@@ -131,7 +106,7 @@ func TestAuditIRQRemote(t *testing.T) {
 				t.Fatal("seed has no IRQ 284")
 			}
 			tt.give(q)
-			got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQRemote)
+			got := onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQRemote)
 			if tt.wantSeverity == "" {
 				if len(got) != 0 {
 					t.Errorf("irq-remote %+v, want none", got)
@@ -159,7 +134,7 @@ func TestAuditIRQRemote(t *testing.T) {
 // does not).
 func TestAuditSamePackage(t *testing.T) {
 	h, tb := loadHost(t, "nps2")
-	got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQRemote)
+	got := onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQRemote)
 	var msgs []string
 	for _, f := range got {
 		msgs = append(msgs, f.Message)
@@ -175,7 +150,7 @@ func TestAuditSamePackage(t *testing.T) {
 	h, tb = loadHost(t, "seed")
 	q, _ := tb.Get(285)
 	q.Effective = cpuset.New(1)
-	for _, f := range onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQRemote) {
+	for _, f := range onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQRemote) {
 		if strings.Contains(f.Message, "package") {
 			t.Errorf("seed message names packages: %q", f.Message)
 		}
@@ -217,9 +192,9 @@ func TestAuditProcesses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.give
 			var got []string
-			for _, f := range Audit(h, tb, []*proc.Process{&p}, AuditOptions{Governor: performance}) {
-				if strings.HasPrefix(f.Check, "proc-") {
-					got = append(got, f.Check+"/"+string(f.Severity)+" "+f.CPUs.List())
+			for _, f := range Run(h, tb, []*proc.Process{&p}, Options{Governor: performance}) {
+				if strings.HasPrefix(string(f.Check), "proc-") {
+					got = append(got, string(f.Check)+"/"+string(f.Severity)+" "+f.CPUs.List())
 					if f.PID != p.PID {
 						t.Errorf("%s: PID %d, want %d", f.Check, f.PID, p.PID)
 					}
@@ -251,7 +226,7 @@ func TestAuditIrqbalance(t *testing.T) {
 			wantIRQs: []int{298, 299}, wantFix: `IRQBALANCE_ARGS="--banirq=283 --banirq=298 --banirq=299"`},
 	}
 	for _, tt := range tests {
-		got := onlyCheck(Audit(h, tb, nil, AuditOptions{Irqbalance: tt.give, Governor: performance}), CheckIrqbalance)
+		got := onlyCheck(Run(h, tb, nil, Options{Irqbalance: tt.give, Governor: performance}), CheckIrqbalance)
 		if tt.wantIRQs == nil {
 			if len(got) != 0 {
 				t.Errorf("%s: %+v, want no finding", tt.name, got)
@@ -276,83 +251,13 @@ func TestAuditGovernorInjected(t *testing.T) {
 		}
 		return "performance", nil
 	}
-	got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: gov}), CheckCPUGovernor)
+	got := onlyCheck(Run(h, tb, nil, Options{Governor: gov}), CheckCPUGovernor)
 	slices.Sort(asked)
 	if want := cpuset.New(append(cpuset.Range(16, 31).IDs(), cpuset.Range(48, 63).IDs()...)...).IDs(); !slices.Equal(asked, want) {
 		t.Errorf("governor asked for %v, want %v", asked, want)
 	}
 	if len(got) != 1 || got[0].CPUs.List() != "20,48" || got[0].Fix != "cpupower -c 20,48 frequency-set -g performance" {
 		t.Errorf("cpu-governor = %+v, want CPUs 20,48 with a cpupower fix", got)
-	}
-}
-
-// TestAuditJSONShape: every structured field is present, arrays never
-// null, the summary counts by severity.
-func TestAuditJSONShape(t *testing.T) {
-	h, tb := loadHost(t, "seed")
-	fs := Audit(h, tb, nil, AuditOptions{})
-	doc := NewAuditDoc(h, tb, fs)
-	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw struct {
-		Findings []map[string]json.RawMessage `json:"findings"`
-		Summary  map[string]int               `json:"summary"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
-	if len(raw.Findings) == 0 {
-		t.Fatal("no findings")
-	}
-	for _, f := range raw.Findings {
-		var keys []string
-		for k := range f {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		if want := []string{"check", "cpus", "fix", "irq", "message", "nic", "nodes", "pid", "severity", "subject", "tid"}; !slices.Equal(keys, want) {
-			t.Errorf("finding keys %v, want %v", keys, want)
-		}
-		for _, k := range []string{"irq", "tid", "nodes"} {
-			if string(f[k]) == "null" {
-				t.Errorf("finding %s: %s is null", f["check"], k)
-			}
-		}
-	}
-	if diff := cmp.Diff(map[string]int{"error": 0, "warning": 1, "info": 3}, raw.Summary); diff != "" {
-		t.Errorf("summary (-want +got):\n%s", diff)
-	}
-}
-
-// TestAuditOrder: NICs by name, host-wide last, worst first in a group.
-func TestAuditOrder(t *testing.T) {
-	h, tb := loadHost(t, "offline-2node")
-	fs := Audit(h, tb, nil, AuditOptions{Governor: performance})
-	var groups []string
-	for i, f := range fs {
-		if len(groups) == 0 || groups[len(groups)-1] != f.NIC {
-			groups = append(groups, f.NIC)
-		}
-		if i > 0 && fs[i-1].NIC == f.NIC && fs[i-1].Severity.Rank() < f.Severity.Rank() {
-			t.Errorf("finding %d (%s %s) after a less severe one", i, f.Severity, f.Check)
-		}
-	}
-	if want := []string{"ens1f0", "ens2f0", ""}; !slices.Equal(groups, want) {
-		t.Errorf("groups %q, want %q", groups, want)
-	}
-	var buf bytes.Buffer
-	if err := WriteAudit(&buf, NewAuditDoc(h, tb, fs), SeverityWarning); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(buf.String(), "\n") {
-		if strings.HasSuffix(line, " ") {
-			t.Errorf("trailing space in %q", line)
-		}
-	}
-	if !strings.Contains(buf.String(), "ens2f0: i40e 0000:5e:00.0, local node 1 (from local_cpulist), 4 queue IRQs\n") {
-		t.Errorf("no ens2f0 header in:\n%s", buf.String())
 	}
 }
 
@@ -392,10 +297,10 @@ func BenchmarkAudit(b *testing.B) {
 		b.Fatalf("%d NIC IRQs, want 512", n)
 	}
 	procs := benchProcs(h, 20)
-	opts := AuditOptions{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
+	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		fs := Audit(h, tb, procs, opts)
+		fs := Run(h, tb, procs, opts)
 		if len(fs) == 0 {
 			b.Fatal("no findings")
 		}
@@ -408,48 +313,48 @@ func TestAuditUnknowns(t *testing.T) {
 	iommuOn := &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3}
 	tests := []struct {
 		name string
-		give func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process)
+		give func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process)
 		want []string // "check subject" of the findings that are not the seed's irq-shared-cpu
 	}{
-		{name: "everything known and fine", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {}},
-		{name: "no queues folder", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "everything known and fine", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {}},
+		{name: "no queues folder", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			h.NICs[0].Queues = nil
 		}, want: []string{"not-checked rps-remote, xps-remote"}},
-		{name: "no affinity files", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "no affinity files", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			for i := range tb.IRQs {
 				tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
 				tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
 			}
 		}, want: []string{"not-checked irq-remote"}},
-		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			h.NICs[0].Node, h.NICs[0].LocalCPUs = -1, h.Online
 		}, want: []string{"nic-node-unknown eth0 numa_node", "not-checked irq-remote", "not-checked proc-remote", "not-checked rps-remote, xps-remote"}},
-		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.Governor = func(int) (string, error) { return "", nil }
 		}, want: []string{"not-checked cpu-governor"}},
-		{name: "irqbalance not read", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "irqbalance not read", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.Irqbalance = nil
 		}, want: []string{"not-checked irqbalance-active"}},
-		{name: "no numa_maps", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "no numa_maps", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			p.NodeKB = nil
 		}, want: []string{"not-checked proc-mem-remote for PID 7"}},
-		{name: "no IOMMU folders", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "no IOMMU folders", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = &topology.IOMMU{}
 		}, want: []string{"not-checked iommu-mode"}},
-		{name: "IOMMU active, no /proc/cmdline", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "IOMMU active, no /proc/cmdline", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU, o.Cmdline = iommuOn, nil
 		}, want: []string{"not-checked iommu-mode"}},
-		{name: "IOMMU active, iommu=pt", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "IOMMU active, iommu=pt", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU, o.Cmdline = iommuOn, topology.ParseCmdline("ro intel_iommu=on iommu=pt")
 		}},
-		{name: "IOMMU active, nothing on the command line", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "IOMMU active, nothing on the command line", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = iommuOn
 		}, want: []string{"iommu-mode IOMMU"}},
-		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = iommuOn
 			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: 4, Type: "identity"}}
 		}},
-		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *AuditOptions, p *proc.Process) {
+		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			h.Isolated = cpuset.New(50)
 			q, _ := tb.Get(284)
 			q.HasEffective, q.Effective = false, cpuset.Set{}
@@ -458,17 +363,17 @@ func TestAuditUnknowns(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tb := loadHost(t, "seed")
-			opts := AuditOptions{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
+			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
 				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet")}
 			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
 				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
 			tt.give(h, tb, &opts, p)
 			var got []string
-			for _, f := range Audit(h, tb, []*proc.Process{p}, opts) {
+			for _, f := range Run(h, tb, []*proc.Process{p}, opts) {
 				if f.Check == CheckIRQSharedCPU {
 					continue
 				}
-				got = append(got, f.Check+" "+f.Subject)
+				got = append(got, string(f.Check)+" "+f.Subject)
 			}
 			slices.Sort(got)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -490,7 +395,7 @@ func TestAuditQueuePairs(t *testing.T) {
 		}
 		q.Affinity, q.Effective = cpuset.New(0), cpuset.New(0)
 	}
-	fs := Audit(h, tb, nil, AuditOptions{Governor: performance})
+	fs := Run(h, tb, nil, Options{Governor: performance})
 	if got := onlyCheck(fs, CheckIRQSharedCPU); len(got) != 0 {
 		t.Errorf("rx and tx of queue 0 on CPU 0: irq-shared-cpu %+v, want none", got)
 	}
@@ -498,7 +403,7 @@ func TestAuditQueuePairs(t *testing.T) {
 	// while CPU 1 serves none.
 	q, _ := tb.Get(39)
 	q.Owner = &irq.Owner{NIC: "eth0", Queue: 1, Dir: "tx", Kind: irq.KindQueue}
-	got := onlyCheck(Audit(h, tb, nil, AuditOptions{Governor: performance}), CheckIRQSharedCPU)
+	got := onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQSharedCPU)
 	if len(got) != 1 || !slices.Equal(got[0].IRQ, []int{38, 39}) || got[0].CPUs.List() != "0" ||
 		!strings.Contains(got[0].Message, "while 1 local CPU serves none of eth0's queue IRQs (1)") {
 		t.Errorf("queues 0 and 1 on CPU 0: irq-shared-cpu %+v, want IRQs 38, 39 on CPU 0 with CPU 1 free", got)
@@ -522,7 +427,7 @@ func TestAuditIrqbalanceBanmod(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ib := &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{9}, BannedModules: []string{tt.mod}}
-		got := onlyCheck(Audit(h, tb, nil, AuditOptions{Irqbalance: ib, PCIDrivers: tt.drivers, Governor: performance}), CheckIrqbalance)
+		got := onlyCheck(Run(h, tb, nil, Options{Irqbalance: ib, PCIDrivers: tt.drivers, Governor: performance}), CheckIrqbalance)
 		n := 0
 		if len(got) == 1 {
 			n = len(got[0].IRQ)
@@ -539,7 +444,7 @@ func TestAuditCPULessNode(t *testing.T) {
 	h, tb := loadHost(t, "seed")
 	h.Nodes = append(h.Nodes, topology.Node{ID: 2, MemoryBytes: -1})
 	h.NICs[0].Node = 2
-	fs := Audit(h, tb, nil, AuditOptions{Governor: performance})
+	fs := Run(h, tb, nil, Options{Governor: performance})
 	if got := onlyCheck(fs, CheckIRQRemote); len(got) != 0 {
 		t.Errorf("irq-remote %+v on a NIC whose node has no CPUs", got)
 	}

@@ -1,7 +1,8 @@
-package report
+package audit
 
 import (
 	"fmt"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"maps"
 	"slices"
 	"strings"
@@ -75,7 +76,7 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 		}
 	}
 	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
-		a.notChecked(c.nic.Name, CheckIRQRemote, fmt.Sprintf("%s's locality is unknown: its IRQs are not called local or remote", c.nic.Name))
+		a.notChecked(c.nic.Name, string(CheckIRQRemote), fmt.Sprintf("%s's locality is unknown: its IRQs are not called local or remote", c.nic.Name))
 	}
 }
 
@@ -88,11 +89,11 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 	case c.byEffective[q.IRQ] && remote.Equal(where):
 		f.Severity, f.CPUs = SeverityError, remote
 		f.Message = fmt.Sprintf("%s of %s is delivered to %s, off the NIC's %s", irqSubject(q), c.nic.Name,
-			a.describeRemote(remote, local), nodeName(c.loc))
+			a.describeRemote(remote, local), NodeName(c.loc))
 	case c.byEffective[q.IRQ] && !remote.IsEmpty():
 		f.Severity, f.CPUs = SeverityWarning, remote
 		f.Message = fmt.Sprintf("%s of %s is delivered to CPUs %s, of which %s is off the NIC's %s", irqSubject(q), c.nic.Name,
-			where.List(), a.describeRemote(remote, local), nodeName(c.loc))
+			where.List(), a.describeRemote(remote, local), NodeName(c.loc))
 	case c.byEffective[q.IRQ]:
 		reqRemote := req.Difference(local)
 		if !q.HasAffinity || reqRemote.IsEmpty() {
@@ -106,7 +107,7 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 	case remote.Equal(where):
 		f.Severity, f.CPUs = SeverityError, remote
 		f.Message = fmt.Sprintf("%s of %s may only go to %s, off the NIC's %s (effective CPU unknown)", irqSubject(q), c.nic.Name,
-			a.describeRemote(remote, local), nodeName(c.loc))
+			a.describeRemote(remote, local), NodeName(c.loc))
 	case !remote.IsEmpty():
 		f.Severity, f.CPUs = SeverityWarning, remote
 		f.Message = fmt.Sprintf("%s of %s has requested mask %s, which reaches %s (effective CPU unknown)", irqSubject(q), c.nic.Name,
@@ -301,10 +302,10 @@ func (a *auditor) checkIrqbalance(c *nicCtx) {
 	case len(c.irqs) == 0:
 		return
 	case ib == nil:
-		a.notChecked("", CheckIrqbalance, "irqbalance was not read")
+		a.notChecked("", string(CheckIrqbalance), "irqbalance was not read")
 		return
 	case !ib.ProcessesKnown:
-		a.notChecked("", CheckIrqbalance, "no process folders under /proc: whether irqbalance runs is unknown")
+		a.notChecked("", string(CheckIrqbalance), "no process folders under /proc: whether irqbalance runs is unknown")
 		return
 	case !ib.Running:
 		return
@@ -404,7 +405,7 @@ func (a *auditor) checkSteering(c *nicCtx) {
 		a.add(Finding{Check: check, Severity: SeverityWarning, NIC: c.nic.Name,
 			Subject: fmt.Sprintf("%s %s %s", kind, qs, cpuset.New(idx...).List()), CPUs: remote, Nodes: nodes.IDs(),
 			Message: fmt.Sprintf("%s %s %s %s (%s) %s %s, off the NIC's %s", c.nic.Name, kind, qs, cpuset.New(idx...).List(), file, what,
-				a.describeRemote(remote, c.loc.CPUs), nodeName(c.loc)),
+				a.describeRemote(remote, c.loc.CPUs), NodeName(c.loc)),
 			Fix: fix})
 	}
 	if !known {
@@ -432,7 +433,7 @@ func (a *auditor) checkQueueCount(c *nicCtx) {
 	local := a.online(c.loc.CPUs)
 	cores := len(a.h.Cores(local))
 	n := queueCount(c.queues)
-	what := plural(n, "queue", "queues")
+	what := units.Plural(n, "queue", "queues")
 	if n != len(c.queues) {
 		what += fmt.Sprintf(" (%d queue IRQs)", len(c.queues))
 	}
@@ -452,7 +453,7 @@ func (a *auditor) checkQueueCount(c *nicCtx) {
 		return
 	}
 	a.add(Finding{Check: CheckQueuesVsCPUs, Severity: SeverityInfo, NIC: c.nic.Name,
-		Subject: plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: fix})
+		Subject: units.Plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: fix})
 }
 
 // checkGovernor: cpu-governor. Local CPUs whose cpufreq governor is not
@@ -462,7 +463,7 @@ func (a *auditor) checkGovernor(c *nicCtx) {
 		return
 	}
 	if a.opts.Governor == nil {
-		a.notChecked(c.nic.Name, CheckCPUGovernor, "cpufreq governors were not read")
+		a.notChecked(c.nic.Name, string(CheckCPUGovernor), "cpufreq governors were not read")
 		return
 	}
 	local := a.online(c.loc.CPUs)
@@ -473,7 +474,7 @@ func (a *auditor) checkGovernor(c *nicCtx) {
 		if !ok {
 			var err error
 			if g, err = a.opts.Governor(cpu); err != nil {
-				a.notChecked(c.nic.Name, CheckCPUGovernor, err.Error())
+				a.notChecked(c.nic.Name, string(CheckCPUGovernor), err.Error())
 				return
 			}
 			a.governors[cpu] = g
@@ -487,7 +488,7 @@ func (a *auditor) checkGovernor(c *nicCtx) {
 		}
 	}
 	if seen == 0 {
-		a.notChecked("", CheckCPUGovernor, "no cpufreq/scaling_governor for the NICs' local CPUs (no cpufreq driver, or not captured)")
+		a.notChecked("", string(CheckCPUGovernor), "no cpufreq/scaling_governor for the NICs' local CPUs (no cpufreq driver, or not captured)")
 		return
 	}
 	if len(byGov) == 0 {
@@ -534,14 +535,14 @@ func (a *auditor) checkHostIOMMU() {
 	}
 	m := a.opts.IOMMU
 	if !m.Known() {
-		a.notChecked("", CheckIOMMUMode, "no /sys/class/iommu or /sys/kernel/iommu_groups: whether an IOMMU translates DMA is unknown")
+		a.notChecked("", string(CheckIOMMUMode), "no /sys/class/iommu or /sys/kernel/iommu_groups: whether an IOMMU translates DMA is unknown")
 		return
 	}
 	if !m.Active() {
 		return
 	}
 	if a.opts.Cmdline == nil {
-		a.notChecked("", CheckIOMMUMode, "an IOMMU is active but there is no /proc/cmdline: its mode is unknown")
+		a.notChecked("", string(CheckIOMMUMode), "an IOMMU is active but there is no /proc/cmdline: its mode is unknown")
 		return
 	}
 	mode, param := a.opts.Cmdline.IOMMUPassthrough()

@@ -1,7 +1,8 @@
-package report
+package audit
 
 import (
 	"fmt"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"slices"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -27,7 +28,7 @@ func (a *auditor) checkProcess(c *nicCtx, p *proc.Process) {
 		a.procRemote(c, p)
 		a.procMemRemote(c, p)
 	} else if len(a.h.Nodes) > 1 {
-		a.notChecked(c.nic.Name, CheckProcRemote, fmt.Sprintf("%s's locality is unknown: processes are not called local or remote", c.nic.Name))
+		a.notChecked(c.nic.Name, string(CheckProcRemote), fmt.Sprintf("%s's locality is unknown: processes are not called local or remote", c.nic.Name))
 	}
 	a.procIRQOverlap(c, p, allowed)
 }
@@ -54,7 +55,7 @@ func (a *auditor) procRemote(c *nicCtx, p *proc.Process) {
 		a.add(Finding{Check: CheckProcRemote, Severity: SeverityError, NIC: c.nic.Name, Subject: procSubject(p),
 			PID: p.PID, TID: lastTIDs, CPUs: lastCPUs, Nodes: nodes.IDs(),
 			Message: fmt.Sprintf("%s of %s last ran on %s, off %s's %s", threadsWord(lastTIDs, len(p.Threads)), procSubject(p),
-				a.describeRemote(lastCPUs, local), c.nic.Name, nodeName(c.loc)),
+				a.describeRemote(lastCPUs, local), c.nic.Name, NodeName(c.loc)),
 			Fix: fix()})
 	}
 
@@ -88,7 +89,7 @@ func (a *auditor) procRemote(c *nicCtx, p *proc.Process) {
 	}
 	a.add(Finding{Check: CheckProcRemote, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
 		PID: p.PID, TID: tids, CPUs: remote, Nodes: nodes.IDs(),
-		Message: fmt.Sprintf("%s may run on %s, off %s's %s", who, a.describeRemote(remote, local), c.nic.Name, nodeName(c.loc)),
+		Message: fmt.Sprintf("%s may run on %s, off %s's %s", who, a.describeRemote(remote, local), c.nic.Name, NodeName(c.loc)),
 		Fix:     fix()})
 }
 
@@ -166,7 +167,7 @@ func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
 	a.add(Finding{Check: CheckProcMemRemote, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
 		PID: p.PID, Nodes: remoteNodes,
 		Message: fmt.Sprintf("%s of %s's %s of memory (%d%%) is on node %s, off %s's %s (numa_maps)",
-			memKB(remote), procSubject(p), memKB(total), int(100*remote/total), from, c.nic.Name, nodeName(c.loc)),
+			memKB(remote), procSubject(p), memKB(total), int(100*remote/total), from, c.nic.Name, NodeName(c.loc)),
 		Fix: fmt.Sprintf("migratepages %d %s %s (numactl), or start it with irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.nic.Name, p.Comm)})
 }
 
@@ -176,5 +177,5 @@ func memKB(kb uint64) string {
 	if kb < 10*1024 {
 		return fmt.Sprintf("%d kB", kb)
 	}
-	return Bytes(int64(kb) * 1024)
+	return units.Bytes(int64(kb) * 1024)
 }

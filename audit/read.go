@@ -1,0 +1,127 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// Selection is what an audit looks at beyond the host: the NICs named
+// (none: every NIC that has IRQs) and the processes to watch, by PID and
+// by exact comm. audit, serve, map and the textfile writer all take one.
+type Selection struct {
+	NICs  []string
+	PIDs  []int
+	Comms []string
+}
+
+// ErrSelection is wrapped by Validate's errors: a selection that names
+// nothing real.
+var ErrSelection = errors.New("bad selection")
+
+// Validate checks a selection's values before anything is read.
+func (s Selection) Validate() error {
+	for _, p := range s.PIDs {
+		if p <= 0 {
+			return fmt.Errorf("%w: --pid %d: not a process id", ErrSelection, p)
+		}
+	}
+	for _, c := range s.Comms {
+		if c == "" {
+			return fmt.Errorf("%w: --comm: empty name", ErrSelection)
+		}
+	}
+	return nil
+}
+
+// Watches reports whether the selection names processes.
+func (s Selection) Watches() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
+
+// State is one reading of a host and its audit: the topology, the
+// selected NICs' IRQs, the watched processes and the findings.
+type State struct {
+	Host     *topology.Host
+	IRQs     *irq.Table
+	Procs    []*proc.Process
+	Findings []Finding
+	// NICs are the NICs named by the selection; nil means every NIC.
+	NICs []string
+}
+
+// ReadHost reads what an audit looks at under root: the topology, the
+// selected NICs' IRQs and the watched processes, without auditing.
+func ReadHost(root string, s Selection) (*State, error) {
+	h, err := topology.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	t, err := irq.Load(h, irq.Options{NICs: s.NICs})
+	if err != nil {
+		return nil, err
+	}
+	st := &State{Host: h, IRQs: t, NICs: s.NICs}
+	if s.Watches() {
+		if st.Procs, err = proc.Select(root, s.PIDs, s.Comms); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// Read reads the host under root as ReadHost does, reads what the checks
+// need beyond it (irqbalance, the kernel command line, the IOMMU, the
+// NICs' drivers, cpufreq governors) and runs every check.
+func Read(root string, s Selection) (*State, error) {
+	st, err := ReadHost(root, s)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := ReadOptions(st.Host, root, s.NICs)
+	if err != nil {
+		return nil, err
+	}
+	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
+	return st, nil
+}
+
+// ReadOptions reads irqbalance, the kernel command line, the IOMMU state
+// and each NIC's PCI driver under root. What a tree lacks stays nil, and
+// the checks that need it say so.
+func ReadOptions(h *topology.Host, root string, nics []string) (Options, error) {
+	opts := Options{NICs: nics, Governor: h.Governor}
+	ib, err := irqbalance.Read(root)
+	if err != nil {
+		return opts, err
+	}
+	opts.Irqbalance = ib
+	if opts.Cmdline, err = topology.ReadCmdline(root); err != nil {
+		if !kfile.IsNotExist(err) {
+			return opts, fmt.Errorf("kernel command line: %w", err)
+		}
+		opts.Cmdline = nil
+	}
+	if opts.IOMMU, err = topology.ReadIOMMU(root); err != nil {
+		return opts, err
+	}
+	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}
+	opts.PCIDrivers = map[string]string{}
+	for _, n := range h.NICs {
+		if n.PCI == "" {
+			continue
+		}
+		g, err := h.DeviceIOMMUGroup(n.PCI)
+		if err != nil {
+			return opts, err
+		}
+		opts.IOMMUGroups[n.PCI] = g
+		if opts.PCIDrivers[n.PCI], err = h.PCIDriver(n.PCI); err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
