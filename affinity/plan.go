@@ -33,18 +33,23 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("strategy %q: want spread or node", s)
 }
 
-// Actions of a plan step, as the JSON output names them.
+// Action is what a step does.
+type Action string
+
+// Actions.
 const (
-	ActionChange      = "change"
-	ActionKeep        = "keep"
-	ActionSkipManaged = "skip-managed"
+	ActionChange      Action = "change"
+	ActionKeep        Action = "keep"
+	ActionSkipManaged Action = "skip-managed"
 	// ActionSkipUnknown: the tree has no /proc/irq/N affinity file, so the
 	// IRQ's affinity is unknown and cannot be set.
-	ActionSkipUnknown = "skip-unknown"
+	ActionSkipUnknown Action = "skip-unknown"
+	// ActionRestore writes back a value a pin saved.
+	ActionRestore Action = "restore"
 )
 
 // KindXPS marks a step that sets a tx queue's xps_cpus.
-const KindXPS = "xps"
+const KindXPS irq.Kind = "xps"
 
 // Errors a plan is refused with.
 var (
@@ -78,13 +83,13 @@ type PlanOptions struct {
 type Step struct {
 	IRQ     int // -1 for an xps step
 	NIC     string
-	Queue   int    // queue index; -1 for a non-queue vector
-	Dir     string // "rx", "tx" or "" (both)
-	Kind    string // irq.KindQueue, irq.KindOther or KindXPS
+	Queue   int      // queue index; -1 for a non-queue vector
+	Dir     string   // "rx", "tx" or "" (both)
+	Kind    irq.Kind // irq.KindQueue, irq.KindOther or KindXPS
 	From    cpuset.Set
 	HasFrom bool
 	To      cpuset.Set // empty for skipped steps
-	Action  string     // one of the Action constants
+	Action  Action
 }
 
 // Target is where one NIC's IRQs go, and how that set was chosen.

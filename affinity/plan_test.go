@@ -52,7 +52,7 @@ func placed(p *Plan) []string {
 		if to == "" {
 			to = "-"
 		}
-		out = append(out, id+" "+to+" "+s.Action)
+		out = append(out, id+" "+to+" "+string(s.Action))
 	}
 	return out
 }

@@ -2,13 +2,16 @@ package irq
 
 import "github.com/irqnuma/irqnuma/cpuset"
 
-// How Landing knows where an IRQ is delivered.
+// Land says how Landing knows where an IRQ is delivered.
+type Land string
+
+// How Landing knows.
 const (
-	LandEffective = "effective" // effective_affinity: where the controller delivers it
-	LandPending   = "pending"   // effective lies outside the request: a move is pending
-	LandRequested = "requested" // no effective affinity known: the request is all there is
-	LandInactive  = "inactive"  // effective affinity empty: the IRQ is not started
-	LandUnknown   = "unknown"   // neither file
+	LandEffective Land = "effective" // effective_affinity: where the controller delivers it
+	LandPending   Land = "pending"   // effective lies outside the request: a move is pending
+	LandRequested Land = "requested" // no effective affinity known: the request is all there is
+	LandInactive  Land = "inactive"  // effective affinity empty: the IRQ is not started
+	LandUnknown   Land = "unknown"   // neither file
 )
 
 // Landing returns the CPUs an IRQ is delivered to and how that is known.
@@ -20,7 +23,7 @@ const (
 // land, and Landing says "pending". Without an effective affinity file the
 // request is all that is known ("requested"). An empty effective affinity
 // belongs to an IRQ not yet started ("inactive").
-func (q *IRQ) Landing() (cpuset.Set, string) {
+func (q Info) Landing() (cpuset.Set, Land) {
 	switch {
 	case q.HasEffective && q.Effective.IsEmpty():
 		return cpuset.Set{}, LandInactive

@@ -11,7 +11,7 @@ func TestLanding(t *testing.T) {
 		name    string
 		give    Info
 		want    cpuset.Set
-		wantHow string
+		wantHow Land
 	}{
 		{"effective within request", Info{Affinity: cpuset.Range(16, 31), HasAffinity: true, Effective: cpuset.New(18), HasEffective: true}, cpuset.New(18), LandEffective},
 		{"pinned, not yet moved", Info{Affinity: cpuset.New(16), HasAffinity: true, Effective: cpuset.New(53), HasEffective: true}, cpuset.New(16), LandPending},

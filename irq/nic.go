@@ -7,10 +7,13 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-// Vector kinds of a NIC's IRQ.
+// Kind is the kind of a NIC's IRQ vector.
+type Kind string
+
+// Vector kinds.
 const (
-	KindQueue = "queue" // a queue vector: Queue holds its index
-	KindOther = "other" // async, misc, ctrl, config, mailbox...
+	KindQueue Kind = "queue" // a queue vector: Queue holds its index
+	KindOther Kind = "other" // async, misc, ctrl, config, mailbox...
 )
 
 // Owner says which NIC an IRQ serves and as what.
@@ -18,7 +21,7 @@ type Owner struct {
 	NIC   string
 	Queue int    // queue index; -1 for a non-queue vector
 	Dir   string // "rx" or "tx" for a vector that serves one direction, "" otherwise
-	Kind  string // KindQueue or KindOther
+	Kind  Kind   // KindQueue or KindOther
 	By    string // how it was matched: "msi_irqs", "name", "pci"
 }
 

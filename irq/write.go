@@ -312,19 +312,22 @@ type Change struct {
 	To   string // the value to write
 }
 
-// Results of a change, as the JSON output names them.
+// Result is what became of a change, as the JSON output names it.
+type Result string
+
+// Results of a change.
 const (
-	ResultChanged    = "changed"
-	ResultUnchanged  = "unchanged"
-	ResultSkipped    = "skipped"
-	ResultFailed     = "failed"
-	ResultRolledBack = "rolled-back"
-	ResultGone       = "gone" // restore: the IRQ or queue no longer exists
+	ResultChanged    Result = "changed"
+	ResultUnchanged  Result = "unchanged"
+	ResultSkipped    Result = "skipped"
+	ResultFailed     Result = "failed"
+	ResultRolledBack Result = "rolled-back"
+	ResultGone       Result = "gone" // restore: the IRQ or queue no longer exists
 )
 
 // ChangeResult is what became of one Change.
 type ChangeResult struct {
-	Result string // one of the Result constants
+	Result Result
 	// Managed is set when the kernel refused the write as a managed IRQ;
 	// Result is then ResultSkipped.
 	Managed bool

@@ -178,7 +178,7 @@ func seedChanges(t *testing.T, root string) []Change {
 func results(rs []ChangeResult) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
-		out[i] = r.Result
+		out[i] = string(r.Result)
 	}
 	return out
 }

@@ -22,22 +22,22 @@ type IRQDoc struct {
 // IRQJSON is one IRQ. Unknown values are null: affinity and effective when
 // the tree lacks the file, local when the device's locality is unknown.
 type IRQJSON struct {
-	IRQ            int     `json:"irq"`
-	Name           string  `json:"name"`
-	NIC            string  `json:"nic"`
-	Queue          int     `json:"queue"` // -1 for a non-queue vector or no NIC
-	Kind           string  `json:"kind"`  // "queue", "other", "" when no NIC
-	Dir            string  `json:"dir,omitempty"`
-	Chip           string  `json:"chip"`
-	Affinity       *string `json:"affinity"`
-	Effective      *string `json:"effective"`
-	Node           int     `json:"node"` // /proc/irq/N/node; -1 unknown
-	AffinityNodes  []int   `json:"affinity_nodes"`
-	EffectiveNodes []int   `json:"effective_nodes"`
-	Local          *bool   `json:"local"`
-	Managed        *bool   `json:"managed"` // null: unknown (a kernel before 6.12 does not mark managed IRQs)
-	Total          uint64  `json:"total"`
-	PerCPU         PerCPU  `json:"per_cpu"`
+	IRQ            int      `json:"irq"`
+	Name           string   `json:"name"`
+	NIC            string   `json:"nic"`
+	Queue          int      `json:"queue"` // -1 for a non-queue vector or no NIC
+	Kind           irq.Kind `json:"kind"`  // "queue", "other", "" when no NIC
+	Dir            string   `json:"dir,omitempty"`
+	Chip           string   `json:"chip"`
+	Affinity       *string  `json:"affinity"`
+	Effective      *string  `json:"effective"`
+	Node           int      `json:"node"` // /proc/irq/N/node; -1 unknown
+	AffinityNodes  []int    `json:"affinity_nodes"`
+	EffectiveNodes []int    `json:"effective_nodes"`
+	Local          *bool    `json:"local"`
+	Managed        *bool    `json:"managed"` // null: unknown (a kernel before 6.12 does not mark managed IRQs)
+	Total          uint64   `json:"total"`
+	PerCPU         PerCPU   `json:"per_cpu"`
 	// Counted is false when the tree has no /proc/interrupts: total and
 	// per_cpu are then unknown, not zero. (An IRQ the file has no row for
 	// is counted: the kernel leaves out only IRQs without a handler that
@@ -186,7 +186,7 @@ func appendIRQJSON(b []byte, j IRQJSON) []byte {
 	b = append(b, ","+in+`"queue": `...)
 	b = strconv.AppendInt(b, int64(j.Queue), 10)
 	b = append(b, ","+in+`"kind": `...)
-	b = appendJSONString(b, j.Kind)
+	b = appendJSONString(b, string(j.Kind))
 	if j.Dir != "" {
 		b = append(b, ","+in+`"dir": `...)
 		b = appendJSONString(b, j.Dir)

@@ -86,8 +86,8 @@ type MapIRQ struct {
 	// Landing is how its CPUs are known (irq.IRQ.Landing): "effective",
 	// "pending" (a move to the request is pending), "requested" (no
 	// effective affinity), "inactive" (not started; the request is shown).
-	Landing string `json:"landing"`
-	Remote  bool   `json:"remote"` // this CPU is not local to the NIC
+	Landing irq.Land `json:"landing"`
+	Remote  bool     `json:"remote"` // this CPU is not local to the NIC
 }
 
 // MapNIC is one NIC as the picture shows it.
@@ -131,12 +131,12 @@ const (
 
 // MapConflict is one conflict, on one CPU.
 type MapConflict struct {
-	Kind   string `json:"kind"`
-	CPU    int    `json:"cpu"`
-	Node   int    `json:"node"`
-	NIC    string `json:"nic,omitempty"`
-	IRQs   []int  `json:"irqs"`
-	Queues []int  `json:"queues,omitempty"`
+	Kind   irq.Kind `json:"kind"`
+	CPU    int      `json:"cpu"`
+	Node   int      `json:"node"`
+	NIC    string   `json:"nic,omitempty"`
+	IRQs   []int    `json:"irqs"`
+	Queues []int    `json:"queues,omitempty"`
 	// PIDs is the watched process of a thread-on-queue-cpu conflict (one
 	// conflict per process and CPU). LastRan holds its threads that last
 	// ran here; without them its threads only may run here.
@@ -185,7 +185,7 @@ func BuildMap(h *topology.Host, t *irq.Table, procs []*proc.Process, opt MapOpti
 		if a.CPU != b.CPU {
 			return a.CPU - b.CPU
 		}
-		return strings.Compare(a.Kind, b.Kind)
+		return strings.Compare(string(a.Kind), string(b.Kind))
 	})
 
 	keys := map[string]string{}

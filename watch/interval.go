@@ -56,7 +56,7 @@ type IRQStats struct {
 	Name   string    `json:"name"`
 	Queue  int       `json:"queue"` // -1 for a non-queue vector
 	Dir    string    `json:"dir,omitempty"`
-	Kind   string    `json:"kind"`    // "queue" or "other"
+	Kind   irq.Kind  `json:"kind"`    // "queue" or "other"
 	PerSec *float64  `json:"per_sec"` // null when unknown this interval
 	CPUs   []CPURate `json:"cpus"`    // CPUs that took it, by id
 }

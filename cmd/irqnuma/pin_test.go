@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
@@ -146,7 +147,7 @@ func TestPinGolden(t *testing.T) {
 			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
 				t.Errorf("a dry run changed the tree:\n%s", diff)
 			}
-			if _, err := os.Stat(irq.StateDir(root)); err == nil {
+			if _, err := os.Stat(affinity.StateDir(root)); err == nil {
 				t.Error("a dry run created the state folder")
 			}
 		})
@@ -551,7 +552,7 @@ func TestRestoreAfterIRQGone(t *testing.T) {
 		t.Errorf("restore: exit %d, stderr %q; want exit 1 naming IRQ 290 as gone", code, stderr)
 	}
 	for _, r := range decodePin(t, stdout).Plan {
-		if r.IRQ == 290 && r.Result != irq.ResultGone {
+		if r.IRQ == 290 && irq.Result(r.Result) != irq.ResultGone {
 			t.Errorf("IRQ 290: result %q, want %q", r.Result, irq.ResultGone)
 		}
 	}
@@ -623,7 +624,7 @@ func TestPinLocked(t *testing.T) {
 	t.Parallel()
 	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
-	l, err := irq.AcquireLock(root)
+	l, err := affinity.AcquireLock(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
-	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 // placementFlags are the pin flags a --config file replaces.
@@ -41,13 +39,4 @@ func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
 	}
 	f.pinConfig, f.node, f.strategy = c, -1, string(affinity.StrategySpread)
 	return runPin(a, c.Names(), f, false)
-}
-
-// planPin plans from the config when there is one, else from the flags'
-// options.
-func planPin(h *topology.Host, t *irq.Table, nics []string, opt affinity.PlanOptions, c *affinity.PinConfig) (*affinity.Plan, error) {
-	if c != nil {
-		return affinity.PlanPinConfig(h, t, c)
-	}
-	return affinity.PlanPin(h, t, nics, opt)
 }

@@ -1,4 +1,4 @@
-package irq
+package affinity
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/irq"
 )
 
 var stateTime = time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC)
@@ -25,9 +26,9 @@ func savedSeedState(t *testing.T) (root, path string, s *State) {
 		t.Fatal(err)
 	}
 	err = s.Snapshot([]string{
-		AffinityPath(284, FileAffinityList),
-		AffinityPath(283, FileAffinity),
-		XPSPath("eth0", 0),
+		irq.AffinityPath(284, irq.FileAffinityList),
+		irq.AffinityPath(283, irq.FileAffinity),
+		irq.XPSPath("eth0", 0),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -206,18 +207,18 @@ func FuzzParseTarget(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		tg, err := ParseTarget(p)
+		tg, err := irq.ParseTarget(p)
 		if err != nil {
 			return
 		}
 		var rebuilt string
-		if tg.File == FileXPS {
-			rebuilt = XPSPath(tg.NIC, tg.Queue)
+		if tg.File == irq.FileXPS {
+			rebuilt = irq.XPSPath(tg.NIC, tg.Queue)
 		} else {
-			rebuilt = AffinityPath(tg.IRQ, tg.File)
+			rebuilt = irq.AffinityPath(tg.IRQ, tg.File)
 		}
 		if rebuilt != p || path.Clean(p) != p {
-			t.Errorf("ParseTarget(%q) accepted %+v, which rebuilds as %q", p, tg, rebuilt)
+			t.Errorf("irq.ParseTarget(%q) accepted %+v, which rebuilds as %q", p, tg, rebuilt)
 		}
 	})
 }

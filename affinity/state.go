@@ -1,4 +1,4 @@
-package irq
+package affinity
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
 )
 
 // StateVersion is the version of the state file format.
@@ -76,7 +77,7 @@ func NewState(root string, now time.Time) (*State, error) {
 // path must be one irqnuma writes.
 func (s *State) Snapshot(paths []string) error {
 	for _, p := range paths {
-		v, err := ReadValue(s.Root, p)
+		v, err := irq.ReadValue(s.Root, p)
 		if err != nil {
 			return fmt.Errorf("save current value: %w", err)
 		}
@@ -155,7 +156,7 @@ func ParseState(b []byte) (*State, error) {
 
 // Validate checks a state before anything is written from it: the
 // version is known, it was saved for this root, every path is one irqnuma
-// writes (ParseTarget) and appears once, and every value parses in its
+// writes (irq.ParseTarget) and appears once, and every value parses in its
 // file's form, names only CPUs the host can have, and (for an IRQ) is not
 // empty. Errors wrap ErrBadState. Whether each IRQ still exists is Gone's
 // question: a vanished one does not stop the others' restore.
@@ -185,7 +186,7 @@ func (s *State) Validate(root string) error {
 	}
 	seen := make(map[string]bool, len(s.Entries))
 	for i, e := range s.Entries {
-		t, err := ParseTarget(e.Path)
+		t, err := irq.ParseTarget(e.Path)
 		if err != nil {
 			return bad("entry %d: %v", i, err)
 		}
@@ -193,11 +194,11 @@ func (s *State) Validate(root string) error {
 			return bad("entry %d: %s appears twice", i, e.Path)
 		}
 		seen[e.Path] = true
-		set, err := ParseValue(t, strings.TrimSpace(e.Value))
+		set, err := irq.ParseValue(t, strings.TrimSpace(e.Value))
 		if err != nil {
 			return bad("entry %d (%s): value %q: %v", i, e.Path, e.Value, err)
 		}
-		if t.File != FileXPS && set.IsEmpty() {
+		if t.File != irq.FileXPS && set.IsEmpty() {
 			return bad("entry %d (%s): empty affinity", i, e.Path)
 		}
 		if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
@@ -218,23 +219,20 @@ func (s *State) Gone(root string) (map[int]error, error) {
 	fsys := kfile.NewFS(abs)
 	gone := map[int]error{}
 	for i, e := range s.Entries {
-		t, err := ParseTarget(e.Path)
+		t, err := irq.ParseTarget(e.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%w: entry %d: %v", ErrBadState, i, err)
 		}
 		var dir string
-		if t.File == FileXPS {
+		if t.File == irq.FileXPS {
 			dir = filepath.Dir(t.Path)
 		} else {
 			dir = "/proc/irq/" + strconv.Itoa(t.IRQ)
 		}
-		full, err := resolveIn(abs, dir)
-		if err == nil {
-			_, err = fsys.Stat(full)
-		}
+		_, err = fsys.Stat(fsys.Path(dir))
 		switch {
 		case err == nil:
-		case kfile.IsNotExist(err) && t.File == FileXPS:
+		case kfile.IsNotExist(err) && t.File == irq.FileXPS:
 			gone[i] = fmt.Errorf("NIC %s has no tx queue %d now", t.NIC, t.Queue)
 		case kfile.IsNotExist(err):
 			gone[i] = fmt.Errorf("IRQ %d no longer exists", t.IRQ)

@@ -1,0 +1,477 @@
+package affinity
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// Row is one step of a pin or a restore as its JSON document and table
+// show it. IRQ is -1 for a tx queue's xps_cpus (kind "xps"). Affinity and
+// Effective are read back after the run (null in a dry run or when the
+// file is absent).
+type Row struct {
+	IRQ       int        `json:"irq"`
+	NIC       string     `json:"nic"`
+	Queue     int        `json:"queue"`
+	Kind      irq.Kind   `json:"kind"`
+	Dir       string     `json:"dir,omitempty"`
+	From      string     `json:"from"`
+	To        string     `json:"to"`
+	Action    Action     `json:"action"`
+	Result    irq.Result `json:"result"`
+	Error     string     `json:"error"`
+	File      string     `json:"file,omitempty"`
+	Affinity  *string    `json:"affinity"`
+	Effective *string    `json:"effective"`
+}
+
+// Name names a row in messages: "IRQ 284" or "eth0 tx-3 xps_cpus".
+func (r Row) Name() string {
+	if r.Kind == KindXPS {
+		return fmt.Sprintf("%s tx-%d xps_cpus", r.NIC, r.Queue)
+	}
+	return "IRQ " + strconv.Itoa(r.IRQ)
+}
+
+// fill records what became of a row's change.
+func (r *Row) fill(c irq.ChangeResult) {
+	r.Result = c.Result
+	switch {
+	case c.RollbackErr != nil:
+		r.Error = "rollback: " + c.RollbackErr.Error()
+	case c.Err != nil:
+		r.Error = c.Err.Error()
+	case c.ReadErr != nil:
+		r.Error = "read back: " + c.ReadErr.Error()
+	}
+	if c.HasAffinity {
+		s := c.Affinity.String()
+		r.Affinity = &s
+	}
+	if c.HasEffective {
+		s := c.Effective.String()
+		r.Effective = &s
+	}
+}
+
+// PinRequest says what Pin does.
+type PinRequest struct {
+	Root    string
+	NICs    []string
+	Options PlanOptions
+	// Config, when set, names the NICs and their options instead.
+	Config    *PinConfig
+	DryRun    bool
+	KeepGoing bool   // carry on past a failed write instead of rolling back
+	StatePath string // "" for DefaultStatePath
+	Writer    irq.Writer
+	Now       time.Time // names the default state file
+}
+
+// PinResult is what Pin did, or would do in a dry run.
+type PinResult struct {
+	Strategy Strategy
+	Targets  []Target
+	Rows     []Row
+	Notes    []string
+	// StateFile holds the values the writes replaced; "" when nothing
+	// was written (a dry run, nothing to change).
+	StateFile string
+	// Changes is the writes planned, Changed those made and kept.
+	Changes, Changed int
+	// Failed and RollbackFailed name the steps whose write or rollback
+	// failed, with why.
+	Failed, RollbackFailed []string
+	Stop                   irq.Stop
+	// Retired is the state file's new name after a complete rollback.
+	Retired   string
+	RetireErr error
+	// Irqbalance says whether a running irqbalance will move the placed
+	// IRQs back (read before anything is written).
+	Irqbalance IrqbalanceWarning
+}
+
+// IrqbalanceWarning is what a running irqbalance will do to a pin.
+type IrqbalanceWarning struct {
+	Err   error // irqbalance's settings could not be read
+	PID   int   // 0 when it does not run
+	Loose []int // placed IRQs it does not ban: it will move them back
+	// BanConfig is what would make it leave them alone.
+	BanConfig []string
+}
+
+// Pin plans a placement of the NICs' IRQs and writes it, all or nothing:
+// under the root's lock it saves every value it replaces to a state file
+// before the first write; a failed write (unless KeepGoing) or a
+// cancelled ctx rolls back everything written, newest first. A managed
+// IRQ the kernel refuses is skipped. The error is for what stops the
+// plan before any write; what became of the writes is in the result.
+func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
+	h, err := topology.Read(req.Root)
+	if err != nil {
+		return nil, err
+	}
+	nics := req.NICs
+	if req.Config != nil {
+		nics = req.Config.Names()
+	}
+	t, err := irq.Load(h, irq.Options{NICs: nics})
+	if err != nil {
+		return nil, err
+	}
+	var plan *Plan
+	if req.Config != nil {
+		plan, err = PlanPinConfig(h, t, req.Config)
+	} else {
+		plan, err = PlanPin(h, t, nics, req.Options)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &PinResult{Strategy: plan.Strategy, Targets: plan.Targets, Notes: append([]string{}, plan.Notes...)}
+	res.Irqbalance = irqbalanceWarning(req.Root, h, t, plan)
+
+	changes, stepOf, err := pinChanges(req.Root, h, plan)
+	if err != nil {
+		return nil, err
+	}
+	files := map[int]string{}
+	for ci, si := range stepOf {
+		files[si] = changes[ci].Path
+	}
+	for i, s := range plan.Steps {
+		res.Rows = append(res.Rows, stepRow(s, files[i]))
+	}
+	res.Changes = len(changes)
+	if req.DryRun || len(changes) == 0 {
+		return res, nil
+	}
+
+	lock, err := AcquireLock(req.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	// The values the writes replace, read now under the lock.
+	state, err := NewState(req.Root, req.Now)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	if err := state.Snapshot(paths); err != nil {
+		return nil, err
+	}
+	for i := range changes {
+		changes[i].From = state.Entries[i].Value
+	}
+	res.StateFile = req.StatePath
+	if res.StateFile == "" {
+		res.StateFile = DefaultStatePath(req.Root, state.Created)
+	}
+	if err := state.Save(res.StateFile); err != nil {
+		return nil, err
+	}
+
+	applied, stop := irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
+	res.Stop = stop
+	for ci, r := range applied {
+		row := &res.Rows[stepOf[ci]]
+		row.fill(r)
+		switch {
+		case r.Managed:
+			row.Action = ActionSkipManaged
+		case r.Err != nil:
+			res.Failed = append(res.Failed, row.Name()+": "+r.Err.Error())
+		}
+		if r.RollbackErr != nil {
+			res.RollbackFailed = append(res.RollbackFailed, row.Name()+": "+r.RollbackErr.Error())
+		}
+		if r.Result == irq.ResultChanged {
+			res.Changed++
+		}
+	}
+	// Steps not written still report where their IRQ (or queue) is now.
+	for i := range res.Rows {
+		row := &res.Rows[i]
+		if row.File != "" && plan.Steps[i].Action == ActionChange {
+			continue
+		}
+		p := irq.XPSPath(row.NIC, row.Queue)
+		if row.Kind != KindXPS {
+			p = irq.AffinityPath(row.IRQ, irq.FileAffinityList)
+		}
+		rb := irq.ReadBackOf(req.Root, p)
+		rb.ReadErr = nil // an IRQ without files was reported as skip-unknown
+		row.fill(irq.ChangeResult{Result: row.Result, ReadBack: rb})
+	}
+	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
+	if len(res.RollbackFailed) == 0 && (stop == irq.Interrupted || stop == irq.Failed) {
+		res.Retired, res.RetireErr = Retire(res.StateFile, ".rolled-back")
+	}
+	return res, nil
+}
+
+// pinChanges turns the plan's change steps into writes: the file each
+// writes and its value in that file's form, with the step of each.
+func pinChanges(root string, h *topology.Host, plan *Plan) ([]irq.Change, []int, error) {
+	var changes []irq.Change
+	var stepOf []int
+	for i, s := range plan.Steps {
+		if s.Action != ActionChange {
+			continue
+		}
+		var p string
+		var err error
+		if s.Kind == KindXPS {
+			p = irq.XPSPath(s.NIC, s.Queue)
+		} else if p, err = irq.AffinityFile(root, s.IRQ); err != nil {
+			return nil, nil, err
+		}
+		tgt, err := irq.ParseTarget(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		changes = append(changes, irq.Change{Path: p, To: irq.FormatFor(tgt, s.To, h.MaxCPUs())})
+		stepOf = append(stepOf, i)
+	}
+	return changes, stepOf, nil
+}
+
+// stepRow is a plan step before anything is written.
+func stepRow(s Step, file string) Row {
+	r := Row{IRQ: s.IRQ, NIC: s.NIC, Queue: s.Queue, Kind: s.Kind, Dir: s.Dir, Action: s.Action, File: file}
+	if s.HasFrom {
+		r.From = s.From.String()
+	}
+	if s.Action == ActionChange || s.Action == ActionKeep {
+		r.To = s.To.String()
+	}
+	r.Result = irq.ResultUnchanged
+	if s.Action == ActionSkipManaged || s.Action == ActionSkipUnknown {
+		r.Result = irq.ResultSkipped
+	}
+	return r
+}
+
+// afterNotes says how to read the affinities read back after writing.
+func afterNotes(root string, rows []Row) []string {
+	if !isLive(root) {
+		return []string{"this root is a host tree, not the running kernel: nothing re-targets the IRQs, so effective affinity is what the tree's file says and a write does not change it"}
+	}
+	return pendingMoves(rows)
+}
+
+// pendingMoves notes the changed IRQs the kernel still delivers outside
+// their new affinity (irq.LandPending): on x86 without interrupt
+// remapping an MSI moves at its next interrupt, so effective_affinity_list
+// changes only then.
+func pendingMoves(rows []Row) []string {
+	var notes []string
+	for _, r := range rows {
+		if r.Result != irq.ResultChanged || r.IRQ < 0 || r.Affinity == nil || r.Effective == nil {
+			continue
+		}
+		aff, err1 := cpuset.ParseList(*r.Affinity)
+		eff, err2 := cpuset.ParseList(*r.Effective)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		info := irq.Info{Affinity: aff, HasAffinity: true, Effective: eff, HasEffective: true}
+		if _, how := info.Landing(); how == irq.LandPending {
+			notes = append(notes, fmt.Sprintf("IRQ %d: the kernel still delivers it to CPU %s; it moves at its next interrupt (x86 moves an MSI then, without interrupt remapping)", r.IRQ, eff))
+		}
+	}
+	return notes
+}
+
+// isLive reports whether root is the running host's /.
+func isLive(root string) bool {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs == "/"
+}
+
+// IsLive reports whether root is the running host's own /, where a
+// change needs root's privileges.
+func IsLive(root string) bool { return isLive(root) }
+
+// irqbalanceWarning says whether a running irqbalance bans the IRQs the
+// plan places; it will move back those it does not. irqbalance itself is
+// left alone.
+func irqbalanceWarning(root string, h *topology.Host, t *irq.Table, plan *Plan) IrqbalanceWarning {
+	b, err := irqbalance.Read(root)
+	if err != nil {
+		return IrqbalanceWarning{Err: err}
+	}
+	if !b.Running {
+		return IrqbalanceWarning{}
+	}
+	w := IrqbalanceWarning{PID: b.PIDs[0]}
+	for _, s := range plan.Steps {
+		if s.IRQ < 0 || (s.Action != ActionChange && s.Action != ActionKeep) {
+			continue
+		}
+		name, driver := "", ""
+		if q, ok := t.Get(s.IRQ); ok {
+			name = q.Name
+		}
+		if nic, ok := h.NICByName(s.NIC); ok {
+			// irqbalance matches --banmod against the PCI function's
+			// driver ("virtio-pci"), not the netdev's ("virtio_net").
+			driver = nic.Driver
+			if d, err := h.PCIDriver(nic.PCI); err == nil && d != "" {
+				driver = d
+			}
+		}
+		if banned, _ := b.IRQBanned(s.IRQ, driver, name); !banned {
+			w.Loose = append(w.Loose, s.IRQ)
+		}
+	}
+	if len(w.Loose) > 0 {
+		w.BanConfig = b.BanConfig(w.Loose, cpuset.Set{})
+	}
+	return w
+}
+
+// RestoreResult is what Restore did.
+type RestoreResult struct {
+	StateFile string
+	Rows      []Row
+	Notes     []string
+	// Total is the values the state file holds; Failed names those that
+	// could not be written and Gone those whose IRQ or queue no longer
+	// exists, with why.
+	Total        int
+	Failed, Gone []string
+	// Retired is the state file's new name once every value is back.
+	Retired   string
+	RetireErr error
+}
+
+// Restore writes back every value a state file saved (statePath, or the
+// newest under root when ""), under the root's lock: it tries each one
+// whatever fails, and nothing is rolled back; a value whose IRQ or queue
+// has gone (a driver reload) is reported, not written. A state file fully
+// restored is renamed FILE.restored. The error is for what stops the
+// restore before any write; what became of each value is in the result.
+func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*RestoreResult, error) {
+	lock, err := AcquireLock(root)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	if statePath == "" {
+		if statePath, err = NewestState(root); err != nil {
+			return nil, err
+		}
+	}
+	state, err := LoadState(root, statePath)
+	if err != nil {
+		return nil, err
+	}
+	gone, err := state.Gone(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", statePath, err)
+	}
+	if len(gone) == len(state.Entries) {
+		return nil, fmt.Errorf("%s: nothing left to restore: every IRQ and queue it saved is gone (%v)", statePath, gone[0])
+	}
+	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries), Rows: []Row{}, Notes: []string{}}
+	owners := irqOwners(root)
+	var changes []irq.Change
+	var rowOf []int
+	for i, e := range state.Entries {
+		tgt, _ := irq.ParseTarget(e.Path) // validated by LoadState
+		row := Row{IRQ: tgt.IRQ, NIC: tgt.NIC, Queue: tgt.Queue, Kind: irq.KindOther, File: e.Path,
+			Action: ActionRestore, Result: irq.ResultUnchanged}
+		if tgt.File == irq.FileXPS {
+			row.Kind, row.Dir = KindXPS, "tx"
+		} else if o := owners[tgt.IRQ]; o != nil {
+			row.NIC, row.Queue, row.Kind, row.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+		}
+		to, _ := irq.ParseValue(tgt, strings.TrimSpace(e.Value))
+		row.To = to.String()
+		if why, ok := gone[i]; ok {
+			row.Result, row.Error = irq.ResultGone, why.Error()
+			res.Gone = append(res.Gone, row.Name())
+			res.Rows = append(res.Rows, row)
+			continue
+		}
+		cur, err := irq.ReadValue(root, e.Path)
+		if err == nil {
+			if set, perr := irq.ParseValue(tgt, strings.TrimSpace(cur)); perr == nil {
+				row.From = set.String()
+			}
+		}
+		if err == nil && cur == e.Value {
+			row.Action = ActionKeep
+		} else {
+			changes = append(changes, irq.Change{Path: e.Path, From: cur, To: e.Value})
+			rowOf = append(rowOf, len(res.Rows))
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	// Every value is tried, whatever fails, and a stop signal does not cut
+	// the restore short: nothing is rolled back.
+	applied, _ := irq.Apply(context.WithoutCancel(ctx), w, root, changes, irq.ApplyOptions{KeepGoing: true})
+	for i, r := range applied {
+		row := &res.Rows[rowOf[i]]
+		row.fill(r)
+		if r.Result != irq.ResultChanged {
+			row.Result = irq.ResultFailed
+			res.Failed = append(res.Failed, row.Name()+": "+row.Error)
+		}
+	}
+	// Rows not written still report what the files say now.
+	for i := range res.Rows {
+		if row := &res.Rows[i]; row.Action == ActionKeep {
+			row.fill(irq.ChangeResult{Result: irq.ResultUnchanged, ReadBack: irq.ReadBackOf(root, row.File)})
+		}
+	}
+	if isLive(root) {
+		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
+	} else {
+		res.Notes = append(res.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")
+	}
+	if len(res.Failed) == 0 && len(res.Gone) == 0 {
+		res.Retired, res.RetireErr = Retire(statePath, ".restored")
+	}
+	return res, nil
+}
+
+// irqOwners returns who owns each IRQ, for the report only: a tree
+// without topology still restores.
+func irqOwners(root string) map[int]*irq.Owner {
+	owners := map[int]*irq.Owner{}
+	h, err := topology.Read(root)
+	if err != nil {
+		return owners
+	}
+	t, err := irq.Load(h, irq.Options{})
+	if err != nil {
+		return owners
+	}
+	for i := range t.IRQs {
+		if o := t.IRQs[i].Owner; o != nil {
+			owners[t.IRQs[i].IRQ] = o
+		}
+	}
+	return owners
+}
