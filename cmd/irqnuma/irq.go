@@ -1,10 +1,11 @@
 package main
 
 import (
+	"github.com/spf13/cobra"
+
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/topology"
-	"github.com/spf13/cobra"
 )
 
 func init() { register(newIRQCmd) }

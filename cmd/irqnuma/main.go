@@ -5,11 +5,13 @@ package main
 import (
 	"context"
 	"os"
+
+	"github.com/irqnuma/irqnuma/internal/shutdown"
 )
 
 func main() {
-	ctx, stop := notifyContext(context.Background())
-	code := runUntilStopped(ctx, func() int {
+	ctx, stop := shutdown.NotifyContext(context.Background())
+	code := shutdown.Run(ctx, exitError, func() int {
 		return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	})
 	stop()

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/shutdown"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -21,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/gol
 // without a go build of its own.
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "irqnuma" {
-		ctx, stop := notifyContext(context.Background())
+		ctx, stop := shutdown.NotifyContext(context.Background())
 		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		if p := os.Getenv("IRQNUMA_TEST_HWM"); p != "" {

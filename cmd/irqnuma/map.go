@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/irqnuma/irqnuma/audit"
 	"os"
+
+	"github.com/irqnuma/irqnuma/audit"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 )
@@ -134,7 +135,7 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 		}
 		// A stop signal lets the writes finish or roll back: Pin stops at
 		// it and undoes what it wrote.
-		defer critical()()
+		defer shutdown.Critical()()
 	}
 	res, err := affinity.Pin(a.ctx, req)
 	if err != nil {
@@ -181,7 +182,7 @@ func pinOutcome(a *app, res *affinity.PinResult) error {
 		fmt.Fprintf(a.stderr, "irqnuma: %v\n", res.RetireErr)
 	}
 	code := exitError
-	if c, ok := signalExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
+	if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
 		code = c
 	}
 	switch {
@@ -240,7 +241,7 @@ func runRestore(a *app, args []string) error {
 	if len(args) == 1 {
 		path = args[0]
 	}
-	defer critical()()
+	defer shutdown.Critical()()
 	res, err := affinity.Restore(a.ctx, a.root, path, a.writer)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 )
 
@@ -444,7 +445,7 @@ func TestPinSignal(t *testing.T) {
 		root := hosttest.Copy(t, "seed")
 		before := treeFiles(t, root)
 		ctx, cancel := context.WithCancelCause(context.Background())
-		ps := pinSys(&failAt{after: 4, cancel: func() { cancel(signalCause{tt.sig}) }}, 0)
+		ps := pinSys(&failAt{after: 4, cancel: func() { cancel(shutdown.Cause(tt.sig)) }}, 0)
 		stdout, stderr, code := runCLIContext(t, ctx, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
 		cancel(nil)
 		if code != tt.want {
@@ -836,38 +837,6 @@ func BenchmarkPinRestore(b *testing.B) {
 				b.Fatalf("%v: exit %d: %s", args[4:6], code, errb.String())
 			}
 		}
-	}
-}
-
-// TestNotifyContext sends this process SIGINT and SIGTERM: the context
-// main passes to commands is cancelled with the signal kept, for exit 130
-// and 143.
-func TestNotifyContext(t *testing.T) {
-	for _, tt := range []struct {
-		sig  syscall.Signal
-		want int
-	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
-		ctx, stop := notifyContext(context.Background())
-		if err := syscall.Kill(os.Getpid(), tt.sig); err != nil {
-			stop()
-			t.Fatal(err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(5 * time.Second):
-			stop()
-			t.Fatalf("%v: context not cancelled", tt.sig)
-		}
-		code, ok := signalExitCode(ctx)
-		stop()
-		if !ok || code != tt.want {
-			t.Errorf("%v: exit code %d, %v; want %d", tt.sig, code, ok, tt.want)
-		}
-	}
-	ctx, stop := notifyContext(context.Background())
-	stop()
-	if code, ok := signalExitCode(ctx); ok {
-		t.Errorf("stopped without a signal: exit code %d", code)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -158,7 +159,7 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 		}
 		return ec.code
 	}
-	if code, ok := signalExitCode(ctx); ok {
+	if code, ok := shutdown.ExitCode(ctx); ok {
 		// Stopped by a signal: what it cut short is not an error to report.
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "irqnuma: %v\n", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/snapshot"
 )
 
@@ -98,7 +99,7 @@ func (a *app) openRoot(cmd *cobra.Command) error {
 	}
 	// Removed when the command ends, and by the signal handler if a stop
 	// signal finds the command still running past its grace.
-	a.closers = append(a.closers, onExit(cleanup))
+	a.closers = append(a.closers, shutdown.OnExit(cleanup))
 	a.root = dir
 	return nil
 }
