@@ -1,15 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -17,9 +11,6 @@ import (
 )
 
 func init() { register(newExecCmd) }
-
-// forwardedSignals reach the command as they reach irqnuma.
-var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 func newExecCmd(a *app) *cobra.Command {
 	var f pickFlags
@@ -71,82 +62,14 @@ must be /.`,
 	return c
 }
 
-// execOn runs args with the placement, passing the streams and signals
-// through, and returns the command's exit status as an exitCodeError.
+// execOn runs args with the placement and ends irqnuma with the
+// command's exit status.
 func (a *app) execOn(place sched.Placement, where string, args []string) error {
-	path, err := exec.LookPath(args[0])
-	if err != nil {
-		code := 127
-		if !errors.Is(err, exec.ErrNotFound) {
-			code = 126 // found but not executable
-		}
-		return exitCodeError{code, err}
-	}
-	child := exec.Command(path, args[1:]...)
-	child.Args[0] = args[0]
-	// A stream that is no *os.File is fed by a goroutine os/exec starts;
-	// irqnuma's own line goes through the same lock.
-	stdout, stderr := a.stdout, a.stderr
-	if _, ok := stderr.(*os.File); !ok {
-		lw := &lockedWriter{w: stderr}
-		if stdout == stderr {
-			stdout = lw
-		}
-		stderr = lw
-	}
-	child.Stdin, child.Stdout, child.Stderr = a.stdin, stdout, stderr
-
-	// Catch the signals before the child exists, so none sent meanwhile
-	// is lost or kills irqnuma; they are passed on once it runs.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwardedSignals...)
-	defer signal.Stop(sigs)
-
-	if err := sched.Start(child, place); err != nil {
-		code := 1
-		if errors.Is(err, os.ErrPermission) {
-			code = 126
-		}
-		return exitCodeError{code, fmt.Errorf("start %s: %w", args[0], err)}
-	}
-	fmt.Fprintf(stderr, "irqnuma: running on %s\n", where)
-
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				_ = child.Process.Signal(s) // it may have exited meanwhile
-			case <-done:
-				return
-			}
-		}
-	}()
-
-	err = child.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
+	code, err := sched.Run(place, args, sched.Streams{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr}, func(stderr io.Writer) {
+		fmt.Fprintf(stderr, "irqnuma: running on %s\n", where)
+	})
+	if code == 0 && err == nil {
 		return nil
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return exitCodeError{128 + int(ws.Signal()), nil}
-		}
-		return exitCodeError{ee.ExitCode(), nil}
-	default:
-		return fmt.Errorf("wait for %s: %w", args[0], err)
 	}
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return exitCodeError{code, err}
 }
