@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/screen"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/irqnuma/irqnuma/report"
 )
@@ -52,7 +52,7 @@ stdout); -o json writes the model both are drawn from.`,
 				useColor = true
 			case "never":
 			case "auto":
-				useColor = isTerminal(a.stdout) && os.Getenv("NO_COLOR") == ""
+				useColor = screen.IsTerminal(a.stdout) && os.Getenv("NO_COLOR") == ""
 			default:
 				return usagef("--color %q: want auto, always or never", color)
 			}
@@ -96,10 +96,4 @@ func buildMap(root string, s selection) (*report.Map, error) {
 		return nil, err
 	}
 	return report.BuildMap(st.Host, st.IRQs, st.Procs, report.MapOptions{NICs: s.NICs}), nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
