@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/irq"
@@ -55,4 +57,107 @@ func setOrUnknown(s *string) string {
 		return "unknown"
 	}
 	return orDash(*s)
+}
+
+// PinDoc is the JSON document of `irq pin` and `irq restore`.
+type PinDoc struct {
+	Plan      []affinity.Row `json:"plan"`
+	StateFile string         `json:"state_file"`
+	DryRun    bool           `json:"dry_run"`
+	Strategy  string         `json:"strategy,omitempty"`
+	Targets   []PinTarget    `json:"targets"`
+	Notes     []string       `json:"notes"`
+}
+
+// PinTarget is where a pin places one NIC's IRQs, and why there.
+type PinTarget struct {
+	NIC    string   `json:"nic"`
+	CPUs   string   `json:"cpus"`
+	Source string   `json:"source"`
+	Left   []string `json:"left_out"`
+}
+
+// NewPinDoc is the document of a pin's result.
+func NewPinDoc(res *affinity.PinResult, dryRun bool) PinDoc {
+	doc := PinDoc{Plan: res.Rows, StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes}
+	for _, tg := range res.Targets {
+		doc.Targets = append(doc.Targets, PinTarget{NIC: tg.NIC, CPUs: tg.CPUs.String(), Source: tg.Source, Left: append([]string{}, tg.Left...)})
+	}
+	return doc
+}
+
+// NewRestoreDoc is the document of a restore's result.
+func NewRestoreDoc(res *affinity.RestoreResult) PinDoc {
+	return PinDoc{Plan: res.Rows, StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes}
+}
+
+// WritePinTargets says, a line per NIC, where a pin places its IRQs.
+func WritePinTargets(w io.Writer, res *affinity.PinResult) {
+	for _, tg := range res.Targets {
+		left := ""
+		if len(tg.Left) > 0 {
+			left = "; without " + strings.Join(tg.Left, ", ")
+		}
+		fmt.Fprintf(w, "%s: %s on CPUs %s (%s%s)\n", tg.NIC, res.Strategy, tg.CPUs, tg.Source, left)
+	}
+}
+
+// WriteIrqbalanceWarning warns when a running irqbalance does not ban
+// the IRQs a pin places, so it will move them back, and prints the ban
+// configuration that would stop that; irqnuma leaves irqbalance alone.
+func WriteIrqbalanceWarning(w io.Writer, iw affinity.IrqbalanceWarning) {
+	if iw.Err != nil {
+		fmt.Fprintf(w, "warning: cannot tell whether irqbalance will undo this: %v\n", iw.Err)
+		return
+	}
+	if len(iw.Loose) == 0 {
+		return
+	}
+	ids := make([]string, len(iw.Loose))
+	for i, n := range iw.Loose {
+		ids[i] = strconv.Itoa(n)
+	}
+	fmt.Fprintf(w, "warning: irqbalance is running (PID %d) and does not ban IRQs %s: it will move them back.\n", iw.PID, strings.Join(ids, ","))
+	fmt.Fprintln(w, "irqnuma does not touch irqbalance; this configuration would make it leave them alone:")
+	for _, l := range iw.BanConfig {
+		fmt.Fprintln(w, "    "+l)
+	}
+}
+
+// WriteNotes writes each note on a line of its own.
+func WriteNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+// WriteRetired says what became of the state file after the writes.
+func WriteRetired(w io.Writer, stateFile, retired string, err error) {
+	if retired != "" {
+		fmt.Fprintf(w, "state file %s renamed to %s\n", stateFile, retired)
+	} else if err != nil {
+		fmt.Fprintf(w, "irqnuma: %v\n", err)
+	}
+}
+
+// WritePinFailures lists the writes and rollbacks of a pin that failed.
+func WritePinFailures(w io.Writer, res *affinity.PinResult) {
+	for _, s := range res.Failed {
+		fmt.Fprintln(w, "failed:", s)
+	}
+	WriteRetired(w, res.StateFile, res.Retired, res.RetireErr)
+	for _, s := range res.RollbackFailed {
+		fmt.Fprintln(w, "rollback failed:", s)
+	}
+}
+
+// WriteRestoreFailures lists the values a restore could not write and
+// those whose IRQ or queue is gone.
+func WriteRestoreFailures(w io.Writer, res *affinity.RestoreResult) {
+	for _, s := range res.Failed {
+		fmt.Fprintln(w, "failed:", s)
+	}
+	for _, s := range res.Gone {
+		fmt.Fprintln(w, "gone:", s, "(its driver was reloaded or its device removed: nothing to restore)")
+	}
 }

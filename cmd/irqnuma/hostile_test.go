@@ -18,6 +18,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/report"
 )
 
 // Bounds every hostile case is held to: a command answers (with a result
@@ -206,7 +207,7 @@ func TestHostileTrees(t *testing.T) {
 			node0 := cpuset.Range(0, 15).Union(cpuset.Range(32, 47))
 			switch {
 			case slicesContain(args, "pin"):
-				var d pinDoc
+				var d report.PinDoc
 				if r.code == 0 {
 					if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 						t.Fatalf("pin JSON: %v", err)

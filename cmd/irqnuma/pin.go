@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,23 +17,6 @@ import (
 func init() {
 	registerIRQ(newIRQPinCmd)
 	registerIRQ(newIRQRestoreCmd)
-}
-
-// pinDoc is the JSON document of `irq pin` and `irq restore`.
-type pinDoc struct {
-	Plan      []affinity.Row `json:"plan"`
-	StateFile string         `json:"state_file"`
-	DryRun    bool           `json:"dry_run"`
-	Strategy  string         `json:"strategy,omitempty"`
-	Targets   []pinTarget    `json:"targets"`
-	Notes     []string       `json:"notes"`
-}
-
-type pinTarget struct {
-	NIC    string   `json:"nic"`
-	CPUs   string   `json:"cpus"`
-	Source string   `json:"source"`
-	Left   []string `json:"left_out"`
 }
 
 type pinFlags struct {
@@ -144,28 +125,21 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 		}
 		return err
 	}
-	doc := pinDoc{Plan: res.Rows, StateFile: res.StateFile, DryRun: f.dryRun, Strategy: string(res.Strategy), Notes: res.Notes}
-	for _, tg := range res.Targets {
-		doc.Targets = append(doc.Targets, pinTarget{NIC: tg.NIC, CPUs: tg.CPUs.String(), Source: tg.Source, Left: append([]string{}, tg.Left...)})
-		left := ""
-		if len(tg.Left) > 0 {
-			left = "; without " + strings.Join(tg.Left, ", ")
-		}
-		fmt.Fprintf(a.stderr, "%s: %s on CPUs %s (%s%s)\n", tg.NIC, res.Strategy, tg.CPUs, tg.Source, left)
-	}
-	warnIrqbalance(a, res.Irqbalance)
+	report.WritePinTargets(a.stderr, res)
+	report.WriteIrqbalanceWarning(a.stderr, res.Irqbalance)
+	doc := report.NewPinDoc(res, f.dryRun)
 	if f.dryRun || res.Changes == 0 {
 		if res.Changes == 0 && !f.dryRun {
 			fmt.Fprintln(a.stderr, "nothing to change: every IRQ is already where the plan puts it")
 		}
-		return writePin(a, doc, false)
+		return writePin(a, doc, false, true)
 	}
 	for _, r := range res.Rows {
 		if r.Action == affinity.ActionSkipManaged && r.Error != "" {
 			fmt.Fprintf(a.stderr, "IRQ %d: skipped as managed: %s\n", r.IRQ, r.Error)
 		}
 	}
-	if err := writePin(a, doc, true); err != nil {
+	if err := writePin(a, doc, true, true); err != nil {
 		return err
 	}
 	return pinOutcome(a, res)
@@ -173,23 +147,13 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 
 // pinOutcome says how a pin that wrote ended, and with which exit code.
 func pinOutcome(a *app, res *affinity.PinResult) error {
-	for _, s := range res.Failed {
-		fmt.Fprintln(a.stderr, "failed:", s)
-	}
-	if res.Retired != "" {
-		fmt.Fprintf(a.stderr, "state file %s renamed to %s\n", res.StateFile, res.Retired)
-	} else if res.RetireErr != nil {
-		fmt.Fprintf(a.stderr, "irqnuma: %v\n", res.RetireErr)
-	}
+	report.WritePinFailures(a.stderr, res)
 	code := exitError
 	if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
 		code = c
 	}
 	switch {
 	case len(res.RollbackFailed) > 0:
-		for _, s := range res.RollbackFailed {
-			fmt.Fprintln(a.stderr, "rollback failed:", s)
-		}
 		return exitCodeError{code: code, err: fmt.Errorf("rollback incomplete; the old values are in %s: run irqnuma irq restore %s", res.StateFile, res.StateFile)}
 	case res.Stop == irq.Interrupted:
 		return exitCodeError{code: code, err: fmt.Errorf("interrupted (%v): every change was rolled back", context.Cause(a.ctx))}
@@ -202,17 +166,16 @@ func pinOutcome(a *app, res *affinity.PinResult) error {
 	return nil
 }
 
-// writePin writes the plan (and with results, what became of each step).
-func writePin(a *app, doc pinDoc, results bool) error {
+// writePin writes the plan (and with results, what became of each step;
+// withAction, what each was to do).
+func writePin(a *app, doc report.PinDoc, results, withAction bool) error {
 	if a.json() {
 		return a.writeJSON(doc)
 	}
-	if err := report.WritePin(a.stdout, doc.Plan, results, true); err != nil {
+	if err := report.WritePin(a.stdout, doc.Plan, results, withAction); err != nil {
 		return err
 	}
-	for _, n := range doc.Notes {
-		fmt.Fprintln(a.stderr, "note:", n)
-	}
+	report.WriteNotes(a.stderr, doc.Notes)
 	return nil
 }
 
@@ -246,58 +209,16 @@ func runRestore(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	doc := pinDoc{Plan: res.Rows, StateFile: res.StateFile, Targets: []pinTarget{}, Notes: res.Notes}
-	if a.json() {
-		if err := a.writeJSON(doc); err != nil {
-			return err
-		}
-	} else {
-		if err := report.WritePin(a.stdout, doc.Plan, true, false); err != nil {
-			return err
-		}
-		for _, n := range doc.Notes {
-			fmt.Fprintln(a.stderr, "note:", n)
-		}
+	if err := writePin(a, report.NewRestoreDoc(res), true, false); err != nil {
+		return err
 	}
 	if len(res.Failed) > 0 || len(res.Gone) > 0 {
-		for _, s := range res.Failed {
-			fmt.Fprintln(a.stderr, "failed:", s)
-		}
-		for _, s := range res.Gone {
-			fmt.Fprintln(a.stderr, "gone:", s, "(its driver was reloaded or its device removed: nothing to restore)")
-		}
+		report.WriteRestoreFailures(a.stderr, res)
 		restored := res.Total - len(res.Failed) - len(res.Gone)
 		return exitCodeError{code: exitError, err: fmt.Errorf("restored %d of %d values; %d could not be written, %d are gone; %s is kept",
 			restored, res.Total, len(res.Failed), len(res.Gone), res.StateFile)}
 	}
 	fmt.Fprintf(a.stderr, "restored %d values from %s\n", res.Total, res.StateFile)
-	if res.Retired != "" {
-		fmt.Fprintf(a.stderr, "state file %s renamed to %s\n", res.StateFile, res.Retired)
-	} else if res.RetireErr != nil {
-		fmt.Fprintf(a.stderr, "irqnuma: %v\n", res.RetireErr)
-	}
+	report.WriteRetired(a.stderr, res.StateFile, res.Retired, res.RetireErr)
 	return nil
-}
-
-// warnIrqbalance warns, before anything is applied, when a running
-// irqbalance does not ban the IRQs the plan places: it will move them
-// back. It prints the ban configuration that would stop that; irqbalance
-// itself is left alone.
-func warnIrqbalance(a *app, w affinity.IrqbalanceWarning) {
-	if w.Err != nil {
-		fmt.Fprintf(a.stderr, "warning: cannot tell whether irqbalance will undo this: %v\n", w.Err)
-		return
-	}
-	if len(w.Loose) == 0 {
-		return
-	}
-	ids := make([]string, len(w.Loose))
-	for i, n := range w.Loose {
-		ids[i] = strconv.Itoa(n)
-	}
-	fmt.Fprintf(a.stderr, "warning: irqbalance is running (PID %d) and does not ban IRQs %s: it will move them back.\n", w.PID, strings.Join(ids, ","))
-	fmt.Fprintln(a.stderr, "irqnuma does not touch irqbalance; this configuration would make it leave them alone:")
-	for _, l := range w.BanConfig {
-		fmt.Fprintln(a.stderr, "    "+l)
-	}
 }
