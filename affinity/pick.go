@@ -162,7 +162,7 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 	}
 	switch {
 	case r.NIC != "":
-		nic, err := irq.LookupNIC(h, r.NIC)
+		nic, err := h.LookupNIC(r.NIC)
 		if err != nil {
 			return err
 		}

@@ -173,7 +173,7 @@ func TestPickErrors(t *testing.T) {
 		{"two sources", PickRequest{NIC: "ens1f0", Node: 1, HasNode: true}, ErrBadPick, "give one"},
 		{"irq cpus without nic", PickRequest{Node: 1, HasNode: true, ExcludeIRQCPUs: true}, ErrBadPick, "needs the NIC"},
 		{"negative count", PickRequest{Node: 1, HasNode: true, Count: -1}, ErrBadPick, "negative"},
-		{"unknown nic", PickRequest{NIC: "eth9"}, irq.ErrUnknownNIC, `"eth9" (this host has: ens1f0, ens2f0, eth1, eth10)`},
+		{"unknown nic", PickRequest{NIC: "eth9"}, topology.ErrUnknownNIC, `"eth9" (this host has: ens1f0, ens2f0, eth1, eth10)`},
 		{"unknown node", PickRequest{Node: 7, HasNode: true}, ErrNoSuchNode, "node 7 (this host has nodes 0-1)"},
 		{"unknown cpus", PickRequest{CPUs: mustList(t, "14-17"), HasCPUs: true}, ErrNoSuchCPU, "CPUs 16-17 do not exist"},
 		{"too few", PickRequest{Node: 1, HasNode: true, Count: 6}, ErrTooFewLeft, "want 6 CPUs, 5 remain: candidates 8,10-15 from node 1; isolated/nohz_full removed 10-11; left 8,12-15"},

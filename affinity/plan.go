@@ -134,7 +134,7 @@ func PlanPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*P
 	for _, name := range nics {
 		nic, ok := h.NICByName(name)
 		if !ok {
-			return nil, fmt.Errorf("%w %q", irq.ErrUnknownNIC, name)
+			return nil, fmt.Errorf("%w %q", topology.ErrUnknownNIC, name)
 		}
 		tg, err := targetFor(h, nic, opt)
 		if err != nil {

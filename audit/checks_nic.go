@@ -2,12 +2,12 @@ package audit
 
 import (
 	"fmt"
-	"github.com/irqnuma/irqnuma/internal/units"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 )
 

@@ -2,10 +2,10 @@ package audit
 
 import (
 	"fmt"
-	"github.com/irqnuma/irqnuma/internal/units"
 	"slices"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/proc"
 )
 

@@ -3,7 +3,6 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
-
 	"errors"
 	"fmt"
 	"io"

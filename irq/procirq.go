@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -57,8 +58,8 @@ func ListIRQs(root string) ([]int, error) {
 		if err != nil || n < 0 || !e.IsDir() {
 			continue
 		}
-		if n > MaxIRQ {
-			return nil, fmt.Errorf("list IRQs: %s/%s: IRQ number past the largest, %d", procIRQDir(root), clipName(e.Name()), MaxIRQ)
+		if n > interrupts.MaxIRQ {
+			return nil, fmt.Errorf("list IRQs: %s/%s: IRQ number past the largest, %d", procIRQDir(root), clipName(e.Name()), interrupts.MaxIRQ)
 		}
 		out = append(out, n)
 	}
@@ -187,4 +188,12 @@ func parseMask(path string, b []byte) (cpuset.Set, error) {
 		return s, fmt.Errorf("read %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// clip shortens file contents quoted in an error.
+func clip(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -36,7 +37,7 @@ type Table struct {
 	CPUs []int // CPU id of each count column; nil without /proc/interrupts
 	IRQs []IRQ
 	// Named holds the named rows of /proc/interrupts (NMI, LOC, IPI0...).
-	Named []Row
+	Named []interrupts.Row
 	Notes []string
 }
 
@@ -48,29 +49,25 @@ type Options struct {
 	NICs []string
 }
 
-// ErrUnknownNIC is wrapped by the error for a NIC name the host lacks.
-var ErrUnknownNIC = fmt.Errorf("unknown NIC")
-
 // Load reads the IRQs of host h: /proc/interrupts for names and counts,
-// and /proc/irq/N for every IRQ selected. Each file is read once.
+// and /proc/irq/N for every IRQ selected. Each file is read once; h is
+// not changed. A NIC named in opt that h lacks is an error wrapping
+// topology.ErrUnknownNIC.
 func Load(h *topology.Host, opt Options) (*Table, error) {
 	t := &Table{}
-	in, err := ReadInterrupts(h.Root)
+	in, err := interrupts.Read(h.Root)
 	switch {
 	case err == nil:
 		t.CPUs = in.CPUs
 		t.checkColumns(h)
 	case kfile.IsNotExist(err):
 		t.Notes = append(t.Notes, "no /proc/interrupts: IRQ names and counts unknown")
-		in = &Interrupts{}
+		in = &interrupts.Interrupts{}
 	default:
 		return nil, err
 	}
-	if err := InferNICs(h, in); err != nil {
-		return nil, err
-	}
 	for _, name := range opt.NICs {
-		if _, err := LookupNIC(h, name); err != nil {
+		if _, err := h.LookupNIC(name); err != nil {
 			return nil, err
 		}
 	}
@@ -237,24 +234,4 @@ func (t *Table) PerCPU(q *IRQ) map[int]uint64 {
 		}
 	}
 	return m
-}
-
-// LookupNIC returns the named NIC of h, or an error wrapping
-// ErrUnknownNIC that lists the NICs h has.
-func LookupNIC(h *topology.Host, name string) (*topology.NIC, error) {
-	if n, ok := h.NICByName(name); ok {
-		return n, nil
-	}
-	return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, nicNames(h))
-}
-
-func nicNames(h *topology.Host) string {
-	if len(h.NICs) == 0 {
-		return "no NICs"
-	}
-	names := make([]string, len(h.NICs))
-	for i, n := range h.NICs {
-		names[i] = n.Name
-	}
-	return strings.Join(names, ", ")
 }

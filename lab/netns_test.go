@@ -5,7 +5,6 @@ package lab
 import (
 	"encoding/json"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // labNet is the network namespace one guest's taps live in. Nothing in

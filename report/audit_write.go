@@ -3,11 +3,11 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"github.com/irqnuma/irqnuma/internal/units"
 	"io"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )

@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/irqnuma/irqnuma/audit"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/proc"

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/irqnuma/irqnuma/internal/units"
 	"io"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 )
 
 // MapStyle says how WriteMap draws the picture.

@@ -2,13 +2,13 @@ package report
 
 import (
 	"fmt"
-	"github.com/irqnuma/irqnuma/internal/units"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/pci"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -18,7 +19,7 @@ import (
 // the snapshot tests run every reader on a tree and on its snapshot and
 // compare the answers, so a file missed here fails them.
 var (
-	// Files read whole (irq.ReadInterrupts, topology.ReadCmdline, the
+	// Files read whole (interrupts.Read, topology.ReadCmdline, the
 	// watch sampler; osrelease tells irq.Load whether the kernel marks
 	// managed IRQs read-only).
 	procFiles = []string{
@@ -204,7 +205,7 @@ func (c *capturer) nics() error {
 		}
 		loc, onPCI := dev, false
 		for p := dev; p != "" && strings.HasPrefix(p, "sys/devices/"); p = parent(p) {
-			if topology.IsPCIAddress(path.Base(p)) {
+			if pci.IsAddress(path.Base(p)) {
 				loc, onPCI = p, true
 				break
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
@@ -246,7 +247,7 @@ func TestSnapshotLive(t *testing.T) {
 	opts := append([]cmp.Option{
 		cmpopts.IgnoreFields(topology.Node{}, "MemoryBytes"),
 		cmpopts.IgnoreFields(irq.IRQ{}, "Counts"),
-		cmpopts.IgnoreFields(irq.Row{}, "Counts"),
+		cmpopts.IgnoreFields(interrupts.Row{}, "Counts"),
 	}, cmpReadings...)
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
 		t.Errorf("snapshot reads differently (-live +snapshot):\n%s", diff)

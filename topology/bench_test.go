@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/benchcpu"
-
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 

@@ -9,9 +9,11 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -127,6 +129,26 @@ func (h *Host) NodeIDs() cpuset.Set {
 		ids[i] = n.ID
 	}
 	return cpuset.New(ids...)
+}
+
+// ErrUnknownNIC is wrapped by the error for a NIC name the host lacks.
+var ErrUnknownNIC = errors.New("unknown NIC")
+
+// LookupNIC returns the named NIC, or an error wrapping ErrUnknownNIC
+// that lists the NICs the host has.
+func (h *Host) LookupNIC(name string) (*NIC, error) {
+	if n, ok := h.NICByName(name); ok {
+		return n, nil
+	}
+	names := "no NICs"
+	if len(h.NICs) > 0 {
+		s := make([]string, len(h.NICs))
+		for i, n := range h.NICs {
+			s[i] = n.Name
+		}
+		names = strings.Join(s, ", ")
+	}
+	return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, names)
 }
 
 // NICByName returns the named NIC.

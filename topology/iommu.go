@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/pci"
 )
 
 // IOMMU is what /sys says of a host's IOMMUs: the units in
@@ -76,21 +77,21 @@ func ReadIOMMU(root string) (*IOMMU, error) {
 // ("0000:98:00.0") from its iommu_group link, and the group's type. A
 // device without the link has ID -1 (no IOMMU translates for it, or the
 // tree does not say); a group without a type file has Type "".
-func (h *Host) DeviceIOMMUGroup(pci string) (IOMMUGroup, error) {
+func (h *Host) DeviceIOMMUGroup(bdf string) (IOMMUGroup, error) {
 	g := IOMMUGroup{ID: -1}
-	if !IsPCIAddress(pci) {
-		return g, fmt.Errorf("IOMMU group: %q is not a PCI address", pci)
+	if !pci.IsAddress(bdf) {
+		return g, fmt.Errorf("IOMMU group: %q is not a PCI address", bdf)
 	}
-	target, err := h.resolve("sys/bus/pci/devices/" + pci + "/iommu_group")
+	target, err := h.resolve("sys/bus/pci/devices/" + bdf + "/iommu_group")
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return g, nil
 		}
-		return g, fmt.Errorf("IOMMU group of %s: %w", pci, err)
+		return g, fmt.Errorf("IOMMU group of %s: %w", bdf, err)
 	}
 	id, err := strconv.Atoi(path.Base(target))
 	if err != nil || id < 0 {
-		return g, fmt.Errorf("IOMMU group of %s: link to %s is not a group", pci, target)
+		return g, fmt.Errorf("IOMMU group of %s: link to %s is not a group", bdf, target)
 	}
 	g.ID = id
 	s, err := h.fs.String(h.Path(target, "type"))

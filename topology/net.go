@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/pci"
 )
 
 // NIC is a network interface backed by a device (loopback, bridges and
@@ -50,26 +51,6 @@ type Queue struct {
 	Known bool // the steering file exists and was read
 }
 
-// IsPCIAddress reports whether s is a PCI function address such as
-// "0000:98:00.0": a domain of four or more lower-case hex digits, a
-// two-digit bus and device, and a function 0-7.
-func IsPCIAddress(s string) bool {
-	n := len(s)
-	if n < 12 || s[n-2] != '.' || s[n-1] < '0' || s[n-1] > '7' || s[n-5] != ':' || s[n-8] != ':' {
-		return false
-	}
-	return isLowerHex(s[:n-8]) && isLowerHex(s[n-7:n-5]) && isLowerHex(s[n-4:n-2])
-}
-
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return s != ""
-}
-
 // isVirtioDevice reports whether s names a virtio bus device ("virtio2").
 func isVirtioDevice(s string) bool {
 	rest, ok := strings.CutPrefix(s, "virtio")
@@ -90,7 +71,7 @@ func (h *Host) readNICs() error {
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			h.note("no /sys/class/net: NICs known only from IRQ names")
-			return nil
+			return h.inferNICs()
 		}
 		return fmt.Errorf("read NICs: %w", err)
 	}
@@ -131,7 +112,7 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 	}
 	pciDir := ""
 	for p := dev; p != "." && p != "/" && strings.HasPrefix(p, "sys/devices/"); p = path.Dir(p) {
-		if IsPCIAddress(path.Base(p)) {
+		if pci.IsAddress(path.Base(p)) {
 			pciDir, n.PCI = p, path.Base(p)
 			break
 		}
@@ -144,18 +125,8 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 	if pciDir != "" {
 		locDir = pciDir
 	}
-	if v, err := h.fs.Int(h.Path(locDir, "numa_node")); err == nil {
-		n.Node = v
-	} else if !kfile.IsNotExist(err) {
-		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
-	}
-	if n.Node < -1 {
-		return NIC{}, false, fmt.Errorf("NIC %s: numa_node %d is not a node", name, n.Node)
-	}
-	if set, err := h.fs.List(h.Path(locDir, "local_cpulist")); err == nil {
-		n.LocalCPUs, n.HasLocal = set, true
-	} else if !kfile.IsNotExist(err) {
-		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
+	if err := h.readLocality(&n, locDir); err != nil {
+		return NIC{}, false, err
 	}
 	if pciDir != "" {
 		n.VendorID, _ = h.fs.String(h.Path(pciDir, "vendor"))

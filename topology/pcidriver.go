@@ -5,6 +5,7 @@ import (
 	"path"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/pci"
 )
 
 // PCIDriver returns the driver bound to a PCI function ("0000:98:00.0"),
@@ -12,16 +13,16 @@ import (
 // virtio NIC whose netdev driver is virtio_net. This is the name
 // irqbalance matches --banmod against. "" when no driver is bound or the
 // tree has no such link.
-func (h *Host) PCIDriver(pci string) (string, error) {
-	if !IsPCIAddress(pci) {
-		return "", fmt.Errorf("PCI driver: %q is not a PCI address", pci)
+func (h *Host) PCIDriver(bdf string) (string, error) {
+	if !pci.IsAddress(bdf) {
+		return "", fmt.Errorf("PCI driver: %q is not a PCI address", bdf)
 	}
-	dev, err := h.resolve("sys/bus/pci/devices/" + pci)
+	dev, err := h.resolve("sys/bus/pci/devices/" + bdf)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return "", nil
 		}
-		return "", fmt.Errorf("PCI driver of %s: %w", pci, err)
+		return "", fmt.Errorf("PCI driver of %s: %w", bdf, err)
 	}
 	// The link's own name is enough; its target need not be in the tree.
 	target, err := h.fs.Readlink(h.Path(dev, "driver"))
@@ -29,7 +30,7 @@ func (h *Host) PCIDriver(pci string) (string, error) {
 		if kfile.IsNotExist(err) {
 			return "", nil
 		}
-		return "", fmt.Errorf("PCI driver of %s: %w", pci, err)
+		return "", fmt.Errorf("PCI driver of %s: %w", bdf, err)
 	}
 	return path.Base(target), nil
 }

@@ -9,14 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 )
 
 // knownFrom returns a sampler that treats every numbered row of a as a
 // NIC row, as it stands in a.
 func knownFrom(a []byte) *Sampler {
 	s := &Sampler{known: map[int]nicIRQ{}}
-	if in, err := irq.ParseInterrupts(a); err == nil {
+	if in, err := interrupts.Parse(a); err == nil {
 		for _, r := range in.Rows {
 			if r.IRQ >= 0 {
 				s.known[r.IRQ] = nicIRQ{n: r.IRQ, name: r.Name}

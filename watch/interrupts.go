@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 )
 
 // irqShape remembers the layout of the last /proc/interrupts that was
-// parsed in full by irq.ParseInterrupts: its header and, for every row in
+// parsed in full by interrupts.Parse: its header and, for every row in
 // order, the bytes before the counts (id and colon) and after them (chip,
 // hwirq, names). From one sample to the next only the counts change, so a
 // file whose header, row heads and row tails are byte for byte the same
 // needs only the counts of the NIC rows parsed. Anything else (a CPU
 // coming or going, an IRQ added, removed or renamed, text that does not
-// parse) goes back to irq.ParseInterrupts, which is the reference.
+// parse) goes back to interrupts.Parse, which is the reference.
 //
 // This exists because the benchmark says so: on a 512-CPU host with 1,000
 // IRQs /proc/interrupts is 5.8 MB and 512,000 counts, and parsing all of
@@ -40,7 +40,7 @@ func (s *Sampler) readIRQs(b []byte, sm *Sample) error {
 		s.fast++
 		return nil
 	}
-	in, err := irq.ParseInterrupts(b)
+	in, err := interrupts.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *Sampler) readIRQs(b []byte, sm *Sample) error {
 			li++
 		}
 		if li >= len(lines) {
-			return fmt.Errorf("row %s: %w", r.ID, irq.ErrFormat) // cannot happen: rows come from lines
+			return fmt.Errorf("row %s: %w", r.ID, interrupts.ErrFormat) // cannot happen: rows come from lines
 		}
 		line := lines[li]
 		li++
@@ -135,7 +135,7 @@ func (s *Sampler) fastIRQs(b []byte, sm *Sample) bool {
 }
 
 // appendCounts parses b, which must be only decimal counts separated by
-// blanks, the way irq.ParseInterrupts reads them.
+// blanks, the way interrupts.Parse reads them.
 func appendCounts(dst []uint64, b []byte) ([]uint64, bool) {
 	i := 0
 	for {
@@ -163,7 +163,7 @@ func appendCounts(dst []uint64, b []byte) ([]uint64, bool) {
 }
 
 // splitCounts returns the part of a row up to its first colon and the
-// part after its n counts, as irq.ParseInterrupts splits it.
+// part after its n counts, as interrupts.Parse splits it.
 func splitCounts(line []byte, n int) (head, tail []byte) {
 	c := bytes.IndexByte(line, ':')
 	if c < 0 {

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
-	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 	"github.com/irqnuma/irqnuma/watch/watchtest"
 )
@@ -28,7 +28,7 @@ func rowsOf(sm *Sample) map[int][]uint64 {
 
 // TestFastPathMatchesFullParse: on every committed host tree the second
 // sample (fast path) finds the same NIC rows and counts as the first
-// (irq.ParseInterrupts), and sees a changed count.
+// (interrupts.Parse), and sees a changed count.
 func TestFastPathMatchesFullParse(t *testing.T) {
 	for _, name := range hosttest.Names() {
 		t.Run(name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestFastPathMatchesFullParse(t *testing.T) {
 			if got, want := rowsOf(c)[r.n][0], r.counts[0]+7; got != want {
 				t.Errorf("IRQ %d CPU%d = %d, want %d", r.n, a.irqCols[0], got, want)
 			}
-			full, err := irq.ParseInterrupts(tr.Read("proc/interrupts"))
+			full, err := interrupts.Parse(tr.Read("proc/interrupts"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,8 +106,8 @@ func TestFastPathFallsBack(t *testing.T) {
 			clk.Advance(time.Second)
 			cur, err := s.Sample()
 			if tt.err {
-				if !errors.Is(err, irq.ErrFormat) {
-					t.Fatalf("Sample() error = %v, want one wrapping irq.ErrFormat", err)
+				if !errors.Is(err, interrupts.ErrFormat) {
+					t.Fatalf("Sample() error = %v, want one wrapping interrupts.ErrFormat", err)
 				}
 				return
 			}
@@ -135,7 +135,7 @@ func TestFastPathFallsBack(t *testing.T) {
 // TestFastPathRealCaptures runs the fast path over every real
 // /proc/interrupts capture (arm64 counts touching the colon, one-column
 // ERR rows, rows naming two devices, truncated files), with every numbered
-// row treated as a NIC row: its counts must equal irq.ParseInterrupts's.
+// row treated as a NIC row: its counts must equal interrupts.Parse's.
 func TestFastPathRealCaptures(t *testing.T) {
 	realhosts.Require(t)
 	files, err := realhosts.InterruptsFiles()
@@ -151,7 +151,7 @@ func TestFastPathRealCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			full, err := irq.ParseInterrupts(b)
+			full, err := interrupts.Parse(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,10 +174,10 @@ func TestFastPathRealCaptures(t *testing.T) {
 				t.Fatal("the same text twice did not take the fast path")
 			}
 			if diff := cmp.Diff(want, rowsOf(&fast)); diff != "" {
-				t.Errorf("fast path counts (-irq.ParseInterrupts +fast):\n%s", diff)
+				t.Errorf("fast path counts (-interrupts.Parse +fast):\n%s", diff)
 			}
 			if diff := cmp.Diff(full.CPUs, fast.irqCols); diff != "" {
-				t.Errorf("columns (-irq.ParseInterrupts +fast):\n%s", diff)
+				t.Errorf("columns (-interrupts.Parse +fast):\n%s", diff)
 			}
 		})
 	}

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/irqnuma/irqnuma/cpuset"
 	"strconv"
+
+	"github.com/irqnuma/irqnuma/cpuset"
 )
 
 // ErrFormat is wrapped by errors about text that is not in the format of

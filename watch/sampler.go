@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/proc"
@@ -188,7 +189,7 @@ func (s *Sampler) readInterrupts(sm *Sample) error {
 	return nil
 }
 
-func (s *Sampler) classify(r irq.Row) (nicIRQ, bool) {
+func (s *Sampler) classify(r interrupts.Row) (nicIRQ, bool) {
 	for _, nic := range s.nics {
 		if o, ok := irq.Classify(r.Name, r.Chip, nic); ok {
 			return nicIRQ{n: r.IRQ, name: r.Name, owner: o}, true

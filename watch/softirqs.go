@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"fmt"
+
 	"github.com/irqnuma/irqnuma/cpuset"
 )
 

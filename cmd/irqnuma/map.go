@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/internal/screen"
-
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/screen"
 	"github.com/irqnuma/irqnuma/report"
 )
 

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 func init() {
@@ -120,7 +121,7 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 	}
 	res, err := affinity.Pin(a.ctx, req)
 	if err != nil {
-		if errors.Is(err, irq.ErrUnknownNIC) || errors.Is(err, affinity.ErrLocalityUnknown) {
+		if errors.Is(err, topology.ErrUnknownNIC) || errors.Is(err, affinity.ErrLocalityUnknown) {
 			return usageError{err}
 		}
 		return err

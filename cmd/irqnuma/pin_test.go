@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -795,7 +796,7 @@ func TestPinLive(t *testing.T) {
 // liveIRQCount returns the total count of an IRQ in /proc/interrupts.
 func liveIRQCount(t *testing.T, n int) uint64 {
 	t.Helper()
-	in, err := irq.ReadInterrupts("/")
+	in, err := interrupts.Read("/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 // Exit codes, the same for every command.
@@ -171,7 +172,7 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 	}
 	fmt.Fprintf(stderr, "irqnuma: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, irq.ErrUnknownNIC) {
+	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, topology.ErrUnknownNIC) {
 		return exitUsage
 	}
 	return exitError

@@ -1,13 +1,15 @@
-package irq
+package interrupts
 
 import (
 	"errors"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
 
 func TestParseInterruptsRows(t *testing.T) {
@@ -80,7 +82,7 @@ func TestParseInterruptsRows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseInterrupts([]byte(tt.give))
+			got, err := Parse([]byte(tt.give))
 			if err != nil {
 				t.Fatalf("ParseInterrupts: %v", err)
 			}
@@ -107,32 +109,35 @@ func TestParseInterruptsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseInterrupts([]byte(tt.give))
+			got, err := Parse([]byte(tt.give))
 			if !errors.Is(err, ErrFormat) {
-				t.Errorf("ParseInterrupts(%q) = %+v, %v; want an error wrapping ErrFormat", tt.give, got, err)
+				t.Errorf("Parse(%q) = %+v, %v; want an error wrapping ErrFormat", tt.give, got, err)
 			}
 		})
 	}
 }
 
-// TestParseInterruptsCaptures parses real captures without loss: every
-// line becomes a row, and every numbered row has a count per CPU column.
-func TestParseInterruptsCaptures(t *testing.T) {
-	files, _ := filepath.Glob("../../shared/realhosts/nodeexporter-interrupts/interrupts*")
-	more, _ := filepath.Glob("../../shared/realhosts/netutils-linux/rss-ladder.tests/*/interrupts")
-	files = append(files, more...)
-	if len(files) == 0 {
-		t.Skip("../shared/realhosts is not here: no captures to parse")
+// TestParseCaptures parses every real /proc/interrupts capture without
+// loss: every line becomes a row, the columns are the header's, and every
+// numbered row has a count per CPU column and a chip.
+func TestParseCaptures(t *testing.T) {
+	realhosts.Require(t)
+	files, err := realhosts.InterruptsFiles()
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
-			b, err := os.ReadFile(f)
+		t.Run(f.Name, func(t *testing.T) {
+			b, err := os.ReadFile(f.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ParseInterrupts(b)
+			in, err := Parse(b)
 			if err != nil {
-				t.Fatalf("ParseInterrupts: %v", err)
+				t.Fatalf("Parse: %v", err)
+			}
+			if !slices.Equal(in.CPUs, f.CPUs) {
+				t.Errorf("columns %v, want %v", in.CPUs, f.CPUs)
 			}
 			lines := 0
 			for _, l := range strings.Split(string(b), "\n")[1:] {
@@ -155,12 +160,12 @@ func TestParseInterruptsCaptures(t *testing.T) {
 	}
 }
 
-func FuzzParseInterrupts(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add([]byte("           CPU0       CPU2\n 284:  1 2  IR-PCI-MSIX-0000:98:00.0    1-edge      mlx5_comp0@pci:0000:98:00.0\nERR: 0\n"))
 	f.Add([]byte("CPU0 CPU1\nIPI0:12345678901 2 Rescheduling interrupts\n 10: 1 2 GICv3 27 Level arch_timer\n"))
 	f.Add([]byte("CPU0\n 5:\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in, err := ParseInterrupts(b)
+		in, err := Parse(b)
 		if err != nil {
 			if !errors.Is(err, ErrFormat) {
 				t.Fatalf("error %v does not wrap ErrFormat", err)

@@ -1,7 +1,8 @@
-// Package irq reads interrupts: /proc/interrupts, the /proc/irq/N folders,
-// and which IRQs belong to which NIC and queue. It also owns the one code
-// path that writes IRQ affinity.
-package irq
+// Package interrupts parses /proc/interrupts and reads what an IRQ's
+// action name says of the vector (queue, direction). It sits below
+// topology, which infers NICs from the names when a capture has no
+// /sys/class/net, and irq, which matches the rows to NICs.
+package interrupts
 
 import (
 	"bytes"
@@ -83,24 +84,24 @@ const MaxIRQ = cpuset.MaxID
 // ErrFormat is wrapped by errors about text that is not /proc/interrupts.
 var ErrFormat = errors.New("not in /proc/interrupts format")
 
-// ReadInterrupts reads and parses root/proc/interrupts.
-func ReadInterrupts(root string) (*Interrupts, error) {
+// Read reads and parses root/proc/interrupts.
+func Read(root string) (*Interrupts, error) {
 	p := filepath.Join(root, "proc/interrupts")
 	b, err := kfile.NewFS(root).Read(p)
 	if err != nil {
 		return nil, err
 	}
-	in, err := ParseInterrupts(b)
+	in, err := Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", p, err)
 	}
 	return in, nil
 }
 
-// ParseInterrupts parses the text of /proc/interrupts. It never panics:
+// Parse parses the text of /proc/interrupts. It never panics:
 // text that is not in the format is an error wrapping ErrFormat, and a
 // row the kernel printed short keeps the counts it has.
-func ParseInterrupts(b []byte) (*Interrupts, error) {
+func Parse(b []byte) (*Interrupts, error) {
 	header, rest, _ := bytes.Cut(b, []byte("\n"))
 	in := &Interrupts{}
 	seen := map[int]bool{}

@@ -1,0 +1,228 @@
+package interrupts
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/pci"
+)
+
+// Vector is what an IRQ's action name says of a NIC vector.
+type Vector struct {
+	Queue int    // queue index; -1 for a non-queue vector
+	Dir   string // "rx" or "tx" for a vector that serves one direction, "" otherwise
+}
+
+// IsQueue reports whether the vector serves a queue.
+func (v Vector) IsQueue() bool { return v.Queue >= 0 }
+
+var notQueue = Vector{Queue: -1}
+
+// ParseName reads the vector of an IRQ already known to belong to a NIC
+// (from msi_irqs), from its name alone: "mlx5_comp7@pci:<bdf>",
+// "ens1f0-TxRx-3", "oldname-rx-1", "virtio2-input.4",
+// "hns3-<bdf>-TxRx-2".
+func ParseName(name string) Vector {
+	if at := strings.Index(name, "@pci:"); at >= 0 {
+		return ParsePCIName(name, name[at+len("@pci:"):])
+	}
+	if i := strings.LastIndex(name, "-TxRx-"); i >= 0 {
+		return ParseTail(name[i+1:])
+	}
+	for _, sep := range []string{"-Tx-Rx-", "-rx-", "-tx-", "-fp-", "-rxtx-"} {
+		if i := strings.LastIndex(name, sep); i >= 0 {
+			return ParseTail(name[i+1:])
+		}
+	}
+	if i := strings.LastIndex(name, "-input."); i >= 0 {
+		return ParseVirtioTail(name[i+1:])
+	}
+	if i := strings.LastIndex(name, "-output."); i >= 0 {
+		return ParseVirtioTail(name[i+1:])
+	}
+	return notQueue
+}
+
+// CutIfName returns what follows "<if>-" or "<driver>-<if>-" at the head
+// of name, or "" when name is ifname exactly (igb's "other causes"
+// vector); false when name does not start with the interface.
+// "eth1" never matches "eth10-...".
+func CutIfName(name, ifname string) (string, bool) {
+	if name == ifname {
+		return "", true
+	}
+	if tail, ok := strings.CutPrefix(name, ifname+"-"); ok {
+		return tail, true
+	}
+	if i := strings.IndexByte(name, '-'); i > 0 && !strings.ContainsAny(name[:i], "@:. ") {
+		if tail, ok := strings.CutPrefix(name[i+1:], ifname+"-"); ok {
+			return tail, true
+		}
+	}
+	return "", false
+}
+
+// ParseTail reads what follows the interface name: "TxRx-3", "Tx-Rx-3",
+// "rx-3", "tx-3", "fp-3", "rxtx-3", "3"; anything else ("misc", "fdir",
+// "ctrl") is a non-queue vector.
+func ParseTail(tail string) Vector {
+	kind, idx := "", tail
+	if i := strings.LastIndexByte(tail, '-'); i >= 0 {
+		kind, idx = tail[:i], tail[i+1:]
+	}
+	n, ok := queueIndex(idx)
+	if !ok {
+		return notQueue
+	}
+	v := Vector{Queue: n}
+	switch kind {
+	case "TxRx", "Tx-Rx", "fp", "rxtx", "":
+	case "rx":
+		v.Dir = "rx"
+	case "tx":
+		v.Dir = "tx"
+	default:
+		return notQueue
+	}
+	return v
+}
+
+// ParseVirtioTail reads what follows a virtio device's name: "input.0",
+// "output.0" are queues; "config", "control" are not.
+func ParseVirtioTail(tail string) Vector {
+	kind, idx, ok := strings.Cut(tail, ".")
+	if !ok {
+		return notQueue
+	}
+	n, ok := queueIndex(idx)
+	if !ok {
+		return notQueue
+	}
+	switch kind {
+	case "input":
+		return Vector{Queue: n, Dir: "rx"}
+	case "output":
+		return Vector{Queue: n, Dir: "tx"}
+	}
+	return notQueue
+}
+
+// ParsePCIName reads names that carry the PCI address bdf:
+// "mlx5_comp3@pci:<bdf>", "mana_q3@pci:<bdf>" are queues;
+// "mlx5_async0@pci:<bdf>" is not; "ice-<bdf>:misc", "hns3-<bdf>-TxRx-3"
+// are read for their queue words like the others.
+func ParsePCIName(name, bdf string) Vector {
+	if head, _, ok := strings.Cut(name, "@pci:"); ok {
+		for _, p := range []string{"mlx5_comp", "mana_q"} {
+			if idx, ok := strings.CutPrefix(head, p); ok {
+				if n, ok := queueIndex(idx); ok {
+					return Vector{Queue: n}
+				}
+				return notQueue
+			}
+		}
+		return notQueue
+	}
+	if i := strings.Index(name, bdf); i >= 0 {
+		if tail, ok := strings.CutPrefix(name[i+len(bdf):], "-"); ok {
+			return ParseTail(tail)
+		}
+	}
+	return notQueue
+}
+
+func queueIndex(s string) (int, bool) {
+	if s == "" || len(s) > 6 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// driverPrefixes are the drivers that put their own name before the
+// interface name in IRQ names ("i40e-ens3f0-TxRx-0").
+var driverPrefixes = []string{"i40e", "ice", "iavf", "idpf", "igc", "ixgbevf"}
+
+// Device returns the NIC a numbered row's name reveals and its PCI
+// function, for captures without /sys/class/net: the interface in its
+// queue IRQ names ("ens3f0" from "i40e-ens3f0-TxRx-0"), or the PCI
+// address when the names carry none ("0000:98:00.0" from
+// "mlx5_comp0@pci:0000:98:00.0"). The PCI function comes from the MSI
+// chip name ("IR-PCI-MSIX-0000:98:00.0"), the IRQ name, or the PCI
+// requester id older kernels encode in the hwirq of "IR-PCI-MSI". name is
+// "" for a row that is no NIC's queue or control vector.
+func Device(r Row) (name, bdf string) {
+	if r.IRQ < 0 || r.Name == "" {
+		return "", ""
+	}
+	bdf = ChipPCI(r)
+	if head, addr, ok := strings.Cut(r.Name, "@pci:"); ok && pci.IsAddress(addr) {
+		if strings.HasPrefix(head, "mlx5_") || strings.HasPrefix(head, "mana_") {
+			return addr, addr
+		}
+		return "", ""
+	}
+	if !ParseName(r.Name).IsQueue() {
+		return "", ""
+	}
+	// What precedes the queue words is "[driver-]<interface>".
+	i := strings.LastIndex(r.Name, "-"+queueWord(r.Name))
+	if i <= 0 {
+		return "", ""
+	}
+	name = r.Name[:i]
+	for _, d := range driverPrefixes {
+		if rest, ok := strings.CutPrefix(name, d+"-"); ok {
+			name = rest
+			break
+		}
+	}
+	// The kernel refuses ':', '/' and whitespace in interface names, so
+	// "0000:d8:00.0:fdir" (i40e's flow director) names no interface.
+	if name == "" || strings.ContainsAny(name, " ,@:/") || strings.HasPrefix(name, "virtio") {
+		return "", ""
+	}
+	if pci.IsAddress(name) {
+		bdf = name
+	}
+	return name, bdf
+}
+
+// queueWord returns the queue part of a queue IRQ name: "TxRx-3",
+// "Tx-Rx-3", "rx-3", "tx-3", "fp-3", "rxtx-3".
+func queueWord(name string) string {
+	for _, sep := range []string{"-TxRx-", "-Tx-Rx-", "-rxtx-", "-rx-", "-tx-", "-fp-"} {
+		if i := strings.LastIndex(name, sep); i >= 0 {
+			return name[i+1:]
+		}
+	}
+	return "\x00" // matches nothing
+}
+
+// ChipPCI returns the PCI function an MSI row belongs to: from the chip
+// name on kernels since 6.2 ("IR-PCI-MSIX-0000:98:00.0"), or from the
+// hwirq older kernels print for "IR-PCI-MSI"/"PCI-MSI", which encodes
+// domain << 27 | bus << 19 | devfn << 11 | vector; "" when it says none.
+func ChipPCI(r Row) string {
+	for _, p := range []string{"IR-PCI-MSIX-", "IR-PCI-MSI-", "PCI-MSIX-", "PCI-MSI-"} {
+		if bdf, ok := strings.CutPrefix(r.Chip, p); ok && pci.IsAddress(bdf) {
+			return bdf
+		}
+	}
+	if r.Chip != "IR-PCI-MSI" && r.Chip != "PCI-MSI" {
+		return ""
+	}
+	num, _, _ := strings.Cut(r.HWIRQ, "-")
+	v, err := strconv.ParseUint(num, 10, 64)
+	if err != nil {
+		return ""
+	}
+	domain, bus, devfn := v>>27, (v>>19)&0xff, (v>>11)&0xff
+	return fmt.Sprintf("%04x:%02x:%02x.%d", domain, bus, devfn>>3, devfn&7)
+}
