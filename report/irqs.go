@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -371,8 +372,8 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 		if q.Managed != nil {
 			managed = map[bool]string{true: "yes", false: "no"}[*q.Managed]
 		}
-		rows = append(rows, []string{strconv.Itoa(q.IRQ), orDash(q.Name), orDash(q.NIC), queue,
-			strOrUnknown(q.Affinity), strOrUnknown(q.Effective), node, orDash(joinInts(q.EffectiveOrAffinityNodes(), ",")),
+		rows = append(rows, []string{strconv.Itoa(q.IRQ), units.OrDash(q.Name), units.OrDash(q.NIC), queue,
+			strOrUnknown(q.Affinity), strOrUnknown(q.Effective), node, units.OrDash(units.Ints(q.EffectiveOrAffinityNodes(), ",")),
 			local, managed, total(q)})
 	}
 	if len(rows) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 )
 
@@ -36,7 +37,7 @@ func WritePin(w io.Writer, rows []affinity.Row, results, withAction bool) error 
 		if r.NIC == "" {
 			queue = "-"
 		}
-		row := []string{irqCol, orDash(r.NIC), queue, orDash(r.From), orDash(r.To)}
+		row := []string{irqCol, units.OrDash(r.NIC), queue, units.OrDash(r.From), units.OrDash(r.To)}
 		if withAction {
 			row = append(row, string(r.Action))
 		}
@@ -56,7 +57,7 @@ func setOrUnknown(s *string) string {
 	if s == nil {
 		return "unknown"
 	}
-	return orDash(*s)
+	return units.OrDash(*s)
 }
 
 // PinDoc is the JSON document of `irq pin` and `irq restore`.

@@ -146,9 +146,9 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		}
 		dist := "unknown"
 		if n.Distances != nil {
-			dist = joinInts(n.Distances, " ")
+			dist = units.Ints(n.Distances, " ")
 		}
-		rows = append(rows, []string{strconv.Itoa(n.ID), orDash(n.CPUs.List()),
+		rows = append(rows, []string{strconv.Itoa(n.ID), units.OrDash(n.CPUs.List()),
 			strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
 	}
 	if len(rows) > 0 {
@@ -156,7 +156,7 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "\nCPUs online %s of %s", orDash(doc.Online.List()), orDash(doc.Possible.List()))
+	fmt.Fprintf(w, "\nCPUs online %s of %s", units.OrDash(doc.Online.List()), units.OrDash(doc.Possible.List()))
 	if !doc.Isolated.IsEmpty() {
 		fmt.Fprintf(w, "; isolated %s", doc.Isolated)
 	}
@@ -206,8 +206,8 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		case n.VendorID != "":
 			model = strings.TrimPrefix(n.VendorID, "0x") + ":" + strings.TrimPrefix(n.DeviceID, "0x")
 		}
-		rows = append(rows, []string{node, n.Name, orDash(n.Driver), dev,
-			queues, speed, orDash(n.OperState),
+		rows = append(rows, []string{node, n.Name, units.OrDash(n.Driver), dev,
+			queues, speed, units.OrDash(n.OperState),
 			IRQRange(n.IRQs), model})
 	}
 	fmt.Fprintln(w)
@@ -255,19 +255,4 @@ func Speed(mbps int) string {
 		return fmt.Sprintf("%.1f Gbit/s", float64(mbps)/1000)
 	}
 	return fmt.Sprintf("%d Mbit/s", mbps)
-}
-
-func joinInts(v []int, sep string) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, sep)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

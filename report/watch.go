@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/watch"
 )
@@ -39,7 +40,7 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 			for i, c := range q.CPUs {
 				cpus[i] = c.CPU
 			}
-			rows = append(rows, []string{n.Name, strconv.Itoa(q.IRQ), queue, ratePtr(q.PerSec), orDash(cpuset.New(cpus...).List()), q.Name})
+			rows = append(rows, []string{n.Name, strconv.Itoa(q.IRQ), queue, ratePtr(q.PerSec), units.OrDash(cpuset.New(cpus...).List()), q.Name})
 		}
 	}
 	b.WriteByte('\n')
@@ -57,7 +58,7 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 		}
 		rows = append(rows, []string{strconv.Itoa(c.CPU), nodeOrDash(c.Node), strings.Join(c.Why, ","),
 			pct(c.Usr), pct(c.Sys), pct(c.IRQ), pct(c.Soft), pct(c.Busy), rate(c.NICIRQs),
-			ratePtr(c.NetRX), ratePtr(c.NetTX), ratePtr(c.Drops), ratePtr(c.Squeezes), orDash(strings.Join(threads, ","))})
+			ratePtr(c.NetRX), ratePtr(c.NetTX), ratePtr(c.Drops), ratePtr(c.Squeezes), units.OrDash(strings.Join(threads, ","))})
 	}
 	b.WriteByte('\n')
 	if len(rows) == 0 {

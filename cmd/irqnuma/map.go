@@ -9,7 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/screen"
-	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/report/hostmap"
 )
 
 func init() { register(newMapCmd) }
@@ -39,8 +39,8 @@ stdout); -o json writes the model both are drawn from.`,
   irqnuma map --svg host.svg`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if width != 0 && width < report.MinMapWidth {
-				return usagef("--width %d: want at least %d columns", width, report.MinMapWidth)
+			if width != 0 && width < hostmap.MinWidth {
+				return usagef("--width %d: want at least %d columns", width, hostmap.MinWidth)
 			}
 			if svg != "" && a.json() {
 				return usagef("--svg and -o json: choose one")
@@ -66,10 +66,10 @@ stdout); -o json writes the model both are drawn from.`,
 			case a.json():
 				return a.writeJSON(m)
 			case svg == "-":
-				return report.WriteMapSVG(a.stdout, m)
+				return hostmap.WriteSVG(a.stdout, m)
 			case svg != "":
 				var buf bytes.Buffer
-				if err := report.WriteMapSVG(&buf, m); err != nil {
+				if err := hostmap.WriteSVG(&buf, m); err != nil {
 					return err
 				}
 				if err := os.WriteFile(svg, buf.Bytes(), 0o644); err != nil {
@@ -78,21 +78,21 @@ stdout); -o json writes the model both are drawn from.`,
 				fmt.Fprintf(a.stderr, "irqnuma: wrote %s\n", svg)
 				return nil
 			}
-			return report.WriteMap(a.stdout, m, report.MapStyle{Width: width, Color: useColor})
+			return hostmap.WriteText(a.stdout, m, hostmap.Style{Width: width, Color: useColor})
 		},
 	}
 	sel.flags(c, "draw only this NIC (repeatable); default every NIC")
 	c.Flags().StringVar(&svg, "svg", "", "write the picture as a standalone SVG to this file (- for stdout)")
-	c.Flags().IntVar(&width, "width", 0, fmt.Sprintf("columns to fit (default %d)", report.DefaultMapWidth))
+	c.Flags().IntVar(&width, "width", 0, fmt.Sprintf("columns to fit (default %d)", hostmap.DefaultWidth))
 	c.Flags().StringVar(&color, "color", "auto", "colour: auto (when stdout is a terminal), always or never")
 	return c
 }
 
 // buildMap reads what the picture needs under root.
-func buildMap(root string, s selection) (*report.Map, error) {
+func buildMap(root string, s selection) (*hostmap.Map, error) {
 	st, err := audit.ReadHost(root, s.Selection)
 	if err != nil {
 		return nil, err
 	}
-	return report.BuildMap(st.Host, st.IRQs, st.Procs, report.MapOptions{NICs: s.NICs}), nil
+	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs}), nil
 }

@@ -2,7 +2,11 @@
 // show them.
 package units
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Bytes prints a byte count in binary units, "125.8 GiB".
 func Bytes(n int64) string {
@@ -25,4 +29,21 @@ func Plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// Ints joins integers with sep: "3,7,9".
+func Ints(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, sep)
+}
+
+// OrDash is s, or "-" for an empty cell.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

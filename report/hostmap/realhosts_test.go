@@ -1,4 +1,4 @@
-package report
+package hostmap
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func TestMapRealHosts(t *testing.T) {
 			}
 			root := realhosts.Root(t, c)
 			h, tb := loadMapHost(t, root)
-			m := BuildMap(h, tb, nil, MapOptions{})
+			m := Build(h, tb, nil, Options{})
 
 			drawn := map[int]cpuset.Set{}
 			for _, p := range m.Packages {
@@ -95,16 +95,16 @@ func TestMapRealHosts(t *testing.T) {
 				len(h.CPUs), len(h.Nodes), len(m.NICs), len(where), len(m.Conflicts), len(m.Remote))
 
 			var buf bytes.Buffer
-			if err := WriteMap(&buf, m, MapStyle{}); err != nil {
+			if err := WriteText(&buf, m, Style{}); err != nil {
 				t.Fatal(err)
 			}
 			for i, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
-				if n := utf8.RuneCountInString(l); n > DefaultMapWidth {
+				if n := utf8.RuneCountInString(l); n > DefaultWidth {
 					t.Errorf("line %d is %d columns: %q", i+1, n, l)
 				}
 			}
 			buf.Reset()
-			if err := WriteMapSVG(&buf, m); err != nil {
+			if err := WriteSVG(&buf, m); err != nil {
 				t.Fatal(err)
 			}
 			parseSVG(t, buf.Bytes())

@@ -1,4 +1,4 @@
-package report
+package hostmap
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 	"github.com/irqnuma/irqnuma/internal/units"
 )
 
-// MapStyle says how WriteMap draws the picture.
-type MapStyle struct {
+// Style says how WriteText draws the picture.
+type Style struct {
 	// Width is the number of columns to fit; 0 means 80. Nodes with up to
 	// 64 CPUs fit 80 columns by wrapping their cores onto several rows.
 	Width int
@@ -22,11 +22,11 @@ type MapStyle struct {
 	Color bool
 }
 
-// DefaultMapWidth is the width WriteMap fits when MapStyle.Width is 0.
-const DefaultMapWidth = 80
+// DefaultWidth is the width WriteText fits when Style.Width is 0.
+const DefaultWidth = 80
 
-// MinMapWidth is the narrowest width WriteMap accepts.
-const MinMapWidth = 40
+// MinWidth is the narrowest width WriteText accepts.
+const MinWidth = 40
 
 // ANSI colours of the cells and marker lines.
 const (
@@ -78,7 +78,7 @@ func printable(r rune) rune {
 }
 
 // cellColor is the colour of a cell: the most pressing thing on it.
-func cellColor(c MapCPU) string {
+func cellColor(c CPU) string {
 	switch {
 	case c.Conflict:
 		return colorConflict
@@ -96,17 +96,17 @@ func cellColor(c MapCPU) string {
 	return ""
 }
 
-// WriteMap draws m for a terminal: one box per package holding a box per
+// WriteText draws m for a terminal: one box per package holding a box per
 // node with its cores as a grid (a core's threads one under the other),
 // the NICs under the node they are local to, then the conflicts, remote
 // placements, watched processes, a legend and notes.
-func WriteMap(w io.Writer, m *Map, st MapStyle) error {
+func WriteText(w io.Writer, m *Map, st Style) error {
 	width := st.Width
 	if width == 0 {
-		width = DefaultMapWidth
+		width = DefaultWidth
 	}
-	if width < MinMapWidth {
-		return fmt.Errorf("map width %d: want at least %d columns", width, MinMapWidth)
+	if width < MinWidth {
+		return fmt.Errorf("map width %d: want at least %d columns", width, MinWidth)
 	}
 	keys := map[string]string{}
 	for _, n := range m.NICs {
@@ -252,11 +252,11 @@ func packageTitle(pkgs []int) string {
 	case 1:
 		return "package " + strconv.Itoa(pkgs[0])
 	}
-	return "packages " + joinInts(pkgs, ",")
+	return "packages " + units.Ints(pkgs, ",")
 }
 
 // nodeSummary is "CPUs 16-31,48-63 (32), 125.8 GiB".
-func nodeSummary(n MapNode) string {
+func nodeSummary(n Node) string {
 	s := "no CPUs"
 	if !n.CPUs.IsEmpty() {
 		s = fmt.Sprintf("CPUs %s (%d)", n.CPUs.List(), n.CPUs.Len())
@@ -271,7 +271,7 @@ func nodeSummary(n MapNode) string {
 // fit avail columns; each core's threads are stacked, so an SMT-2 row of
 // cores takes two lines. Rows of multi-thread cores are separated by a
 // blank line.
-func coreGrid(cores []MapCore, idw, cellW, gap, avail int) []tline {
+func coreGrid(cores []Core, idw, cellW, gap, avail int) []tline {
 	if len(cores) == 0 {
 		return nil
 	}
@@ -329,7 +329,7 @@ func frame(title string, body []tline, inner int, rule byte) []tline {
 }
 
 // nicLines describes a NIC in its node's box.
-func nicLines(n MapNIC) []string {
+func nicLines(n NIC) []string {
 	head := "NIC " + n.Name
 	if n.Key != "" {
 		head += " [" + n.Key + "]"
@@ -404,7 +404,7 @@ func conflictLines(m *Map) []string {
 		switch c.Kind {
 		case ConflictSharedCPU:
 			out = append(out, fmt.Sprintf("! CPU %d (%s): %s queues %s (IRQs %s) share it",
-				c.CPU, nodeTitle(c.Node), c.NIC, mapAndList(c.Queues), joinInts(c.IRQs, ", ")))
+				c.CPU, nodeTitle(c.Node), c.NIC, mapAndList(c.Queues), units.Ints(c.IRQs, ", ")))
 		case ConflictThread:
 			for _, pid := range c.PIDs {
 				pc := byPID[pid]
@@ -444,7 +444,7 @@ func remoteLines(m *Map) []string {
 	for _, r := range m.Remote {
 		where := "no known node"
 		if len(r.Nodes) > 0 {
-			where = mapWord(len(r.Nodes), "node ", "nodes ") + joinInts(r.Nodes, ",")
+			where = mapWord(len(r.Nodes), "node ", "nodes ") + units.Ints(r.Nodes, ",")
 		}
 		nicAt := "whose local CPUs are elsewhere"
 		if r.NICNode >= 0 {
@@ -462,7 +462,7 @@ func processLines(m *Map) []string {
 	var out []string
 	for _, p := range m.Processes {
 		s := fmt.Sprintf("P %s (pid %d): %s, may run on %s", p.Comm, p.PID,
-			mapCount(p.Threads, "thread", "threads"), orDash(p.Allowed.List()))
+			mapCount(p.Threads, "thread", "threads"), units.OrDash(p.Allowed.List()))
 		if !p.LastCPUs.IsEmpty() {
 			s += ", last ran on " + p.LastCPUs.List()
 		}
@@ -529,7 +529,7 @@ func legend(m *Map, width int) []tline {
 // remote entries are always there; the others when the picture has them.
 func legendItems(m *Map) []string {
 	var items []string
-	var keyed []MapNIC
+	var keyed []NIC
 	for _, n := range m.NICs {
 		if n.Key != "" {
 			keyed = append(keyed, n)
@@ -638,7 +638,7 @@ func mapWord(n int, one, many string) string {
 // mapAndList is "2 and 6", "1, 2 and 3".
 func mapAndList(v []int) string {
 	if len(v) < 2 {
-		return joinInts(v, ", ")
+		return units.Ints(v, ", ")
 	}
-	return joinInts(v[:len(v)-1], ", ") + " and " + strconv.Itoa(v[len(v)-1])
+	return units.Ints(v[:len(v)-1], ", ") + " and " + strconv.Itoa(v[len(v)-1])
 }

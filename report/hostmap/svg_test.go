@@ -1,4 +1,4 @@
-package report
+package hostmap
 
 import (
 	"bytes"
@@ -112,9 +112,9 @@ func TestMapSVGHosts(t *testing.T) {
 	for _, host := range hosttest.Names() {
 		t.Run(host, func(t *testing.T) {
 			h, tb := loadMapHost(t, hosttest.Root(host))
-			m := BuildMap(h, tb, nil, MapOptions{})
+			m := Build(h, tb, nil, Options{})
 			var buf bytes.Buffer
-			if err := WriteMapSVG(&buf, m); err != nil {
+			if err := WriteSVG(&buf, m); err != nil {
 				t.Fatal(err)
 			}
 			doc := parseSVG(t, buf.Bytes())
@@ -147,16 +147,16 @@ func TestMapSVGHosts(t *testing.T) {
 // Names from the host (NIC names, process comms) are escaped.
 func TestMapSVGEscapes(t *testing.T) {
 	m := &Map{
-		Packages: []MapPackage{{Packages: []int{0}, Nodes: []MapNode{{ID: 0, CPUs: cpuset.New(0),
+		Packages: []Package{{Packages: []int{0}, Nodes: []Node{{ID: 0, CPUs: cpuset.New(0),
 			NICs: []string{`e<t>h&"0'`},
-			Cores: []MapCore{{ID: 0, Threads: []MapCPU{{ID: 0, Online: true, Label: "q0P!", LastRan: []int{7},
-				IRQs: []MapIRQ{{IRQ: 30, NIC: `e<t>h&"0'`, Queue: 0}}, Conflict: true}}}}}}}},
-		NICs:      []MapNIC{{Name: `e<t>h&"0'`, Key: "q", Node: 0, QueueIRQs: []int{30}, QueueCPUs: cpuset.New(0)}},
-		Processes: []MapProcess{{PID: 7, Comm: "a<b>&c", Threads: 1, Allowed: cpuset.New(0), LastCPUs: cpuset.New(0)}},
-		Conflicts: []MapConflict{{Kind: ConflictThread, CPU: 0, IRQs: []int{30}, PIDs: []int{7}, LastRan: []int{7}}},
+			Cores: []Core{{ID: 0, Threads: []CPU{{ID: 0, Online: true, Label: "q0P!", LastRan: []int{7},
+				IRQs: []IRQ{{IRQ: 30, NIC: `e<t>h&"0'`, Queue: 0}}, Conflict: true}}}}}}}},
+		NICs:      []NIC{{Name: `e<t>h&"0'`, Key: "q", Node: 0, QueueIRQs: []int{30}, QueueCPUs: cpuset.New(0)}},
+		Processes: []Process{{PID: 7, Comm: "a<b>&c", Threads: 1, Allowed: cpuset.New(0), LastCPUs: cpuset.New(0)}},
+		Conflicts: []Conflict{{Kind: ConflictThread, CPU: 0, IRQs: []int{30}, PIDs: []int{7}, LastRan: []int{7}}},
 	}
 	var buf bytes.Buffer
-	if err := WriteMapSVG(&buf, m); err != nil {
+	if err := WriteSVG(&buf, m); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseSVG(t, buf.Bytes())
@@ -181,7 +181,7 @@ func TestMapSVGRenders(t *testing.T) {
 	}
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	var buf bytes.Buffer
-	if err := WriteMapSVG(&buf, BuildMap(h, tb, nil, MapOptions{})); err != nil {
+	if err := WriteSVG(&buf, Build(h, tb, nil, Options{})); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseSVG(t, buf.Bytes())

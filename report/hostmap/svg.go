@@ -1,4 +1,4 @@
-package report
+package hostmap
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/irqnuma/irqnuma/internal/units"
 )
 
 // SVG geometry, in pixels.
@@ -35,7 +37,7 @@ type cellStyle struct {
 
 // svgStyle picks a cell's look from the same facts as cellColor; the
 // cell's label carries the meaning without it.
-func svgStyle(c MapCPU) cellStyle {
+func svgStyle(c CPU) cellStyle {
 	st := cellStyle{fill: "#f1f3f5", stroke: "#adb5bd", width: 1}
 	switch {
 	case c.Conflict:
@@ -91,9 +93,9 @@ func (s *svgWriter) text(x, y float64, size int, attrs, t string) {
 
 // svgNodeLayout is a node box's size and rows.
 type svgNodeLayout struct {
-	node    MapNode
+	node    Node
 	perRow  int
-	rows    [][]MapCore
+	rows    [][]Core
 	rowH    []float64
 	nicText []string
 	w, h    float64
@@ -103,7 +105,7 @@ func coreH(threads int) float64 {
 	return float64(threads)*svgCellH + float64(threads-1)*2 + 2*svgCorePad
 }
 
-func layoutNode(m *Map, n MapNode) svgNodeLayout {
+func layoutNode(m *Map, n Node) svgNodeLayout {
 	l := svgNodeLayout{node: n}
 	if len(n.Cores) > 0 {
 		per := min(svgMaxCores, len(n.Cores))
@@ -140,10 +142,10 @@ func layoutNode(m *Map, n MapNode) svgNodeLayout {
 	return l
 }
 
-// WriteMapSVG draws m as a standalone SVG: the same boxes, cells and
-// markers as WriteMap, with colour, and a tooltip per cell. It uses no
+// WriteSVG draws m as a standalone SVG: the same boxes, cells and
+// markers as WriteText, with colour, and a tooltip per cell. It uses no
 // external font, image, style sheet or script.
-func WriteMapSVG(w io.Writer, m *Map) error {
+func WriteSVG(w io.Writer, m *Map) error {
 	var s svgWriter
 	var layouts [][]svgNodeLayout
 	nodeW := 0.0
@@ -272,7 +274,7 @@ func (s *svgWriter) nicText(x, y float64, t string) {
 }
 
 // cell draws one CPU with its id, label and a tooltip.
-func (s *svgWriter) cell(c MapCPU, x, y float64) {
+func (s *svgWriter) cell(c CPU, x, y float64) {
 	st := svgStyle(c)
 	fmt.Fprintf(&s.b, "<g>\n<title>%s</title>\n", esc(cellTooltip(c)))
 	s.rect(x, y, svgCellW, svgCellH, st.fill, st.stroke, st.width, st.dash, 3)
@@ -286,7 +288,7 @@ func (s *svgWriter) cell(c MapCPU, x, y float64) {
 }
 
 // cellTooltip says in words what lands on a CPU.
-func cellTooltip(c MapCPU) string {
+func cellTooltip(c CPU) string {
 	parts := []string{"CPU " + strconv.Itoa(c.ID)}
 	if !c.Online {
 		parts = append(parts, "offline")
@@ -308,7 +310,7 @@ func cellTooltip(c MapCPU) string {
 		parts = append(parts, t)
 	}
 	if len(c.LastRan) > 0 {
-		parts = append(parts, "watched threads last ran here: "+joinInts(c.LastRan, ", "))
+		parts = append(parts, "watched threads last ran here: "+units.Ints(c.LastRan, ", "))
 	}
 	if c.MayRun > 0 {
 		parts = append(parts, mapCount(c.MayRun, "watched thread", "watched threads")+" may run here")
@@ -323,16 +325,16 @@ func cellTooltip(c MapCPU) string {
 // markers, and returns the y below it.
 func (s *svgWriter) legend(m *Map, x, y float64) float64 {
 	swatches := []struct {
-		c    MapCPU
+		c    CPU
 		text string
 	}{
-		{MapCPU{Online: true, Label: "q3", IRQs: []MapIRQ{{}}}, "a NIC queue IRQ lands here"},
-		{MapCPU{Online: true, Label: "2q!", IRQs: []MapIRQ{{}, {}}, Conflict: true}, "conflict (!)"},
-		{MapCPU{Online: true, Label: "q7*", IRQs: []MapIRQ{{}}, Remote: true}, "remote (*): off the NIC's node"},
-		{MapCPU{Online: true, Label: "P", LastRan: []int{1}}, "watched thread (P last ran, p may run)"},
-		{MapCPU{Online: true, Label: "i", Isolated: true}, "isolated (i)"},
-		{MapCPU{Online: false, Label: "x"}, "offline (x)"},
-		{MapCPU{Online: true, Label: "."}, "nothing lands here"},
+		{CPU{Online: true, Label: "q3", IRQs: []IRQ{{}}}, "a NIC queue IRQ lands here"},
+		{CPU{Online: true, Label: "2q!", IRQs: []IRQ{{}, {}}, Conflict: true}, "conflict (!)"},
+		{CPU{Online: true, Label: "q7*", IRQs: []IRQ{{}}, Remote: true}, "remote (*): off the NIC's node"},
+		{CPU{Online: true, Label: "P", LastRan: []int{1}}, "watched thread (P last ran, p may run)"},
+		{CPU{Online: true, Label: "i", Isolated: true}, "isolated (i)"},
+		{CPU{Online: false, Label: "x"}, "offline (x)"},
+		{CPU{Online: true, Label: "."}, "nothing lands here"},
 	}
 	var procs, isolated, offline bool
 	procs = len(m.Processes) > 0

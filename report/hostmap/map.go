@@ -1,4 +1,8 @@
-package report
+// Package hostmap is the picture of a host that `irqnuma map` draws: the
+// model (Build: nodes, cores, where each NIC queue IRQ and watched thread
+// lands, conflicts and remote placements) and its two renderings, a
+// terminal grid (WriteText) and a standalone SVG (WriteSVG).
+package hostmap
 
 import (
 	"fmt"
@@ -16,50 +20,50 @@ import (
 // Map is the picture of a host as data: its nodes grouped by package, each
 // node's cores and threads, which NIC queue IRQs land on each CPU, where
 // watched threads run, and what stands out (remote placements, conflicts).
-// The terminal renderer (WriteMap) and the SVG renderer (WriteMapSVG) both
+// The terminal renderer (WriteText) and the SVG renderer (WriteSVG) both
 // draw it; `irqnuma map -o json` emits it. Fields are added, never renamed.
 type Map struct {
-	Packages []MapPackage `json:"packages"`
+	Packages []Package `json:"packages"`
 	// UnknownNICs are the NICs whose node is not known; they are drawn in
 	// a box of their own.
-	UnknownNICs []string      `json:"unknown_nics"`
-	NICs        []MapNIC      `json:"nics"`
-	Processes   []MapProcess  `json:"processes"`
-	Conflicts   []MapConflict `json:"conflicts"`
-	Remote      []MapRemote   `json:"remote"`
-	Notes       []string      `json:"notes"`
+	UnknownNICs []string   `json:"unknown_nics"`
+	NICs        []NIC      `json:"nics"`
+	Processes   []Process  `json:"processes"`
+	Conflicts   []Conflict `json:"conflicts"`
+	Remote      []Remote   `json:"remote"`
+	Notes       []string   `json:"notes"`
 }
 
-// MapPackage is the nodes of one package (socket). Packages is empty when
+// Package is the nodes of one package (socket). Packages is empty when
 // the package is unknown, and holds several ids for a node whose CPUs span
 // packages.
-type MapPackage struct {
-	Packages []int     `json:"packages"`
-	Nodes    []MapNode `json:"nodes"`
+type Package struct {
+	Packages []int  `json:"packages"`
+	Nodes    []Node `json:"nodes"`
 }
 
-// MapNode is one NUMA node; ID is -1 for the CPUs of no known node.
-type MapNode struct {
+// Node is one NUMA node; ID is -1 for the CPUs of no known node.
+type Node struct {
 	ID          int        `json:"id"`
 	CPUs        cpuset.Set `json:"cpus"`
 	MemoryBytes *int64     `json:"memory_bytes"` // null when unknown
-	Cores       []MapCore  `json:"cores"`
+	Cores       []Core     `json:"cores"`
 	NICs        []string   `json:"nics"` // the NICs local to this node
 }
 
-// MapCore is one core: its lowest CPU and its threads. An offline CPU,
+// Core is one core: its lowest CPU and its threads. An offline CPU,
 // whose siblings the kernel no longer reports, is a core of its own.
-type MapCore struct {
-	ID      int      `json:"id"`
-	Threads []MapCPU `json:"threads"`
+type Core struct {
+	ID      int   `json:"id"`
+	Threads []CPU `json:"threads"`
 }
 
-// MapCPU is one logical CPU and what lands on it.
-type MapCPU struct {
-	ID       int      `json:"id"`
-	Online   bool     `json:"online"`
-	Isolated bool     `json:"isolated"`
-	IRQs     []MapIRQ `json:"irqs"` // NIC queue IRQs that land here
+// CPU is one logical CPU and what lands on it.
+type CPU struct {
+	ID       int   `json:"id"`
+	Online   bool  `json:"online"`
+	Isolated bool  `json:"isolated"`
+	IRQs     []IRQ `json:"irqs"` // NIC queue IRQs that land here
 	// LastRan holds the watched threads (TIDs) that last ran here;
 	// MayRun counts the watched threads allowed to run here.
 	LastRan []int `json:"last_ran"`
@@ -76,8 +80,8 @@ type MapCPU struct {
 	Label string `json:"label"`
 }
 
-// MapIRQ is one queue IRQ landing on a CPU.
-type MapIRQ struct {
+// IRQ is one queue IRQ landing on a CPU.
+type IRQ struct {
 	IRQ       int    `json:"irq"`
 	NIC       string `json:"nic"`
 	Queue     int    `json:"queue"`
@@ -90,8 +94,8 @@ type MapIRQ struct {
 	Remote  bool     `json:"remote"` // this CPU is not local to the NIC
 }
 
-// MapNIC is one NIC as the picture shows it.
-type MapNIC struct {
+// NIC is one NIC as the picture shows it.
+type NIC struct {
 	Name string `json:"name"`
 	// Key is the letter of its queue IRQs in cells: "q" when one NIC has
 	// queue IRQs, "a", "b"... when several do; "" when it has none.
@@ -114,8 +118,8 @@ type MapNIC struct {
 	SharedIRQs   []int      `json:"shared_irqs"` // queue IRQs sharing a CPU with another queue
 }
 
-// MapProcess is one watched process.
-type MapProcess struct {
+// Process is one watched process.
+type Process struct {
 	PID      int        `json:"pid"`
 	Comm     string     `json:"comm"`
 	Threads  int        `json:"threads"`
@@ -129,8 +133,8 @@ const (
 	ConflictThread    = "thread-on-queue-cpu"
 )
 
-// MapConflict is one conflict, on one CPU.
-type MapConflict struct {
+// Conflict is one conflict, on one CPU.
+type Conflict struct {
 	Kind   irq.Kind `json:"kind"`
 	CPU    int      `json:"cpu"`
 	Node   int      `json:"node"`
@@ -144,8 +148,8 @@ type MapConflict struct {
 	LastRan []int `json:"last_ran,omitempty"`
 }
 
-// MapRemote is one queue IRQ landing off its NIC's local CPUs.
-type MapRemote struct {
+// Remote is one queue IRQ landing off its NIC's local CPUs.
+type Remote struct {
 	IRQ     int        `json:"irq"`
 	NIC     string     `json:"nic"`
 	Queue   int        `json:"queue"`
@@ -154,22 +158,22 @@ type MapRemote struct {
 	NICNode int        `json:"nic_node"`
 }
 
-// MapOptions selects what BuildMap draws.
-type MapOptions struct {
+// Options selects what Build draws.
+type Options struct {
 	// NICs narrows the picture to these NICs; nil means every NIC.
 	NICs []string
 }
 
-// BuildMap computes the picture of h from its IRQ table and the watched
+// Build computes the picture of h from its IRQ table and the watched
 // processes. An IRQ lands where Place (irq.IRQ.Landing) says: its
 // effective affinity, or its request when that is all the tree gives or a
 // move is pending, and then the cell says so. It only reads what it is
 // given.
-func BuildMap(h *topology.Host, t *irq.Table, procs []*proc.Process, opt MapOptions) *Map {
+func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *Map {
 	b := &mapBuilder{h: h, t: t, m: &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)},
-		cells: make(map[int]*MapCPU, len(h.CPUs)), sole: map[int]bool{}}
+		cells: make(map[int]*CPU, len(h.CPUs)), sole: map[int]bool{}}
 	for _, c := range h.CPUs {
-		b.cells[c.ID] = &MapCPU{ID: c.ID, Online: c.Online, Isolated: c.Isolated}
+		b.cells[c.ID] = &CPU{ID: c.ID, Online: c.Online, Isolated: c.Isolated}
 	}
 	for i := range h.NICs {
 		if len(opt.NICs) == 0 || slices.Contains(opt.NICs, h.NICs[i].Name) {
@@ -181,7 +185,7 @@ func BuildMap(h *topology.Host, t *irq.Table, procs []*proc.Process, opt MapOpti
 	b.markSharedCPUs()
 	b.placeThreads(procs)
 	m := b.m
-	slices.SortStableFunc(m.Conflicts, func(a, b MapConflict) int {
+	slices.SortStableFunc(m.Conflicts, func(a, b Conflict) int {
 		if a.CPU != b.CPU {
 			return a.CPU - b.CPU
 		}
@@ -218,12 +222,12 @@ func BuildMap(h *topology.Host, t *irq.Table, procs []*proc.Process, opt MapOpti
 	return m
 }
 
-// mapBuilder holds the cells while BuildMap fills them in.
+// mapBuilder holds the cells while Build fills them in.
 type mapBuilder struct {
 	h       *topology.Host
 	t       *irq.Table
 	m       *Map
-	cells   map[int]*MapCPU
+	cells   map[int]*CPU
 	sole    map[int]bool // IRQs that land on one CPU alone
 	outside []int        // CPUs an affinity names that the host lacks
 }
@@ -233,7 +237,7 @@ type mapBuilder struct {
 func (b *mapBuilder) placeNIC(n *topology.NIC) {
 	h := b.h
 	loc := h.Locality(n)
-	mn := MapNIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
+	mn := NIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
 		LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
 		QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
 	var queueCPUs []int
@@ -258,7 +262,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 				b.outside = append(b.outside, cpu)
 				continue
 			}
-			mi := MapIRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
+			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
 				Requested: requested, Landing: how, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu)}
 			c.IRQs = append(c.IRQs, mi)
 			c.Requested = c.Requested || requested
@@ -271,7 +275,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 		if len(remote) > 0 {
 			rs := cpuset.New(remote...)
 			nodes, _ := h.NodesOf(rs)
-			b.m.Remote = append(b.m.Remote, MapRemote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
+			b.m.Remote = append(b.m.Remote, Remote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
 				CPUs: rs, Nodes: nodes.IDs(), NICNode: loc.Node})
 			mn.RemoteIRQs = append(mn.RemoteIRQs, q.IRQ)
 		}
@@ -293,7 +297,7 @@ func (b *mapBuilder) noteOutside() {
 // a conflict: they serve one channel.
 func (b *mapBuilder) markSharedCPUs() {
 	for _, c := range sortedCells(b.cells) {
-		byNIC := map[string][]MapIRQ{}
+		byNIC := map[string][]IRQ{}
 		var order []string
 		for _, mi := range c.IRQs {
 			if !b.sole[mi.IRQ] {
@@ -317,7 +321,7 @@ func (b *mapBuilder) markSharedCPUs() {
 			}
 			slices.Sort(queues)
 			c.Conflict = true
-			b.m.Conflicts = append(b.m.Conflicts, MapConflict{Kind: ConflictSharedCPU, CPU: c.ID,
+			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictSharedCPU, CPU: c.ID,
 				Node: b.h.NodeOf(c.ID), NIC: nic, IRQs: ns, Queues: queues})
 			for i := range b.m.NICs {
 				if b.m.NICs[i].Name == nic {
@@ -345,7 +349,7 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process) {
 		return on[cpu]
 	}
 	for _, p := range procs {
-		mp := MapProcess{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads)}
+		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads)}
 		var last []int
 		allowed := p.Allowed
 		for _, th := range p.Threads {
@@ -385,14 +389,14 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process) {
 		slices.Sort(pids)
 		for _, pid := range pids {
 			tids := slices.Sorted(slices.Values(on[c.ID][pid]))
-			b.m.Conflicts = append(b.m.Conflicts, MapConflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
+			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
 				IRQs: ns, PIDs: []int{pid}, LastRan: tids})
 		}
 	}
 }
 
 // assignKeys gives each NIC with queue IRQs its cell letter.
-func assignKeys(nics []MapNIC) {
+func assignKeys(nics []NIC) {
 	var with []int
 	for i, n := range nics {
 		if len(n.QueueIRQs) > 0 {
@@ -418,7 +422,7 @@ func assignKeys(nics []MapNIC) {
 // ("P" last ran here, "p" may run here), then the markers: "!" conflict,
 // "*" remote, "?" requested affinity, "i" isolated; "x" for an offline
 // CPU; "." when nothing applies.
-func cellLabel(c *MapCPU, keys map[string]string) string {
+func cellLabel(c *CPU, keys map[string]string) string {
 	var b strings.Builder
 	if !c.Online {
 		b.WriteByte('x')
@@ -462,20 +466,20 @@ func cellLabel(c *MapCPU, keys map[string]string) string {
 	return b.String()
 }
 
-func sortedCells(cells map[int]*MapCPU) []*MapCPU {
-	out := make([]*MapCPU, 0, len(cells))
+func sortedCells(cells map[int]*CPU) []*CPU {
+	out := make([]*CPU, 0, len(cells))
 	for _, c := range cells {
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b *MapCPU) int { return a.ID - b.ID })
+	slices.SortFunc(out, func(a, b *CPU) int { return a.ID - b.ID })
 	return out
 }
 
 // groupNodes builds the nodes with their cores and groups them by package.
-func groupNodes(h *topology.Host, cells map[int]*MapCPU) []MapPackage {
+func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 	type group struct {
 		pkgs  []int
-		nodes []MapNode
+		nodes []Node
 	}
 	var groups []*group
 	find := func(pkgs []int) *group {
@@ -493,12 +497,12 @@ func groupNodes(h *topology.Host, cells map[int]*MapCPU) []MapPackage {
 		byNode[c.Node] = append(byNode[c.Node], c)
 	}
 	add := func(id int, cpus cpuset.Set, mem int64) {
-		nd := MapNode{ID: id, CPUs: cpus, NICs: []string{}, Cores: []MapCore{}}
+		nd := Node{ID: id, CPUs: cpus, NICs: []string{}, Cores: []Core{}}
 		if mem >= 0 {
 			nd.MemoryBytes = &mem
 		}
 		var pkgs []int
-		cores := map[int]*MapCore{}
+		cores := map[int]*Core{}
 		var order []int
 		for _, c := range byNode[id] {
 			if c.Package >= 0 && !slices.Contains(pkgs, c.Package) {
@@ -510,7 +514,7 @@ func groupNodes(h *topology.Host, cells map[int]*MapCPU) []MapPackage {
 			}
 			mc, ok := cores[key]
 			if !ok {
-				mc = &MapCore{ID: key}
+				mc = &Core{ID: key}
 				cores[key] = mc
 				order = append(order, key)
 			}
@@ -553,13 +557,13 @@ func groupNodes(h *topology.Host, cells map[int]*MapCPU) []MapPackage {
 		}
 		return len(a.pkgs) - len(b.pkgs)
 	})
-	out := make([]MapPackage, 0, len(groups))
+	out := make([]Package, 0, len(groups))
 	for _, g := range groups {
 		pk := g.pkgs
 		if pk == nil {
 			pk = []int{}
 		}
-		out = append(out, MapPackage{Packages: pk, Nodes: g.nodes})
+		out = append(out, Package{Packages: pk, Nodes: g.nodes})
 	}
 	return out
 }
@@ -572,16 +576,16 @@ func (m *Map) fillNil() {
 		}
 	}
 	if m.NICs == nil {
-		m.NICs = []MapNIC{}
+		m.NICs = []NIC{}
 	}
 	if m.Processes == nil {
-		m.Processes = []MapProcess{}
+		m.Processes = []Process{}
 	}
 	if m.Conflicts == nil {
-		m.Conflicts = []MapConflict{}
+		m.Conflicts = []Conflict{}
 	}
 	if m.Remote == nil {
-		m.Remote = []MapRemote{}
+		m.Remote = []Remote{}
 	}
 	for pi := range m.Packages {
 		for ni := range m.Packages[pi].Nodes {
@@ -589,7 +593,7 @@ func (m *Map) fillNil() {
 				th := m.Packages[pi].Nodes[ni].Cores[ci].Threads
 				for ti := range th {
 					if th[ti].IRQs == nil {
-						th[ti].IRQs = []MapIRQ{}
+						th[ti].IRQs = []IRQ{}
 					}
 					if th[ti].LastRan == nil {
 						th[ti].LastRan = []int{}
@@ -601,17 +605,17 @@ func (m *Map) fillNil() {
 }
 
 // NIC returns the named NIC of the map.
-func (m *Map) NIC(name string) (MapNIC, bool) {
+func (m *Map) NIC(name string) (NIC, bool) {
 	for _, n := range m.NICs {
 		if n.Name == name {
 			return n, true
 		}
 	}
-	return MapNIC{}, false
+	return NIC{}, false
 }
 
 // CPU returns the cell of a CPU.
-func (m *Map) CPU(id int) (MapCPU, bool) {
+func (m *Map) CPU(id int) (CPU, bool) {
 	for _, p := range m.Packages {
 		for _, n := range p.Nodes {
 			for _, c := range n.Cores {
@@ -623,5 +627,5 @@ func (m *Map) CPU(id int) (MapCPU, bool) {
 			}
 		}
 	}
-	return MapCPU{}, false
+	return CPU{}, false
 }

@@ -1,4 +1,4 @@
-package report
+package hostmap
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
@@ -31,7 +32,7 @@ func loadMapHost(t testing.TB, root string) (*topology.Host, *irq.Table) {
 	return h, tb
 }
 
-func mustCPU(t *testing.T, m *Map, id int) MapCPU {
+func mustCPU(t *testing.T, m *Map, id int) CPU {
 	t.Helper()
 	c, ok := m.CPU(id)
 	if !ok {
@@ -40,9 +41,9 @@ func mustCPU(t *testing.T, m *Map, id int) MapCPU {
 	return c
 }
 
-func TestBuildMapSeed(t *testing.T) {
+func TestBuildSeed(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
-	m := BuildMap(h, tb, nil, MapOptions{})
+	m := Build(h, tb, nil, Options{})
 
 	// Two packages, one node each; eth0 drawn under node 1.
 	var got [][]int
@@ -72,7 +73,7 @@ func TestBuildMapSeed(t *testing.T) {
 	}
 
 	// IRQs 286 (queue 2) and 290 (queue 6) share CPU 53: the one conflict.
-	want := []MapConflict{{Kind: ConflictSharedCPU, CPU: 53, Node: 1, NIC: "eth0", IRQs: []int{286, 290}, Queues: []int{2, 6}}}
+	want := []Conflict{{Kind: ConflictSharedCPU, CPU: 53, Node: 1, NIC: "eth0", IRQs: []int{286, 290}, Queues: []int{2, 6}}}
 	if diff := cmp.Diff(want, m.Conflicts); diff != "" {
 		t.Errorf("conflicts (-want +got):\n%s", diff)
 	}
@@ -92,7 +93,7 @@ func TestBuildMapSeed(t *testing.T) {
 	}
 }
 
-func TestBuildMapRemote(t *testing.T) {
+func TestBuildRemote(t *testing.T) {
 	tests := []struct {
 		give       string
 		wantRemote map[int]int // IRQ -> the one remote CPU
@@ -106,7 +107,7 @@ func TestBuildMapRemote(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
 			h, tb := loadMapHost(t, hosttest.Root(tt.give))
-			m := BuildMap(h, tb, nil, MapOptions{})
+			m := Build(h, tb, nil, Options{})
 			got := map[int]int{}
 			for _, r := range m.Remote {
 				if r.CPUs.Len() != 1 {
@@ -133,16 +134,16 @@ func TestBuildMapRemote(t *testing.T) {
 	}
 }
 
-func TestBuildMapNPS2Packages(t *testing.T) {
+func TestBuildNPS2Packages(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("nps2"))
-	m := BuildMap(h, tb, nil, MapOptions{})
+	m := Build(h, tb, nil, Options{})
 	var got []string
 	for _, p := range m.Packages {
 		var ids []int
 		for _, n := range p.Nodes {
 			ids = append(ids, n.ID)
 		}
-		got = append(got, packageTitle(p.Packages)+": "+joinInts(ids, ","))
+		got = append(got, packageTitle(p.Packages)+": "+units.Ints(ids, ","))
 	}
 	if diff := cmp.Diff([]string{"package 0: 0,1", "package 1: 2,3"}, got); diff != "" {
 		t.Errorf("packages (-want +got):\n%s", diff)
@@ -154,9 +155,9 @@ func TestBuildMapNPS2Packages(t *testing.T) {
 
 // The offline host: offline CPUs are cores of their own marked x,
 // isolated CPUs are marked i, and four NICs get letters.
-func TestBuildMapOfflineIsolated(t *testing.T) {
+func TestBuildOfflineIsolated(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("offline-2node"))
-	m := BuildMap(h, tb, nil, MapOptions{})
+	m := Build(h, tb, nil, Options{})
 	keys := map[string]string{}
 	for _, n := range m.NICs {
 		keys[n.Name] = n.Key
@@ -182,7 +183,7 @@ func TestBuildMapOfflineIsolated(t *testing.T) {
 		for _, th := range c.Threads {
 			ids = append(ids, th.ID)
 		}
-		cores = append(cores, joinInts(ids, "+"))
+		cores = append(cores, units.Ints(ids, "+"))
 	}
 	if diff := cmp.Diff([]string{"0+4", "1", "2+6", "3+7", "5"}, cores); diff != "" {
 		t.Errorf("node 0 cores (-want +got):\n%s", diff)
@@ -193,7 +194,7 @@ func TestBuildMapOfflineIsolated(t *testing.T) {
 	}
 }
 
-func TestBuildMapProcesses(t *testing.T) {
+func TestBuildProcesses(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	procs := []*proc.Process{{
 		PID: 4242, Comm: "iperf3", Allowed: mapSet(t, "16-19"),
@@ -202,21 +203,21 @@ func TestBuildMapProcesses(t *testing.T) {
 			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: 17},
 		},
 	}}
-	m := BuildMap(h, tb, procs, MapOptions{})
+	m := Build(h, tb, procs, Options{})
 	labels := map[int]string{16: "P", 17: "q1P!", 18: "p", 19: "p", 20: "q9", 53: "2q!"}
 	for id, want := range labels {
 		if got := mustCPU(t, m, id).Label; got != want {
 			t.Errorf("CPU %d label = %q, want %q", id, got, want)
 		}
 	}
-	want := MapConflict{Kind: ConflictThread, CPU: 17, Node: 1, IRQs: []int{285}, PIDs: []int{4242}, LastRan: []int{4243}}
-	var got []MapConflict
+	want := Conflict{Kind: ConflictThread, CPU: 17, Node: 1, IRQs: []int{285}, PIDs: []int{4242}, LastRan: []int{4243}}
+	var got []Conflict
 	for _, c := range m.Conflicts {
 		if c.Kind == ConflictThread {
 			got = append(got, c)
 		}
 	}
-	if diff := cmp.Diff([]MapConflict{want}, got); diff != "" {
+	if diff := cmp.Diff([]Conflict{want}, got); diff != "" {
 		t.Errorf("thread conflicts (-want +got):\n%s", diff)
 	}
 	if p := m.Processes[0]; p.Threads != 2 || p.Allowed.List() != "16-19" || p.LastCPUs.List() != "16-17" {
@@ -226,14 +227,14 @@ func TestBuildMapProcesses(t *testing.T) {
 	// conflict of its own, without last-ran threads.
 	procs = append(procs, &proc.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
 		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
-	m = BuildMap(h, tb, procs, MapOptions{})
+	m = Build(h, tb, procs, Options{})
 	got = nil
 	for _, c := range m.Conflicts {
 		if c.Kind == ConflictThread {
 			got = append(got, c)
 		}
 	}
-	want2 := []MapConflict{want, {Kind: ConflictThread, CPU: 17, Node: 1, IRQs: []int{285}, PIDs: []int{5000}, LastRan: []int{}}}
+	want2 := []Conflict{want, {Kind: ConflictThread, CPU: 17, Node: 1, IRQs: []int{285}, PIDs: []int{5000}, LastRan: []int{}}}
 	if diff := cmp.Diff(want2, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("thread conflicts of two processes (-want +got):\n%s", diff)
 	}
@@ -241,7 +242,7 @@ func TestBuildMapProcesses(t *testing.T) {
 		t.Errorf("CPU 2 label = %q, want P", got)
 	}
 	var buf bytes.Buffer
-	if err := WriteMap(&buf, m, MapStyle{}); err != nil {
+	if err := WriteText(&buf, m, Style{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -258,7 +259,7 @@ func TestBuildMapProcesses(t *testing.T) {
 
 // An IRQ without effective affinity is drawn where it was requested, and
 // the cell says so; a managed-less multi-CPU request is not a conflict.
-func TestBuildMapRequested(t *testing.T) {
+func TestBuildRequested(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	for n, aff := range map[int]string{284: "48", 285: "48-49"} {
 		q, _ := tb.Get(n)
@@ -269,7 +270,7 @@ func TestBuildMapRequested(t *testing.T) {
 	// to 52 is pending.
 	q, _ := tb.Get(286)
 	q.Affinity = mapSet(t, "52")
-	m := BuildMap(h, tb, nil, MapOptions{})
+	m := Build(h, tb, nil, Options{})
 	for id, want := range map[int]string{48: "2q?", 49: "q1?", 50: ".", 17: ".", 52: "q2?", 53: "q6"} {
 		if got := mustCPU(t, m, id).Label; got != want {
 			t.Errorf("CPU %d label = %q, want %q", id, got, want)
@@ -286,14 +287,14 @@ func TestBuildMapRequested(t *testing.T) {
 	}
 }
 
-func TestBuildMapNICFilter(t *testing.T) {
+func TestBuildNICFilter(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("offline-2node"))
 	tb2, err := irq.Load(h, irq.Options{NICs: []string{"eth1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = tb
-	m := BuildMap(h, tb2, nil, MapOptions{NICs: []string{"eth1"}})
+	m := Build(h, tb2, nil, Options{NICs: []string{"eth1"}})
 	if len(m.NICs) != 1 || m.NICs[0].Name != "eth1" || m.NICs[0].Key != "q" {
 		t.Fatalf("NICs = %+v, want eth1 alone with key q", m.NICs)
 	}
@@ -307,14 +308,14 @@ func TestBuildMapNICFilter(t *testing.T) {
 
 // A process or NIC name cannot drive the terminal: control characters
 // are printed as '?', in the terminal picture; the SVG escapes them.
-func TestWriteMapControlCharacters(t *testing.T) {
+func TestWriteTextControlCharacters(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	procs := []*proc.Process{{PID: 9, Comm: "evil\x1b[2J\a", Allowed: mapSet(t, "0"),
 		Threads: []proc.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: 0}}}}
-	m := BuildMap(h, tb, procs, MapOptions{})
+	m := Build(h, tb, procs, Options{})
 	for _, color := range []bool{false, true} {
 		var buf bytes.Buffer
-		if err := WriteMap(&buf, m, MapStyle{Color: color}); err != nil {
+		if err := WriteText(&buf, m, Style{Color: color}); err != nil {
 			t.Fatal(err)
 		}
 		out := ansiRE.ReplaceAllString(buf.String(), "")
@@ -326,7 +327,7 @@ func TestWriteMapControlCharacters(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteMapSVG(&buf, m); err != nil {
+	if err := WriteSVG(&buf, m); err != nil {
 		t.Fatal(err)
 	}
 	parseSVG(t, buf.Bytes())
@@ -334,23 +335,23 @@ func TestWriteMapControlCharacters(t *testing.T) {
 
 func TestCellLabel(t *testing.T) {
 	keys := map[string]string{"eth0": "a", "eth1": "b"}
-	q := func(nic string, queue int) MapIRQ { return MapIRQ{NIC: nic, Queue: queue} }
+	q := func(nic string, queue int) IRQ { return IRQ{NIC: nic, Queue: queue} }
 	tests := []struct {
 		name string
-		give MapCPU
+		give CPU
 		want string
 	}{
-		{"idle", MapCPU{Online: true}, "."},
-		{"one queue", MapCPU{Online: true, IRQs: []MapIRQ{q("eth0", 3)}}, "a3"},
-		{"two of one NIC", MapCPU{Online: true, IRQs: []MapIRQ{q("eth0", 3), q("eth0", 5)}, Conflict: true}, "2a!"},
-		{"two NICs", MapCPU{Online: true, IRQs: []MapIRQ{q("eth0", 3), q("eth1", 1)}}, "2+"},
-		{"remote requested", MapCPU{Online: true, IRQs: []MapIRQ{q("eth1", 12)}, Remote: true, Requested: true}, "b12*?"},
-		{"thread last ran", MapCPU{Online: true, LastRan: []int{7}, MayRun: 1}, "P"},
-		{"thread may run", MapCPU{Online: true, MayRun: 2}, "p"},
-		{"isolated", MapCPU{Online: true, Isolated: true}, "i"},
-		{"offline", MapCPU{}, "x"},
-		{"offline isolated", MapCPU{Isolated: true}, "xi"},
-		{"everything", MapCPU{Online: true, IRQs: []MapIRQ{q("eth0", 1)}, LastRan: []int{1}, Conflict: true, Remote: true, Isolated: true}, "a1P!*i"},
+		{"idle", CPU{Online: true}, "."},
+		{"one queue", CPU{Online: true, IRQs: []IRQ{q("eth0", 3)}}, "a3"},
+		{"two of one NIC", CPU{Online: true, IRQs: []IRQ{q("eth0", 3), q("eth0", 5)}, Conflict: true}, "2a!"},
+		{"two NICs", CPU{Online: true, IRQs: []IRQ{q("eth0", 3), q("eth1", 1)}}, "2+"},
+		{"remote requested", CPU{Online: true, IRQs: []IRQ{q("eth1", 12)}, Remote: true, Requested: true}, "b12*?"},
+		{"thread last ran", CPU{Online: true, LastRan: []int{7}, MayRun: 1}, "P"},
+		{"thread may run", CPU{Online: true, MayRun: 2}, "p"},
+		{"isolated", CPU{Online: true, Isolated: true}, "i"},
+		{"offline", CPU{}, "x"},
+		{"offline isolated", CPU{Isolated: true}, "xi"},
+		{"everything", CPU{Online: true, IRQs: []IRQ{q("eth0", 1)}, LastRan: []int{1}, Conflict: true, Remote: true, Isolated: true}, "a1P!*i"},
 	}
 	for _, tt := range tests {
 		if got := cellLabel(&tt.give, keys); got != tt.want {
@@ -383,7 +384,7 @@ var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // Every line fits the width for hosts up to 64 CPUs per node, the
 // boxes close, and colour only adds escape codes around the same text.
-func TestWriteMapWidth(t *testing.T) {
+func TestWriteTextWidth(t *testing.T) {
 	root := hosttest.Synthetic(t, hosttest.SyntheticSpec{CPUs: 128, Nodes: 2, SMT: true, NICs: 2, QueuesPerNIC: 64})
 	big, bigT := loadMapHost(t, root)
 	flat := hosttest.Synthetic(t, hosttest.SyntheticSpec{CPUs: 128, Nodes: 2, NICs: 1, QueuesPerNIC: 64})
@@ -393,17 +394,17 @@ func TestWriteMapWidth(t *testing.T) {
 		name string
 		m    *Map
 	}{
-		{"seed", BuildMap(seed, seedT, nil, MapOptions{})},
-		{"64 CPUs per node, SMT", BuildMap(big, bigT, nil, MapOptions{})},
-		{"64 CPUs per node, no SMT", BuildMap(flatH, flatT, nil, MapOptions{})},
+		{"seed", Build(seed, seedT, nil, Options{})},
+		{"64 CPUs per node, SMT", Build(big, bigT, nil, Options{})},
+		{"64 CPUs per node, no SMT", Build(flatH, flatT, nil, Options{})},
 	}
 	for _, hc := range hosts {
 		for _, width := range []int{0, 40, 60, 100, 132} {
 			var plainOut, colorOut bytes.Buffer
-			if err := WriteMap(&plainOut, hc.m, MapStyle{Width: width}); err != nil {
+			if err := WriteText(&plainOut, hc.m, Style{Width: width}); err != nil {
 				t.Fatal(err)
 			}
-			if err := WriteMap(&colorOut, hc.m, MapStyle{Width: width, Color: true}); err != nil {
+			if err := WriteText(&colorOut, hc.m, Style{Width: width, Color: true}); err != nil {
 				t.Fatal(err)
 			}
 			limit := width
@@ -433,17 +434,17 @@ func TestWriteMapWidth(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteMap(&buf, hosts[0].m, MapStyle{Width: 39}); err == nil {
-		t.Error("WriteMap width 39: no error")
+	if err := WriteText(&buf, hosts[0].m, Style{Width: 39}); err == nil {
+		t.Error("WriteText width 39: no error")
 	}
 }
 
 // The seed picture reads at once: eth0 in node 1's box, CPU 53 with two
 // queues and a conflict marker, and the conflict said in words.
-func TestWriteMapSeed(t *testing.T) {
+func TestWriteTextSeed(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	var buf bytes.Buffer
-	if err := WriteMap(&buf, BuildMap(h, tb, nil, MapOptions{}), MapStyle{}); err != nil {
+	if err := WriteText(&buf, Build(h, tb, nil, Options{}), Style{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -464,18 +465,18 @@ func BenchmarkBuildMap(b *testing.B) {
 	h, tb := loadMapHost(b, root)
 	b.ResetTimer()
 	for b.Loop() {
-		BuildMap(h, tb, nil, MapOptions{})
+		Build(h, tb, nil, Options{})
 	}
 }
 
 func BenchmarkWriteMap(b *testing.B) {
 	root := hosttest.Synthetic(b, mapBenchHost)
 	h, tb := loadMapHost(b, root)
-	m := BuildMap(h, tb, nil, MapOptions{})
+	m := Build(h, tb, nil, Options{})
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()
-		if err := WriteMap(&buf, m, MapStyle{}); err != nil {
+		if err := WriteText(&buf, m, Style{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -484,11 +485,11 @@ func BenchmarkWriteMap(b *testing.B) {
 func BenchmarkWriteMapSVG(b *testing.B) {
 	root := hosttest.Synthetic(b, mapBenchHost)
 	h, tb := loadMapHost(b, root)
-	m := BuildMap(h, tb, nil, MapOptions{})
+	m := Build(h, tb, nil, Options{})
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()
-		if err := WriteMapSVG(&buf, m); err != nil {
+		if err := WriteSVG(&buf, m); err != nil {
 			b.Fatal(err)
 		}
 	}
