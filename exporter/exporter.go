@@ -28,6 +28,7 @@ package exporter
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"sync"
@@ -71,20 +72,31 @@ func family(name string, labels ...string) Family {
 type Exporter struct {
 	// read reads and audits the host: audit.Read of root and the
 	// selection (tests give their own).
-	read    func() (*audit.State, error)
-	onError func(error)
-	mu      sync.Mutex // one read of the host at a time
+	read  func() (*audit.State, error)
+	mu    sync.Mutex // one read of the host at a time
+	logMu sync.Mutex // one log line at a time
+	log   io.Writer  // failed reads and refused scrapes; nil: none
 	// inFlight holds a token per HTTP scrape being answered.
 	inFlight chan struct{}
 }
 
 // New returns an exporter that reads and audits root with sel on each
-// scrape (audit.Read), one scrape at a time. onError, when
-// not nil, is told of each failed read (the scrape itself answers
-// irqnuma_scrape_error 1).
-func New(root string, sel audit.Selection, onError func(error)) *Exporter {
+// scrape (audit.Read), one scrape at a time. Each failed read (the scrape
+// itself answers irqnuma_scrape_error 1) and each refused scrape is
+// logged to log, a line at a time, when log is not nil.
+func New(root string, sel audit.Selection, log io.Writer) *Exporter {
 	read := func() (*audit.State, error) { return audit.Read(root, sel) }
-	return &Exporter{read: read, onError: onError, inFlight: make(chan struct{}, MaxInFlight)}
+	return &Exporter{read: read, log: log, inFlight: make(chan struct{}, MaxInFlight)}
+}
+
+// logf writes one line to the log, "irqnuma: " first.
+func (e *Exporter) logf(format string, args ...any) {
+	if e.log == nil {
+		return
+	}
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	fmt.Fprintf(e.log, "irqnuma: "+format+"\n", args...)
 }
 
 // Scrape reads the host, audits it and returns the metrics.
@@ -93,8 +105,8 @@ func (e *Exporter) Scrape() []Family {
 	defer e.mu.Unlock()
 	start := time.Now()
 	st, err := e.read()
-	if err != nil && e.onError != nil {
-		e.onError(err)
+	if err != nil {
+		e.logf("scrape: %v", err)
 	}
 	return Families(st, err, time.Since(start))
 }

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,18 +33,37 @@ func gatherTree(root string) gather {
 	return func() (*audit.State, error) { return audit.Read(root, audit.Selection{}) }
 }
 
-// serve starts the exporter on a loopback port and returns its base URL.
-func serve(t *testing.T, g gather, onErr func(error)) string {
+// syncBuffer is a log the HTTP server's goroutines may write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serve starts the exporter on a loopback port, logging to log (nil:
+// nowhere), and returns its base URL.
+func serve(t *testing.T, g gather, log io.Writer) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := New("", audit.Selection{}, onErr)
+	e := New("", audit.Selection{}, log)
 	e.read = g
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, e.Handler(nil)) }()
+	go func() { done <- Serve(ctx, ln, e.Handler()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -90,7 +111,13 @@ func series(mf *dto.MetricFamily) []string {
 
 func TestExporterNPS2(t *testing.T) {
 	root := hosttest.Root("nps2")
-	base := serve(t, gatherTree(root), func(err error) { t.Errorf("scrape error: %v", err) })
+	var log syncBuffer
+	t.Cleanup(func() {
+		if l := log.String(); l != "" {
+			t.Errorf("logged: %s", l)
+		}
+	})
+	base := serve(t, gatherTree(root), &log)
 	mfs := scrape(t, base)
 
 	// One irqnuma_finding per finding of the audit, with its labels.
@@ -196,9 +223,9 @@ func TestExporterUnknownStaysAbsent(t *testing.T) {
 }
 
 func TestExporterScrapeError(t *testing.T) {
-	var got []error
+	var log syncBuffer
 	boom := errors.New("read root: boom")
-	base := serve(t, func() (*audit.State, error) { return nil, boom }, func(err error) { got = append(got, err) })
+	base := serve(t, func() (*audit.State, error) { return nil, boom }, &log)
 	mfs := scrape(t, base)
 	if diff := cmp.Diff([]string{" 1"}, series(mfs[MetricScrapeError])); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", MetricScrapeError, diff)
@@ -206,8 +233,8 @@ func TestExporterScrapeError(t *testing.T) {
 	if mfs[MetricFinding] != nil || mfs[MetricIRQLocal] != nil {
 		t.Error("a failed read exported findings or IRQs")
 	}
-	if len(got) != 1 || !errors.Is(got[0], boom) {
-		t.Errorf("onError got %v, want the read error once", got)
+	if got := log.String(); got != "irqnuma: scrape: read root: boom\n" {
+		t.Errorf("logged %q, want the read error once", got)
 	}
 }
 

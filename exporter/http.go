@@ -27,12 +27,9 @@ const contentType = "text/plain; version=0.0.4; charset=utf-8"
 
 // Handler serves the exporter's metrics at /metrics, to GET and HEAD
 // only; every other path is 404 and every other method 405. A client
-// that accepts gzip gets the body compressed. logf, when not nil, is
-// told of series left out and of refused scrapes.
-func (e *Exporter) Handler(logf func(format string, args ...any)) http.Handler {
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+// that accepts gzip gets the body compressed. Series left out and
+// refused scrapes are logged.
+func (e *Exporter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -44,13 +41,13 @@ func (e *Exporter) Handler(logf func(format string, args ...any)) http.Handler {
 		case e.inFlight <- struct{}{}:
 			defer func() { <-e.inFlight }()
 		default:
-			logf("scrape from %s refused: %d scrapes already in flight", r.RemoteAddr, MaxInFlight)
+			e.logf("scrape from %s refused: %d scrapes already in flight", r.RemoteAddr, MaxInFlight)
 			http.Error(w, fmt.Sprintf("limit of concurrent requests reached (%d), try again later", MaxInFlight), http.StatusServiceUnavailable)
 			return
 		}
 		var body bytes.Buffer
 		if skipped, _ := WriteText(&body, e.Scrape()); skipped != nil {
-			logf("scrape: series left out: %v", skipped)
+			e.logf("scrape: series left out: %v", skipped)
 		}
 		h := w.Header()
 		h.Set("Content-Type", contentType)

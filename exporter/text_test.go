@@ -134,16 +134,10 @@ func TestHandlerInFlight(t *testing.T) {
 		<-release
 		return gatherTree(hosttest.Root("vm-virtio"))()
 	}
-	var mu sync.Mutex
-	var logged []string
-	logf := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, format)
-	}
-	e := New("", audit.Selection{}, nil)
+	var log syncBuffer
+	e := New("", audit.Selection{}, &log)
 	e.read = g
-	h := e.Handler(logf)
+	h := e.Handler()
 	get := func() int {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -167,10 +161,8 @@ func TestHandlerInFlight(t *testing.T) {
 			t.Errorf("scrape %d: %d, want 200", i, c)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(logged) != 1 || !strings.Contains(logged[0], "refused") {
-		t.Errorf("logged %q, want the refusal once", logged)
+	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "refused") {
+		t.Errorf("logged %q, want the refusal once", got)
 	}
 }
 

@@ -1,9 +1,12 @@
 package exporter
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 )
 
@@ -26,4 +29,21 @@ func WriteTextfile(path string, fams []Family) error {
 		return fmt.Errorf("textfile %s: %w", path, bad)
 	}
 	return nil
+}
+
+// ReadAudit is audit.Read of root and sel that, with a textfile path,
+// also writes the metrics of that one read there (audit --textfile), for
+// node_exporter's textfile collector: replaced atomically, and written
+// even when the read fails (with irqnuma_scrape_error 1), so the failure
+// shows in Prometheus too; the read error is then returned.
+func ReadAudit(root string, sel audit.Selection, textfile string) (*audit.State, error) {
+	start := time.Now()
+	st, readErr := audit.Read(root, sel)
+	if textfile == "" {
+		return st, readErr
+	}
+	if err := WriteTextfile(textfile, Families(st, readErr, time.Since(start))); err != nil {
+		return nil, errors.Join(readErr, err)
+	}
+	return st, readErr
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/report"
 )
 
@@ -41,7 +42,7 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 			if err := sel.check(); err != nil {
 				return err
 			}
-			st, err := readAudit(a.root, textfile, sel)
+			st, err := exporter.ReadAudit(a.root, sel.Selection, textfile)
 			if err != nil {
 				return err
 			}

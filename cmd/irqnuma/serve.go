@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -57,28 +56,10 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 				fmt.Fprintf(a.stderr, "irqnuma: warning: %s is not a loopback address: anyone who can reach it sees this host's layout\n", listen)
 			}
 			fmt.Fprintf(a.stderr, "irqnuma: serving http://%s/metrics\n", ln.Addr())
-			logf := lockedLog(a)
-			return exporter.Serve(a.ctx, ln, newExporter(a, sel, logf).Handler(logf))
+			return exporter.Serve(a.ctx, ln, exporter.New(a.root, sel.Selection, a.stderr).Handler())
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", exporter.DefaultListen, "address to serve /metrics on")
 	sel.flags(c, "audit only this NIC (repeatable)")
 	return c
-}
-
-// newExporter returns an exporter whose every scrape reads and audits the
-// root afresh; logf is told of failed reads.
-func newExporter(a *app, s selection, logf func(format string, args ...any)) *exporter.Exporter {
-	return exporter.New(a.root, s.Selection, func(err error) { logf("scrape: %v", err) })
-}
-
-// lockedLog returns a printf to stderr that is safe from the HTTP
-// server's goroutines.
-func lockedLog(a *app) func(format string, args ...any) {
-	var mu sync.Mutex
-	return func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(a.stderr, "irqnuma: "+format+"\n", args...)
-	}
 }
