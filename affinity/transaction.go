@@ -2,6 +2,7 @@ package affinity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -92,6 +93,8 @@ type PinResult struct {
 	// failed, with why.
 	Failed, RollbackFailed []string
 	Stop                   irq.Stop
+	// Cause is why ctx was cancelled, when Stop is irq.Interrupted.
+	Cause error
 	// Retired is the state file's new name after a complete rollback.
 	Retired   string
 	RetireErr error
@@ -107,6 +110,24 @@ type IrqbalanceWarning struct {
 	Loose []int // placed IRQs it does not ban: it will move them back
 	// BanConfig is what would make it leave them alone.
 	BanConfig []string
+}
+
+// Err says how a pin that wrote went wrong, nil when every change was
+// made and kept: a rollback that failed (the state file is the way
+// back), a stop that rolled everything back, or writes that failed with
+// KeepGoing.
+func (r *PinResult) Err() error {
+	switch {
+	case len(r.RollbackFailed) > 0:
+		return fmt.Errorf("rollback incomplete; the old values are in %s: run irqnuma irq restore %s", r.StateFile, r.StateFile)
+	case r.Stop == irq.Interrupted:
+		return fmt.Errorf("interrupted (%v): every change was rolled back", r.Cause)
+	case r.Stop == irq.Failed:
+		return errors.New("a write failed: every change was rolled back")
+	case len(r.Failed) > 0:
+		return fmt.Errorf("%d of %d writes failed (--keep-going); undo the rest with: irqnuma irq restore %s", len(r.Failed), r.Changes, r.StateFile)
+	}
+	return nil
 }
 
 // Pin plans a placement of the NICs' IRQs and writes it, all or nothing:
@@ -186,6 +207,9 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 
 	applied, stop := irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
 	res.Stop = stop
+	if stop == irq.Interrupted {
+		res.Cause = context.Cause(ctx)
+	}
 	for ci, r := range applied {
 		row := &res.Rows[stepOf[ci]]
 		row.fill(r)
@@ -363,6 +387,17 @@ type RestoreResult struct {
 	// Retired is the state file's new name once every value is back.
 	Retired   string
 	RetireErr error
+}
+
+// Err says which values a restore could not put back, nil when it put
+// back every one.
+func (r *RestoreResult) Err() error {
+	if len(r.Failed) == 0 && len(r.Gone) == 0 {
+		return nil
+	}
+	restored := r.Total - len(r.Failed) - len(r.Gone)
+	return fmt.Errorf("restored %d of %d values; %d could not be written, %d are gone; %s is kept",
+		restored, r.Total, len(r.Failed), len(r.Gone), r.StateFile)
 }
 
 // Restore writes back every value a state file saved (statePath, or the

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
-	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
@@ -93,17 +91,15 @@ func pinRequest(a *app, nics []string, f pinFlags, hasCPUs bool) (affinity.PinRe
 		return req, usagef("--strategy: %v", err)
 	}
 	if hasCPUs {
-		if req.Options.CPUs, err = cpuset.ParseList(f.cpus); err != nil {
-			return req, usagef("--cpus: %v", err)
+		if req.Options.CPUs, err = parseCPUFlag("--cpus", f.cpus); err != nil {
+			return req, err
 		}
 		if req.Options.CPUs.IsEmpty() {
 			return req, usagef("--cpus: empty list")
 		}
 	}
-	if req.Options.Exclude, err = cpuset.ParseList(f.exclude); err != nil {
-		return req, usagef("--exclude: %v", err)
-	}
-	return req, nil
+	req.Options.Exclude, err = parseCPUFlag("--exclude", f.exclude)
+	return req, err
 }
 
 func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
@@ -146,22 +142,16 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 	return pinOutcome(a, res)
 }
 
-// pinOutcome says how a pin that wrote ended, and with which exit code.
+// pinOutcome says how a pin that wrote ended, and with which exit code:
+// 128+signo when a stop signal rolled it back, 1 for any other failure.
 func pinOutcome(a *app, res *affinity.PinResult) error {
 	report.WritePinFailures(a.stderr, res)
-	code := exitError
-	if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
-		code = c
-	}
-	switch {
-	case len(res.RollbackFailed) > 0:
-		return exitCodeError{code: code, err: fmt.Errorf("rollback incomplete; the old values are in %s: run irqnuma irq restore %s", res.StateFile, res.StateFile)}
-	case res.Stop == irq.Interrupted:
-		return exitCodeError{code: code, err: fmt.Errorf("interrupted (%v): every change was rolled back", context.Cause(a.ctx))}
-	case res.Stop == irq.Failed:
-		return exitCodeError{code: exitError, err: errors.New("a write failed: every change was rolled back")}
-	case len(res.Failed) > 0:
-		return exitCodeError{code: exitError, err: fmt.Errorf("%d of %d writes failed (--keep-going); undo the rest with: irqnuma irq restore %s", len(res.Failed), res.Changes, res.StateFile)}
+	if err := res.Err(); err != nil {
+		code := exitError
+		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
+			code = c
+		}
+		return exitCodeError{code: code, err: err}
 	}
 	fmt.Fprintf(a.stderr, "changed %d of %d; old values saved in %s; undo with: irqnuma irq restore %s\n", res.Changed, res.Changes, res.StateFile, res.StateFile)
 	return nil
@@ -213,11 +203,9 @@ func runRestore(a *app, args []string) error {
 	if err := writePin(a, report.NewRestoreDoc(res), true, false); err != nil {
 		return err
 	}
-	if len(res.Failed) > 0 || len(res.Gone) > 0 {
+	if err := res.Err(); err != nil {
 		report.WriteRestoreFailures(a.stderr, res)
-		restored := res.Total - len(res.Failed) - len(res.Gone)
-		return exitCodeError{code: exitError, err: fmt.Errorf("restored %d of %d values; %d could not be written, %d are gone; %s is kept",
-			restored, res.Total, len(res.Failed), len(res.Gone), res.StateFile)}
+		return exitCodeError{code: exitError, err: err}
 	}
 	fmt.Fprintf(a.stderr, "restored %d values from %s\n", res.Total, res.StateFile)
 	report.WriteRetired(a.stderr, res.StateFile, res.Retired, res.RetireErr)
