@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -12,35 +11,12 @@ import (
 )
 
 // Selection is what an audit looks at beyond the host: the NICs named
-// (none: every NIC that has IRQs) and the processes to watch, by PID and
-// by exact comm. audit, serve, map and the textfile writer all take one.
+// (none: every NIC that has IRQs) and the processes to watch. audit,
+// serve, map and the textfile writer all take one.
 type Selection struct {
-	NICs  []string
-	PIDs  []int
-	Comms []string
+	NICs []string
+	proc.Selection
 }
-
-// ErrSelection is wrapped by Validate's errors: a selection that names
-// nothing real.
-var ErrSelection = errors.New("bad selection")
-
-// Validate checks a selection's values before anything is read.
-func (s Selection) Validate() error {
-	for _, p := range s.PIDs {
-		if p <= 0 {
-			return fmt.Errorf("%w: --pid %d: not a process id", ErrSelection, p)
-		}
-	}
-	for _, c := range s.Comms {
-		if c == "" {
-			return fmt.Errorf("%w: --comm: empty name", ErrSelection)
-		}
-	}
-	return nil
-}
-
-// Watches reports whether the selection names processes.
-func (s Selection) Watches() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
 
 // State is one reading of a host and its audit: the topology, the
 // selected NICs' IRQs, the watched processes and the findings.
@@ -65,8 +41,8 @@ func ReadHost(root string, s Selection) (*State, error) {
 		return nil, err
 	}
 	st := &State{Host: h, IRQs: t, NICs: s.NICs}
-	if s.Watches() {
-		if st.Procs, err = proc.Select(root, s.PIDs, s.Comms); err != nil {
+	if s.Any() {
+		if st.Procs, err = proc.Select(root, s.Selection); err != nil {
 			return nil, err
 		}
 	}

@@ -239,9 +239,40 @@ func parseNumaMaps(path string, b []byte) (map[int]uint64, error) {
 	return kb, nil
 }
 
-// Select resolves --pid and --comm into processes: every PID must exist,
-// every comm must match at least one process. Duplicates are read once.
-func Select(root string, pids []int, comms []string) ([]*Process, error) {
+// Selection names processes: by PID, and by exact comm (every process
+// whose comm is that). audit, serve, map, watch and snapshot all take one
+// from --pid and --comm.
+type Selection struct {
+	PIDs  []int
+	Comms []string
+}
+
+// ErrSelection is wrapped by Validate's errors: a selection that names
+// nothing real.
+var ErrSelection = errors.New("bad selection")
+
+// Validate checks a selection's values before anything is read.
+func (s Selection) Validate() error {
+	for _, p := range s.PIDs {
+		if p <= 0 {
+			return fmt.Errorf("%w: --pid %d: not a process id", ErrSelection, p)
+		}
+	}
+	for _, c := range s.Comms {
+		if c == "" {
+			return fmt.Errorf("%w: --comm: empty name", ErrSelection)
+		}
+	}
+	return nil
+}
+
+// Any reports whether the selection names processes.
+func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
+
+// Select resolves a selection into processes: every PID must exist, every
+// comm must match at least one process. Duplicates are read once.
+func Select(root string, sel Selection) ([]*Process, error) {
+	pids, comms := sel.PIDs, sel.Comms
 	want := slices.Clone(pids)
 	for _, c := range comms {
 		found, err := FindByComm(root, c)

@@ -245,7 +245,7 @@ func (c *capturer) pciFunction(dir string) error {
 // proc.Read reads of the processes the options name.
 func (c *capturer) processes() error {
 	want := map[string]bool{}
-	for _, p := range c.opts.PIDs {
+	for _, p := range c.opts.Processes.PIDs {
 		want[strconv.Itoa(p)] = true
 	}
 	for _, d := range c.expand("proc/[0-9]*") {
@@ -265,7 +265,7 @@ func (c *capturer) processes() error {
 			return err
 		}
 		full := want[pid]
-		for _, name := range c.opts.Comms {
+		for _, name := range c.opts.Processes.Comms {
 			full = full || comm == name
 		}
 		if comm == "irqbalance" {

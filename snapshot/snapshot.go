@@ -29,6 +29,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // Default bounds. /proc/interrupts of a 1,152-CPU host with thousands of
@@ -46,11 +47,10 @@ var ErrTooLarge = errors.New("over the size bound")
 
 // Options says what to capture beyond the host-wide files.
 type Options struct {
-	// PIDs and Comms name processes to capture in full (status, stat,
+	// Processes names the processes to capture in full (status, stat,
 	// numa_maps and every thread's stat and status), as audit --pid and
 	// --comm read them. Every process's comm is captured regardless.
-	PIDs  []int
-	Comms []string
+	Processes proc.Selection
 	// MaxFileSize bounds one file and MaxTotalSize the sum of all files;
 	// 0 means the defaults.
 	MaxFileSize  int64

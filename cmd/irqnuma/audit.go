@@ -65,7 +65,7 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 			return nil
 		},
 	}
-	sel.flags(c, "audit only this NIC (repeatable)")
+	sel.flags(c, "audit only this NIC (repeatable)", "watch")
 	c.Flags().StringVar(&failOn, "fail-on", "warning", "exit 3 when a finding is at or above: info, warning, error or never")
 	c.Flags().StringVar(&textfile, "textfile", "", "also write the findings as Prometheus metrics to this file, atomically (node_exporter textfile collector)")
 	return c

@@ -16,6 +16,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // auditDoc is the JSON of `irqnuma audit -o json`, decoded strictly.
@@ -586,7 +587,7 @@ func BenchmarkAuditHost(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		st, err := audit.Read(root, audit.Selection{PIDs: pids})
+		st, err := audit.Read(root, audit.Selection{Selection: proc.Selection{PIDs: pids}})
 		if err != nil {
 			b.Fatal(err)
 		}

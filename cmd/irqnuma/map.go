@@ -81,7 +81,7 @@ stdout); -o json writes the model both are drawn from.`,
 			return hostmap.WriteText(a.stdout, m, hostmap.Style{Width: width, Color: useColor})
 		},
 	}
-	sel.flags(c, "draw only this NIC (repeatable); default every NIC")
+	sel.flags(c, "draw only this NIC (repeatable); default every NIC", "watch")
 	c.Flags().StringVar(&svg, "svg", "", "write the picture as a standalone SVG to this file (- for stdout)")
 	c.Flags().IntVar(&width, "width", 0, fmt.Sprintf("columns to fit (default %d)", hostmap.DefaultWidth))
 	c.Flags().StringVar(&color, "color", "auto", "colour: auto (when stdout is a terminal), always or never")

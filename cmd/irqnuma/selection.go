@@ -6,15 +6,19 @@ import (
 	"github.com/irqnuma/irqnuma/audit"
 )
 
-// selection is the --nic, --pid and --comm of the commands that look at
-// NICs and watched processes together (audit, serve, map).
+// selection is the --nic, --pid and --comm of every command that looks
+// at NICs and watched processes (audit, serve, map, watch, snapshot).
 type selection struct{ audit.Selection }
 
-// flags adds --nic (with the command's own wording), --pid and --comm.
-func (s *selection) flags(c *cobra.Command, nicHelp string) {
-	c.Flags().StringArrayVar(&s.NICs, "nic", nil, nicHelp)
-	c.Flags().IntSliceVar(&s.PIDs, "pid", nil, "watch this process and all its threads (repeatable)")
-	c.Flags().StringArrayVar(&s.Comms, "comm", nil, "watch every process whose comm is exactly this (repeatable)")
+// flags adds --nic (with the command's own wording; none when nicHelp is
+// ""), and --pid and --comm, saying what the command does with the
+// processes ("watch", "capture").
+func (s *selection) flags(c *cobra.Command, nicHelp, verb string) {
+	if nicHelp != "" {
+		c.Flags().StringArrayVar(&s.NICs, "nic", nil, nicHelp)
+	}
+	c.Flags().IntSliceVar(&s.PIDs, "pid", nil, verb+" this process and all its threads (repeatable)")
+	c.Flags().StringArrayVar(&s.Comms, "comm", nil, verb+" every process whose comm is exactly this (repeatable)")
 }
 
 // check validates the values as usage errors.

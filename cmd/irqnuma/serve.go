@@ -60,6 +60,6 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", exporter.DefaultListen, "address to serve /metrics on")
-	sel.flags(c, "audit only this NIC (repeatable)")
+	sel.flags(c, "audit only this NIC (repeatable)", "watch")
 	return c
 }

@@ -14,10 +14,7 @@ import (
 func init() { register(newSnapshotCmd) }
 
 func newSnapshotCmd(a *app) *cobra.Command {
-	var (
-		pids  []int
-		comms []string
-	)
+	var sel selection
 	c := &cobra.Command{
 		Use:   "snapshot -o FILE.tar.gz",
 		Short: "Capture the files irqnuma reads into a .tar.gz that --root accepts",
@@ -43,12 +40,10 @@ file) is listed on stderr.`,
 			if !cmd.Flags().Changed("output") || a.output == "" {
 				return usagef("snapshot: -o FILE.tar.gz is required (- for stdout)")
 			}
-			for _, p := range pids {
-				if p <= 0 {
-					return usagef("--pid %d: not a process id", p)
-				}
+			if err := sel.check(); err != nil {
+				return err
 			}
-			opts := snapshot.Options{PIDs: pids, Comms: comms}
+			opts := snapshot.Options{Processes: sel.Selection.Selection}
 			var (
 				res snapshot.Result
 				err error
@@ -73,8 +68,7 @@ file) is listed on stderr.`,
 			return nil
 		},
 	}
-	c.Flags().IntSliceVar(&pids, "pid", nil, "also capture this process and its threads in full (repeatable)")
-	c.Flags().StringArrayVar(&comms, "comm", nil, "also capture every process whose comm is exactly this (repeatable)")
+	sel.flags(c, "", "capture")
 	return c
 }
 

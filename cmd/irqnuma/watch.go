@@ -18,9 +18,7 @@ func init() { register(newWatchCmd) }
 
 func newWatchCmd(a *app) *cobra.Command {
 	var (
-		nics     []string
-		pids     []int
-		comms    []string
+		sel      selection
 		interval time.Duration
 		count    int
 	)
@@ -47,42 +45,30 @@ interval (JSON lines). The first interval needs two samples.`,
 			if count < 0 {
 				return usagef("--count %d: want 0 (until stopped) or more", count)
 			}
-			for _, p := range pids {
-				if p <= 0 {
-					return usagef("--pid %d: want a process id above 0", p)
-				}
+			if err := sel.check(); err != nil {
+				return err
 			}
-			return runWatch(a, watchConfig{nics: nics, pids: pids, comms: comms, interval: interval, count: count})
+			return runWatch(a, sel, interval, count)
 		},
 	}
-	c.Flags().StringArrayVar(&nics, "nic", nil, "watch only this NIC (repeatable); default every NIC")
-	c.Flags().IntSliceVar(&pids, "pid", nil, "follow this process's threads (repeatable)")
-	c.Flags().StringArrayVar(&comms, "comm", nil, "follow the processes with this exact command name (repeatable)")
+	sel.flags(c, "watch only this NIC (repeatable); default every NIC", "watch")
 	c.Flags().DurationVar(&interval, "interval", time.Second, "time between samples")
 	c.Flags().IntVar(&count, "count", 0, "stop after this many intervals; 0 runs until stopped")
 	return c
 }
 
-type watchConfig struct {
-	nics     []string
-	pids     []int
-	comms    []string
-	interval time.Duration
-	count    int
-}
-
-func runWatch(a *app, cfg watchConfig) error {
+func runWatch(a *app, sel selection, interval time.Duration, count int) error {
 	h, err := topology.Read(a.root)
 	if err != nil {
 		return err
 	}
 	var procs []*proc.Process
-	if len(cfg.pids) > 0 || len(cfg.comms) > 0 {
-		if procs, err = proc.Select(a.root, cfg.pids, cfg.comms); err != nil {
+	if sel.Any() {
+		if procs, err = proc.Select(a.root, sel.Selection.Selection); err != nil {
 			return err
 		}
 	}
-	s, err := watch.NewSampler(h, watch.Options{NICs: cfg.nics, Processes: procs, Now: a.now})
+	s, err := watch.NewSampler(h, watch.Options{NICs: sel.NICs, Processes: procs, Now: a.now})
 	if err != nil {
 		return err
 	}
@@ -101,5 +87,5 @@ func runWatch(a *app, cfg watchConfig) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return s.Run(ctx, cfg.interval, cfg.count, out)
+	return s.Run(ctx, interval, count, out)
 }
