@@ -8,13 +8,6 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-func init() { register(newIRQCmd) }
-
-// irqSubcommands holds the constructors of `irq` subcommands; each file
-// adds its own.
-var irqSubcommands []func(*app) *cobra.Command
-
-func registerIRQ(c func(*app) *cobra.Command) { irqSubcommands = append(irqSubcommands, c) }
 
 func newIRQCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
@@ -23,10 +16,7 @@ func newIRQCmd(a *app) *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	c.AddCommand(newIRQListCmd(a))
-	for _, s := range irqSubcommands {
-		c.AddCommand(s(a))
-	}
+	c.AddCommand(newIRQListCmd(a), newIRQPinCmd(a), newIRQRestoreCmd(a))
 	return c
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/irqnuma/irqnuma/report/hostmap"
 )
 
-func init() { register(newMapCmd) }
 
 func newMapCmd(a *app) *cobra.Command {
 	var (

@@ -15,7 +15,6 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-func init() { register(newMaskCmd) }
 
 // pickFlags are the CPU selection flags mask and exec share.
 type pickFlags struct {

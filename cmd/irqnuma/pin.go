@@ -13,11 +13,6 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-func init() {
-	registerIRQ(newIRQPinCmd)
-	registerIRQ(newIRQRestoreCmd)
-}
-
 type pinFlags struct {
 	node      int
 	cpus      string

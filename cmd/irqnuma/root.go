@@ -86,11 +86,12 @@ func (e exitCodeError) Error() string {
 	return e.err.Error()
 }
 
-// commands holds the constructors of the subcommands; each command's file
-// adds its own in an init function.
-var commands []func(*app) *cobra.Command
-
-func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
+// commands are the constructors of the subcommands (help lists them
+// sorted by name).
+var commands = []func(*app) *cobra.Command{
+	newTopologyCmd, newIRQCmd, newAuditCmd, newMapCmd, newWatchCmd, newMaskCmd,
+	newExecCmd, newSnapshotCmd, newServeCmd,
+}
 
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{

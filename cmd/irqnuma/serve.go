@@ -10,7 +10,6 @@ import (
 	"github.com/irqnuma/irqnuma/exporter"
 )
 
-func init() { register(newServeCmd) }
 
 func newServeCmd(a *app) *cobra.Command {
 	var (

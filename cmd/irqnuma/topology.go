@@ -8,7 +8,6 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-func init() { register(newTopologyCmd) }
 
 func newTopologyCmd(a *app) *cobra.Command {
 	return &cobra.Command{

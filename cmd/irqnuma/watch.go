@@ -14,7 +14,6 @@ import (
 	"github.com/irqnuma/irqnuma/watch"
 )
 
-func init() { register(newWatchCmd) }
 
 func newWatchCmd(a *app) *cobra.Command {
 	var (
