@@ -115,7 +115,7 @@ func ParsePinConfig(b []byte) (*PinConfig, error) {
 }
 
 func (e pinFileEntry) options() (PlanOptions, error) {
-	o := PlanOptions{Node: -1, Strategy: StrategySpread, XPS: e.XPS}
+	o := PlanOptions{Strategy: StrategySpread, XPS: e.XPS}
 	var err error
 	switch {
 	case e.NIC == "":
@@ -135,7 +135,7 @@ func (e pinFileEntry) options() (PlanOptions, error) {
 		if *e.Node < 0 {
 			return o, fmt.Errorf("node %d: want a node id", *e.Node)
 		}
-		o.Node = *e.Node
+		o.Node = new(*e.Node)
 	}
 	if e.CPUs != nil {
 		if o.CPUs, err = cpuset.ParseList(strings.TrimSpace(*e.CPUs)); err != nil {
@@ -144,7 +144,6 @@ func (e pinFileEntry) options() (PlanOptions, error) {
 		if o.CPUs.IsEmpty() {
 			return o, errors.New("cpus: empty list")
 		}
-		o.HasCPUs = true
 	}
 	if o.Exclude, err = cpuset.ParseList(strings.TrimSpace(e.Exclude)); err != nil {
 		return o, fmt.Errorf("exclude: %w", err)
@@ -172,10 +171,10 @@ func FormatPinConfig(nics []string, opt PlanOptions) []byte {
 		if opt.Strategy != "" && opt.Strategy != StrategySpread {
 			fmt.Fprintf(&b, "    strategy: %s\n", opt.Strategy)
 		}
-		if opt.Node >= 0 {
-			fmt.Fprintf(&b, "    node: %d\n", opt.Node)
+		if opt.Node != nil {
+			fmt.Fprintf(&b, "    node: %d\n", *opt.Node)
 		}
-		if opt.HasCPUs {
+		if !opt.CPUs.IsEmpty() {
 			fmt.Fprintf(&b, "    cpus: %s\n", strconv.Quote(opt.CPUs.List()))
 		}
 		if !opt.Exclude.IsEmpty() {
@@ -229,6 +228,6 @@ func PlanPinConfig(h *topology.Host, t *irq.Table, c *PinConfig) (*Plan, error) 
 }
 
 func sameOptions(a, b PlanOptions) bool {
-	return a.Strategy == b.Strategy && a.Node == b.Node && a.HasCPUs == b.HasCPUs &&
+	return a.Strategy == b.Strategy && (a.Node == nil) == (b.Node == nil) && (a.Node == nil || *a.Node == *b.Node) &&
 		a.CPUs.Equal(b.CPUs) && a.Exclude.Equal(b.Exclude) && a.XPS == b.XPS
 }

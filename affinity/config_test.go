@@ -19,7 +19,7 @@ func TestParsePinConfig(t *testing.T) {
 		give string
 		want []PinEntry
 	}{
-		{"defaults", "nics:\n  - nic: eth0\n", []PinEntry{{NIC: "eth0", Options: PlanOptions{Node: -1, Strategy: StrategySpread}}}},
+		{"defaults", "nics:\n  - nic: eth0\n", []PinEntry{{NIC: "eth0", Options: PlanOptions{Strategy: StrategySpread}}}},
 		{"every key", `
 # comment
 nics:
@@ -32,9 +32,9 @@ nics:
   - nic: eth2
     cpus: 3
 `, []PinEntry{
-			{NIC: "eth0", Options: PlanOptions{Node: -1, Strategy: StrategyNode, Exclude: cpuset.New(20, 21, 22, 23), XPS: true}},
-			{NIC: "eth1", Options: PlanOptions{Node: 0, Strategy: StrategySpread}},
-			{NIC: "eth2", Options: PlanOptions{Node: -1, Strategy: StrategySpread, CPUs: cpuset.New(3), HasCPUs: true}},
+			{NIC: "eth0", Options: PlanOptions{Strategy: StrategyNode, Exclude: cpuset.New(20, 21, 22, 23), XPS: true}},
+			{NIC: "eth1", Options: PlanOptions{Node: new(0), Strategy: StrategySpread}},
+			{NIC: "eth2", Options: PlanOptions{Strategy: StrategySpread, CPUs: cpuset.New(3)}},
 		}},
 	}
 	for _, tt := range tests {
@@ -95,10 +95,10 @@ func TestReadPinConfig(t *testing.T) {
 // back plan exactly what the flags plan, on every host tree.
 func TestPinConfigRoundTrip(t *testing.T) {
 	options := []PlanOptions{
-		{Node: -1, Strategy: StrategySpread},
-		{Node: -1, Strategy: StrategyNode, XPS: true},
-		{Node: 0, Strategy: StrategySpread, Exclude: cpuset.New(0, 1)},
-		{Node: -1, Strategy: StrategySpread, CPUs: cpuset.New(2, 3, 4, 5), HasCPUs: true, XPS: true},
+		{Strategy: StrategySpread},
+		{Strategy: StrategyNode, XPS: true},
+		{Node: new(0), Strategy: StrategySpread, Exclude: cpuset.New(0, 1)},
+		{Strategy: StrategySpread, CPUs: cpuset.New(2, 3, 4, 5), XPS: true},
 	}
 	for _, name := range hosttest.Names() {
 		root := hosttest.Root(name)
@@ -148,8 +148,8 @@ func TestPinConfigPerNIC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err1 := PlanPin(h, tab, []string{"ens1f0"}, PlanOptions{Node: -1, Strategy: StrategyNode})
-	b, err2 := PlanPin(h, tab, []string{"eth1"}, PlanOptions{Node: -1, Strategy: StrategySpread, Exclude: cpuset.New(0)})
+	a, err1 := PlanPin(h, tab, []string{"ens1f0"}, PlanOptions{Strategy: StrategyNode})
+	b, err2 := PlanPin(h, tab, []string{"eth1"}, PlanOptions{Strategy: StrategySpread, Exclude: cpuset.New(0)})
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}

@@ -70,9 +70,9 @@ func TestFormatWide(t *testing.T) {
 		{PickRequest{NIC: "eth0", ExcludeIRQCPUs: true, OnePerCore: true}, "taskset", "0xffffffffffffff00"},
 		{PickRequest{NIC: "eth0", ExcludeIRQCPUs: true, OnePerCore: true}, "mask",
 			"00000000,00000000,00000000,00000000,00000000,00000000,ffffffff,ffffff00"},
-		{PickRequest{CPUs: cpuset.New(255), HasCPUs: true}, "taskset", "0x8000000000000000000000000000000000000000000000000000000000000000"},
-		{PickRequest{CPUs: cpuset.New(64, 255), HasCPUs: true}, "numactl", "--physcpubind=64,255 --membind=1"},
-		{PickRequest{CPUs: cpuset.New(0, 255), HasCPUs: true}, "docker", "--cpuset-cpus=0,255 --cpuset-mems=0-1"},
+		{PickRequest{CPUs: cpuset.New(255)}, "taskset", "0x8000000000000000000000000000000000000000000000000000000000000000"},
+		{PickRequest{CPUs: cpuset.New(64, 255)}, "numactl", "--physcpubind=64,255 --membind=1"},
+		{PickRequest{CPUs: cpuset.New(0, 255)}, "docker", "--cpuset-cpus=0,255 --cpuset-mems=0-1"},
 	}
 	for _, tt := range tests {
 		p, err := PickCPUs(h, tb, tt.give)
@@ -168,7 +168,7 @@ func TestPickNoNUMA(t *testing.T) {
 	if err != nil || !nic.CPUs.Equal(cpuset.Range(16, 31).Union(cpuset.Range(48, 63))) || !strings.Contains(nic.Source, "local_cpulist") {
 		t.Fatalf("PickCPUs(eth0) = %v from %q, %v; want 16-31,48-63 from local_cpulist", nic.CPUs, nic.Source, err)
 	}
-	p, err := PickCPUs(h, tb, PickRequest{CPUs: cpuset.Range(16, 19), HasCPUs: true})
+	p, err := PickCPUs(h, tb, PickRequest{CPUs: cpuset.Range(16, 19)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,13 +32,11 @@ var (
 )
 
 // PickRequest says which CPUs to pick. Exactly one source of candidates is
-// set: NIC, Node (with HasNode) or CPUs (with HasCPUs).
+// set: NIC (not ""), Node (not nil) or CPUs (not empty).
 type PickRequest struct {
-	NIC     string     // the NIC's local CPUs, as topology.Host.Locality says
-	Node    int        // a NUMA node's CPUs
-	HasNode bool       // Node was given
-	CPUs    cpuset.Set // an explicit list
-	HasCPUs bool       // CPUs was given
+	NIC  string     // the NIC's local CPUs, as topology.Host.Locality says
+	Node *int       // a NUMA node's CPUs
+	CPUs cpuset.Set // an explicit list
 
 	// Exclude drops these CPUs from the candidates.
 	Exclude cpuset.Set
@@ -105,7 +103,7 @@ func PickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		p.Excluded = p.Excluded.Union(gone)
 	}
 	drop("offline", left.Difference(h.Online))
-	if !r.HasCPUs {
+	if r.CPUs.IsEmpty() {
 		drop("isolated", h.IsolatedCPUs())
 	}
 	drop("excluded", r.Exclude)
@@ -142,10 +140,26 @@ func PickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 	return p, nil
 }
 
+// PickOn reads the host under root, and the NIC's IRQs when
+// r.ExcludeIRQCPUs needs them, and picks as PickCPUs does.
+func PickOn(root string, r PickRequest) (*Pick, error) {
+	h, err := topology.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	var t *irq.Table
+	if r.ExcludeIRQCPUs {
+		if t, err = irq.Load(h, irq.Options{NICs: []string{r.NIC}}); err != nil {
+			return nil, err
+		}
+	}
+	return PickCPUs(h, t, r)
+}
+
 // candidates fills in Source and Candidates from the request's source.
 func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 	sources := 0
-	for _, set := range []bool{r.NIC != "", r.HasNode, r.HasCPUs} {
+	for _, set := range []bool{r.NIC != "", r.Node != nil, !r.CPUs.IsEmpty()} {
 		if set {
 			sources++
 		}
@@ -180,17 +194,17 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 		if loc.Node >= 0 {
 			p.Source = fmt.Sprintf("%s local CPUs, node %d (%s)", nic.Name, loc.Node, loc.Source)
 		}
-	case r.HasNode:
-		cpus, ok := h.NodeCPUs(r.Node)
-		if !ok || r.Node < 0 {
+	case r.Node != nil:
+		cpus, ok := h.NodeCPUs(*r.Node)
+		if !ok {
 			have := "no NUMA nodes known"
 			if ids := h.NodeIDs(); !ids.IsEmpty() {
 				have = "nodes " + ids.List()
 			}
-			return fmt.Errorf("%w %d (this host has %s)", ErrNoSuchNode, r.Node, have)
+			return fmt.Errorf("%w %d (this host has %s)", ErrNoSuchNode, *r.Node, have)
 		}
 		p.Candidates = cpus
-		p.Source = "node " + strconv.Itoa(r.Node)
+		p.Source = "node " + strconv.Itoa(*r.Node)
 	default:
 		if bad := r.CPUs.Difference(h.Possible); !bad.IsEmpty() {
 			return fmt.Errorf("%w: CPUs %s do not exist on this host (possible: %s)", ErrNoSuchCPU, bad, h.Possible)

@@ -53,8 +53,8 @@ func TestPickSeed(t *testing.T) {
 		want string
 	}{
 		{"nic", PickRequest{NIC: "eth0"}, "16-31,48-63"},
-		{"node 0", PickRequest{Node: 0, HasNode: true}, "0-15,32-47"},
-		{"cpus", PickRequest{CPUs: mustList(t, "1-3,40"), HasCPUs: true}, "1-3,40"},
+		{"node 0", PickRequest{Node: new(0)}, "0-15,32-47"},
+		{"cpus", PickRequest{CPUs: mustList(t, "1-3,40")}, "1-3,40"},
 		{"one per core", PickRequest{NIC: "eth0", OnePerCore: true}, "16-31"},
 		{"exclude", PickRequest{NIC: "eth0", Exclude: mustList(t, "16-19,0-3")}, "20-31,48-63"},
 		{"exclude irq cpus", PickRequest{NIC: "eth0", ExcludeIRQCPUs: true}, node1.Difference(irqCPUs).List()},
@@ -116,9 +116,9 @@ func TestPickOfflineIsolated(t *testing.T) {
 		wantDrops []Drop
 	}{
 		// node1 is 8,10-15 (9 offline, 10-11 isolated).
-		{"node drops isolated", PickRequest{Node: 1, HasNode: true}, "8,12-15",
+		{"node drops isolated", PickRequest{Node: new(1)}, "8,12-15",
 			[]Drop{{"isolated", mustList(t, "10-11")}}},
-		{"list keeps named isolated, drops offline", PickRequest{CPUs: mustList(t, "8-15"), HasCPUs: true}, "8,10-15",
+		{"list keeps named isolated, drops offline", PickRequest{CPUs: mustList(t, "8-15")}, "8,10-15",
 			[]Drop{{"offline", cpuset.New(9)}}},
 		{"nic by numa_node", PickRequest{NIC: "ens1f0"}, "8,12-15",
 			[]Drop{{"isolated", mustList(t, "10-11")}}},
@@ -127,8 +127,8 @@ func TestPickOfflineIsolated(t *testing.T) {
 		// ens1f0 queues land on 8,10-13 and 0,2-3: 14 and 15 are left.
 		{"irq cpus", PickRequest{NIC: "ens1f0", ExcludeIRQCPUs: true}, "14-15",
 			[]Drop{{"isolated", mustList(t, "10-11")}, {"irq", mustList(t, "8,12-13")}}},
-		{"node 0", PickRequest{Node: 0, HasNode: true}, "0,2-4,6-7", nil},
-		{"one per core with a lone thread", PickRequest{CPUs: mustList(t, "8,12-13"), HasCPUs: true, OnePerCore: true}, "8,13", nil},
+		{"node 0", PickRequest{Node: new(0)}, "0,2-4,6-7", nil},
+		{"one per core with a lone thread", PickRequest{CPUs: mustList(t, "8,12-13"), OnePerCore: true}, "8,13", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,14 +170,14 @@ func TestPickErrors(t *testing.T) {
 		wantText string
 	}{
 		{"no source", PickRequest{}, ErrBadPick, "choose the candidate CPUs"},
-		{"two sources", PickRequest{NIC: "ens1f0", Node: 1, HasNode: true}, ErrBadPick, "give one"},
-		{"irq cpus without nic", PickRequest{Node: 1, HasNode: true, ExcludeIRQCPUs: true}, ErrBadPick, "needs the NIC"},
-		{"negative count", PickRequest{Node: 1, HasNode: true, Count: -1}, ErrBadPick, "negative"},
+		{"two sources", PickRequest{NIC: "ens1f0", Node: new(1)}, ErrBadPick, "give one"},
+		{"irq cpus without nic", PickRequest{Node: new(1), ExcludeIRQCPUs: true}, ErrBadPick, "needs the NIC"},
+		{"negative count", PickRequest{Node: new(1), Count: -1}, ErrBadPick, "negative"},
 		{"unknown nic", PickRequest{NIC: "eth9"}, topology.ErrUnknownNIC, `"eth9" (this host has: ens1f0, ens2f0, eth1, eth10)`},
-		{"unknown node", PickRequest{Node: 7, HasNode: true}, ErrNoSuchNode, "node 7 (this host has nodes 0-1)"},
-		{"unknown cpus", PickRequest{CPUs: mustList(t, "14-17"), HasCPUs: true}, ErrNoSuchCPU, "CPUs 16-17 do not exist"},
-		{"too few", PickRequest{Node: 1, HasNode: true, Count: 6}, ErrTooFewLeft, "want 6 CPUs, 5 remain: candidates 8,10-15 from node 1; isolated/nohz_full removed 10-11; left 8,12-15"},
-		{"all offline", PickRequest{CPUs: cpuset.New(1, 5), HasCPUs: true}, ErrNothingLeft, "no CPUs left: candidates 1,5 from the CPU list; offline removed 1,5"},
+		{"unknown node", PickRequest{Node: new(7)}, ErrNoSuchNode, "node 7 (this host has nodes 0-1)"},
+		{"unknown cpus", PickRequest{CPUs: mustList(t, "14-17")}, ErrNoSuchCPU, "CPUs 16-17 do not exist"},
+		{"too few", PickRequest{Node: new(1), Count: 6}, ErrTooFewLeft, "want 6 CPUs, 5 remain: candidates 8,10-15 from node 1; isolated/nohz_full removed 10-11; left 8,12-15"},
+		{"all offline", PickRequest{CPUs: cpuset.New(1, 5)}, ErrNothingLeft, "no CPUs left: candidates 1,5 from the CPU list; offline removed 1,5"},
 		// Every core of node 1 runs one of ens1f0's queues or is isolated.
 		{"nothing left", PickRequest{NIC: "ens1f0", ExcludeIRQCPUs: true, OnePerCore: true}, ErrNothingLeft,
 			"isolated/nohz_full removed 10-11; IRQ CPUs removed 8,12-13; IRQ CPUs' SMT siblings removed 14-15. ens1f0's queue IRQs with their SMT siblings take all of 8,12-15: use fewer queues (ethtool -L ens1f0 combined N, N below 8), or pin the queues to part of them first (irqnuma irq pin ens1f0 --cpus 8,12)"},
@@ -320,7 +320,7 @@ func TestPickSynthetic(t *testing.T) {
 		{PickRequest{NIC: "eth0"}, "0-63,128-191"},
 		{PickRequest{NIC: "eth0", ExcludeIRQCPUs: true}, "8-63,128-191"},
 		{PickRequest{NIC: "eth0", ExcludeIRQCPUs: true, OnePerCore: true}, "8-63"},
-		{PickRequest{Node: 1, HasNode: true, Count: 70}, "64-127,192-197"},
+		{PickRequest{Node: new(1), Count: 70}, "64-127,192-197"},
 	}
 	for _, tt := range tests {
 		p, err := PickCPUs(h, tb, tt.give)

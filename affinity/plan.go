@@ -65,13 +65,12 @@ var (
 // PlanOptions says where and how to place the IRQs.
 type PlanOptions struct {
 	Strategy Strategy
-	// Node, when >= 0, targets that node's online CPUs instead of the
-	// NIC's own node. Use -1 for none.
-	Node int
-	// CPUs, when HasCPUs, is the target set itself. Isolated and nohz_full
-	// CPUs named here are used; offline ones never are.
-	CPUs    cpuset.Set
-	HasCPUs bool
+	// Node, when not nil, targets that node's online CPUs instead of the
+	// NIC's own node.
+	Node *int
+	// CPUs, when not empty, is the target set itself. Isolated and
+	// nohz_full CPUs named here are used; offline ones never are.
+	CPUs cpuset.Set
 	// Exclude is taken out of the target set (e.g. a benchmark's CPUs).
 	Exclude cpuset.Set
 	// XPS also sets each tx queue's xps_cpus to the CPUs of the queue IRQ
@@ -236,20 +235,20 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 	var set cpuset.Set
 	isolated := h.IsolatedCPUs()
 	switch {
-	case opt.HasCPUs:
+	case !opt.CPUs.IsEmpty():
 		if missing := opt.CPUs.Difference(h.Possible); !missing.IsEmpty() {
 			return tg, fmt.Errorf("--cpus %s: CPUs %s do not exist on this host (possible: %s)", opt.CPUs, missing, h.Possible)
 		}
 		set = opt.CPUs
 		tg.Source = "--cpus " + opt.CPUs.String()
 		isolated = cpuset.Set{} // named explicitly: used
-	case opt.Node >= 0:
-		cpus, ok := h.NodeCPUs(opt.Node)
+	case opt.Node != nil:
+		cpus, ok := h.NodeCPUs(*opt.Node)
 		if !ok {
-			return tg, fmt.Errorf("--node %d: no such node (this host has nodes %s)", opt.Node, h.NodeIDs())
+			return tg, fmt.Errorf("--node %d: no such node (this host has nodes %s)", *opt.Node, h.NodeIDs())
 		}
 		set = cpus
-		tg.Source = "node " + strconv.Itoa(opt.Node) + ", from --node"
+		tg.Source = "node " + strconv.Itoa(*opt.Node) + ", from --node"
 	default:
 		loc := h.Locality(nic)
 		if !loc.Known() {

@@ -112,61 +112,61 @@ func TestPlanPin(t *testing.T) {
 		give PlanOptions
 		want []string
 	}{
-		{"seed spread", "seed", []string{"eth0"}, PlanOptions{Node: -1}, seedSpread},
-		{"seed node", "seed", []string{"eth0"}, PlanOptions{Strategy: StrategyNode, Node: -1}, seedNode},
+		{"seed spread", "seed", []string{"eth0"}, PlanOptions{}, seedSpread},
+		{"seed node", "seed", []string{"eth0"}, PlanOptions{Strategy: StrategyNode}, seedNode},
 		{
 			// Excluding 16-19 leaves their siblings 48-51 as the first
 			// thread of those cores.
-			"seed exclude", "seed", []string{"eth0"}, PlanOptions{Node: -1, Exclude: cpuset.Range(16, 19)},
+			"seed exclude", "seed", []string{"eth0"}, PlanOptions{Exclude: cpuset.Range(16, 19)},
 			[]string{"283 20-31,48-63 change", "284 48 change", "285 49 change", "286 50 change", "287 51 keep",
 				"288 20 change", "289 21 change", "290 22 change", "291 23 change", "292 24 change", "293 25 change",
 				"294 26 change", "295 27 change", "296 28 change", "297 29 change", "298 30 change", "299 31 change"},
 		},
 		{
 			// Two CPUs for 16 queues: wrap.
-			"seed cpus wrap", "seed", []string{"eth0"}, PlanOptions{Node: -1, HasCPUs: true, CPUs: cpuset.New(20, 52)},
+			"seed cpus wrap", "seed", []string{"eth0"}, PlanOptions{CPUs: cpuset.New(20, 52)},
 			[]string{"283 20,52 change", "284 20 change", "285 52 change", "286 20 change", "287 52 change",
 				"288 20 change", "289 52 change", "290 20 change", "291 52 change", "292 20 change", "293 52 change",
 				"294 20 change", "295 52 change", "296 20 change", "297 52 change", "298 20 change", "299 52 change"},
 		},
 		{
-			"nps2 spread", "nps2", []string{"enp65s0f0"}, PlanOptions{Node: -1},
+			"nps2 spread", "nps2", []string{"enp65s0f0"}, PlanOptions{},
 			[]string{"100 8-15 keep", "101 8 keep", "102 12 change", "103 9 change", "104 13 change",
 				"105 10 change", "106 14 change", "107 11 change", "108 15 change"},
 		},
 		{
-			"nps2 node", "nps2", []string{"enp65s0f0"}, PlanOptions{Strategy: StrategyNode, Node: -1},
+			"nps2 node", "nps2", []string{"enp65s0f0"}, PlanOptions{Strategy: StrategyNode},
 			[]string{"100 8-15 keep", "101 8-15 change", "102 8-15 change", "103 8-15 change", "104 8-15 change",
 				"105 8-15 change", "106 8-15 change", "107 8-15 change", "108 8-15 change"},
 		},
 		{
 			// node1 online is 8,10-15; 10-11 are isolated: 8,12-15 remain.
-			"offline spread", "offline-2node", []string{"ens1f0"}, PlanOptions{Node: -1},
+			"offline spread", "offline-2node", []string{"ens1f0"}, PlanOptions{},
 			[]string{"120 8,12-15 change", "121 8 change", "122 14 change", "123 15 change", "124 13 change",
 				"125 12 change", "126 8 change", "127 14 change", "128 15 change"},
 		},
 		{
 			// Isolated CPUs named in --cpus are used; offline 9 never is.
-			"offline cpus", "offline-2node", []string{"ens1f0"}, PlanOptions{Node: -1, HasCPUs: true, CPUs: cpuset.Range(8, 11)},
+			"offline cpus", "offline-2node", []string{"ens1f0"}, PlanOptions{CPUs: cpuset.Range(8, 11)},
 			[]string{"120 8,10-11 change", "121 8 change", "122 10 keep", "123 11 keep", "124 8 change",
 				"125 10 change", "126 11 change", "127 8 change", "128 10 change"},
 		},
 		{
 			// Two NICs on node 0 continue one rotation: 0,2,3,4,6,7.
-			"offline two nics", "offline-2node", []string{"eth1", "eth10"}, PlanOptions{Node: -1},
+			"offline two nics", "offline-2node", []string{"eth1", "eth10"}, PlanOptions{},
 			[]string{"150 0 keep", "151 2 keep", "152 0,2-4,6-7 change", "153 3 keep", "154 4 keep", "155 0,2-4,6-7 change"},
 		},
 		{
 			// numa_node -1: local_cpulist says node 1's online CPUs.
-			"offline local_cpulist", "offline-2node", []string{"ens2f0"}, PlanOptions{Node: -1},
+			"offline local_cpulist", "offline-2node", []string{"ens2f0"}, PlanOptions{},
 			[]string{"140 8,12-15 change", "141 8 change", "142 14 change", "143 15 change", "144 13 change"},
 		},
 		{
-			"offline --node 0", "offline-2node", []string{"ens2f0"}, PlanOptions{Node: 0, Strategy: StrategyNode},
+			"offline --node 0", "offline-2node", []string{"ens2f0"}, PlanOptions{Node: new(0), Strategy: StrategyNode},
 			[]string{"140 0,2-4,6-7 change", "141 0,2-4,6-7 change", "142 0,2-4,6-7 change", "143 0,2-4,6-7 change", "144 0,2-4,6-7 change"},
 		},
 		{
-			"vm virtio", "vm-virtio", []string{"eth0"}, PlanOptions{Node: -1},
+			"vm virtio", "vm-virtio", []string{"eth0"}, PlanOptions{},
 			[]string{"37 0-1 keep", "38 0 change", "39 0 change"},
 		},
 	}
@@ -193,7 +193,7 @@ func TestPlanPin(t *testing.T) {
 // cores of node 1, one CPU each.
 func TestPlanSeedDistinctCores(t *testing.T) {
 	h, tab := planHost(t, hosttest.Root("seed"), "eth0")
-	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{Node: -1})
+	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestPlanSeedDistinctCores(t *testing.T) {
 
 func TestPlanXPS(t *testing.T) {
 	h, tab := planHost(t, hosttest.Root("seed"), "eth0")
-	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{Node: -1, XPS: true})
+	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestPlanXPS(t *testing.T) {
 	}
 	// vm-virtio's tx-0 has no xps_cpus file: left alone, with a note.
 	h, tab = planHost(t, hosttest.Root("vm-virtio"), "eth0")
-	p, err = PlanPin(h, tab, []string{"eth0"}, PlanOptions{Node: -1, XPS: true})
+	p, err = PlanPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestPlanManagedSkipped(t *testing.T) {
 		}
 	}
 	h, tab := planHost(t, root, "eth0")
-	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{Node: -1, XPS: true})
+	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,12 +297,12 @@ func TestPlanErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"locality unknown", unknown, PlanOptions{Node: -1}, ErrLocalityUnknown, "give --node or --cpus"},
-		{"exclude all", hosttest.Root("seed"), PlanOptions{Node: -1, Exclude: cpuset.Range(0, 63)}, ErrNoCPUs, "--exclude 16-31,48-63"},
-		{"no node", hosttest.Root("seed"), PlanOptions{Node: 7}, nil, "--node 7: no such node (this host has nodes 0-1)"},
-		{"cpus outside", hosttest.Root("seed"), PlanOptions{Node: -1, HasCPUs: true, CPUs: cpuset.New(64, 65)}, nil, "CPUs 64-65 do not exist"},
-		{"offline only", hosttest.Root("offline-2node"), PlanOptions{Node: -1, HasCPUs: true, CPUs: cpuset.New(1, 5)}, ErrNoCPUs, "offline 1,5"},
-		{"bad strategy", hosttest.Root("seed"), PlanOptions{Node: -1, Strategy: "random"}, nil, `strategy "random"`},
+		{"locality unknown", unknown, PlanOptions{}, ErrLocalityUnknown, "give --node or --cpus"},
+		{"exclude all", hosttest.Root("seed"), PlanOptions{Exclude: cpuset.Range(0, 63)}, ErrNoCPUs, "--exclude 16-31,48-63"},
+		{"no node", hosttest.Root("seed"), PlanOptions{Node: new(7)}, nil, "--node 7: no such node (this host has nodes 0-1)"},
+		{"cpus outside", hosttest.Root("seed"), PlanOptions{CPUs: cpuset.New(64, 65)}, nil, "CPUs 64-65 do not exist"},
+		{"offline only", hosttest.Root("offline-2node"), PlanOptions{CPUs: cpuset.New(1, 5)}, ErrNoCPUs, "offline 1,5"},
+		{"bad strategy", hosttest.Root("seed"), PlanOptions{Strategy: "random"}, nil, `strategy "random"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,7 +325,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	// Locality unknown is fine with --node.
 	h, tab := planHost(t, unknown, "eth0")
-	if _, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{Node: 1}); err != nil {
+	if _, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{Node: new(1)}); err != nil {
 		t.Errorf("with --node 1: %v", err)
 	}
 }
@@ -341,7 +341,7 @@ func BenchmarkPlanPin(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := PlanPin(h, tab, nics, PlanOptions{Node: -1, XPS: true}); err != nil {
+		if _, err := PlanPin(h, tab, nics, PlanOptions{XPS: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

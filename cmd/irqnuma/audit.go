@@ -10,7 +10,6 @@ import (
 	"github.com/irqnuma/irqnuma/report"
 )
 
-
 // failOnLevels are the values of --fail-on; "never" maps to "".
 var failOnLevels = []string{"info", "warning", "error", "never"}
 

@@ -10,7 +10,6 @@ import (
 	"github.com/irqnuma/irqnuma/internal/sched"
 )
 
-
 func newExecCmd(a *app) *cobra.Command {
 	var f pickFlags
 	var membind bool

@@ -8,7 +8,6 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-
 func newIRQCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "irq",

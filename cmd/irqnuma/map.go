@@ -12,7 +12,6 @@ import (
 	"github.com/irqnuma/irqnuma/report/hostmap"
 )
 
-
 func newMapCmd(a *app) *cobra.Command {
 	var (
 		sel   selection

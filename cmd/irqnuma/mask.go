@@ -11,10 +11,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/topology"
 )
-
 
 // pickFlags are the CPU selection flags mask and exec share.
 type pickFlags struct {
@@ -39,10 +36,7 @@ func (f *pickFlags) add(fs *pflag.FlagSet) {
 
 // request turns the flags into a pick request; bad values are usage errors.
 func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
-	r := affinity.PickRequest{
-		NIC: f.nic, Node: f.node, HasNode: fs.Changed("node"),
-		HasCPUs: fs.Changed("cpus"), ExcludeIRQCPUs: f.excludeIRQ, OnePerCore: f.onePerCore,
-	}
+	r := affinity.PickRequest{NIC: f.nic, ExcludeIRQCPUs: f.excludeIRQ, OnePerCore: f.onePerCore}
 	given := 0
 	for _, name := range []string{"nic", "node", "cpus"} {
 		if fs.Changed(name) {
@@ -51,6 +45,12 @@ func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
 	}
 	if given != 1 {
 		return r, usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus")
+	}
+	if fs.Changed("node") {
+		if f.node < 0 {
+			return r, usagef("--node %d: want a node id", f.node)
+		}
+		r.Node = &f.node
 	}
 	if fs.Changed("nic") && f.nic == "" {
 		return r, usagef("--nic: empty NIC name")
@@ -63,7 +63,7 @@ func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
 	}
 	r.Count = f.count
 	var err error
-	if r.HasCPUs {
+	if fs.Changed("cpus") {
 		if r.CPUs, err = parseCPUFlag("--cpus", f.cpus); err != nil {
 			return r, err
 		}
@@ -85,24 +85,14 @@ func parseCPUFlag(flag, s string) (cpuset.Set, error) {
 	return set, nil
 }
 
-// pick reads the host, and its NIC's IRQs when they matter, and picks the
-// CPUs the flags ask for. Notes go to stderr.
+// pick picks the CPUs the flags ask for on the host under --root. Notes
+// go to stderr.
 func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
 	r, err := f.request(fs)
 	if err != nil {
 		return nil, err
 	}
-	h, err := topology.Read(a.root)
-	if err != nil {
-		return nil, err
-	}
-	var t *irq.Table
-	if r.ExcludeIRQCPUs {
-		if t, err = irq.Load(h, irq.Options{NICs: []string{r.NIC}}); err != nil {
-			return nil, err
-		}
-	}
-	p, err := affinity.PickCPUs(h, t, r)
+	p, err := affinity.PickOn(a.root, r)
 	if err != nil {
 		// What the flags name does not exist, or the NIC's place is
 		// unknown and --node or --cpus must say it: the user's to fix.

@@ -14,7 +14,7 @@ import (
 )
 
 type pinFlags struct {
-	node      int
+	node      *int // --node; nil when not given
 	cpus      string
 	exclude   string
 	strategy  string
@@ -42,15 +42,14 @@ irqnuma irq restore puts the saved values back.`,
 			if f.config != "" {
 				return runPinConfig(a, cmd, f)
 			}
-			f.node = -1
 			if cmd.Flags().Changed("node") {
 				v, _ := cmd.Flags().GetInt("node")
 				if v < 0 {
 					return usagef("--node %d: want a node id", v)
 				}
-				f.node = v
+				f.node = &v
 			}
-			if f.node >= 0 && cmd.Flags().Changed("cpus") {
+			if f.node != nil && cmd.Flags().Changed("cpus") {
 				return usagef("--node and --cpus are exclusive")
 			}
 			return runPin(a, args, f, cmd.Flags().Changed("cpus"))
@@ -80,7 +79,7 @@ func needRoot(a *app, what string) error {
 func pinRequest(a *app, nics []string, f pinFlags, hasCPUs bool) (affinity.PinRequest, error) {
 	req := affinity.PinRequest{Root: a.root, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
 		StatePath: f.state, Writer: a.writer, Now: a.now(),
-		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps, HasCPUs: hasCPUs}}
+		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps}}
 	var err error
 	if req.Options.Strategy, err = affinity.ParseStrategy(f.strategy); err != nil {
 		return req, usagef("--strategy: %v", err)

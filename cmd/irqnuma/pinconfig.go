@@ -37,6 +37,6 @@ func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
 		}
 		return err
 	}
-	f.pinConfig, f.node, f.strategy = c, -1, string(affinity.StrategySpread)
+	f.pinConfig, f.node, f.strategy = c, nil, string(affinity.StrategySpread)
 	return runPin(a, c.Names(), f, false)
 }

@@ -31,10 +31,10 @@ func TestPinConfigSamePlan(t *testing.T) {
 		flags []string
 		opt   affinity.PlanOptions
 	}{
-		{nil, affinity.PlanOptions{Node: -1}},
-		{[]string{"--strategy", "node", "--xps"}, affinity.PlanOptions{Node: -1, Strategy: affinity.StrategyNode, XPS: true}},
-		{[]string{"--node", "0", "--exclude", "0-1"}, affinity.PlanOptions{Node: 0, Exclude: cpuset.New(0, 1)}},
-		{[]string{"--cpus", "2-5"}, affinity.PlanOptions{Node: -1, CPUs: cpuset.New(2, 3, 4, 5), HasCPUs: true}},
+		{nil, affinity.PlanOptions{}},
+		{[]string{"--strategy", "node", "--xps"}, affinity.PlanOptions{Strategy: affinity.StrategyNode, XPS: true}},
+		{[]string{"--node", "0", "--exclude", "0-1"}, affinity.PlanOptions{Node: new(0), Exclude: cpuset.New(0, 1)}},
+		{[]string{"--cpus", "2-5"}, affinity.PlanOptions{CPUs: cpuset.New(2, 3, 4, 5)}},
 	}
 	for _, name := range hosttest.Names() {
 		root := hosttest.Root(name)
@@ -59,7 +59,7 @@ func TestPinConfigSamePlan(t *testing.T) {
 func TestPinConfigWrites(t *testing.T) {
 	t.Parallel()
 	byFlags, byConfig := hosttest.Copy(t, "nps2"), hosttest.Copy(t, "nps2")
-	cfg := writeConfig(t, []string{"enp65s0f0"}, affinity.PlanOptions{Node: -1, XPS: true})
+	cfg := writeConfig(t, []string{"enp65s0f0"}, affinity.PlanOptions{XPS: true})
 	state := filepath.Join(t.TempDir(), "state.json")
 	if _, errOut, code := runCLI(t, "irq", "pin", "enp65s0f0", "--xps", "--root", byFlags, "--state", state); code != 0 {
 		t.Fatalf("pin with flags: exit %d: %s", code, errOut)

@@ -10,7 +10,6 @@ import (
 	"github.com/irqnuma/irqnuma/exporter"
 )
 
-
 func newServeCmd(a *app) *cobra.Command {
 	var (
 		listen string

@@ -11,7 +11,6 @@ import (
 	"github.com/irqnuma/irqnuma/snapshot"
 )
 
-
 func newSnapshotCmd(a *app) *cobra.Command {
 	var sel selection
 	c := &cobra.Command{

@@ -8,7 +8,6 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-
 func newTopologyCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "topology",

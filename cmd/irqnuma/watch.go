@@ -14,7 +14,6 @@ import (
 	"github.com/irqnuma/irqnuma/watch"
 )
 
-
 func newWatchCmd(a *app) *cobra.Command {
 	var (
 		sel      selection
