@@ -495,11 +495,7 @@ func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 // without topology still restores.
 func irqOwners(root string) map[int]*irq.Owner {
 	owners := map[int]*irq.Owner{}
-	h, err := topology.Read(root)
-	if err != nil {
-		return owners
-	}
-	t, err := irq.Load(h, irq.Options{})
+	_, t, err := irq.Read(root, irq.Options{})
 	if err != nil {
 		return owners
 	}

@@ -32,11 +32,7 @@ type State struct {
 // ReadHost reads what an audit looks at under root: the topology, the
 // selected NICs' IRQs and the watched processes, without auditing.
 func ReadHost(root string, s Selection) (*State, error) {
-	h, err := topology.Read(root)
-	if err != nil {
-		return nil, err
-	}
-	t, err := irq.Load(h, irq.Options{NICs: s.NICs})
+	h, t, err := irq.Read(root, irq.Options{NICs: s.NICs})
 	if err != nil {
 		return nil, err
 	}

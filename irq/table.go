@@ -49,6 +49,19 @@ type Options struct {
 	NICs []string
 }
 
+// Read reads the host under root (topology.Read) and loads its IRQs.
+func Read(root string, opt Options) (*topology.Host, *Table, error) {
+	h, err := topology.Read(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := Load(h, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, t, nil
+}
+
 // Load reads the IRQs of host h: /proc/interrupts for names and counts,
 // and /proc/irq/N for every IRQ selected. Each file is read once; h is
 // not changed. A NIC named in opt that h lacks is an error wrapping

@@ -5,7 +5,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 func newIRQCmd(a *app) *cobra.Command {
@@ -27,11 +26,7 @@ func newIRQListCmd(a *app) *cobra.Command {
 		Short: "List the IRQs of every NIC (or --all) with where they may go and go",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := topology.Read(a.root)
-			if err != nil {
-				return err
-			}
-			t, err := irq.Load(h, irq.Options{All: all, NICs: nics})
+			h, t, err := irq.Read(a.root, irq.Options{All: all, NICs: nics})
 			if err != nil {
 				return err
 			}

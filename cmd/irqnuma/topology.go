@@ -5,7 +5,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {
@@ -14,15 +13,11 @@ func newTopologyCmd(a *app) *cobra.Command {
 		Short: "Show NUMA nodes, CPUs and NICs, each NIC under its node",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := topology.Read(a.root)
+			h, t, err := irq.Read(a.root, irq.Options{})
 			if err != nil {
 				return err
 			}
 			h.NamePCIDevices()
-			t, err := irq.Load(h, irq.Options{})
-			if err != nil {
-				return err
-			}
 			doc := report.Topology(h, t)
 			if a.json() {
 				return a.writeJSON(doc)
