@@ -208,3 +208,19 @@ func (s *Sampler) softnet() ([]procfs.SoftnetStat, error) {
 	}
 	return s.fs.NetSoftnetStat()
 }
+
+// Open reads the host under root and the processes sel names, and returns
+// a sampler of the NICs named (nil: every NIC) and those processes.
+func Open(root string, nics []string, sel proc.Selection, now func() time.Time) (*Sampler, error) {
+	h, err := topology.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	var procs []*proc.Process
+	if sel.Any() {
+		if procs, err = proc.Select(root, sel); err != nil {
+			return nil, err
+		}
+	}
+	return NewSampler(h, Options{NICs: nics, Processes: procs, Now: now})
+}

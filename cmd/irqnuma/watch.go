@@ -8,9 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/screen"
-	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
 	"github.com/irqnuma/irqnuma/watch"
 )
 
@@ -56,17 +54,7 @@ interval (JSON lines). The first interval needs two samples.`,
 }
 
 func runWatch(a *app, sel selection, interval time.Duration, count int) error {
-	h, err := topology.Read(a.root)
-	if err != nil {
-		return err
-	}
-	var procs []*proc.Process
-	if sel.Any() {
-		if procs, err = proc.Select(a.root, sel.Selection.Selection); err != nil {
-			return err
-		}
-	}
-	s, err := watch.NewSampler(h, watch.Options{NICs: sel.NICs, Processes: procs, Now: a.now})
+	s, err := watch.Open(a.root, sel.NICs, sel.Selection.Selection, a.now)
 	if err != nil {
 		return err
 	}
