@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/snapshot"
 )
 
@@ -54,15 +55,7 @@ file) is listed on stderr.`,
 			if err != nil {
 				return err
 			}
-			for _, n := range res.Notes {
-				fmt.Fprintf(a.stderr, "note: %s\n", n)
-			}
-			name := a.output
-			if name == "-" {
-				name = "stdout"
-			}
-			fmt.Fprintf(a.stderr, "wrote %s: %d files, %d links, %d folders, %d bytes before compression\n",
-				name, res.Files, res.Links, res.Dirs, res.Bytes)
+			report.WriteSnapshotResult(a.stderr, a.output, res)
 			return nil
 		},
 	}
