@@ -7,6 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/exporter"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/report"
 )
 
@@ -35,7 +36,7 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(failOnLevels, failOn) {
-				return usagef("--fail-on %q: want info, warning, error or never", failOn)
+				return cli.Usagef("--fail-on %q: want info, warning, error or never", failOn)
 			}
 			if err := sel.check(); err != nil {
 				return err
@@ -58,7 +59,7 @@ Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
 				return err
 			}
 			if min != "" && len(audit.AtOrAbove(fs, min)) > 0 {
-				return exitCodeError{code: exitFindings}
+				return cli.Exit(cli.ExitFindings, nil)
 			}
 			return nil
 		},

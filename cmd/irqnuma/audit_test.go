@@ -14,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/proc"
@@ -49,7 +50,7 @@ func auditJSON(t *testing.T, root string, args ...string) (auditDoc, int) {
 	t.Helper()
 	all := append([]string{"--root", root, "-o", "json", "audit"}, args...)
 	stdout, stderr, code := runCLI(t, all...)
-	if code != exitOK && code != exitFindings {
+	if code != cli.ExitOK && code != cli.ExitFindings {
 		t.Fatalf("irqnuma %s: exit %d: %s", strings.Join(all, " "), code, stderr)
 	}
 	var doc auditDoc
@@ -108,8 +109,8 @@ func TestAuditGolden(t *testing.T) {
 func TestAuditSeed(t *testing.T) {
 	t.Parallel()
 	doc, code := auditJSON(t, hosttest.Shared(t, "seed"))
-	if code != exitFindings {
-		t.Errorf("exit %d, want %d (a warning at the default --fail-on warning)", code, exitFindings)
+	if code != cli.ExitFindings {
+		t.Errorf("exit %d, want %d (a warning at the default --fail-on warning)", code, cli.ExitFindings)
 	}
 	if got := byCheck(doc, audit.CheckIRQRemote); len(got) != 0 {
 		t.Errorf("seed: irq-remote findings %+v, want none", got)
@@ -144,7 +145,7 @@ func TestAuditIperf3Remote(t *testing.T) {
 			"7f0000200000 default file=/usr/bin/iperf3 mapped=20 mapmax=2 N0=12 N1=8 kernelpagesize_kB=4\n"})
 	for _, sel := range [][]string{{"--comm", "iperf3"}, {"--pid", "4242"}} {
 		doc, code := auditJSON(t, root, sel...)
-		if code != exitFindings {
+		if code != cli.ExitFindings {
 			t.Errorf("%v: exit %d, want 3", sel, code)
 		}
 		remote := byCheck(doc, audit.CheckProcRemote)
@@ -296,7 +297,7 @@ func TestAuditClean(t *testing.T) {
 		threads:  []testThread{{tid: 5001, allowed: "22,25,27", lastCPU: 25}, {tid: 5002, allowed: "22,25,27", lastCPU: 22}},
 		numaMaps: "55d0c0000000 default anon=900 dirty=900 N1=900 kernelpagesize_kB=4\n"})
 	doc, code := auditJSON(t, root, "--comm", "iperf3", "--fail-on", "info")
-	if code != exitOK || len(doc.Findings) != 0 {
+	if code != cli.ExitOK || len(doc.Findings) != 0 {
 		t.Errorf("clean seed: exit %d, findings %+v; want exit 0 and none", code, doc.Findings)
 	}
 	stdout, _, _ := runCLI(t, "--root", root, "audit", "--comm", "iperf3")

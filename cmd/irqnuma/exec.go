@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/sched"
 )
 
@@ -31,13 +32,13 @@ must be /.`,
   irqnuma exec --nic eth0 --one-per-core --count 4 --membind -- ./bench`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("exec needs a COMMAND to run, after --")
+				return cli.Usagef("exec needs a COMMAND to run, after --")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if filepath.Clean(a.root) != "/" {
-				return usagef("exec runs the command on this host, so it reads / only, not --root %s", a.root)
+				return cli.Usagef("exec runs the command on this host, so it reads / only, not --root %s", a.root)
 			}
 			p, err := a.pick(cmd.Flags(), &f)
 			if err != nil {
@@ -69,5 +70,5 @@ func (a *app) execOn(place sched.Placement, where string, args []string) error {
 	if code == 0 && err == nil {
 		return nil
 	}
-	return exitCodeError{code, err}
+	return cli.Exit(code, err)
 }

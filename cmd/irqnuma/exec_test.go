@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/topology"
@@ -181,7 +182,7 @@ func TestExecUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, tt.give...)
-			if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.wantStderr) {
+			if code != cli.ExitUsage || stdout != "" || !strings.Contains(stderr, tt.wantStderr) {
 				t.Errorf("irqnuma %s: exit %d, stdout %q, stderr %q; want exit 2, stderr with %q", strings.Join(tt.give, " "), code, stdout, stderr, tt.wantStderr)
 			}
 		})

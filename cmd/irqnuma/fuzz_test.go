@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -146,10 +147,10 @@ func FuzzHostTree(f *testing.F) {
 		for _, c := range commands {
 			args := append([]string{"--root", ft.root}, c...)
 			_, stderr, code := runCLI(t, args...)
-			if code == exitInternal || strings.Contains(stderr, "panic") {
+			if code == cli.ExitInternal || strings.Contains(stderr, "panic") {
 				t.Fatalf("irqnuma %s: exit %d: %s", strings.Join(c, " "), code, stderr)
 			}
-			if code == exitUsage {
+			if code == cli.ExitUsage {
 				t.Fatalf("irqnuma %s: exit 2 on a damaged tree: %s", strings.Join(c, " "), stderr)
 			}
 		}

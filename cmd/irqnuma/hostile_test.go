@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/report"
 )
@@ -80,7 +81,7 @@ func checkBounds(t *testing.T, args []string, r binResult) {
 	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
 		t.Errorf("%s panicked:\n%s", what, clipOut(r.stderr))
 	}
-	if r.code == exitUsage {
+	if r.code == cli.ExitUsage {
 		t.Errorf("%s: exit 2 (a usage error) on bad input: %s", what, clipOut(r.stderr))
 	}
 	if r.wall > caseTime {
@@ -89,7 +90,7 @@ func checkBounds(t *testing.T, args []string, r binResult) {
 	if r.maxRSS > caseRSS {
 		t.Errorf("%s used %d MB, more than %d", what, r.maxRSS>>20, caseRSS>>20)
 	}
-	if r.code != 0 && r.code != exitFindings {
+	if r.code != 0 && r.code != cli.ExitFindings {
 		if n := strings.Count(r.stderr, "\n"); n != 1 || len(r.stderr) > 1000 {
 			t.Errorf("%s: exit %d with %d lines, %d bytes on stderr; want one short line:\n%s", what, r.code, n, len(r.stderr), clipOut(r.stderr))
 		}
@@ -251,7 +252,7 @@ func TestHostileTrees(t *testing.T) {
 func wantErrNaming(s string) func(t *testing.T, args []string, r binResult) {
 	return func(t *testing.T, args []string, r binResult) {
 		t.Helper()
-		if r.code != 0 && r.code != exitFindings && !strings.Contains(r.stderr, s) {
+		if r.code != 0 && r.code != cli.ExitFindings && !strings.Contains(r.stderr, s) {
 			t.Errorf("%v: exit %d, %q: the error does not name %s", args, r.code, r.stderr, s)
 		}
 	}

@@ -6,12 +6,13 @@ import (
 	"context"
 	"os"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 )
 
 func main() {
 	ctx, stop := shutdown.NotifyContext(context.Background())
-	code := shutdown.Run(ctx, exitError, func() int {
+	code := shutdown.Run(ctx, cli.ExitError, func() int {
 		return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	})
 	stop()

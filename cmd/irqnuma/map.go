@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/screen"
 	"github.com/irqnuma/irqnuma/report/hostmap"
 )
@@ -38,10 +39,10 @@ stdout); -o json writes the model both are drawn from.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if width != 0 && width < hostmap.MinWidth {
-				return usagef("--width %d: want at least %d columns", width, hostmap.MinWidth)
+				return cli.Usagef("--width %d: want at least %d columns", width, hostmap.MinWidth)
 			}
 			if svg != "" && a.json() {
-				return usagef("--svg and -o json: choose one")
+				return cli.Usagef("--svg and -o json: choose one")
 			}
 			var useColor bool
 			switch color {
@@ -51,7 +52,7 @@ stdout); -o json writes the model both are drawn from.`,
 			case "auto":
 				useColor = screen.IsTerminal(a.stdout) && os.Getenv("NO_COLOR") == ""
 			default:
-				return usagef("--color %q: want auto, always or never", color)
+				return cli.Usagef("--color %q: want auto, always or never", color)
 			}
 			if err := sel.check(); err != nil {
 				return err

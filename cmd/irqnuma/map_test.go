@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -200,17 +201,17 @@ func TestMapBadInput(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"--width", "39"}, exitUsage, "--width 39: want at least 40 columns"},
-		{[]string{"--width", "wide"}, exitUsage, "invalid argument"},
-		{[]string{"--color", "sometimes"}, exitUsage, `--color "sometimes": want auto, always or never`},
-		{[]string{"--nic", "eth9"}, exitUsage, `unknown NIC "eth9" (this host has: eth0)`},
-		{[]string{"--pid", "0"}, exitUsage, "--pid 0: not a process id"},
-		{[]string{"--comm", ""}, exitUsage, "--comm: empty name"},
-		{[]string{"extra"}, exitUsage, "unknown command"},
-		{[]string{"--svg", "-", "-o", "json"}, exitUsage, "--svg and -o json: choose one"},
-		{[]string{"--pid", "99999"}, exitError, "process 99999: no such process"},
-		{[]string{"--comm", "iperf3"}, exitError, `--comm "iperf3": no such process`},
-		{[]string{"--svg", "/nonexistent/dir/map.svg"}, exitError, "write SVG: open /nonexistent/dir/map.svg"},
+		{[]string{"--width", "39"}, cli.ExitUsage, "--width 39: want at least 40 columns"},
+		{[]string{"--width", "wide"}, cli.ExitUsage, "invalid argument"},
+		{[]string{"--color", "sometimes"}, cli.ExitUsage, `--color "sometimes": want auto, always or never`},
+		{[]string{"--nic", "eth9"}, cli.ExitUsage, `unknown NIC "eth9" (this host has: eth0)`},
+		{[]string{"--pid", "0"}, cli.ExitUsage, "--pid 0: not a process id"},
+		{[]string{"--comm", ""}, cli.ExitUsage, "--comm: empty name"},
+		{[]string{"extra"}, cli.ExitUsage, "unknown command"},
+		{[]string{"--svg", "-", "-o", "json"}, cli.ExitUsage, "--svg and -o json: choose one"},
+		{[]string{"--pid", "99999"}, cli.ExitError, "process 99999: no such process"},
+		{[]string{"--comm", "iperf3"}, cli.ExitError, `--comm "iperf3": no such process`},
+		{[]string{"--svg", "/nonexistent/dir/map.svg"}, cli.ExitError, "write SVG: open /nonexistent/dir/map.svg"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runCLI(t, append([]string{"--root", root, "map"}, tt.give...)...)
@@ -224,7 +225,7 @@ func TestMapBadInput(t *testing.T) {
 			t.Errorf("map %q: stderr is not one line: %q", tt.give, errOut)
 		}
 	}
-	if _, errOut, code := runCLI(t, "--root", filepath.Join(t.TempDir(), "none"), "map"); code != exitError || !strings.Contains(errOut, "root:") {
+	if _, errOut, code := runCLI(t, "--root", filepath.Join(t.TempDir(), "none"), "map"); code != cli.ExitError || !strings.Contains(errOut, "root:") {
 		t.Errorf("missing root: exit %d, %q", code, errOut)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/cli"
 )
 
 // pickFlags are the CPU selection flags mask and exec share.
@@ -44,22 +45,22 @@ func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
 		}
 	}
 	if given != 1 {
-		return r, usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus")
+		return r, cli.Usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus")
 	}
 	if fs.Changed("node") {
 		if f.node < 0 {
-			return r, usagef("--node %d: want a node id", f.node)
+			return r, cli.Usagef("--node %d: want a node id", f.node)
 		}
 		r.Node = &f.node
 	}
 	if fs.Changed("nic") && f.nic == "" {
-		return r, usagef("--nic: empty NIC name")
+		return r, cli.Usagef("--nic: empty NIC name")
 	}
 	if f.excludeIRQ && f.nic == "" {
-		return r, usagef("--exclude-irq-cpus needs --nic: it drops the CPUs where that NIC's queue IRQs land")
+		return r, cli.Usagef("--exclude-irq-cpus needs --nic: it drops the CPUs where that NIC's queue IRQs land")
 	}
 	if fs.Changed("count") && f.count < 1 {
-		return r, usagef("--count %d: want at least 1", f.count)
+		return r, cli.Usagef("--count %d: want at least 1", f.count)
 	}
 	r.Count = f.count
 	var err error
@@ -68,7 +69,7 @@ func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
 			return r, err
 		}
 		if r.CPUs.IsEmpty() {
-			return r, usagef("--cpus: empty CPU list")
+			return r, cli.Usagef("--cpus: empty CPU list")
 		}
 	}
 	if r.Exclude, err = parseCPUFlag("--exclude", f.exclude); err != nil {
@@ -80,7 +81,7 @@ func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
 func parseCPUFlag(flag, s string) (cpuset.Set, error) {
 	set, err := cpuset.ParseList(strings.TrimSpace(s))
 	if err != nil {
-		return cpuset.Set{}, usagef("%s: %w", flag, err)
+		return cpuset.Set{}, cli.Usagef("%s: %w", flag, err)
 	}
 	return set, nil
 }
@@ -98,7 +99,7 @@ func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
 		// unknown and --node or --cpus must say it: the user's to fix.
 		if errors.Is(err, affinity.ErrBadPick) || errors.Is(err, affinity.ErrNoSuchNode) ||
 			errors.Is(err, affinity.ErrNoSuchCPU) || errors.Is(err, affinity.ErrNICLocalityUnknown) {
-			return nil, usageError{err}
+			return nil, cli.Usage(err)
 		}
 		return nil, err
 	}
@@ -137,10 +138,10 @@ error (exit 1), never an empty line.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(affinity.MaskFormats, format) {
-				return usagef("--format %q: want one of %s", format, strings.Join(affinity.MaskFormats, ", "))
+				return cli.Usagef("--format %q: want one of %s", format, strings.Join(affinity.MaskFormats, ", "))
 			}
 			if mem && format != "systemd" {
-				return usagef("--mem adds NUMAMask= to --format systemd only (numactl and docker always carry the nodes)")
+				return cli.Usagef("--mem adds NUMAMask= to --format systemd only (numactl and docker always carry the nodes)")
 			}
 			p, err := a.pick(cmd.Flags(), &f)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
@@ -45,12 +46,12 @@ irqnuma irq restore puts the saved values back.`,
 			if cmd.Flags().Changed("node") {
 				v, _ := cmd.Flags().GetInt("node")
 				if v < 0 {
-					return usagef("--node %d: want a node id", v)
+					return cli.Usagef("--node %d: want a node id", v)
 				}
 				f.node = &v
 			}
 			if f.node != nil && cmd.Flags().Changed("cpus") {
-				return usagef("--node and --cpus are exclusive")
+				return cli.Usagef("--node and --cpus are exclusive")
 			}
 			return runPin(a, args, f, cmd.Flags().Changed("cpus"))
 		},
@@ -82,14 +83,14 @@ func pinRequest(a *app, nics []string, f pinFlags, hasCPUs bool) (affinity.PinRe
 		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps}}
 	var err error
 	if req.Options.Strategy, err = affinity.ParseStrategy(f.strategy); err != nil {
-		return req, usagef("--strategy: %v", err)
+		return req, cli.Usagef("--strategy: %v", err)
 	}
 	if hasCPUs {
 		if req.Options.CPUs, err = parseCPUFlag("--cpus", f.cpus); err != nil {
 			return req, err
 		}
 		if req.Options.CPUs.IsEmpty() {
-			return req, usagef("--cpus: empty list")
+			return req, cli.Usagef("--cpus: empty list")
 		}
 	}
 	req.Options.Exclude, err = parseCPUFlag("--exclude", f.exclude)
@@ -112,7 +113,7 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 	res, err := affinity.Pin(a.ctx, req)
 	if err != nil {
 		if errors.Is(err, topology.ErrUnknownNIC) || errors.Is(err, affinity.ErrLocalityUnknown) {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 		return err
 	}
@@ -141,11 +142,11 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 func pinOutcome(a *app, res *affinity.PinResult) error {
 	report.WritePinFailures(a.stderr, res)
 	if err := res.Err(); err != nil {
-		code := exitError
+		code := cli.ExitError
 		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
 			code = c
 		}
-		return exitCodeError{code: code, err: err}
+		return cli.Exit(code, err)
 	}
 	fmt.Fprintf(a.stderr, "changed %d of %d; old values saved in %s; undo with: irqnuma irq restore %s\n", res.Changed, res.Changes, res.StateFile, res.StateFile)
 	return nil
@@ -199,7 +200,7 @@ func runRestore(a *app, args []string) error {
 	}
 	if err := res.Err(); err != nil {
 		report.WriteRestoreFailures(a.stderr, res)
-		return exitCodeError{code: exitError, err: err}
+		return cli.Exit(cli.ExitError, err)
 	}
 	fmt.Fprintf(a.stderr, "restored %d values from %s\n", res.Total, res.StateFile)
 	report.WriteRetired(a.stderr, res.StateFile, res.Retired, res.RetireErr)

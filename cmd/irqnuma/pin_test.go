@@ -17,6 +17,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
@@ -853,7 +854,7 @@ func TestInternalError(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	_, stderr, code := runCLISys(t, pinSys(panicWriter{}, 0), "--root", root, "irq", "pin", "eth0")
 	last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
-	if code != exitInternal || !strings.HasPrefix(last, "irqnuma: internal error: boom in the write path") {
-		t.Errorf("exit %d, stderr %q; want exit %d and the internal error on the last line", code, stderr, exitInternal)
+	if code != cli.ExitInternal || !strings.HasPrefix(last, "irqnuma: internal error: boom in the write path") {
+		t.Errorf("exit %d, stderr %q; want exit %d and the internal error on the last line", code, stderr, cli.ExitInternal)
 	}
 }

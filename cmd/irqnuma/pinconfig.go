@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/cli"
 )
 
 // placementFlags are the pin flags a --config file replaces.
@@ -15,7 +16,7 @@ var placementFlags = []string{"node", "cpus", "exclude", "strategy", "xps"}
 func pinArgs(cmd *cobra.Command, args []string) error {
 	if cmd.Flags().Changed("config") {
 		if len(args) > 0 {
-			return usagef("--config names the NICs: give no NIC arguments (got %q)", args)
+			return cli.Usagef("--config names the NICs: give no NIC arguments (got %q)", args)
 		}
 		return nil
 	}
@@ -27,13 +28,13 @@ func pinArgs(cmd *cobra.Command, args []string) error {
 func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
 	for _, name := range placementFlags {
 		if cmd.Flags().Changed(name) {
-			return usagef("--%s: set it in the --config file, per NIC", name)
+			return cli.Usagef("--%s: set it in the --config file, per NIC", name)
 		}
 	}
 	c, err := affinity.ReadPinConfig(f.config)
 	if err != nil {
 		if errors.Is(err, affinity.ErrConfig) {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -96,12 +97,12 @@ func TestPinConfigErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"--config", good, "eth0"}, exitUsage, "give no NIC arguments"},
-		{[]string{"--config", good, "--node", "1"}, exitUsage, "--node: set it in the --config file"},
-		{[]string{"--config", bad}, exitUsage, bad + ": bad pin config: yaml: unmarshal errors:\n  line 3: field nod not found"},
-		{[]string{"--config", filepath.Join(dir, "nope.yaml")}, exitError, "pin config: open"},
-		{[]string{"--config", unknown}, exitUsage, `unknown NIC "eth9"`},
-		{[]string{}, exitUsage, "requires at least 1 arg"},
+		{[]string{"--config", good, "eth0"}, cli.ExitUsage, "give no NIC arguments"},
+		{[]string{"--config", good, "--node", "1"}, cli.ExitUsage, "--node: set it in the --config file"},
+		{[]string{"--config", bad}, cli.ExitUsage, bad + ": bad pin config: yaml: unmarshal errors:\n  line 3: field nod not found"},
+		{[]string{"--config", filepath.Join(dir, "nope.yaml")}, cli.ExitError, "pin config: open"},
+		{[]string{"--config", unknown}, cli.ExitUsage, `unknown NIC "eth9"`},
+		{[]string{}, cli.ExitUsage, "requires at least 1 arg"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"irq", "pin", "--dry-run", "--root", seed}, tt.give...)

@@ -3,34 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/topology"
-)
-
-// Exit codes, the same for every command.
-const (
-	exitOK       = 0
-	exitError    = 1 // runtime error
-	exitUsage    = 2 // bad flags or arguments
-	exitFindings = 3 // audit found something at or above --fail-on
-	// 128+signo when a signal stopped the command: 129 SIGHUP, 130
-	// SIGINT, 143 SIGTERM; 141 when the output's reader went away.
-	exitBrokenPipe = 128 + 13
-	// exitInternal is a bug in irqnuma (sysexits' EX_SOFTWARE): a panic
-	// caught, never exit 2, which says the user typed something wrong.
-	exitInternal = 70
 )
 
 // app is what every command shares: the global flags, the streams and
@@ -62,30 +44,6 @@ func hostSys() sys {
 	return sys{writer: irq.FileWriter{}, geteuid: os.Geteuid, now: time.Now}
 }
 
-// usageError marks an error as the user's: bad flags or arguments.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// exitCodeError ends a command with a given code after its output, e.g.
-// an audit that found problems.
-type exitCodeError struct {
-	code int
-	err  error // may be nil: nothing more to say
-}
-
-func (e exitCodeError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
 // commands are the constructors of the subcommands (help lists them
 // sorted by name).
 var commands = []func(*app) *cobra.Command{
@@ -106,7 +64,7 @@ Every command takes --root to read a captured host tree instead of /.`,
 		SilenceUsage:  true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown command %q (see irqnuma --help)", args[0])
+				return cli.Usagef("unknown command %q (see irqnuma --help)", args[0])
 			}
 			return nil
 		},
@@ -116,13 +74,13 @@ Every command takes --root to read a captured host tree instead of /.`,
 			case "table", "json":
 				return a.openRoot(cmd)
 			}
-			return usagef("--output %q: want table or json", a.output)
+			return cli.Usagef("--output %q: want table or json", a.output)
 		},
 	}
 	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/, or a snapshot .tar.gz")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cli.Usage(err) })
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	for _, c := range commands {
@@ -144,52 +102,13 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 		if p := recover(); p != nil {
 			a.close()
 			fmt.Fprintf(stderr, "irqnuma: internal error: %.300v (a bug: please report it with the command line and, if you can, a snapshot of the host)\n", p)
-			code = exitInternal
+			code = cli.ExitInternal
 		}
 	}()
 	root := newRoot(a)
 	root.SetArgs(args)
 	defer a.close()
-	err := root.ExecuteContext(ctx)
-	if errors.Is(err, syscall.EPIPE) {
-		return exitBrokenPipe // the reader went away (| head): nothing to say
-	}
-	var ec exitCodeError
-	if errors.As(err, &ec) {
-		if ec.err != nil {
-			fmt.Fprintf(stderr, "irqnuma: %v\n", ec.err)
-		}
-		return ec.code
-	}
-	if code, ok := shutdown.ExitCode(ctx); ok {
-		// Stopped by a signal: what it cut short is not an error to report.
-		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "irqnuma: %v\n", err)
-		}
-		return code
-	}
-	if err == nil {
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "irqnuma: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, topology.ErrUnknownNIC) {
-		return exitUsage
-	}
-	return exitError
-}
-
-// isCobraUsage recognises the argument errors cobra makes itself (its
-// positional-argument validators and unknown subcommands), which carry no
-// type to test.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
+	return cli.Code(ctx, root.ExecuteContext(ctx), stderr)
 }
 
 // writeJSON writes v as indented JSON with a final newline.
@@ -206,7 +125,7 @@ func (a *app) json() bool { return a.output == "json" }
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := v(cmd, args); err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/cli"
 )
 
 // selection is the --nic, --pid and --comm of every command that looks
@@ -24,7 +25,7 @@ func (s *selection) flags(c *cobra.Command, nicHelp, verb string) {
 // check validates the values as usage errors.
 func (s *selection) check() error {
 	if err := s.Validate(); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/exporter"
+	"github.com/irqnuma/irqnuma/internal/cli"
 )
 
 func newServeCmd(a *app) *cobra.Command {
@@ -40,7 +41,7 @@ Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
 			}
 			host, _, err := net.SplitHostPort(listen)
 			if err != nil {
-				return usagef("--listen %q: want HOST:PORT: %v", listen, err)
+				return cli.Usagef("--listen %q: want HOST:PORT: %v", listen, err)
 			}
 			// Fail now, not at the first scrape, on a root that cannot be read.
 			if _, err := audit.Read(a.root, sel.Selection); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -180,10 +181,10 @@ func TestServeErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"serve", "--listen", "9143", "--root", hosttest.Root("seed")}, exitUsage, `--listen "9143": want HOST:PORT`},
-		{[]string{"serve", "--root", "/nonexistent"}, exitError, "root"},
-		{[]string{"serve", "--pid", "0", "--root", hosttest.Root("seed")}, exitUsage, "--pid 0: not a process id"},
-		{[]string{"serve", "--nic", "eth9", "--root", hosttest.Root("seed")}, exitUsage, `unknown NIC "eth9"`},
+		{[]string{"serve", "--listen", "9143", "--root", hosttest.Root("seed")}, cli.ExitUsage, `--listen "9143": want HOST:PORT`},
+		{[]string{"serve", "--root", "/nonexistent"}, cli.ExitError, "root"},
+		{[]string{"serve", "--pid", "0", "--root", hosttest.Root("seed")}, cli.ExitUsage, "--pid 0: not a process id"},
+		{[]string{"serve", "--nic", "eth9", "--root", hosttest.Root("seed")}, cli.ExitUsage, `unknown NIC "eth9"`},
 	}
 	for _, tt := range tests {
 		_, errOut, code := runCLI(t, tt.give...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/snapshot"
@@ -37,7 +38,7 @@ file) is listed on stderr.`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return a.openRoot(cmd) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("output") || a.output == "" {
-				return usagef("snapshot: -o FILE.tar.gz is required (- for stdout)")
+				return cli.Usagef("snapshot: -o FILE.tar.gz is required (- for stdout)")
 			}
 			if err := sel.check(); err != nil {
 				return err
@@ -73,10 +74,10 @@ func (a *app) openRoot(cmd *cobra.Command) error {
 		return nil // the readers say what is wrong with a missing root
 	}
 	if !snapshot.IsArchive(a.root) {
-		return usagef("--root %s: neither a folder nor a snapshot .tar.gz", a.root)
+		return cli.Usagef("--root %s: neither a folder nor a snapshot .tar.gz", a.root)
 	}
 	if writesHost(cmd) {
-		return usagef("--root %s: a snapshot is read-only; %s would write to it (use --dry-run where there is one)", a.root, cmd.CommandPath())
+		return cli.Usagef("--root %s: a snapshot is read-only; %s would write to it (use --dry-run where there is one)", a.root, cmd.CommandPath())
 	}
 	dir, cleanup, err := snapshot.Open(a.ctx, a.root, snapshot.Limits{})
 	if err != nil {

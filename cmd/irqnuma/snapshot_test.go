@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -134,7 +135,7 @@ func TestSnapshotLiveProcess(t *testing.T) {
 	// Without --pid the process is not captured beyond its comm.
 	bare := snapshotOf(t, "/")
 	_, errOut, code := runCLI(t, "audit", "--pid", pid, "--root", bare)
-	if code != exitError || !strings.Contains(errOut, "process "+pid) {
+	if code != cli.ExitError || !strings.Contains(errOut, "process "+pid) {
 		t.Errorf("audit --pid on a snapshot without it: exit %d, %q; want exit 1 naming the process", code, errOut)
 	}
 }
@@ -156,12 +157,12 @@ func TestSnapshotCLIErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"snapshot", "--root", hosttest.Root("seed")}, exitUsage, "-o FILE.tar.gz is required"},
-		{[]string{"snapshot", "--root", dir, "-o", filepath.Join(dir, "x.tar.gz")}, exitError, "holds neither proc/ nor sys/"},
-		{[]string{"audit", "--root", text}, exitUsage, "neither a folder nor a snapshot .tar.gz"},
-		{[]string{"audit", "--root", evil}, exitError, `entry "sys/class/net/evil": unsafe entry: link target "/etc" is absolute`},
-		{[]string{"irq", "pin", "eth0", "--root", seed}, exitUsage, "a snapshot is read-only"},
-		{[]string{"irq", "restore", "--root", seed}, exitUsage, "a snapshot is read-only"},
+		{[]string{"snapshot", "--root", hosttest.Root("seed")}, cli.ExitUsage, "-o FILE.tar.gz is required"},
+		{[]string{"snapshot", "--root", dir, "-o", filepath.Join(dir, "x.tar.gz")}, cli.ExitError, "holds neither proc/ nor sys/"},
+		{[]string{"audit", "--root", text}, cli.ExitUsage, "neither a folder nor a snapshot .tar.gz"},
+		{[]string{"audit", "--root", evil}, cli.ExitError, `entry "sys/class/net/evil": unsafe entry: link target "/etc" is absolute`},
+		{[]string{"irq", "pin", "eth0", "--root", seed}, cli.ExitUsage, "a snapshot is read-only"},
+		{[]string{"irq", "restore", "--root", seed}, cli.ExitUsage, "a snapshot is read-only"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runCLI(t, tt.give...)

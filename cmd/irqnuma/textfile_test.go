@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -20,8 +21,8 @@ func TestAuditTextfile(t *testing.T) {
 	dir := t.TempDir()
 	prom := filepath.Join(dir, "irqnuma.prom")
 	out, errOut, code := runCLI(t, "audit", "-o", "json", "--fail-on", "error", "--root", hosttest.Root("nps2"), "--textfile", prom)
-	if code != exitFindings {
-		t.Fatalf("audit: exit %d (%s), want %d: nps2 has remote IRQs", code, errOut, exitFindings)
+	if code != cli.ExitFindings {
+		t.Fatalf("audit: exit %d (%s), want %d: nps2 has remote IRQs", code, errOut, cli.ExitFindings)
 	}
 	var doc struct {
 		Findings []struct{ Check, Severity, NIC, Subject string }
@@ -61,7 +62,7 @@ func TestAuditTextfileErrors(t *testing.T) {
 	prom := filepath.Join(dir, "irqnuma.prom")
 	// A root that cannot be read still leaves the failure in the file.
 	_, errOut, code := runCLI(t, "audit", "--root", filepath.Join(dir, "nope"), "--textfile", prom)
-	if code != exitError || !strings.Contains(errOut, "root") {
+	if code != cli.ExitError || !strings.Contains(errOut, "root") {
 		t.Errorf("audit on a missing root: exit %d, stderr %q", code, errOut)
 	}
 	b, err := os.ReadFile(prom)
@@ -69,7 +70,7 @@ func TestAuditTextfileErrors(t *testing.T) {
 		t.Errorf("textfile after a failed read = %q, %v; want irqnuma_scrape_error 1", b, err)
 	}
 	_, errOut, code = runCLI(t, "audit", "--root", hosttest.Root("seed"), "--textfile", filepath.Join(dir, "no", "such", "x.prom"))
-	if code != exitError || !strings.Contains(errOut, "textfile") {
+	if code != cli.ExitError || !strings.Contains(errOut, "textfile") {
 		t.Errorf("audit --textfile into a missing folder: exit %d, stderr %q", code, errOut)
 	}
 }

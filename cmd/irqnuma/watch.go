@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/screen"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/watch"
@@ -36,10 +37,10 @@ interval (JSON lines). The first interval needs two samples.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval <= 0 {
-				return usagef("--interval %s: want a positive duration such as 1s or 200ms", interval)
+				return cli.Usagef("--interval %s: want a positive duration such as 1s or 200ms", interval)
 			}
 			if count < 0 {
-				return usagef("--count %d: want 0 (until stopped) or more", count)
+				return cli.Usagef("--count %d: want 0 (until stopped) or more", count)
 			}
 			if err := sel.check(); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/watch"
@@ -169,16 +170,16 @@ func TestWatchErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"watch", "--interval", "0s"}, exitUsage, "--interval"},
-		{[]string{"watch", "--interval", "-1s"}, exitUsage, "--interval"},
-		{[]string{"watch", "--count", "-1"}, exitUsage, "--count"},
-		{[]string{"watch", "--pid", "0"}, exitUsage, "--pid"},
-		{[]string{"watch", "--interval", "soon"}, exitUsage, "invalid argument"},
-		{[]string{"watch", "extra"}, exitUsage, "unknown command"},
-		{[]string{"--root", seed, "watch", "--nic", "eth9", "--count", "1"}, exitUsage, `unknown NIC "eth9"`},
-		{[]string{"--root", seed, "watch", "--pid", "4242", "--count", "1"}, exitError, "process 4242"},
-		{[]string{"--root", seed, "watch", "--comm", "nosuch", "--count", "1"}, exitError, `--comm "nosuch"`},
-		{[]string{"--root", "/nonexistent", "watch", "--count", "1"}, exitError, "root"},
+		{[]string{"watch", "--interval", "0s"}, cli.ExitUsage, "--interval"},
+		{[]string{"watch", "--interval", "-1s"}, cli.ExitUsage, "--interval"},
+		{[]string{"watch", "--count", "-1"}, cli.ExitUsage, "--count"},
+		{[]string{"watch", "--pid", "0"}, cli.ExitUsage, "--pid"},
+		{[]string{"watch", "--interval", "soon"}, cli.ExitUsage, "invalid argument"},
+		{[]string{"watch", "extra"}, cli.ExitUsage, "unknown command"},
+		{[]string{"--root", seed, "watch", "--nic", "eth9", "--count", "1"}, cli.ExitUsage, `unknown NIC "eth9"`},
+		{[]string{"--root", seed, "watch", "--pid", "4242", "--count", "1"}, cli.ExitError, "process 4242"},
+		{[]string{"--root", seed, "watch", "--comm", "nosuch", "--count", "1"}, cli.ExitError, `--comm "nosuch"`},
+		{[]string{"--root", "/nonexistent", "watch", "--count", "1"}, cli.ExitError, "root"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runCLI(t, tt.give...)

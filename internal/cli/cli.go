@@ -1,0 +1,110 @@
+// Package cli is the contract every irqnuma command keeps with its
+// caller: the exit codes (the README's table), the two kinds of error a
+// command returns besides a plain failure (the user's mistake, and an
+// exit with a chosen code), and how an error becomes an exit code and a
+// line on stderr.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+
+	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// Exit codes, the same for every command.
+const (
+	ExitOK       = 0
+	ExitError    = 1 // runtime error
+	ExitUsage    = 2 // bad flags or arguments
+	ExitFindings = 3 // audit found something at or above --fail-on
+	// 128+signo when a signal stopped the command: 129 SIGHUP, 130
+	// SIGINT, 143 SIGTERM; 141 when the output's reader went away.
+	ExitBrokenPipe = 128 + 13
+	// ExitInternal is a bug in irqnuma (sysexits' EX_SOFTWARE): a panic
+	// caught, never exit 2, which says the user typed something wrong.
+	ExitInternal = 70
+)
+
+// usageError marks an error as the user's: bad flags or arguments.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// Usage marks err as the user's: bad flags or arguments (exit 2).
+func Usage(err error) error { return usageError{err} }
+
+// Usagef is Usage(fmt.Errorf(format, args...)).
+func Usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitError ends a command with a given code after its output.
+type exitError struct {
+	code int
+	err  error // may be nil: nothing more to say
+}
+
+func (e exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// Exit ends a command with code, saying err (nothing when nil): an audit
+// that found problems, a pin rolled back by a signal, a command exec ran.
+func Exit(code int, err error) error { return exitError{code, err} }
+
+// Code turns what a command returned into its exit code, writing the
+// error, if there is one to say, to stderr as one "irqnuma: ..." line:
+// EPIPE (the reader went away) is 141 and silent; Exit's code is kept; a
+// command a stop signal cut short exits 128+signo; the user's mistakes
+// (Usage, cobra's own argument errors, an unknown NIC) are 2.
+func Code(ctx context.Context, err error, stderr io.Writer) int {
+	if errors.Is(err, syscall.EPIPE) {
+		return ExitBrokenPipe
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "irqnuma: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	if code, ok := shutdown.ExitCode(ctx); ok {
+		// Stopped by a signal: what it cut short is not an error to report.
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "irqnuma: %v\n", err)
+		}
+		return code
+	}
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "irqnuma: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, topology.ErrUnknownNIC) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isCobraUsage recognises the argument errors cobra makes itself (its
+// positional-argument validators and unknown subcommands), which carry no
+// type to test.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
