@@ -50,10 +50,6 @@ func (h *Host) readNodes() error {
 		}
 		h.NodesOnline = cpuset.Set{}
 	}
-	type nodeLinks struct {
-		id  int
-		dir string
-	}
 	var linked []nodeLinks
 	for _, e := range ents {
 		idStr, ok := strings.CutPrefix(e.Name(), "node")
@@ -68,43 +64,10 @@ func (h *Host) readNodes() error {
 			return fmt.Errorf("read nodes: %s/%s: node id %s is past %d, the most NUMA nodes Linux has (NODES_SHIFT 10)",
 				dir, e.Name(), clipID(idStr), MaxNodeID)
 		}
-		n := Node{ID: id, MemoryBytes: -1}
 		base := dir + "/" + e.Name()
-		if n.CPUs, err = h.fs.List(base + "/cpulist"); err != nil {
-			if !kfile.IsNotExist(err) {
-				return err
-			}
-			if n.CPUs, err = h.fs.Mask(base + "/cpumap"); err != nil {
-				return fmt.Errorf("node %d: no cpulist or cpumap: %w", id, err)
-			}
-		}
-		if mem, err := readMemTotal(h.fs, base+"/meminfo"); err == nil {
-			n.MemoryBytes = mem
-		} else if !kfile.IsNotExist(err) {
+		n, err := h.readNode(id, base)
+		if err != nil {
 			return err
-		}
-		if d, err := h.fs.String(base + "/distance"); err == nil {
-			for f := range strings.FieldsSeq(d) {
-				v, err := strconv.Atoi(f)
-				if err != nil {
-					return fmt.Errorf("read %s/distance: bad distance %q", base, f)
-				}
-				if v < 10 || v > 255 {
-					// SLIT distances are 10 (local) to 254, 255 unreachable.
-					h.note("node %d: distance %d in %s/distance is not a NUMA distance (10-255): distances unknown", id, v, base)
-					n.Distances = nil
-					break
-				}
-				n.Distances = append(n.Distances, v)
-			}
-		} else if !kfile.IsNotExist(err) {
-			return err
-		}
-		if !h.Possible.IsEmpty() {
-			if extra := n.CPUs.Difference(h.Possible); !extra.IsEmpty() {
-				h.note("node %d: %s/cpulist names CPUs %s the host cannot have (possible %s): left out", id, base, extra, h.Possible)
-				n.CPUs = n.CPUs.Intersection(h.Possible)
-			}
 		}
 		for c := range n.CPUs.All() {
 			if other, dup := h.nodeOf[c]; dup {
@@ -115,8 +78,65 @@ func (h *Host) readNodes() error {
 		h.Nodes = append(h.Nodes, n)
 		linked = append(linked, nodeLinks{id, base})
 	}
-	// x86 drops an offline CPU from its node's cpulist but keeps the
-	// nodeN/cpuM link: that still says where the CPU is.
+	h.placeOfflineCPUs(linked)
+	h.checkNodes()
+	return nil
+}
+
+// nodeLinks is a node folder, whose cpuN links say where CPUs are.
+type nodeLinks struct {
+	id  int
+	dir string
+}
+
+// readNode reads one node folder, base: its CPUs (cpulist, or cpumap),
+// memory and distances.
+func (h *Host) readNode(id int, base string) (Node, error) {
+	n := Node{ID: id, MemoryBytes: -1}
+	var err error
+	if n.CPUs, err = h.fs.List(base + "/cpulist"); err != nil {
+		if !kfile.IsNotExist(err) {
+			return n, err
+		}
+		if n.CPUs, err = h.fs.Mask(base + "/cpumap"); err != nil {
+			return n, fmt.Errorf("node %d: no cpulist or cpumap: %w", id, err)
+		}
+	}
+	if mem, err := readMemTotal(h.fs, base+"/meminfo"); err == nil {
+		n.MemoryBytes = mem
+	} else if !kfile.IsNotExist(err) {
+		return n, err
+	}
+	if d, err := h.fs.String(base + "/distance"); err == nil {
+		for f := range strings.FieldsSeq(d) {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				return n, fmt.Errorf("read %s/distance: bad distance %q", base, f)
+			}
+			if v < 10 || v > 255 {
+				// SLIT distances are 10 (local) to 254, 255 unreachable.
+				h.note("node %d: distance %d in %s/distance is not a NUMA distance (10-255): distances unknown", id, v, base)
+				n.Distances = nil
+				break
+			}
+			n.Distances = append(n.Distances, v)
+		}
+	} else if !kfile.IsNotExist(err) {
+		return n, err
+	}
+	if !h.Possible.IsEmpty() {
+		if extra := n.CPUs.Difference(h.Possible); !extra.IsEmpty() {
+			h.note("node %d: %s/cpulist names CPUs %s the host cannot have (possible %s): left out", id, base, extra, h.Possible)
+			n.CPUs = n.CPUs.Intersection(h.Possible)
+		}
+	}
+	return n, nil
+}
+
+// placeOfflineCPUs gives an offline CPU the node whose folder links it:
+// x86 drops an offline CPU from its node's cpulist but keeps the
+// nodeN/cpuM link, which still says where the CPU is.
+func (h *Host) placeOfflineCPUs(linked []nodeLinks) {
 	for _, l := range linked {
 		for _, cpu := range h.CPUs {
 			c := cpu.ID
@@ -128,6 +148,11 @@ func (h *Host) readNodes() error {
 			}
 		}
 	}
+}
+
+// checkNodes sorts the nodes, notes what is missing and gives each CPU
+// its node.
+func (h *Host) checkNodes() {
 	slices.SortFunc(h.Nodes, func(a, b Node) int { return a.ID - b.ID })
 	if len(h.Nodes) == 0 {
 		h.note("no node folders under /sys/devices/system/node: NUMA nodes unknown")
@@ -142,7 +167,6 @@ func (h *Host) readNodes() error {
 	for i := range h.CPUs {
 		h.CPUs[i].Node = h.NodeOf(h.CPUs[i].ID)
 	}
-	return nil
 }
 
 // readMemTotal reads "Node 1 MemTotal:       131899412 kB".
