@@ -137,24 +137,7 @@ func (r *PinResult) Err() error {
 // IRQ the kernel refuses is skipped. The error is for what stops the
 // plan before any write; what became of the writes is in the result.
 func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
-	h, err := topology.Read(req.Root)
-	if err != nil {
-		return nil, err
-	}
-	nics := req.NICs
-	if req.Config != nil {
-		nics = req.Config.Names()
-	}
-	t, err := irq.Load(h, irq.Options{NICs: nics})
-	if err != nil {
-		return nil, err
-	}
-	var plan *Plan
-	if req.Config != nil {
-		plan, err = PlanPinConfig(h, t, req.Config)
-	} else {
-		plan, err = PlanPin(h, t, nics, req.Options)
-	}
+	h, t, plan, err := planRequest(req)
 	if err != nil {
 		return nil, err
 	}
@@ -182,34 +165,69 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		return nil, err
 	}
 	defer lock.Release()
-	// The values the writes replace, read now under the lock.
+	if res.StateFile, err = saveState(req, changes); err != nil {
+		return nil, err
+	}
+	applied, stop := irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
+	res.Stop = stop
+	if stop == irq.Interrupted {
+		res.Cause = context.Cause(ctx)
+	}
+	res.record(applied, stepOf)
+	res.readBack(req.Root, plan)
+	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
+	if len(res.RollbackFailed) == 0 && (stop == irq.Interrupted || stop == irq.Failed) {
+		res.Retired, res.RetireErr = Retire(res.StateFile, ".rolled-back")
+	}
+	return res, nil
+}
+
+// planRequest reads the host and the request's NICs' IRQs, and plans.
+func planRequest(req PinRequest) (*topology.Host, *irq.Table, *Plan, error) {
+	nics := req.NICs
+	if req.Config != nil {
+		nics = req.Config.Names()
+	}
+	h, t, err := irq.Read(req.Root, irq.Options{NICs: nics})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var plan *Plan
+	if req.Config != nil {
+		plan, err = PlanPinConfig(h, t, req.Config)
+	} else {
+		plan, err = PlanPin(h, t, nics, req.Options)
+	}
+	return h, t, plan, err
+}
+
+// saveState reads the values the writes replace, under the lock the
+// caller holds, puts them in the changes and saves them to the state
+// file, whose path it returns.
+func saveState(req PinRequest, changes []irq.Change) (string, error) {
 	state, err := NewState(req.Root, req.Now)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	paths := make([]string, len(changes))
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
 	if err := state.Snapshot(paths); err != nil {
-		return nil, err
+		return "", err
 	}
 	for i := range changes {
 		changes[i].From = state.Entries[i].Value
 	}
-	res.StateFile = req.StatePath
-	if res.StateFile == "" {
-		res.StateFile = DefaultStatePath(req.Root, state.Created)
+	path := req.StatePath
+	if path == "" {
+		path = DefaultStatePath(req.Root, state.Created)
 	}
-	if err := state.Save(res.StateFile); err != nil {
-		return nil, err
-	}
+	return path, state.Save(path)
+}
 
-	applied, stop := irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
-	res.Stop = stop
-	if stop == irq.Interrupted {
-		res.Cause = context.Cause(ctx)
-	}
+// record fills in the rows of the changes written, from their results.
+func (res *PinResult) record(applied []irq.ChangeResult, stepOf []int) {
 	for ci, r := range applied {
 		row := &res.Rows[stepOf[ci]]
 		row.fill(r)
@@ -226,7 +244,11 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 			res.Changed++
 		}
 	}
-	// Steps not written still report where their IRQ (or queue) is now.
+}
+
+// readBack reports where the IRQ (or queue) of every step not written is
+// now.
+func (res *PinResult) readBack(root string, plan *Plan) {
 	for i := range res.Rows {
 		row := &res.Rows[i]
 		if row.File != "" && plan.Steps[i].Action == ActionChange {
@@ -236,15 +258,10 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		if row.Kind != KindXPS {
 			p = irq.AffinityPath(row.IRQ, irq.FileAffinityList)
 		}
-		rb := irq.ReadBackOf(req.Root, p)
+		rb := irq.ReadBackOf(root, p)
 		rb.ReadErr = nil // an IRQ without files was reported as skip-unknown
 		row.fill(irq.ChangeResult{Result: row.Result, ReadBack: rb})
 	}
-	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
-	if len(res.RollbackFailed) == 0 && (stop == irq.Interrupted || stop == irq.Failed) {
-		res.Retired, res.RetireErr = Retire(res.StateFile, ".rolled-back")
-	}
-	return res, nil
 }
 
 // pinChanges turns the plan's change steps into writes: the file each
