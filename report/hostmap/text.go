@@ -108,11 +108,28 @@ func WriteText(w io.Writer, m *Map, st Style) error {
 	if width < MinWidth {
 		return fmt.Errorf("map width %d: want at least %d columns", width, MinWidth)
 	}
-	keys := map[string]string{}
-	for _, n := range m.NICs {
-		keys[n.Name] = n.Key
+	out := nodeBoxes(m, width)
+	out = append(out, trailer(m, width)...)
+	var b strings.Builder
+	for _, l := range out {
+		b.WriteString(strings.TrimRight(l.render(st.Color), " "))
+		b.WriteByte('\n')
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
+// nodeBody is the body of a node box, its unwrapped text kept apart so
+// the box width can be chosen first.
+type nodeBody struct {
+	title string
+	grid  []tline
+	text  []string
+}
+
+// nodeBoxes draws a box per package holding a box per node, and a box
+// for the NICs on no known node, fitted to width.
+func nodeBoxes(m *Map, width int) []tline {
 	idw, lw := 1, 1
 	for _, p := range m.Packages {
 		for _, n := range p.Nodes {
@@ -128,13 +145,6 @@ func WriteText(w io.Writer, m *Map, st Style) error {
 	const gap = 2
 	avail := width - 8 // package frame and node frame, "| " and " |" each
 
-	// The body of every node box, unwrapped text kept apart so the box
-	// width can be chosen first.
-	type nodeBody struct {
-		title string
-		grid  []tline
-		text  []string
-	}
 	var bodies [][]nodeBody
 	inner := 0
 	for _, p := range m.Packages {
@@ -172,20 +182,7 @@ func WriteText(w io.Writer, m *Map, st Style) error {
 	for pi, p := range m.Packages {
 		var pkgBody []tline
 		for _, nb := range bodies[pi] {
-			var body []tline
-			for i, s := range nb.text {
-				if i == 1 {
-					body = append(body, nb.grid...)
-					body = append(body, plain(""))
-				}
-				for _, l := range wrapText(s, inner) {
-					body = append(body, plain(l))
-				}
-			}
-			if len(nb.text) == 1 {
-				body = append(body, nb.grid...)
-			}
-			pkgBody = append(pkgBody, frame(nb.title, body, inner, '-')...)
+			pkgBody = append(pkgBody, frame(nb.title, nb.lines(inner), inner, '-')...)
 		}
 		out = append(out, frame(packageTitle(p.Packages), pkgBody, inner+4, '=')...)
 	}
@@ -198,9 +195,32 @@ func WriteText(w io.Writer, m *Map, st Style) error {
 		}
 		out = append(out, frame("NICs on no known node", body, inner+4, '=')...)
 	}
+	return out
+}
 
-	full := width
-	var after []tline
+// lines is the node box's body: the summary, the core grid, then its
+// NICs, wrapped to inner columns.
+func (nb nodeBody) lines(inner int) []tline {
+	var body []tline
+	for i, s := range nb.text {
+		if i == 1 {
+			body = append(body, nb.grid...)
+			body = append(body, plain(""))
+		}
+		for _, l := range wrapText(s, inner) {
+			body = append(body, plain(l))
+		}
+	}
+	if len(nb.text) == 1 {
+		body = append(body, nb.grid...)
+	}
+	return body
+}
+
+// trailer is what follows the boxes: conflicts, remote placements and
+// watched processes, the legend and the notes.
+func trailer(m *Map, full int) []tline {
+	var out, after []tline
 	for _, s := range conflictLines(m) {
 		after = append(after, markerLines(s, full, colorConflict)...)
 	}
@@ -228,14 +248,7 @@ func WriteText(w io.Writer, m *Map, st Style) error {
 			}
 		}
 	}
-
-	var b strings.Builder
-	for _, l := range out {
-		b.WriteString(strings.TrimRight(l.render(st.Color), " "))
-		b.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return out
 }
 
 func nodeTitle(id int) string {
