@@ -54,35 +54,47 @@ func scenarioWatch(l *lab) {
 			rxCPUs |= effective(q.irq)
 		}
 	}
+	m := measureWatch(n)
+	checkWatchCounts(n, m)
+	checkWatchNetRX(rxCPUs, m)
+}
 
-	// The traffic must fall inside watch's window (after its first
-	// sample, before its last). A slow start on a busy host can miss it:
-	// then the measurement is taken again with more time, never judged.
+// watchRun is one watch run with traffic inside its window, and the
+// kernel's counters before and after it.
+type watchRun struct {
+	a, b     *interrupts
+	rxA, rxB map[int]uint64
+	ivs      []interval
+	got      int // packets received
+}
+
+// measureWatch runs watch while traffic flows. The traffic must fall
+// inside watch's window (after its first sample, before its last). A
+// slow start on a busy host can miss it: then the measurement is taken
+// again with more time, never judged.
+func measureWatch(n *nic) watchRun {
 	var (
-		a, b       *interrupts
-		rxA, rxB   map[int]uint64
-		ivs        []interval
-		got        int
+		m          watchRun
 		t0, t1     time.Time
 		windowOK   bool
 		windowText string
 	)
 	for attempt := 1; attempt <= 3 && !windowOK; attempt++ {
-		a, _ = readInterrupts()
-		rxA, _ = softirq("NET_RX")
+		m.a, _ = readInterrupts()
+		m.rxA, _ = softirq("NET_RX")
 		cmd := exec.Command("/bin/irqnuma", "watch", "--nic", n.Name, "--interval", "1s", "--count", strconv.Itoa(2+attempt), "-o", "json")
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		must("start", cmd.Start() == nil, "start watch")
 		time.Sleep(time.Duration(attempt) * 1300 * time.Millisecond)
 		t0 = time.Now()
-		got = n.rx(2000)
+		m.got = n.rx(2000)
 		t1 = time.Now()
 		err := cmd.Wait()
-		b, _ = readInterrupts()
-		rxB, _ = softirq("NET_RX")
+		m.b, _ = readInterrupts()
+		m.rxB, _ = softirq("NET_RX")
 		must("watch-exit", err == nil, "watch: %v\n%s", err, errb.String())
-		ivs = nil
+		m.ivs = nil
 		sc := bufio.NewScanner(&out)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
@@ -90,25 +102,29 @@ func scenarioWatch(l *lab) {
 			if err := json.Unmarshal(sc.Bytes(), &iv); err != nil {
 				must("json", false, "%v: %q", err, sc.Text())
 			}
-			ivs = append(ivs, iv)
+			m.ivs = append(m.ivs, iv)
 		}
-		must("intervals", len(ivs) == 2+attempt, "%d intervals:\n%s", len(ivs), out.String())
-		last := ivs[len(ivs)-1]
-		windowOK = ivs[0].Start.Before(t0) && last.End.After(t1)
+		must("intervals", len(m.ivs) == 2+attempt, "%d intervals:\n%s", len(m.ivs), out.String())
+		last := m.ivs[len(m.ivs)-1]
+		windowOK = m.ivs[0].Start.Before(t0) && last.End.After(t1)
 		windowText = fmt.Sprintf("attempt %d: watch %s..%s, traffic %s..%s (%d packets in)", attempt,
-			ivs[0].Start.Format(time.StampMilli), last.End.Format(time.StampMilli), t0.Format(time.StampMilli), t1.Format(time.StampMilli), got)
+			m.ivs[0].Start.Format(time.StampMilli), last.End.Format(time.StampMilli), t0.Format(time.StampMilli), t1.Format(time.StampMilli), m.got)
 		if !windowOK {
 			info("window", "%s: traffic outside the window, measuring again", windowText)
 		}
 	}
 	must("window", windowOK, "%s", windowText)
+	return m
+}
 
-	// Per IRQ and CPU: the rates times the seconds add up to the kernel's
-	// counts over the same window (nothing else makes eth0 interrupt).
+// checkWatchCounts: per IRQ and CPU, the rates times the seconds add up
+// to the kernel's counts over the same window (nothing else makes eth0
+// interrupt).
+func checkWatchCounts(n *nic, m watchRun) {
 	fired := 0
 	for _, q := range n.queues() {
 		sum := map[int]float64{}
-		for _, iv := range ivs {
+		for _, iv := range m.ivs {
 			for _, ns := range iv.NICs {
 				for _, qi := range ns.IRQs {
 					if qi.IRQ != q.irq {
@@ -120,7 +136,7 @@ func scenarioWatch(l *lab) {
 				}
 			}
 		}
-		d := delta(a, b, q.irq)
+		d := delta(m.a, m.b, q.irq)
 		ok := true
 		for cpu := 0; cpu < 64; cpu++ {
 			if math.Abs(sum[cpu]-float64(d[cpu])) > 0.5 {
@@ -132,14 +148,17 @@ func scenarioWatch(l *lab) {
 		}
 		check(fmt.Sprintf("irq%d-counts", q.irq), ok, "IRQ %d (%s %d): watch rate x seconds by CPU %v, /proc/interrupts delta %v", q.irq, q.dir, q.queue, rounded(sum), d)
 	}
-	check("traffic", fired >= n.QueuePairs, "%d queue IRQs fired during the watch (%d packets in)", fired, got)
+	check("traffic", fired >= n.QueuePairs, "%d queue IRQs fired during the watch (%d packets in)", fired, m.got)
+}
 
-	// NET_RX: the kernel's per-CPU deltas lie on the rx IRQs' effective
-	// CPUs, and watch reports no more than the kernel counted.
+// checkWatchNetRX: the kernel's NET_RX deltas lie on the rx IRQs'
+// effective CPUs, watch reports no more than the kernel counted, and its
+// verdict names a local rx CPU.
+func checkWatchNetRX(rxCPUs cpus, m watchRun) {
 	var softCPUs cpus
 	var kernelRX float64
-	for cpu, v := range rxB {
-		if d := v - rxA[cpu]; d > 0 {
+	for cpu, v := range m.rxB {
+		if d := v - m.rxA[cpu]; d > 0 {
 			softCPUs |= 1 << cpu
 			if rxCPUs.has(cpu) {
 				kernelRX += float64(d)
@@ -149,7 +168,7 @@ func scenarioWatch(l *lab) {
 	check("net-rx-cpus", softCPUs != 0 && softCPUs.within(rxCPUs), "NET_RX ran on CPUs %s; eth0's rx IRQs' effective CPUs %s", softCPUs, rxCPUs)
 	watchRX := map[int]float64{}
 	var watchTotal float64
-	for _, iv := range ivs {
+	for _, iv := range m.ivs {
 		for _, c := range iv.CPUs {
 			if c.NetRX != nil {
 				watchRX[c.CPU] += *c.NetRX * iv.Seconds
@@ -161,12 +180,12 @@ func scenarioWatch(l *lab) {
 		if v > 0.5 {
 			watchCPUs |= 1 << cpu
 			watchTotal += v
-			check(fmt.Sprintf("cpu%d-net-rx", cpu), v <= float64(rxB[cpu]-rxA[cpu])+0.5, "CPU %d: watch NET_RX x seconds %.1f, /proc/softirqs delta %d", cpu, v, rxB[cpu]-rxA[cpu])
+			check(fmt.Sprintf("cpu%d-net-rx", cpu), v <= float64(m.rxB[cpu]-m.rxA[cpu])+0.5, "CPU %d: watch NET_RX x seconds %.1f, /proc/softirqs delta %d", cpu, v, m.rxB[cpu]-m.rxA[cpu])
 		}
 	}
 	check("watch-net-rx-cpus", watchCPUs != 0 && watchCPUs.within(rxCPUs), "watch shows NET_RX on CPUs %s; rx IRQs' effective CPUs %s", watchCPUs, rxCPUs)
 	info("net-rx", "kernel NET_RX on rx CPUs %.0f, watch %.1f", kernelRX, watchTotal)
-	for _, iv := range ivs {
+	for _, iv := range m.ivs {
 		for _, ns := range iv.NICs {
 			v := ns.Verdict
 			if v.CPU != nil && v.Local != nil {
