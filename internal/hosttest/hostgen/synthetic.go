@@ -60,7 +60,6 @@ func Synthetic(s Spec) (*Host, error) {
 		nodeCPUs[i] = h.NodeCPUs(i)
 		nodeIDs[i] = nodeCPUs[i].IDs()
 	}
-	all := h.Possible()
 	irq := 24
 	for k := range s.NICs {
 		node := k % s.Nodes
@@ -91,8 +90,17 @@ func Synthetic(s Spec) (*Host, error) {
 		}
 		h.NICs = append(h.NICs, nic)
 	}
-	// NVMe devices with 32 vectors each: q0 follows the default affinity,
-	// q1..q31 are managed and split the CPUs into 31 groups.
+	irq = h.addNVMe(s, nodeCPUs, irq)
+	h.NICs = append([]*NIC{loopback()}, h.NICs...)
+	h.NrIRQs = max(256, irq+32)
+	return h, nil
+}
+
+// addNVMe adds s.ExtraIRQs vectors of NVMe devices with 32 vectors each,
+// numbered from irq: q0 follows the default affinity, q1..q31 are managed
+// and split the CPUs into 31 groups. It returns the next free number.
+func (h *Host) addNVMe(s Spec, nodeCPUs []cpuset.Set, irq int) int {
+	all := h.Possible()
 	const perDev = 32
 	var dev *PCIDev
 	for e := range s.ExtraIRQs {
@@ -122,7 +130,5 @@ func Synthetic(s Spec) (*Host, error) {
 		dev.MSI = append(dev.MSI, irq)
 		irq++
 	}
-	h.NICs = append([]*NIC{loopback()}, h.NICs...)
-	h.NrIRQs = max(256, irq+32)
-	return h, nil
+	return irq
 }

@@ -237,7 +237,7 @@ func Offline2Node() *Host {
 
 	// Before per-device MSI domains every MSI and MSI-X vector showed chip
 	// "IR-PCI-MSI" and a hwirq built from the requester id.
-	msi := func(n int, d *PCIDev, bus, dev, fn, idx int, name string, aff, eff, hint cpuset.Set, node int) *IRQ {
+	var msi msiFunc = func(n int, d *PCIDev, bus, dev, fn, idx int, name string, aff, eff, hint cpuset.Set, node int) *IRQ {
 		c, _ := eff.Min()
 		q := &IRQ{N: n, Chip: "IR-PCI-MSI", HWIRQ: legacyMSIHWIRQ(bus, dev, fn, idx), Trigger: "edge",
 			Actions: []string{name}, Affinity: aff, Effective: eff, Hint: hint, Node: node,
@@ -303,7 +303,20 @@ func Offline2Node() *Host {
 		ens2f0.XPS = append(ens2f0.XPS, s)
 	}
 
-	// ixgbe names its queue vectors <if>-TxRx-N and its link vector <if>.
+	ixNICs := ixgbePair(msi, all, ixA, ixB)
+	h.NICs = append([]*NIC{loopback(), ens1f0, ens2f0}, ixNICs...)
+	h.sortIRQs()
+	h.Readme = offlineReadme
+	return h
+}
+
+// msiFunc adds an MSI vector of a device to a host being built.
+type msiFunc func(n int, d *PCIDev, bus, dev, fn, idx int, name string, aff, eff, hint cpuset.Set, node int) *IRQ
+
+// ixgbePair is offline-2node's two ixgbe ports, eth1 and eth10 (the
+// names that tell "eth1-" from "eth10-"). ixgbe names its queue vectors
+// <if>-TxRx-N and its link vector <if>.
+func ixgbePair(msi msiFunc, all cpuset.Set, ixA, ixB *PCIDev) []*NIC {
 	var ixNICs []*NIC
 	for k, x := range []struct {
 		name string
@@ -322,10 +335,7 @@ func Offline2Node() *Host {
 		msi(base+2, x.dev, 0x86, 0, x.fn, 2, x.name, all, cpuset.New(0), cpuset.Set{}, 0)
 		ixNICs = append(ixNICs, nic)
 	}
-	h.NICs = append([]*NIC{loopback(), ens1f0, ens2f0}, ixNICs...)
-	h.sortIRQs()
-	h.Readme = offlineReadme
-	return h
+	return ixNICs
 }
 
 // ARM64Host is an 8-CPU, 2-node arm64 server with an AWS ENA NIC and GICv3
