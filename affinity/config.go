@@ -71,15 +71,15 @@ func ReadPinConfig(path string) (*PinConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pin config: %w", err)
 	}
-	c, err := ParsePinConfig(b)
+	c, err := parsePinConfig(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
 
-// ParsePinConfig parses the YAML text of a config.
-func ParsePinConfig(b []byte) (*PinConfig, error) {
+// parsePinConfig parses the YAML text of a config.
+func parsePinConfig(b []byte) (*PinConfig, error) {
 	var f pinFile
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -187,13 +187,13 @@ func FormatPinConfig(nics []string, opt PlanOptions) []byte {
 	return []byte(b.String())
 }
 
-// PlanPinConfig plans the NICs of a config. NICs with equal options are
+// planPinConfig plans the NICs of a config. NICs with equal options are
 // planned together, in the config's order, exactly as one
 // `irq pin NIC... [flags]` would plan them (so NICs that share a target
 // set continue one rotation); NICs with other options are planned after,
 // group by group, and the plans are joined. The joined plan's Strategy is
 // the one every NIC uses, or "" when they differ.
-func PlanPinConfig(h *topology.Host, t *irq.Table, c *PinConfig) (*Plan, error) {
+func planPinConfig(h *topology.Host, t *irq.Table, c *PinConfig) (*pinPlan, error) {
 	type group struct {
 		nics []string
 		opt  PlanOptions
@@ -207,9 +207,9 @@ func PlanPinConfig(h *topology.Host, t *irq.Table, c *PinConfig) (*Plan, error) 
 		}
 		groups[i].nics = append(groups[i].nics, e.NIC)
 	}
-	var out *Plan
+	var out *pinPlan
 	for _, g := range groups {
-		p, err := PlanPin(h, t, g.nics, g.opt)
+		p, err := planPin(h, t, g.nics, g.opt)
 		if err != nil {
 			return nil, err
 		}

@@ -38,7 +38,7 @@ nics:
 		}},
 	}
 	for _, tt := range tests {
-		got, err := ParsePinConfig([]byte(tt.give))
+		got, err := parsePinConfig([]byte(tt.give))
 		if err != nil {
 			t.Errorf("%s: ParsePinConfig() error = %v", tt.name, err)
 			continue
@@ -71,7 +71,7 @@ func TestParsePinConfigErrors(t *testing.T) {
 		{"nics: {nic: eth0}\n", "cannot unmarshal"},
 	}
 	for _, tt := range tests {
-		_, err := ParsePinConfig([]byte(tt.give))
+		_, err := parsePinConfig([]byte(tt.give))
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParsePinConfig(%q) error = %v, want ErrConfig with %q", tt.give, err, tt.want)
 		}
@@ -113,12 +113,12 @@ func TestPinConfigRoundTrip(t *testing.T) {
 		planned := 0
 		for _, opt := range options {
 			text := FormatPinConfig(nics, opt)
-			c, err := ParsePinConfig(text)
+			c, err := parsePinConfig(text)
 			if err != nil {
 				t.Fatalf("%s: ParsePinConfig(FormatPinConfig()) error = %v\n%s", name, err, text)
 			}
-			want, wantErr := PlanPin(h, tab, nics, opt)
-			got, gotErr := PlanPinConfig(h, tab, c)
+			want, wantErr := planPin(h, tab, nics, opt)
+			got, gotErr := planPinConfig(h, tab, c)
 			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 				t.Errorf("%s %+v: flags error %v, config error %v", name, opt, wantErr, gotErr)
 				continue
@@ -140,16 +140,16 @@ func TestPinConfigRoundTrip(t *testing.T) {
 // own `irq pin` would plan them, joined in order.
 func TestPinConfigPerNIC(t *testing.T) {
 	h, tab := planHost(t, hosttest.Root("offline-2node"), "ens1f0", "eth1")
-	c, err := ParsePinConfig([]byte("nics:\n  - nic: ens1f0\n    strategy: node\n  - nic: eth1\n    exclude: \"0\"\n"))
+	c, err := parsePinConfig([]byte("nics:\n  - nic: ens1f0\n    strategy: node\n  - nic: eth1\n    exclude: \"0\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := PlanPinConfig(h, tab, c)
+	got, err := planPinConfig(h, tab, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err1 := PlanPin(h, tab, []string{"ens1f0"}, PlanOptions{Strategy: StrategyNode})
-	b, err2 := PlanPin(h, tab, []string{"eth1"}, PlanOptions{Strategy: StrategySpread, Exclude: cpuset.New(0)})
+	a, err1 := planPin(h, tab, []string{"ens1f0"}, PlanOptions{Strategy: StrategyNode})
+	b, err2 := planPin(h, tab, []string{"eth1"}, PlanOptions{Strategy: StrategySpread, Exclude: cpuset.New(0)})
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}

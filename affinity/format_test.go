@@ -16,11 +16,11 @@ import (
 
 func TestFormatSeed(t *testing.T) {
 	h, tb := loadHost(t, hosttest.Root("seed"))
-	node1, err := PickCPUs(h, tb, PickRequest{NIC: "eth0"})
+	node1, err := pickCPUs(h, tb, PickRequest{NIC: "eth0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cores, err := PickCPUs(h, tb, PickRequest{NIC: "eth0", OnePerCore: true})
+	cores, err := pickCPUs(h, tb, PickRequest{NIC: "eth0", OnePerCore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestFormatWide(t *testing.T) {
 		{PickRequest{CPUs: cpuset.New(0, 255)}, "docker", "--cpuset-cpus=0,255 --cpuset-mems=0-1"},
 	}
 	for _, tt := range tests {
-		p, err := PickCPUs(h, tb, tt.give)
+		p, err := pickCPUs(h, tb, tt.give)
 		if err != nil {
 			t.Fatalf("PickCPUs(%+v): %v", tt.give, err)
 		}
@@ -126,7 +126,7 @@ func TestFormatErrors(t *testing.T) {
 
 func TestDocSeed(t *testing.T) {
 	h, tb := loadHost(t, hosttest.Root("seed"))
-	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true, OnePerCore: true})
+	p, err := pickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true, OnePerCore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func TestPickNoNUMA(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, tb := loadHost(t, root)
-	nic, err := PickCPUs(h, tb, PickRequest{NIC: "eth0"})
+	nic, err := pickCPUs(h, tb, PickRequest{NIC: "eth0"})
 	if err != nil || !nic.CPUs.Equal(cpuset.Range(16, 31).Union(cpuset.Range(48, 63))) || !strings.Contains(nic.Source, "local_cpulist") {
 		t.Fatalf("PickCPUs(eth0) = %v from %q, %v; want 16-31,48-63 from local_cpulist", nic.CPUs, nic.Source, err)
 	}
-	p, err := PickCPUs(h, tb, PickRequest{CPUs: cpuset.Range(16, 19)})
+	p, err := pickCPUs(h, tb, PickRequest{CPUs: cpuset.Range(16, 19)})
 	if err != nil {
 		t.Fatal(err)
 	}

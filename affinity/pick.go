@@ -79,7 +79,7 @@ type Pick struct {
 	Width int
 }
 
-// PickCPUs chooses CPUs on host h as r asks. t holds the host's IRQs; it
+// pickCPUs chooses CPUs on host h as r asks. t holds the host's IRQs; it
 // is needed only with r.ExcludeIRQCPUs and may be nil otherwise.
 //
 // The candidates are the source's CPUs; then, in order: offline CPUs go;
@@ -87,7 +87,7 @@ type Pick struct {
 // goes; with r.ExcludeIRQCPUs the CPUs of the NIC's queue IRQs go (and
 // their siblings under r.OnePerCore); r.OnePerCore keeps the lowest
 // remaining thread of each core; r.Count keeps the first Count.
-func PickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
+func pickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 	p := &Pick{Width: h.MaxCPUs()}
 	if err := p.candidates(h, r); err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func PickOn(root string, r PickRequest) (*Pick, error) {
 			return nil, err
 		}
 	}
-	return PickCPUs(h, t, r)
+	return pickCPUs(h, t, r)
 }
 
 // candidates fills in Source and Candidates from the request's source.

@@ -42,7 +42,7 @@ func TestPickRealHostNodes(t *testing.T) {
 			slices.Sort(ids)
 			for _, id := range ids {
 				wantCPUs := want[id].Intersection(h.Online).Difference(h.IsolatedCPUs())
-				p, err := PickCPUs(h, nil, PickRequest{Node: new(id)})
+				p, err := pickCPUs(h, nil, PickRequest{Node: new(id)})
 				if wantCPUs.IsEmpty() {
 					if !errors.Is(err, ErrNothingLeft) {
 						t.Errorf("node %d: PickCPUs = %v, want ErrNothingLeft", id, err)
@@ -69,7 +69,7 @@ func TestPickRealHostNodes(t *testing.T) {
 				if groups := (h.MaxCPUs() + 31) / 32; countCommas(mask) != groups-1 {
 					t.Errorf("node %d: mask %q has %d groups, want %d for %d CPUs", id, mask, countCommas(mask)+1, groups, h.MaxCPUs())
 				}
-				one, err := PickCPUs(h, nil, PickRequest{Node: new(id), OnePerCore: true})
+				one, err := pickCPUs(h, nil, PickRequest{Node: new(id), OnePerCore: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -67,7 +67,7 @@ func TestPickSeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := PickCPUs(h, tb, tt.give)
+			p, err := pickCPUs(h, tb, tt.give)
 			if err != nil {
 				t.Fatalf("PickCPUs(%+v): %v", tt.give, err)
 			}
@@ -84,7 +84,7 @@ func TestPickSeed(t *testing.T) {
 
 func TestPickSeedIRQCPUs(t *testing.T) {
 	h, tb := loadHost(t, hosttest.Root("seed"))
-	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
+	p, err := pickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestPickOfflineIsolated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := PickCPUs(h, tb, tt.give)
+			p, err := pickCPUs(h, tb, tt.give)
 			if err != nil {
 				t.Fatalf("PickCPUs(%+v): %v", tt.give, err)
 			}
@@ -148,7 +148,7 @@ func TestPickOfflineIsolated(t *testing.T) {
 
 func TestPickEth1SkipsEth10(t *testing.T) {
 	h, tb := loadHost(t, hosttest.Root("offline-2node"))
-	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth1", ExcludeIRQCPUs: true})
+	p, err := pickCPUs(h, tb, PickRequest{NIC: "eth1", ExcludeIRQCPUs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestPickErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := PickCPUs(h, tb, tt.give)
+			p, err := pickCPUs(h, tb, tt.give)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("PickCPUs(%+v) = %v, %v; want error %v", tt.give, p, err, tt.wantErr)
 			}
@@ -208,7 +208,7 @@ func TestPickLocalityUnknown(t *testing.T) {
 		}
 	}
 	h, tb := loadHost(t, root)
-	_, err := PickCPUs(h, tb, PickRequest{NIC: "ens2f0"})
+	_, err := pickCPUs(h, tb, PickRequest{NIC: "ens2f0"})
 	if !errors.Is(err, ErrNICLocalityUnknown) {
 		t.Fatalf("PickCPUs(ens2f0) error = %v, want ErrNICLocalityUnknown", err)
 	}
@@ -230,7 +230,7 @@ func TestPickEffectiveUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, tb := loadHost(t, root)
-	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
+	p, err := pickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestPickInactiveIRQ(t *testing.T) {
 		}
 	}
 	h, tb := loadHost(t, root)
-	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
+	p, err := pickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestPickMovingIRQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, tb := loadHost(t, root)
-	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
+	p, err := pickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestPickMovingIRQ(t *testing.T) {
 
 func TestPickVM(t *testing.T) {
 	h, tb := loadHost(t, hosttest.Root("vm-virtio"))
-	p, err := PickCPUs(h, tb, PickRequest{NIC: "eth0"})
+	p, err := pickCPUs(h, tb, PickRequest{NIC: "eth0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestPickVM(t *testing.T) {
 		t.Errorf("PickCPUs(eth0) = %s from %q, want 0-1 from the single node", p.CPUs, p.Source)
 	}
 	// virtio2-input.0 and output.0 land on both CPUs: nothing is left.
-	_, err = PickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
+	_, err = pickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true})
 	if !errors.Is(err, ErrNothingLeft) {
 		t.Errorf("PickCPUs(eth0, exclude IRQ CPUs) error = %v, want ErrNothingLeft", err)
 	}
@@ -323,7 +323,7 @@ func TestPickSynthetic(t *testing.T) {
 		{PickRequest{Node: new(1), Count: 70}, "64-127,192-197"},
 	}
 	for _, tt := range tests {
-		p, err := PickCPUs(h, tb, tt.give)
+		p, err := pickCPUs(h, tb, tt.give)
 		if err != nil {
 			t.Fatalf("PickCPUs(%+v): %v", tt.give, err)
 		}
@@ -342,7 +342,7 @@ func BenchmarkPickCPUs(b *testing.B) {
 	r := PickRequest{NIC: "eth0", ExcludeIRQCPUs: true, OnePerCore: true}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := PickCPUs(h, tb, r); err != nil {
+		if _, err := pickCPUs(h, tb, r); err != nil {
 			b.Fatal(err)
 		}
 	}

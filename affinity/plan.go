@@ -78,8 +78,8 @@ type PlanOptions struct {
 	XPS bool
 }
 
-// Step is one IRQ (or tx queue, Kind KindXPS) of the plan.
-type Step struct {
+// planStep is one IRQ (or tx queue, Kind KindXPS) of the plan.
+type planStep struct {
 	IRQ     int // -1 for an xps step
 	NIC     string
 	Queue   int      // queue index; -1 for a non-queue vector
@@ -101,15 +101,15 @@ type Target struct {
 	Left []string
 }
 
-// Plan is the placement of the IRQs of one or more NICs.
-type Plan struct {
+// pinPlan is the placement of the IRQs of one or more NICs.
+type pinPlan struct {
 	Strategy Strategy
 	Targets  []Target
-	Steps    []Step
+	Steps    []planStep
 	Notes    []string
 }
 
-// PlanPin plans the IRQs (and with XPS the tx queues) of the named NICs.
+// planPin plans the IRQs (and with XPS the tx queues) of the named NICs.
 // t must hold those NICs' IRQs (irq.Load with their names).
 //
 // The target set is the NIC's local node's online CPUs (or its
@@ -121,14 +121,14 @@ type Plan struct {
 // share a target set continue one rotation. Under StrategyNode they get the
 // whole set. Non-queue vectors get the whole set under both. Managed IRQs
 // are skipped.
-func PlanPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*Plan, error) {
+func planPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*pinPlan, error) {
 	if opt.Strategy == "" {
 		opt.Strategy = StrategySpread
 	}
 	if _, err := ParseStrategy(string(opt.Strategy)); err != nil {
 		return nil, err
 	}
-	p := &Plan{Strategy: opt.Strategy}
+	p := &pinPlan{Strategy: opt.Strategy}
 	cursor := map[string]int{} // rotation position per target set
 	for _, name := range nics {
 		nic, ok := h.NICByName(name)
@@ -149,7 +149,7 @@ func PlanPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*P
 	return p, nil
 }
 
-func (p *Plan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, target cpuset.Set, opt PlanOptions, cursor map[string]int) {
+func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, target cpuset.Set, opt PlanOptions, cursor map[string]int) {
 	// Queue rank: the k-th distinct queue index, ascending. Vectors that
 	// share an index (rx-3 and tx-3) share a CPU.
 	var idx []int
@@ -161,7 +161,7 @@ func (p *Plan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, targe
 	slices.Sort(idx)
 	queueCPUs := make(map[int]cpuset.Set, len(idx))
 	if opt.Strategy == StrategySpread {
-		order := SpreadOrder(h, target)
+		order := spreadOrder(h, target)
 		if len(order) == 0 {
 			order = target.IDs() // not reached: target holds online CPUs only
 		}
@@ -178,7 +178,7 @@ func (p *Plan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, targe
 
 	managedQueue := map[int]bool{}
 	for _, q := range qs {
-		s := Step{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
+		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
 			From: q.Affinity, HasFrom: q.HasAffinity}
 		switch {
 		case !q.HasAffinity:
@@ -220,7 +220,7 @@ func (p *Plan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, targe
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: its queue IRQ is managed: xps_cpus left alone", nic.Name, tq.Index))
 			continue
 		}
-		s := Step{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: "tx", Kind: KindXPS,
+		s := planStep{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: "tx", Kind: KindXPS,
 			From: tq.CPUs, HasFrom: true, To: cpus, Action: ActionChange}
 		if cpus.Equal(tq.CPUs) {
 			s.Action = ActionKeep
@@ -288,11 +288,11 @@ func orNone(s cpuset.Set, known bool) string {
 	return "local_cpulist " + s.String()
 }
 
-// SpreadOrder returns the online CPUs of cpus in the order spread hands
+// spreadOrder returns the online CPUs of cpus in the order spread hands
 // them out: the first thread of every physical core (cores in order of
 // their lowest CPU, alternating between L3 groups when every core's L3 is
 // known), then the second thread of every core, and so on.
-func SpreadOrder(h *topology.Host, cpus cpuset.Set) []int {
+func spreadOrder(h *topology.Host, cpus cpuset.Set) []int {
 	type core struct {
 		id, l3  int
 		threads []int

@@ -41,7 +41,7 @@ func planList(t testing.TB, s string) cpuset.Set {
 
 // placed is an IRQ's (or xps queue's) planned CPUs and action, for
 // comparing plans: "284 16 change".
-func placed(p *Plan) []string {
+func placed(p *pinPlan) []string {
 	var out []string
 	for _, s := range p.Steps {
 		id := strconv.Itoa(s.IRQ)
@@ -77,7 +77,7 @@ func TestSpreadOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		h, _ := planHost(t, hosttest.Root(tt.host))
-		got := SpreadOrder(h, planList(t, tt.give))
+		got := spreadOrder(h, planList(t, tt.give))
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: SpreadOrder(%s) (-want +got):\n%s", tt.host, tt.give, diff)
 		}
@@ -173,7 +173,7 @@ func TestPlanPin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tab := planHost(t, hosttest.Root(tt.host), tt.nics...)
-			p, err := PlanPin(h, tab, tt.nics, tt.give)
+			p, err := planPin(h, tab, tt.nics, tt.give)
 			if err != nil {
 				t.Fatalf("PlanPin: %v", err)
 			}
@@ -193,7 +193,7 @@ func TestPlanPin(t *testing.T) {
 // cores of node 1, one CPU each.
 func TestPlanSeedDistinctCores(t *testing.T) {
 	h, tab := planHost(t, hosttest.Root("seed"), "eth0")
-	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{})
+	p, err := planPin(h, tab, []string{"eth0"}, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestPlanSeedDistinctCores(t *testing.T) {
 
 func TestPlanXPS(t *testing.T) {
 	h, tab := planHost(t, hosttest.Root("seed"), "eth0")
-	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
+	p, err := planPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestPlanXPS(t *testing.T) {
 	}
 	// vm-virtio's tx-0 has no xps_cpus file: left alone, with a note.
 	h, tab = planHost(t, hosttest.Root("vm-virtio"), "eth0")
-	p, err = PlanPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
+	p, err = planPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestPlanManagedSkipped(t *testing.T) {
 		}
 	}
 	h, tab := planHost(t, root, "eth0")
-	p, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
+	p, err := planPin(h, tab, []string{"eth0"}, PlanOptions{XPS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestPlanErrors(t *testing.T) {
 				nic = "ens1f0"
 			}
 			h, tab := planHost(t, tt.root, nic)
-			_, err := PlanPin(h, tab, []string{nic}, tt.give)
+			_, err := planPin(h, tab, []string{nic}, tt.give)
 			if err == nil {
 				t.Fatal("PlanPin succeeded, want an error")
 			}
@@ -325,7 +325,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	// Locality unknown is fine with --node.
 	h, tab := planHost(t, unknown, "eth0")
-	if _, err := PlanPin(h, tab, []string{"eth0"}, PlanOptions{Node: new(1)}); err != nil {
+	if _, err := planPin(h, tab, []string{"eth0"}, PlanOptions{Node: new(1)}); err != nil {
 		t.Errorf("with --node 1: %v", err)
 	}
 }
@@ -341,7 +341,7 @@ func BenchmarkPlanPin(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := PlanPin(h, tab, nics, PlanOptions{XPS: true}); err != nil {
+		if _, err := planPin(h, tab, nics, PlanOptions{XPS: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -357,7 +357,7 @@ func BenchmarkSpreadOrder(b *testing.B) {
 	cpus, _ := h.NodeCPUs(1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if len(SpreadOrder(h, cpus)) != cpus.Len() {
+		if len(spreadOrder(h, cpus)) != cpus.Len() {
 			b.Fatal("short order")
 		}
 	}

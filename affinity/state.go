@@ -20,8 +20,8 @@ import (
 	"github.com/irqnuma/irqnuma/irq"
 )
 
-// StateVersion is the version of the state file format.
-const StateVersion = 1
+// stateVersion is the version of the state file format.
+const stateVersion = 1
 
 // maxStateSize bounds a state file: a few hundred bytes per entry, and a
 // host has at most a few tens of thousands of IRQs and queues.
@@ -34,20 +34,20 @@ var ErrBadState = errors.New("invalid state file")
 // restore holds the lock of the same root.
 var ErrLocked = errors.New("another irqnuma pin or restore is running on this root")
 
-// State is what a pin saves before its first write: the value of every
+// pinState is what a pin saves before its first write: the value of every
 // file it is about to change, as the kernel printed it, so that
 // `irq restore` can put each back.
-type State struct {
+type pinState struct {
 	Version int       `json:"version"`
 	Created time.Time `json:"created"`
 	// Root is the absolute host root the values were read under; a state
 	// is only restored on the same root.
-	Root    string  `json:"root"`
-	Entries []Saved `json:"entries"`
+	Root    string       `json:"root"`
+	Entries []savedValue `json:"entries"`
 }
 
-// Saved is one file and the value it held.
-type Saved struct {
+// savedValue is one file and the value it held.
+type savedValue struct {
 	Path  string `json:"path"`  // rooted path inside the host; see ParseTarget
 	Value string `json:"value"` // without the final newline
 }
@@ -59,35 +59,35 @@ func StateDir(root string) string { return filepath.Join(root, "var/lib/irqnuma"
 // stateTimeFormat names state files so that names sort by time.
 const stateTimeFormat = "20060102T150405.000000000Z"
 
-// DefaultStatePath returns <root>/var/lib/irqnuma/state-<UTC time>.json.
-func DefaultStatePath(root string, now time.Time) string {
+// defaultStatePath returns <root>/var/lib/irqnuma/state-<UTC time>.json.
+func defaultStatePath(root string, now time.Time) string {
 	return filepath.Join(StateDir(root), "state-"+now.UTC().Format(stateTimeFormat)+".json")
 }
 
-// NewState returns an empty state for root, created now.
-func NewState(root string, now time.Time) (*State, error) {
+// newState returns an empty state for root, created now.
+func newState(root string, now time.Time) (*pinState, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
 	}
-	return &State{Version: StateVersion, Created: now.UTC(), Root: abs}, nil
+	return &pinState{Version: stateVersion, Created: now.UTC(), Root: abs}, nil
 }
 
 // Snapshot reads the current value of every path into the state. Each
 // path must be one irqnuma writes.
-func (s *State) Snapshot(paths []string) error {
+func (s *pinState) Snapshot(paths []string) error {
 	for _, p := range paths {
 		v, err := irq.ReadValue(s.Root, p)
 		if err != nil {
 			return fmt.Errorf("save current value: %w", err)
 		}
-		s.Entries = append(s.Entries, Saved{Path: p, Value: v})
+		s.Entries = append(s.Entries, savedValue{Path: p, Value: v})
 	}
 	return nil
 }
 
 // Value returns the saved value of path.
-func (s *State) Value(p string) (string, bool) {
+func (s *pinState) Value(p string) (string, bool) {
 	for _, e := range s.Entries {
 		if e.Path == p {
 			return e.Value, true
@@ -99,7 +99,7 @@ func (s *State) Value(p string) (string, bool) {
 // Save writes the state to path durably: mode 0600, written to a
 // temporary name in the same folder, fsynced, renamed into place and the
 // folder fsynced. An existing file at path is never overwritten.
-func (s *State) Save(path string) error {
+func (s *pinState) Save(path string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
@@ -122,14 +122,14 @@ func (s *State) Save(path string) error {
 	return nil
 }
 
-// LoadState reads a state file and validates it against root (see
+// loadState reads a state file and validates it against root (see
 // Validate). Every refusal wraps ErrBadState.
-func LoadState(root, path string) (*State, error) {
+func loadState(root, path string) (*pinState, error) {
 	b, err := kfile.ReadLimit(path, maxStateSize)
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	s, err := ParseState(b)
+	s, err := parseState(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -139,12 +139,12 @@ func LoadState(root, path string) (*State, error) {
 	return s, nil
 }
 
-// ParseState decodes a state file strictly: unknown fields and trailing
+// parseState decodes a state file strictly: unknown fields and trailing
 // data are refused.
-func ParseState(b []byte) (*State, error) {
+func parseState(b []byte) (*pinState, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var s State
+	var s pinState
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
 	}
@@ -160,12 +160,12 @@ func ParseState(b []byte) (*State, error) {
 // file's form, names only CPUs the host can have, and (for an IRQ) is not
 // empty. Errors wrap ErrBadState. Whether each IRQ still exists is Gone's
 // question: a vanished one does not stop the others' restore.
-func (s *State) Validate(root string) error {
+func (s *pinState) Validate(root string) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
 	}
-	if s.Version != StateVersion {
-		return bad("version %d, want %d", s.Version, StateVersion)
+	if s.Version != stateVersion {
+		return bad("version %d, want %d", s.Version, stateVersion)
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -211,7 +211,7 @@ func (s *State) Validate(root string) error {
 // Gone returns the entries whose IRQ or tx queue no longer exists under
 // root (a driver reloaded, a device removed), by index, with what says
 // so. Restore writes the others and reports these.
-func (s *State) Gone(root string) (map[int]error, error) {
+func (s *pinState) Gone(root string) (map[int]error, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
@@ -243,9 +243,9 @@ func (s *State) Gone(root string) (map[int]error, error) {
 	return gone, nil
 }
 
-// NewestState returns the newest state file under root's state folder:
+// newestState returns the newest state file under root's state folder:
 // the greatest "state-*.json" name, as names sort by creation time.
-func NewestState(root string) (string, error) {
+func newestState(root string) (string, error) {
 	dir := StateDir(root)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -267,9 +267,9 @@ func NewestState(root string) (string, error) {
 	return filepath.Join(dir, slices.Max(names)), nil
 }
 
-// Retire renames a state file that is no longer current to path+suffix
+// retire renames a state file that is no longer current to path+suffix
 // (".restored", ".rolled-back"), so that NewestState finds the one before.
-func Retire(path, suffix string) (string, error) {
+func retire(path, suffix string) (string, error) {
 	to := path + suffix
 	if err := os.Rename(path, to); err != nil {
 		return "", fmt.Errorf("retire state file: %w", err)
@@ -282,15 +282,15 @@ type Lock struct {
 	f *os.File
 }
 
-// LockPath returns <root>/var/lib/irqnuma/lock, next to the default state
+// lockPath returns <root>/var/lib/irqnuma/lock, next to the default state
 // files.
-func LockPath(root string) string { return filepath.Join(StateDir(root), "lock") }
+func lockPath(root string) string { return filepath.Join(StateDir(root), "lock") }
 
 // AcquireLock takes the root's lock without waiting (flock, so a crashed
 // run leaves no stale lock). It fails wrapping ErrLocked when another
 // process holds it.
 func AcquireLock(root string) (*Lock, error) {
-	p := LockPath(root)
+	p := lockPath(root)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}

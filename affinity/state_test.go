@@ -18,10 +18,10 @@ import (
 
 var stateTime = time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC)
 
-func savedSeedState(t *testing.T) (root, path string, s *State) {
+func savedSeedState(t *testing.T) (root, path string, s *pinState) {
 	t.Helper()
 	root = hosttest.Copy(t, "seed")
-	s, err := NewState(root, stateTime)
+	s, err := newState(root, stateTime)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func savedSeedState(t *testing.T) (root, path string, s *State) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path = DefaultStatePath(root, stateTime)
+	path = defaultStatePath(root, stateTime)
 	if err := s.Save(path); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestStateSaveLoad(t *testing.T) {
 	if want := filepath.Join(root, "var/lib/irqnuma/state-20261130T010203.000004000Z.json"); path != want {
 		t.Errorf("state path %s, want %s", path, want)
 	}
-	want := []Saved{
+	want := []savedValue{
 		{Path: "/proc/irq/284/smp_affinity_list", Value: "50"},
 		{Path: "/proc/irq/283/smp_affinity", Value: "ffff0000,ffff0000"},
 		{Path: "/sys/class/net/eth0/queues/tx-0/xps_cpus", Value: "00040000,00000000"},
@@ -64,7 +64,7 @@ func TestStateSaveLoad(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("state folder holds %d entries, want only the state file (no temporary left)", len(ents))
 	}
-	got, err := LoadState(root, path)
+	got, err := loadState(root, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestStateTampered(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tt.give), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadState(root, p)
+			_, err := loadState(root, p)
 			if !errors.Is(err, ErrBadState) {
 				t.Fatalf("LoadState = %v, want ErrBadState", err)
 			}
@@ -144,7 +144,7 @@ func TestStateTampered(t *testing.T) {
 
 func TestNewestState(t *testing.T) {
 	root := t.TempDir()
-	if _, err := NewestState(root); err == nil || !strings.Contains(err.Error(), "nothing was pinned") {
+	if _, err := newestState(root); err == nil || !strings.Contains(err.Error(), "nothing was pinned") {
 		t.Errorf("NewestState on an empty root = %v", err)
 	}
 	dir := StateDir(root)
@@ -161,15 +161,15 @@ func TestNewestState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := NewestState(root)
+	got, err := newestState(root)
 	if want := filepath.Join(dir, "state-20261130T020000.000000000Z.json"); err != nil || got != want {
 		t.Errorf("NewestState = %q, %v; want %q", got, err, want)
 	}
-	to, err := Retire(got, ".restored")
+	to, err := retire(got, ".restored")
 	if err != nil || !strings.HasSuffix(to, ".json.restored") {
 		t.Fatalf("Retire = %q, %v", to, err)
 	}
-	got, _ = NewestState(root)
+	got, _ = newestState(root)
 	if want := filepath.Join(dir, "state-20261130T010203.000000000Z.json"); got != want {
 		t.Errorf("after Retire NewestState = %q, want %q", got, want)
 	}
@@ -247,7 +247,7 @@ func TestStateGone(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := LoadState(root, p)
+	s, err := loadState(root, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,16 +116,16 @@ type IrqbalanceWarning struct {
 // made and kept: a rollback that failed (the state file is the way
 // back), a stop that rolled everything back, or writes that failed with
 // KeepGoing.
-func (r *PinResult) Err() error {
+func (res *PinResult) Err() error {
 	switch {
-	case len(r.RollbackFailed) > 0:
-		return fmt.Errorf("rollback incomplete; the old values are in %s: run irqnuma irq restore %s", r.StateFile, r.StateFile)
-	case r.Stop == irq.Interrupted:
-		return fmt.Errorf("interrupted (%v): every change was rolled back", r.Cause)
-	case r.Stop == irq.Failed:
+	case len(res.RollbackFailed) > 0:
+		return fmt.Errorf("rollback incomplete; the old values are in %s: run irqnuma irq restore %s", res.StateFile, res.StateFile)
+	case res.Stop == irq.Interrupted:
+		return fmt.Errorf("interrupted (%v): every change was rolled back", res.Cause)
+	case res.Stop == irq.Failed:
 		return errors.New("a write failed: every change was rolled back")
-	case len(r.Failed) > 0:
-		return fmt.Errorf("%d of %d writes failed (--keep-going); undo the rest with: irqnuma irq restore %s", len(r.Failed), r.Changes, r.StateFile)
+	case len(res.Failed) > 0:
+		return fmt.Errorf("%d of %d writes failed (--keep-going); undo the rest with: irqnuma irq restore %s", len(res.Failed), res.Changes, res.StateFile)
 	}
 	return nil
 }
@@ -177,13 +177,13 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
 	if len(res.RollbackFailed) == 0 && (stop == irq.Interrupted || stop == irq.Failed) {
-		res.Retired, res.RetireErr = Retire(res.StateFile, ".rolled-back")
+		res.Retired, res.RetireErr = retire(res.StateFile, ".rolled-back")
 	}
 	return res, nil
 }
 
 // planRequest reads the host and the request's NICs' IRQs, and plans.
-func planRequest(req PinRequest) (*topology.Host, *irq.Table, *Plan, error) {
+func planRequest(req PinRequest) (*topology.Host, *irq.Table, *pinPlan, error) {
 	nics := req.NICs
 	if req.Config != nil {
 		nics = req.Config.Names()
@@ -192,11 +192,11 @@ func planRequest(req PinRequest) (*topology.Host, *irq.Table, *Plan, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var plan *Plan
+	var plan *pinPlan
 	if req.Config != nil {
-		plan, err = PlanPinConfig(h, t, req.Config)
+		plan, err = planPinConfig(h, t, req.Config)
 	} else {
-		plan, err = PlanPin(h, t, nics, req.Options)
+		plan, err = planPin(h, t, nics, req.Options)
 	}
 	return h, t, plan, err
 }
@@ -205,7 +205,7 @@ func planRequest(req PinRequest) (*topology.Host, *irq.Table, *Plan, error) {
 // caller holds, puts them in the changes and saves them to the state
 // file, whose path it returns.
 func saveState(req PinRequest, changes []irq.Change) (string, error) {
-	state, err := NewState(req.Root, req.Now)
+	state, err := newState(req.Root, req.Now)
 	if err != nil {
 		return "", err
 	}
@@ -221,7 +221,7 @@ func saveState(req PinRequest, changes []irq.Change) (string, error) {
 	}
 	path := req.StatePath
 	if path == "" {
-		path = DefaultStatePath(req.Root, state.Created)
+		path = defaultStatePath(req.Root, state.Created)
 	}
 	return path, state.Save(path)
 }
@@ -248,7 +248,7 @@ func (res *PinResult) record(applied []irq.ChangeResult, stepOf []int) {
 
 // readBack reports where the IRQ (or queue) of every step not written is
 // now.
-func (res *PinResult) readBack(root string, plan *Plan) {
+func (res *PinResult) readBack(root string, plan *pinPlan) {
 	for i := range res.Rows {
 		row := &res.Rows[i]
 		if row.File != "" && plan.Steps[i].Action == ActionChange {
@@ -266,7 +266,7 @@ func (res *PinResult) readBack(root string, plan *Plan) {
 
 // pinChanges turns the plan's change steps into writes: the file each
 // writes and its value in that file's form, with the step of each.
-func pinChanges(root string, h *topology.Host, plan *Plan) ([]irq.Change, []int, error) {
+func pinChanges(root string, h *topology.Host, plan *pinPlan) ([]irq.Change, []int, error) {
 	var changes []irq.Change
 	var stepOf []int
 	for i, s := range plan.Steps {
@@ -291,7 +291,7 @@ func pinChanges(root string, h *topology.Host, plan *Plan) ([]irq.Change, []int,
 }
 
 // stepRow is a plan step before anything is written.
-func stepRow(s Step, file string) Row {
+func stepRow(s planStep, file string) Row {
 	r := Row{IRQ: s.IRQ, NIC: s.NIC, Queue: s.Queue, Kind: s.Kind, Dir: s.Dir, Action: s.Action, File: file}
 	if s.HasFrom {
 		r.From = s.From.String()
@@ -356,7 +356,7 @@ func IsLive(root string) bool { return isLive(root) }
 // irqbalanceWarning says whether a running irqbalance bans the IRQs the
 // plan places; it will move back those it does not. irqbalance itself is
 // left alone.
-func irqbalanceWarning(root string, h *topology.Host, t *irq.Table, plan *Plan) IrqbalanceWarning {
+func irqbalanceWarning(root string, h *topology.Host, t *irq.Table, plan *pinPlan) IrqbalanceWarning {
 	b, err := irqbalance.Read(root)
 	if err != nil {
 		return IrqbalanceWarning{Err: err}
@@ -430,11 +430,11 @@ func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 	}
 	defer lock.Release()
 	if statePath == "" {
-		if statePath, err = NewestState(root); err != nil {
+		if statePath, err = newestState(root); err != nil {
 			return nil, err
 		}
 	}
-	state, err := LoadState(root, statePath)
+	state, err := loadState(root, statePath)
 	if err != nil {
 		return nil, err
 	}
@@ -503,7 +503,7 @@ func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 		res.Notes = append(res.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")
 	}
 	if len(res.Failed) == 0 && len(res.Gone) == 0 {
-		res.Retired, res.RetireErr = Retire(statePath, ".restored")
+		res.Retired, res.RetireErr = retire(statePath, ".restored")
 	}
 	return res, nil
 }

@@ -36,8 +36,8 @@ func (s Severity) Rank() int {
 	return 0
 }
 
-// ParseSeverity parses "info", "warning" or "error".
-func ParseSeverity(s string) (Severity, error) {
+// parseSeverity parses "info", "warning" or "error".
+func parseSeverity(s string) (Severity, error) {
 	if v := Severity(s); v.Rank() > 0 {
 		return v, nil
 	}

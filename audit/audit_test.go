@@ -58,7 +58,7 @@ func TestParseSeverity(t *testing.T) {
 		{give: "", wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := ParseSeverity(tt.give)
+		got, err := parseSeverity(tt.give)
 		if (err != nil) != tt.wantErr || got != tt.want || got.Rank() != tt.wantRank {
 			t.Errorf("ParseSeverity(%q) = %q (rank %d), %v; want %q (rank %d), error %v", tt.give, got, got.Rank(), err, tt.want, tt.wantRank, tt.wantErr)
 		}

@@ -108,16 +108,16 @@ func (e *Exporter) Scrape() []Family {
 	if err != nil {
 		e.logf("scrape: %v", err)
 	}
-	return Families(st, err, time.Since(start))
+	return families(st, err, time.Since(start))
 }
 
-// Families returns the metrics of one reading: the host's series when the
+// families returns the metrics of one reading: the host's series when the
 // read succeeded (st is used only when readErr is nil), then how long the
 // read took, whether it failed, and which build answers.
-func Families(st *audit.State, readErr error, took time.Duration) []Family {
+func families(st *audit.State, readErr error, took time.Duration) []Family {
 	var out []Family
 	if readErr == nil && st != nil {
-		out = Series(st)
+		out = hostSeries(st)
 	}
 	dur, fail, build := family(MetricScrapeDuration), family(MetricScrapeError), family(MetricBuildInfo, "version", "revision", "goversion")
 	dur.add(took.Seconds())
@@ -131,8 +131,8 @@ func Families(st *audit.State, readErr error, took time.Duration) []Family {
 	return append(out, dur, fail, build)
 }
 
-// Series returns the metrics of one reading (all but the scrape ones).
-func Series(st *audit.State) []Family {
+// hostSeries returns the metrics of one reading (all but the scrape ones).
+func hostSeries(st *audit.State) []Family {
 	finding := family(MetricFinding, "check", "severity", "nic", "subject")
 	local := family(MetricIRQLocal, "irq", "nic", "queue")
 	effective := family(MetricIRQEffective, "irq", "nic", "queue")

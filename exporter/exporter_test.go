@@ -312,7 +312,7 @@ func TestWriteTextfile(t *testing.T) {
 	path := filepath.Join(dir, "irqnuma.prom")
 	e := New(hosttest.Root("nps2"), audit.Selection{}, nil)
 	for range 2 { // the second write replaces the first
-		if err := WriteTextfile(path, e.Scrape()); err != nil {
+		if err := writeTextfile(path, e.Scrape()); err != nil {
 			t.Fatalf("WriteTextfile: %v", err)
 		}
 	}
@@ -337,7 +337,7 @@ func TestWriteTextfile(t *testing.T) {
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v, want 0644 for node_exporter to read", st.Mode().Perm())
 	}
-	if err := WriteTextfile(filepath.Join(dir, "nope", "x.prom"), e.Scrape()); err == nil {
+	if err := writeTextfile(filepath.Join(dir, "nope", "x.prom"), e.Scrape()); err == nil {
 		t.Error("WriteTextfile into a missing folder: no error")
 	}
 }

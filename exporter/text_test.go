@@ -171,7 +171,7 @@ func TestFamiliesBuildInfo(t *testing.T) {
 	v := version.Get()
 	for _, readErr := range []error{nil, errors.New("boom")} {
 		var b bytes.Buffer
-		if _, err := WriteText(&b, Families(nil, readErr, time.Millisecond)); err != nil {
+		if _, err := WriteText(&b, families(nil, readErr, time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 		want := fmt.Sprintf("irqnuma_build_info{goversion=%q,revision=%q,version=%q} 1\n", v.GoVersion, v.Revision, v.Version)

@@ -10,13 +10,13 @@ import (
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 )
 
-// WriteTextfile writes fams in the text exposition format to path,
+// writeTextfile writes fams in the text exposition format to path,
 // atomically: node_exporter's textfile collector reads whole *.prom
 // files, so the metrics are written to a hidden temporary file in the
 // same folder (which the collector skips), synced, and renamed over path.
 // Series left out for invalid label values do not stop the write; they
 // are returned as the error after it.
-func WriteTextfile(path string, fams []Family) error {
+func writeTextfile(path string, fams []Family) error {
 	var bad error
 	err := atomicfile.Write(path, 0o644, func(w io.Writer) (err error) {
 		bad, err = WriteText(w, fams)
@@ -42,7 +42,7 @@ func ReadAudit(root string, sel audit.Selection, textfile string) (*audit.State,
 	if textfile == "" {
 		return st, readErr
 	}
-	if err := WriteTextfile(textfile, Families(st, readErr, time.Since(start))); err != nil {
+	if err := writeTextfile(textfile, families(st, readErr, time.Since(start))); err != nil {
 		return nil, errors.Join(readErr, err)
 	}
 	return st, readErr

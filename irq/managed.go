@@ -83,7 +83,7 @@ func (t *Table) judgeManaged(root string) {
 // /proc/irq/N until it has seen what it wants: a read-only one (wantRO)
 // and a writable one (wantRW).
 func scanAffinityModes(root string, wantRO, wantRW bool) (ro, rw bool) {
-	ns, err := ListIRQs(root)
+	ns, err := listIRQs(root)
 	if err != nil {
 		return false, false
 	}

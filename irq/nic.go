@@ -54,16 +54,16 @@ func Classify(name, chip string, nic *topology.NIC) (Owner, bool) {
 		}
 		if strings.HasSuffix(chip, "-"+nic.PCI) {
 			o.By = "pci"
-			ClassifyName(name, &o)
+			classifyName(name, &o)
 			return o, true
 		}
 	}
 	return Owner{}, false
 }
 
-// ClassifyName fills in the queue of an IRQ already known to belong to a
+// classifyName fills in the queue of an IRQ already known to belong to a
 // NIC (from msi_irqs), from its name alone.
-func ClassifyName(name string, o *Owner) {
+func classifyName(name string, o *Owner) {
 	o.Queue, o.Dir, o.Kind = -1, "", KindOther
 	if at := strings.Index(name, "@pci:"); at >= 0 {
 		classifyPCIName(name, name[at+len("@pci:"):], o)

@@ -78,7 +78,7 @@ func TestClassifyName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		o := Owner{NIC: "x", Queue: 99}
-		ClassifyName(tt.give, &o)
+		classifyName(tt.give, &o)
 		if o.Queue != tt.wantQueue || o.Dir != tt.wantDir {
 			t.Errorf("ClassifyName(%q) = queue %d dir %q, want %d %q", tt.give, o.Queue, o.Dir, tt.wantQueue, tt.wantDir)
 		}

@@ -45,9 +45,9 @@ type Info struct {
 // procIRQDir returns root/proc/irq.
 func procIRQDir(root string) string { return filepath.Join(root, "proc/irq") }
 
-// ListIRQs returns the IRQ numbers that have a /proc/irq/N folder,
+// listIRQs returns the IRQ numbers that have a /proc/irq/N folder,
 // ascending.
-func ListIRQs(root string) ([]int, error) {
+func listIRQs(root string) ([]int, error) {
 	ents, err := kfile.NewFS(root).ReadDir(procIRQDir(root))
 	if err != nil {
 		return nil, fmt.Errorf("list IRQs: %w", err)

@@ -84,7 +84,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 			return nil, err
 		}
 	}
-	folders, err := ListIRQs(h.Root)
+	folders, err := listIRQs(h.Root)
 	if err != nil {
 		if !kfile.IsNotExist(err) {
 			return nil, err
@@ -204,7 +204,7 @@ func (t *Table) checkRanges(h *topology.Host) {
 func owner(name, chip string, n int, h *topology.Host, msi map[int]*topology.NIC) *Owner {
 	if nic, ok := msi[n]; ok {
 		o := Owner{NIC: nic.Name, By: "msi_irqs"}
-		ClassifyName(name, &o)
+		classifyName(name, &o)
 		return &o
 	}
 	if name == "" {

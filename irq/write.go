@@ -242,10 +242,10 @@ func Explain(err error) string {
 	return en.Error()
 }
 
-// WriteValue writes value and a newline to path inside root, after
+// writeValue writes value and a newline to path inside root, after
 // checking that path is one irqnuma writes and that it does not lead out
 // of root through a symlink. The error is a *WriteError.
-func WriteValue(w Writer, root, p, value string) error {
+func writeValue(w Writer, root, p, value string) error {
 	if _, err := ParseTarget(p); err != nil {
 		return &WriteError{Path: p, Value: value, Err: err}
 	}
@@ -381,7 +381,7 @@ func Apply(ctx context.Context, w Writer, root string, changes []Change, opt App
 			stop = Interrupted
 			break
 		}
-		err := WriteValue(w, root, c.Path, c.To)
+		err := writeValue(w, root, c.Path, c.To)
 		switch {
 		case err == nil:
 			res[i].Result = ResultChanged
@@ -412,7 +412,7 @@ func rollback(w Writer, root string, changes []Change, res []ChangeResult) {
 		if res[i].Result != ResultChanged {
 			continue
 		}
-		if err := WriteValue(w, root, changes[i].Path, changes[i].From); err != nil {
+		if err := writeValue(w, root, changes[i].Path, changes[i].From); err != nil {
 			res[i].RollbackErr = err
 			continue
 		}

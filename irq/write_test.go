@@ -309,7 +309,7 @@ func TestWriteValueRefuses(t *testing.T) {
 		{"/proc/irq/4242/smp_affinity_list", fs.ErrNotExist},
 	}
 	for _, tt := range tests {
-		err := WriteValue(FileWriter{}, root, tt.path, "1")
+		err := writeValue(FileWriter{}, root, tt.path, "1")
 		var we *WriteError
 		if !errors.As(err, &we) {
 			t.Errorf("WriteValue(%s) = %v, want a *WriteError", tt.path, err)
@@ -338,7 +338,7 @@ func TestAffinityFileFallsBackToMask(t *testing.T) {
 	if v != "00000000,00010000" {
 		t.Errorf("mask for CPU 16 of 64 = %q", v)
 	}
-	if err := WriteValue(FileWriter{}, root, p, v); err != nil {
+	if err := writeValue(FileWriter{}, root, p, v); err != nil {
 		t.Fatal(err)
 	}
 	rb := ReadBackOf(root, p)

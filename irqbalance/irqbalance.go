@@ -407,7 +407,7 @@ func readEnvFiles(root string) (map[string]string, []string, error) {
 			return nil, nil, err
 		}
 		found = append(found, rel)
-		vars, err := ParseEnvFile(data)
+		vars, err := parseEnvFile(data)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", p, err)
 		}
@@ -418,12 +418,12 @@ func readEnvFiles(root string) (map[string]string, []string, error) {
 	return env, found, nil
 }
 
-// ParseEnvFile parses the text of a systemd EnvironmentFile (or a shell
+// parseEnvFile parses the text of a systemd EnvironmentFile (or a shell
 // file of plain assignments such as /etc/default/irqbalance): KEY=VALUE
 // lines, blank lines and "#"/";" comments, an optional "export " prefix,
 // values in matching single or double quotes unquoted. A line that is not
 // an assignment is an error.
-func ParseEnvFile(data []byte) (map[string]string, error) {
+func parseEnvFile(data []byte) (map[string]string, error) {
 	vars := map[string]string{}
 	for n, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)

@@ -80,7 +80,7 @@ func TestParseEnvFile(t *testing.T) {
 		{give: "just words\n", wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := ParseEnvFile([]byte(tt.give))
+		got, err := parseEnvFile([]byte(tt.give))
 		if (err != nil) != tt.wantErr {
 			t.Errorf("ParseEnvFile(%q) error = %v, want error %v", tt.give, err, tt.wantErr)
 			continue

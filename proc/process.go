@@ -163,15 +163,11 @@ func readStatus(fsys kfile.FS, path string) (status, error) {
 	return st, nil
 }
 
-// ReadNumaMaps sums a process's memory per node, in kB, from numa_maps:
+// readNumaMaps sums a process's memory per node, in kB, from numa_maps:
 // each mapping's per-node page counts ("N0=12 N1=4096") times its page
 // size ("kernelpagesize_kB=2048" for a huge-page mapping), so huge pages
 // weigh what they hold. Every kernel since 2.6.29 prints the page size; a
 // line without one is counted in 4 kB pages.
-func ReadNumaMaps(path string) (map[int]uint64, error) {
-	return readNumaMaps(kfile.NewFS("/"), path)
-}
-
 func readNumaMaps(fsys kfile.FS, path string) (map[int]uint64, error) {
 	b, err := fsys.Read(path)
 	if err != nil {

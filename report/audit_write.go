@@ -48,7 +48,7 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
 				rows = append(rows, []string{"", "", "", "fix: " + f.Fix})
 			}
 		}
-		if err := WriteTable(w, []string{"SEVERITY", "CHECK", "SUBJECT", "MESSAGE"}, rows); err != nil {
+		if err := writeTable(w, []string{"SEVERITY", "CHECK", "SUBJECT", "MESSAGE"}, rows); err != nil {
 			return err
 		}
 	}

@@ -383,7 +383,7 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 		return writeNotes(w, doc.Notes)
 	}
 	header := []string{"IRQ", "NAME", "NIC", "QUEUE", "AFFINITY", "EFFECTIVE", "DEV-NODE", "CPU-NODES", "LOCAL", "MANAGED", "TOTAL"}
-	if err := WriteTable(w, header, rows); err != nil {
+	if err := writeTable(w, header, rows); err != nil {
 		return err
 	}
 	return writeNotes(w, doc.Notes)

@@ -50,7 +50,7 @@ func WritePin(w io.Writer, rows []affinity.Row, results, withAction bool) error 
 		_, err := io.WriteString(w, "nothing to do\n")
 		return err
 	}
-	return WriteTable(w, header, out)
+	return writeTable(w, header, out)
 }
 
 func setOrUnknown(s *string) string {

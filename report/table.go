@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// WriteTable writes a plain ASCII table: a header row, then the rows,
+// writeTable writes a plain ASCII table: a header row, then the rows,
 // columns left-aligned and separated by two spaces, no borders, no
 // trailing spaces. This is the one place irqnuma draws a table.
 //
@@ -23,7 +23,7 @@ import (
 // MaxCellWidth columns, saying how much was left out, so one absurd name
 // cannot pad every other row with megabytes of blanks; the JSON forms
 // carry every value whole. The cost is linear in the size of the cells.
-func WriteTable(w io.Writer, header []string, rows [][]string) error {
+func writeTable(w io.Writer, header []string, rows [][]string) error {
 	ncol := len(header)
 	for _, r := range rows {
 		ncol = max(ncol, len(r))
@@ -70,19 +70,19 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 	return bw.Flush()
 }
 
-// MaxCellWidth is the widest a table cell but the last column's may be.
-const MaxCellWidth = 120
+// maxCellWidth is the widest a table cell but the last column's may be.
+const maxCellWidth = 120
 
 // cutCell cuts a cell wider than MaxCellWidth to that width, its end
 // saying how many bytes were left out.
 func cutCell(s string) string {
-	if len(s) <= MaxCellWidth || cellWidth(s) <= MaxCellWidth {
+	if len(s) <= maxCellWidth || cellWidth(s) <= maxCellWidth {
 		return s
 	}
 	w, end := 0, 0
 	for i, r := range s {
 		rw := runeWidth(r)
-		if w+rw > MaxCellWidth-24 {
+		if w+rw > maxCellWidth-24 {
 			end = i
 			break
 		}

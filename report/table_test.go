@@ -44,7 +44,7 @@ func TestWriteTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		if err := WriteTable(&b, tt.header, tt.rows); err != nil {
+		if err := writeTable(&b, tt.header, tt.rows); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(tt.want, b.String()); diff != "" {
@@ -60,7 +60,7 @@ func BenchmarkWriteTableHuge(b *testing.B) {
 	rows := [][]string{{"1", name}, {"2", "eth0-TxRx-0"}}
 	b.SetBytes(int64(len(name)))
 	for b.Loop() {
-		if err := WriteTable(discard{}, []string{"IRQ", "NAME"}, rows); err != nil {
+		if err := writeTable(discard{}, []string{"IRQ", "NAME"}, rows); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -75,15 +75,15 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func TestWriteTableCutsWideCells(t *testing.T) {
 	long := strings.Repeat("r", 1000)
 	var b bytes.Buffer
-	if err := WriteTable(&b, []string{"NAME", "IRQ", "NOTE"}, [][]string{{long, "8", long}, {"timer", "0", "x"}}); err != nil {
+	if err := writeTable(&b, []string{"NAME", "IRQ", "NOTE"}, [][]string{{long, "8", long}, {"timer", "0", "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	name := strings.Repeat("r", MaxCellWidth-24) + "...(904 more bytes)"
+	name := strings.Repeat("r", maxCellWidth-24) + "...(904 more bytes)"
 	if want := name + "  8    " + long; lines[1] != want {
 		t.Errorf("row 1 = %.200q..., want the name cut and the last column whole", lines[1])
 	}
-	if w := len(lines[2]); w > 2*MaxCellWidth {
+	if w := len(lines[2]); w > 2*maxCellWidth {
 		t.Errorf("a short row is %d wide: padded to the long cell", w)
 	}
 }

@@ -152,7 +152,7 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 			strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
 	}
 	if len(rows) > 0 {
-		if err := WriteTable(w, []string{"NODE", "CPUS", "ONLINE", "MEMORY", "DISTANCES"}, rows); err != nil {
+		if err := writeTable(w, []string{"NODE", "CPUS", "ONLINE", "MEMORY", "DISTANCES"}, rows); err != nil {
 			return err
 		}
 	}
@@ -213,7 +213,7 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 	fmt.Fprintln(w)
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no NICs with a device")
-	} else if err := WriteTable(w, []string{"NODE", "NIC", "DRIVER", "PCI", "RX/TX", "SPEED", "STATE", "IRQS", "DEVICE"}, rows); err != nil {
+	} else if err := writeTable(w, []string{"NODE", "NIC", "DRIVER", "PCI", "RX/TX", "SPEED", "STATE", "IRQS", "DEVICE"}, rows); err != nil {
 		return err
 	}
 	return writeNotes(w, doc.Notes)

@@ -88,7 +88,7 @@ func fitTable(b *bytes.Buffer, header []string, rows [][]string, width int, drop
 	}
 	for k := 0; ; k++ {
 		var t bytes.Buffer
-		if err := WriteTable(&t, pick(header, keep), pickRows(rows, keep)); err != nil {
+		if err := writeTable(&t, pick(header, keep), pickRows(rows, keep)); err != nil {
 			return err
 		}
 		if width <= 0 || maxWidth(t.Bytes()) <= width || k == len(drop) {

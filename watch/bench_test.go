@@ -23,7 +23,7 @@ func bigSampler(b *testing.B) *Sampler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := NewSampler(h, Options{})
+	s, err := newSampler(h, samplerOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func BenchmarkInterval(b *testing.B) {
 			b.Fatal(err)
 		}
 		cur.Time = prev.Time.Add(1e9)
-		if _, err := Diff(s.Host(), s.NICs(), prev, cur); err != nil {
+		if _, err := diffSamples(s.Host(), s.NICs(), prev, cur); err != nil {
 			b.Fatal(err)
 		}
 		prev = cur

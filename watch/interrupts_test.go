@@ -37,7 +37,7 @@ func TestFastPathMatchesFullParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewSampler(h, Options{Now: (&watchtest.Clock{}).Now})
+			s, err := newSampler(h, samplerOptions{Now: (&watchtest.Clock{}).Now})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,10 +103,10 @@ type ThreadStats struct {
 	CPUPercent *float64 `json:"cpu_percent"`
 }
 
-// Diff computes the interval from prev to cur on host h. nics are the
+// diffSamples computes the interval from prev to cur on host h. nics are the
 // NICs to give a verdict for (Sampler.NICs). It fails only when the clock
 // did not move forward.
-func Diff(h *topology.Host, nics []*topology.NIC, prev, cur *Sample) (*Interval, error) {
+func diffSamples(h *topology.Host, nics []*topology.NIC, prev, cur *Sample) (*Interval, error) {
 	secs := cur.Time.Sub(prev.Time).Seconds()
 	if secs <= 0 {
 		return nil, fmt.Errorf("watch: sample at %s is not after the one at %s", cur.Time.Format(time.RFC3339Nano), prev.Time.Format(time.RFC3339Nano))

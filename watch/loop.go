@@ -46,7 +46,7 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, count int, ou
 		if err != nil {
 			return err
 		}
-		iv, err := Diff(s.h, s.nics, prev, cur)
+		iv, err := diffSamples(s.h, s.nics, prev, cur)
 		if err != nil {
 			return err
 		}

@@ -28,8 +28,8 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-// Options says what a Sampler follows.
-type Options struct {
+// samplerOptions says what a Sampler follows.
+type samplerOptions struct {
 	// NICs narrows the NICs watched; nil means every NIC of the host.
 	NICs []string
 	// Processes are followed thread by thread (stat field 39 and CPU time).
@@ -85,10 +85,10 @@ type procSample struct {
 	threads []proc.ThreadStat
 }
 
-// NewSampler prepares sampling of host h: it checks the NIC names and
+// newSampler prepares sampling of host h: it checks the NIC names and
 // learns which IRQs serve which NIC (irq.Load: names, msi_irqs, PCI
 // addresses).
-func NewSampler(h *topology.Host, opt Options) (*Sampler, error) {
+func newSampler(h *topology.Host, opt samplerOptions) (*Sampler, error) {
 	t, err := irq.Load(h, irq.Options{NICs: opt.NICs})
 	if err != nil {
 		return nil, err
@@ -222,5 +222,5 @@ func Open(root string, nics []string, sel proc.Selection, now func() time.Time) 
 			return nil, err
 		}
 	}
-	return NewSampler(h, Options{NICs: nics, Processes: procs, Now: now})
+	return newSampler(h, samplerOptions{NICs: nics, Processes: procs, Now: now})
 }

@@ -25,7 +25,7 @@ func setup(t *testing.T, name string, procs ...*proc.Process) (watchtest.Tree, *
 		t.Fatal(err)
 	}
 	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
-	s, err := NewSampler(h, Options{Processes: procs, Now: clk.Now})
+	s, err := newSampler(h, samplerOptions{Processes: procs, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func sample(t *testing.T, s *Sampler) *Sample {
 
 func diff(t *testing.T, s *Sampler, prev, cur *Sample) *Interval {
 	t.Helper()
-	iv, err := Diff(s.Host(), s.NICs(), prev, cur)
+	iv, err := diffSamples(s.Host(), s.NICs(), prev, cur)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestProcessExit(t *testing.T) {
 func TestClockMustAdvance(t *testing.T) {
 	_, s, _ := setup(t, "seed")
 	a, b := sample(t, s), sample(t, s)
-	if _, err := Diff(s.Host(), s.NICs(), a, b); err == nil {
+	if _, err := diffSamples(s.Host(), s.NICs(), a, b); err == nil {
 		t.Error("Diff of two samples at the same time succeeded")
 	}
 }
