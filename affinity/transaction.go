@@ -33,6 +33,8 @@ type Row struct {
 	File      string     `json:"file,omitempty"`
 	Affinity  *string    `json:"affinity"`
 	Effective *string    `json:"effective"`
+	// land is where the IRQ lands, as the read-back values say.
+	land irq.Land
 }
 
 // Name names a row in messages: "IRQ 284" or "eth0 tx-3 xps_cpus".
@@ -62,6 +64,7 @@ func (r *Row) fill(c irq.ChangeResult) {
 		s := c.Effective.String()
 		r.Effective = &s
 	}
+	_, r.land = irq.Info{Affinity: c.Affinity, HasAffinity: c.HasAffinity, Effective: c.Effective, HasEffective: c.HasEffective}.Landing()
 }
 
 // PinRequest says what Pin does.
@@ -321,17 +324,8 @@ func afterNotes(root string, rows []Row) []string {
 func pendingMoves(rows []Row) []string {
 	var notes []string
 	for _, r := range rows {
-		if r.Result != irq.ResultChanged || r.IRQ < 0 || r.Affinity == nil || r.Effective == nil {
-			continue
-		}
-		aff, err1 := cpuset.ParseList(*r.Affinity)
-		eff, err2 := cpuset.ParseList(*r.Effective)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		info := irq.Info{Affinity: aff, HasAffinity: true, Effective: eff, HasEffective: true}
-		if _, how := info.Landing(); how == irq.LandPending {
-			notes = append(notes, fmt.Sprintf("IRQ %d: the kernel still delivers it to CPU %s; it moves at its next interrupt (x86 moves an MSI then, without interrupt remapping)", r.IRQ, eff))
+		if r.Result == irq.ResultChanged && r.Kind != KindXPS && r.land == irq.LandPending {
+			notes = append(notes, fmt.Sprintf("IRQ %d: the kernel still delivers it to CPU %s; it moves at its next interrupt (x86 moves an MSI then, without interrupt remapping)", r.IRQ, *r.Effective))
 		}
 	}
 	return notes
