@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestImportRules holds the layering ARCHITECTURE.md describes: the
+// exporter links no renderer and no planner, watch links no planner and no
+// renderer, only cmd/irqnuma imports cobra and pflag, no library imports
+// flag, and test support never reaches a non-test build.
+func TestImportRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module (-short)")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Deps,Standard", "github.com/irqnuma/irqnuma/...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	const mod = "github.com/irqnuma/irqnuma/"
+	type pkg struct {
+		ImportPath    string
+		Imports, Deps []string
+		Standard      bool
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = p
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list gave %d packages", len(pkgs))
+	}
+	links := func(from, to string) bool {
+		return slices.Contains(pkgs[from].Deps, mod+to) || slices.Contains(pkgs[from].Deps, to)
+	}
+	for _, r := range []struct{ from, to string }{
+		{"exporter", "report"}, {"exporter", "report/hostmap"}, {"exporter", "affinity"},
+		{"watch", "affinity"}, {"watch", "report"}, {"watch", "audit"},
+		{"audit", "affinity"}, {"audit", "report"},
+		{"affinity", "audit"}, {"affinity", "report"},
+		{"topology", "irq"}, {"irq", "affinity"}, {"proc", "topology"},
+	} {
+		if _, ok := pkgs[r.from]; !ok {
+			t.Errorf("no package %s", r.from)
+		}
+		if links(r.from, r.to) {
+			t.Errorf("%s links %s", r.from, r.to)
+		}
+	}
+	for name, p := range pkgs {
+		if p.Standard || !strings.HasPrefix(p.ImportPath, mod) {
+			continue
+		}
+		cli := name == "cmd/irqnuma" || strings.HasPrefix(name, "lab") || strings.HasPrefix(name, "internal/hosttest/gen")
+		for _, imp := range p.Imports {
+			switch {
+			case (imp == "github.com/spf13/cobra" || imp == "github.com/spf13/pflag") && name != "cmd/irqnuma":
+				t.Errorf("%s imports %s: only cmd/irqnuma parses flags", name, imp)
+			case imp == "flag" && !cli:
+				t.Errorf("%s imports flag: libraries never read flags", name)
+			case (strings.HasPrefix(imp, mod+"internal/hosttest") || imp == mod+"internal/realhosts") &&
+				!strings.HasPrefix(name, "internal/") && !strings.HasPrefix(name, "lab"):
+				t.Errorf("%s imports test support %s", name, imp)
+			}
+		}
+	}
+}
