@@ -20,7 +20,6 @@ package snapshot
 import (
 	"archive/tar"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/untar"
 	"github.com/irqnuma/irqnuma/proc"
 )
 
@@ -42,8 +42,9 @@ const (
 )
 
 // ErrTooLarge is wrapped by errors for a file, or a whole capture or
-// archive, over its bound.
-var ErrTooLarge = errors.New("over the size bound")
+// archive, over its bound. It is untar.ErrTooLarge, which unpacking
+// wraps.
+var ErrTooLarge = untar.ErrTooLarge
 
 // Options says what to capture beyond the host-wide files.
 type Options struct {

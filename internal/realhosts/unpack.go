@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"compress/bzip2"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/irqnuma/irqnuma/internal/untar"
 )
 
 // Bounds that keep a damaged or hostile archive from filling the disk.
@@ -57,12 +60,12 @@ func Root(t testing.TB, c Capture) string {
 // Each call unpacks afresh, so the test may write to the tree; tests that
 // only read use Root.
 //
-// Unpacking is confined to the temporary folder with os.Root: entries whose
-// names or symlink targets leave it are refused. Directories, regular files,
-// symlinks and hard links are kept; device and FIFO entries are skipped.
-// Directories are made 0755 and files are given owner read-write on top of
-// their recorded mode, so the tree can be written and cleaned up;
-// modification times are not restored.
+// Unpacking is internal/untar's, as for snapshot files: entries whose names
+// or symlink targets leave the folder are refused. Directories, regular
+// files, symlinks and hard links to files unpacked before them are kept;
+// device and FIFO entries are skipped. Directories are made 0755 and files
+// keep their recorded mode with owner read-write added, so the tree can be
+// written and cleaned up; modification times are not restored.
 func Unpack(t testing.TB, c Capture) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -78,7 +81,8 @@ func Unpack(t testing.TB, c Capture) string {
 
 // cacheVersion names the unpacker's output: change it when unpack or
 // readOnly change what a cached tree holds, so stale trees are not used.
-const cacheVersion = "v1"
+// v2: unpacked by internal/untar.
+const cacheVersion = "v2"
 
 var (
 	cacheMu sync.Mutex
@@ -241,155 +245,26 @@ func openArchive(p string) (*tar.Reader, io.Closer, error) {
 	return tar.NewReader(r), f, nil
 }
 
+// unpack unpacks archive into dst, an existing empty folder, with the
+// one safe unpacker the snapshot files use too, loosened only where the
+// captures need it: they hold hard links (kept when their target is a
+// file unpacked before them) and devices and FIFOs (skipped), and their
+// files are made owner-writable so a test may write to the tree.
 func unpack(archive, dst string) error {
 	tr, closer, err := openArchive(archive)
 	if err != nil {
 		return err
 	}
 	defer closer.Close()
-	root, err := os.OpenRoot(dst)
+	err = untar.Unpack(context.Background(), tr, dst, untar.Options{
+		MaxFileSize:   maxEntrySize,
+		MaxTotalSize:  maxTotalSize,
+		HardLinks:     true,
+		SkipSpecial:   true,
+		OwnerWritable: true,
+	})
 	if err != nil {
-		return err
-	}
-	defer root.Close()
-
-	made := map[string]bool{".": true} // directories known to exist
-	mkdirAll := func(dir string) error {
-		if made[dir] {
-			return nil
-		}
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		for d := dir; d != "." && !made[d]; d = path.Dir(d) {
-			made[d] = true
-		}
-		return nil
-	}
-	// Files are created through a root opened on their own folder, so
-	// each costs one openat instead of one per path component.
-	dirs := map[string]*os.Root{}
-	defer func() {
-		for _, r := range dirs {
-			r.Close()
-		}
-	}()
-	dirRoot := func(dir string) (*os.Root, error) {
-		if dir == "." {
-			return root, nil
-		}
-		if r, ok := dirs[dir]; ok {
-			return r, nil
-		}
-		if err := mkdirAll(dir); err != nil {
-			return nil, err
-		}
-		r, err := root.OpenRoot(dir)
-		if err != nil {
-			return nil, err
-		}
-		dirs[dir] = r
-		return r, nil
-	}
-	var total int64
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", archive, err)
-		}
-		name, err := localName(hdr.Name)
-		if err != nil {
-			return err
-		}
-		if name == "." {
-			continue
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := mkdirAll(name); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if hdr.Size > maxEntrySize {
-				return fmt.Errorf("entry %s: %d bytes, more than the %d allowed", hdr.Name, hdr.Size, maxEntrySize)
-			}
-			if total += hdr.Size; total > maxTotalSize {
-				return fmt.Errorf("archive %s: more than %d bytes unpacked", archive, maxTotalSize)
-			}
-			dir, err := dirRoot(path.Dir(name))
-			if err != nil {
-				return err
-			}
-			if err := writeFile(dir, name, hdr, tr); err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if err := checkLinkTarget(name, hdr.Linkname); err != nil {
-				return err
-			}
-			dir, err := dirRoot(path.Dir(name))
-			if err != nil {
-				return err
-			}
-			if err := dir.Symlink(hdr.Linkname, path.Base(name)); err != nil {
-				return err
-			}
-		case tar.TypeLink:
-			target, err := localName(hdr.Linkname)
-			if err != nil {
-				return err
-			}
-			if err := mkdirAll(path.Dir(name)); err != nil {
-				return err
-			}
-			if err := root.Link(target, name); err != nil {
-				return err
-			}
-		default:
-			// Character and block devices, FIFOs and metadata-only
-			// entries carry nothing a reader needs.
-		}
-	}
-}
-
-// writeFile writes the entry called name into dir, the root opened on its
-// folder.
-func writeFile(dir *os.Root, name string, hdr *tar.Header, r io.Reader) error {
-	perm := hdr.FileInfo().Mode().Perm() | 0o600
-	f, err := dir.OpenFile(path.Base(name), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.CopyN(f, r, hdr.Size); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return f.Close()
-}
-
-// localName cleans an entry name and refuses one that would leave the
-// destination folder.
-func localName(name string) (string, error) {
-	clean := path.Clean(strings.TrimPrefix(name, "./"))
-	if !filepath.IsLocal(filepath.FromSlash(clean)) && clean != "." {
-		return "", fmt.Errorf("entry %q: path leaves the destination folder", name)
-	}
-	return clean, nil
-}
-
-// checkLinkTarget refuses a symlink whose target, read from the link's own
-// folder, leaves the destination folder. os.Root would refuse to follow such
-// a link anyway; refusing it here names the entry.
-func checkLinkTarget(name, target string) error {
-	if path.IsAbs(target) {
-		return fmt.Errorf("symlink %s -> %s: absolute target", name, target)
-	}
-	if !filepath.IsLocal(filepath.FromSlash(path.Join(path.Dir(name), target))) &&
-		path.Join(path.Dir(name), target) != "." {
-		return fmt.Errorf("symlink %s -> %s: target leaves the destination folder", name, target)
+		return fmt.Errorf("unpack %s: %w", archive, err)
 	}
 	return nil
 }
