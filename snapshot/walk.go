@@ -71,7 +71,7 @@ func (c *capturer) recordLink(rel string) (string, error) {
 		}
 		target = filepath.ToSlash(r)
 	}
-	if escapes(path.Join(dir, target)) {
+	if rootpath.Escapes(path.Join(dir, target)) {
 		return "", fmt.Errorf("link %s -> %s: %w", rel, target, errLeavesRoot)
 	}
 	if err := c.addDir(dir); err != nil {
@@ -82,12 +82,6 @@ func (c *capturer) recordLink(rel string) (string, error) {
 	}
 	c.links[rel] = target
 	return target, nil
-}
-
-// escapes reports whether a cleaned relative path leaves its root.
-func escapes(rel string) bool {
-	rel = path.Clean(rel)
-	return rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel)
 }
 
 // expand returns the logical paths that match pattern: slash-separated,

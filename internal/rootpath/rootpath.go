@@ -92,6 +92,13 @@ func ResolveBudget(l Links, dir, rel string, budget *int) (string, error) {
 	return cur, nil
 }
 
+// Escapes reports whether a relative path, once cleaned, leaves its
+// root: "..", "../x", or an absolute path.
+func Escapes(rel string) bool {
+	rel = path.Clean(rel)
+	return rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel)
+}
+
 // Parent returns the folder of a root-relative path, "" for the root.
 func Parent(rel string) string {
 	d := path.Dir(rel)

@@ -49,3 +49,14 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestEscapes(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"..": true, "../etc": true, "a/../..": true, "/etc": true, "a/../../b": true,
+		"a": false, "a/..": false, "a/b/../c": false, ".": false, "..a": false,
+	} {
+		if got := Escapes(rel); got != want {
+			t.Errorf("Escapes(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}

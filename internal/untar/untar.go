@@ -306,7 +306,7 @@ func (u *unpacker) symlink(h *tar.Header, name string) error {
 		return unsafe(h, "empty or NUL in link target")
 	case path.IsAbs(t):
 		return unsafe(h, "link target %q is absolute", clipName(t))
-	case escapes(path.Join(rootpath.Parent(name), t)):
+	case rootpath.Escapes(path.Join(rootpath.Parent(name), t)):
 		return unsafe(h, "link target %q leaves the root", clipName(t))
 	case strings.Count(t, "/")+1 > maxDepth:
 		return tooLarge(h, "link target of %d path components, more than %d", strings.Count(t, "/")+1, maxDepth)
@@ -412,12 +412,6 @@ func clipName(s string) string {
 		return s[:120] + "..."
 	}
 	return s
-}
-
-// escapes reports whether a relative path, once cleaned, leaves its root.
-func escapes(rel string) bool {
-	rel = path.Clean(rel)
-	return rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel)
 }
 
 // cleanName checks an entry name: relative, no "." or ".." components,
