@@ -76,9 +76,13 @@ type PinRequest struct {
 	Config    *PinConfig
 	DryRun    bool
 	KeepGoing bool   // carry on past a failed write instead of rolling back
-	StatePath string // "" for DefaultStatePath
+	StatePath string // "" for the default, <root>/var/lib/irqnuma/state-<time>.json
 	Writer    irq.Writer
 	Now       time.Time // names the default state file
+	// Planned, when set, is called with the plan (targets, rows, the
+	// irqbalance warning) before anything is written, so the caller can
+	// show it first; an error it returns stops the pin before any write.
+	Planned func(*PinResult) error
 }
 
 // PinResult is what Pin did, or would do in a dry run.
@@ -159,6 +163,11 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		res.Rows = append(res.Rows, stepRow(s, files[i]))
 	}
 	res.Changes = len(changes)
+	if req.Planned != nil {
+		if err := req.Planned(res); err != nil {
+			return nil, err
+		}
+	}
 	if req.DryRun || len(changes) == 0 {
 		return res, nil
 	}

@@ -110,6 +110,13 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 		// it and undoes what it wrote.
 		defer shutdown.Critical()()
 	}
+	// Where the IRQs go, and whether irqbalance will move them back, is
+	// said before anything is written.
+	req.Planned = func(res *affinity.PinResult) error {
+		report.WritePinTargets(a.stderr, res)
+		report.WriteIrqbalanceWarning(a.stderr, res.Irqbalance)
+		return nil
+	}
 	res, err := affinity.Pin(a.ctx, req)
 	if err != nil {
 		if errors.Is(err, topology.ErrUnknownNIC) || errors.Is(err, affinity.ErrLocalityUnknown) {
@@ -117,8 +124,6 @@ func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
 		}
 		return err
 	}
-	report.WritePinTargets(a.stderr, res)
-	report.WriteIrqbalanceWarning(a.stderr, res.Irqbalance)
 	doc := report.NewPinDoc(res, f.dryRun)
 	if f.dryRun || res.Changes == 0 {
 		if res.Changes == 0 && !f.dryRun {

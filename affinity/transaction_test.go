@@ -1,0 +1,59 @@
+package affinity
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/irq"
+)
+
+// countingWriter writes through irq.FileWriter and counts the writes.
+type countingWriter struct{ n int }
+
+func (w *countingWriter) WriteFile(path string, b []byte) error {
+	w.n++
+	return irq.FileWriter{}.WriteFile(path, b)
+}
+
+// TestPinPlannedFirst: Planned sees the plan before any write, and an
+// error from it stops the pin with nothing written and no state file.
+func TestPinPlannedFirst(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, stop := range []bool{false, true} {
+		root := hosttest.Copy(t, "seed")
+		w := &countingWriter{}
+		var seen *PinResult
+		state := filepath.Join(t.TempDir(), "state.json")
+		res, err := Pin(context.Background(), PinRequest{
+			Root: root, NICs: []string{"eth0"}, Writer: w, Now: now, StatePath: state,
+			Planned: func(r *PinResult) error {
+				if w.n != 0 {
+					t.Errorf("Planned called after %d writes", w.n)
+				}
+				seen = r
+				if stop {
+					return errors.New("stderr closed")
+				}
+				return nil
+			},
+		})
+		if seen == nil || seen.Changes == 0 || len(seen.Targets) != 1 {
+			t.Fatalf("stop %v: Planned saw %+v", stop, seen)
+		}
+		_, statErr := os.Stat(state)
+		if stop {
+			if err == nil || err.Error() != "stderr closed" || w.n != 0 || !os.IsNotExist(statErr) {
+				t.Errorf("stopped in Planned: err %v, %d writes, state file %v", err, w.n, statErr)
+			}
+			continue
+		}
+		if err != nil || res.Changed != seen.Changes || w.n != res.Changes || statErr != nil {
+			t.Errorf("pin: err %v, changed %d of %d, %d writes, state file %v", err, res.Changed, seen.Changes, w.n, statErr)
+		}
+	}
+}
