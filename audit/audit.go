@@ -65,7 +65,10 @@ const (
 	CheckIOMMUMode      Check = "iommu-mode"
 	CheckIsolatedIRQ    Check = "isolated-irq"
 	// CheckNotChecked says a check could not be made because the tree
-	// lacks a file; its subject names the check.
+	// lacks a file; its subject names the check. It is info, but a
+	// warning when where a NIC's IRQs land could not be judged, and an
+	// error when no NIC could be audited at all: a gate never passes on
+	// an audit that checked nothing.
 	CheckNotChecked Check = "not-checked"
 )
 
@@ -129,7 +132,7 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 	a.multiNodePackages = multiNodePackages(h)
 	nics := a.auditedNICs()
 	if len(h.Nodes) == 0 {
-		a.notChecked("", "locality", "no NUMA nodes under /sys/devices/system/node: nothing can be called local or remote")
+		a.notCheckedAt(SeverityWarning, "", "locality", "no NUMA nodes under /sys/devices/system/node: nothing can be called local or remote")
 	}
 	if len(nics) == 0 {
 		why := "no NIC with IRQs found"
@@ -139,7 +142,8 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 		if len(h.NICs) == 0 {
 			why = "no NICs: the tree has no /sys/class/net entries backed by a device"
 		}
-		a.notChecked("", "nics", why)
+		// Nothing was audited: no gate may pass on that.
+		a.notCheckedAt(SeverityError, "", "nics", why)
 	}
 	for _, nic := range nics {
 		c := a.nicContext(nic)
@@ -189,6 +193,13 @@ func (a *auditor) add(f Finding) {
 // notChecked says once per NIC (or host, nic "") that a check could not
 // be made, and why.
 func (a *auditor) notChecked(nic, check, why string) {
+	a.notCheckedAt(SeverityInfo, nic, check, why)
+}
+
+// notCheckedAt is notChecked for a check whose absence must fail a gate:
+// what the audit exists to say (is the NIC's traffic on its node) could
+// not be said, so "ready" would be a guess.
+func (a *auditor) notCheckedAt(sev Severity, nic, check, why string) {
 	key := nic + "\x00" + check
 	if a.seen[key] {
 		return
@@ -198,7 +209,7 @@ func (a *auditor) notChecked(nic, check, why string) {
 	if !ok {
 		fix = "run the audit on the live host, or include the missing file in the capture"
 	}
-	a.add(Finding{Check: CheckNotChecked, Severity: SeverityInfo, Subject: check, NIC: nic, Message: why, Fix: fix})
+	a.add(Finding{Check: CheckNotChecked, Severity: sev, Subject: check, NIC: nic, Message: why, Fix: fix})
 }
 
 // notCheckedFixes says how to make a skipped check possible.
@@ -283,18 +294,18 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 	if c.loc.Known() && a.online(c.loc.CPUs).IsEmpty() {
 		// A node without (online) CPUs, as CXL or memory-only nodes
 		// are: nothing can be local, so nothing is called remote.
-		a.notChecked(n.Name, "locality", fmt.Sprintf("%s's %s has no online CPUs: nothing is local to it, so nothing is called remote", n.Name, NodeName(c.loc)))
+		a.notCheckedAt(SeverityWarning, n.Name, "locality", fmt.Sprintf("%s's %s has no online CPUs: nothing is local to it, so nothing is called remote", n.Name, NodeName(c.loc)))
 		c.loc = topology.Locality{Node: -1, Source: "unknown"}
 	}
 	if c.loc.Known() {
 		c.localNodes, _ = a.h.NodesOf(c.loc.CPUs)
 	}
 	if len(c.irqs) == 0 {
-		a.notChecked(n.Name, "irqs", fmt.Sprintf("no IRQs of %s found in /proc/interrupts or /proc/irq", n.Name))
+		a.notCheckedAt(SeverityWarning, n.Name, "irqs", fmt.Sprintf("no IRQs of %s found in /proc/interrupts or /proc/irq", n.Name))
 	} else if len(c.queues) == 0 {
 		a.notChecked(n.Name, "queues", fmt.Sprintf("none of %s's %d IRQs is named as a queue vector: queue checks skipped", n.Name, len(c.irqs)))
 	} else if len(c.where) == 0 {
-		a.notChecked(n.Name, string(CheckIRQRemote), fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", n.Name))
+		a.notCheckedAt(SeverityWarning, n.Name, string(CheckIRQRemote), fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", n.Name))
 	}
 	return c
 }

@@ -637,10 +637,35 @@ func TestAuditRealhosts(t *testing.T) {
 			{nic: "ens1f1", check: audit.CheckQueuesVsCPUs, message: "ens1f1 has 104 queues for 52 local online CPUs"},
 		},
 	}
+	// The hwloc captures hold no NIC (or no /proc/interrupts): their
+	// audit checks nothing, and no gate may pass on it.
+	emptyAudit := map[string]bool{
+		"hwloc-128arm-2pa2n8cluster4co": true, "hwloc-16em64t-4s2c2t-offlines": true,
+		"hwloc-32em64t-2n8c+dax+nvme+mic+dimms": true, "hwloc-32intel64-2p8co2t+8ve": true,
+		"hwloc-48amd64-4pa2n6c-sparse": true,
+	}
 	for _, c := range caps {
 		t.Run(c.Name, func(t *testing.T) {
 			root := realhosts.Root(t, c)
-			doc, _ := auditJSON(t, root)
+			doc, code := auditJSON(t, root, "--fail-on", "warning")
+			nothing := false
+			for _, f := range byCheck(doc, audit.CheckNotChecked) {
+				if f.Subject == "nics" {
+					nothing = true
+					if f.Severity != string(audit.SeverityError) || !strings.Contains(f.Message, "no NIC") {
+						t.Errorf("nothing audited, but the finding says %s %q", f.Severity, f.Message)
+					}
+				}
+			}
+			if emptyAudit[c.Name] && !nothing {
+				t.Errorf("no not-checked nics finding on a capture without NICs")
+			}
+			if nothing && code != cli.ExitFindings {
+				t.Errorf("an audit that checked no NIC passed --fail-on warning (exit %d)", code)
+			}
+			if _, _, code := runCLI(t, "--root", root, "audit", "--fail-on", "error"); nothing && code != cli.ExitFindings {
+				t.Errorf("an audit that checked no NIC passed --fail-on error (exit %d)", code)
+			}
 			if len(doc.Findings) == 0 {
 				t.Fatalf("no findings at all; a capture always lacks something (irqbalance, IOMMU)")
 			}
