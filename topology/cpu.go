@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -42,15 +43,9 @@ func (h *Host) readCPUs() error {
 		h.Possible = h.Online.Union(h.listCPUDirs(dir))
 	}
 	if onlineErr != nil {
-		// Captures may lack cpu/online; the per-CPU online files and
-		// cpu/offline still say it. A tree with no CPU at all is not a host.
-		if h.Online, err = h.onlineFromCPUDirs(dir); err != nil {
+		if err := h.onlineWithoutFile(dir, onlineErr); err != nil {
 			return err
 		}
-		if h.Online.IsEmpty() {
-			return fmt.Errorf("online CPUs: %w", onlineErr)
-		}
-		h.note("no /sys/devices/system/cpu/online: online CPUs taken from cpu/offline and cpuN/online")
 	}
 	if !h.Online.IsSubsetOf(h.Possible) {
 		return fmt.Errorf("%s/online (%s) names CPUs outside possible (%s)", dir, h.Online, h.Possible)
@@ -250,6 +245,35 @@ func (h *Host) Governor(cpu int) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// onlineWithoutFile works out the online CPUs of a tree without
+// cpu/online. Captures may lack it; the per-CPU online files and
+// cpu/offline still say it. A tree without /sys at all (a capture of
+// /proc only) still has the header of /proc/interrupts, which names the
+// CPUs online when the kernel printed it. A tree with neither is not a
+// host: the error is notExist's.
+func (h *Host) onlineWithoutFile(dir string, notExist error) error {
+	online, err := h.onlineFromCPUDirs(dir)
+	if err != nil {
+		return err
+	}
+	if !online.IsEmpty() {
+		h.Online = online
+		h.note("no /sys/devices/system/cpu/online: online CPUs taken from cpu/offline and cpuN/online")
+		return nil
+	}
+	in, err := interrupts.Read(h.Root)
+	switch {
+	case kfile.IsNotExist(err):
+		return fmt.Errorf("online CPUs: %w", notExist)
+	case err != nil:
+		return fmt.Errorf("online CPUs: no %s, and %w", dir+"/online", err)
+	}
+	h.Online = cpuset.New(in.CPUs...)
+	h.Possible = h.Possible.Union(h.Online)
+	h.note("no /sys/devices/system/cpu: online CPUs %s taken from the header of /proc/interrupts", h.Online)
+	return nil
 }
 
 // onlineFromCPUDirs works out the online CPUs without cpu/online: every

@@ -133,9 +133,13 @@ func TestBadInput(t *testing.T) {
 		{"interrupts garbage header", func(t *testing.T, root string) {
 			write(t, root, "proc/interrupts", "garbage\n")
 		}, []string{"irq", "list"}, 1, "proc/interrupts"},
-		{"missing cpu folder", func(t *testing.T, root string) {
-			if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/cpu")); err != nil {
-				t.Fatal(err)
+		// Without the cpu folder the header of /proc/interrupts says
+		// which CPUs are online (TestProcOnlyTree); without both, nothing.
+		{"missing cpu folder and interrupts", func(t *testing.T, root string) {
+			for _, p := range []string{"sys/devices/system/cpu", "proc/interrupts"} {
+				if err := os.RemoveAll(filepath.Join(root, p)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}, []string{"topology"}, 1, "cpu/online"},
 		{"bad node cpulist", func(t *testing.T, root string) {
