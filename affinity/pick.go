@@ -123,11 +123,11 @@ func pickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		left = pickOnePerCore(h, left)
 	}
 	if left.IsEmpty() {
-		return nil, fmt.Errorf("%w: %s%s", ErrNothingLeft, p.explain(), p.irqAdvice(t, r, beforeIRQ))
+		return nil, fmt.Errorf("%w: %s%s%s", ErrNothingLeft, p.explain(), p.irqAdvice(t, r, beforeIRQ), p.notesSuffix())
 	}
 	if r.Count > 0 {
 		if n := left.Len(); n < r.Count {
-			return nil, fmt.Errorf("%w: want %d CPUs, %d remain: %s; left %s", ErrTooFewLeft, r.Count, n, p.explain(), left)
+			return nil, fmt.Errorf("%w: want %d CPUs, %d remain: %s; left %s%s", ErrTooFewLeft, r.Count, n, p.explain(), left, p.notesSuffix())
 		}
 		left = left.First(r.Count)
 	}
@@ -249,8 +249,9 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 			cpus = cpus.Union(where)
 		case irq.LandPending:
 			// x86 moves an IRQ at its next interrupt: it fires once
-			// more where it was, then where it was asked to go.
-			cpus = cpus.Union(q.Effective).Union(where)
+			// more where it was, then where it was asked to go, which
+			// is where its softirq runs from the first packet on.
+			cpus = cpus.Union(where)
 			moving = append(moving, q)
 		case irq.LandRequested:
 			cpus = cpus.Union(where)
@@ -262,8 +263,8 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	if len(requested) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("effective affinity unknown for IRQs %s: excluded their requested CPUs", pickIRQList(requested)))
 	}
-	if len(moving) > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s are moving (effective CPUs outside the requested ones until their next interrupt): excluded both", pickIRQList(moving)))
+	for _, q := range moving {
+		p.Notes = append(p.Notes, fmt.Sprintf("IRQ %d is still delivered to CPU %s until its next interrupt, then to %s (a move is pending): excluded %s", q.IRQ, q.Effective, q.Affinity, q.Affinity))
 	}
 	if len(inactive) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s have no effective CPU (not active): nothing excluded for them", pickIRQList(inactive)))
@@ -272,6 +273,15 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 		p.Notes = append(p.Notes, fmt.Sprintf("affinity unknown for IRQs %s: their CPUs could not be excluded", pickIRQList(unknown)))
 	}
 	return cpus, nil
+}
+
+// notesSuffix is the pick's notes for an error, which a failed pick
+// does not otherwise show: " (note: ...; ...)", or "".
+func (p *Pick) notesSuffix() string {
+	if len(p.Notes) == 0 {
+		return ""
+	}
+	return " (note: " + strings.Join(p.Notes, "; ") + ")"
 }
 
 // irqAdvice says what to do when the NIC's queue IRQs took every CPU

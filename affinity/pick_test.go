@@ -268,8 +268,9 @@ func TestPickInactiveIRQ(t *testing.T) {
 }
 
 // TestPickMovingIRQ: right after a write the kernel may still deliver an
-// IRQ on its old CPU (x86 moves it at its next interrupt), so both the
-// effective and the requested CPUs are excluded.
+// IRQ on its old CPU (x86 moves it at its next interrupt, once). Where it
+// goes from then on is the requested CPU, so that is excluded, and the
+// pending move is said.
 func TestPickMovingIRQ(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	if err := os.WriteFile(filepath.Join(root, "proc/irq/284/smp_affinity_list"), []byte("16\n"), 0o644); err != nil {
@@ -280,12 +281,17 @@ func TestPickMovingIRQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.IRQCPUs.Contains(16) || !p.IRQCPUs.Contains(50) {
-		t.Errorf("IRQCPUs = %s, want both 16 (requested) and 50 (still effective)", p.IRQCPUs)
+	if !p.IRQCPUs.Contains(16) || p.IRQCPUs.Contains(50) {
+		t.Errorf("IRQCPUs = %s, want 16 (requested) and not 50 (its last interrupt only)", p.IRQCPUs)
 	}
-	want := []string{"IRQs 284 are moving (effective CPUs outside the requested ones until their next interrupt): excluded both"}
+	want := []string{"IRQ 284 is still delivered to CPU 50 until its next interrupt, then to 16 (a move is pending): excluded 16"}
 	if diff := cmp.Diff(want, p.Notes); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	// A pick that fails says it too: everything but CPU 16 excluded.
+	_, err = pickCPUs(h, tb, PickRequest{NIC: "eth0", ExcludeIRQCPUs: true, Exclude: cpuset.Range(17, 63)})
+	if !errors.Is(err, ErrNothingLeft) || !strings.Contains(err.Error(), "IRQ 284 is still delivered to CPU 50") {
+		t.Errorf("failed pick: %v; want ErrNothingLeft saying the move is pending", err)
 	}
 }
 
