@@ -277,3 +277,31 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version = %q, %q, exit %d; want one line naming irqnuma", out, errOut, code)
 	}
 }
+
+// TestRelativeRoot: --root may be relative to the working folder; every
+// command answers exactly as with the absolute path (links in the tree
+// were once judged to leave a relative root).
+func TestRelativeRoot(t *testing.T) {
+	t.Parallel()
+	abs := hosttest.Root("seed")
+	rel, err := filepath.Rel(mustGetwd(t), abs)
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("relative path of %s: %q, %v", abs, rel, err)
+	}
+	for _, args := range [][]string{{"topology"}, {"irq", "list"}, {"audit"}, {"-o", "json", "map"}} {
+		want, _, wcode := runCLI(t, append([]string{"--root", abs}, args...)...)
+		got, stderr, code := runCLI(t, append([]string{"--root", rel}, args...)...)
+		if code != wcode || got != want {
+			t.Errorf("%v with --root %s: exit %d, %s\n%s\nwant exit %d:\n%s", args, rel, code, stderr, got, wcode, want)
+		}
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

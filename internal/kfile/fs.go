@@ -86,8 +86,17 @@ func (d *rootDir) open(root string) {
 		return
 	}
 	d.fd, d.dev, d.ino = fd, st.Dev, st.Ino
-	if real, err := filepath.EvalSymlinks(root); err == nil {
+	// The folder's absolute real path, which Resolve compares the
+	// kernel's answers with: what the fd is open on, or without /proc
+	// the path made absolute with its links followed. A relative root
+	// ("testdata/hosts/seed") must compare as absolute too.
+	if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && filepath.IsAbs(real) {
 		d.real = real
+	} else if abs, err := filepath.Abs(root); err == nil {
+		d.real = abs
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			d.real = real
+		}
 	} else {
 		d.real = root
 	}
