@@ -96,6 +96,13 @@ type Finding struct {
 	TID      []int      `json:"tid"`
 	CPUs     cpuset.Set `json:"cpus"`
 	Nodes    []int      `json:"nodes"`
+	// Group is what the finding says of its IRQ, written for several
+	// IRQs with %s where their CPUs go ("are delivered to %s (node 0),
+	// off the NIC's node 1"); "" when it stands alone. Findings of one
+	// NIC with the same check, severity, fix and Group say the same thing
+	// of different IRQs: a table shows them as one row, the JSON keeps
+	// one finding per IRQ.
+	Group string `json:"-"`
 }
 
 // Options carries what the audit needs beyond topology, IRQs and
@@ -422,6 +429,19 @@ func (a *auditor) describeRemote(remote, local cpuset.Set) string {
 		return fmt.Sprintf("%s %s", word, remote.List())
 	}
 	return fmt.Sprintf("%s %s (%s)", word, remote.List(), strings.Join(parts, "; "))
+}
+
+// groupRemote is the Group of an IRQ finding about remote CPUs: the CPUs
+// left as %s, their nodes (and package) said, and the rest of the
+// sentence after them.
+func (a *auditor) groupRemote(verb string, remote, local cpuset.Set, rest string) string {
+	d := a.describeRemote(remote, local)
+	if i := strings.IndexByte(d, '('); i >= 0 {
+		d = d[i:]
+	} else {
+		d = ""
+	}
+	return strings.TrimSpace(verb+" %s "+d) + rest
 }
 
 // samePackage returns 1 when every CPU of cpus shares a package with

@@ -72,7 +72,8 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 				Subject: irqSubject(q), IRQ: []int{q.IRQ}, CPUs: hit, Nodes: nodes.IDs(),
 				Message: fmt.Sprintf("%s of %s is delivered to isolated %s (%s): the interrupt and its softirq run where other work was meant to run alone",
 					irqSubject(q), c.nic.Name, cpusWord(hit), strings.Join(kinds, ", ")),
-				Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
+				Group: "are delivered to isolated %s (" + strings.Join(kinds, ", ") + "): the interrupts and their softirqs run where other work was meant to run alone",
+				Fix:   fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
 		}
 	}
 	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
@@ -90,6 +91,7 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 		f.Severity, f.CPUs = SeverityError, remote
 		f.Message = fmt.Sprintf("%s of %s is delivered to %s, off the NIC's %s", irqSubject(q), c.nic.Name,
 			a.describeRemote(remote, local), NodeName(c.loc))
+		f.Group = a.groupRemote("are delivered to", remote, local, ", off the NIC's "+NodeName(c.loc))
 	case c.byEffective[q.IRQ] && !remote.IsEmpty():
 		f.Severity, f.CPUs = SeverityWarning, remote
 		f.Message = fmt.Sprintf("%s of %s is delivered to CPUs %s, of which %s is off the NIC's %s", irqSubject(q), c.nic.Name,
@@ -108,6 +110,7 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 		f.Severity, f.CPUs = SeverityError, remote
 		f.Message = fmt.Sprintf("%s of %s may only go to %s, off the NIC's %s (effective CPU unknown)", irqSubject(q), c.nic.Name,
 			a.describeRemote(remote, local), NodeName(c.loc))
+		f.Group = a.groupRemote("may only go to", remote, local, ", off the NIC's "+NodeName(c.loc)+" (effective CPUs unknown)")
 	case !remote.IsEmpty():
 		f.Severity, f.CPUs = SeverityWarning, remote
 		f.Message = fmt.Sprintf("%s of %s has requested mask %s, which reaches %s (effective CPU unknown)", irqSubject(q), c.nic.Name,
@@ -390,7 +393,7 @@ func (a *auditor) checkSteering(c *nicCtx) {
 			continue
 		}
 		check, file := CheckRPSRemote, "rps_cpus"
-		fix := fmt.Sprintf("irqnuma mask --nic %s --format mask | tee %s", c.nic.Name, queueFiles(c.nic.Name, kind, idx, file))
+		fix := fmt.Sprintf(`m=$(irqnuma mask --nic %s --format mask) && echo "$m" | tee %s`, c.nic.Name, queueFiles(c.nic.Name, kind, idx, file))
 		what := "steer received packets to"
 		if kind == "tx" {
 			check, file = CheckXPSRemote, "xps_cpus"

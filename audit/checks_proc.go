@@ -47,7 +47,7 @@ func (a *auditor) procRemote(c *nicCtx, p *proc.Process) {
 	}
 	lastCPUs := cpuset.New(last...)
 	fix := func() string {
-		return fmt.Sprintf(`taskset -a -pc "$(irqnuma mask --nic %s --exclude-irq-cpus)" %d, or start it with irqnuma exec --nic %s --exclude-irq-cpus -- %s ...`,
+		return fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d  # or start it with: irqnuma exec --nic %s --exclude-irq-cpus -- %s ...`,
 			c.nic.Name, p.PID, c.nic.Name, p.Comm)
 	}
 	if len(lastTIDs) > 0 {
@@ -127,7 +127,7 @@ func (a *auditor) procIRQOverlap(c *nicCtx, p *proc.Process, allowed cpuset.Set)
 		PID: p.PID, IRQ: irqs, CPUs: overlap, Nodes: nodes.IDs(),
 		Message: fmt.Sprintf("%s may run on %s that share a core with %s's queue IRQs %s: its threads compete with the NIC's interrupts and softirqs",
 			procSubject(p), cpusWord(overlap), c.nic.Name, irqsSubjectRange(irqs)),
-		Fix: fmt.Sprintf(`taskset -a -pc "$(irqnuma mask --nic %s --exclude-irq-cpus)" %d`, c.nic.Name, p.PID)})
+		Fix: fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d`, c.nic.Name, p.PID)})
 }
 
 // cpusWord is "CPU 3" or "CPUs 0-15".

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
@@ -42,7 +43,7 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
 			return err
 		}
 		var rows [][]string
-		for _, f := range byGroup[g] {
+		for _, f := range groupFindings(byGroup[g]) {
 			rows = append(rows, []string{string(f.Severity), string(f.Check), f.Subject, f.Message})
 			if f.Fix != "" {
 				rows = append(rows, []string{"", "", "", "fix: " + f.Fix})
@@ -59,6 +60,61 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
 	}
 	_, err := fmt.Fprintln(w, Verdict(doc.Findings, failOn))
 	return err
+}
+
+// groupFindings merges the findings of one NIC that say the same thing
+// of different IRQs (same check, severity, fix and Group) into one, at
+// the place of the first: "IRQs 62-65 (4) of eth0 are delivered to CPUs
+// 4-7 (node 1), off the NIC's node 0". A finding alone is kept as it is.
+func groupFindings(fs []audit.Finding) []audit.Finding {
+	type key struct {
+		check    audit.Check
+		severity audit.Severity
+		fix, grp string
+	}
+	members := map[key][]audit.Finding{}
+	for _, f := range fs {
+		if f.Group != "" && len(f.IRQ) > 0 {
+			k := key{f.Check, f.Severity, f.Fix, f.Group}
+			members[k] = append(members[k], f)
+		}
+	}
+	var out []audit.Finding
+	done := map[key]bool{}
+	for _, f := range fs {
+		k := key{f.Check, f.Severity, f.Fix, f.Group}
+		m := members[k]
+		if f.Group == "" || len(m) < 2 {
+			out = append(out, f)
+			continue
+		}
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		g := m[0]
+		var irqs []int
+		var cpus cpuset.Set
+		for _, x := range m {
+			irqs = append(irqs, x.IRQ...)
+			cpus = cpus.Union(x.CPUs)
+		}
+		list := cpuset.New(irqs...).List()
+		g.IRQ = irqs
+		g.CPUs = cpus
+		g.Subject = fmt.Sprintf("IRQs %s (%d)", list, len(irqs))
+		g.Message = fmt.Sprintf("IRQs %s of %s "+g.Group, list, g.NIC, cpusWord(cpus))
+		out = append(out, g)
+	}
+	return out
+}
+
+// cpusWord is "CPU 3" or "CPUs 0-15".
+func cpusWord(s cpuset.Set) string {
+	if s.Len() == 1 {
+		return "CPU " + s.List()
+	}
+	return "CPUs " + s.List()
 }
 
 // Verdict is the audit's one-line answer: whether anything is at or

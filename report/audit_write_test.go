@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
@@ -122,5 +124,32 @@ func TestAuditOrder(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "ens2f0: i40e 0000:5e:00.0, local node 1 (from local_cpulist), 4 queue IRQs\n") {
 		t.Errorf("no ens2f0 header in:\n%s", buf.String())
+	}
+}
+
+// TestGroupFindings: findings of one NIC saying the same thing of
+// different IRQs become one row at the first one's place; a different
+// cause, fix or a finding alone stays as it is.
+func TestGroupFindings(t *testing.T) {
+	remote := func(irqN, cpu int, grp string) audit.Finding {
+		return audit.Finding{Check: audit.CheckIRQRemote, Severity: audit.SeverityError, NIC: "eth0",
+			Subject: fmt.Sprintf("IRQ %d", irqN), Message: "one", Fix: "irqnuma irq pin eth0",
+			IRQ: []int{irqN}, CPUs: cpuset.New(cpu), Group: grp}
+	}
+	toNode1 := "are delivered to %s (node 1), off the NIC's node 0"
+	toNode2 := "are delivered to %s (node 2), off the NIC's node 0"
+	info := audit.Finding{Check: audit.CheckQueuesVsCPUs, Severity: audit.SeverityInfo, NIC: "eth0", Subject: "8 queues", Message: "m"}
+	got := groupFindings([]audit.Finding{remote(62, 4, toNode1), remote(70, 9, toNode2), info, remote(63, 5, toNode1), remote(64, 6, toNode1)})
+	var lines []string
+	for _, f := range got {
+		lines = append(lines, f.Subject+": "+f.Message)
+	}
+	want := []string{
+		"IRQs 62-64 (3): IRQs 62-64 of eth0 are delivered to CPUs 4-6 (node 1), off the NIC's node 0",
+		"IRQ 70: one",
+		"8 queues: m",
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("grouped (-want +got):\n%s", diff)
 	}
 }
