@@ -23,17 +23,7 @@ func newAuditCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "audit",
 		Short: "Say whether the NICs, their queue IRQs and benchmark processes sit on the same node",
-		Long: `audit checks every NIC that has IRQs (or those named with --nic) and the
-processes named with --pid or --comm (all their threads): are the queue IRQs
-on the NIC's node and on distinct CPUs, will irqbalance move them, do the
-processes run and keep their memory there, and what about RPS/XPS, queue
-count, governors, the IOMMU and isolated CPUs.
-
-Exit status: 0 when no finding is at or above --fail-on, 3 when one is,
-1 on a runtime error, 2 on a usage error.`,
-		Example: `  irqnuma audit --nic eth0 --comm iperf3
-  irqnuma audit -o json --fail-on error`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(failOnLevels, failOn) {
 				return cli.Usagef("--fail-on %q: want info, warning, error or never", failOn)

@@ -17,19 +17,6 @@ func newExecCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "exec (--nic NAME | --node N | --cpus LIST) [flags] [--membind] -- COMMAND [ARGS...]",
 		Short: "Run a command on the CPUs mask would pick, from its first instruction",
-		Long: `exec picks CPUs as mask does and runs COMMAND with its CPU affinity set to
-them before it executes (every thread it starts inherits it) and, with
---membind, its memory bound to those CPUs' nodes (MPOL_BIND).
-
-stdin, stdout and stderr are the command's; SIGINT, SIGTERM, SIGHUP and
-SIGQUIT sent to irqnuma are passed on to it. The command stays in
-irqnuma's process group, so a terminal's Ctrl-C reaches it directly as
-well as through irqnuma. irqnuma exits with the
-command's status, 128+N when a signal N killed it, 127 when it cannot be
-found and 126 when it cannot be run. It works on this host only: --root
-must be /.`,
-		Example: `  irqnuma exec --nic eth0 --exclude-irq-cpus -- iperf3 -s
-  irqnuma exec --nic eth0 --one-per-core --count 4 --membind -- ./bench`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cli.Usagef("exec needs a COMMAND to run, after --")

@@ -23,20 +23,7 @@ func newMapCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "map",
 		Short: "Draw the host: nodes, cores, NICs, and where each queue IRQ and watched thread lands",
-		Long: `map draws one box per NUMA node, grouped by package, with the node's cores as
-a grid (a core's SMT threads one under the other). Each CPU's cell shows the
-NIC queue IRQs that land on it (q3, or 2q for two), watched threads (P: last
-ran here, p: may run here) and markers that need no colour: ! conflict (two
-queues of one NIC on the CPU, or a watched thread on a queue CPU), * remote
-(a queue IRQ off its NIC's node), ? effective affinity unknown, i isolated,
-x offline. Each NIC is drawn under the node it is local to, with its queues.
-
---svg FILE writes the same picture as a standalone SVG instead (- for
-stdout); -o json writes the model both are drawn from.`,
-		Example: `  irqnuma map
-  irqnuma map --nic eth0 --comm iperf3
-  irqnuma map --svg host.svg`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if width != 0 && width < hostmap.MinWidth {
 				return cli.Usagef("--width %d: want at least %d columns", width, hostmap.MinWidth)

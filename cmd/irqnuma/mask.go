@@ -116,26 +116,7 @@ func newMaskCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mask (--nic NAME | --node N | --cpus LIST) [flags]",
 		Short: "Print the CPUs a benchmark should run on, in the form a tool takes",
-		Long: `mask picks CPUs for a benchmark and prints them on one line, in the form
-taskset, numactl, docker, systemd or a cgroup takes.
-
-The candidates are the CPUs local to a NIC (--nic), a node's (--node) or a
-list (--cpus); offline CPUs never count, isolated and nohz_full CPUs only
-when --cpus names them. Then --exclude drops CPUs, --exclude-irq-cpus drops
-where the NIC's queue IRQs are delivered (their effective affinity), and
---one-per-core keeps one thread per core (and drops the IRQ CPUs' siblings,
-which share the core that runs the softirq). --count K keeps the first K.
-
-Formats: list 16-31,48-63; taskset 0xffff0000ffff0000; mask
-ffff0000,ffff0000 (the kernel's form, as wide as the host's CPU count);
-numactl --physcpubind=... --membind=N; docker --cpuset-cpus=...
---cpuset-mems=N; systemd CPUAffinity=... (with --mem also NUMAPolicy=bind
-and NUMAMask=N); cgroup the value for cpuset.cpus. An empty pick is an
-error (exit 1), never an empty line.`,
-		Example: `  irqnuma mask --nic eth0
-  irqnuma mask --nic eth0 --exclude-irq-cpus --one-per-core --format taskset
-  taskset $(irqnuma mask --nic eth0 --format taskset) iperf3 -s`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(affinity.MaskFormats, format) {
 				return cli.Usagef("--format %q: want one of %s", format, strings.Join(affinity.MaskFormats, ", "))

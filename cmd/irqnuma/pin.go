@@ -32,13 +32,7 @@ func newIRQPinCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "pin NIC...",
 		Short: "Move a NIC's IRQs to its own node's CPUs, saving the old affinity for restore",
-		Long: `pin places each queue IRQ of the NICs on the NIC's local node: spread (the
-default) gives each queue one CPU, one thread per physical core first; node
-gives every queue the whole node. Non-queue vectors get the whole target set.
-Managed IRQs are skipped. Before the first write the current values are saved
-to a state file; any failed write rolls everything back (unless --keep-going).
-irqnuma irq restore puts the saved values back.`,
-		Args: pinArgs,
+		Args:  pinArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.config != "" {
 				return runPinConfig(a, cmd, f)
@@ -174,13 +168,7 @@ func newIRQRestoreCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "restore [FILE]",
 		Short: "Put back the IRQ affinity (and xps_cpus) a pin saved",
-		Long: `restore writes back every value saved in FILE (default: the newest state file
-under <root>/var/lib/irqnuma), reports each, and exits 1 if any could not be
-restored. The file is validated first: its IRQs must exist, its CPU lists
-parse, and it may name nothing outside /proc/irq/<n>/ and
-/sys/class/net/<nic>/queues/. A fully restored file is renamed to
-FILE.restored, so the next restore finds the state saved before it.`,
-		Args: usageArgs(cobra.MaximumNArgs(1)),
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRestore(a, args)
 		},

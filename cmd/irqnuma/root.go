@@ -53,12 +53,8 @@ var commands = []func(*app) *cobra.Command{
 
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "irqnuma",
-		Short: "Inspect and tune NIC, IRQ and process placement on NUMA hosts",
-		Long: `irqnuma reads /proc and /sys and says where each NIC sits, where its queue
-interrupts may go and actually go, and where benchmark processes run.
-
-Every command takes --root to read a captured host tree instead of /.`,
+		Use:           "irqnuma",
+		Short:         "Inspect and tune NIC, IRQ and process placement on NUMA hosts",
 		Version:       version.Get().String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -86,6 +82,7 @@ Every command takes --root to read a captured host tree instead of /.`,
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
+	addHelp(root)
 	return root
 }
 

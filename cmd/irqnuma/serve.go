@@ -19,22 +19,7 @@ func newServeCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Export the audit as Prometheus metrics on /metrics",
-		Long: `serve is a Prometheus exporter: on every scrape of /metrics it reads the host
-afresh and runs the audit (the same checks as irqnuma audit), and answers
-
-  irqnuma_finding{check,severity,nic,subject}  1 per current finding
-  irqnuma_irq_local{irq,nic,queue}             1 local, 0 remote (absent when unknown)
-  irqnuma_irq_effective_cpu{irq,nic,queue}     the one CPU the IRQ is delivered to
-  irqnuma_nic_numa_node{nic}                   the NIC's local node (absent when unknown)
-  irqnuma_scrape_duration_seconds, irqnuma_scrape_error, irqnuma_build_info
-
-A scrape only reads; nothing else is served. The default address is loopback:
-listening elsewhere shows the host's layout to whoever can reach the port.
-Read failures are logged on stderr and answered with irqnuma_scrape_error 1.`,
-		Example: `  irqnuma serve
-  irqnuma serve --listen 127.0.0.1:9143 --nic eth0 --comm iperf3
-  irqnuma serve --root host1.tar.gz --listen 127.0.0.1:9144`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sel.check(); err != nil {
 				return err

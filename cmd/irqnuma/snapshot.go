@@ -18,22 +18,7 @@ func newSnapshotCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "snapshot -o FILE.tar.gz",
 		Short: "Capture the files irqnuma reads into a .tar.gz that --root accepts",
-		Long: `snapshot writes exactly the files irqnuma reads under --root into a gzip
-tar whose top level holds proc/ and sys/: NUMA nodes, CPUs, the NICs and their
-PCI functions, /proc/interrupts, /proc/irq/N, the kernel command line, IOMMU
-state, every process's comm and irqbalance's settings. Links stay links and
-file modes are kept (they say which IRQs are kernel-managed). Processes named
-with --pid or --comm are captured in full, as audit --pid/--comm reads them.
-
-Any command then reads the file in place of a host: --root FILE.tar.gz. The
-archive is unpacked into a temporary folder, refusing entries that would land
-outside it, and removed when the command ends.
-
--o - writes the archive to stdout. What could not be captured (an unreadable
-file) is listed on stderr.`,
-		Example: `  irqnuma snapshot -o $(hostname)-irq.tar.gz
-  irqnuma audit --root host1-irq.tar.gz`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		// -o is the archive here, not a format: no format check.
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return a.openRoot(cmd) },
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -22,19 +22,7 @@ func newWatchCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "watch",
 		Short: "Show live which CPUs take the NICs' interrupts and softirq load, and whether that is the bottleneck",
-		Long: `watch samples /proc/interrupts, /proc/softirqs, the per-CPU lines of /proc/stat,
-/proc/net/softnet_stat and the watched threads every --interval and shows, per
-NIC queue IRQ, its interrupts per second and the CPUs that took them; per CPU
-that matters (it took NIC IRQs, ran a watched thread or was over 50% busy) its
-%usr %sys %irq %soft, NET_RX/s, NET_TX/s, softnet drops and time_squeeze per
-second and the watched threads that last ran there; and per NIC a verdict in
-words: which CPU runs its softirq, on which node, local or remote, saturated or
-not, and where the watched threads run relative to it.
-
-On a terminal the screen is redrawn in place; q or Ctrl-C quits. Otherwise
-one block is written per interval; -o json writes one JSON object per
-interval (JSON lines). The first interval needs two samples.`,
-		Args: usageArgs(cobra.NoArgs),
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval <= 0 {
 				return cli.Usagef("--interval %s: want a positive duration such as 1s or 200ms", interval)
