@@ -9,6 +9,7 @@ package cpuset
 
 import (
 	"encoding/json"
+	"errors"
 	"iter"
 	"math/bits"
 	"strconv"
@@ -354,3 +355,27 @@ func (s *Set) UnmarshalJSON(b []byte) error {
 	*s = v
 	return nil
 }
+
+// ListFlag holds a CPU list given on the command line in the kernel's
+// list form ("0-3,8"). It is a flag.Value (and a pflag.Value): Set parses
+// strictly and refuses an empty list, so a bad value is the flag's error.
+type ListFlag struct{ CPUs Set }
+
+// String is the list form of the CPUs.
+func (f *ListFlag) String() string { return f.CPUs.List() }
+
+// Set parses s, surrounding spaces allowed.
+func (f *ListFlag) Set(s string) error {
+	set, err := ParseList(strings.TrimSpace(s))
+	if err != nil {
+		return err
+	}
+	if set.IsEmpty() {
+		return errors.New("empty CPU list")
+	}
+	f.CPUs = set
+	return nil
+}
+
+// Type names the value in help ("cpus").
+func (f *ListFlag) Type() string { return "cpus" }

@@ -202,7 +202,7 @@ func TestMapBadInput(t *testing.T) {
 		wantErr  string
 	}{
 		{[]string{"--width", "39"}, cli.ExitUsage, "--width 39: want at least 40 columns"},
-		{[]string{"--width", "wide"}, cli.ExitUsage, "invalid argument"},
+		{[]string{"--width", "wide"}, cli.ExitUsage, `--width "wide": want a whole number`},
 		{[]string{"--color", "sometimes"}, cli.ExitUsage, `--color "sometimes": want auto, always or never`},
 		{[]string{"--nic", "eth9"}, cli.ExitUsage, `unknown NIC "eth9" (this host has: eth0)`},
 		{[]string{"--pid", "0"}, cli.ExitUsage, "--pid 0: not a process id"},

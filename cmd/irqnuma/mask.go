@@ -18,8 +18,8 @@ import (
 type pickFlags struct {
 	nic        string
 	node       int
-	cpus       string
-	exclude    string
+	cpus       cpuset.ListFlag
+	exclude    cpuset.ListFlag
 	excludeIRQ bool
 	onePerCore bool
 	count      int
@@ -28,8 +28,8 @@ type pickFlags struct {
 func (f *pickFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.nic, "nic", "", "candidates: the CPUs local to this NIC")
 	fs.IntVar(&f.node, "node", -1, "candidates: the CPUs of this NUMA node")
-	fs.StringVar(&f.cpus, "cpus", "", "candidates: this CPU list (isolated CPUs are kept only when named here)")
-	fs.StringVar(&f.exclude, "exclude", "", "drop these CPUs (a CPU list)")
+	fs.Var(&f.cpus, "cpus", "candidates: this CPU list (isolated CPUs are kept only when named here)")
+	fs.Var(&f.exclude, "exclude", "drop these CPUs (a CPU list)")
 	fs.BoolVar(&f.excludeIRQ, "exclude-irq-cpus", false, "drop the CPUs where the NIC's queue IRQs land (and their SMT siblings with --one-per-core)")
 	fs.BoolVar(&f.onePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
 	fs.IntVar(&f.count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
@@ -62,28 +62,8 @@ func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
 	if fs.Changed("count") && f.count < 1 {
 		return r, cli.Usagef("--count %d: want at least 1", f.count)
 	}
-	r.Count = f.count
-	var err error
-	if fs.Changed("cpus") {
-		if r.CPUs, err = parseCPUFlag("--cpus", f.cpus); err != nil {
-			return r, err
-		}
-		if r.CPUs.IsEmpty() {
-			return r, cli.Usagef("--cpus: empty CPU list")
-		}
-	}
-	if r.Exclude, err = parseCPUFlag("--exclude", f.exclude); err != nil {
-		return r, err
-	}
+	r.Count, r.CPUs, r.Exclude = f.count, f.cpus.CPUs, f.exclude.CPUs
 	return r, nil
-}
-
-func parseCPUFlag(flag, s string) (cpuset.Set, error) {
-	set, err := cpuset.ParseList(strings.TrimSpace(s))
-	if err != nil {
-		return cpuset.Set{}, cli.Usagef("%s: %w", flag, err)
-	}
-	return set, nil
 }
 
 // pick picks the CPUs the flags ask for on the host under --root. Notes

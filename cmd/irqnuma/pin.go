@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
@@ -16,8 +17,8 @@ import (
 
 type pinFlags struct {
 	node      *int // --node; nil when not given
-	cpus      string
-	exclude   string
+	cpus      cpuset.ListFlag
+	exclude   cpuset.ListFlag
 	strategy  string
 	dryRun    bool
 	keepGoing bool
@@ -47,12 +48,12 @@ func newIRQPinCmd(a *app) *cobra.Command {
 			if f.node != nil && cmd.Flags().Changed("cpus") {
 				return cli.Usagef("--node and --cpus are exclusive")
 			}
-			return runPin(a, args, f, cmd.Flags().Changed("cpus"))
+			return runPin(a, args, f)
 		},
 	}
 	c.Flags().Int("node", -1, "target this node's online CPUs instead of the NIC's own node")
-	c.Flags().StringVar(&f.cpus, "cpus", "", "target exactly these CPUs (list form, e.g. 16-23); isolated CPUs named here are used")
-	c.Flags().StringVar(&f.exclude, "exclude", "", "leave these CPUs out (list form), e.g. the benchmark's")
+	c.Flags().Var(&f.cpus, "cpus", "target exactly these CPUs (list form, e.g. 16-23); isolated CPUs named here are used")
+	c.Flags().Var(&f.exclude, "exclude", "leave these CPUs out (list form), e.g. the benchmark's")
 	c.Flags().StringVar(&f.strategy, "strategy", "spread", "spread (one CPU per queue) or node (the whole set per queue)")
 	c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing")
 	c.Flags().BoolVar(&f.keepGoing, "keep-going", false, "carry on past a failed write instead of rolling back")
@@ -71,28 +72,19 @@ func needRoot(a *app, what string) error {
 }
 
 // pinRequest turns the flags into what affinity.Pin takes.
-func pinRequest(a *app, nics []string, f pinFlags, hasCPUs bool) (affinity.PinRequest, error) {
+func pinRequest(a *app, nics []string, f pinFlags) (affinity.PinRequest, error) {
 	req := affinity.PinRequest{Root: a.root, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
 		StatePath: f.state, Writer: a.writer, Now: a.now(),
-		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps}}
+		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps, CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs}}
 	var err error
 	if req.Options.Strategy, err = affinity.ParseStrategy(f.strategy); err != nil {
 		return req, cli.Usagef("--strategy: %v", err)
 	}
-	if hasCPUs {
-		if req.Options.CPUs, err = parseCPUFlag("--cpus", f.cpus); err != nil {
-			return req, err
-		}
-		if req.Options.CPUs.IsEmpty() {
-			return req, cli.Usagef("--cpus: empty list")
-		}
-	}
-	req.Options.Exclude, err = parseCPUFlag("--exclude", f.exclude)
-	return req, err
+	return req, nil
 }
 
-func runPin(a *app, nics []string, f pinFlags, hasCPUs bool) error {
-	req, err := pinRequest(a, nics, f, hasCPUs)
+func runPin(a *app, nics []string, f pinFlags) error {
+	req, err := pinRequest(a, nics, f)
 	if err != nil {
 		return err
 	}

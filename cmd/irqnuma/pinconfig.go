@@ -39,5 +39,5 @@ func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
 		return err
 	}
 	f.pinConfig, f.node, f.strategy = c, nil, string(affinity.StrategySpread)
-	return runPin(a, c.Names(), f, false)
+	return runPin(a, c.Names(), f)
 }

@@ -76,7 +76,7 @@ func newRoot(a *app) *cobra.Command {
 	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/, or a snapshot .tar.gz")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cli.Usage(err) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cli.FlagError(err) })
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	for _, c := range commands {

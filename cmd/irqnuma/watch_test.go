@@ -174,7 +174,7 @@ func TestWatchErrors(t *testing.T) {
 		{[]string{"watch", "--interval", "-1s"}, cli.ExitUsage, "--interval"},
 		{[]string{"watch", "--count", "-1"}, cli.ExitUsage, "--count"},
 		{[]string{"watch", "--pid", "0"}, cli.ExitUsage, "--pid"},
-		{[]string{"watch", "--interval", "soon"}, cli.ExitUsage, "invalid argument"},
+		{[]string{"watch", "--interval", "soon"}, cli.ExitUsage, `--interval "soon": want a duration such as 1s or 200ms`},
 		{[]string{"watch", "extra"}, cli.ExitUsage, "unknown command"},
 		{[]string{"--root", seed, "watch", "--nic", "eth9", "--count", "1"}, cli.ExitUsage, `unknown NIC "eth9"`},
 		{[]string{"--root", seed, "watch", "--pid", "4242", "--count", "1"}, cli.ExitError, "process 4242"},

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/pflag"
+
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -31,6 +33,20 @@ const (
 	ExitInternal = 70
 )
 
+// ExitStatus is the table of exit codes, as the README and the manual
+// page print it.
+const ExitStatus = `  0    success (audit: nothing at or above --fail-on)
+  1    runtime error: a file could not be read or written, a write was
+       refused and rolled back, a restore left values behind
+  2    usage error: a bad flag, value or argument, an unknown NIC
+  3    audit: a finding at or above --fail-on
+  70   internal error: a bug in irqnuma (please report it)
+  126  exec: the command cannot be run
+  127  exec: the command is not found
+  128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM), after
+       undoing what it had written; exec: the command was killed by N
+  141  the reader of the output went away (irqnuma ... | head)`
+
 // usageError marks an error as the user's: bad flags or arguments.
 type usageError struct{ err error }
 
@@ -43,6 +59,25 @@ func Usage(err error) error { return usageError{err} }
 // Usagef is Usage(fmt.Errorf(format, args...)).
 func Usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
+}
+
+// FlagError is a usage error for a bad flag that names the flag and
+// says what it wants: "--cpus: cpu list "3-1": ...", "--count "x": want a
+// whole number", where pflag says "invalid argument "3-1" for "--cpus"
+// flag: ...".
+func FlagError(err error) error {
+	ve := (*pflag.InvalidValueError)(nil)
+	if !errors.As(err, &ve) || errors.Unwrap(ve) == nil {
+		return Usage(err)
+	}
+	switch f := ve.GetFlag(); f.Value.Type() {
+	case "duration":
+		return Usagef("--%s %q: want a duration such as 1s or 200ms", f.Name, ve.GetValue())
+	case "int", "intSlice", "uint":
+		return Usagef("--%s %q: want a whole number", f.Name, ve.GetValue())
+	default:
+		return Usagef("--%s: %w", f.Name, errors.Unwrap(ve))
+	}
 }
 
 // exitError ends a command with a given code after its output.

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"syscall"
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/topology"
+	"github.com/spf13/pflag"
 )
 
 func TestCode(t *testing.T) {
@@ -44,5 +46,25 @@ func TestCode(t *testing.T) {
 	}
 	if Exit(3, nil).Error() != "exit 3" {
 		t.Errorf("Exit(3, nil) says %q", Exit(3, nil))
+	}
+}
+
+func TestFlagError(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Int("count", 0, "")
+	fs.Duration("interval", 0, "")
+	fs.Bool("all", false, "")
+	for _, tt := range []struct{ args, want string }{
+		{"--count=x", `--count "x": want a whole number`},
+		{"--interval=soon", `--interval "soon": want a duration such as 1s or 200ms`},
+		{"--all=maybe", `--all: strconv.ParseBool: parsing "maybe": invalid syntax`},
+		{"--nope", "unknown flag: --nope"},
+	} {
+		err := FlagError(fs.Parse([]string{tt.args}))
+		var b bytes.Buffer
+		if code := Code(context.Background(), err, &b); code != ExitUsage || b.String() != "irqnuma: "+tt.want+"\n" {
+			t.Errorf("%s: exit %d, %q; want 2, %q", tt.args, code, b.String(), tt.want)
+		}
 	}
 }
