@@ -83,6 +83,7 @@ func newRoot(a *app) *cobra.Command {
 		root.AddCommand(c(a))
 	}
 	addHelp(root)
+	addCompletion(root, a)
 	return root
 }
 
