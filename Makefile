@@ -14,7 +14,7 @@ TESTTMP ?= $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
 	echo $$d/irqnuma-test-$$(id -u))
 TESTENV = $(if $(TESTTMP),mkdir -p $(TESTTMP) && TMPDIR=$(TESTTMP))
 
-.PHONY: build test test-short vmtest lint tidy fuzz bench golden
+.PHONY: build install test test-short vmtest lint tidy fuzz bench golden
 
 # A static binary (no cgo: it runs on any Linux of the architecture, in an
 # initramfs or a distroless image) with the version from git stamped in.
@@ -25,6 +25,21 @@ LDFLAGS = -s -w -X '$(VPKG).version=$(VERSION)' -X '$(VPKG).revision=$(REVISION)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/irqnuma
+
+# The binary, its manual pages and the bash, zsh and fish completions,
+# laid out under PREFIX as distribution packages do (DESTDIR for staging).
+PREFIX ?= /usr/local
+DESTDIR ?=
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/irqnuma
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	$(BIN) __man $(DESTDIR)$(PREFIX)/share/man/man1
+	$(BIN) completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/irqnuma
+	$(BIN) completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_irqnuma
+	$(BIN) completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/irqnuma.fish
 
 # vet + race detector + every suite, live tests included.
 test:

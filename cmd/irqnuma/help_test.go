@@ -3,10 +3,13 @@ package main
 import (
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
 // TestHelpFiles: every command but the plain groups and cobra's own has
@@ -43,4 +46,35 @@ func TestHelpFiles(t *testing.T) {
 			t.Errorf("%s belongs to no command", f)
 		}
 	}
+}
+
+// TestCompletion: the shells' completion (cobra's __complete) offers the
+// host's NICs for irq pin and --nic, and the words of word flags.
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	root := hosttest.Root("offline-2node")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--root", root, "__complete", "irq", "pin", ""}, "eth1\neth10\nens1f0\nens2f0\n:4\n"},
+		{[]string{"--root", root, "__complete", "irq", "pin", "eth1", ""}, "eth10\nens1f0\nens2f0\n:4\n"},
+		{[]string{"--root", root, "__complete", "audit", "--nic", ""}, "eth1\neth10\nens1f0\nens2f0\n:4\n"},
+		{[]string{"__complete", "mask", "--format", ""}, "list\ntaskset\nmask\nnumactl\ndocker\nsystemd\ncgroup\n:4\n"},
+		{[]string{"__complete", "irq", "pin", "--strategy", ""}, "spread\nnode\n:4\n"},
+		{[]string{"__complete", "audit", "--fail-on", ""}, "info\nwarning\nerror\nnever\n:4\n"},
+		{[]string{"__complete", "map", "--color", ""}, "auto\nalways\nnever\n:4\n"},
+		{[]string{"__complete", "topology", "-o", ""}, "table\njson\n:4\n"},
+	} {
+		stdout, _, code := runCLI(t, tt.args...)
+		if code != 0 || sortLines(stdout) != sortLines(tt.want) {
+			t.Errorf("%q: exit %d, %q; want %q", tt.args, code, stdout, tt.want)
+		}
+	}
+}
+
+func sortLines(s string) string {
+	l := strings.Split(s, "\n")
+	slices.Sort(l)
+	return strings.Join(l, "\n")
 }

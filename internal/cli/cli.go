@@ -35,17 +35,18 @@ const (
 
 // ExitStatus is the table of exit codes, as the README and the manual
 // page print it.
-const ExitStatus = `  0    success (audit: nothing at or above --fail-on)
-  1    runtime error: a file could not be read or written, a write was
-       refused and rolled back, a restore left values behind
-  2    usage error: a bad flag, value or argument, an unknown NIC
-  3    audit: a finding at or above --fail-on
-  70   internal error: a bug in irqnuma (please report it)
-  126  exec: the command cannot be run
-  127  exec: the command is not found
-  128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM), after
-       undoing what it had written; exec: the command was killed by N
-  141  the reader of the output went away (irqnuma ... | head)`
+const ExitStatus = `  0      success (audit: nothing at or above --fail-on)
+  1      runtime error: a file could not be read or written, a write
+         was refused and rolled back, a restore left values behind
+  2      usage error: a bad flag, value or argument, an unknown NIC
+  3      audit: a finding at or above --fail-on
+  70     internal error: a bug in irqnuma (please report it)
+  126    exec: the command cannot be run
+  127    exec: the command is not found
+  128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM),
+         after undoing what it had written; exec: the command was
+         killed by signal N
+  141    the reader of the output went away (irqnuma ... | head)`
 
 // usageError marks an error as the user's: bad flags or arguments.
 type usageError struct{ err error }

@@ -73,11 +73,7 @@ func Write(w io.Writer, p Page) error {
 	}
 	if len(p.SeeAlso) > 0 {
 		b.WriteString(".SH SEE ALSO\n")
-		refs := make([]string, len(p.SeeAlso))
-		for i, r := range p.SeeAlso {
-			refs[i] = escape(r)
-		}
-		b.WriteString(line(strings.Join(refs, ", ")))
+		b.WriteString(line(strings.Join(p.SeeAlso, ", ")))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
