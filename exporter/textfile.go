@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -35,15 +34,13 @@ func writeTextfile(path string, fams []Family) error {
 // also writes the metrics of that one read there (audit --textfile), for
 // node_exporter's textfile collector: replaced atomically, and written
 // even when the read fails (with irqnuma_scrape_error 1), so the failure
-// shows in Prometheus too; the read error is then returned.
-func ReadAudit(root string, sel audit.Selection, textfile string) (*audit.State, error) {
+// shows in Prometheus too. The read's error comes first; the write's
+// comes separately, so the caller can still show what was read.
+func ReadAudit(root string, sel audit.Selection, textfile string) (st *audit.State, readErr, writeErr error) {
 	start := time.Now()
-	st, readErr := audit.Read(root, sel)
-	if textfile == "" {
-		return st, readErr
+	st, readErr = audit.Read(root, sel)
+	if textfile != "" {
+		writeErr = writeTextfile(textfile, families(st, readErr, time.Since(start)))
 	}
-	if err := writeTextfile(textfile, families(st, readErr, time.Since(start))); err != nil {
-		return nil, errors.Join(readErr, err)
-	}
-	return st, readErr
+	return st, readErr, writeErr
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -31,9 +32,11 @@ func newAuditCmd(a *app) *cobra.Command {
 			if err := sel.check(); err != nil {
 				return err
 			}
-			st, err := exporter.ReadAudit(a.root, sel.Selection, textfile)
+			// A textfile that cannot be written fails the command after
+			// the audit is shown.
+			st, err, writeErr := exporter.ReadAudit(a.root, sel.Selection, textfile)
 			if err != nil {
-				return err
+				return errors.Join(err, writeErr)
 			}
 			fs, doc := st.Findings, report.NewAuditDoc(st.Host, st.IRQs, st.Findings)
 			var min audit.Severity
@@ -45,8 +48,8 @@ func newAuditCmd(a *app) *cobra.Command {
 			} else {
 				err = report.WriteAudit(a.stdout, doc, min)
 			}
-			if err != nil {
-				return err
+			if err != nil || writeErr != nil {
+				return errors.Join(err, writeErr)
 			}
 			if min != "" && len(audit.AtOrAbove(fs, min)) > 0 {
 				return cli.Exit(cli.ExitFindings, nil)

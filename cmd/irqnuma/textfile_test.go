@@ -74,3 +74,15 @@ func TestAuditTextfileErrors(t *testing.T) {
 		t.Errorf("audit --textfile into a missing folder: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestTextfileFolderMissing: a textfile that cannot be written (its folder
+// is missing, as /var/lib/node_exporter/textfile_collector is on Debian)
+// still shows the audit, then fails naming the path.
+func TestTextfileFolderMissing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "no-such-folder", "irqnuma.prom")
+	stdout, stderr, code := runCLI(t, "--root", hosttest.Root("seed"), "audit", "--textfile", path)
+	if code != cli.ExitError || !strings.Contains(stdout, "verdict:") || !strings.Contains(stderr, path) {
+		t.Errorf("exit %d, stderr %q, stdout %q; want exit 1 after the audit, naming %s", code, stderr, stdout, path)
+	}
+}
