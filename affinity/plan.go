@@ -237,7 +237,7 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 	switch {
 	case !opt.CPUs.IsEmpty():
 		if missing := opt.CPUs.Difference(h.Possible); !missing.IsEmpty() {
-			return tg, fmt.Errorf("--cpus %s: CPUs %s do not exist on this host (possible: %s)", opt.CPUs, missing, h.Possible)
+			return tg, fmt.Errorf("--cpus %s: %w: CPUs %s do not exist on this host (possible: %s)", opt.CPUs, ErrNoSuchCPU, missing, h.Possible)
 		}
 		set = opt.CPUs
 		tg.Source = "--cpus " + opt.CPUs.String()
@@ -245,7 +245,7 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 	case opt.Node != nil:
 		cpus, ok := h.NodeCPUs(*opt.Node)
 		if !ok {
-			return tg, fmt.Errorf("--node %d: no such node (this host has nodes %s)", *opt.Node, h.NodeIDs())
+			return tg, fmt.Errorf("--node %d: %w (this host has nodes %s)", *opt.Node, ErrNoSuchNode, h.NodeIDs())
 		}
 		set = cpus
 		tg.Source = "node " + strconv.Itoa(*opt.Node) + ", from --node"

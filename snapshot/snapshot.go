@@ -20,10 +20,12 @@ package snapshot
 import (
 	"archive/tar"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
@@ -122,9 +124,21 @@ func Write(w io.Writer, root string, opts Options) (Result, error) {
 	return res, nil
 }
 
-// Create writes a snapshot of root to the file name. The file appears
-// whole or not at all: it is written beside name and renamed into place.
-func Create(name, root string, opts Options) (Result, error) {
+// ErrName is wrapped by Create's error for a name that does not end in
+// .tar.gz or .tgz: "-o json" meant for the output format must not write
+// an archive called json.
+var ErrName = errors.New("a snapshot is a .tar.gz")
+
+// Create writes a snapshot of root to the file name, or to stdout when
+// name is "-". The file appears whole or not at all: it is written
+// beside name and renamed into place.
+func Create(name string, stdout io.Writer, root string, opts Options) (Result, error) {
+	if name == "-" {
+		return Write(stdout, root, opts)
+	}
+	if !strings.HasSuffix(name, ".tar.gz") && !strings.HasSuffix(name, ".tgz") {
+		return Result{}, fmt.Errorf("snapshot %s: %w: name it %s.tar.gz (or - for stdout)", name, ErrName, strings.TrimSuffix(name, ".tar"))
+	}
 	var res Result
 	var werr error // Write's own error names the snapshot already
 	err := atomicfile.Write(name, 0o644, func(w io.Writer) error {

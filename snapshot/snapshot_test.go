@@ -118,7 +118,7 @@ func exported(r readings) readings {
 func snap(t *testing.T, root string, opts Options) (string, Result) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "host.tar.gz")
-	res, err := Create(file, root, opts)
+	res, err := Create(file, nil, root, opts)
 	if err != nil {
 		t.Fatalf("Create(%s): %v", root, err)
 	}

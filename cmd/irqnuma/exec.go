@@ -15,8 +15,9 @@ func newExecCmd(a *app) *cobra.Command {
 	var f pickFlags
 	var membind bool
 	c := &cobra.Command{
-		Use:   "exec (--nic NAME | --node N | --cpus LIST) [flags] [--membind] -- COMMAND [ARGS...]",
-		Short: "Run a command on the CPUs mask would pick, from its first instruction",
+		Use:         "exec (--nic NAME | --node N | --cpus LIST) [flags] [--membind] -- COMMAND [ARGS...]",
+		Annotations: map[string]string{"json": "none"},
+		Short:       "Run a command on the CPUs mask would pick, from its first instruction",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cli.Usagef("exec needs a COMMAND to run, after --")

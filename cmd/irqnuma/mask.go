@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,13 +74,7 @@ func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
 	}
 	p, err := affinity.PickOn(a.root, r)
 	if err != nil {
-		// What the flags name does not exist, or the NIC's place is
-		// unknown and --node or --cpus must say it: the user's to fix.
-		if errors.Is(err, affinity.ErrBadPick) || errors.Is(err, affinity.ErrNoSuchNode) ||
-			errors.Is(err, affinity.ErrNoSuchCPU) || errors.Is(err, affinity.ErrNICLocalityUnknown) {
-			return nil, cli.Usage(err)
-		}
-		return nil, err
+		return nil, usageIf(err)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", n)

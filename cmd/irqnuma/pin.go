@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/snapshot"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -64,11 +65,24 @@ func newIRQPinCmd(a *app) *cobra.Command {
 }
 
 // needRoot refuses a change to the live host without root.
-func needRoot(a *app, what string) error {
+func needRoot(a *app, what, instead string) error {
 	if affinity.IsLive(a.root) && a.geteuid() != 0 {
-		return fmt.Errorf("%s changes the live host's IRQ affinity and needs root (run it with sudo; --dry-run shows the plan without root)", what)
+		return fmt.Errorf("%s changes the live host's IRQ affinity and needs root (run it with sudo%s)", what, instead)
 	}
 	return nil
+}
+
+// usageIf marks a library error as the user's to fix (exit 2) when what
+// the flags or arguments name does not exist, or the NIC's place is
+// unknown and --node or --cpus must say it.
+func usageIf(err error) error {
+	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick,
+		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName} {
+		if errors.Is(err, e) {
+			return cli.Usage(err)
+		}
+	}
+	return err
 }
 
 // pinRequest turns the flags into what affinity.Pin takes.
@@ -89,7 +103,7 @@ func runPin(a *app, nics []string, f pinFlags) error {
 		return err
 	}
 	if !f.dryRun {
-		if err := needRoot(a, "irq pin"); err != nil {
+		if err := needRoot(a, "irq pin", "; --dry-run shows the plan without root"); err != nil {
 			return err
 		}
 		// A stop signal lets the writes finish or roll back: Pin stops at
@@ -105,10 +119,7 @@ func runPin(a *app, nics []string, f pinFlags) error {
 	}
 	res, err := affinity.Pin(a.ctx, req)
 	if err != nil {
-		if errors.Is(err, topology.ErrUnknownNIC) || errors.Is(err, affinity.ErrLocalityUnknown) {
-			return cli.Usage(err)
-		}
-		return err
+		return usageIf(err)
 	}
 	doc := report.NewPinDoc(res, f.dryRun)
 	if f.dryRun || res.Changes == 0 {
@@ -168,7 +179,7 @@ func newIRQRestoreCmd(a *app) *cobra.Command {
 }
 
 func runRestore(a *app, args []string) error {
-	if err := needRoot(a, "irq restore"); err != nil {
+	if err := needRoot(a, "irq restore", ""); err != nil {
 		return err
 	}
 	path := ""

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
@@ -33,10 +31,7 @@ func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
 	}
 	c, err := affinity.ReadPinConfig(f.config)
 	if err != nil {
-		if errors.Is(err, affinity.ErrConfig) {
-			return cli.Usage(err)
-		}
-		return err
+		return usageIf(err)
 	}
 	f.pinConfig, f.node, f.strategy = c, nil, string(affinity.StrategySpread)
 	return runPin(a, c.Names(), f)

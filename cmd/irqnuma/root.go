@@ -66,11 +66,13 @@ func newRoot(a *app) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			switch a.output {
-			case "table", "json":
-				return a.openRoot(cmd)
+			switch {
+			case a.output != "table" && a.output != "json":
+				return cli.Usagef("--output %q: want table or json", a.output)
+			case a.json() && cmd.Annotations["json"] == "none":
+				return cli.Usagef("-o json: %s has no JSON output", cmd.CommandPath())
 			}
-			return cli.Usagef("--output %q: want table or json", a.output)
+			return a.openRoot(cmd)
 		},
 	}
 	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/, or a snapshot .tar.gz")

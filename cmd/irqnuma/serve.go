@@ -17,9 +17,10 @@ func newServeCmd(a *app) *cobra.Command {
 		sel    selection
 	)
 	c := &cobra.Command{
-		Use:   "serve",
-		Short: "Export the audit as Prometheus metrics on /metrics",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:         "serve",
+		Annotations: map[string]string{"json": "none"},
+		Short:       "Export the audit as Prometheus metrics on /metrics",
+		Args:        usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sel.check(); err != nil {
 				return err

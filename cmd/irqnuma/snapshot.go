@@ -28,18 +28,9 @@ func newSnapshotCmd(a *app) *cobra.Command {
 			if err := sel.check(); err != nil {
 				return err
 			}
-			opts := snapshot.Options{Processes: sel.Selection.Selection}
-			var (
-				res snapshot.Result
-				err error
-			)
-			if a.output == "-" {
-				res, err = snapshot.Write(a.stdout, a.root, opts)
-			} else {
-				res, err = snapshot.Create(a.output, a.root, opts)
-			}
+			res, err := snapshot.Create(a.output, a.stdout, a.root, snapshot.Options{Processes: sel.Selection.Selection})
 			if err != nil {
-				return err
+				return usageIf(err)
 			}
 			report.WriteSnapshotResult(a.stderr, a.output, res)
 			return nil
