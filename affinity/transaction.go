@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -427,6 +428,13 @@ func (r *RestoreResult) Err() error {
 // restored is renamed FILE.restored. The error is for what stops the
 // restore before any write; what became of each value is in the result.
 func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*RestoreResult, error) {
+	// A state file that is not there is said before the lock is taken,
+	// which would make <root>/var/lib/irqnuma.
+	if statePath != "" {
+		if _, err := os.Stat(statePath); err != nil {
+			return nil, fmt.Errorf("read state: %w", err)
+		}
+	}
 	lock, err := AcquireLock(root)
 	if err != nil {
 		return nil, err

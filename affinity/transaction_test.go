@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,19 @@ func TestPinPlannedFirst(t *testing.T) {
 		if err != nil || res.Changed != seen.Changes || w.n != res.Changes || statErr != nil {
 			t.Errorf("pin: err %v, changed %d of %d, %d writes, state file %v", err, res.Changed, seen.Changes, w.n, statErr)
 		}
+	}
+}
+
+// TestRestoreMissingFile: a state file that does not exist is an error
+// naming it, and nothing is made under the root (not even the lock).
+func TestRestoreMissingFile(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	missing := filepath.Join(t.TempDir(), "state.json")
+	_, err := Restore(context.Background(), root, missing, irq.FileWriter{})
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Restore of a missing file: %v; want an error naming %s", err, missing)
+	}
+	if _, err := os.Stat(filepath.Join(root, "var")); !os.IsNotExist(err) {
+		t.Errorf("Restore made %s/var: %v", root, err)
 	}
 }

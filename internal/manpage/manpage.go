@@ -111,7 +111,7 @@ func text(b *strings.Builder, s string) {
 }
 
 // line is one line of text, escaped, with a zero-width character before
-// a leading '.' or '\'' that roff would take for a request.
+// a leading dot or apostrophe, which roff would take for a request.
 func line(s string) string {
 	e := escape(s)
 	if strings.HasPrefix(e, ".") || strings.HasPrefix(e, "'") {
