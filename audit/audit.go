@@ -70,13 +70,16 @@ const (
 	// error when no NIC could be audited at all: a gate never passes on
 	// an audit that checked nothing.
 	CheckNotChecked Check = "not-checked"
+	// CheckProcAbsent says a process named with --pid or --comm does not
+	// run: nothing about it was checked.
+	CheckProcAbsent Check = "proc-absent"
 )
 
 // Checks lists every check id in the order findings of equal severity
 // are shown.
 var Checks = []Check{
 	CheckNICNodeUnknown, CheckIRQRemote, CheckIsolatedIRQ, CheckIRQSharedCPU, CheckIrqbalance,
-	CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote, CheckRPSRemote, CheckXPSRemote,
+	CheckProcAbsent, CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote, CheckRPSRemote, CheckXPSRemote,
 	CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckNotChecked,
 }
 
@@ -113,6 +116,10 @@ type Options struct {
 	// NICs limits the audit to these NICs; nil audits every NIC that has
 	// IRQs.
 	NICs []string
+	// Absent are the selectors ("--comm iperf3") that matched no running
+	// process, and ProcRoot the /proc they were looked for in.
+	Absent   []string
+	ProcRoot string
 	// Irqbalance is what irqbalance.Read found.
 	Irqbalance *irqbalance.Settings
 	// Cmdline is the kernel command line; IOMMU the host's IOMMU state;
@@ -168,6 +175,11 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 		a.checkIOMMU(c)
 	}
 	a.checkHostIOMMU()
+	for _, sel := range opts.Absent {
+		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel,
+			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, opts.ProcRoot),
+			Fix:     "start it, or name it as /proc/PID/comm does (the executable's name, cut to 15 bytes)"})
+	}
 	sortFindings(a.out)
 	return a.out
 }

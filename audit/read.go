@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
@@ -27,6 +28,20 @@ type State struct {
 	Findings []Finding
 	// NICs are the NICs named by the selection; nil means every NIC.
 	NICs []string
+	// Matches says what each --pid and --comm of the selection found.
+	Matches []proc.Match
+}
+
+// Absent returns an error naming the first selector that matched no
+// running process, for commands that cannot do without it; nil when
+// every one matched.
+func (st *State) Absent() error {
+	for _, m := range st.Matches {
+		if len(m.PIDs) == 0 {
+			return fmt.Errorf("%s: %w", m.Selector, proc.ErrNoProcess)
+		}
+	}
+	return nil
 }
 
 // ReadHost reads what an audit looks at under root: the topology, the
@@ -38,7 +53,7 @@ func ReadHost(root string, s Selection) (*State, error) {
 	}
 	st := &State{Host: h, IRQs: t, NICs: s.NICs}
 	if s.Any() {
-		if st.Procs, err = proc.Select(root, s.Selection); err != nil {
+		if st.Procs, st.Matches, err = proc.SelectPresent(root, s.Selection); err != nil {
 			return nil, err
 		}
 	}
@@ -57,6 +72,12 @@ func Read(root string, s Selection) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range st.Matches {
+		if len(m.PIDs) == 0 {
+			opts.Absent = append(opts.Absent, m.Selector)
+		}
+	}
+	opts.ProcRoot = filepath.Join(root, "proc")
 	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
 	return st, nil
 }

@@ -10,6 +10,7 @@
 //	irqnuma_irq_local{irq,nic,queue}             1 local, 0 remote; absent when unknown
 //	irqnuma_irq_effective_cpu{irq,nic,queue}     the CPU the IRQ is delivered to; absent unless exactly one
 //	irqnuma_nic_numa_node{nic}                   the NIC's local node; absent when unknown
+//	irqnuma_process_present{selector}            1 when a process --pid/--comm names runs, 0 when none does
 //	irqnuma_scrape_duration_seconds              time the read and the audit took
 //	irqnuma_scrape_error                         1 when the host could not be read, else 0
 //	irqnuma_build_info{version,revision,goversion} 1, naming the build
@@ -45,13 +46,15 @@ const (
 	MetricIRQLocal       = "irqnuma_irq_local"
 	MetricIRQEffective   = "irqnuma_irq_effective_cpu"
 	MetricNICNode        = "irqnuma_nic_numa_node"
+	MetricProcessPresent = "irqnuma_process_present"
 	MetricScrapeDuration = "irqnuma_scrape_duration_seconds"
 	MetricScrapeError    = "irqnuma_scrape_error"
 	MetricBuildInfo      = "irqnuma_build_info"
 )
 
 // Metrics lists every metric the exporter exports.
-var Metrics = []string{MetricFinding, MetricIRQLocal, MetricIRQEffective, MetricNICNode, MetricScrapeDuration, MetricScrapeError, MetricBuildInfo}
+var Metrics = []string{MetricFinding, MetricIRQLocal, MetricIRQEffective, MetricNICNode, MetricProcessPresent,
+	MetricScrapeDuration, MetricScrapeError, MetricBuildInfo}
 
 // help is each metric's HELP text.
 var help = map[string]string{
@@ -59,6 +62,7 @@ var help = map[string]string{
 	MetricIRQLocal:       "1 when the NIC IRQ is delivered to CPUs local to its NIC, 0 when not; absent when unknown.",
 	MetricIRQEffective:   "The CPU the NIC IRQ is delivered to (effective affinity); absent unless exactly one CPU is known.",
 	MetricNICNode:        "The NUMA node local to the NIC; absent when unknown.",
+	MetricProcessPresent: "1 when a process the selector (--pid N, --comm NAME) names runs, 0 when none does.",
 	MetricScrapeDuration: "Seconds the read of the host and the audit took.",
 	MetricScrapeError:    "1 when the host could not be read or audited, 0 otherwise.",
 	MetricBuildInfo:      "Always 1; the labels say which irqnuma build answers.",
@@ -181,7 +185,15 @@ func hostSeries(st *audit.State) []Family {
 			node.add(float64(loc.Node), n.Name)
 		}
 	}
-	return []Family{finding, local, effective, node}
+	present := family(MetricProcessPresent, "selector")
+	for _, m := range st.Matches {
+		v := 0.0
+		if len(m.PIDs) > 0 {
+			v = 1
+		}
+		present.add(v, m.Selector)
+	}
+	return []Family{finding, local, effective, node, present}
 }
 
 // queueLabel is "3" for queue 3, "rx-3"/"tx-3" for a one-direction

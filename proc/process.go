@@ -265,6 +265,55 @@ func (s Selection) Validate() error {
 // Any reports whether the selection names processes.
 func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
 
+// Match is what one selector of a Selection ("--comm iperf3", "--pid
+// 4242") found: the PIDs of its processes, none when no such process
+// runs.
+type Match struct {
+	Selector string
+	PIDs     []int
+}
+
+// SelectPresent resolves a selection into the processes that run now,
+// and says for each selector what it matched: a PID that does not exist
+// or a comm no process has is no error here (a benchmark may not have
+// started yet), and a process that exits while it is read is left out.
+// Other failures (a /proc that cannot be read) are errors.
+func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
+	var matches []Match
+	var want []int
+	for _, pid := range sel.PIDs {
+		matches = append(matches, Match{Selector: "--pid " + strconv.Itoa(pid), PIDs: []int{pid}})
+		want = append(want, pid)
+	}
+	for _, c := range sel.Comms {
+		found, err := FindByComm(root, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		matches = append(matches, Match{Selector: "--comm " + c, PIDs: found})
+		want = append(want, found...)
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	var out []*Process
+	read := map[int]bool{}
+	for _, pid := range want {
+		p, err := Read(root, pid)
+		if errors.Is(err, ErrNoProcess) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		read[pid] = true
+		out = append(out, p)
+	}
+	for i := range matches {
+		matches[i].PIDs = slices.DeleteFunc(matches[i].PIDs, func(pid int) bool { return !read[pid] })
+	}
+	return out, matches, nil
+}
+
 // Select resolves a selection into processes: every PID must exist, every
 // comm must match at least one process. Duplicates are read once.
 func Select(root string, sel Selection) ([]*Process, error) {

@@ -241,6 +241,7 @@ func TestAuditEveryCheck(t *testing.T) {
 			put(t, r, "sys/devices/system/cpu/isolated", "50\n")
 		}, check: audit.CheckIsolatedIRQ, sev: "warning", irq: []int{284}, cpus: "50"},
 		{name: "capture without process folders", check: audit.CheckNotChecked, sev: "info"},
+		{name: "benchmark not started yet", args: []string{"--comm", "iperf3"}, check: audit.CheckProcAbsent, sev: "warning"},
 	}
 	seen := map[audit.Check]bool{}
 	var mu sync.Mutex
@@ -329,8 +330,11 @@ func TestAuditExitCodes(t *testing.T) {
 		{give: []string{"--root", seed, "audit", "--pid", "abc"}, want: 2},
 		{give: []string{"--root", seed, "audit", "--pid", "-4"}, want: 2},
 		{give: []string{"--root", seed, "audit", "extra"}, want: 2},
-		{give: []string{"--root", seed, "audit", "--pid", "99999"}, want: 1},
-		{give: []string{"--root", seed, "audit", "--comm", "iperf3"}, want: 1},
+		// A process that does not run is a proc-absent warning, not a
+		// failure to run the audit.
+		{give: []string{"--root", seed, "audit", "--pid", "99999"}, want: 3},
+		{give: []string{"--root", seed, "audit", "--comm", "iperf3"}, want: 3},
+		{give: []string{"--root", seed, "audit", "--comm", "iperf3", "--fail-on", "error"}, want: 0},
 		{give: []string{"--root", filepath.Join(seed, "nonexistent"), "audit"}, want: 1},
 	}
 	for _, tt := range tests {

@@ -77,6 +77,9 @@ func newMapCmd(a *app) *cobra.Command {
 // buildMap reads what the picture needs under root.
 func buildMap(root string, s selection) (*hostmap.Map, error) {
 	st, err := audit.ReadHost(root, s.Selection)
+	if err == nil {
+		err = st.Absent() // a picture of a process that is not there is no picture
+	}
 	if err != nil {
 		return nil, err
 	}

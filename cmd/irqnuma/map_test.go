@@ -209,8 +209,8 @@ func TestMapBadInput(t *testing.T) {
 		{[]string{"--comm", ""}, cli.ExitUsage, "--comm: empty name"},
 		{[]string{"extra"}, cli.ExitUsage, "unknown command"},
 		{[]string{"--svg", "-", "-o", "json"}, cli.ExitUsage, "--svg and -o json: choose one"},
-		{[]string{"--pid", "99999"}, cli.ExitError, "process 99999: no such process"},
-		{[]string{"--comm", "iperf3"}, cli.ExitError, `--comm "iperf3": no such process`},
+		{[]string{"--pid", "99999"}, cli.ExitError, "--pid 99999: no such process"},
+		{[]string{"--comm", "iperf3"}, cli.ExitError, `--comm iperf3: no such process`},
 		{[]string{"--svg", "/nonexistent/dir/map.svg"}, cli.ExitError, "write SVG: open /nonexistent/dir/map.svg"},
 	}
 	for _, tt := range tests {
