@@ -28,6 +28,7 @@ var labelsOf = map[string][]string{
 	exporter.MetricIRQLocal:       {"irq", "nic", "queue"},
 	exporter.MetricIRQEffective:   {"irq", "nic", "queue"},
 	exporter.MetricNICNode:        {"nic"},
+	exporter.MetricProcessPresent: {"selector"},
 	exporter.MetricScrapeDuration: nil,
 	exporter.MetricScrapeError:    nil,
 	exporter.MetricBuildInfo:      {"version", "revision", "goversion"},
@@ -204,6 +205,9 @@ func checkRules(f ruleFile) []string {
 			known := append([]string{}, targetLabels...)
 			for _, m := range metrics {
 				ls, ok := labelsOf[m]
+				if m == "up" { // Prometheus's own series of every target
+					ls, ok = nil, true
+				}
 				if !ok {
 					bad("alert %s: expr uses %s, which irqnuma's exporter does not export (it has %v)", r.Alert, m, exporter.Metrics)
 				}

@@ -29,9 +29,10 @@ func newServeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return cli.Usagef("--listen %q: want HOST:PORT: %v", listen, err)
 			}
-			// Fail now, not at the first scrape, on a root that cannot be read.
+			// What the host lacks now may come later (a NIC's driver, a
+			// mount): said, and served as irqnuma_scrape_error 1, no exit.
 			if _, err := audit.Read(a.root, sel.Selection); err != nil {
-				return err
+				fmt.Fprintf(a.stderr, "irqnuma: warning: cannot read the host yet: %v\n", err)
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {

@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -182,9 +186,7 @@ func TestServeErrors(t *testing.T) {
 		wantErr  string
 	}{
 		{[]string{"serve", "--listen", "9143", "--root", hosttest.Root("seed")}, cli.ExitUsage, `--listen "9143": want HOST:PORT`},
-		{[]string{"serve", "--root", "/nonexistent"}, cli.ExitError, "root"},
 		{[]string{"serve", "--pid", "0", "--root", hosttest.Root("seed")}, cli.ExitUsage, "--pid 0: not a process id"},
-		{[]string{"serve", "--nic", "eth9", "--root", hosttest.Root("seed")}, cli.ExitUsage, `unknown NIC "eth9"`},
 	}
 	for _, tt := range tests {
 		_, errOut, code := runCLI(t, tt.give...)
@@ -192,4 +194,92 @@ func TestServeErrors(t *testing.T) {
 			t.Errorf("irqnuma %s = exit %d, stderr %q; want exit %d with %q", strings.Join(tt.give, " "), code, errOut, tt.wantCode, tt.wantErr)
 		}
 	}
+}
+
+// gauge returns the value of the series of mf whose labels include want,
+// and whether there is one.
+func gauge(mf *dto.MetricFamily, want map[string]string) (float64, bool) {
+	for _, m := range mf.GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			match = match && l[k] == v
+		}
+		if match {
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// TestServeKeepsServing: what the host lacks at start or loses later is
+// served as series that say so, never an exit (under systemd's
+// Restart=on-failure or a DaemonSet that is a crash loop). A root that
+// cannot be read and a NIC that is not there yet answer
+// irqnuma_scrape_error 1; a --comm whose process starts and stops after
+// the exporter keeps the NIC and IRQ series throughout while
+// irqnuma_process_present follows it.
+func TestServeKeepsServing(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--root", "/nonexistent"},
+		{"--root", hosttest.Root("seed"), "--nic", "eth9"},
+	} {
+		addr := startServe(t, args...)
+		mfs := scrapeCLI(t, addr)
+		if v, _ := gauge(mfs["irqnuma_scrape_error"], nil); v != 1 {
+			t.Errorf("serve %v: irqnuma_scrape_error %v, want 1", args, v)
+		}
+	}
+
+	// A process of a name no other has: a copy of sleep.
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	b, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("irqnbench%d", os.Getpid()%100000)
+	bin := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sel := map[string]string{"selector": "--comm " + name}
+	addr := startServe(t, "--comm", name)
+	check := func(when string, present float64) {
+		t.Helper()
+		mfs := scrapeCLI(t, addr)
+		if v, ok := gauge(mfs["irqnuma_process_present"], sel); !ok || v != present {
+			t.Errorf("%s: irqnuma_process_present %v (%v), want %v", when, v, ok, present)
+		}
+		if v, _ := gauge(mfs["irqnuma_scrape_error"], nil); v != 0 {
+			t.Errorf("%s: irqnuma_scrape_error %v, want 0", when, v)
+		}
+		if mfs["irqnuma_nic_numa_node"] == nil && mfs["irqnuma_finding"] == nil {
+			t.Errorf("%s: no NIC series: %v", when, keys(mfs))
+		}
+	}
+	check("before it starts", 0)
+	cmd := exec.Command(bin, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	check("while it runs", 1)
+	cmd.Process.Kill()
+	cmd.Wait()
+	check("after it stopped", 0)
+}
+
+func keys(m map[string]*dto.MetricFamily) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
