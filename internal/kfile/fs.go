@@ -167,13 +167,23 @@ func (f FS) open(p string, flags int) (int, error) {
 	noOpenat2.Unlock()
 	if !fallback {
 		how := &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-		fd, err := retryEINTR(func() (int, error) { return openat2(f.dir.fd, rel, how) })
-		if err != unix.ENOSYS && err != unix.EPERM {
-			return fd, err
+		// EAGAIN: a rename anywhere on the machine ran while the kernel
+		// resolved a "..", so it could not vouch that the path stayed in
+		// the root (openat2(2) says to retry). Past a few tries the
+		// links are resolved here instead, this once.
+		for try := 0; try < 8; try++ {
+			fd, err := retryEINTR(func() (int, error) { return openat2(f.dir.fd, rel, how) })
+			if err == unix.EAGAIN {
+				continue
+			}
+			if err != unix.ENOSYS && err != unix.EPERM {
+				return fd, err
+			}
+			noOpenat2.Lock()
+			noOpenat2.set = true
+			noOpenat2.Unlock()
+			break
 		}
-		noOpenat2.Lock()
-		noOpenat2.set = true
-		noOpenat2.Unlock()
 	}
 	// No openat2: resolve the links inside the tree here, then open the
 	// real path without following a last link (there is none left).

@@ -172,3 +172,31 @@ func TestFSRootMissing(t *testing.T) {
 		t.Errorf("read under a missing root: %v", err)
 	}
 }
+
+// TestFSOpenat2Again: openat2 answers EAGAIN when a rename elsewhere races
+// its resolution of ".."; a read tries again, and past a few tries
+// resolves the links itself, this once, keeping openat2 for later reads.
+func TestFSOpenat2Again(t *testing.T) {
+	root := tree(t)
+	old := openat2
+	t.Cleanup(func() { openat2 = old })
+	for _, failures := range []int{2, 1000} {
+		n := 0
+		openat2 = func(dirfd int, path string, how *unix.OpenHow) (int, error) {
+			if n++; n <= failures {
+				return -1, unix.EAGAIN
+			}
+			return old(dirfd, path, how)
+		}
+		f := NewFS(root)
+		if s, err := f.String(f.Path("proc/abs")); err != nil || s != "in the tree" {
+			t.Errorf("%d EAGAINs: %q, %v; want the tree's proc/cmdline", failures, s, err)
+		}
+		noOpenat2.Lock()
+		set := noOpenat2.set
+		noOpenat2.Unlock()
+		if set {
+			t.Errorf("%d EAGAINs: openat2 given up for good", failures)
+		}
+	}
+}
