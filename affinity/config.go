@@ -82,10 +82,20 @@ func ReadPinConfig(path string) (*PinConfig, error) {
 func parsePinConfig(b []byte) (*PinConfig, error) {
 	var f pinFile
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: empty file: want a nics: list", ErrConfig)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if err := checkKeys(&doc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if err := doc.Decode(&f); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%w: %s", ErrConfig, strings.Join(te.Errors, "; "))
 		}
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
@@ -112,6 +122,47 @@ func parsePinConfig(b []byte) (*PinConfig, error) {
 		c.NICs = append(c.NICs, PinEntry{NIC: e.NIC, Options: o})
 	}
 	return c, nil
+}
+
+// The keys a config takes, at the top and in a NIC's entry.
+var (
+	topKeys   = []string{"nics"}
+	entryKeys = []string{"nic", "node", "cpus", "exclude", "strategy", "xps"}
+)
+
+// checkKeys refuses a key the config does not take, naming its line and
+// the NIC entry it is in, and the keys that are taken.
+func checkKeys(doc *yaml.Node) error {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return errors.New("want a mapping with a nics: list")
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		if !slices.Contains(topKeys, k.Value) {
+			return fmt.Errorf("line %d: unknown key %q at the top (want nics)", k.Line, k.Value)
+		}
+		if v.Kind != yaml.SequenceNode {
+			continue // the typed decode says what is wrong
+		}
+		for n, e := range v.Content {
+			if e.Kind != yaml.MappingNode {
+				continue
+			}
+			where := fmt.Sprintf("nics[%d]", n)
+			for j := 0; j+1 < len(e.Content); j += 2 {
+				if e.Content[j].Value == "nic" {
+					where += " (" + e.Content[j+1].Value + ")"
+				}
+			}
+			for j := 0; j+1 < len(e.Content); j += 2 {
+				if key := e.Content[j]; !slices.Contains(entryKeys, key.Value) {
+					return fmt.Errorf("%s: line %d: unknown key %q (want %s)", where, key.Line, key.Value, strings.Join(entryKeys, ", "))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (e pinFileEntry) options() (PlanOptions, error) {

@@ -56,8 +56,8 @@ func TestParsePinConfigErrors(t *testing.T) {
 	}{
 		{"", "empty file"},
 		{"nics: []\n", "the nics list is empty or missing"},
-		{"nic: eth0\n", "field nic not found"},
-		{"nics:\n  - nic: eth0\n    stratgy: node\n", "field stratgy not found"},
+		{"nic: eth0\n", `line 1: unknown key "nic" at the top (want nics)`},
+		{"nics:\n  - nic: eth0\n    stratgy: node\n", `nics[0] (eth0): line 3: unknown key "stratgy" (want nic, node, cpus, exclude, strategy, xps)`},
 		{"nics:\n  - strategy: node\n", "nics[0]: nic: missing"},
 		{"nics:\n  - nic: eth0\n    strategy: fast\n", `nics[0] (eth0): strategy "fast": want spread or node`},
 		{"nics:\n  - nic: eth0\n    node: 1\n    cpus: 1-3\n", "nics[0] (eth0): node and cpus are exclusive"},

@@ -99,7 +99,7 @@ func TestPinConfigErrors(t *testing.T) {
 	}{
 		{[]string{"--config", good, "eth0"}, cli.ExitUsage, "give no NIC arguments"},
 		{[]string{"--config", good, "--node", "1"}, cli.ExitUsage, "--node: set it in the --config file"},
-		{[]string{"--config", bad}, cli.ExitUsage, bad + ": bad pin config: yaml: unmarshal errors:\n  line 3: field nod not found"},
+		{[]string{"--config", bad}, cli.ExitUsage, bad + `: bad pin config: nics[0] (eth0): line 3: unknown key "nod" (want nic, node, cpus, exclude, strategy, xps)`},
 		{[]string{"--config", filepath.Join(dir, "nope.yaml")}, cli.ExitError, "pin config: open"},
 		{[]string{"--config", unknown}, cli.ExitUsage, `unknown NIC "eth9"`},
 		{[]string{}, cli.ExitUsage, "requires at least 1 arg"},
