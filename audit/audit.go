@@ -219,15 +219,20 @@ func (a *auditor) notChecked(nic, check, why string) {
 // what the audit exists to say (is the NIC's traffic on its node) could
 // not be said, so "ready" would be a guess.
 func (a *auditor) notCheckedAt(sev Severity, nic, check, why string) {
+	fix, ok := notCheckedFixes[check]
+	if !ok {
+		fix = "run the audit on the live host, or include the missing file in the capture"
+	}
+	a.notCheckedFix(sev, nic, check, why, fix)
+}
+
+// notCheckedFix is notCheckedAt with its own fix.
+func (a *auditor) notCheckedFix(sev Severity, nic, check, why, fix string) {
 	key := nic + "\x00" + check
 	if a.seen[key] {
 		return
 	}
 	a.seen[key] = true
-	fix, ok := notCheckedFixes[check]
-	if !ok {
-		fix = "run the audit on the live host, or include the missing file in the capture"
-	}
 	a.add(Finding{Check: CheckNotChecked, Severity: sev, Subject: check, NIC: nic, Message: why, Fix: fix})
 }
 

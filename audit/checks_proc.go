@@ -144,8 +144,9 @@ func irqsSubjectRange(ns []int) string { return cpuset.New(ns...).List() }
 // procMemRemote: most of a process's pages on nodes other than the NIC's.
 func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
 	if p.NodeKB == nil {
-		a.notChecked(c.nic.Name, fmt.Sprintf("%s for PID %d", CheckProcMemRemote, p.PID),
-			fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)))
+		a.notCheckedFix(SeverityInfo, c.nic.Name, fmt.Sprintf("%s for PID %d", CheckProcMemRemote, p.PID),
+			fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)),
+			fmt.Sprintf("run the audit as root (another user's numa_maps needs ptrace rights), or capture it with irqnuma snapshot --pid %d", p.PID))
 		return
 	}
 	localNodes := c.localNodes
