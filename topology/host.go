@@ -48,7 +48,10 @@ type Host struct {
 	IsolationFrom IsolationSources
 	// Cmdline is /proc/cmdline; nil when the tree lacks it.
 	Cmdline *Cmdline
-	NICs    []NIC // every /sys/class/net entry with a device, by name
+	// IOMMU is what /sys says of the IOMMUs; IOMMUMode combines it with
+	// the command line.
+	IOMMU *IOMMU
+	NICs  []NIC // every /sys/class/net entry with a device, by name
 
 	// Notes says what the tree lacks that limits the answers, one line
 	// each, e.g. "no /sys/class/net: NICs unknown".
@@ -82,6 +85,7 @@ func Read(root string) (*Host, error) {
 	if err := h.readNICs(); err != nil {
 		return nil, err
 	}
+	h.readIOMMU()
 	return h, nil
 }
 
