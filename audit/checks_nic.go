@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 // pinFix is the irqnuma command that moves a NIC's queue IRQs onto its
@@ -60,24 +61,52 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 		// Delivered there: the effective CPUs say so, or the requested
 		// mask leaves no other CPU.
 		if hit := where.Intersection(isolated); !hit.IsEmpty() && (c.byEffective[q.IRQ] || where.IsSubsetOf(isolated)) {
-			kinds := []string{}
-			if hit.Intersects(a.h.Isolated) {
-				kinds = append(kinds, "isolcpus")
-			}
-			if hit.Intersects(a.h.NohzFull) {
-				kinds = append(kinds, "nohz_full")
-			}
 			nodes, _ := a.h.NodesOf(hit)
 			a.add(Finding{Check: CheckIsolatedIRQ, Severity: SeverityWarning, NIC: c.nic.Name,
 				Subject: irqSubject(q), IRQ: []int{q.IRQ}, CPUs: hit, Nodes: nodes.IDs(),
 				Message: fmt.Sprintf("%s of %s is delivered to isolated %s (%s): the interrupt and its softirq run where other work was meant to run alone",
-					irqSubject(q), c.nic.Name, cpusWord(hit), strings.Join(kinds, ", ")),
+					irqSubject(q), c.nic.Name, cpusWord(hit), a.isolationKinds(hit)),
 				Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
 		}
 	}
 	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
 		a.notChecked(c.nic.Name, string(CheckIRQRemote), fmt.Sprintf("%s's locality is unknown: its IRQs are not called local or remote", c.nic.Name))
 	}
+}
+
+// isolationKinds says which kinds of isolation cover cpus and where each
+// was read: "isolcpus, nohz_full" (sysfs, or a host built by hand), or
+// "isolcpus managed_irq, nohz_full from the kernel command line", or
+// both groups joined by "; ".
+func (a *auditor) isolationKinds(cpus cpuset.Set) string {
+	from := a.h.IsolationFrom
+	kinds := []struct {
+		name string
+		set  cpuset.Set
+		src  topology.Source
+	}{
+		{"isolcpus", a.h.Isolated, from.Isolated},
+		{"isolcpus managed_irq", a.h.ManagedIRQ, from.ManagedIRQ},
+		{"nohz_full", a.h.NohzFull, from.NohzFull},
+	}
+	var read, cmdline []string
+	for _, k := range kinds {
+		switch {
+		case !cpus.Intersects(k.set):
+		case k.src == topology.SourceCmdline:
+			cmdline = append(cmdline, k.name)
+		default:
+			read = append(read, k.name)
+		}
+	}
+	var parts []string
+	if len(read) > 0 {
+		parts = append(parts, strings.Join(read, ", "))
+	}
+	if len(cmdline) > 0 {
+		parts = append(parts, strings.Join(cmdline, ", ")+" from the kernel command line")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
