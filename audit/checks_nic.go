@@ -170,17 +170,19 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 		cpu, _ := w.Min()
 		byCPU[cpu] = append(byCPU[cpu], q)
 	}
-	pool := a.h.Online
+	pool, where := a.h.Online, "online CPUs"
 	if c.loc.Known() {
-		pool = a.online(c.loc.CPUs)
+		pool, where = a.online(c.loc.CPUs), "local CPUs"
 	}
-	free := pool.Difference(a.h.IsolatedCPUs()).Difference(c.irqCPUs)
+	// Isolated CPUs (any kind, sysfs or command line) are no place for
+	// queue IRQs: they neither count in an even spread nor are offered as
+	// free.
+	if iso := pool.Intersection(a.h.IsolatedCPUs()); !iso.IsEmpty() {
+		pool, where = pool.Difference(iso), strings.Replace(where, " CPUs", " non-isolated CPUs", 1)
+	}
+	free := pool.Difference(c.irqCPUs)
 	if free.IsEmpty() {
 		return
-	}
-	where := "local CPUs"
-	if !c.loc.Known() {
-		where = "online CPUs"
 	}
 	placed := 0
 	for _, qs := range byCPU {
