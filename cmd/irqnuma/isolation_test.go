@@ -163,4 +163,9 @@ func TestAuditIsolatedRealHost(t *testing.T) {
 	for _, f := range byCheck(doc, audit.CheckIOMMUMode) {
 		t.Errorf("iommu-mode %+v with iommu=pt on the command line, want none", f)
 	}
+	for _, f := range byCheck(doc, audit.CheckNotChecked) {
+		if f.Subject == string(audit.CheckIOMMUMode) {
+			t.Errorf("%+v: the command line's iommu=pt says the IOMMU passes DMA through", f)
+		}
+	}
 }
