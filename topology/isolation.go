@@ -94,6 +94,9 @@ func (c *Cmdline) Isolation(last int) CmdlineIsolation {
 	var set [hkKinds]*cpuset.Set
 	var firstParam [hkKinds]string
 	for _, p := range c.Params {
+		if !p.Set {
+			continue // "isolcpus" without "=" is no isolcpus= to the kernel
+		}
 		word := p.Name + "=" + p.Value
 		var kinds []hkKind
 		list := p.Value

@@ -53,6 +53,7 @@ func TestCmdlineIsolation(t *testing.T) {
 		{give: "irqaffinity=0-1 irqaffinity=x", hasIRQs: true, notes: []string{`irqaffinity=x: cpu list "x": bad number "x": invalid syntax: the default IRQ affinity is unknown`}},
 		{give: "irqaffinity=", hasIRQs: true, notes: []string{"irqaffinity= names no CPU"}},
 		{give: "ro -- isolcpus=1-3 nohz_full=1-3"},
+		{give: "isolcpus nohz_full irqaffinity"},
 	}
 	for _, tt := range tests {
 		got := ParseCmdline(tt.give).Isolation(tt.last)
@@ -98,8 +99,9 @@ func FuzzCmdlineIsolation(f *testing.F) {
 		c := ParseCmdline(s)
 		ci := c.Isolation(63)
 		asked := false
-		for _, name := range []string{"isolcpus", "nohz_full"} {
-			asked = asked || c.Has(name)
+		for _, p := range c.Params {
+			k := paramKey(p.Name)
+			asked = asked || p.Set && (k == "isolcpus" || k == "nohz_full")
 		}
 		set := ci.Domain.Union(ci.ManagedIRQ).Union(ci.NohzFull)
 		if asked && set.IsEmpty() && len(ci.Notes) == 0 {
