@@ -83,7 +83,8 @@ type Pick struct {
 // is needed only with r.ExcludeIRQCPUs and may be nil otherwise.
 //
 // The candidates are the source's CPUs; then, in order: offline CPUs go;
-// isolated and nohz_full CPUs go unless r.CPUs names them; r.Exclude
+// isolated CPUs (h.IsolatedCPUs: isolcpus= of any flag and nohz_full=,
+// from sysfs or the kernel command line) go unless r.CPUs names them; r.Exclude
 // goes; with r.ExcludeIRQCPUs the CPUs of the NIC's queue IRQs go (and
 // their siblings under r.OnePerCore); r.OnePerCore keeps the lowest
 // remaining thread of each core; r.Count keeps the first Count.

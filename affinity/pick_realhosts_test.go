@@ -86,3 +86,66 @@ func TestPickRealHostNodes(t *testing.T) {
 }
 
 func countCommas(s string) int { return strings.Count(s, ",") }
+
+// TestPickIsolatedFromCmdline: cnto-worker1's capture has no cpu/isolated
+// or cpu/nohz_full; its command line isolates 0-4,11-79
+// (isolcpus=managed_irq, nohz_full). Picks and pin targets leave those
+// CPUs out unless they are named: node 0 keeps 6,8,10 and node 1 5,7,9.
+func TestPickIsolatedFromCmdline(t *testing.T) {
+	realhosts.Require(t)
+	c, ok := realhosts.Lookup("cnto-worker1")
+	if !ok {
+		t.Skip("no cnto-worker1 capture")
+	}
+	h, err := topology.Read(realhosts.Root(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	isolated, _ := cpuset.ParseList("0-4,11-79")
+	tests := []struct {
+		name    string
+		give    PickRequest
+		want    string
+		dropped string // the CPUs the "isolated" filter removed
+	}{
+		{name: "node 0", give: PickRequest{Node: new(0)}, want: "6,8,10", dropped: isolated.Intersection(evens(80)).List()},
+		{name: "node 1", give: PickRequest{Node: new(1)}, want: "5,7,9", dropped: isolated.Difference(evens(80)).List()},
+		{name: "eno1 (node 0)", give: PickRequest{NIC: "eno1"}, want: "6,8,10", dropped: isolated.Intersection(evens(80)).List()},
+		{name: "named isolated CPUs are kept", give: PickRequest{CPUs: cpuset.Range(0, 5)}, want: "0-5"},
+	}
+	for _, tt := range tests {
+		p, err := pickCPUs(h, nil, tt.give)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		dropped := ""
+		for _, d := range p.Drops {
+			if d.Reason == "isolated" {
+				dropped = d.CPUs.List()
+			}
+		}
+		if p.CPUs.List() != tt.want || dropped != tt.dropped {
+			t.Errorf("%s: picked %s (isolated dropped %q), want %s (dropped %q)", tt.name, p.CPUs, dropped, tt.want, tt.dropped)
+		}
+	}
+	eno3, err := h.LookupNIC("eno3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := targetFor(h, eno3, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.CPUs.List() != "6,8,10" || len(tg.Left) != 1 || !strings.HasPrefix(tg.Left[0], "isolated/nohz_full 0,2,4,12,") {
+		t.Errorf("pin target of eno3 = %s without %q, want 6,8,10 without the isolated CPUs of node 0", tg.CPUs, tg.Left)
+	}
+}
+
+// evens returns the even CPUs below n.
+func evens(n int) cpuset.Set {
+	var ids []int
+	for i := 0; i < n; i += 2 {
+		ids = append(ids, i)
+	}
+	return cpuset.New(ids...)
+}

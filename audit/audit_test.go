@@ -350,6 +350,24 @@ func TestAuditUnknowns(t *testing.T) {
 		{name: "IOMMU active, nothing on the command line", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = iommuOn
 		}, want: []string{"iommu-mode IOMMU"}},
+		{name: "no IOMMU folders, iommu=pt", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
+			o.IOMMU, o.Cmdline = &topology.IOMMU{}, topology.ParseCmdline("ro intel_iommu=on iommu=pt")
+		}},
+		{name: "no IOMMU folders, iommu.passthrough=1", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
+			o.IOMMU, o.Cmdline = nil, topology.ParseCmdline("iommu.passthrough=1")
+		}},
+		{name: "no IOMMU folders, intel_iommu=off", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
+			o.IOMMU, o.Cmdline = &topology.IOMMU{}, topology.ParseCmdline("intel_iommu=off")
+		}},
+		{name: "no IOMMU folders, intel_iommu=on", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
+			o.IOMMU, o.Cmdline = &topology.IOMMU{}, topology.ParseCmdline("intel_iommu=on")
+		}, want: []string{"iommu-mode IOMMU"}},
+		{name: "no IOMMU folders, iommu=nopt", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
+			o.IOMMU, o.Cmdline = &topology.IOMMU{}, topology.ParseCmdline("iommu=nopt")
+		}, want: []string{"iommu-mode IOMMU"}},
+		{name: "no IOMMU folders, no /proc/cmdline", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
+			o.IOMMU, o.Cmdline = &topology.IOMMU{}, nil
+		}, want: []string{"not-checked iommu-mode"}},
 		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = iommuOn
 			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: 4, Type: "identity"}}
@@ -454,5 +472,88 @@ func TestAuditCPULessNode(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("no not-checked locality finding for node 2: %+v", fs)
+	}
+}
+
+// TestAuditIsolation: CPUs isolated by any kind, from sysfs or the
+// command line, are where isolated-irq fires and are never offered as
+// free CPUs by irq-shared-cpu. On the seed host IRQs 286 and 290 share
+// CPU 53 while 17 local CPUs take no queue IRQ.
+func TestAuditIsolation(t *testing.T) {
+	fromCmdline := topology.IsolationSources{Isolated: topology.SourceCmdline, NohzFull: topology.SourceCmdline,
+		ManagedIRQ: topology.SourceCmdline, IRQAffinity: topology.SourceCmdline}
+	tests := []struct {
+		name       string
+		give       func(h *topology.Host)
+		wantShared string // a part of the irq-shared-cpu message; "" for none
+		wantIso    []string
+	}{
+		{name: "no isolation", give: func(h *topology.Host) {},
+			wantShared: "while 17 local CPUs serve none of eth0's queue IRQs (16,18-19,22,25,27-29,31,48-49,52,54,56-57,59,62)"},
+		{name: "isolcpus=managed_irq on four free CPUs", give: func(h *topology.Host) {
+			h.ManagedIRQ, h.IsolationFrom = cpuset.New(16, 18, 19, 22), fromCmdline
+		}, wantShared: "while 13 local non-isolated CPUs serve none of eth0's queue IRQs (25,27-29,31,48-49,52,54,56-57,59,62)"},
+		{name: "every free CPU isolated", give: func(h *topology.Host) {
+			free, _ := cpuset.ParseList("16,18-19,22,25,27-29,31,48-49,52,54,56-57,59,62")
+			h.NohzFull, h.IsolationFrom = free, fromCmdline
+		}},
+		{name: "the shared CPU isolated by managed_irq and nohz_full", give: func(h *topology.Host) {
+			h.ManagedIRQ, h.NohzFull, h.IsolationFrom = cpuset.New(53), cpuset.New(53), fromCmdline
+		}, wantShared: "while 17 local non-isolated CPUs serve none", wantIso: []string{
+			"IRQ 286 (queue 2) of eth0 is delivered to isolated CPU 53 (isolcpus managed_irq, nohz_full from the kernel command line)",
+			"IRQ 290 (queue 6) of eth0 is delivered to isolated CPU 53 (isolcpus managed_irq, nohz_full from the kernel command line)"}},
+		{name: "domain from sysfs, managed_irq from the command line", give: func(h *topology.Host) {
+			h.Isolated, h.ManagedIRQ = cpuset.New(53), cpuset.New(53)
+			h.IsolationFrom = topology.IsolationSources{Isolated: topology.SourceSysfs, ManagedIRQ: topology.SourceCmdline}
+		}, wantShared: "non-isolated", wantIso: []string{
+			"isolated CPU 53 (isolcpus; isolcpus managed_irq from the kernel command line)",
+			"isolated CPU 53 (isolcpus; isolcpus managed_irq from the kernel command line)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, tb := loadHost(t, "seed")
+			tt.give(h)
+			fs := Run(h, tb, nil, Options{Governor: performance})
+			shared := onlyCheck(fs, CheckIRQSharedCPU)
+			switch {
+			case tt.wantShared == "" && len(shared) > 0:
+				t.Errorf("irq-shared-cpu %+v, want none (no free CPU left)", shared)
+			case tt.wantShared != "" && (len(shared) != 1 || !strings.Contains(shared[0].Message, tt.wantShared)):
+				t.Errorf("irq-shared-cpu %+v, want one saying %q", shared, tt.wantShared)
+			}
+			iso := onlyCheck(fs, CheckIsolatedIRQ)
+			if len(iso) != len(tt.wantIso) {
+				t.Fatalf("isolated-irq %+v, want %d", iso, len(tt.wantIso))
+			}
+			for i, f := range iso {
+				if !strings.Contains(f.Message, tt.wantIso[i]) || f.CPUs.List() != "53" {
+					t.Errorf("isolated-irq %q (CPUs %s), want it to contain %q on CPU 53", f.Message, f.CPUs, tt.wantIso[i])
+				}
+			}
+		})
+	}
+}
+
+// TestAuditIOMMUMessages: iommu-mode says what sysfs and the command line
+// each told: an active IOMMU from /sys/class/iommu, or only the command
+// line when the tree has no IOMMU folders.
+func TestAuditIOMMUMessages(t *testing.T) {
+	active := &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3}
+	tests := []struct {
+		m       *topology.IOMMU
+		cmdline string
+		want    string
+	}{
+		{active, "ro quiet", "an IOMMU is active (dmar0; 3 IOMMU groups) and the kernel command line has no iommu=pt or iommu.passthrough=1"},
+		{active, "iommu=nopt", "an IOMMU is active (dmar0; 3 IOMMU groups) and the kernel command line asks for translation (iommu=nopt)"},
+		{&topology.IOMMU{}, "intel_iommu=on", "the kernel command line turns the IOMMU on (intel_iommu=on) without iommu=pt or iommu.passthrough=1, and the tree has no /sys/class/iommu to confirm it"},
+		{&topology.IOMMU{}, "iommu.passthrough=0", "the kernel command line asks for translation (iommu.passthrough=0) and the tree has no /sys/class/iommu"},
+	}
+	for _, tt := range tests {
+		h, tb := loadHost(t, "seed")
+		fs := onlyCheck(Run(h, tb, nil, Options{Governor: performance, IOMMU: tt.m, Cmdline: topology.ParseCmdline(tt.cmdline)}), CheckIOMMUMode)
+		if len(fs) != 1 || fs[0].NIC != "" || !strings.Contains(fs[0].Message, tt.want) {
+			t.Errorf("IOMMU %+v, command line %q: iommu-mode %+v, want one host-wide finding saying %q", tt.m, tt.cmdline, fs, tt.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 // pinFix is the irqnuma command that moves a NIC's queue IRQs onto its
@@ -60,25 +61,53 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 		// Delivered there: the effective CPUs say so, or the requested
 		// mask leaves no other CPU.
 		if hit := where.Intersection(isolated); !hit.IsEmpty() && (c.byEffective[q.IRQ] || where.IsSubsetOf(isolated)) {
-			kinds := []string{}
-			if hit.Intersects(a.h.Isolated) {
-				kinds = append(kinds, "isolcpus")
-			}
-			if hit.Intersects(a.h.NohzFull) {
-				kinds = append(kinds, "nohz_full")
-			}
 			nodes, _ := a.h.NodesOf(hit)
 			a.add(Finding{Check: CheckIsolatedIRQ, Severity: SeverityWarning, NIC: c.nic.Name,
 				Subject: irqSubject(q), IRQ: []int{q.IRQ}, CPUs: hit, Nodes: nodes.IDs(),
 				Message: fmt.Sprintf("%s of %s is delivered to isolated %s (%s): the interrupt and its softirq run where other work was meant to run alone",
-					irqSubject(q), c.nic.Name, cpusWord(hit), strings.Join(kinds, ", ")),
-				Group: "are delivered to isolated %s (" + strings.Join(kinds, ", ") + "): the interrupts and their softirqs run where other work was meant to run alone",
+					irqSubject(q), c.nic.Name, cpusWord(hit), a.isolationKinds(hit)),
+				Group: "are delivered to isolated %s (" + a.isolationKinds(hit) + "): the interrupts and their softirqs run where other work was meant to run alone",
 				Fix:   fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
 		}
 	}
 	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
 		a.notChecked(c.nic.Name, string(CheckIRQRemote), fmt.Sprintf("%s's locality is unknown: its IRQs are not called local or remote", c.nic.Name))
 	}
+}
+
+// isolationKinds says which kinds of isolation cover cpus and where each
+// was read: "isolcpus, nohz_full" (sysfs, or a host built by hand), or
+// "isolcpus managed_irq, nohz_full from the kernel command line", or
+// both groups joined by "; ".
+func (a *auditor) isolationKinds(cpus cpuset.Set) string {
+	from := a.h.IsolationFrom
+	kinds := []struct {
+		name string
+		set  cpuset.Set
+		src  topology.Source
+	}{
+		{"isolcpus", a.h.Isolated, from.Isolated},
+		{"isolcpus managed_irq", a.h.ManagedIRQ, from.ManagedIRQ},
+		{"nohz_full", a.h.NohzFull, from.NohzFull},
+	}
+	var read, cmdline []string
+	for _, k := range kinds {
+		switch {
+		case !cpus.Intersects(k.set):
+		case k.src == topology.SourceCmdline:
+			cmdline = append(cmdline, k.name)
+		default:
+			read = append(read, k.name)
+		}
+	}
+	var parts []string
+	if len(read) > 0 {
+		parts = append(parts, strings.Join(read, ", "))
+	}
+	if len(cmdline) > 0 {
+		parts = append(parts, strings.Join(cmdline, ", ")+" from the kernel command line")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
@@ -144,17 +173,19 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 		cpu, _ := w.Min()
 		byCPU[cpu] = append(byCPU[cpu], q)
 	}
-	pool := a.h.Online
+	pool, where := a.h.Online, "online CPUs"
 	if c.loc.Known() {
-		pool = a.online(c.loc.CPUs)
+		pool, where = a.online(c.loc.CPUs), "local CPUs"
 	}
-	free := pool.Difference(a.h.IsolatedCPUs()).Difference(c.irqCPUs)
+	// Isolated CPUs (any kind, sysfs or command line) are no place for
+	// queue IRQs: they neither count in an even spread nor are offered as
+	// free.
+	if iso := pool.Intersection(a.h.IsolatedCPUs()); !iso.IsEmpty() {
+		pool, where = pool.Difference(iso), strings.Replace(where, " CPUs", " non-isolated CPUs", 1)
+	}
+	free := pool.Difference(c.irqCPUs)
 	if free.IsEmpty() {
 		return
-	}
-	where := "local CPUs"
-	if !c.loc.Known() {
-		where = "online CPUs"
 	}
 	placed := 0
 	for _, qs := range byCPU {
@@ -529,39 +560,48 @@ func (a *auditor) checkIOMMU(c *nicCtx) {
 		Fix: "to compare with passthrough, boot with iommu=pt (or set /sys/kernel/iommu_groups/N/type to identity with the device unbound)"})
 }
 
-// checkHostIOMMU: iommu-mode host-wide, from /sys/class/iommu and the
-// kernel command line, when some audited NIC's IOMMU group type is
-// unknown.
+// checkHostIOMMU: iommu-mode host-wide, when some audited NIC's IOMMU
+// group type is unknown: whether an IOMMU is active from /sys/class/iommu
+// and the groups, its mode from the kernel command line, and the command
+// line alone when the tree has neither folder (topology.ResolveIOMMUMode).
 func (a *auditor) checkHostIOMMU() {
 	if !a.hostIOMMUNeeded {
 		return
 	}
 	m := a.opts.IOMMU
-	if !m.Known() {
-		a.notChecked("", string(CheckIOMMUMode), "no /sys/class/iommu or /sys/kernel/iommu_groups: whether an IOMMU translates DMA is unknown")
+	mode := topology.ResolveIOMMUMode(m, a.opts.Cmdline)
+	var msg string
+	switch {
+	case mode.Mode == "passthrough" || mode.Mode == "off":
 		return
-	}
-	if !m.Active() {
-		return
-	}
-	if a.opts.Cmdline == nil {
+	case mode.Mode == "unknown" && m.Known():
 		a.notChecked("", string(CheckIOMMUMode), "an IOMMU is active but there is no /proc/cmdline: its mode is unknown")
 		return
-	}
-	mode, param := a.opts.Cmdline.IOMMUPassthrough()
-	if mode == "passthrough" || mode == "off" {
+	case mode.Mode == "unknown":
+		a.notChecked("", string(CheckIOMMUMode), "no /sys/class/iommu or /sys/kernel/iommu_groups: whether an IOMMU translates DMA is unknown")
 		return
-	}
-	what := fmt.Sprintf("%d IOMMU groups", m.Groups)
-	if len(m.Units) > 0 {
-		what = fmt.Sprintf("%s; %s", strings.Join(m.Units, ", "), what)
-	}
-	msg := fmt.Sprintf("an IOMMU is active (%s) and the kernel command line has no iommu=pt or iommu.passthrough=1: DMA is translated unless the kernel was built to default to passthrough",
-		what)
-	if mode == "translated" {
-		msg = fmt.Sprintf("an IOMMU is active (%s) and the kernel command line asks for translation (%s): every DMA address is translated", what, param)
+	case !m.Known() && mode.Mode == "translated":
+		msg = fmt.Sprintf("the kernel command line asks for translation (%s) and the tree has no /sys/class/iommu to show an IOMMU active: DMA is translated wherever one is",
+			mode.Param)
+	case !m.Known():
+		msg = fmt.Sprintf("the kernel command line turns the IOMMU on (%s) without iommu=pt or iommu.passthrough=1, and the tree has no /sys/class/iommu to confirm it: DMA is translated unless the kernel was built to default to passthrough",
+			mode.Param)
+	case mode.Mode == "translated":
+		msg = fmt.Sprintf("an IOMMU is active (%s) and the kernel command line asks for translation (%s): every DMA address is translated", iommuUnits(m), mode.Param)
+	default:
+		msg = fmt.Sprintf("an IOMMU is active (%s) and the kernel command line has no iommu=pt or iommu.passthrough=1: DMA is translated unless the kernel was built to default to passthrough",
+			iommuUnits(m))
 	}
 	a.add(Finding{Check: CheckIOMMUMode, Severity: SeverityInfo, Subject: "IOMMU",
 		Message: msg + "; zero-copy and small-packet results can differ from an iommu=pt host",
 		Fix:     "to compare with passthrough, boot with iommu=pt (Intel: intel_iommu=on iommu=pt)"})
+}
+
+// iommuUnits is "dmar0, dmar1; 40 IOMMU groups".
+func iommuUnits(m *topology.IOMMU) string {
+	what := fmt.Sprintf("%d IOMMU groups", m.Groups)
+	if len(m.Units) > 0 {
+		what = fmt.Sprintf("%s; %s", strings.Join(m.Units, ", "), what)
+	}
+	return what
 }

@@ -24,6 +24,43 @@ type TopologyDoc struct {
 	Isolated cpuset.Set `json:"isolated"`
 	NohzFull cpuset.Set `json:"nohz_full"`
 	Notes    []string   `json:"notes"`
+	// Isolation is every kind of CPU isolation with where it was read;
+	// Isolated and NohzFull above are two of its sets.
+	Isolation IsolationJSON `json:"isolation"`
+	IOMMU     IOMMUJSON     `json:"iommu"`
+}
+
+// IsolationJSON is the host's CPU isolation, kind by kind.
+type IsolationJSON struct {
+	// CPUs is every isolated CPU (any kind): no IRQ or benchmark is
+	// placed there unless named. null when no kind is known.
+	CPUs *cpuset.Set `json:"cpus"`
+	// Domain is isolcpus= with the domain flag (or none): cpu/isolated.
+	Domain SourcedCPUs `json:"domain"`
+	// ManagedIRQ is isolcpus=managed_irq: kernel-managed IRQs avoid
+	// these CPUs.
+	ManagedIRQ SourcedCPUs `json:"managed_irq"`
+	NohzFull   SourcedCPUs `json:"nohz_full"`
+	// IRQAffinity is irqaffinity=, the default affinity of IRQs; ""
+	// when not given.
+	IRQAffinity SourcedCPUs `json:"irqaffinity"`
+}
+
+// SourcedCPUs is a CPU set and where it was read: "sysfs", "cmdline" or
+// "unknown" (then cpus is null).
+type SourcedCPUs struct {
+	CPUs   *cpuset.Set `json:"cpus"`
+	Source string      `json:"source"`
+}
+
+// IOMMUJSON is the IOMMU's default mode (topology.IOMMUMode): mode
+// "passthrough", "translated", "default", "off" or "unknown"; source
+// "sysfs", "cmdline" or "unknown"; param the command-line parameter that
+// decided, "" for none.
+type IOMMUJSON struct {
+	Mode   string `json:"mode"`
+	Source string `json:"source"`
+	Param  string `json:"param"`
 }
 
 // NodeJSON is one NUMA node.
@@ -82,7 +119,10 @@ type QueueCPU struct {
 // Topology builds the topology document of h; t supplies each NIC's IRQs.
 func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 	doc := TopologyDoc{Online: h.Online, Possible: h.Possible, Isolated: h.Isolated,
-		NohzFull: h.NohzFull, Notes: append(slices.Clone(h.Notes), t.Notes...)}
+		NohzFull: h.NohzFull, Notes: append(slices.Clone(h.Notes), t.Notes...),
+		Isolation: isolationJSON(h)}
+	m := h.IOMMUMode()
+	doc.IOMMU = IOMMUJSON{Mode: m.Mode, Source: string(m.Source), Param: m.Param}
 	for _, n := range h.Nodes {
 		nj := NodeJSON{ID: n.ID, CPUs: n.CPUs, OnlineCPUs: n.CPUs.Intersection(h.Online), Distances: n.Distances}
 		if n.MemoryBytes >= 0 {
@@ -135,6 +175,66 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 	return doc
 }
 
+func isolationJSON(h *topology.Host) IsolationJSON {
+	from := h.IsolationFrom
+	iso := IsolationJSON{
+		Domain: sourced(h.Isolated, from.Isolated), ManagedIRQ: sourced(h.ManagedIRQ, from.ManagedIRQ),
+		NohzFull: sourced(h.NohzFull, from.NohzFull), IRQAffinity: sourced(h.IRQAffinity, from.IRQAffinity)}
+	if iso.Domain.CPUs != nil || iso.ManagedIRQ.CPUs != nil || iso.NohzFull.CPUs != nil {
+		all := h.IsolatedCPUs()
+		iso.CPUs = &all
+	}
+	return iso
+}
+
+func sourced(s cpuset.Set, src topology.Source) SourcedCPUs {
+	if src == topology.SourceUnknown {
+		return SourcedCPUs{Source: string(src)}
+	}
+	return SourcedCPUs{CPUs: &s, Source: string(src)}
+}
+
+// writeIsolation writes the isolation and IOMMU lines: "isolated CPUs
+// 0-4,11-79: isolcpus managed_irq 0-4,11-79 (source: cmdline); ...", the
+// default IRQ affinity when irqaffinity= sets it, the IOMMU mode when
+// known. Unknown sets are left to the notes.
+func writeIsolation(w io.Writer, doc TopologyDoc) {
+	iso := doc.Isolation
+	var parts []string
+	for _, k := range []struct {
+		name string
+		set  SourcedCPUs
+	}{{"isolcpus", iso.Domain}, {"isolcpus managed_irq", iso.ManagedIRQ}, {"nohz_full", iso.NohzFull}} {
+		if k.set.CPUs != nil && !k.set.CPUs.IsEmpty() {
+			parts = append(parts, fmt.Sprintf("%s %s%s", k.name, k.set.CPUs, sourceWords(k.set.Source, "")))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "isolated CPUs %s: %s\n", units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
+	}
+	if a := iso.IRQAffinity; a.CPUs != nil && !a.CPUs.IsEmpty() {
+		fmt.Fprintf(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s\n", a.CPUs, sourceWords(a.Source, ""))
+	}
+	switch m := doc.IOMMU; m.Mode {
+	case "unknown", "":
+	case "default":
+		fmt.Fprintf(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s\n", sourceWords(m.Source, m.Param))
+	default:
+		fmt.Fprintf(w, "IOMMU %s%s\n", m.Mode, sourceWords(m.Source, m.Param))
+	}
+}
+
+// sourceWords is " (source: cmdline iommu=pt)", or "" for no source.
+func sourceWords(src, param string) string {
+	if src == "" {
+		return ""
+	}
+	if param != "" {
+		src += " " + param
+	}
+	return " (source: " + src + ")"
+}
+
 // WriteTopology writes the human form: the nodes, then the NICs grouped
 // under the node they are local to, unknown last.
 func WriteTopology(w io.Writer, doc TopologyDoc) error {
@@ -156,14 +256,8 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "\nCPUs online %s of %s", units.OrDash(doc.Online.List()), units.OrDash(doc.Possible.List()))
-	if !doc.Isolated.IsEmpty() {
-		fmt.Fprintf(w, "; isolated %s", doc.Isolated)
-	}
-	if !doc.NohzFull.IsEmpty() {
-		fmt.Fprintf(w, "; nohz_full %s", doc.NohzFull)
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\nCPUs online %s of %s\n", units.OrDash(doc.Online.List()), units.OrDash(doc.Possible.List()))
+	writeIsolation(w, doc)
 
 	nics := slices.Clone(doc.NICs)
 	slices.SortStableFunc(nics, func(a, b NICJSON) int {

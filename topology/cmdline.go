@@ -138,6 +138,27 @@ func (c *Cmdline) IOMMUPassthrough() (mode, param string) {
 	return mode, param
 }
 
+// iommuOn returns the parameter that turns an IOMMU on without naming a
+// mode (intel_iommu=on, amd_iommu=force_enable), "" when none does. The
+// last one counts.
+func (c *Cmdline) iommuOn() string {
+	if c == nil {
+		return ""
+	}
+	on := ""
+	for _, p := range c.Params {
+		switch k := paramKey(p.Name); k {
+		case "intel_iommu", "amd_iommu":
+			for w := range strings.SplitSeq(p.Value, ",") {
+				if (k == "intel_iommu" && w == "on") || (k == "amd_iommu" && w == "force_enable") {
+					on = p.Name + "=" + w
+				}
+			}
+		}
+	}
+	return on
+}
+
 // String returns the command line as read.
 func (c *Cmdline) String() string {
 	if c == nil {

@@ -19,7 +19,7 @@ type CPU struct {
 	Core     int        // lowest CPU of its thread siblings; -1 when unknown
 	Siblings cpuset.Set // thread_siblings_list, itself included; empty when unknown
 	L3       int        // lowest CPU sharing its L3 (cache/index3); -1 when unknown
-	Isolated bool       // in isolcpus= or nohz_full=
+	Isolated bool       // in Host.IsolatedCPUs: isolcpus= (any flag) or nohz_full=
 }
 
 // readCPUs reads /sys/devices/system/cpu: which CPUs exist and are online,
@@ -50,13 +50,10 @@ func (h *Host) readCPUs() error {
 	if !h.Online.IsSubsetOf(h.Possible) {
 		return fmt.Errorf("%s/online (%s) names CPUs outside possible (%s)", dir, h.Online, h.Possible)
 	}
-	if h.Isolated, err = h.optionalList(dir + "/isolated"); err != nil {
+	if err := h.readIsolation(dir); err != nil {
 		return err
 	}
-	if h.NohzFull, err = h.optionalList(dir + "/nohz_full"); err != nil {
-		return err
-	}
-	isolated := h.Isolated.Union(h.NohzFull)
+	isolated := h.IsolatedCPUs()
 
 	// The CPUs the host has: online ones and those with a cpuN folder
 	// (present, maybe offline). possible may name far more (a VM's
@@ -175,26 +172,31 @@ func (h *Host) listCPUDirs(dir string) cpuset.Set {
 	return cpuset.New(ids...)
 }
 
-// optionalList reads a CPU list that may be absent, empty, or "(null)"
-// (what nohz_full says when the kernel was built with it but not booted
-// with it).
+// optionalList reads a CPU list that may be absent (the empty set).
 func (h *Host) optionalList(path string) (cpuset.Set, error) {
+	set, _, err := h.presentList(path)
+	return set, err
+}
+
+// presentList reads a CPU list that may be absent (present false), empty,
+// or "(null)" (what nohz_full says when the kernel was built with it but
+// not booted with it).
+func (h *Host) presentList(path string) (set cpuset.Set, present bool, err error) {
 	s, err := h.fs.String(path)
 	if err != nil {
 		if kfile.IsNotExist(err) {
-			return cpuset.Set{}, nil
+			return cpuset.Set{}, false, nil
 		}
-		return cpuset.Set{}, err
+		return cpuset.Set{}, false, err
 	}
 	s = strings.TrimSpace(s)
 	if s == "(null)" {
-		return cpuset.Set{}, nil
+		return cpuset.Set{}, true, nil
 	}
-	set, err := cpuset.ParseList(s)
-	if err != nil {
-		return cpuset.Set{}, fmt.Errorf("read %s: %w", path, err)
+	if set, err = cpuset.ParseList(s); err != nil {
+		return cpuset.Set{}, true, fmt.Errorf("read %s: %w", path, err)
 	}
-	return set, nil
+	return set, true, nil
 }
 
 // Cores returns the distinct cores (by their lowest CPU) of the online
@@ -231,8 +233,11 @@ func (h *Host) SiblingsOf(cpus cpuset.Set) cpuset.Set {
 	return out
 }
 
-// IsolatedCPUs returns the CPUs in isolcpus= or nohz_full=.
-func (h *Host) IsolatedCPUs() cpuset.Set { return h.Isolated.Union(h.NohzFull) }
+// IsolatedCPUs returns every CPU kept for other work than the kernel's
+// housekeeping: isolcpus= (any flag, managed_irq included) or nohz_full=,
+// from sysfs or the command line. No IRQ or benchmark is placed there
+// unless the user names it.
+func (h *Host) IsolatedCPUs() cpuset.Set { return h.Isolated.Union(h.NohzFull).Union(h.ManagedIRQ) }
 
 // Governor returns the cpufreq scaling governor of a CPU, or "" when the
 // tree has none (no cpufreq driver, or a capture without it).

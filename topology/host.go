@@ -30,9 +30,28 @@ type Host struct {
 	CPUs        []CPU // every possible CPU, by ascending id
 	Possible    cpuset.Set
 	Online      cpuset.Set
-	Isolated    cpuset.Set // isolcpus= (cpu/isolated)
-	NohzFull    cpuset.Set // nohz_full= (cpu/nohz_full)
-	NICs        []NIC      // every /sys/class/net entry with a device, by name
+	// Isolated is isolcpus= with the domain flag (or none): CPUs out of
+	// scheduler load balancing, from cpu/isolated, else /proc/cmdline.
+	Isolated cpuset.Set
+	// NohzFull is nohz_full= (or isolcpus=nohz): CPUs without the
+	// scheduler tick, from cpu/nohz_full, else /proc/cmdline.
+	NohzFull cpuset.Set
+	// ManagedIRQ is isolcpus=managed_irq, which only /proc/cmdline
+	// says: the kernel keeps managed IRQs off these CPUs while their mask
+	// holds an online CPU outside them; other IRQs it leaves alone.
+	ManagedIRQ cpuset.Set
+	// IRQAffinity is irqaffinity=, the default affinity of IRQs (the
+	// kernel adds its boot CPU); empty when not given.
+	IRQAffinity cpuset.Set
+	// IsolationFrom says where each of the four sets was read; see
+	// CmdlineIsolation for how the command line is read.
+	IsolationFrom IsolationSources
+	// Cmdline is /proc/cmdline; nil when the tree lacks it.
+	Cmdline *Cmdline
+	// IOMMU is what /sys says of the IOMMUs; IOMMUMode combines it with
+	// the command line.
+	IOMMU *IOMMU
+	NICs  []NIC // every /sys/class/net entry with a device, by name
 
 	// Notes says what the tree lacks that limits the answers, one line
 	// each, e.g. "no /sys/class/net: NICs unknown".
@@ -66,6 +85,7 @@ func Read(root string) (*Host, error) {
 	if err := h.readNICs(); err != nil {
 		return nil, err
 	}
+	h.readIOMMU()
 	return h, nil
 }
 

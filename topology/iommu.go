@@ -31,6 +31,66 @@ func (m *IOMMU) Active() bool {
 // Known reports whether the tree says anything about IOMMUs.
 func (m *IOMMU) Known() bool { return m != nil && (m.ClassKnown || m.GroupsKnown) }
 
+// IOMMUMode says how the host's IOMMU treats devices' DMA by default (the
+// type of its default domain), and how that is known.
+type IOMMUMode struct {
+	// Mode is "passthrough" (DMA addresses are not translated),
+	// "translated", "default" (an IOMMU is on and nothing asks for a mode:
+	// the kernel's build default applies, translated unless it was built
+	// with CONFIG_IOMMU_DEFAULT_PASSTHROUGH), "off" (no IOMMU translates)
+	// or "unknown".
+	Mode string
+	// Source is SourceSysfs when sysfs alone decided (no IOMMU unit or
+	// group: off), SourceCmdline when the command line did, else
+	// SourceUnknown.
+	Source Source
+	// Param is the command-line parameter that decided ("iommu=pt"),
+	// "" when none did.
+	Param string
+}
+
+// ResolveIOMMUMode combines what sysfs says of the IOMMUs (m; nil when not
+// read) with what the kernel command line asks (c; nil when the tree lacks
+// it). Sysfs that shows no active IOMMU means off, whatever the command
+// line asks; otherwise the command line names the mode (Cmdline.
+// IOMMUPassthrough). Without sysfs, intel_iommu=on or
+// amd_iommu=force_enable without a mode means the build default; a
+// command line silent about the IOMMU leaves the mode unknown (AMD and
+// some Intel builds enable it by default when present).
+func ResolveIOMMUMode(m *IOMMU, c *Cmdline) IOMMUMode {
+	unknown := IOMMUMode{Mode: "unknown", Source: SourceUnknown}
+	switch {
+	case m.Known() && !m.Active():
+		return IOMMUMode{Mode: "off", Source: SourceSysfs}
+	case c == nil:
+		return unknown
+	}
+	if mode, param := c.IOMMUPassthrough(); mode != "" {
+		return IOMMUMode{Mode: mode, Source: SourceCmdline, Param: param}
+	}
+	if m.Active() {
+		return IOMMUMode{Mode: "default", Source: SourceCmdline}
+	}
+	if param := c.iommuOn(); param != "" {
+		return IOMMUMode{Mode: "default", Source: SourceCmdline, Param: param}
+	}
+	return unknown
+}
+
+// IOMMUMode is ResolveIOMMUMode of the host's IOMMU and command line.
+func (h *Host) IOMMUMode() IOMMUMode { return ResolveIOMMUMode(h.IOMMU, h.Cmdline) }
+
+// readIOMMU reads the IOMMU units and groups into h.IOMMU; a folder that
+// cannot be read leaves them unknown, with a note.
+func (h *Host) readIOMMU() {
+	m, err := ReadIOMMU(h.Root)
+	if err != nil {
+		h.note("%v: IOMMU unknown", err)
+		m = &IOMMU{}
+	}
+	h.IOMMU = m
+}
+
 // IOMMUGroup is the IOMMU group of one PCI function and the type of its
 // default DMA domain (/sys/kernel/iommu_groups/N/type, Linux 5.11+):
 // "identity" is passthrough; "DMA" and "DMA-FQ" translate every DMA

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
 
 func TestIOMMU(t *testing.T) {
@@ -59,6 +60,15 @@ func TestIOMMU(t *testing.T) {
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("ReadIOMMU (-want +got):\n%s", diff)
 	}
+	if h, err = Read(root); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, h.IOMMU); diff != "" {
+		t.Errorf("Read: Host.IOMMU (-want +got):\n%s", diff)
+	}
+	if got := h.IOMMUMode(); got != (IOMMUMode{Mode: "default", Source: SourceCmdline}) {
+		t.Errorf("IOMMUMode with units and a silent command line = %+v, want the build default", got)
+	}
 	tests := []struct {
 		give string
 		want IOMMUGroup
@@ -95,5 +105,78 @@ func TestIOMMULive(t *testing.T) {
 	ents, _ := os.ReadDir("/sys/class/iommu")
 	if !m.ClassKnown || len(m.Units) != len(ents) {
 		t.Errorf("ReadIOMMU(/) = %+v, want ClassKnown and %d units", m, len(ents))
+	}
+}
+
+// TestResolveIOMMUMode: sysfs says whether an IOMMU is active; the
+// command line names the mode, and stands in for sysfs when the tree has
+// no IOMMU folders. Every answer says where it came from.
+func TestResolveIOMMUMode(t *testing.T) {
+	active := &IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 40}
+	none := &IOMMU{ClassKnown: true, GroupsKnown: true}
+	notRead := &IOMMU{}
+	unknown := IOMMUMode{Mode: "unknown", Source: SourceUnknown}
+	tests := []struct {
+		name    string
+		m       *IOMMU
+		cmdline string // "-" for no /proc/cmdline
+		want    IOMMUMode
+	}{
+		{"no IOMMU registered", none, "intel_iommu=on", IOMMUMode{Mode: "off", Source: SourceSysfs}},
+		{"active, iommu=pt", active, "intel_iommu=on iommu=pt", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu=pt"}},
+		{"active, iommu.passthrough=0", active, "iommu.passthrough=0", IOMMUMode{Mode: "translated", Source: SourceCmdline, Param: "iommu.passthrough=0"}},
+		{"active, silent command line", active, "ro quiet", IOMMUMode{Mode: "default", Source: SourceCmdline}},
+		{"active, no /proc/cmdline", active, "-", unknown},
+		{"no sysfs, iommu=pt", notRead, "intel_iommu=on iommu=pt", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu=pt"}},
+		{"nil IOMMU, iommu.passthrough=1", nil, "iommu.passthrough=1", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu.passthrough=1"}},
+		{"no sysfs, intel_iommu=off", notRead, "intel_iommu=off", IOMMUMode{Mode: "off", Source: SourceCmdline, Param: "intel_iommu=off"}},
+		{"no sysfs, iommu=nopt", notRead, "iommu=nopt", IOMMUMode{Mode: "translated", Source: SourceCmdline, Param: "iommu=nopt"}},
+		{"no sysfs, intel_iommu=on", notRead, "intel_iommu=on,sm_on", IOMMUMode{Mode: "default", Source: SourceCmdline, Param: "intel_iommu=on"}},
+		{"no sysfs, amd_iommu=force_enable", notRead, "amd_iommu=force_enable", IOMMUMode{Mode: "default", Source: SourceCmdline, Param: "amd_iommu=force_enable"}},
+		{"no sysfs, amd_iommu=on is no word of the kernel", notRead, "amd_iommu=on", unknown},
+		{"no sysfs, silent command line", notRead, "ro quiet", unknown},
+		{"no sysfs, no /proc/cmdline", notRead, "-", unknown},
+		{"no sysfs, garbage", notRead, `iommu= intel_iommu intel_iommu="" iommu.passthrough=maybe`, unknown},
+	}
+	for _, tt := range tests {
+		var c *Cmdline
+		if tt.cmdline != "-" {
+			c = ParseCmdline(tt.cmdline)
+		}
+		if got := ResolveIOMMUMode(tt.m, c); got != tt.want {
+			t.Errorf("%s: ResolveIOMMUMode(%+v, %q) = %+v, want %+v", tt.name, tt.m, tt.cmdline, got, tt.want)
+		}
+	}
+}
+
+// TestIOMMUModeRealHosts: the OpenShift captures have no IOMMU folders;
+// cnto-worker1 booted with intel_iommu=on iommu=pt and hwloc-128arm with
+// iommu.passthrough=1, so their mode is passthrough from the command line;
+// cnto-worker2's command line says nothing of the IOMMU: unknown.
+func TestIOMMUModeRealHosts(t *testing.T) {
+	realhosts.Require(t)
+	for _, tt := range []struct {
+		capture string
+		want    IOMMUMode
+	}{
+		{"cnto-worker1", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu=pt"}},
+		{"hwloc-128arm-2pa2n8cluster4co", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu.passthrough=1"}},
+		{"cnto-worker2", IOMMUMode{Mode: "unknown", Source: SourceUnknown}},
+	} {
+		c, ok := realhosts.Lookup(tt.capture)
+		if !ok {
+			t.Errorf("no %s capture", tt.capture)
+			continue
+		}
+		h, err := Read(realhosts.Root(t, c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.IOMMU == nil || h.IOMMU.Known() {
+			t.Errorf("%s: IOMMU %+v, want read and without folders", tt.capture, h.IOMMU)
+		}
+		if got := h.IOMMUMode(); got != tt.want {
+			t.Errorf("%s: IOMMUMode = %+v, want %+v", tt.capture, got, tt.want)
+		}
 	}
 }

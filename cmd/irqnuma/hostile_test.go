@@ -209,6 +209,17 @@ func TestHostileTrees(t *testing.T) {
 		{name: "node cpulist beyond possible", mutate: func(t *testing.T, root string) {
 			put(t, root, "sys/devices/system/node/node1/cpulist", "16-31,48-63,64-71\n")
 		}, check: wantNoteOrErr("64-71")},
+		{name: "isolation past the CPU-set range on the command line", mutate: func(t *testing.T, root string) {
+			put(t, root, "proc/cmdline", "ro isolcpus=managed_irq,0-2000000 nohz_full=0-N:1/0 irqaffinity=x isolcpus=%s,1\n")
+		}, check: wantNoteOrErr("isolcpus=managed_irq,0-2000000")},
+		{name: "a 50 MB kernel command line", mutate: func(t *testing.T, root string) {
+			put(t, root, "proc/cmdline", "isolcpus=domain,"+strings.Repeat("1,", 25<<20)+"2 nohz_full="+strings.Repeat("x", 1<<20)+"\n")
+		}, check: wantNoteOrErr("cmdline")},
+		{name: "proc/cmdline a folder", mutate: func(t *testing.T, root string) {
+			p := filepath.Join(root, "proc/cmdline")
+			os.Remove(p)
+			mkdir(t, root, "proc/cmdline")
+		}, check: wantNoteOrErr("cmdline")},
 		{name: "node folder removed", mutate: func(t *testing.T, root string) {
 			if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/node/node1")); err != nil {
 				t.Fatal(err)
