@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -164,17 +165,18 @@ func writeWrapped(b *bytes.Buffer, text string, width int) {
 }
 
 // rate prints a per-second rate compactly: "0", "0.5", "950", "12.3k",
-// "1.00M".
+// "1.00M". The unit is chosen after rounding, so 999,950/s is "1.00M",
+// never "1000.0k".
 func rate(r float64) string {
 	switch {
 	case r == 0:
 		return "0"
-	case r < 10:
-		return strconv.FormatFloat(r, 'f', 1, 64)
-	case r < 10_000:
-		return strconv.FormatFloat(r, 'f', 0, 64)
-	case r < 1_000_000:
-		return strconv.FormatFloat(r/1000, 'f', 1, 64) + "k"
+	case math.Round(r*10)/10 < 10:
+		return strconv.FormatFloat(math.Round(r*10)/10, 'f', 1, 64)
+	case math.Round(r) < 10_000:
+		return strconv.FormatFloat(math.Round(r), 'f', 0, 64)
+	case math.Round(r/100)/10 < 1000:
+		return strconv.FormatFloat(math.Round(r/100)/10, 'f', 1, 64) + "k"
 	default:
 		return strconv.FormatFloat(r/1e6, 'f', 2, 64) + "M"
 	}
