@@ -125,8 +125,8 @@ func (a *auditor) procIRQOverlap(c *nicCtx, p *proc.Process, allowed cpuset.Set)
 	nodes, _ := a.h.NodesOf(overlap)
 	a.add(Finding{Check: CheckProcIRQOverlap, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
 		PID: p.PID, IRQ: irqs, CPUs: overlap, Nodes: nodes.IDs(),
-		Message: fmt.Sprintf("%s may run on %s that share a core with %s's queue IRQs %s: its threads compete with the NIC's interrupts and softirqs",
-			procSubject(p), cpusWord(overlap), c.nic.Name, irqsSubjectRange(irqs)),
+		Message: fmt.Sprintf("%s may run on %s, which %s %s's queue IRQs %s: its threads compete with the NIC's interrupts and softirqs",
+			procSubject(p), cpusWord(overlap), units.Choose(overlap.Len(), "shares a core with", "share cores with"), c.nic.Name, irqsSubjectRange(irqs)),
 		Fix: fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d`, c.nic.Name, p.PID)})
 }
 

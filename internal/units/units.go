@@ -47,3 +47,12 @@ func OrDash(s string) string {
 	}
 	return s
 }
+
+// Choose is one for n == 1, many otherwise: the verb or phrase that goes
+// with a count ("shares a core with" or "share cores with").
+func Choose(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
