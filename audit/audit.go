@@ -247,21 +247,25 @@ var notCheckedFixes = map[string]string{
 
 // auditedNICs returns the NICs to audit: those named, or every NIC that
 // has IRQs, by name.
-func (a *auditor) auditedNICs() []*topology.NIC {
+func (a *auditor) auditedNICs() []*topology.NIC { return Audited(a.h, a.t, a.opts.NICs) }
+
+// Audited returns the NICs an audit looks at, by name: those named, or
+// every NIC that has IRQs.
+func Audited(h *topology.Host, t *irq.Table, named []string) []*topology.NIC {
 	var out []*topology.NIC
-	if len(a.opts.NICs) > 0 {
-		names := slices.Clone(a.opts.NICs)
+	if len(named) > 0 {
+		names := slices.Clone(named)
 		slices.Sort(names)
 		for _, name := range slices.Compact(names) {
-			if n, ok := a.h.NICByName(name); ok {
+			if n, ok := h.NICByName(name); ok {
 				out = append(out, n)
 			}
 		}
 		return out
 	}
-	for i := range a.h.NICs {
-		if len(a.t.ForNIC(a.h.NICs[i].Name)) > 0 {
-			out = append(out, &a.h.NICs[i])
+	for i := range h.NICs {
+		if len(t.ForNIC(h.NICs[i].Name)) > 0 {
+			out = append(out, &h.NICs[i])
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/audit"
@@ -18,13 +19,19 @@ import (
 // each finding's fix on the line below it; then a one-line verdict
 // against failOn ("" for --fail-on never).
 func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
-	var groups []string
+	// Every NIC checked has its group, "no findings" when clean, so a
+	// clean NIC is seen to be checked; host-wide findings come last.
 	byGroup := map[string][]audit.Finding{}
+	groups := slices.Clone(doc.Checked)
 	for _, f := range doc.Findings {
-		if _, ok := byGroup[f.NIC]; !ok {
+		if _, ok := byGroup[f.NIC]; !ok && f.NIC != "" && !slices.Contains(groups, f.NIC) {
 			groups = append(groups, f.NIC)
 		}
 		byGroup[f.NIC] = append(byGroup[f.NIC], f)
+	}
+	slices.Sort(groups)
+	if len(byGroup[""]) > 0 {
+		groups = append(groups, "")
 	}
 	for i, g := range groups {
 		if i > 0 {
@@ -41,6 +48,12 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
 		}
 		if _, err := fmt.Fprintln(w, title); err != nil {
 			return err
+		}
+		if len(byGroup[g]) == 0 {
+			if _, err := io.WriteString(w, "no findings\n"); err != nil {
+				return err
+			}
+			continue
 		}
 		var rows [][]string
 		for _, f := range groupFindings(byGroup[g]) {
@@ -154,48 +167,61 @@ func countWords(s audit.Summary) string {
 }
 
 // AuditDoc is the JSON document of `irqnuma audit`:
-// {"findings":[...],"summary":{"error":N,"warning":N,"info":N}}.
+// {"findings":[...],"summary":{"error":N,"warning":N,"info":N},
+// "checked_nics":["eth0",...]}.
 type AuditDoc struct {
 	Findings []audit.Finding `json:"findings"`
 	Summary  audit.Summary   `json:"summary"`
+	// Checked names the NICs the audit looked at, with findings or not.
+	Checked []string `json:"checked_nics"`
 	// Headers describe each NIC group for the table ("mlx5_core
 	// 0000:98:00.0, local node 1, 16 queue IRQs"); not part of the JSON.
 	Headers map[string]string `json:"-"`
 }
 
-// NewAuditDoc builds the audit document, with a header line for each NIC
-// that has findings.
-func NewAuditDoc(h *topology.Host, t *irq.Table, fs []audit.Finding) AuditDoc {
+// NewAuditDoc builds the document of an audit, with a header line for
+// each NIC it checked or has findings of.
+func NewAuditDoc(st *audit.State) AuditDoc {
+	fs := st.Findings
 	if fs == nil {
 		fs = []audit.Finding{}
 	}
-	doc := AuditDoc{Findings: fs, Summary: audit.Summarize(fs), Headers: map[string]string{}}
+	doc := AuditDoc{Findings: fs, Summary: audit.Summarize(fs), Checked: []string{}, Headers: map[string]string{}}
+	names := []string{}
+	for _, n := range audit.Audited(st.Host, st.IRQs, st.NICs) {
+		doc.Checked = append(doc.Checked, n.Name)
+		names = append(names, n.Name)
+	}
 	for _, f := range fs {
-		if f.NIC == "" || doc.Headers[f.NIC] != "" {
-			continue
+		names = append(names, f.NIC)
+	}
+	for _, name := range names {
+		if n, ok := st.Host.NICByName(name); ok && name != "" && doc.Headers[name] == "" {
+			doc.Headers[name] = nicHeader(st.Host, st.IRQs, n)
 		}
-		n, ok := h.NICByName(f.NIC)
-		if !ok {
-			continue
-		}
-		var parts []string
-		dev := strings.TrimSpace(n.Driver + " " + cmp.Or(n.PCI, n.Virtio))
-		if dev != "" {
-			parts = append(parts, dev)
-		}
-		if loc := h.Locality(n); loc.Known() {
-			parts = append(parts, "local "+audit.NodeName(loc))
-		} else {
-			parts = append(parts, "locality unknown")
-		}
-		queues := 0
-		for _, q := range t.ForNIC(n.Name) {
-			if q.Owner.Kind == irq.KindQueue {
-				queues++
-			}
-		}
-		parts = append(parts, units.Plural(queues, "queue IRQ", "queue IRQs"))
-		doc.Headers[f.NIC] = strings.Join(parts, ", ")
 	}
 	return doc
+}
+
+// nicHeader is a NIC group's title: "mlx5_core 0000:98:00.0, local node
+// 1, 16 queue IRQs".
+func nicHeader(h *topology.Host, t *irq.Table, n *topology.NIC) string {
+	var parts []string
+	dev := strings.TrimSpace(n.Driver + " " + cmp.Or(n.PCI, n.Virtio))
+	if dev != "" {
+		parts = append(parts, dev)
+	}
+	if loc := h.Locality(n); loc.Known() {
+		parts = append(parts, "local "+audit.NodeName(loc))
+	} else {
+		parts = append(parts, "locality unknown")
+	}
+	queues := 0
+	for _, q := range t.ForNIC(n.Name) {
+		if q.Owner.Kind == irq.KindQueue {
+			queues++
+		}
+	}
+	parts = append(parts, units.Plural(queues, "queue IRQ", "queue IRQs"))
+	return strings.Join(parts, ", ")
 }

@@ -355,7 +355,7 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 		if q.Queue >= 0 {
 			queue = strconv.Itoa(q.Queue)
 			if q.Dir != "" {
-				queue += q.Dir
+				queue = q.Dir + "-" + queue
 			}
 		} else if q.NIC != "" {
 			queue = "other"

@@ -32,7 +32,7 @@ func WritePin(w io.Writer, rows []affinity.Row, results, withAction bool) error 
 			irqCol = "-"
 		}
 		if r.Kind == irq.KindQueue {
-			queue = strconv.Itoa(r.Queue) + r.Dir
+			queue = queueName(r.Queue, r.Dir)
 		}
 		if r.NIC == "" {
 			queue = "-"

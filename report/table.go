@@ -187,3 +187,13 @@ var wideRanges = [][2]rune{
 	{0x1F900, 0x1F9FF}, // supplemental symbols and pictographs
 	{0x20000, 0x3FFFD}, // CJK extensions B-G
 }
+
+// queueName is a queue as the tables and the metrics name it: "3", or
+// "rx-3"/"tx-3" for a vector that serves one direction (the kernel's
+// queues/rx-3 folder name).
+func queueName(queue int, dir string) string {
+	if dir == "" {
+		return strconv.Itoa(queue)
+	}
+	return dir + "-" + strconv.Itoa(queue)
+}

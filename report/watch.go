@@ -35,7 +35,7 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 			}
 			queue := "other"
 			if q.Kind == irq.KindQueue {
-				queue = strconv.Itoa(q.Queue) + q.Dir
+				queue = queueName(q.Queue, q.Dir)
 			}
 			cpus := make([]int, len(q.CPUs))
 			for i, c := range q.CPUs {

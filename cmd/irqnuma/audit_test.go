@@ -28,6 +28,7 @@ type auditDoc struct {
 		Warning int `json:"warning"`
 		Info    int `json:"info"`
 	} `json:"summary"`
+	Checked []string `json:"checked_nics"`
 }
 
 type auditFinding struct {
@@ -302,8 +303,12 @@ func TestAuditClean(t *testing.T) {
 		t.Errorf("clean seed: exit %d, findings %+v; want exit 0 and none", code, doc.Findings)
 	}
 	stdout, _, _ := runCLI(t, "--root", root, "audit", "--comm", "iperf3")
-	if stdout != "verdict: ready: no findings\n" {
-		t.Errorf("clean seed table = %q", stdout)
+	// The clean NIC is still seen to be checked.
+	if want := "eth0: mlx5_core 0000:98:00.0, local node 1, 16 queue IRQs\nno findings\n\nverdict: ready: no findings\n"; stdout != want {
+		t.Errorf("clean seed table = %q, want %q", stdout, want)
+	}
+	if !slices.Equal(doc.Checked, []string{"eth0"}) {
+		t.Errorf("checked_nics %q, want eth0", doc.Checked)
 	}
 }
 
