@@ -383,4 +383,27 @@ func Live(t testing.TB) {
 		t.Fatalf("hosttest.Live: flock %s: %v", f.Name(), err)
 	}
 	t.Cleanup(func() { f.Close() }) // closing the file drops the lock
+	// Whatever the test leaves in irqnuma's state folder (its lock, a
+	// state file) goes, and the folder too if it was not there: a live
+	// test leaves the machine as it found it. Registered after the lock,
+	// so it runs before the lock is dropped.
+	before := map[string]bool{}
+	ents, statErr := os.ReadDir(liveStateDir)
+	for _, e := range ents {
+		before[e.Name()] = true
+	}
+	t.Cleanup(func() {
+		ents, _ := os.ReadDir(liveStateDir)
+		for _, e := range ents {
+			if !before[e.Name()] {
+				os.Remove(filepath.Join(liveStateDir, e.Name()))
+			}
+		}
+		if os.IsNotExist(statErr) {
+			os.Remove(liveStateDir)
+		}
+	})
 }
+
+// liveStateDir is irqnuma's state folder on the live host.
+const liveStateDir = "/var/lib/irqnuma"
