@@ -67,7 +67,7 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 				Message: fmt.Sprintf("%s of %s is delivered to isolated %s (%s): the interrupt and its softirq run where other work was meant to run alone",
 					irqSubject(q), c.nic.Name, cpusWord(hit), a.isolationKinds(hit)),
 				Group: "are delivered to isolated %s (" + a.isolationKinds(hit) + "): the interrupts and their softirqs run where other work was meant to run alone",
-				Fix:   fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
+				Fix:   fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+"  # it leaves isolated and nohz_full CPUs out")})
 		}
 	}
 	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
@@ -464,7 +464,12 @@ func (a *auditor) checkQueueCount(c *nicCtx) {
 	if len(c.queues) == 0 || !c.loc.Known() {
 		return
 	}
-	local := a.online(c.loc.CPUs)
+	// Isolated CPUs are no place for a queue: they do not count.
+	local := a.online(c.loc.CPUs).Difference(a.h.IsolatedCPUs())
+	cpusWord := "local online CPUs"
+	if a.online(c.loc.CPUs).Intersects(a.h.IsolatedCPUs()) {
+		cpusWord = "local online CPUs not isolated"
+	}
 	cores := len(a.h.Cores(local))
 	n := queueCount(c.queues)
 	what := units.Plural(n, "queue", "queues")
@@ -476,13 +481,13 @@ func (a *auditor) checkQueueCount(c *nicCtx) {
 	case local.IsEmpty():
 		return
 	case n > local.Len():
-		msg = fmt.Sprintf("%s has %s for %d local online CPUs: some CPUs must take several queues, or queues go remote",
-			c.nic.Name, what, local.Len())
-		fix = fmt.Sprintf("ethtool -L %s combined %d (or rx/tx, as the driver counts)", c.nic.Name, local.Len())
+		msg = fmt.Sprintf("%s has %s for %d %s: some CPUs must take several queues, or queues go remote",
+			c.nic.Name, what, local.Len(), cpusWord)
+		fix = fmt.Sprintf("ethtool -L %s combined %d  # or rx N tx N, as the driver counts queues", c.nic.Name, local.Len())
 	case 2*n < cores:
 		msg = fmt.Sprintf("%s has %s for %d local online cores (%d CPUs): multi-stream tests may be limited by too few queues",
 			c.nic.Name, what, cores, local.Len())
-		fix = fmt.Sprintf("ethtool -l %s shows the maximum; ethtool -L %s combined %d", c.nic.Name, c.nic.Name, cores)
+		fix = fmt.Sprintf("ethtool -l %s; ethtool -L %s combined %d  # -l shows the maximum", c.nic.Name, c.nic.Name, cores)
 	default:
 		return
 	}

@@ -169,7 +169,7 @@ func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
 		PID: p.PID, Nodes: remoteNodes,
 		Message: fmt.Sprintf("%s of %s's %s of memory (%d%%) is on node %s, off %s's %s (numa_maps)",
 			memKB(remote), procSubject(p), memKB(total), int(100*remote/total), from, c.nic.Name, NodeName(c.loc)),
-		Fix: fmt.Sprintf("migratepages %d %s %s (numactl), or start it with irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.nic.Name, p.Comm)})
+		Fix: fmt.Sprintf("migratepages %d %s %s  # from numactl; or start it with: irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.nic.Name, p.Comm)})
 }
 
 // memKB prints an amount of memory given in kB: exact below 10 MiB,
