@@ -264,8 +264,15 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	if len(requested) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("effective affinity unknown for IRQs %s: excluded their requested CPUs", pickIRQList(requested)))
 	}
-	for _, q := range moving {
-		p.Notes = append(p.Notes, fmt.Sprintf("IRQ %d is still delivered to CPU %s until its next interrupt, then to %s (a move is pending): excluded %s", q.IRQ, q.Effective, q.Affinity, q.Affinity))
+	switch q := moving; {
+	case len(q) == 1:
+		p.Notes = append(p.Notes, fmt.Sprintf("IRQ %d is still delivered to CPU %s until its next interrupt, then to %s (a move is pending): excluded %s", q[0].IRQ, q[0].Effective, q[0].Affinity, q[0].Affinity))
+	case len(q) > 1:
+		var to cpuset.Set
+		for _, m := range q {
+			to = to.Union(m.Affinity)
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s are still delivered to their old CPUs until their next interrupts, then to %s (moves are pending): excluded %s", pickIRQList(q), to, to))
 	}
 	if len(inactive) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s have no effective CPU (not active): nothing excluded for them", pickIRQList(inactive)))
