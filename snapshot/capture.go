@@ -1,12 +1,14 @@
 package snapshot
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -67,7 +69,8 @@ var (
 	pciFiles = []string{"numa_node", "local_cpulist", "vendor", "device", "modalias", "revision"}
 	pciLinks = []string{"driver", "iommu_group"}
 	// irqbalance.Read's environment files and irqnuma's own
-	// state files (irq restore); topology.PCIIDsPaths are captured too.
+	// state files (irq restore). Of pci.ids, the host's own entries are
+	// captured (pciIDs).
 	otherPatterns = []string{
 		"usr/lib/irqbalance/defaults.env", "etc/default/irqbalance", "etc/sysconfig/irqbalance",
 		"var/lib/irqnuma/state-*.json",
@@ -124,12 +127,15 @@ func (c *capturer) capture() error {
 			return err
 		}
 	}
-	for _, p := range slices.Concat(otherPatterns, topology.PCIIDsPaths) {
+	for _, p := range otherPatterns {
 		for _, m := range c.expand(p) {
 			if err := c.file(m); err != nil {
 				return err
 			}
 		}
+	}
+	if err := c.pciIDs(); err != nil {
+		return err
 	}
 	return c.processes()
 }
@@ -395,4 +401,68 @@ func (c *capturer) addDir(real string) error {
 	}
 	c.dirs[real] = true
 	return c.w.dir(real)
+}
+
+// pciIDs records, of the host's pci.ids database (the first of
+// topology.PCIIDsPaths it has), the vendor and device lines of the PCI
+// functions captured, in the database's order, so topology names the
+// NICs from the snapshot as it does on the host: a few hundred bytes
+// instead of the 1.4 MB file.
+func (c *capturer) pciIDs() error {
+	want := map[string]bool{} // "8086" and "8086 1572"
+	for _, dev := range c.expand("sys/bus/pci/devices/*") {
+		v, err1 := kfile.String(c.abs(dev + "/vendor"))
+		d, err2 := kfile.String(c.abs(dev + "/device"))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		v, d = strings.TrimPrefix(strings.TrimSpace(v), "0x"), strings.TrimPrefix(strings.TrimSpace(d), "0x")
+		want[v], want[v+" "+d] = true, true
+	}
+	for _, p := range topology.PCIIDsPaths {
+		data, err := kfile.ReadLimit(c.abs(p), 64<<20)
+		if err != nil {
+			continue
+		}
+		if strings.HasSuffix(p, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				c.note(fmt.Sprintf("/%s not captured: %v", p, err))
+				return nil
+			}
+			if data, err = io.ReadAll(io.LimitReader(zr, 64<<20)); err != nil {
+				c.note(fmt.Sprintf("/%s not captured: %v", p, err))
+				return nil
+			}
+			p = strings.TrimSuffix(p, ".gz")
+		}
+		if err := c.addDir(parent(p)); err != nil {
+			return err
+		}
+		return c.w.file(p, filterPCIIDs(data, want, "/"+p), 0o644)
+	}
+	return nil
+}
+
+// filterPCIIDs keeps the vendor lines ("8086  Intel Corporation") and
+// device lines ("\t1572  Ethernet Controller X710") of pci.ids that want
+// names, under a comment saying where they come from.
+func filterPCIIDs(data []byte, want map[string]bool, from string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# The entries of %s for this host's PCI functions (irqnuma snapshot).\n", from)
+	vendor := ""
+	for line := range bytes.Lines(data) {
+		switch {
+		case len(line) > 4 && line[0] != '\t' && line[0] != '#':
+			vendor = string(line[:4])
+			if want[vendor] {
+				b.Write(line)
+			}
+		case len(line) > 5 && line[0] == '\t' && line[1] != '\t':
+			if want[vendor] && want[vendor+" "+string(line[1:5])] {
+				b.Write(line)
+			}
+		}
+	}
+	return b.Bytes()
 }

@@ -414,3 +414,40 @@ func TestSnapshotKeepsRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotPCIIDs: of the host's pci.ids only its own PCI functions'
+// vendor and device lines are captured, and the snapshot names the NIC
+// as the host does.
+func TestSnapshotPCIIDs(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	ids := "# pci.ids\n1234  Other Vendor\n\t0001  Other device\n15b3  Mellanox Technologies\n\t1017  MT27800 Family [ConnectX-5]\n" +
+		"\t101d  MT2892 Family [ConnectX-6 Dx]\n\t\t15b3 0016  a subsystem\n8086  Intel Corporation\n\t1572  Ethernet Controller X710\nC 02  Network controller\n"
+	if err := os.MkdirAll(filepath.Join(root, "usr/share/misc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "usr/share/misc/pci.ids"), []byte(ids), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := snap(t, root, Options{})
+	b, err := os.ReadFile(filepath.Join(got, "usr/share/misc/pci.ids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# The entries of /usr/share/misc/pci.ids for this host's PCI functions (irqnuma snapshot).\n" +
+		"15b3  Mellanox Technologies\n\t101d  MT2892 Family [ConnectX-6 Dx]\n"
+	if string(b) != want {
+		t.Errorf("captured pci.ids:\n%s\nwant:\n%s", b, want)
+	}
+	name := func(r string) string {
+		h, err := topology.Read(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.NamePCIDevices()
+		n, _ := h.NICByName("eth0")
+		return n.Vendor + " / " + n.Product
+	}
+	if a, b := name(root), name(got); a != b || b != "Mellanox Technologies / MT2892 Family [ConnectX-6 Dx]" {
+		t.Errorf("eth0 named %q on the host, %q from the snapshot", a, b)
+	}
+}
