@@ -312,9 +312,13 @@ func stepRow(s planStep, file string) Row {
 	if s.Action == ActionChange || s.Action == ActionKeep {
 		r.To = s.To.String()
 	}
-	r.Result = irq.ResultUnchanged
-	if s.Action == ActionSkipManaged || s.Action == ActionSkipUnknown {
+	switch s.Action {
+	case ActionChange:
+		r.Result = irq.ResultPlanned // until the write says otherwise
+	case ActionSkipManaged, ActionSkipUnknown:
 		r.Result = irq.ResultSkipped
+	default:
+		r.Result = irq.ResultUnchanged
 	}
 	return r
 }

@@ -322,7 +322,8 @@ const (
 	ResultSkipped    Result = "skipped"
 	ResultFailed     Result = "failed"
 	ResultRolledBack Result = "rolled-back"
-	ResultGone       Result = "gone" // restore: the IRQ or queue no longer exists
+	ResultGone       Result = "gone"    // restore: the IRQ or queue no longer exists
+	ResultPlanned    Result = "planned" // a change not made (yet): a dry run
 )
 
 // ChangeResult is what became of one Change.
