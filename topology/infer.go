@@ -12,8 +12,11 @@ import (
 // inferNICs adds the NICs the IRQ names of /proc/interrupts reveal, for
 // trees without /sys/class/net (captures such as sosreports and
 // must-gathers keep /proc/interrupts but not the network class); see
-// interrupts.Device for what a name gives. An inferred NIC's PCI function
-// is kept only when the tree has it, and its locality is read from there.
+// interrupts.Device for what a name gives. An inferred NIC keeps the PCI
+// address its IRQs carry, as that is what matches them to it
+// ("mlx5_comp3@pci:<bdf>", "i40e-<bdf>:misc", the chip
+// "IR-PCI-MSIX-<bdf>"); its locality and ids are read from the PCI
+// function when the tree has it, and PCIAbsent says when it does not.
 // Without /proc/interrupts nothing is inferred.
 func (h *Host) inferNICs() error {
 	in, err := interrupts.Read(h.Root)
@@ -40,19 +43,14 @@ func (h *Host) inferNICs() error {
 			n.PCI = bdf
 		}
 	}
+	var absent []string
 	for _, name := range order {
 		n := byName[name]
-		if n.PCI != "" {
-			dir := "sys/bus/pci/devices/" + n.PCI
-			if _, err := h.fs.Stat(h.Path(dir)); err != nil {
-				n.PCI = "" // not a function this tree knows: do not claim it
-			} else {
-				if err := h.readLocality(n, dir); err != nil {
-					return err
-				}
-				n.VendorID, _ = h.fs.String(h.Path(dir, "vendor"))
-				n.DeviceID, _ = h.fs.String(h.Path(dir, "device"))
-			}
+		if err := h.readInferredPCI(n); err != nil {
+			return err
+		}
+		if n.PCIAbsent {
+			absent = append(absent, fmt.Sprintf("%s (%s)", n.PCI, n.Name))
 		}
 		h.NICs = append(h.NICs, *n)
 	}
@@ -60,6 +58,34 @@ func (h *Host) inferNICs() error {
 	if len(order) > 0 {
 		h.note("no /sys/class/net: %d NICs inferred from IRQ names", len(order))
 	}
+	if len(absent) > 0 {
+		slices.Sort(absent)
+		h.note("IRQ names give PCI functions this tree lacks (no sys/bus/pci/devices entry): %s; their IRQs are matched by address, their numa_node and ids are unknown",
+			strings.Join(absent, ", "))
+	}
+	return nil
+}
+
+// readInferredPCI reads what the PCI function of an inferred NIC says of
+// it: its locality, vendor and device ids. A function the tree lacks
+// makes the NIC PCIAbsent; it keeps the address.
+func (h *Host) readInferredPCI(n *NIC) error {
+	if n.PCI == "" {
+		return nil
+	}
+	dir := "sys/bus/pci/devices/" + n.PCI
+	if _, err := h.fs.Stat(h.Path(dir)); err != nil {
+		if kfile.IsNotExist(err) {
+			n.PCIAbsent = true
+			return nil
+		}
+		return fmt.Errorf("NIC %s: %w", n.Name, err)
+	}
+	if err := h.readLocality(n, dir); err != nil {
+		return err
+	}
+	n.VendorID, _ = h.fs.String(h.Path(dir, "vendor"))
+	n.DeviceID, _ = h.fs.String(h.Path(dir, "device"))
 	return nil
 }
 

@@ -40,6 +40,12 @@ type NIC struct {
 	// Inferred is true for a NIC known only from IRQ names, in a tree
 	// without /sys/class/net: no queues, speed or driver are known.
 	Inferred bool
+	// PCIAbsent is true for an inferred NIC whose PCI address comes from
+	// its IRQ names or MSI chip while the tree has no such PCI function
+	// (no sys/bus/pci/devices/<PCI>, or a link to nothing): the address
+	// still matches its IRQs, but nothing the function would say
+	// (numa_node, local_cpulist, ids, driver) is known.
+	PCIAbsent bool
 }
 
 // Queue is one rx or tx queue of a NIC with its steering CPUs:
