@@ -71,6 +71,9 @@ type NICJSON struct {
 	// Inferred is true for a NIC known only from IRQ names (a tree
 	// without /sys/class/net): its queues, speed and driver are unknown.
 	Inferred bool `json:"inferred,omitempty"`
+	// PCIAbsent is true when PCI comes from IRQ names and the tree has no
+	// such PCI function.
+	PCIAbsent bool `json:"pci_absent,omitempty"`
 }
 
 // QueueCPU is one queue's rps_cpus or xps_cpus.
@@ -102,7 +105,7 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 			LocalNode: loc.Node, Locality: loc.Source, RxQueues: n.RxQueues, TxQueues: n.TxQueues,
 			IRQs: []int{}, QueueIRQs: []int{}, SpeedMbps: n.SpeedMbps, OperState: n.OperState,
 			VendorID: n.VendorID, DeviceID: n.DeviceID, Vendor: n.Vendor, Product: n.Product,
-			Inferred: n.Inferred}
+			Inferred: n.Inferred, PCIAbsent: n.PCIAbsent}
 		if n.HasLocal {
 			s := n.LocalCPUs.List()
 			nj.LocalCPUs = &s
@@ -192,8 +195,11 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 			speed = Speed(n.SpeedMbps)
 		}
 		dev := n.PCI
-		if dev == "" {
+		switch {
+		case dev == "":
 			dev = "-"
+		case n.PCIAbsent:
+			dev += " (not in tree)"
 		}
 		queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
 		if n.Inferred {

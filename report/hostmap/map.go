@@ -108,8 +108,10 @@ type NIC struct {
 	RxQueues  int        `json:"rx_queues"`
 	TxQueues  int        `json:"tx_queues"`
 	Inferred  bool       `json:"inferred,omitempty"`
-	QueueIRQs []int      `json:"queue_irqs"`
-	OtherIRQs []int      `json:"other_irqs"`
+	// PCIAbsent: PCI comes from IRQ names; the tree has no such function.
+	PCIAbsent bool  `json:"pci_absent,omitempty"`
+	QueueIRQs []int `json:"queue_irqs"`
+	OtherIRQs []int `json:"other_irqs"`
 	// QueueCPUs is where its queue IRQs land; UnplacedIRQs are queue IRQs
 	// whose affinity the tree does not give.
 	QueueCPUs    cpuset.Set `json:"queue_cpus"`
@@ -239,7 +241,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 	loc := h.Locality(n)
 	mn := NIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
 		LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
-		QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
+		PCIAbsent: n.PCIAbsent, QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
 	var queueCPUs []int
 	for _, q := range b.t.ForNIC(n.Name) {
 		if q.Owner.Kind != irq.KindQueue {

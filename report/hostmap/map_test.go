@@ -507,3 +507,15 @@ func mapSet(t *testing.T, s string) cpuset.Set {
 	}
 	return set
 }
+
+// TestNICLinesInferred: an inferred NIC whose PCI function the tree
+// lacks says so beside its address.
+func TestNICLinesInferred(t *testing.T) {
+	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: -1, Locality: "unknown",
+		Inferred: true, PCIAbsent: true, QueueIRQs: []int{268}}
+	got := nicLines(n)[0]
+	want := "NIC 0000:19:00.0 [a]: 0000:19:00.0 (PCI function not in the tree; known from IRQ names, queues unknown), node unknown"
+	if got != want {
+		t.Errorf("nicLines = %q, want %q", got, want)
+	}
+}

@@ -356,7 +356,11 @@ func nicLines(n NIC) []string {
 	}
 	desc := strings.Join(parts, " ")
 	if n.Inferred {
-		desc = strings.TrimSpace(desc + " (known from IRQ names, queues unknown)")
+		known := "known from IRQ names, queues unknown"
+		if n.PCIAbsent {
+			known = "PCI function not in the tree; " + known
+		}
+		desc = strings.TrimSpace(desc + " (" + known + ")")
 	} else {
 		if desc != "" {
 			desc += ", "
