@@ -350,8 +350,11 @@ func irqsSubject(ns []int) string {
 // local_cpulist)".
 func NodeName(loc topology.Locality) string {
 	s := nodeOnly(loc)
-	if loc.Source == "local_cpulist" {
+	switch loc.Source {
+	case "local_cpulist":
 		s += " (from local_cpulist)"
+	case "irq node":
+		s += " (from its IRQs' /proc/irq/N/node)"
 	}
 	return s
 }

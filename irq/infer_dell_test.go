@@ -93,12 +93,13 @@ func TestInferAbsentPCIFunction(t *testing.T) {
 		first, last int // its IRQs are first-last
 		queues      int
 		otherIRQs   []int
+		node        int // what /proc/irq/N/node of all its IRQs says
 	}{
 		// mlx5_async@pci:0000:19:00.0 (267), mlx5_comp0-62@pci (268-330).
-		{"0000:19:00.0", "0000:19:00.0", 267, 330, 63, []int{267}},
+		{"0000:19:00.0", "0000:19:00.0", 267, 330, 63, []int{267}, 0},
 		// i40e-0000:d8:00.0:misc (626), i40e-ens3f0-TxRx-0-103 (627-730),
 		// i40e-0000:d8:00.0:fdir-TxRx-0 (731).
-		{"ens3f0", "0000:d8:00.0", 626, 731, 104, []int{626, 731}},
+		{"ens3f0", "0000:d8:00.0", 626, 731, 104, []int{626, 731}, 1},
 	}
 	for _, tt := range tests {
 		nic, ok := h.NICByName(tt.nic)
@@ -125,6 +126,15 @@ func TestInferAbsentPCIFunction(t *testing.T) {
 		}
 		if queues != tt.queues || !slices.Equal(other, tt.otherIRQs) {
 			t.Errorf("%s: %d queue IRQs and others %v, want %d and %v", tt.nic, queues, other, tt.queues, tt.otherIRQs)
+		}
+		// Without numa_node, its locality is the node its IRQs were
+		// allocated on, and a note says so.
+		if loc := h.Locality(nic); loc.Node != tt.node || loc.Source != "irq node" {
+			t.Errorf("%s locality = node %d from %q, want node %d from \"irq node\"", tt.nic, loc.Node, loc.Source, tt.node)
+		}
+		note := fmt.Sprintf("NIC %s: node %d from /proc/irq/N/node of its %d IRQs (the tree gives no numa_node)", tt.nic, tt.node, tt.last-tt.first+1)
+		if !slices.Contains(h.Notes, note) {
+			t.Errorf("notes %q lack %q", h.Notes, note)
 		}
 	}
 	// The other port of each card keeps its function and its node.

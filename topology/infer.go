@@ -44,7 +44,8 @@ func (h *Host) inferNICs() error {
 		}
 	}
 	var absent []string
-	for _, name := range order {
+	nics := make([]*NIC, len(order))
+	for i, name := range order {
 		n := byName[name]
 		if err := h.readInferredPCI(n); err != nil {
 			return err
@@ -52,6 +53,12 @@ func (h *Host) inferNICs() error {
 		if n.PCIAbsent {
 			absent = append(absent, fmt.Sprintf("%s (%s)", n.PCI, n.Name))
 		}
+		nics[i] = n
+	}
+	if err := h.readIRQNodes(in, nics); err != nil {
+		return err
+	}
+	for _, n := range nics {
 		h.NICs = append(h.NICs, *n)
 	}
 	slices.SortFunc(h.NICs, func(a, b NIC) int { return strings.Compare(a.Name, b.Name) })

@@ -46,6 +46,14 @@ type NIC struct {
 	// still matches its IRQs, but nothing the function would say
 	// (numa_node, local_cpulist, ids, driver) is known.
 	PCIAbsent bool
+	// IRQNode is, when IRQNodeKnown, the node /proc/irq/N/node gives
+	// every IRQ of an inferred NIC: the node the kernel allocated them on,
+	// which is the device's for vectors allocated without an affinity
+	// (see irqNode). It is not known when they disagree, say -1, some are
+	// kernel-managed, or none has the file. Locality uses it only when
+	// nothing better is known.
+	IRQNode      int
+	IRQNodeKnown bool
 }
 
 // Queue is one rx or tx queue of a NIC with its steering CPUs:
@@ -229,7 +237,7 @@ func (h *Host) resolve(rel string) (string, error) {
 type Locality struct {
 	Node   int        // the NIC's node; -1 when no single node is known
 	CPUs   cpuset.Set // the local CPUs; empty when unknown
-	Source string     // "numa_node", "local_cpulist", "single node" or "unknown"
+	Source string     // "numa_node", "single node", "local_cpulist", "irq node" or "unknown"
 }
 
 // Known reports whether local CPUs are known.
@@ -243,6 +251,8 @@ func (l Locality) Known() bool { return l.Source != "unknown" }
 //   - otherwise a local_cpulist narrower than the whole host (the kernel
 //     reports every CPU when it does not know) says which CPUs are local,
 //     with numa_node's node when it names one whose folder is missing;
+//   - otherwise, for a NIC inferred from IRQ names, the node all of its
+//     IRQs were allocated on (IRQNode), when the host has it;
 //   - anything else is unknown.
 func (h *Host) Locality(n *NIC) Locality {
 	if n.Node >= 0 {
@@ -259,6 +269,11 @@ func (h *Host) Locality(n *NIC) Locality {
 			node = n.Node // the kernel's word, its folder missing from the tree
 		}
 		return Locality{Node: node, CPUs: n.LocalCPUs, Source: "local_cpulist"}
+	}
+	if n.IRQNodeKnown {
+		if cpus, ok := h.NodeCPUs(n.IRQNode); ok {
+			return Locality{Node: n.IRQNode, CPUs: cpus, Source: "irq node"}
+		}
 	}
 	return Locality{Node: -1, Source: "unknown"}
 }

@@ -374,6 +374,8 @@ func nicLines(n NIC) []string {
 		desc += ", node unknown"
 	case n.Locality == "single node":
 		desc += " (the only node)"
+	case n.Locality == "irq node":
+		desc += " (node from its IRQs' /proc/irq/N/node)"
 	case n.Locality != "numa_node":
 		desc += " (node from " + n.Locality + ")"
 	}
