@@ -26,21 +26,23 @@ type Owner struct {
 }
 
 // Classify says whether an IRQ with the given action name(s) and chip
-// belongs to nic, and as which vector. It matches, in order: the
-// interface name at the head of the IRQ name ("eth0-TxRx-3",
-// "ice-eth0-TxRx-3", "eth0-rx-1"; "eth1" never matches "eth10-..."), the
-// virtio device name ("virtio2-input.0"), the PCI address inside the
+// belongs to nic, and as which vector. It matches, in order: the virtio
+// device name ("virtio2-input.0"), the interface name at the head of the
+// IRQ name ("eth0-TxRx-3", "ice-eth0-TxRx-3", "eth0-rx-1"; "eth1" never
+// matches "eth10-..."), the PCI address inside the
 // name ("mlx5_comp3@pci:0000:98:00.0", "ice-0000:3b:00.0:misc") and the
 // PCI address in the chip name ("IR-PCI-MSIX-0000:98:00.0"). The words
 // are read with the grammar of internal/interrupts.
 func Classify(name, chip string, nic *topology.NIC) (Owner, bool) {
-	if tail, ok := interrupts.CutIfName(name, nic.Name); ok {
-		return owned(nic, "name", interrupts.ParseTail(tail)), true
-	}
+	// The virtio device first: a NIC inferred from virtio_net's IRQ names
+	// is named by it ("virtio1").
 	if nic.Virtio != "" {
 		if tail, ok := strings.CutPrefix(name, nic.Virtio+"-"); ok {
 			return owned(nic, "name", interrupts.ParseVirtioTail(tail)), true
 		}
+	}
+	if tail, ok := interrupts.CutIfName(name, nic.Name); ok {
+		return owned(nic, "name", interrupts.ParseTail(tail)), true
 	}
 	if nic.PCI != "" {
 		if strings.Contains(name, nic.PCI) {

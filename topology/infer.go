@@ -36,6 +36,9 @@ func (h *Host) inferNICs() error {
 		n, ok := byName[name]
 		if !ok {
 			n = &NIC{Name: name, Node: -1, SpeedMbps: -1, Inferred: true}
+			if interrupts.IsVirtioDevice(name) {
+				n.Virtio = name
+			}
 			byName[name] = n
 			order = append(order, name)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/pci"
 )
@@ -65,20 +66,6 @@ type Queue struct {
 	Known bool // the steering file exists and was read
 }
 
-// isVirtioDevice reports whether s names a virtio bus device ("virtio2").
-func isVirtioDevice(s string) bool {
-	rest, ok := strings.CutPrefix(s, "virtio")
-	if !ok || rest == "" {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		if rest[i] < '0' || rest[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 func (h *Host) readNICs() error {
 	dir := h.Path("sys/class/net")
 	ents, err := h.fs.ReadDir(dir)
@@ -121,7 +108,7 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 	}
 	n := NIC{Name: name, Device: dev, Node: -1, SpeedMbps: -1}
-	if base := path.Base(dev); isVirtioDevice(base) {
+	if base := path.Base(dev); interrupts.IsVirtioDevice(base) {
 		n.Virtio = base
 	}
 	pciDir := ""

@@ -151,9 +151,10 @@ var driverPrefixes = []string{"i40e", "ice", "iavf", "idpf", "igc", "ixgbevf"}
 
 // Device returns the NIC a numbered row's name reveals and its PCI
 // function, for captures without /sys/class/net: the interface in its
-// queue IRQ names ("ens3f0" from "i40e-ens3f0-TxRx-0"), or the PCI
-// address when the names carry none ("0000:98:00.0" from
-// "mlx5_comp0@pci:0000:98:00.0"). The PCI function comes from the MSI
+// queue IRQ names ("ens3f0" from "i40e-ens3f0-TxRx-0"), or, when the
+// names carry none, the PCI address ("0000:98:00.0" from
+// "mlx5_comp0@pci:0000:98:00.0") or the virtio device ("virtio1" from
+// virtio_net's "virtio1-input.0"). The PCI function comes from the MSI
 // chip name ("IR-PCI-MSIX-0000:98:00.0"), the IRQ name, or the PCI
 // requester id older kernels encode in the hwirq of "IR-PCI-MSI". name is
 // "" for a row that is no NIC's queue or control vector.
@@ -165,6 +166,15 @@ func Device(r Row) (name, bdf string) {
 	if head, addr, ok := strings.Cut(r.Name, "@pci:"); ok && pci.IsAddress(addr) {
 		if strings.HasPrefix(head, "mlx5_") || strings.HasPrefix(head, "mana_") {
 			return addr, addr
+		}
+		return "", ""
+	}
+	// virtio_net names its queues "input.N" and "output.N" after the
+	// virtio device ("virtio1-input.0"); other virtio drivers use other
+	// words ("req.N", "control", a bare "input").
+	if dev, tail, ok := strings.Cut(r.Name, "-"); ok && IsVirtioDevice(dev) {
+		if ParseVirtioTail(tail).IsQueue() {
+			return dev, bdf
 		}
 		return "", ""
 	}
@@ -192,6 +202,16 @@ func Device(r Row) (name, bdf string) {
 		bdf = name
 	}
 	return name, bdf
+}
+
+// IsVirtioDevice reports whether s names a virtio bus device ("virtio2").
+func IsVirtioDevice(s string) bool {
+	rest, ok := strings.CutPrefix(s, "virtio")
+	if !ok || rest == "" || len(rest) > 6 {
+		return false
+	}
+	_, ok = queueIndex(rest)
+	return ok
 }
 
 // queueWord returns the queue part of a queue IRQ name: "TxRx-3",

@@ -39,7 +39,13 @@ func TestDevice(t *testing.T) {
 		{"i40e-0000:d8:00.0:misc", ""},
 		{"i40e-0000:d8:00.0:fdir-TxRx-0", ""},
 		{"nvme0q3", ""},
-		{"virtio2-input.0", ""},
+		{"virtio2-input.0", "virtio2"},
+		{"virtio2-output.3", "virtio2"},
+		{"virtio2-config", ""},
+		{"virtio5-input", ""},     // virtio_console
+		{"virtio0-control", ""},   // virtio_gpu (virtio_net's control queue says nothing alone)
+		{"virtio3-req.0", ""},     // virtio_blk
+		{"virtiofoo-input.0", ""}, // no virtio device
 	}
 	for _, tt := range tests {
 		if got, _ := Device(Row{IRQ: 1, Name: tt.give}); got != tt.wantName {
