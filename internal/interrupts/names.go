@@ -226,16 +226,26 @@ func queueWord(name string) string {
 }
 
 // ChipPCI returns the PCI function an MSI row belongs to: from the chip
-// name on kernels since 6.2 ("IR-PCI-MSIX-0000:98:00.0"), or from the
-// hwirq older kernels print for "IR-PCI-MSI"/"PCI-MSI", which encodes
-// domain << 27 | bus << 19 | devfn << 11 | vector; "" when it says none.
+// name of the per-device MSI domains of kernels since 6.2, whatever the
+// parent's prefix ("IR-PCI-MSIX-0000:98:00.0" on x86 with interrupt
+// remapping, "PCI-MSIX-0000:00:03.0" without, "ITS-PCI-MSIX-0002:01:00.0"
+// on arm64's GICv3 ITS), or from the hwirq older kernels print for the
+// global PCI/MSI domain ("IR-PCI-MSI", "PCI-MSI", arm64's "ITS-MSI"),
+// which pci_msi_domain_calc_hwirq makes domain << 27 | bus << 19 |
+// devfn << 11 | vector; "" when it says none.
 func ChipPCI(r Row) string {
-	for _, p := range []string{"IR-PCI-MSIX-", "IR-PCI-MSI-", "PCI-MSIX-", "PCI-MSI-"} {
-		if bdf, ok := strings.CutPrefix(r.Chip, p); ok && pci.IsAddress(bdf) {
+	for _, w := range []string{"PCI-MSIX-", "PCI-MSI-"} {
+		i := strings.Index(r.Chip, w)
+		if i < 0 || (i > 0 && r.Chip[i-1] != '-') {
+			continue
+		}
+		if bdf := r.Chip[i+len(w):]; pci.IsAddress(bdf) {
 			return bdf
 		}
 	}
-	if r.Chip != "IR-PCI-MSI" && r.Chip != "PCI-MSI" {
+	switch r.Chip {
+	case "IR-PCI-MSI", "PCI-MSI", "ITS-MSI":
+	default:
 		return ""
 	}
 	num, _, _ := strings.Cut(r.HWIRQ, "-")
