@@ -32,7 +32,8 @@ type Owner struct {
 // matches "eth10-..."), the PCI address inside the
 // name ("mlx5_comp3@pci:0000:98:00.0", "ice-0000:3b:00.0:misc") and the
 // PCI address in the chip name ("IR-PCI-MSIX-0000:98:00.0"). The words
-// are read with the grammar of internal/interrupts.
+// are read with the grammar of internal/interrupts, for the NIC's driver
+// (tg3 numbers its names by vector).
 func Classify(name, chip string, nic *topology.NIC) (Owner, bool) {
 	// The virtio device first: a NIC inferred from virtio_net's IRQ names
 	// is named by it ("virtio1").
@@ -42,14 +43,14 @@ func Classify(name, chip string, nic *topology.NIC) (Owner, bool) {
 		}
 	}
 	if tail, ok := interrupts.CutIfName(name, nic.Name); ok {
-		return owned(nic, "name", interrupts.ParseTail(tail)), true
+		return owned(nic, "name", interrupts.ParseTailFor(nic.Driver, tail)), true
 	}
 	if nic.PCI != "" {
 		if strings.Contains(name, nic.PCI) {
 			return owned(nic, "pci", interrupts.ParsePCIName(name, nic.PCI)), true
 		}
 		if strings.HasSuffix(chip, "-"+nic.PCI) {
-			return owned(nic, "pci", interrupts.ParseName(name)), true
+			return owned(nic, "pci", interrupts.ParseNameFor(nic.Driver, name)), true
 		}
 	}
 	return Owner{}, false
@@ -71,7 +72,7 @@ func setVector(o *Owner, v interrupts.Vector) {
 }
 
 // classifyName fills in the queue of an IRQ already known to belong to a
-// NIC (from msi_irqs), from its name alone.
-func classifyName(name string, o *Owner) {
-	setVector(o, interrupts.ParseName(name))
+// NIC with the given driver (from msi_irqs), from its name alone.
+func classifyName(name, driver string, o *Owner) {
+	setVector(o, interrupts.ParseNameFor(driver, name))
 }

@@ -69,7 +69,8 @@ type NICJSON struct {
 	Product   string     `json:"product,omitempty"`
 	Steering  []QueueCPU `json:"steering,omitempty"`
 	// Inferred is true for a NIC known only from IRQ names (a tree
-	// without /sys/class/net): its queues, speed and driver are unknown.
+	// without /sys/class/net): its queues and speed are unknown, its
+	// driver is its PCI function's.
 	Inferred bool `json:"inferred,omitempty"`
 	// PCIAbsent is true when PCI comes from IRQ names and the tree has no
 	// such PCI function.

@@ -77,7 +77,7 @@ func (h *Host) inferNICs() error {
 }
 
 // readInferredPCI reads what the PCI function of an inferred NIC says of
-// it: its locality, vendor and device ids. A function the tree lacks
+// it: its locality, vendor and device ids, and its driver. A function the tree lacks
 // makes the NIC PCIAbsent; it keeps the address.
 func (h *Host) readInferredPCI(n *NIC) error {
 	if n.PCI == "" {
@@ -96,6 +96,14 @@ func (h *Host) readInferredPCI(n *NIC) error {
 	}
 	n.VendorID, _ = h.fs.String(h.Path(dir, "vendor"))
 	n.DeviceID, _ = h.fs.String(h.Path(dir, "device"))
+	// The function's driver is the NIC's, except for a virtio NIC, whose
+	// function is bound to the transport (virtio-pci), not to virtio_net.
+	if n.Virtio == "" {
+		var err error
+		if n.Driver, err = h.PCIDriver(n.PCI); err != nil {
+			return fmt.Errorf("NIC %s: %w", n.Name, err)
+		}
+	}
 	return nil
 }
 

@@ -39,7 +39,8 @@ type NIC struct {
 	HasMSI  bool
 
 	// Inferred is true for a NIC known only from IRQ names, in a tree
-	// without /sys/class/net: no queues, speed or driver are known.
+	// without /sys/class/net: no queues or speed are known, and its
+	// driver only from its PCI function's driver link.
 	Inferred bool
 	// PCIAbsent is true for an inferred NIC whose PCI address comes from
 	// its IRQ names or MSI chip while the tree has no such PCI function

@@ -23,16 +23,20 @@ var notQueue = Vector{Queue: -1}
 // (from msi_irqs), from its name alone: "mlx5_comp7@pci:<bdf>",
 // "ens1f0-TxRx-3", "oldname-rx-1", "virtio2-input.4",
 // "hns3-<bdf>-TxRx-2".
-func ParseName(name string) Vector {
+func ParseName(name string) Vector { return ParseNameFor("", name) }
+
+// ParseNameFor is ParseName for a NIC whose driver is known, as some
+// number their names by vector rather than by ring (see ParseTailFor).
+func ParseNameFor(driver, name string) Vector {
 	if at := strings.Index(name, "@pci:"); at >= 0 {
 		return ParsePCIName(name, name[at+len("@pci:"):])
 	}
 	if i := strings.LastIndex(name, "-TxRx-"); i >= 0 {
-		return ParseTail(name[i+1:])
+		return ParseTailFor(driver, name[i+1:])
 	}
-	for _, sep := range []string{"-Tx-Rx-", "-rx-", "-tx-", "-fp-", "-rxtx-"} {
+	for _, sep := range []string{"-Tx-Rx-", "-txrx-", "-rx-", "-tx-", "-fp-", "-rxtx-"} {
 		if i := strings.LastIndex(name, sep); i >= 0 {
-			return ParseTail(name[i+1:])
+			return ParseTailFor(driver, name[i+1:])
 		}
 	}
 	if i := strings.LastIndex(name, "-input."); i >= 0 {
@@ -64,8 +68,8 @@ func CutIfName(name, ifname string) (string, bool) {
 }
 
 // ParseTail reads what follows the interface name: "TxRx-3", "Tx-Rx-3",
-// "rx-3", "tx-3", "fp-3", "rxtx-3", "3"; anything else ("misc", "fdir",
-// "ctrl") is a non-queue vector.
+// "txrx-3", "rx-3", "tx-3", "fp-3", "rxtx-3", "3"; anything else ("misc",
+// "fdir", "ctrl") is a non-queue vector.
 func ParseTail(tail string) Vector {
 	kind, idx := "", tail
 	if i := strings.LastIndexByte(tail, '-'); i >= 0 {
@@ -77,7 +81,7 @@ func ParseTail(tail string) Vector {
 	}
 	v := Vector{Queue: n}
 	switch kind {
-	case "TxRx", "Tx-Rx", "fp", "rxtx", "":
+	case "TxRx", "Tx-Rx", "txrx", "fp", "rxtx", "":
 	case "rx":
 		v.Dir = "rx"
 	case "tx":
@@ -85,6 +89,35 @@ func ParseTail(tail string) Vector {
 	default:
 		return notQueue
 	}
+	return v
+}
+
+// ParseTailFor is ParseTail for a NIC whose driver is known ("" when
+// not). tg3 names each IRQ after its vector, not its ring
+// (tg3_request_irq: "%s-txrx-%d", "%s-tx-%d", "%s-rx-%d" or "%s-%d" with
+// the vector's index, by which rings the vector has). With more than one
+// vector RSS is on and vector 0 has no rx ring (tg3_enable_msix,
+// tg3_mem_rx_acquire); with more than one tx ring TSS is on and vector 0
+// has no tx ring either (tg3_mem_tx_acquire). So for tg3 "rx-N",
+// "txrx-N" and "tx-N" with N >= 1 serve ring N-1, "tx-0" serves tx ring
+// 0 (vector 0 without TSS), and "<if>-N" serves no ring. Names tg3 never
+// gives ("rx-0") are read as for other drivers.
+func ParseTailFor(driver, tail string) Vector {
+	v := ParseTail(tail)
+	if driver != "tg3" || !v.IsQueue() {
+		return v
+	}
+	kind := ""
+	if i := strings.LastIndexByte(tail, '-'); i >= 0 {
+		kind = tail[:i]
+	}
+	switch {
+	case kind == "":
+		return notQueue
+	case v.Queue == 0:
+		return v
+	}
+	v.Queue--
 	return v
 }
 
@@ -215,9 +248,9 @@ func IsVirtioDevice(s string) bool {
 }
 
 // queueWord returns the queue part of a queue IRQ name: "TxRx-3",
-// "Tx-Rx-3", "rx-3", "tx-3", "fp-3", "rxtx-3".
+// "Tx-Rx-3", "txrx-3", "rx-3", "tx-3", "fp-3", "rxtx-3".
 func queueWord(name string) string {
-	for _, sep := range []string{"-TxRx-", "-Tx-Rx-", "-rxtx-", "-rx-", "-tx-", "-fp-"} {
+	for _, sep := range []string{"-TxRx-", "-Tx-Rx-", "-txrx-", "-rxtx-", "-rx-", "-tx-", "-fp-"} {
 		if i := strings.LastIndex(name, sep); i >= 0 {
 			return name[i+1:]
 		}

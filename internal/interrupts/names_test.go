@@ -60,6 +60,8 @@ func TestDevice(t *testing.T) {
 		{"i40e-0000:d8:00.0:misc", ""},
 		{"i40e-0000:d8:00.0:fdir-TxRx-0", ""},
 		{"nvme0q3", ""},
+		{"eno1-txrx-1", "eno1"},
+		{"eno8303-rx-1", "eno8303"},
 		{"virtio2-input.0", "virtio2"},
 		{"virtio2-output.3", "virtio2"},
 		{"virtio2-config", ""},
@@ -104,5 +106,33 @@ func TestDeviceENAAarch64(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(dev{})); diff != "" {
 		t.Errorf("Device and ChipPCI of IRQs 57-65 (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseTailFor: tg3 names its IRQs by vector; with RSS vector 0 has
+// no rx ring and with TSS no tx ring, so its rings are one below the
+// names' numbers, but for tx-0 (vector 0 without TSS).
+func TestParseTailFor(t *testing.T) {
+	tests := []struct {
+		driver, give string
+		want         Vector
+	}{
+		{"tg3", "rx-1", Vector{Queue: 0, Dir: "rx"}},
+		{"tg3", "rx-4", Vector{Queue: 3, Dir: "rx"}},
+		{"tg3", "tx-0", Vector{Queue: 0, Dir: "tx"}},
+		{"tg3", "tx-2", Vector{Queue: 1, Dir: "tx"}},
+		{"tg3", "txrx-1", Vector{Queue: 0}},
+		{"tg3", "txrx-3", Vector{Queue: 2}},
+		{"tg3", "0", notQueue}, // vector 0 with TSS: the link only
+		{"tg3", "2", notQueue},
+		{"tg3", "misc", notQueue},
+		{"", "txrx-2", Vector{Queue: 2}},
+		{"", "3", Vector{Queue: 3}}, // sfc's bare index is its channel
+		{"ixgbe", "rx-1", Vector{Queue: 1, Dir: "rx"}},
+	}
+	for _, tt := range tests {
+		if got := ParseTailFor(tt.driver, tt.give); got != tt.want {
+			t.Errorf("ParseTailFor(%q, %q) = %+v, want %+v", tt.driver, tt.give, got, tt.want)
+		}
 	}
 }

@@ -56,3 +56,46 @@ func TestInferVirtioSNO(t *testing.T) {
 		t.Errorf("virtio1's IRQs (-want +got):\n%s", diff)
 	}
 }
+
+// TestInferTG3Master: cnto-master's two BCM5720 ports (tg3, PCI
+// 0000:04:00.0 and .1, driver links to tg3 in the capture) each have five
+// IRQs named by vector: "eno8303-tx-0" (2015) is vector 0, which carries
+// tx ring 0 and the link, and "eno8303-rx-1".."rx-4" (2016-2019) are
+// vectors 1-4 with rx rings 0-3; eno8403 likewise at 2020-2024.
+func TestInferTG3Master(t *testing.T) {
+	realhosts.Require(t)
+	c, ok := realhosts.Lookup("cnto-master")
+	if !ok {
+		t.Skip("cnto-master capture absent")
+	}
+	h, err := topology.Read(realhosts.Root(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Load(h, Options{NICs: []string{"eno8303", "eno8403"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type vec struct {
+		IRQ   int
+		Queue int
+		Dir   string
+	}
+	for nic, first := range map[string]int{"eno8303": 2015, "eno8403": 2020} {
+		n, _ := h.NICByName(nic)
+		if n.Driver != "tg3" {
+			t.Errorf("%s driver %q, want tg3 (its PCI function's driver link)", nic, n.Driver)
+		}
+		want := []vec{{first, 0, "tx"}}
+		for ring := range 4 {
+			want = append(want, vec{first + 1 + ring, ring, "rx"})
+		}
+		var got []vec
+		for _, q := range tab.ForNIC(nic) {
+			got = append(got, vec{q.IRQ, q.Owner.Queue, q.Owner.Dir})
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s's IRQs (-want +got):\n%s", nic, diff)
+		}
+	}
+}
