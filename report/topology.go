@@ -57,8 +57,8 @@ type NICJSON struct {
 	LocalNode int        `json:"local_node"`
 	Locality  string     `json:"locality"` // how LocalNode/LocalCPUs are known
 	LocalCPUs *string    `json:"local_cpus"`
-	RxQueues  int        `json:"rx_queues"`
-	TxQueues  int        `json:"tx_queues"`
+	RxQueues  int        `json:"rx_queues"` // -1 when unknown
+	TxQueues  int        `json:"tx_queues"` // -1 when unknown
 	IRQs      []int      `json:"irqs"`
 	QueueIRQs []int      `json:"queue_irqs"`
 	SpeedMbps int        `json:"speed_mbps"`
@@ -203,7 +203,7 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 			dev += " (not in tree)"
 		}
 		queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
-		if n.Inferred {
+		if n.RxQueues < 0 || n.TxQueues < 0 {
 			queues = "unknown"
 		}
 		model := "-"

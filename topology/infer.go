@@ -35,7 +35,7 @@ func (h *Host) inferNICs() error {
 		}
 		n, ok := byName[name]
 		if !ok {
-			n = &NIC{Name: name, Node: -1, SpeedMbps: -1, Inferred: true}
+			n = &NIC{Name: name, Node: -1, SpeedMbps: -1, RxQueues: -1, TxQueues: -1, Inferred: true}
 			if interrupts.IsVirtioDevice(name) {
 				n.Virtio = name
 			}

@@ -23,9 +23,9 @@ type NIC struct {
 	Driver    string // driver of the netdev's device ("mlx5_core", "virtio_net")
 	Node      int    // numa_node as the kernel reports it; -1 is unknown
 	LocalCPUs cpuset.Set
-	HasLocal  bool // local_cpulist was read
-	RxQueues  int
-	TxQueues  int
+	HasLocal  bool    // local_cpulist was read
+	RxQueues  int     // rx-N folders under queues/; -1 when the tree has no queues folder
+	TxQueues  int     // tx-N folders under queues/; -1 likewise
 	Queues    []Queue // rx queues by index, then tx queues by index
 	SpeedMbps int     // -1 when unknown (link down, virtual)
 	OperState string
@@ -171,10 +171,15 @@ func (n *NIC) readMSI(fsys kfile.FS, dir string) error {
 	return nil
 }
 
+// QueuesKnown reports whether the NIC's queue counts are known: the tree
+// has its queues folder.
+func (n *NIC) QueuesKnown() bool { return n.RxQueues >= 0 && n.TxQueues >= 0 }
+
 func (n *NIC) readQueues(fsys kfile.FS, dir string) error {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
+			n.RxQueues, n.TxQueues = -1, -1 // not 0: the tree does not say
 			return nil
 		}
 		return err

@@ -105,8 +105,8 @@ type NIC struct {
 	Node      int        `json:"node"`     // the node it is local to; -1 unknown
 	Locality  string     `json:"locality"` // how Node/LocalCPUs are known
 	LocalCPUs cpuset.Set `json:"local_cpus"`
-	RxQueues  int        `json:"rx_queues"`
-	TxQueues  int        `json:"tx_queues"`
+	RxQueues  int        `json:"rx_queues"` // -1 when unknown
+	TxQueues  int        `json:"tx_queues"` // -1 when unknown
 	Inferred  bool       `json:"inferred,omitempty"`
 	// PCIAbsent: PCI comes from IRQ names; the tree has no such function.
 	PCIAbsent bool  `json:"pci_absent,omitempty"`

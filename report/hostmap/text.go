@@ -365,7 +365,11 @@ func nicLines(n NIC) []string {
 		if desc != "" {
 			desc += ", "
 		}
-		desc += fmt.Sprintf("%d rx/%d tx queues", n.RxQueues, n.TxQueues)
+		if n.RxQueues < 0 || n.TxQueues < 0 {
+			desc += "queues unknown"
+		} else {
+			desc += fmt.Sprintf("%d rx/%d tx queues", n.RxQueues, n.TxQueues)
+		}
 	}
 	switch {
 	case n.Node < 0 && n.Locality == "local_cpulist":
