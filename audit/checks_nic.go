@@ -101,7 +101,7 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 				Subject: irqSubject(q), IRQ: []int{q.IRQ}, CPUs: hit, Nodes: nodes.IDs(),
 				Message: fmt.Sprintf("%s of %s is delivered to isolated %s (%s): the interrupt and its softirq run where other work was meant to run alone",
 					irqSubject(q), c.nic.Name, cpusWord(hit), strings.Join(kinds, ", ")),
-				Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+" (it leaves isolated and nohz_full CPUs out)")})
+				Fix: c.fix(fixForIRQ(c.ifname, q, pinFix(c.ifname)+" (it leaves isolated and nohz_full CPUs out)"))})
 		}
 	}
 	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
@@ -112,7 +112,7 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 	local := c.loc.CPUs
 	f := Finding{Check: CheckIRQRemote, NIC: c.nic.Name, Subject: irqSubject(q), IRQ: []int{q.IRQ},
-		Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name))}
+		Fix: c.fix(fixForIRQ(c.ifname, q, pinFix(c.ifname)))}
 	req := a.online(q.Affinity)
 	switch remote := where.Difference(local); {
 	case c.byEffective[q.IRQ] && remote.Equal(where):
@@ -209,7 +209,7 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu)),
 			Message: fmt.Sprintf("%s %s on CPU %d while %s none of %s's queue IRQs (%s)",
 				joinAnd(names), verb, cpu, servesNone(free.Len(), where), c.nic.Name, free.List()),
-			Fix: sharedFix(c.nic.Name, qs)})
+			Fix: c.fix(sharedFix(c.ifname, qs))})
 	}
 }
 
@@ -249,7 +249,7 @@ func (a *auditor) unevenShare(c *nicCtx, byCPU map[int][]*irq.IRQ, pool, free cp
 		Subject: fmt.Sprintf("%d queues on %d %s", placed, pool.Len(), where), IRQ: irqNumbers(qs), CPUs: set, Nodes: nodes.IDs(),
 		Message: fmt.Sprintf("%s has %d queues for %d %s, so an even spread puts at most %d on each; instead %s, while %s none (%s)",
 			c.nic.Name, placed, pool.Len(), where, even, strings.Join(parts, ", "), servesNone(free.Len(), where), free.List()),
-		Fix: sharedFix(c.nic.Name, qs)})
+		Fix: c.fix(sharedFix(c.ifname, qs))})
 }
 
 // sharedFix is the fix for IRQs sharing a CPU.
@@ -320,7 +320,7 @@ func (a *auditor) checkManaged(c *nicCtx) {
 	a.add(Finding{Check: CheckIRQManaged, Severity: SeverityInfo, NIC: c.nic.Name, Subject: irqsSubject(ns), IRQ: ns,
 		Message: fmt.Sprintf("%d of %s's %d queue IRQs are kernel-managed (read-only smp_affinity): neither irqnuma nor irqbalance can move them",
 			len(managed), c.nic.Name, len(c.queues)),
-		Fix: fmt.Sprintf("choose which queues carry traffic instead: `ethtool -L %s` (queue count), `ethtool -X %s` (RSS indirection)", c.nic.Name, c.nic.Name)})
+		Fix: c.fix(fmt.Sprintf("choose which queues carry traffic instead: `ethtool -L %s` (queue count), `ethtool -X %s` (RSS indirection)", c.ifname, c.ifname))})
 }
 
 // checkIrqbalance: irqbalance-active. irqbalance runs and does not ban
@@ -419,11 +419,11 @@ func (a *auditor) checkSteering(c *nicCtx) {
 			continue
 		}
 		check, file := CheckRPSRemote, "rps_cpus"
-		fix := fmt.Sprintf("irqnuma mask --nic %s --format mask | tee %s", c.nic.Name, queueFiles(c.nic.Name, kind, idx, file))
+		fix := fmt.Sprintf("irqnuma mask --nic %s --format mask | tee %s", c.ifname, queueFiles(c.ifname, kind, idx, file))
 		what := "steer received packets to"
 		if kind == "tx" {
 			check, file = CheckXPSRemote, "xps_cpus"
-			fix = pinFix(c.nic.Name) + " --xps"
+			fix = pinFix(c.ifname) + " --xps"
 			what = "take packets sent from"
 		}
 		nodes, _ := a.h.NodesOf(remote)
@@ -435,7 +435,7 @@ func (a *auditor) checkSteering(c *nicCtx) {
 			Subject: fmt.Sprintf("%s %s %s", kind, qs, cpuset.New(idx...).List()), CPUs: remote, Nodes: nodes.IDs(),
 			Message: fmt.Sprintf("%s %s %s %s (%s) %s %s, off the NIC's %s", c.nic.Name, kind, qs, cpuset.New(idx...).List(), file, what,
 				a.describeRemote(remote, c.loc.CPUs), NodeName(c.loc)),
-			Fix: fix})
+			Fix: c.fix(fix)})
 	}
 	if !known {
 		a.notChecked(c.nic.Name, "rps-remote, xps-remote", fmt.Sprintf("no readable rps_cpus or xps_cpus under /sys/class/net/%s/queues", c.nic.Name))
@@ -473,16 +473,16 @@ func (a *auditor) checkQueueCount(c *nicCtx) {
 	case n > local.Len():
 		msg = fmt.Sprintf("%s has %s for %d local online CPUs: some CPUs must take several queues, or queues go remote",
 			c.nic.Name, what, local.Len())
-		fix = fmt.Sprintf("ethtool -L %s combined %d (or rx/tx, as the driver counts)", c.nic.Name, local.Len())
+		fix = fmt.Sprintf("ethtool -L %s combined %d (or rx/tx, as the driver counts)", c.ifname, local.Len())
 	case 2*n < cores:
 		msg = fmt.Sprintf("%s has %s for %d local online cores (%d CPUs): multi-stream tests may be limited by too few queues",
 			c.nic.Name, what, cores, local.Len())
-		fix = fmt.Sprintf("ethtool -l %s shows the maximum; ethtool -L %s combined %d", c.nic.Name, c.nic.Name, cores)
+		fix = fmt.Sprintf("ethtool -l %s shows the maximum; ethtool -L %s combined %d", c.ifname, c.ifname, cores)
 	default:
 		return
 	}
 	a.add(Finding{Check: CheckQueuesVsCPUs, Severity: SeverityInfo, NIC: c.nic.Name,
-		Subject: units.Plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: fix})
+		Subject: units.Plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: c.fix(fix)})
 }
 
 // checkGovernor: cpu-governor. Local CPUs whose cpufreq governor is not

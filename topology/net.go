@@ -171,6 +171,15 @@ func (n *NIC) readMSI(fsys kfile.FS, dir string) error {
 	return nil
 }
 
+// HasIfName reports whether Name is the interface's name, the one
+// ethtool and irqnuma take on the host. A NIC inferred from IRQ names
+// that carry no interface is named by its PCI address ("0000:19:00.0",
+// from mlx5's "mlx5_comp3@pci:<bdf>") or its virtio device ("virtio1",
+// from virtio_net's "virtio1-input.0") instead.
+func (n *NIC) HasIfName() bool {
+	return !n.Inferred || !(pci.IsAddress(n.Name) || (n.Virtio != "" && n.Name == n.Virtio))
+}
+
 // QueuesKnown reports whether the NIC's queue counts are known: the tree
 // has its queues folder.
 func (n *NIC) QueuesKnown() bool { return n.RxQueues >= 0 && n.TxQueues >= 0 }
