@@ -97,8 +97,9 @@ type IRQ struct {
 // NIC is one NIC as the picture shows it.
 type NIC struct {
 	Name string `json:"name"`
-	// Key is the letter of its queue IRQs in cells: "q" when one NIC has
-	// queue IRQs, "a", "b"... when several do; "" when it has none.
+	// Key is the letter(s) of its queue IRQs in cells: "q" when one NIC
+	// has queue IRQs, "a", "b"... when several do, two letters each ("aa",
+	// "ab"...) when more than 52 do; "" when it has none.
 	Key       string     `json:"key"`
 	Driver    string     `json:"driver"`
 	PCI       string     `json:"pci"`
@@ -397,7 +398,14 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process) {
 	}
 }
 
-// assignKeys gives each NIC with queue IRQs its cell letter.
+// keyLetters are the letters of the NIC keys, in order.
+const keyLetters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// assignKeys gives each NIC with queue IRQs its cell key: "q" when one
+// NIC has queue IRQs; "a", "b"... "Z" when up to 52 do; beyond that every
+// key has two letters ("aa", "ab"... "ZZ"), or as many as it takes, so
+// keys stay distinct and of one length for any number of NICs, and a cell
+// such as "2ab" or "ab3" reads one way.
 func assignKeys(nics []NIC) {
 	var with []int
 	for i, n := range nics {
@@ -409,13 +417,16 @@ func assignKeys(nics []NIC) {
 		nics[with[0]].Key = "q"
 		return
 	}
-	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	width := 1
+	for capacity := len(keyLetters); capacity < len(with); capacity *= len(keyLetters) {
+		width++
+	}
 	for k, i := range with {
-		if k < len(letters) {
-			nics[i].Key = letters[k : k+1]
-		} else {
-			nics[i].Key = "#"
+		key := make([]byte, width)
+		for j, v := width-1, k; j >= 0; j, v = j-1, v/len(keyLetters) {
+			key[j] = keyLetters[v%len(keyLetters)]
 		}
+		nics[i].Key = string(key)
 	}
 }
 

@@ -111,3 +111,35 @@ func TestMapRealHosts(t *testing.T) {
 		})
 	}
 }
+
+// TestMapKeysDell: dell-2numa has 70 NICs with queue IRQs, more than the
+// 52 letters, so each gets a distinct two-letter key; CPU 51 takes three
+// IRQs of three NICs (840 ens3f1 queue 99, 964 ens3f1v2 queue 3, 982
+// ens3f1v0 queue 1), which its cell says as "3+", not as three of one.
+func TestMapKeysDell(t *testing.T) {
+	realhosts.Require(t)
+	c, ok := realhosts.Lookup("dell-2numa")
+	if !ok {
+		t.Skip("dell-2numa capture absent")
+	}
+	h, tb := loadMapHost(t, realhosts.Root(t, c))
+	m := Build(h, tb, nil, Options{})
+	seen := map[string]string{}
+	for _, n := range m.NICs {
+		if len(n.Key) != 2 {
+			t.Errorf("NIC %s key %q, want two letters", n.Name, n.Key)
+		}
+		if other, ok := seen[n.Key]; ok {
+			t.Errorf("NICs %s and %s share key %q", other, n.Name, n.Key)
+		}
+		seen[n.Key] = n.Name
+	}
+	if len(seen) != 70 {
+		t.Errorf("%d keys, want 70", len(seen))
+	}
+	for id, want := range map[int]string{51: "3+", 99: "2+"} {
+		if got := mustCPU(t, m, id).Label; got != want {
+			t.Errorf("CPU %d label %q, want %q", id, got, want)
+		}
+	}
+}
