@@ -32,6 +32,11 @@ type Map struct {
 	Conflicts   []Conflict `json:"conflicts"`
 	Remote      []Remote   `json:"remote"`
 	Notes       []string   `json:"notes"`
+	// AbsentCPUs are possible CPUs the host does not have (no cpuN folder
+	// and not online: a VM's hot-plug slots, or a firmware's count). They
+	// are not drawn, as they are neither online nor offline CPUs, and a
+	// note says so.
+	AbsentCPUs cpuset.Set `json:"absent_cpus"`
 }
 
 // Package is the nodes of one package (socket). Packages is empty when
@@ -184,6 +189,7 @@ func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *
 		}
 	}
 	b.noteOutside()
+	b.noteAbsent()
 	assignKeys(b.m.NICs)
 	b.markSharedCPUs()
 	b.placeThreads(procs)
@@ -292,6 +298,21 @@ func (b *mapBuilder) noteOutside() {
 	if len(b.outside) > 0 {
 		b.m.Notes = append(b.m.Notes, fmt.Sprintf("queue IRQ affinities name CPUs %s, which this host does not have; not drawn",
 			cpuset.New(b.outside...).List()))
+	}
+}
+
+// noteAbsent says which possible CPUs the host does not have and so are
+// not drawn.
+func (b *mapBuilder) noteAbsent() {
+	ids := make([]int, 0, len(b.h.CPUs))
+	for _, c := range b.h.CPUs {
+		ids = append(ids, c.ID)
+	}
+	absent := b.h.Possible.Difference(cpuset.New(ids...))
+	b.m.AbsentCPUs = absent
+	if !absent.IsEmpty() {
+		b.m.Notes = append(b.m.Notes, fmt.Sprintf("%d possible CPUs are not present (no cpuN folder, not online): %s; not drawn",
+			absent.Len(), absent.List()))
 	}
 }
 
