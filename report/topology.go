@@ -161,6 +161,10 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		}
 	}
 	fmt.Fprintf(w, "\nCPUs online %s of %s", units.OrDash(doc.Online.List()), units.OrDash(doc.Possible.List()))
+	if absent := doc.Possible.Difference(presentCPUs(doc)); !absent.IsEmpty() {
+		// Not offline: possible slots without a CPU.
+		fmt.Fprintf(w, " (%s not present)", absent)
+	}
 	if !doc.Isolated.IsEmpty() {
 		fmt.Fprintf(w, "; isolated %s", doc.Isolated)
 	}
@@ -224,6 +228,16 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		return err
 	}
 	return writeNotes(w, doc.Notes)
+}
+
+// presentCPUs is the set of CPUs the document lists: online ones and
+// those with a cpuN folder.
+func presentCPUs(doc TopologyDoc) cpuset.Set {
+	ids := make([]int, len(doc.CPUs))
+	for i, c := range doc.CPUs {
+		ids[i] = c.ID
+	}
+	return cpuset.New(ids...)
 }
 
 func writeNotes(w io.Writer, notes []string) error {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/irqnuma/irqnuma/cpuset"
 )
 
 // TestWriteTopologyInferred: a NIC whose queue counts are unknown (-1, as
@@ -25,5 +27,20 @@ func TestWriteTopologyInferred(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("WriteTopology lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestWriteTopologyAbsentCPUs: possible CPUs without a CPU record are
+// said to be not present, not counted as offline (hwloc-32intel64's
+// possible 0-111 with cpu0-31).
+func TestWriteTopologyAbsentCPUs(t *testing.T) {
+	doc := TopologyDoc{Online: cpuset.New(0, 1), Possible: cpuset.New(0, 1, 2, 3, 4),
+		CPUs: []CPUJSON{{ID: 0, Online: true}, {ID: 1, Online: true}, {ID: 2}}}
+	var b bytes.Buffer
+	if err := WriteTopology(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := "CPUs online 0-1 of 0-4 (3-4 not present)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("WriteTopology lacks %q:\n%s", want, b.String())
 	}
 }
