@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
@@ -52,5 +53,35 @@ func TestInferENAWithoutFunction(t *testing.T) {
 	}
 	if !slices.Equal(other, []int{57}) || !slices.Equal(queues, []int{0, 1, 2, 3, 4, 5, 6, 7}) {
 		t.Errorf("eth0: other IRQs %v and queues %v, want [57] (ena-mgmnt) and 0-7", other, queues)
+	}
+}
+
+// TestInferPCILinkLoop: a PCI entry that cannot be followed (a link to
+// itself) is taken as absent, with a note, not as a reason to refuse the
+// whole tree.
+func TestInferPCILinkLoop(t *testing.T) {
+	root := hosttest.Copy(t, "arm64")
+	link := filepath.Join(root, "sys/bus/pci/devices/0000:00:05.0")
+	if err := os.RemoveAll(filepath.Join(root, "sys/class/net")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("0000:00:05.0", link); err != nil {
+		t.Fatal(err)
+	}
+	h, err := topology.Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nic, ok := h.NICByName("eth0")
+	if !ok || nic.PCI != "0000:00:05.0" || !nic.PCIAbsent {
+		t.Fatalf("eth0 = %+v, want 0000:00:05.0 taken as absent", nic)
+	}
+	if !slices.ContainsFunc(h.Notes, func(s string) bool {
+		return strings.HasPrefix(s, "NIC eth0: its PCI function is taken as absent: ")
+	}) {
+		t.Errorf("notes %q do not say why", h.Notes)
 	}
 }

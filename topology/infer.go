@@ -77,19 +77,21 @@ func (h *Host) inferNICs() error {
 }
 
 // readInferredPCI reads what the PCI function of an inferred NIC says of
-// it: its locality, vendor and device ids, and its driver. A function the tree lacks
-// makes the NIC PCIAbsent; it keeps the address.
+// it: its locality, vendor and device ids, and its driver. A function the
+// tree lacks makes the NIC PCIAbsent; it keeps the address. So does an
+// entry that cannot be followed (a link loop, a link out of the root),
+// and a note says why.
 func (h *Host) readInferredPCI(n *NIC) error {
 	if n.PCI == "" {
 		return nil
 	}
 	dir := "sys/bus/pci/devices/" + n.PCI
 	if _, err := h.fs.Stat(h.Path(dir)); err != nil {
-		if kfile.IsNotExist(err) {
-			n.PCIAbsent = true
-			return nil
+		n.PCIAbsent = true
+		if !kfile.IsNotExist(err) {
+			h.note("NIC %s: its PCI function is taken as absent: %v", n.Name, err)
 		}
-		return fmt.Errorf("NIC %s: %w", n.Name, err)
+		return nil
 	}
 	if err := h.readLocality(n, dir); err != nil {
 		return err
