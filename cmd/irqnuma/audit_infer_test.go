@@ -17,7 +17,6 @@ import (
 // be such a command naming it; each says how to find the interface and
 // gives the command with a placeholder.
 func TestAuditFixWithoutInterface(t *testing.T) {
-	t.Parallel()
 	realhosts.Require(t)
 	tests := []struct {
 		capture, nic string
@@ -85,7 +84,6 @@ func TestAuditFixWithoutInterface(t *testing.T) {
 // audited on node 0, where /proc/irq/N/node puts all of them; the
 // nic-node-unknown finding says so instead of blaming the firmware.
 func TestAuditAbsentPCIFunction(t *testing.T) {
-	t.Parallel()
 	realhosts.Require(t)
 	c, ok := realhosts.Lookup("dell-2numa")
 	if !ok {
