@@ -288,11 +288,34 @@ type nicCtx struct {
 	whereCores map[int]cpuset.Set
 	irqCores   cpuset.Set
 	localNodes cpuset.Set // the nodes of the local CPUs
+	// ifname is what a fix command names the NIC by: its interface, or
+	// "<interface>" for a NIC the tree knows only by its PCI address or
+	// virtio device (see fix).
+	ifname string
+}
+
+// fix returns cmd, a fix naming the NIC by c.ifname. For a NIC without an
+// interface name cmd names a placeholder, as ethtool and irqnuma on the
+// host take only the interface, and the fix first says how to find it.
+func (c *nicCtx) fix(cmd string) string {
+	n := c.nic
+	if n.HasIfName() {
+		return cmd
+	}
+	by, dir := "its PCI address", "/sys/bus/pci/devices/"+n.PCI+"/net"
+	if n.Virtio != "" {
+		by, dir = "its virtio device", "/sys/bus/virtio/devices/"+n.Virtio+"/net"
+	}
+	return fmt.Sprintf("this capture names %s by %s, not by an interface, and the command needs the interface name: on the host, find it with `ls %s`, then run: %s",
+		n.Name, by, dir, cmd)
 }
 
 func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 	c := &nicCtx{nic: n, loc: a.h.Locality(n), irqs: a.t.ForNIC(n.Name),
-		where: map[int]cpuset.Set{}, byEffective: map[int]bool{}, whereCores: map[int]cpuset.Set{}}
+		where: map[int]cpuset.Set{}, byEffective: map[int]bool{}, whereCores: map[int]cpuset.Set{}, ifname: n.Name}
+	if !n.HasIfName() {
+		c.ifname = "<interface>"
+	}
 	for _, q := range c.irqs {
 		if q.Owner.Kind != irq.KindQueue {
 			continue
@@ -389,8 +412,11 @@ func irqsSubject(ns []int) string {
 // local_cpulist)".
 func NodeName(loc topology.Locality) string {
 	s := nodeOnly(loc)
-	if loc.Source == "local_cpulist" {
+	switch loc.Source {
+	case "local_cpulist":
 		s += " (from local_cpulist)"
+	case "irq node":
+		s += " (from its IRQs' /proc/irq/N/node)"
 	}
 	return s
 }

@@ -22,6 +22,10 @@ func (a *auditor) checkNICNode(c *nicCtx) {
 	if c.nic.Node >= 0 || len(a.h.Nodes) < 2 {
 		return
 	}
+	if c.nic.Inferred && (c.nic.PCI == "" || c.nic.PCIAbsent) {
+		a.inferredNICNode(c)
+		return
+	}
 	f := Finding{Check: CheckNICNodeUnknown, Severity: SeverityWarning, NIC: c.nic.Name,
 		Subject: fmt.Sprintf("%s numa_node", c.nic.Name),
 		Fix:     "the firmware gives the device no node (ACPI _PXM): update the BIOS or enable its PCI NUMA reporting; until then find the slot's socket in the board manual"}
@@ -47,6 +51,31 @@ func (a *auditor) checkNICNode(c *nicCtx) {
 	a.add(f)
 }
 
+// inferredNICNode: nic-node-unknown for a NIC inferred from IRQ names
+// whose PCI function the tree lacks, so numa_node was never read: its
+// locality is the node its IRQs were allocated on, or unknown.
+func (a *auditor) inferredNICNode(c *nicCtx) {
+	n := c.nic
+	f := Finding{Check: CheckNICNodeUnknown, NIC: n.Name, Subject: n.Name + " numa_node",
+		Fix: "capture /sys/class/net and the PCI functions it links to (numa_node, local_cpulist)"}
+	why := fmt.Sprintf("the tree has no PCI function %s", n.PCI)
+	if n.PCI == "" {
+		why = "its IRQ names and chips give no PCI address"
+	} else {
+		f.Fix = fmt.Sprintf("capture /sys/bus/pci/devices/%s and the folder it links to (numa_node, local_cpulist)", n.PCI)
+	}
+	if c.loc.Source == "irq node" {
+		f.Severity, f.CPUs, f.Nodes = SeverityInfo, c.loc.CPUs, []int{c.loc.Node}
+		f.Message = fmt.Sprintf("%s is known from IRQ names and %s, so its numa_node is unknown; all %d of its IRQs were allocated on node %d (/proc/irq/N/node), which is used as its locality for the other checks",
+			n.Name, why, len(c.irqs), c.loc.Node)
+	} else {
+		f.Severity = SeverityWarning
+		f.Message = fmt.Sprintf("%s is known from IRQ names and %s, so its numa_node is unknown, and its IRQs' /proc/irq/N/node name no single node: its locality is unknown, so its IRQs and processes are not called local or remote",
+			n.Name, why)
+	}
+	a.add(f)
+}
+
 // checkIRQPlacement: irq-remote and isolated-irq, per queue IRQ.
 func (a *auditor) checkIRQPlacement(c *nicCtx) {
 	isolated := a.h.IsolatedCPUs()
@@ -67,7 +96,7 @@ func (a *auditor) checkIRQPlacement(c *nicCtx) {
 				Message: fmt.Sprintf("%s of %s is delivered to isolated %s (%s): the interrupt and its softirq run where other work was meant to run alone",
 					irqSubject(q), c.nic.Name, cpusWord(hit), a.isolationKinds(hit)),
 				Group: "are delivered to isolated %s (" + a.isolationKinds(hit) + "): the interrupts and their softirqs run where other work was meant to run alone",
-				Fix:   fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name)+"  # it leaves isolated and nohz_full CPUs out")})
+				Fix:   c.fix(fixForIRQ(c.ifname, q, pinFix(c.ifname)+"  # it leaves isolated and nohz_full CPUs out"))})
 		}
 	}
 	if !c.loc.Known() && len(c.where) > 0 && len(a.h.Nodes) > 1 {
@@ -113,7 +142,7 @@ func (a *auditor) isolationKinds(cpus cpuset.Set) string {
 func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 	local := c.loc.CPUs
 	f := Finding{Check: CheckIRQRemote, NIC: c.nic.Name, Subject: irqSubject(q), IRQ: []int{q.IRQ},
-		Fix: fixForIRQ(c.nic.Name, q, pinFix(c.nic.Name))}
+		Fix: c.fix(fixForIRQ(c.ifname, q, pinFix(c.ifname)))}
 	req := a.online(q.Affinity)
 	switch remote := where.Difference(local); {
 	case c.byEffective[q.IRQ] && remote.Equal(where):
@@ -214,7 +243,7 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu)),
 			Message: fmt.Sprintf("%s %s on CPU %d while %s none of %s's queue IRQs (%s)",
 				joinAnd(names), verb, cpu, servesNone(free.Len(), where), c.nic.Name, free.List()),
-			Fix: sharedFix(c.nic.Name, qs)})
+			Fix: c.fix(sharedFix(c.ifname, qs))})
 	}
 }
 
@@ -254,7 +283,7 @@ func (a *auditor) unevenShare(c *nicCtx, byCPU map[int][]*irq.IRQ, pool, free cp
 		Subject: fmt.Sprintf("%d queues on %d %s", placed, pool.Len(), where), IRQ: irqNumbers(qs), CPUs: set, Nodes: nodes.IDs(),
 		Message: fmt.Sprintf("%s has %d queues for %d %s, so an even spread puts at most %d on each; instead %s, while %s none (%s)",
 			c.nic.Name, placed, pool.Len(), where, even, strings.Join(parts, ", "), servesNone(free.Len(), where), free.List()),
-		Fix: sharedFix(c.nic.Name, qs)})
+		Fix: c.fix(sharedFix(c.ifname, qs))})
 }
 
 // sharedFix is the fix for IRQs sharing a CPU.
@@ -325,7 +354,7 @@ func (a *auditor) checkManaged(c *nicCtx) {
 	a.add(Finding{Check: CheckIRQManaged, Severity: SeverityInfo, NIC: c.nic.Name, Subject: irqsSubject(ns), IRQ: ns,
 		Message: fmt.Sprintf("%d of %s's %d queue IRQs are kernel-managed (read-only smp_affinity): neither irqnuma nor irqbalance can move them",
 			len(managed), c.nic.Name, len(c.queues)),
-		Fix: fmt.Sprintf("choose which queues carry traffic instead: `ethtool -L %s` (queue count), `ethtool -X %s` (RSS indirection)", c.nic.Name, c.nic.Name)})
+		Fix: c.fix(fmt.Sprintf("choose which queues carry traffic instead: `ethtool -L %s` (queue count), `ethtool -X %s` (RSS indirection)", c.ifname, c.ifname))})
 }
 
 // checkIrqbalance: irqbalance-active. irqbalance runs and does not ban
@@ -424,11 +453,11 @@ func (a *auditor) checkSteering(c *nicCtx) {
 			continue
 		}
 		check, file := CheckRPSRemote, "rps_cpus"
-		fix := fmt.Sprintf(`m=$(irqnuma mask --nic %s --format mask) && echo "$m" | tee %s`, c.nic.Name, queueFiles(c.nic.Name, kind, idx, file))
+		fix := fmt.Sprintf(`m=$(irqnuma mask --nic %s --format mask) && echo "$m" | tee %s`, c.ifname, queueFiles(c.ifname, kind, idx, file))
 		what := "steer received packets to"
 		if kind == "tx" {
 			check, file = CheckXPSRemote, "xps_cpus"
-			fix = pinFix(c.nic.Name) + " --xps"
+			fix = pinFix(c.ifname) + " --xps"
 			what = "take packets sent from"
 		}
 		nodes, _ := a.h.NodesOf(remote)
@@ -440,7 +469,7 @@ func (a *auditor) checkSteering(c *nicCtx) {
 			Subject: fmt.Sprintf("%s %s %s", kind, qs, cpuset.New(idx...).List()), CPUs: remote, Nodes: nodes.IDs(),
 			Message: fmt.Sprintf("%s %s %s %s (%s) %s %s, off the NIC's %s", c.nic.Name, kind, qs, cpuset.New(idx...).List(), file, what,
 				a.describeRemote(remote, c.loc.CPUs), NodeName(c.loc)),
-			Fix: fix})
+			Fix: c.fix(fix)})
 	}
 	if !known {
 		a.notChecked(c.nic.Name, "rps-remote, xps-remote", fmt.Sprintf("no readable rps_cpus or xps_cpus under /sys/class/net/%s/queues", c.nic.Name))
@@ -483,16 +512,16 @@ func (a *auditor) checkQueueCount(c *nicCtx) {
 	case n > local.Len():
 		msg = fmt.Sprintf("%s has %s for %d %s: some CPUs must take several queues, or queues go remote",
 			c.nic.Name, what, local.Len(), cpusWord)
-		fix = fmt.Sprintf("ethtool -L %s combined %d  # or rx N tx N, as the driver counts queues", c.nic.Name, local.Len())
+		fix = fmt.Sprintf("ethtool -L %s combined %d  # or rx N tx N, as the driver counts queues", c.ifname, local.Len())
 	case 2*n < cores:
 		msg = fmt.Sprintf("%s has %s for %d local online cores (%d CPUs): multi-stream tests may be limited by too few queues",
 			c.nic.Name, what, cores, local.Len())
-		fix = fmt.Sprintf("ethtool -l %s; ethtool -L %s combined %d  # -l shows the maximum", c.nic.Name, c.nic.Name, cores)
+		fix = fmt.Sprintf("ethtool -l %s; ethtool -L %s combined %d  # -l shows the maximum", c.ifname, c.ifname, cores)
 	default:
 		return
 	}
 	a.add(Finding{Check: CheckQueuesVsCPUs, Severity: SeverityInfo, NIC: c.nic.Name,
-		Subject: units.Plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: fix})
+		Subject: units.Plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: c.fix(fix)})
 }
 
 // checkGovernor: cpu-governor. Local CPUs whose cpufreq governor is not

@@ -47,8 +47,8 @@ func (a *auditor) procRemote(c *nicCtx, p *proc.Process) {
 	}
 	lastCPUs := cpuset.New(last...)
 	fix := func() string {
-		return fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d  # or start it with: irqnuma exec --nic %s --exclude-irq-cpus -- %s ...`,
-			c.nic.Name, p.PID, c.nic.Name, p.Comm)
+		return c.fix(fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d  # or start it with: irqnuma exec --nic %s --exclude-irq-cpus -- %s ...`,
+			c.ifname, p.PID, c.ifname, p.Comm))
 	}
 	if len(lastTIDs) > 0 {
 		nodes, _ := a.h.NodesOf(lastCPUs)
@@ -127,7 +127,7 @@ func (a *auditor) procIRQOverlap(c *nicCtx, p *proc.Process, allowed cpuset.Set)
 		PID: p.PID, IRQ: irqs, CPUs: overlap, Nodes: nodes.IDs(),
 		Message: fmt.Sprintf("%s may run on %s, which %s %s's queue IRQs %s: its threads compete with the NIC's interrupts and softirqs",
 			procSubject(p), cpusWord(overlap), units.Choose(overlap.Len(), "shares a core with", "share cores with"), c.nic.Name, irqsSubjectRange(irqs)),
-		Fix: fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d`, c.nic.Name, p.PID)})
+		Fix: c.fix(fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d`, c.ifname, p.PID))})
 }
 
 // cpusWord is "CPU 3" or "CPUs 0-15".
@@ -169,7 +169,7 @@ func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
 		PID: p.PID, Nodes: remoteNodes,
 		Message: fmt.Sprintf("%s of %s's %s of memory (%d%%) is on node %s, off %s's %s (numa_maps)",
 			memKB(remote), procSubject(p), memKB(total), int(100*remote/total), from, c.nic.Name, NodeName(c.loc)),
-		Fix: fmt.Sprintf("migratepages %d %s %s  # from numactl; or start it with: irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.nic.Name, p.Comm)})
+		Fix: c.fix(fmt.Sprintf("migratepages %d %s %s  # from numactl; or start it with: irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.ifname, p.Comm))})
 }
 
 // memKB prints an amount of memory given in kB: exact below 10 MiB,

@@ -14,6 +14,7 @@ func TestClassify(t *testing.T) {
 	virtio := &topology.NIC{Name: "eth0", PCI: "0000:00:03.0", Virtio: "virtio2"}
 	ice := &topology.NIC{Name: "ens1f0", PCI: "0000:3b:00.0"}
 	mana := &topology.NIC{Name: "eth0", PCI: "7870:00:00.0"}
+	tg3 := &topology.NIC{Name: "eno1", PCI: "0000:04:00.0", Driver: "tg3"}
 	tests := []struct {
 		name  string
 		nic   *topology.NIC
@@ -45,6 +46,10 @@ func TestClassify(t *testing.T) {
 		{"virtio20 is not virtio2", virtio, "virtio20-input.0", "", Owner{}, false},
 		{"chip carries the PCI address", mlx, "mlx5_pages_eq", "IR-PCI-MSIX-0000:98:00.0", Owner{NIC: "eth0", Queue: -1, Kind: KindOther, By: "pci"}, true},
 		{"chip of another function", mlx, "nvme0q1", "PCI-MSIX-0000:99:00.0", Owner{}, false},
+		{"tg3 rx by vector", tg3, "eno1-rx-1", "", Owner{NIC: "eno1", Queue: 0, Dir: "rx", Kind: KindQueue, By: "name"}, true},
+		{"tg3 vector 0 tx", tg3, "eno1-tx-0", "", Owner{NIC: "eno1", Queue: 0, Dir: "tx", Kind: KindQueue, By: "name"}, true},
+		{"tg3 txrx", tg3, "eno1-txrx-2", "", Owner{NIC: "eno1", Queue: 1, Kind: KindQueue, By: "name"}, true},
+		{"tg3 link vector", tg3, "eno1-0", "", Owner{NIC: "eno1", Queue: -1, Kind: KindOther, By: "name"}, true},
 		{"unrelated", eth1, "ttyS0", "IO-APIC", Owner{}, false},
 	}
 	for _, tt := range tests {
@@ -78,7 +83,7 @@ func TestClassifyName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		o := Owner{NIC: "x", Queue: 99}
-		classifyName(tt.give, &o)
+		classifyName(tt.give, "", &o)
 		if o.Queue != tt.wantQueue || o.Dir != tt.wantDir {
 			t.Errorf("ClassifyName(%q) = queue %d dir %q, want %d %q", tt.give, o.Queue, o.Dir, tt.wantQueue, tt.wantDir)
 		}

@@ -204,7 +204,7 @@ func (t *Table) checkRanges(h *topology.Host) {
 func owner(name, chip string, n int, h *topology.Host, msi map[int]*topology.NIC) *Owner {
 	if nic, ok := msi[n]; ok {
 		o := Owner{NIC: nic.Name, By: "msi_irqs"}
-		classifyName(name, &o)
+		classifyName(name, nic.Driver, &o)
 		return &o
 	}
 	if name == "" {

@@ -94,8 +94,8 @@ type NICJSON struct {
 	LocalNode int        `json:"local_node"`
 	Locality  string     `json:"locality"` // how LocalNode/LocalCPUs are known
 	LocalCPUs *string    `json:"local_cpus"`
-	RxQueues  int        `json:"rx_queues"`
-	TxQueues  int        `json:"tx_queues"`
+	RxQueues  int        `json:"rx_queues"` // -1 when unknown
+	TxQueues  int        `json:"tx_queues"` // -1 when unknown
 	IRQs      []int      `json:"irqs"`
 	QueueIRQs []int      `json:"queue_irqs"`
 	SpeedMbps int        `json:"speed_mbps"`
@@ -106,8 +106,12 @@ type NICJSON struct {
 	Product   string     `json:"product,omitempty"`
 	Steering  []QueueCPU `json:"steering,omitempty"`
 	// Inferred is true for a NIC known only from IRQ names (a tree
-	// without /sys/class/net): its queues, speed and driver are unknown.
+	// without /sys/class/net): its queues and speed are unknown, its
+	// driver is its PCI function's.
 	Inferred bool `json:"inferred,omitempty"`
+	// PCIAbsent is true when PCI comes from IRQ names and the tree has no
+	// such PCI function.
+	PCIAbsent bool `json:"pci_absent,omitempty"`
 }
 
 // QueueCPU is one queue's rps_cpus or xps_cpus.
@@ -142,7 +146,7 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 			LocalNode: loc.Node, Locality: loc.Source, RxQueues: n.RxQueues, TxQueues: n.TxQueues,
 			IRQs: []int{}, QueueIRQs: []int{}, SpeedMbps: n.SpeedMbps, OperState: n.OperState,
 			VendorID: n.VendorID, DeviceID: n.DeviceID, Vendor: n.Vendor, Product: n.Product,
-			Inferred: n.Inferred}
+			Inferred: n.Inferred, PCIAbsent: n.PCIAbsent}
 		if n.HasLocal {
 			s := n.LocalCPUs.List()
 			nj.LocalCPUs = &s
@@ -256,7 +260,12 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "\nCPUs online %s of %s\n", units.OrDash(doc.Online.List()), units.OrDash(doc.Possible.List()))
+	fmt.Fprintf(w, "\nCPUs online %s of %s", units.OrDash(doc.Online.List()), units.OrDash(doc.Possible.List()))
+	if absent := doc.Possible.Difference(presentCPUs(doc)); !absent.IsEmpty() {
+		// Not offline: possible slots without a CPU.
+		fmt.Fprintf(w, " (%s not present)", absent)
+	}
+	fmt.Fprintln(w)
 	writeIsolation(w, doc)
 
 	nics := slices.Clone(doc.NICs)
@@ -286,11 +295,14 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 			speed = Speed(n.SpeedMbps)
 		}
 		dev := n.PCI
-		if dev == "" {
+		switch {
+		case dev == "":
 			dev = "-"
+		case n.PCIAbsent:
+			dev += " (not in tree)"
 		}
 		queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
-		if n.Inferred {
+		if n.RxQueues < 0 || n.TxQueues < 0 {
 			queues = "unknown"
 		}
 		model := "-"
@@ -311,6 +323,16 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		return err
 	}
 	return writeNotes(w, doc.Notes)
+}
+
+// presentCPUs is the set of CPUs the document lists: online ones and
+// those with a cpuN folder.
+func presentCPUs(doc TopologyDoc) cpuset.Set {
+	ids := make([]int, len(doc.CPUs))
+	for i, c := range doc.CPUs {
+		ids[i] = c.ID
+	}
+	return cpuset.New(ids...)
 }
 
 func writeNotes(w io.Writer, notes []string) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/pci"
 )
@@ -22,9 +23,9 @@ type NIC struct {
 	Driver    string // driver of the netdev's device ("mlx5_core", "virtio_net")
 	Node      int    // numa_node as the kernel reports it; -1 is unknown
 	LocalCPUs cpuset.Set
-	HasLocal  bool // local_cpulist was read
-	RxQueues  int
-	TxQueues  int
+	HasLocal  bool    // local_cpulist was read
+	RxQueues  int     // rx-N folders under queues/; -1 when the tree has no queues folder
+	TxQueues  int     // tx-N folders under queues/; -1 likewise
 	Queues    []Queue // rx queues by index, then tx queues by index
 	SpeedMbps int     // -1 when unknown (link down, virtual)
 	OperState string
@@ -38,8 +39,23 @@ type NIC struct {
 	HasMSI  bool
 
 	// Inferred is true for a NIC known only from IRQ names, in a tree
-	// without /sys/class/net: no queues, speed or driver are known.
+	// without /sys/class/net: no queues or speed are known, and its
+	// driver only from its PCI function's driver link.
 	Inferred bool
+	// PCIAbsent is true for an inferred NIC whose PCI address comes from
+	// its IRQ names or MSI chip while the tree has no such PCI function
+	// (no sys/bus/pci/devices/<PCI>, or a link to nothing): the address
+	// still matches its IRQs, but nothing the function would say
+	// (numa_node, local_cpulist, ids, driver) is known.
+	PCIAbsent bool
+	// IRQNode is, when IRQNodeKnown, the node /proc/irq/N/node gives
+	// every IRQ of an inferred NIC: the node the kernel allocated them on,
+	// which is the device's for vectors allocated without an affinity
+	// (see irqNode). It is not known when they disagree, say -1, some are
+	// kernel-managed, or none has the file. Locality uses it only when
+	// nothing better is known.
+	IRQNode      int
+	IRQNodeKnown bool
 }
 
 // Queue is one rx or tx queue of a NIC with its steering CPUs:
@@ -49,20 +65,6 @@ type Queue struct {
 	Index int
 	CPUs  cpuset.Set
 	Known bool // the steering file exists and was read
-}
-
-// isVirtioDevice reports whether s names a virtio bus device ("virtio2").
-func isVirtioDevice(s string) bool {
-	rest, ok := strings.CutPrefix(s, "virtio")
-	if !ok || rest == "" {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		if rest[i] < '0' || rest[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func (h *Host) readNICs() error {
@@ -107,7 +109,7 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 	}
 	n := NIC{Name: name, Device: dev, Node: -1, SpeedMbps: -1}
-	if base := path.Base(dev); isVirtioDevice(base) {
+	if base := path.Base(dev); interrupts.IsVirtioDevice(base) {
 		n.Virtio = base
 	}
 	pciDir := ""
@@ -169,10 +171,24 @@ func (n *NIC) readMSI(fsys kfile.FS, dir string) error {
 	return nil
 }
 
+// HasIfName reports whether Name is the interface's name, the one
+// ethtool and irqnuma take on the host. A NIC inferred from IRQ names
+// that carry no interface is named by its PCI address ("0000:19:00.0",
+// from mlx5's "mlx5_comp3@pci:<bdf>") or its virtio device ("virtio1",
+// from virtio_net's "virtio1-input.0") instead.
+func (n *NIC) HasIfName() bool {
+	return !n.Inferred || !(pci.IsAddress(n.Name) || (n.Virtio != "" && n.Name == n.Virtio))
+}
+
+// QueuesKnown reports whether the NIC's queue counts are known: the tree
+// has its queues folder.
+func (n *NIC) QueuesKnown() bool { return n.RxQueues >= 0 && n.TxQueues >= 0 }
+
 func (n *NIC) readQueues(fsys kfile.FS, dir string) error {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
+			n.RxQueues, n.TxQueues = -1, -1 // not 0: the tree does not say
 			return nil
 		}
 		return err
@@ -223,7 +239,7 @@ func (h *Host) resolve(rel string) (string, error) {
 type Locality struct {
 	Node   int        // the NIC's node; -1 when no single node is known
 	CPUs   cpuset.Set // the local CPUs; empty when unknown
-	Source string     // "numa_node", "local_cpulist", "single node" or "unknown"
+	Source string     // "numa_node", "single node", "local_cpulist", "irq node" or "unknown"
 }
 
 // Known reports whether local CPUs are known.
@@ -237,6 +253,8 @@ func (l Locality) Known() bool { return l.Source != "unknown" }
 //   - otherwise a local_cpulist narrower than the whole host (the kernel
 //     reports every CPU when it does not know) says which CPUs are local,
 //     with numa_node's node when it names one whose folder is missing;
+//   - otherwise, for a NIC inferred from IRQ names, the node all of its
+//     IRQs were allocated on (IRQNode), when the host has it;
 //   - anything else is unknown.
 func (h *Host) Locality(n *NIC) Locality {
 	if n.Node >= 0 {
@@ -253,6 +271,11 @@ func (h *Host) Locality(n *NIC) Locality {
 			node = n.Node // the kernel's word, its folder missing from the tree
 		}
 		return Locality{Node: node, CPUs: n.LocalCPUs, Source: "local_cpulist"}
+	}
+	if n.IRQNodeKnown {
+		if cpus, ok := h.NodeCPUs(n.IRQNode); ok {
+			return Locality{Node: n.IRQNode, CPUs: cpus, Source: "irq node"}
+		}
 	}
 	return Locality{Node: -1, Source: "unknown"}
 }

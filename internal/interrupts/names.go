@@ -23,16 +23,20 @@ var notQueue = Vector{Queue: -1}
 // (from msi_irqs), from its name alone: "mlx5_comp7@pci:<bdf>",
 // "ens1f0-TxRx-3", "oldname-rx-1", "virtio2-input.4",
 // "hns3-<bdf>-TxRx-2".
-func ParseName(name string) Vector {
+func ParseName(name string) Vector { return ParseNameFor("", name) }
+
+// ParseNameFor is ParseName for a NIC whose driver is known, as some
+// number their names by vector rather than by ring (see ParseTailFor).
+func ParseNameFor(driver, name string) Vector {
 	if at := strings.Index(name, "@pci:"); at >= 0 {
 		return ParsePCIName(name, name[at+len("@pci:"):])
 	}
 	if i := strings.LastIndex(name, "-TxRx-"); i >= 0 {
-		return ParseTail(name[i+1:])
+		return ParseTailFor(driver, name[i+1:])
 	}
-	for _, sep := range []string{"-Tx-Rx-", "-rx-", "-tx-", "-fp-", "-rxtx-"} {
+	for _, sep := range []string{"-Tx-Rx-", "-txrx-", "-rx-", "-tx-", "-fp-", "-rxtx-"} {
 		if i := strings.LastIndex(name, sep); i >= 0 {
-			return ParseTail(name[i+1:])
+			return ParseTailFor(driver, name[i+1:])
 		}
 	}
 	if i := strings.LastIndex(name, "-input."); i >= 0 {
@@ -64,8 +68,8 @@ func CutIfName(name, ifname string) (string, bool) {
 }
 
 // ParseTail reads what follows the interface name: "TxRx-3", "Tx-Rx-3",
-// "rx-3", "tx-3", "fp-3", "rxtx-3", "3"; anything else ("misc", "fdir",
-// "ctrl") is a non-queue vector.
+// "txrx-3", "rx-3", "tx-3", "fp-3", "rxtx-3", "3"; anything else ("misc",
+// "fdir", "ctrl") is a non-queue vector.
 func ParseTail(tail string) Vector {
 	kind, idx := "", tail
 	if i := strings.LastIndexByte(tail, '-'); i >= 0 {
@@ -77,7 +81,7 @@ func ParseTail(tail string) Vector {
 	}
 	v := Vector{Queue: n}
 	switch kind {
-	case "TxRx", "Tx-Rx", "fp", "rxtx", "":
+	case "TxRx", "Tx-Rx", "txrx", "fp", "rxtx", "":
 	case "rx":
 		v.Dir = "rx"
 	case "tx":
@@ -85,6 +89,35 @@ func ParseTail(tail string) Vector {
 	default:
 		return notQueue
 	}
+	return v
+}
+
+// ParseTailFor is ParseTail for a NIC whose driver is known ("" when
+// not). tg3 names each IRQ after its vector, not its ring
+// (tg3_request_irq: "%s-txrx-%d", "%s-tx-%d", "%s-rx-%d" or "%s-%d" with
+// the vector's index, by which rings the vector has). With more than one
+// vector RSS is on and vector 0 has no rx ring (tg3_enable_msix,
+// tg3_mem_rx_acquire); with more than one tx ring TSS is on and vector 0
+// has no tx ring either (tg3_mem_tx_acquire). So for tg3 "rx-N",
+// "txrx-N" and "tx-N" with N >= 1 serve ring N-1, "tx-0" serves tx ring
+// 0 (vector 0 without TSS), and "<if>-N" serves no ring. Names tg3 never
+// gives ("rx-0") are read as for other drivers.
+func ParseTailFor(driver, tail string) Vector {
+	v := ParseTail(tail)
+	if driver != "tg3" || !v.IsQueue() {
+		return v
+	}
+	kind := ""
+	if i := strings.LastIndexByte(tail, '-'); i >= 0 {
+		kind = tail[:i]
+	}
+	switch {
+	case kind == "":
+		return notQueue
+	case v.Queue == 0:
+		return v
+	}
+	v.Queue--
 	return v
 }
 
@@ -151,9 +184,10 @@ var driverPrefixes = []string{"i40e", "ice", "iavf", "idpf", "igc", "ixgbevf"}
 
 // Device returns the NIC a numbered row's name reveals and its PCI
 // function, for captures without /sys/class/net: the interface in its
-// queue IRQ names ("ens3f0" from "i40e-ens3f0-TxRx-0"), or the PCI
-// address when the names carry none ("0000:98:00.0" from
-// "mlx5_comp0@pci:0000:98:00.0"). The PCI function comes from the MSI
+// queue IRQ names ("ens3f0" from "i40e-ens3f0-TxRx-0"), or, when the
+// names carry none, the PCI address ("0000:98:00.0" from
+// "mlx5_comp0@pci:0000:98:00.0") or the virtio device ("virtio1" from
+// virtio_net's "virtio1-input.0"). The PCI function comes from the MSI
 // chip name ("IR-PCI-MSIX-0000:98:00.0"), the IRQ name, or the PCI
 // requester id older kernels encode in the hwirq of "IR-PCI-MSI". name is
 // "" for a row that is no NIC's queue or control vector.
@@ -165,6 +199,15 @@ func Device(r Row) (name, bdf string) {
 	if head, addr, ok := strings.Cut(r.Name, "@pci:"); ok && pci.IsAddress(addr) {
 		if strings.HasPrefix(head, "mlx5_") || strings.HasPrefix(head, "mana_") {
 			return addr, addr
+		}
+		return "", ""
+	}
+	// virtio_net names its queues "input.N" and "output.N" after the
+	// virtio device ("virtio1-input.0"); other virtio drivers use other
+	// words ("req.N", "control", a bare "input").
+	if dev, tail, ok := strings.Cut(r.Name, "-"); ok && IsVirtioDevice(dev) {
+		if ParseVirtioTail(tail).IsQueue() {
+			return dev, bdf
 		}
 		return "", ""
 	}
@@ -194,10 +237,20 @@ func Device(r Row) (name, bdf string) {
 	return name, bdf
 }
 
+// IsVirtioDevice reports whether s names a virtio bus device ("virtio2").
+func IsVirtioDevice(s string) bool {
+	rest, ok := strings.CutPrefix(s, "virtio")
+	if !ok || rest == "" || len(rest) > 6 {
+		return false
+	}
+	_, ok = queueIndex(rest)
+	return ok
+}
+
 // queueWord returns the queue part of a queue IRQ name: "TxRx-3",
-// "Tx-Rx-3", "rx-3", "tx-3", "fp-3", "rxtx-3".
+// "Tx-Rx-3", "txrx-3", "rx-3", "tx-3", "fp-3", "rxtx-3".
 func queueWord(name string) string {
-	for _, sep := range []string{"-TxRx-", "-Tx-Rx-", "-rxtx-", "-rx-", "-tx-", "-fp-"} {
+	for _, sep := range []string{"-TxRx-", "-Tx-Rx-", "-txrx-", "-rxtx-", "-rx-", "-tx-", "-fp-"} {
 		if i := strings.LastIndex(name, sep); i >= 0 {
 			return name[i+1:]
 		}
@@ -206,16 +259,26 @@ func queueWord(name string) string {
 }
 
 // ChipPCI returns the PCI function an MSI row belongs to: from the chip
-// name on kernels since 6.2 ("IR-PCI-MSIX-0000:98:00.0"), or from the
-// hwirq older kernels print for "IR-PCI-MSI"/"PCI-MSI", which encodes
-// domain << 27 | bus << 19 | devfn << 11 | vector; "" when it says none.
+// name of the per-device MSI domains of kernels since 6.2, whatever the
+// parent's prefix ("IR-PCI-MSIX-0000:98:00.0" on x86 with interrupt
+// remapping, "PCI-MSIX-0000:00:03.0" without, "ITS-PCI-MSIX-0002:01:00.0"
+// on arm64's GICv3 ITS), or from the hwirq older kernels print for the
+// global PCI/MSI domain ("IR-PCI-MSI", "PCI-MSI", arm64's "ITS-MSI"),
+// which pci_msi_domain_calc_hwirq makes domain << 27 | bus << 19 |
+// devfn << 11 | vector; "" when it says none.
 func ChipPCI(r Row) string {
-	for _, p := range []string{"IR-PCI-MSIX-", "IR-PCI-MSI-", "PCI-MSIX-", "PCI-MSI-"} {
-		if bdf, ok := strings.CutPrefix(r.Chip, p); ok && pci.IsAddress(bdf) {
+	for _, w := range []string{"PCI-MSIX-", "PCI-MSI-"} {
+		i := strings.Index(r.Chip, w)
+		if i < 0 || (i > 0 && r.Chip[i-1] != '-') {
+			continue
+		}
+		if bdf := r.Chip[i+len(w):]; pci.IsAddress(bdf) {
 			return bdf
 		}
 	}
-	if r.Chip != "IR-PCI-MSI" && r.Chip != "PCI-MSI" {
+	switch r.Chip {
+	case "IR-PCI-MSI", "PCI-MSI", "ITS-MSI":
+	default:
 		return ""
 	}
 	num, _, _ := strings.Cut(r.HWIRQ, "-")

@@ -32,6 +32,11 @@ type Map struct {
 	Conflicts   []Conflict `json:"conflicts"`
 	Remote      []Remote   `json:"remote"`
 	Notes       []string   `json:"notes"`
+	// AbsentCPUs are possible CPUs the host does not have (no cpuN folder
+	// and not online: a VM's hot-plug slots, or a firmware's count). They
+	// are not drawn, as they are neither online nor offline CPUs, and a
+	// note says so.
+	AbsentCPUs cpuset.Set `json:"absent_cpus"`
 }
 
 // Package is the nodes of one package (socket). Packages is empty when
@@ -97,19 +102,22 @@ type IRQ struct {
 // NIC is one NIC as the picture shows it.
 type NIC struct {
 	Name string `json:"name"`
-	// Key is the letter of its queue IRQs in cells: "q" when one NIC has
-	// queue IRQs, "a", "b"... when several do; "" when it has none.
+	// Key is the letter(s) of its queue IRQs in cells: "q" when one NIC
+	// has queue IRQs, "a", "b"... when several do, two letters each ("aa",
+	// "ab"...) when more than 52 do; "" when it has none.
 	Key       string     `json:"key"`
 	Driver    string     `json:"driver"`
 	PCI       string     `json:"pci"`
 	Node      int        `json:"node"`     // the node it is local to; -1 unknown
 	Locality  string     `json:"locality"` // how Node/LocalCPUs are known
 	LocalCPUs cpuset.Set `json:"local_cpus"`
-	RxQueues  int        `json:"rx_queues"`
-	TxQueues  int        `json:"tx_queues"`
+	RxQueues  int        `json:"rx_queues"` // -1 when unknown
+	TxQueues  int        `json:"tx_queues"` // -1 when unknown
 	Inferred  bool       `json:"inferred,omitempty"`
-	QueueIRQs []int      `json:"queue_irqs"`
-	OtherIRQs []int      `json:"other_irqs"`
+	// PCIAbsent: PCI comes from IRQ names; the tree has no such function.
+	PCIAbsent bool  `json:"pci_absent,omitempty"`
+	QueueIRQs []int `json:"queue_irqs"`
+	OtherIRQs []int `json:"other_irqs"`
 	// QueueCPUs is where its queue IRQs land; UnplacedIRQs are queue IRQs
 	// whose affinity the tree does not give.
 	QueueCPUs    cpuset.Set `json:"queue_cpus"`
@@ -181,6 +189,7 @@ func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *
 		}
 	}
 	b.noteOutside()
+	b.noteAbsent()
 	assignKeys(b.m.NICs)
 	b.markSharedCPUs()
 	b.placeThreads(procs)
@@ -239,7 +248,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 	loc := h.Locality(n)
 	mn := NIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
 		LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
-		QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
+		PCIAbsent: n.PCIAbsent, QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
 	var queueCPUs []int
 	for _, q := range b.t.ForNIC(n.Name) {
 		if q.Owner.Kind != irq.KindQueue {
@@ -289,6 +298,21 @@ func (b *mapBuilder) noteOutside() {
 	if len(b.outside) > 0 {
 		b.m.Notes = append(b.m.Notes, fmt.Sprintf("queue IRQ affinities name CPUs %s, which this host does not have; not drawn",
 			cpuset.New(b.outside...).List()))
+	}
+}
+
+// noteAbsent says which possible CPUs the host does not have and so are
+// not drawn.
+func (b *mapBuilder) noteAbsent() {
+	ids := make([]int, 0, len(b.h.CPUs))
+	for _, c := range b.h.CPUs {
+		ids = append(ids, c.ID)
+	}
+	absent := b.h.Possible.Difference(cpuset.New(ids...))
+	b.m.AbsentCPUs = absent
+	if !absent.IsEmpty() {
+		b.m.Notes = append(b.m.Notes, fmt.Sprintf("%d possible CPUs are not present (no cpuN folder, not online): %s; not drawn",
+			absent.Len(), absent.List()))
 	}
 }
 
@@ -395,7 +419,14 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process) {
 	}
 }
 
-// assignKeys gives each NIC with queue IRQs its cell letter.
+// keyLetters are the letters of the NIC keys, in order.
+const keyLetters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// assignKeys gives each NIC with queue IRQs its cell key: "q" when one
+// NIC has queue IRQs; "a", "b"... "Z" when up to 52 do; beyond that every
+// key has two letters ("aa", "ab"... "ZZ"), or as many as it takes, so
+// keys stay distinct and of one length for any number of NICs, and a cell
+// such as "2ab" or "ab3" reads one way.
 func assignKeys(nics []NIC) {
 	var with []int
 	for i, n := range nics {
@@ -407,13 +438,16 @@ func assignKeys(nics []NIC) {
 		nics[with[0]].Key = "q"
 		return
 	}
-	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	width := 1
+	for capacity := len(keyLetters); capacity < len(with); capacity *= len(keyLetters) {
+		width++
+	}
 	for k, i := range with {
-		if k < len(letters) {
-			nics[i].Key = letters[k : k+1]
-		} else {
-			nics[i].Key = "#"
+		key := make([]byte, width)
+		for j, v := width-1, k; j >= 0; j, v = j-1, v/len(keyLetters) {
+			key[j] = keyLetters[v%len(keyLetters)]
 		}
+		nics[i].Key = string(key)
 	}
 }
 

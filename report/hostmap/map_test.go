@@ -507,3 +507,51 @@ func mapSet(t *testing.T, s string) cpuset.Set {
 	}
 	return set
 }
+
+// TestNICLinesInferred: an inferred NIC whose PCI function the tree
+// lacks says so beside its address.
+func TestNICLinesInferred(t *testing.T) {
+	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: -1, Locality: "unknown",
+		Inferred: true, PCIAbsent: true, QueueIRQs: []int{268}}
+	got := nicLines(n)[0]
+	want := "NIC 0000:19:00.0 [a]: 0000:19:00.0 (PCI function not in the tree; known from IRQ names, queues unknown), node unknown"
+	if got != want {
+		t.Errorf("nicLines = %q, want %q", got, want)
+	}
+}
+
+// TestAssignKeys: one NIC is "q"; up to 52 get a letter each; more get
+// keys of one length that are all distinct.
+func TestAssignKeys(t *testing.T) {
+	tests := []struct {
+		nics              int
+		first, at52, last string
+	}{
+		{1, "q", "", "q"},
+		{2, "a", "", "b"},
+		{52, "a", "", "Z"},
+		{53, "aa", "ba", "ba"},
+		{70, "aa", "ba", "br"},
+		{52*52 + 1, "aaa", "aba", "baa"},
+	}
+	for _, tt := range tests {
+		nics := make([]NIC, tt.nics+1) // and one without queue IRQs
+		for i := range tt.nics {
+			nics[i].QueueIRQs = []int{i}
+		}
+		assignKeys(nics)
+		seen := map[string]bool{}
+		for i, n := range nics[:tt.nics] {
+			if seen[n.Key] || len(n.Key) != len(tt.first) {
+				t.Errorf("%d NICs: NIC %d key %q repeats or differs in length from %q", tt.nics, i, n.Key, tt.first)
+			}
+			seen[n.Key] = true
+		}
+		if nics[0].Key != tt.first || nics[tt.nics-1].Key != tt.last || (tt.at52 != "" && nics[52].Key != tt.at52) {
+			t.Errorf("%d NICs: keys %q ... %q, want %q ... %q (NIC 52: %q)", tt.nics, nics[0].Key, nics[tt.nics-1].Key, tt.first, tt.last, tt.at52)
+		}
+		if k := nics[tt.nics].Key; k != "" {
+			t.Errorf("%d NICs: a NIC without queue IRQs got key %q", tt.nics, k)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package hostmap
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -109,5 +111,85 @@ func TestMapRealHosts(t *testing.T) {
 			}
 			parseSVG(t, buf.Bytes())
 		})
+	}
+}
+
+// TestMapKeysDell: dell-2numa has 70 NICs with queue IRQs, more than the
+// 52 letters, so each gets a distinct two-letter key; CPU 51 takes three
+// IRQs of three NICs (840 ens3f1 queue 99, 964 ens3f1v2 queue 3, 982
+// ens3f1v0 queue 1), which its cell says as "3+", not as three of one.
+func TestMapKeysDell(t *testing.T) {
+	realhosts.Require(t)
+	c, ok := realhosts.Lookup("dell-2numa")
+	if !ok {
+		t.Skip("dell-2numa capture absent")
+	}
+	h, tb := loadMapHost(t, realhosts.Root(t, c))
+	m := Build(h, tb, nil, Options{})
+	seen := map[string]string{}
+	for _, n := range m.NICs {
+		if len(n.Key) != 2 {
+			t.Errorf("NIC %s key %q, want two letters", n.Name, n.Key)
+		}
+		if other, ok := seen[n.Key]; ok {
+			t.Errorf("NICs %s and %s share key %q", other, n.Name, n.Key)
+		}
+		seen[n.Key] = n.Name
+	}
+	if len(seen) != 70 {
+		t.Errorf("%d keys, want 70", len(seen))
+	}
+	for id, want := range map[int]string{51: "3+", 99: "2+"} {
+		if got := mustCPU(t, m, id).Label; got != want {
+			t.Errorf("CPU %d label %q, want %q", id, got, want)
+		}
+	}
+}
+
+// TestMapAbsentCPUs: hwloc-32intel64-2p8co2t+8ve says possible 0-111 but
+// has cpu0-cpu31 only (present 0-31, all online); the 80 others are no
+// CPUs, neither online nor offline, so they get no cell, none is drawn
+// offline, and a note and absent_cpus say which they are. Likewise
+// hwloc-32em64t-2n8c+dax+nvme+mic+dimms: possible 0-127, cpu0-cpu15.
+func TestMapAbsentCPUs(t *testing.T) {
+	realhosts.Require(t)
+	tests := []struct {
+		capture       string
+		drawn, absent string
+		absentCount   int
+	}{
+		{"hwloc-32intel64-2p8co2t+8ve", "0-31", "32-111", 80},
+		{"hwloc-32em64t-2n8c+dax+nvme+mic+dimms", "0-15", "16-127", 112},
+	}
+	for _, tt := range tests {
+		c, ok := realhosts.Lookup(tt.capture)
+		if !ok {
+			t.Skipf("capture %s absent", tt.capture)
+		}
+		h, tb := loadMapHost(t, realhosts.Root(t, c))
+		m := Build(h, tb, nil, Options{})
+		var ids []int
+		for _, p := range m.Packages {
+			for _, n := range p.Nodes {
+				for _, core := range n.Cores {
+					for _, th := range core.Threads {
+						ids = append(ids, th.ID)
+						if !th.Online {
+							t.Errorf("%s: CPU %d drawn offline", tt.capture, th.ID)
+						}
+					}
+				}
+			}
+		}
+		if got := cpuset.New(ids...).List(); got != tt.drawn {
+			t.Errorf("%s: cells for CPUs %s, want %s", tt.capture, got, tt.drawn)
+		}
+		if m.AbsentCPUs.List() != tt.absent || m.AbsentCPUs.Len() != tt.absentCount {
+			t.Errorf("%s: absent CPUs %s, want %s", tt.capture, m.AbsentCPUs, tt.absent)
+		}
+		note := fmt.Sprintf("%d possible CPUs are not present (no cpuN folder, not online): %s; not drawn", tt.absentCount, tt.absent)
+		if !slices.Contains(m.Notes, note) {
+			t.Errorf("%s: notes %q lack %q", tt.capture, m.Notes, note)
+		}
 	}
 }

@@ -356,12 +356,20 @@ func nicLines(n NIC) []string {
 	}
 	desc := strings.Join(parts, " ")
 	if n.Inferred {
-		desc = strings.TrimSpace(desc + " (known from IRQ names, queues unknown)")
+		known := "known from IRQ names, queues unknown"
+		if n.PCIAbsent {
+			known = "PCI function not in the tree; " + known
+		}
+		desc = strings.TrimSpace(desc + " (" + known + ")")
 	} else {
 		if desc != "" {
 			desc += ", "
 		}
-		desc += fmt.Sprintf("%d rx/%d tx queues", n.RxQueues, n.TxQueues)
+		if n.RxQueues < 0 || n.TxQueues < 0 {
+			desc += "queues unknown"
+		} else {
+			desc += fmt.Sprintf("%d rx/%d tx queues", n.RxQueues, n.TxQueues)
+		}
 	}
 	switch {
 	case n.Node < 0 && n.Locality == "local_cpulist":
@@ -370,6 +378,8 @@ func nicLines(n NIC) []string {
 		desc += ", node unknown"
 	case n.Locality == "single node":
 		desc += " (the only node)"
+	case n.Locality == "irq node":
+		desc += " (node from its IRQs' /proc/irq/N/node)"
 	case n.Locality != "numa_node":
 		desc += " (node from " + n.Locality + ")"
 	}
