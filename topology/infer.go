@@ -7,6 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/units"
 )
 
 // inferNICs adds the NICs the IRQ names of /proc/interrupts reveal, for
@@ -22,6 +23,7 @@ func (h *Host) inferNICs() error {
 	in, err := interrupts.Read(h.Root)
 	if err != nil {
 		if kfile.IsNotExist(err) {
+			h.note("no /sys/class/net and no /proc/interrupts: no NIC is known")
 			return nil
 		}
 		return err
@@ -65,8 +67,11 @@ func (h *Host) inferNICs() error {
 		h.NICs = append(h.NICs, *n)
 	}
 	slices.SortFunc(h.NICs, func(a, b NIC) int { return strings.Compare(a.Name, b.Name) })
-	if len(order) > 0 {
-		h.note("no /sys/class/net: %d NICs inferred from IRQ names", len(order))
+	switch len(order) {
+	case 0:
+		h.note("no /sys/class/net, and no IRQ name names a NIC: no NIC is known")
+	default:
+		h.note("no /sys/class/net: %d %s inferred from IRQ names", len(order), units.Choose(len(order), "NIC", "NICs"))
 	}
 	if len(absent) > 0 {
 		slices.Sort(absent)

@@ -72,7 +72,6 @@ func (h *Host) readNICs() error {
 	ents, err := h.fs.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
-			h.note("no /sys/class/net: NICs known only from IRQ names")
 			return h.inferNICs()
 		}
 		return fmt.Errorf("read NICs: %w", err)
