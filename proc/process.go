@@ -25,6 +25,9 @@ type Process struct {
 	// (pages per node times each mapping's page size); nil when numa_maps
 	// is absent or unreadable.
 	NodeKB map[int]uint64
+	// Net is what its sockets and network namespace show of where its IP
+	// traffic goes (ReadNet); never nil.
+	Net *Net
 }
 
 // Thread is one task of a process.
@@ -69,6 +72,11 @@ func FindByComm(root, name string) ([]int, error) {
 // Read reads a process and all its threads.
 func Read(root string, pid int) (*Process, error) {
 	fsys := kfile.NewFS(root)
+	return readProcess(fsys, root, pid, newNetReader(fsys, root))
+}
+
+// readProcess reads a process, its network view through nr.
+func readProcess(fsys kfile.FS, root string, pid int, nr *netReader) (*Process, error) {
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	if _, err := fsys.Stat(base); err != nil {
 		if kfile.IsNotExist(err) {
@@ -103,6 +111,7 @@ func Read(root string, pid int) (*Process, error) {
 	} else if !kfile.IsNotExist(err) && !errors.Is(err, os.ErrPermission) {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
+	p.Net = nr.read(pid)
 	return p, nil
 }
 
@@ -297,8 +306,10 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	want = slices.Compact(want)
 	var out []*Process
 	read := map[int]bool{}
+	fsys := kfile.NewFS(root)
+	nr := newNetReader(fsys, root)
 	for _, pid := range want {
-		p, err := Read(root, pid)
+		p, err := readProcess(fsys, root, pid, nr)
 		if errors.Is(err, ErrNoProcess) {
 			continue
 		}
@@ -332,8 +343,10 @@ func Select(root string, sel Selection) ([]*Process, error) {
 	slices.Sort(want)
 	want = slices.Compact(want)
 	out := make([]*Process, 0, len(want))
+	fsys := kfile.NewFS(root)
+	nr := newNetReader(fsys, root)
 	for _, pid := range want {
-		p, err := Read(root, pid)
+		p, err := readProcess(fsys, root, pid, nr)
 		if err != nil {
 			return nil, err
 		}
