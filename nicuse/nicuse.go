@@ -102,7 +102,7 @@ func Of(h *topology.Host, p *proc.Process) Use {
 		u.How = append(u.How, fmt.Sprintf("it runs in network namespace %s, not PID 1's %s: its interfaces are not this host's NICs by name", n.Namespace, n.InitNamespace))
 		return u
 	case len(n.Sockets) == 0:
-		u.How = append(u.How, "it has no TCP or UDP sockets (yet): run the audit while it has its connections, or name its NIC")
+		u.How = append(u.How, "it has no TCP or UDP sockets (yet)")
 		return u
 	}
 	r := resolver{h: h, n: n}

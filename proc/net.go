@@ -105,7 +105,7 @@ func (r *netReader) read(pid int) *Net {
 	n.Routes4, n.Routes6, n.Addrs6 = t.routes4, t.routes6, t.addrs6
 	n.HasRoutes4, n.HasRoutes6, n.HasAddrs6 = t.has4, t.has6, t.hasA6
 	n.Notes = t.notes
-	inodes, err := socketInodes(r.fsys, base+"/fd")
+	inodes, err := socketInodes(r.fsys, base+"/fd", fmt.Sprintf("/proc/%d/fd", pid))
 	switch {
 	case err != nil:
 		n.Why = err.Error()
@@ -114,7 +114,7 @@ func (r *netReader) read(pid int) *Net {
 	case t.socketsErr != nil:
 		n.Why = t.socketsErr.Error()
 	case !t.haveSockets:
-		n.Why = fmt.Sprintf("no tcp, tcp6, udp or udp6 under %s/net or %s: the addresses of its sockets are unknown", base, filepath.Join(r.root, "proc", "net"))
+		n.Why = fmt.Sprintf("no tcp, tcp6, udp or udp6 in /proc/%d/net or /proc/net: the addresses of its sockets are unknown", pid)
 	default:
 		n.SocketsKnown = true
 		for _, s := range t.sockets {
@@ -192,15 +192,16 @@ func (r *netReader) netFile(base, name string) (string, []byte, error) {
 
 // socketInodes returns the inodes of the sockets a process holds open:
 // the fd links that read "socket:[inode]". The folder is readable only by
-// the process's owner and root.
-func socketInodes(fsys kfile.FS, dir string) (map[uint64]bool, error) {
+// the process's owner and root; show names it in messages, without the
+// root (a tree's path would differ from the live host's).
+func socketInodes(fsys kfile.FS, dir, show string) (map[uint64]bool, error) {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		switch {
 		case kfile.IsNotExist(err):
-			return nil, fmt.Errorf("no %s: which sockets it holds is unknown", dir)
+			return nil, fmt.Errorf("no %s: which sockets it holds is unknown", show)
 		case errors.Is(err, os.ErrPermission):
-			return nil, fmt.Errorf("%s cannot be read (permission denied): run as root or as its owner", dir)
+			return nil, fmt.Errorf("%s cannot be read (permission denied): run as root or as its owner", show)
 		}
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/audit"
@@ -18,6 +19,14 @@ import (
 // each finding's fix on the line below it; then a one-line verdict
 // against failOn ("" for --fail-on never).
 func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
+	if len(doc.Processes) > 0 {
+		if err := writeProcessNICs(w, doc.Processes); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
 	var groups []string
 	byGroup := map[string][]audit.Finding{}
 	for _, f := range doc.Findings {
@@ -60,6 +69,31 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
 	}
 	_, err := fmt.Fprintln(w, Verdict(doc.Findings, failOn))
 	return err
+}
+
+// writeProcessNICs writes which NIC each watched process uses, which the
+// audit judged it against, and how its sockets showed it, one line of
+// how per row.
+func writeProcessNICs(w io.Writer, pns []audit.ProcessNIC) error {
+	if _, err := fmt.Fprintln(w, "processes"); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, pn := range pns {
+		judged := "none"
+		if len(pn.Judged) > 0 {
+			judged = fmt.Sprintf("%s (%s)", strings.Join(pn.Judged, ", "), pn.JudgedBy)
+		}
+		how := pn.How
+		if len(how) == 0 {
+			how = []string{"-"}
+		}
+		rows = append(rows, []string{strconv.Itoa(pn.PID), pn.Comm, pn.Summary(), judged, how[0]})
+		for _, h := range how[1:] {
+			rows = append(rows, []string{"", "", "", "", h})
+		}
+	}
+	return writeTable(w, []string{"PID", "COMM", "USES", "JUDGED AGAINST", "HOW"}, rows)
 }
 
 // groupFindings merges the findings of one NIC that say the same thing
@@ -154,10 +188,14 @@ func countWords(s audit.Summary) string {
 }
 
 // AuditDoc is the JSON document of `irqnuma audit`:
-// {"findings":[...],"summary":{"error":N,"warning":N,"info":N}}.
+// {"findings":[...],"summary":{"error":N,"warning":N,"info":N},
+// "processes":[...]}.
 type AuditDoc struct {
 	Findings []audit.Finding `json:"findings"`
 	Summary  audit.Summary   `json:"summary"`
+	// Processes says, per watched process, which NICs it uses, how that
+	// was found and which NICs it was judged against; [] for none.
+	Processes []audit.ProcessNIC `json:"processes"`
 	// Headers describe each NIC group for the table ("mlx5_core
 	// 0000:98:00.0, local node 1, 16 queue IRQs"); not part of the JSON.
 	Headers map[string]string `json:"-"`
@@ -165,11 +203,14 @@ type AuditDoc struct {
 
 // NewAuditDoc builds the audit document, with a header line for each NIC
 // that has findings.
-func NewAuditDoc(h *topology.Host, t *irq.Table, fs []audit.Finding) AuditDoc {
+func NewAuditDoc(h *topology.Host, t *irq.Table, fs []audit.Finding, procs []audit.ProcessNIC) AuditDoc {
 	if fs == nil {
 		fs = []audit.Finding{}
 	}
-	doc := AuditDoc{Findings: fs, Summary: audit.Summarize(fs), Headers: map[string]string{}}
+	if procs == nil {
+		procs = []audit.ProcessNIC{}
+	}
+	doc := AuditDoc{Findings: fs, Summary: audit.Summarize(fs), Processes: procs, Headers: map[string]string{}}
 	for _, f := range fs {
 		if f.NIC == "" || doc.Headers[f.NIC] != "" {
 			continue

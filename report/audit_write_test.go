@@ -62,7 +62,7 @@ func TestVerdict(t *testing.T) {
 func TestAuditJSONShape(t *testing.T) {
 	h, tb := loadHost(t, "seed")
 	fs := audit.Run(h, tb, nil, audit.Options{})
-	doc := NewAuditDoc(h, tb, fs)
+	doc := NewAuditDoc(h, tb, fs, nil)
 	b, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestAuditOrder(t *testing.T) {
 		t.Errorf("groups %q, want %q", groups, want)
 	}
 	var buf bytes.Buffer
-	if err := WriteAudit(&buf, NewAuditDoc(h, tb, fs), audit.SeverityWarning); err != nil {
+	if err := WriteAudit(&buf, NewAuditDoc(h, tb, fs, nil), audit.SeverityWarning); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(buf.String(), "\n") {

@@ -38,7 +38,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			if err != nil {
 				return errors.Join(err, writeErr)
 			}
-			fs, doc := st.Findings, report.NewAuditDoc(st.Host, st.IRQs, st.Findings)
+			fs, doc := st.Findings, report.NewAuditDoc(st.Host, st.IRQs, st.Findings, st.Processes)
 			var min audit.Severity
 			if failOn != "never" {
 				min = audit.Severity(failOn)
