@@ -62,6 +62,9 @@ var (
 		"sys/class/iommu/*",
 		"sys/kernel/iommu_groups/*",
 	}
+	// proc.ReadNet, per captured process: its namespace's socket and
+	// route tables.
+	netFiles = []string{"tcp", "tcp6", "udp", "udp6", "route", "ipv6_route", "if_inet6"}
 	// Per PCI function (topology NICs, inferred NICs, IOMMU groups, and
 	// the PCI names of the topology view).
 	pciFiles = []string{"numa_node", "local_cpulist", "vendor", "device", "modalias", "revision"}
@@ -172,6 +175,12 @@ func (c *capturer) nics() error {
 		}
 		if err := c.dir(netdev); err != nil {
 			return err
+		}
+		// topology.IfaceNICs: the interfaces below a VLAN, bond or bridge.
+		for _, l := range c.expand(netdev + "/lower_*") {
+			if err := c.entry(l); err != nil {
+				return err
+			}
 		}
 		if err := c.entry(netdev + "/device"); err != nil {
 			return err
@@ -284,7 +293,10 @@ func (c *capturer) processes() error {
 	return nil
 }
 
-// process records what proc.Read and ReadThreadStats read.
+// process records what proc.Read and ReadThreadStats read, and what
+// proc.ReadNet reads for nicuse: the fd links to sockets (no other fd),
+// the network namespace link, and the namespace's socket and route
+// tables.
 func (c *capturer) process(d string) error {
 	for _, f := range []string{"status", "stat", "numa_maps", "cmdline"} {
 		if err := c.file(d + "/" + f); err != nil {
@@ -296,6 +308,26 @@ func (c *capturer) process(d string) error {
 			if err := c.file(t + "/" + f); err != nil {
 				return err
 			}
+		}
+	}
+	if err := c.dir(d + "/fd"); err != nil {
+		return err
+	}
+	for _, fd := range c.expand(d + "/fd/[0-9]*") {
+		if target, err := os.Readlink(c.abs(fd)); err == nil && strings.HasPrefix(target, "socket:[") {
+			if err := c.entry(fd); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range []string{d + "/ns/net", "proc/1/ns/net"} {
+		if err := c.entry(l); err != nil {
+			return err
+		}
+	}
+	for _, f := range netFiles {
+		if err := c.file(d + "/net/" + f); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -358,7 +390,9 @@ func (c *capturer) entry(rel string) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		if _, err := c.recordLink(real); err != nil {
-			if errors.Is(err, errLeavesRoot) {
+			// A link that leaves the root, or one only its owner may read
+			// (another user's /proc/PID/ns/net), is left out with a note.
+			if errors.Is(err, errLeavesRoot) || errors.Is(err, fs.ErrPermission) {
 				c.skip(rel, err)
 				return nil
 			}
