@@ -155,12 +155,12 @@ func verdict(groups []*group) (Attribution, []string) {
 	return Unknown, nics
 }
 
-// howLines says each group, those that name NICs first, at most maxHow.
+// howLines says each group, at most maxHow: those that name NICs first,
+// connections (which carry the traffic) before listeners.
 func howLines(groups []*group) []string {
+	rank := func(g *group) int { return 2*boolRank(len(g.nics) > 0) + boolRank(g.first.Connected()) }
 	sorted := slices.Clone(groups)
-	slices.SortStableFunc(sorted, func(a, b *group) int {
-		return boolRank(len(b.nics) > 0) - boolRank(len(a.nics) > 0)
-	})
+	slices.SortStableFunc(sorted, func(a, b *group) int { return rank(b) - rank(a) })
 	var out []string
 	rest := 0
 	for i, g := range sorted {
@@ -241,7 +241,9 @@ func (r resolver) socket(s proc.Socket) path {
 	if len(ifaces) == 0 {
 		return path{kind: kindUnknown, reason: strings.Join(unknown, "; ")}
 	}
-	p := path{kind: kindNIC, reason: strings.Join(reasons, "; ")}
+	// What could not be told is said too: a connection whose peer has no
+	// route is not grouped with a listener on the same address.
+	p := path{kind: kindNIC, reason: strings.Join(append(reasons, unknown...), "; ")}
 	var notNIC []string
 	for _, iface := range ifaces {
 		nics, err := r.h.IfaceNICs(iface)
