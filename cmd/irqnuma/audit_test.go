@@ -459,6 +459,13 @@ type testProc struct {
 	sockets []hosttest.Socket
 }
 
+// seedRoutes are the routes of testProc's namespace (test input: the
+// seed tree has none).
+var seedRoutes = []hosttest.Route{
+	{Iface: "eth0", Dst: "0.0.0.0/0", Gateway: "192.0.2.1", Metric: 100},
+	{Iface: "eth0", Dst: "192.0.2.0/24", Metric: 100},
+}
+
 // iperf3OnEth0 is an iperf3 server's sockets on the seed: it listens on
 // eth0's address and has a test's connection through it.
 var iperf3OnEth0 = []hosttest.Socket{
@@ -499,10 +506,7 @@ func writeProc(t testing.TB, root string, nbits int, p testProc) {
 	}
 	if p.sockets != nil {
 		hosttest.WriteSockets(t, root, p.pid, p.sockets)
-		hosttest.WriteRoutes(t, filepath.Join(root, base, "net"), []hosttest.Route{
-			{Iface: "eth0", Dst: "0.0.0.0/0", Gateway: "192.0.2.1", Metric: 100},
-			{Iface: "eth0", Dst: "192.0.2.0/24", Metric: 100},
-		}, nil)
+		hosttest.WriteRoutes(t, filepath.Join(root, base, "net"), seedRoutes, nil)
 	}
 	for _, th := range p.threads {
 		tb := fmt.Sprintf("%s/task/%d", base, th.tid)
