@@ -1,12 +1,16 @@
 package proc
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
@@ -47,33 +51,23 @@ var socketTables = []struct {
 	v6          bool
 }{{"tcp", "tcp", false}, {"tcp6", "tcp", true}, {"udp", "udp", false}, {"udp6", "udp", true}}
 
-// maxNetFile bounds a socket or route table: a host with a million
-// sockets prints about 150 MB of tcp.
-const maxNetFile = 256 << 20
+// MaxNetFile bounds a socket or route table: 32 MB is about 215,000 TCP
+// sockets (a table is read a line at a time, only the process's sockets
+// kept) or 250,000 IPv4 routes (read whole). A larger one leaves the
+// answer unknown, and says so, rather than costing the host; snapshot
+// captures none larger.
+const MaxNetFile = 32 << 20
 
-// nsTables are the tables of one network namespace, read once for every
-// process in it.
-type nsTables struct {
-	sockets           []Socket
-	haveSockets       bool
-	socketsErr        error
-	routes4, routes6  []Route
-	addrs6            []IfAddr
-	has4, has6, hasA6 bool
-	notes             []string
-}
-
-// netReader reads the Net of processes, each namespace's tables once.
+// netReader reads the Net of processes: every process's fd links first,
+// then each network namespace's tables once for all its processes, only
+// their sockets parsed.
 type netReader struct {
-	fsys   kfile.FS
-	root   string
-	cache  map[string]*nsTables // by namespace
-	init   string               // PID 1's namespace, once read
-	inited bool
+	fsys kfile.FS
+	root string
 }
 
 func newNetReader(fsys kfile.FS, root string) *netReader {
-	return &netReader{fsys: fsys, root: root, cache: map[string]*nsTables{}}
+	return &netReader{fsys: fsys, root: root}
 }
 
 // ReadNet reads what process pid's sockets and network namespace show.
@@ -88,27 +82,69 @@ func ReadNet(root string, pid int) (*Net, error) {
 		}
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
-	return newNetReader(fsys, root).read(pid), nil
+	p := &Process{PID: pid}
+	newNetReader(fsys, root).readAll([]*Process{p})
+	return p.Net, nil
 }
 
-// read reads the Net of pid.
-func (r *netReader) read(pid int) *Net {
-	base := filepath.Join(r.root, "proc", strconv.Itoa(pid))
-	n := &Net{}
-	n.Namespace, _ = r.fsys.Readlink(base + "/ns/net")
-	if !r.inited {
-		r.init, _ = r.fsys.Readlink(filepath.Join(r.root, "proc", "1", "ns", "net"))
-		r.inited = true
+// readAll sets the Net of every process.
+func (r *netReader) readAll(procs []*Process) {
+	init, _ := r.fsys.Readlink(filepath.Join(r.root, "proc", "1", "ns", "net"))
+	inodes := make([]map[uint64]bool, len(procs))
+	byNS := map[string][]int{} // namespace -> indexes into procs
+	var order []string
+	for i, p := range procs {
+		base := filepath.Join(r.root, "proc", strconv.Itoa(p.PID))
+		p.Net = &Net{InitNamespace: init}
+		p.Net.Namespace, _ = r.fsys.Readlink(base + "/ns/net")
+		var err error
+		if inodes[i], err = socketInodes(r.fsys, base+"/fd", fmt.Sprintf("/proc/%d/fd", p.PID)); err != nil {
+			p.Net.Why = err.Error()
+		}
+		key := p.Net.Namespace
+		if key == "" {
+			key = "\x00" + strconv.Itoa(p.PID) // unknown: never shared
+		}
+		if _, ok := byNS[key]; !ok {
+			order = append(order, key)
+		}
+		byNS[key] = append(byNS[key], i)
 	}
-	n.InitNamespace = r.init
-	t := r.tables(base, n.Namespace)
+	for _, key := range order {
+		idx := byNS[key]
+		want := map[uint64]bool{}
+		for _, i := range idx {
+			for ino := range inodes[i] {
+				want[ino] = true
+			}
+		}
+		t := r.tables(procs[idx[0]].PID, want)
+		for _, i := range idx {
+			t.fill(procs[i].Net, procs[i].PID, inodes[i])
+		}
+	}
+}
+
+// nsTables is what one namespace's tables hold for the processes read.
+type nsTables struct {
+	sockets           map[uint64]Socket // the wanted sockets, by inode
+	inOrder           []uint64          // their inodes in table order
+	haveSockets       bool              // some socket table was read
+	socketsErr        error
+	routes4, routes6  []Route
+	addrs6            []IfAddr
+	has4, has6, hasA6 bool
+	notes             []string
+}
+
+// fill sets a process's Net from its namespace's tables: its sockets,
+// or why they are unknown, and the routes and addresses.
+func (t *nsTables) fill(n *Net, pid int, inodes map[uint64]bool) {
 	n.Routes4, n.Routes6, n.Addrs6 = t.routes4, t.routes6, t.addrs6
 	n.HasRoutes4, n.HasRoutes6, n.HasAddrs6 = t.has4, t.has6, t.hasA6
 	n.Notes = t.notes
-	inodes, err := socketInodes(r.fsys, base+"/fd", fmt.Sprintf("/proc/%d/fd", pid))
 	switch {
-	case err != nil:
-		n.Why = err.Error()
+	case n.Why != "": // its fd links could not be read
 	case len(inodes) == 0:
 		n.SocketsKnown = true // no sockets at all
 	case t.socketsErr != nil:
@@ -117,37 +153,37 @@ func (r *netReader) read(pid int) *Net {
 		n.Why = fmt.Sprintf("no tcp, tcp6, udp or udp6 in /proc/%d/net or /proc/net: the addresses of its sockets are unknown", pid)
 	default:
 		n.SocketsKnown = true
-		for _, s := range t.sockets {
-			if inodes[s.Inode] {
-				n.Sockets = append(n.Sockets, s)
+		for _, ino := range t.inOrder {
+			if inodes[ino] {
+				n.Sockets = append(n.Sockets, t.sockets[ino])
 			}
 		}
 	}
-	return n
 }
 
-// tables reads the socket and route tables of the namespace the process
-// folder base sees, once per namespace (ns "" is never shared).
-func (r *netReader) tables(base, ns string) *nsTables {
-	if t, ok := r.cache[ns]; ok && ns != "" {
-		return t
-	}
-	t := &nsTables{}
+// tables reads the socket and route tables of the namespace process pid
+// sees, parsing only the sockets whose inodes are wanted.
+func (r *netReader) tables(pid int, want map[uint64]bool) *nsTables {
+	base := filepath.Join(r.root, "proc", strconv.Itoa(pid))
+	t := &nsTables{sockets: map[uint64]Socket{}}
 	for _, st := range socketTables {
-		p, b, err := r.netFile(base, st.file)
+		if len(want) == 0 {
+			break
+		}
+		socks, err := r.scanTable(base, st.file, st.proto, st.v6, want)
 		if err != nil {
 			if !kfile.IsNotExist(err) && t.socketsErr == nil {
 				t.socketsErr = err
 			}
 			continue
 		}
-		socks, err := parseSockets(p, st.proto, st.v6, b)
-		if err != nil {
-			t.socketsErr = err
-			continue
-		}
 		t.haveSockets = true
-		t.sockets = append(t.sockets, socks...)
+		for _, s := range socks {
+			if _, dup := t.sockets[s.Inode]; !dup {
+				t.inOrder = append(t.inOrder, s.Inode)
+			}
+			t.sockets[s.Inode] = s
+		}
 	}
 	var err error
 	if p, b, rerr := r.netFile(base, "route"); r.note(t, rerr) {
@@ -165,7 +201,6 @@ func (r *netReader) tables(base, ns string) *nsTables {
 			t.hasA6 = true
 		}
 	}
-	r.cache[ns] = t
 	return t
 }
 
@@ -178,16 +213,56 @@ func (r *netReader) note(t *nsTables, err error) bool {
 	return err == nil
 }
 
-// netFile reads base/net/name, or proc/net/name when the process folder
-// has no such file (a tree that keeps the namespace's files only once).
-func (r *netReader) netFile(base, name string) (string, []byte, error) {
+// netPath is base/net/name, or proc/net/name when the process folder has
+// no such file (a tree that keeps the namespace's files only once).
+func (r *netReader) netPath(base, name string) string {
 	p := filepath.Join(base, "net", name)
-	b, err := r.fsys.ReadLimit(p, maxNetFile)
-	if kfile.IsNotExist(err) {
-		p = filepath.Join(r.root, "proc", "net", name)
-		b, err = r.fsys.ReadLimit(p, maxNetFile)
+	if _, err := r.fsys.Lstat(p); kfile.IsNotExist(err) {
+		return filepath.Join(r.root, "proc", "net", name)
 	}
+	return p
+}
+
+// netFile reads a route or address file whole (netPath).
+func (r *netReader) netFile(base, name string) (string, []byte, error) {
+	p := r.netPath(base, name)
+	b, err := r.fsys.ReadLimit(p, MaxNetFile)
 	return p, b, err
+}
+
+// scanTable reads a socket table (netPath) a line at a time and returns
+// the sockets want holds.
+func (r *netReader) scanTable(base, name, proto string, v6 bool, want map[uint64]bool) ([]Socket, error) {
+	p := r.netPath(base, name)
+	f, err := r.fsys.OpenFile(p, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := newSocketScanner(p, proto, v6, want)
+	br := bufio.NewReaderSize(io.LimitReader(f, MaxNetFile+1), 64<<10)
+	var read int64
+	for {
+		line, err := br.ReadSlice('\n')
+		read += int64(len(line))
+		if read > MaxNetFile {
+			return nil, fmt.Errorf("read %s: %w (over %d MB)", p, kfile.ErrTooLarge, MaxNetFile>>20)
+		}
+		if err == bufio.ErrBufferFull {
+			return nil, fmt.Errorf("read %s: line %d is longer than 64 kB", p, sc.lineNo+1)
+		}
+		if len(line) > 0 {
+			if lerr := sc.line(bytes.TrimSuffix(line, []byte("\n"))); lerr != nil {
+				return nil, lerr
+			}
+		}
+		if err == io.EOF {
+			return sc.out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+	}
 }
 
 // socketInodes returns the inodes of the sockets a process holds open:
@@ -209,8 +284,8 @@ func socketInodes(fsys kfile.FS, dir, show string) (map[uint64]bool, error) {
 	for _, e := range ents {
 		target, err := fsys.Readlink(filepath.Join(dir, e.Name()))
 		if err != nil {
-			if kfile.IsNotExist(err) {
-				continue // closed while we read
+			if kfile.IsNotExist(err) || errors.Is(err, syscall.EINVAL) {
+				continue // closed while we read, or not a link (a tree's odd entry)
 			}
 			return nil, err
 		}

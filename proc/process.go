@@ -69,14 +69,20 @@ func FindByComm(root, name string) ([]int, error) {
 	return pids, nil
 }
 
-// Read reads a process and all its threads.
+// Read reads a process and all its threads, and what its sockets show
+// (Process.Net).
 func Read(root string, pid int) (*Process, error) {
 	fsys := kfile.NewFS(root)
-	return readProcess(fsys, root, pid, newNetReader(fsys, root))
+	p, err := readProcess(fsys, root, pid)
+	if err != nil {
+		return nil, err
+	}
+	newNetReader(fsys, root).readAll([]*Process{p})
+	return p, nil
 }
 
-// readProcess reads a process, its network view through nr.
-func readProcess(fsys kfile.FS, root string, pid int, nr *netReader) (*Process, error) {
+// readProcess reads a process and its threads, not its Net.
+func readProcess(fsys kfile.FS, root string, pid int) (*Process, error) {
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	if _, err := fsys.Stat(base); err != nil {
 		if kfile.IsNotExist(err) {
@@ -111,7 +117,6 @@ func readProcess(fsys kfile.FS, root string, pid int, nr *netReader) (*Process, 
 	} else if !kfile.IsNotExist(err) && !errors.Is(err, os.ErrPermission) {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
-	p.Net = nr.read(pid)
 	return p, nil
 }
 
@@ -307,9 +312,8 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	var out []*Process
 	read := map[int]bool{}
 	fsys := kfile.NewFS(root)
-	nr := newNetReader(fsys, root)
 	for _, pid := range want {
-		p, err := readProcess(fsys, root, pid, nr)
+		p, err := readProcess(fsys, root, pid)
 		if errors.Is(err, ErrNoProcess) {
 			continue
 		}
@@ -322,35 +326,6 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	for i := range matches {
 		matches[i].PIDs = slices.DeleteFunc(matches[i].PIDs, func(pid int) bool { return !read[pid] })
 	}
+	newNetReader(fsys, root).readAll(out)
 	return out, matches, nil
-}
-
-// Select resolves a selection into processes: every PID must exist, every
-// comm must match at least one process. Duplicates are read once.
-func Select(root string, sel Selection) ([]*Process, error) {
-	pids, comms := sel.PIDs, sel.Comms
-	want := slices.Clone(pids)
-	for _, c := range comms {
-		found, err := FindByComm(root, c)
-		if err != nil {
-			return nil, err
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("--comm %q: %w running under %s", c, ErrNoProcess, filepath.Join(root, "proc"))
-		}
-		want = append(want, found...)
-	}
-	slices.Sort(want)
-	want = slices.Compact(want)
-	out := make([]*Process, 0, len(want))
-	fsys := kfile.NewFS(root)
-	nr := newNetReader(fsys, root)
-	for _, pid := range want {
-		p, err := readProcess(fsys, root, pid, nr)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

@@ -58,43 +58,107 @@ func (s Socket) String() string {
 // or "udp"; v6 says whether the addresses are IPv6. Every line after the
 // header must parse; an error names the file and the line.
 func parseSockets(path, proto string, v6 bool, b []byte) ([]Socket, error) {
-	var out []Socket
-	lineNo := 0
+	sc := newSocketScanner(path, proto, v6, nil)
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		lineNo++
-		if lineNo == 1 || len(bytes.TrimSpace(line)) == 0 {
-			continue // the header
+		if err := sc.line(line); err != nil {
+			return nil, err
 		}
-		s, err := parseSocketLine(proto, v6, line)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: line %d: %w", path, lineNo, err)
-		}
-		out = append(out, s)
 	}
-	return out, nil
+	return sc.out, nil
+}
+
+// socketScanner parses a socket table a line at a time, in full only the
+// sockets whose inode want holds (all when want is nil): a table holds
+// every socket of the namespace, a process a few of them, and a busy
+// host's table is read without holding it. Every line must still have
+// the fields and an inode.
+type socketScanner struct {
+	path, proto string
+	v6          bool
+	want        map[uint64]bool
+	lineNo      int
+	f           [][]byte
+	out         []Socket
+}
+
+func newSocketScanner(path, proto string, v6 bool, want map[uint64]bool) *socketScanner {
+	return &socketScanner{path: path, proto: proto, v6: v6, want: want}
+}
+
+// line takes the next line of the table, without its newline.
+func (sc *socketScanner) line(line []byte) error {
+	sc.lineNo++
+	if sc.lineNo == 1 {
+		return nil // the header
+	}
+	sc.f = appendFields(sc.f[:0], line)
+	f := sc.f
+	if len(f) == 0 {
+		return nil
+	}
+	if len(f) < 10 || f[0][len(f[0])-1] != ':' {
+		return fmt.Errorf("read %s: line %d: %q is not a socket line (sl: local remote st ... inode)", sc.path, sc.lineNo, clip(line))
+	}
+	inode, err := strconv.ParseUint(string(f[9]), 10, 64)
+	if err != nil {
+		return fmt.Errorf("read %s: line %d: inode %q is not a number", sc.path, sc.lineNo, clip(f[9]))
+	}
+	if sc.want != nil && !sc.want[inode] {
+		return nil
+	}
+	s, err := parseSocketFields(sc.proto, sc.v6, f)
+	if err != nil {
+		return fmt.Errorf("read %s: line %d: %w", sc.path, sc.lineNo, err)
+	}
+	s.Inode = inode
+	sc.out = append(sc.out, s)
+	return nil
+}
+
+// appendFields appends line's space-separated fields to f, without
+// copying them.
+func appendFields(f [][]byte, line []byte) [][]byte {
+	for {
+		i := 0
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+			i++
+		}
+		line = line[i:]
+		if len(line) == 0 {
+			return f
+		}
+		j := 0
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' && line[j] != '\r' {
+			j++
+		}
+		f = append(f, line[:j])
+		line = line[j:]
+	}
 }
 
 func parseSocketLine(proto string, v6 bool, line []byte) (Socket, error) {
-	f := strings.Fields(string(line))
-	if len(f) < 10 || !strings.HasSuffix(f[0], ":") {
-		return Socket{}, fmt.Errorf("%q is not a socket line (sl: local remote st ... inode)", clip(line))
+	socks, err := parseSockets("", proto, v6, append([]byte("header\n"), line...))
+	if err != nil || len(socks) != 1 {
+		return Socket{}, fmt.Errorf("%q: %v", clip(line), err)
 	}
+	return socks[0], nil
+}
+
+// parseSocketFields parses the fields of a socket line but its inode.
+func parseSocketFields(proto string, v6 bool, f [][]byte) (Socket, error) {
 	s := Socket{Proto: proto}
 	var err error
-	if s.Local, err = parseHexAddrPort(f[1], v6); err != nil {
+	if s.Local, err = parseHexAddrPort(string(f[1]), v6); err != nil {
 		return Socket{}, fmt.Errorf("local address: %w", err)
 	}
-	if s.Remote, err = parseHexAddrPort(f[2], v6); err != nil {
+	if s.Remote, err = parseHexAddrPort(string(f[2]), v6); err != nil {
 		return Socket{}, fmt.Errorf("remote address: %w", err)
 	}
-	st, err := strconv.ParseUint(f[3], 16, 8)
+	st, err := strconv.ParseUint(string(f[3]), 16, 8)
 	if err != nil {
-		return Socket{}, fmt.Errorf("state %q is not a hex byte", clip([]byte(f[3])))
+		return Socket{}, fmt.Errorf("state %q is not a hex byte", clip(f[3]))
 	}
 	s.State = int(st)
-	if s.Inode, err = strconv.ParseUint(f[9], 10, 64); err != nil {
-		return Socket{}, fmt.Errorf("inode %q is not a number", clip([]byte(f[9])))
-	}
 	return s, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/pci"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -326,7 +327,7 @@ func (c *capturer) process(d string) error {
 		}
 	}
 	for _, f := range netFiles {
-		if err := c.file(d + "/net/" + f); err != nil {
+		if err := c.fileUpTo(d+"/net/"+f, proc.MaxNetFile); err != nil {
 			return err
 		}
 	}
@@ -337,6 +338,13 @@ func (c *capturer) process(d string) error {
 // links. An absent path is left out; one that cannot be read is left out
 // with a note. Only archive errors and size limits stop the capture.
 func (c *capturer) file(rel string) error {
+	return c.fileUpTo(rel, 0)
+}
+
+// fileUpTo is file for a file irqnuma reads only up to max bytes (0:
+// the snapshot's bound): one larger is left out with a note, as its
+// reader leaves it unread.
+func (c *capturer) fileUpTo(rel string, max int64) error {
 	real, err := c.resolve(rel)
 	if err != nil {
 		c.skip(rel, err)
@@ -358,8 +366,16 @@ func (c *capturer) file(rel string) error {
 		return nil
 	}
 	// Pseudo-files say 0 or 4096 whatever they hold: read to the end.
-	data, err := kfile.ReadLimit(c.abs(real), c.opts.maxFile())
+	limit := c.opts.maxFile()
+	if max > 0 {
+		limit = min(limit, max)
+	}
+	data, err := kfile.ReadLimit(c.abs(real), limit)
 	if err != nil {
+		if errors.Is(err, kfile.ErrTooLarge) && max > 0 {
+			c.note(fmt.Sprintf("/%s not captured: larger than %d MB, which irqnuma does not read", rel, max>>20))
+			return nil
+		}
 		if errors.Is(err, kfile.ErrTooLarge) {
 			return fmt.Errorf("/%s: %w", rel, ErrTooLarge)
 		}
