@@ -287,6 +287,9 @@ func socketInodes(fsys kfile.FS, dir, show string) (map[uint64]bool, error) {
 			if kfile.IsNotExist(err) || errors.Is(err, syscall.EINVAL) {
 				continue // closed while we read, or not a link (a tree's odd entry)
 			}
+			if errors.Is(err, os.ErrPermission) {
+				return nil, fmt.Errorf("%s cannot be read (permission denied): run as root or as its owner", show)
+			}
 			return nil, err
 		}
 		v, ok := strings.CutPrefix(target, "socket:[")
