@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -73,6 +74,13 @@ const (
 	// CheckProcAbsent says a process named with --pid or --comm does not
 	// run: nothing about it was checked.
 	CheckProcAbsent Check = "proc-absent"
+	// CheckProcNICUnknown says which NIC a watched process uses cannot be
+	// told from its sockets and no --nic named one: it was judged against
+	// no NIC.
+	CheckProcNICUnknown Check = "proc-nic-unknown"
+	// CheckProcNICUnaudited says a watched process uses a NIC the audit
+	// does not cover: it was not judged against it.
+	CheckProcNICUnaudited Check = "proc-nic-unaudited"
 )
 
 // Checks lists every check id in the order findings of equal severity
@@ -80,7 +88,8 @@ const (
 var Checks = []Check{
 	CheckNICNodeUnknown, CheckIRQRemote, CheckIsolatedIRQ, CheckIRQSharedCPU, CheckIrqbalance,
 	CheckProcAbsent, CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote, CheckRPSRemote, CheckXPSRemote,
-	CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckNotChecked,
+	CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckProcNICUnknown, CheckProcNICUnaudited,
+	CheckNotChecked,
 }
 
 // Finding is one thing the audit found. Its JSON form is a contract:
@@ -131,6 +140,9 @@ type Options struct {
 	// Governor returns a CPU's cpufreq governor, "" when it has none
 	// (h.Governor, or a stub in tests).
 	Governor func(cpu int) (string, error)
+	// Uses says which NICs each watched process uses (nicuse.All); a
+	// process missing from it is judged as one whose NIC is unknown.
+	Uses []nicuse.Use
 	// PCIDrivers holds the driver bound to each NIC's PCI function
 	// (h.PCIDriver), by PCI address: the name irqbalance matches --banmod
 	// against ("virtio-pci" for a virtio NIC). A NIC missing from it is
@@ -140,11 +152,13 @@ type Options struct {
 
 // Run runs every check on the NICs, their IRQs and the watched
 // processes, and returns the findings grouped by NIC (NIC names
-// ascending, host-wide findings last), worst first within a group.
+// ascending, host-wide findings last), worst first within a group. A
+// process is judged against the NICs Processes says.
 func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []Finding {
 	a := &auditor{h: h, t: t, opts: opts, seen: map[string]bool{}, governors: map[int]string{}}
 	a.multiNodePackages = multiNodePackages(h)
 	nics := a.auditedNICs()
+	pns := Processes(nicNames(nics), procs, opts)
 	if len(h.Nodes) == 0 {
 		a.notCheckedAt(SeverityWarning, "", "locality", "no NUMA nodes under /sys/devices/system/node: nothing can be called local or remote")
 	}
@@ -166,8 +180,10 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 		a.checkSharedCPU(c)
 		a.checkManaged(c)
 		a.checkIrqbalance(c)
-		for _, p := range procs {
-			a.checkProcess(c, p)
+		for i, p := range procs {
+			if slices.Contains(pns[i].Judged, nic.Name) {
+				a.checkProcess(c, p)
+			}
 		}
 		a.checkSteering(c)
 		a.checkQueueCount(c)
@@ -175,6 +191,7 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 		a.checkIOMMU(c)
 	}
 	a.checkHostIOMMU()
+	a.checkProcessNICs(pns)
 	for _, sel := range opts.Absent {
 		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel,
 			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, opts.ProcRoot),
@@ -243,6 +260,21 @@ var notCheckedFixes = map[string]string{
 	string(CheckCPUGovernor): "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
 	"locality":               "capture /sys/devices/system/node",
 	"nics":                   "capture /sys/class/net and the PCI functions it links to",
+}
+
+// AuditedNICs returns the names of the NICs an audit of h covers: those
+// named (that exist), or every NIC that has IRQs in t.
+func AuditedNICs(h *topology.Host, t *irq.Table, named []string) []string {
+	a := &auditor{h: h, t: t, opts: Options{NICs: named}}
+	return nicNames(a.auditedNICs())
+}
+
+func nicNames(nics []*topology.NIC) []string {
+	out := make([]string, len(nics))
+	for i, n := range nics {
+		out[i] = n.Name
+	}
+	return out
 }
 
 // auditedNICs returns the NICs to audit: those named, or every NIC that

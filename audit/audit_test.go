@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -192,7 +193,7 @@ func TestAuditProcesses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.give
 			var got []string
-			for _, f := range Run(h, tb, []*proc.Process{&p}, Options{Governor: performance}) {
+			for _, f := range Run(h, tb, []*proc.Process{&p}, Options{Governor: performance, Uses: usesOn("eth0", &p)}) {
 				if strings.HasPrefix(string(f.Check), "proc-") {
 					got = append(got, string(f.Check)+"/"+string(f.Severity)+" "+f.CPUs.List())
 					if f.PID != p.PID {
@@ -202,6 +203,71 @@ func TestAuditProcesses(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("process findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// usesOn says each process uses nic, as its sockets would.
+func usesOn(nic string, procs ...*proc.Process) []nicuse.Use {
+	var out []nicuse.Use
+	for _, p := range procs {
+		out = append(out, nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{nic}, Attribution: nicuse.BySockets,
+			How: []string{"tcp 10.1.0.2:5201 (listening): 10.1.0.2 is " + nic + "'s address"}})
+	}
+	return out
+}
+
+// TestAuditJudgesUsedNICs: on a host with NICs on both nodes, a process
+// on node 1 is judged only against the NICs it uses; when that is
+// unknown, against --nic, else against none with one info finding.
+func TestAuditJudgesUsedNICs(t *testing.T) {
+	h, tb := loadHost(t, "offline-2node")
+	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(15),
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(15), LastCPU: 15}}, NodeKB: map[int]uint64{1: 10}}
+	unknown := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.Unknown, How: []string{"it has no TCP or UDP sockets (yet)"}}}
+	anyNIC := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AnyNIC, How: []string{"tcp *:5201 (listening): bound to every address"}}}
+	tests := []struct {
+		name   string
+		nics   []string
+		uses   []nicuse.Use
+		want   []string // "check nic", process findings only
+		judged []string
+		by     string
+	}{
+		// Every node-1 core serves one of ens1f0's queue IRQs.
+		{name: "uses its node's NIC", uses: usesOn("ens1f0", p), judged: []string{"ens1f0"}, by: "sockets",
+			want: []string{"proc-irq-overlap ens1f0"}},
+		{name: "uses the other node's NIC", uses: usesOn("eth1", p), judged: []string{"eth1"}, by: "sockets",
+			want: []string{"proc-mem-remote eth1", "proc-remote eth1", "proc-remote eth1"}},
+		{name: "unknown, no --nic", uses: unknown, judged: []string{},
+			want: []string{"proc-nic-unknown "}},
+		{name: "not read at all, no --nic", judged: []string{}, want: []string{"proc-nic-unknown "}},
+		{name: "any NIC, no --nic", uses: anyNIC, judged: []string{}, want: []string{"proc-nic-unknown "}},
+		{name: "unknown, --nic eth1", nics: []string{"eth1"}, uses: unknown, judged: []string{"eth1"}, by: "--nic",
+			want: []string{"proc-mem-remote eth1", "proc-remote eth1", "proc-remote eth1"}},
+		{name: "uses ens1f0, --nic eth1", nics: []string{"eth1"}, uses: usesOn("ens1f0", p), judged: []string{},
+			want: []string{"proc-nic-unaudited "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := Options{Governor: performance, NICs: tt.nics, Uses: tt.uses}
+			var got []string
+			for _, f := range Run(h, tb, []*proc.Process{p}, opts) {
+				if strings.HasPrefix(string(f.Check), "proc-") {
+					got = append(got, string(f.Check)+" "+f.NIC)
+					if f.Check == CheckProcNICUnknown && (f.Severity != SeverityInfo || !strings.Contains(f.Fix, "--nic NIC --pid 7")) {
+						t.Errorf("%+v: want info with a --nic fix", f)
+					}
+				}
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("process findings (-want +got):\n%s", diff)
+			}
+			pns := Processes(AuditedNICs(h, tb, tt.nics), []*proc.Process{p}, opts)
+			if len(pns) != 1 || !slices.Equal(pns[0].Judged, tt.judged) || pns[0].JudgedBy != tt.by {
+				t.Errorf("Processes = %+v, want judged %v by %q", pns, tt.judged, tt.by)
 			}
 		})
 	}
@@ -298,6 +364,9 @@ func BenchmarkAudit(b *testing.B) {
 	}
 	procs := benchProcs(h, 20)
 	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
+	for i, p := range procs {
+		opts.Uses = append(opts.Uses, usesOn(h.NICs[i%len(h.NICs)].Name, p)...)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		fs := Run(h, tb, procs, opts)
@@ -385,6 +454,7 @@ func TestAuditUnknowns(t *testing.T) {
 				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet")}
 			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
 				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+			opts.Uses = usesOn("eth0", p)
 			tt.give(h, tb, &opts, p)
 			var got []string
 			for _, f := range Run(h, tb, []*proc.Process{p}, opts) {

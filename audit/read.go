@@ -7,6 +7,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -30,6 +31,11 @@ type State struct {
 	NICs []string
 	// Matches says what each --pid and --comm of the selection found.
 	Matches []proc.Match
+	// Uses says which NICs each of Procs uses (nicuse), in Procs' order.
+	Uses []nicuse.Use
+	// Processes says which NICs each of Procs uses and which the audit
+	// judged it against (Processes); set by Read, nil after ReadHost.
+	Processes []ProcessNIC
 }
 
 // Absent returns an error naming the first selector that matched no
@@ -57,6 +63,7 @@ func ReadHost(root string, s Selection) (*State, error) {
 			return nil, err
 		}
 	}
+	st.Uses = nicuse.All(h, st.Procs)
 	return st, nil
 }
 
@@ -78,7 +85,9 @@ func Read(root string, s Selection) (*State, error) {
 		}
 	}
 	opts.ProcRoot = filepath.Join(root, "proc")
+	opts.Uses = st.Uses
 	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
+	st.Processes = Processes(AuditedNICs(st.Host, st.IRQs, s.NICs), st.Procs, opts)
 	return st, nil
 }
 

@@ -29,6 +29,7 @@ var labelsOf = map[string][]string{
 	exporter.MetricIRQEffective:   {"irq", "nic", "queue"},
 	exporter.MetricNICNode:        {"nic"},
 	exporter.MetricProcessPresent: {"selector"},
+	exporter.MetricProcessNIC:     {"selector", "nic", "attribution"},
 	exporter.MetricScrapeDuration: nil,
 	exporter.MetricScrapeError:    nil,
 	exporter.MetricBuildInfo:      {"version", "revision", "goversion"},

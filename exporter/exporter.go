@@ -11,13 +11,20 @@
 //	irqnuma_irq_effective_cpu{irq,nic,queue}     the CPU the IRQ is delivered to; absent unless exactly one
 //	irqnuma_nic_numa_node{nic}                   the NIC's local node; absent when unknown
 //	irqnuma_process_present{selector}            1 when a process --pid/--comm names runs, 0 when none does
+//	irqnuma_process_nic{selector,nic,attribution} 1 per NIC the selector's processes use, from their sockets
 //	irqnuma_scrape_duration_seconds              time the read and the audit took
 //	irqnuma_scrape_error                         1 when the host could not be read, else 0
 //	irqnuma_build_info{version,revision,goversion} 1, naming the build
 //
 // queue is the queue index ("3"), "rx-3" or "tx-3" for a vector that serves
 // one direction, and "" for a NIC's non-queue vectors; nic is "" for
-// host-wide findings. The same text format goes to node_exporter's
+// host-wide findings. irqnuma_process_nic has attribution "sockets" and
+// the NIC for each NIC the running processes of a selector use (package
+// nicuse: their sockets' addresses and routes); when their sockets cannot
+// tell, one series with nic "" and attribution "any" (bound to every
+// address), "loopback" or "unknown" (then the audit judges them against
+// the --nic NICs, or none). No PID label: a restarted benchmark keeps its
+// series. The same text format goes to node_exporter's
 // textfile collector with WriteTextfile.
 //
 // The package writes the text exposition format itself (WriteText)
@@ -28,10 +35,12 @@
 package exporter
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +56,7 @@ const (
 	MetricIRQEffective   = "irqnuma_irq_effective_cpu"
 	MetricNICNode        = "irqnuma_nic_numa_node"
 	MetricProcessPresent = "irqnuma_process_present"
+	MetricProcessNIC     = "irqnuma_process_nic"
 	MetricScrapeDuration = "irqnuma_scrape_duration_seconds"
 	MetricScrapeError    = "irqnuma_scrape_error"
 	MetricBuildInfo      = "irqnuma_build_info"
@@ -54,7 +64,7 @@ const (
 
 // Metrics lists every metric the exporter exports.
 var Metrics = []string{MetricFinding, MetricIRQLocal, MetricIRQEffective, MetricNICNode, MetricProcessPresent,
-	MetricScrapeDuration, MetricScrapeError, MetricBuildInfo}
+	MetricProcessNIC, MetricScrapeDuration, MetricScrapeError, MetricBuildInfo}
 
 // help is each metric's HELP text.
 var help = map[string]string{
@@ -63,6 +73,7 @@ var help = map[string]string{
 	MetricIRQEffective:   "The CPU the NIC IRQ is delivered to (effective affinity); absent unless exactly one CPU is known.",
 	MetricNICNode:        "The NUMA node local to the NIC; absent when unknown.",
 	MetricProcessPresent: "1 when a process the selector (--pid N, --comm NAME) names runs, 0 when none does.",
+	MetricProcessNIC:     "1 per NIC the selector's running processes use, from their sockets (attribution=\"sockets\"); nic=\"\" with attribution any, loopback or unknown when their sockets cannot tell.",
 	MetricScrapeDuration: "Seconds the read of the host and the audit took.",
 	MetricScrapeError:    "1 when the host could not be read or audited, 0 otherwise.",
 	MetricBuildInfo:      "Always 1; the labels say which irqnuma build answers.",
@@ -193,7 +204,37 @@ func hostSeries(st *audit.State) []Family {
 		}
 		present.add(v, m.Selector)
 	}
-	return []Family{finding, local, effective, node, present}
+	return []Family{finding, local, effective, node, present, processNICs(st)}
+}
+
+// processNICs is irqnuma_process_nic: per selector, each NIC its running
+// processes use, or what their sockets say instead.
+func processNICs(st *audit.State) Family {
+	f := family(MetricProcessNIC, "selector", "nic", "attribution")
+	for _, m := range st.Matches {
+		type key struct{ nic, attribution string }
+		var keys []key
+		for _, pid := range m.PIDs {
+			for _, u := range st.Uses {
+				if u.PID != pid {
+					continue
+				}
+				if !u.Known() {
+					keys = append(keys, key{"", string(u.Attribution)})
+				}
+				for _, n := range u.NICs {
+					keys = append(keys, key{n, string(u.Attribution)})
+				}
+			}
+		}
+		slices.SortFunc(keys, func(a, b key) int {
+			return cmp.Or(strings.Compare(a.nic, b.nic), strings.Compare(a.attribution, b.attribution))
+		})
+		for _, k := range slices.Compact(keys) {
+			f.add(1, m.Selector, k.nic, k.attribution)
+		}
+	}
+	return f
 }
 
 // queueLabel is "3" for queue 3, "rx-3"/"tx-3" for a one-direction

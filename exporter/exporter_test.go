@@ -23,6 +23,8 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/nicuse"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // gather is what an exporter reads on each scrape.
@@ -372,5 +374,42 @@ func TestExporterBadLabel(t *testing.T) {
 		if strings.Contains(s, "eth\xff") {
 			t.Errorf("invalid label value exported: %q", s)
 		}
+	}
+}
+
+// TestExporterProcessNIC: irqnuma_process_nic says, per selector, each
+// NIC its running processes use, once, or what their sockets say
+// instead; a selector with no running process has none.
+func TestExporterProcessNIC(t *testing.T) {
+	st := &audit.State{
+		Matches: []proc.Match{
+			{Selector: "--comm nginx", PIDs: []int{10, 11, 12}},
+			{Selector: "--pid 20", PIDs: []int{20}},
+			{Selector: "--comm iperf3"},
+		},
+		Uses: []nicuse.Use{
+			{PID: 10, NICs: []string{"eth1"}, Attribution: nicuse.BySockets},
+			{PID: 11, NICs: []string{"eth0", "eth1"}, Attribution: nicuse.BySockets},
+			{PID: 12, NICs: []string{}, Attribution: nicuse.AnyNIC},
+			{PID: 20, NICs: []string{}, Attribution: nicuse.Unknown},
+		},
+	}
+	var buf bytes.Buffer
+	if _, err := WriteText(&buf, []Family{processNICs(st)}); err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"attribution=any,nic=,selector=--comm nginx 1",
+		"attribution=sockets,nic=eth0,selector=--comm nginx 1",
+		"attribution=sockets,nic=eth1,selector=--comm nginx 1",
+		"attribution=unknown,nic=,selector=--pid 20 1",
+	}
+	if diff := cmp.Diff(want, series(mfs[MetricProcessNIC])); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", MetricProcessNIC, diff)
 	}
 }

@@ -25,6 +25,9 @@ type Process struct {
 	// (pages per node times each mapping's page size); nil when numa_maps
 	// is absent or unreadable.
 	NodeKB map[int]uint64
+	// Net is what its sockets and network namespace show of where its IP
+	// traffic goes (ReadNet); never nil.
+	Net *Net
 }
 
 // Thread is one task of a process.
@@ -66,9 +69,20 @@ func FindByComm(root, name string) ([]int, error) {
 	return pids, nil
 }
 
-// Read reads a process and all its threads.
+// Read reads a process and all its threads, and what its sockets show
+// (Process.Net).
 func Read(root string, pid int) (*Process, error) {
 	fsys := kfile.NewFS(root)
+	p, err := readProcess(fsys, root, pid)
+	if err != nil {
+		return nil, err
+	}
+	newNetReader(fsys, root).readAll([]*Process{p})
+	return p, nil
+}
+
+// readProcess reads a process and its threads, not its Net.
+func readProcess(fsys kfile.FS, root string, pid int) (*Process, error) {
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	if _, err := fsys.Stat(base); err != nil {
 		if kfile.IsNotExist(err) {
@@ -297,8 +311,9 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	want = slices.Compact(want)
 	var out []*Process
 	read := map[int]bool{}
+	fsys := kfile.NewFS(root)
 	for _, pid := range want {
-		p, err := Read(root, pid)
+		p, err := readProcess(fsys, root, pid)
 		if errors.Is(err, ErrNoProcess) {
 			continue
 		}
@@ -311,33 +326,6 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	for i := range matches {
 		matches[i].PIDs = slices.DeleteFunc(matches[i].PIDs, func(pid int) bool { return !read[pid] })
 	}
+	newNetReader(fsys, root).readAll(out)
 	return out, matches, nil
-}
-
-// Select resolves a selection into processes: every PID must exist, every
-// comm must match at least one process. Duplicates are read once.
-func Select(root string, sel Selection) ([]*Process, error) {
-	pids, comms := sel.PIDs, sel.Comms
-	want := slices.Clone(pids)
-	for _, c := range comms {
-		found, err := FindByComm(root, c)
-		if err != nil {
-			return nil, err
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("--comm %q: %w running under %s", c, ErrNoProcess, filepath.Join(root, "proc"))
-		}
-		want = append(want, found...)
-	}
-	slices.Sort(want)
-	want = slices.Compact(want)
-	out := make([]*Process, 0, len(want))
-	for _, pid := range want {
-		p, err := Read(root, pid)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/audit"
@@ -19,6 +20,14 @@ import (
 // each finding's fix on the line below it; then a one-line verdict
 // against failOn ("" for --fail-on never).
 func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
+	if len(doc.Processes) > 0 {
+		if err := writeProcessNICs(w, doc.Processes); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
 	// Every NIC checked has its group, "no findings" when clean, so a
 	// clean NIC is seen to be checked; host-wide findings come last.
 	byGroup := map[string][]audit.Finding{}
@@ -73,6 +82,31 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
 	}
 	_, err := fmt.Fprintln(w, Verdict(doc.Findings, failOn))
 	return err
+}
+
+// writeProcessNICs writes which NIC each watched process uses, which the
+// audit judged it against, and how its sockets showed it, one line of
+// how per row.
+func writeProcessNICs(w io.Writer, pns []audit.ProcessNIC) error {
+	if _, err := fmt.Fprintln(w, "processes"); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, pn := range pns {
+		judged := "none"
+		if len(pn.Judged) > 0 {
+			judged = fmt.Sprintf("%s (%s)", strings.Join(pn.Judged, ", "), pn.JudgedBy)
+		}
+		how := pn.How
+		if len(how) == 0 {
+			how = []string{"-"}
+		}
+		rows = append(rows, []string{strconv.Itoa(pn.PID), pn.Comm, pn.Summary(), judged, how[0]})
+		for _, h := range how[1:] {
+			rows = append(rows, []string{"", "", "", "", h})
+		}
+	}
+	return writeTable(w, []string{"PID", "COMM", "USES", "JUDGED AGAINST", "HOW"}, rows)
 }
 
 // groupFindings merges the findings of one NIC that say the same thing
@@ -168,12 +202,15 @@ func countWords(s audit.Summary) string {
 
 // AuditDoc is the JSON document of `irqnuma audit`:
 // {"findings":[...],"summary":{"error":N,"warning":N,"info":N},
-// "checked_nics":["eth0",...]}.
+// "checked_nics":["eth0",...],"processes":[...]}.
 type AuditDoc struct {
 	Findings []audit.Finding `json:"findings"`
 	Summary  audit.Summary   `json:"summary"`
 	// Checked names the NICs the audit looked at, with findings or not.
 	Checked []string `json:"checked_nics"`
+	// Processes says, per watched process, which NICs it uses, how that
+	// was found and which NICs it was judged against; [] for none.
+	Processes []audit.ProcessNIC `json:"processes"`
 	// Headers describe each NIC group for the table ("mlx5_core
 	// 0000:98:00.0, local node 1, 16 queue IRQs"); not part of the JSON.
 	Headers map[string]string `json:"-"`
@@ -186,7 +223,11 @@ func NewAuditDoc(st *audit.State) AuditDoc {
 	if fs == nil {
 		fs = []audit.Finding{}
 	}
-	doc := AuditDoc{Findings: fs, Summary: audit.Summarize(fs), Checked: []string{}, Headers: map[string]string{}}
+	procs := st.Processes
+	if procs == nil {
+		procs = []audit.ProcessNIC{}
+	}
+	doc := AuditDoc{Findings: fs, Summary: audit.Summarize(fs), Checked: []string{}, Processes: procs, Headers: map[string]string{}}
 	names := []string{}
 	for _, n := range audit.Audited(st.Host, st.IRQs, st.NICs) {
 		doc.Checked = append(doc.Checked, n.Name)

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/watch"
 )
 
@@ -25,6 +26,9 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 	fmt.Fprintf(&b, "irqnuma watch  #%d  %s  interval %.2fs\n", iv.Seq, iv.End.Format("15:04:05"), iv.Seconds)
 	for _, n := range iv.NICs {
 		writeWrapped(&b, n.Verdict.Text, width)
+	}
+	for _, u := range iv.Processes {
+		writeWrapped(&b, processLine(u), width)
 	}
 
 	var rows [][]string
@@ -77,6 +81,26 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// processLine says which NIC a watched process uses and how that was
+// found: "iperf3 (PID 4242) uses eth0: tcp ...: routed through eth0
+// (...)"; its first reason only (-o json has them all).
+func processLine(u nicuse.Use) string {
+	s := fmt.Sprintf("%s (PID %d) uses %s", u.Comm, u.PID, u.Summary())
+	switch u.Attribution {
+	case nicuse.Unknown:
+		s = fmt.Sprintf("%s (PID %d): NIC unknown", u.Comm, u.PID)
+	case nicuse.Loopback:
+		s = fmt.Sprintf("%s (PID %d) uses no NIC (loopback)", u.Comm, u.PID)
+	}
+	if len(u.How) > 0 {
+		s += ": " + u.How[0]
+		if len(u.How) > 1 {
+			s += fmt.Sprintf(" (+%d more)", len(u.How)-1)
+		}
+	}
+	return s
 }
 
 // fitTable writes a table through WriteTable; when width > 0 and a line is

@@ -14,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/pci"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -64,6 +65,9 @@ var (
 		"sys/class/iommu/*",
 		"sys/kernel/iommu_groups/*",
 	}
+	// proc.ReadNet, per captured process: its namespace's socket and
+	// route tables.
+	netFiles = []string{"tcp", "tcp6", "udp", "udp6", "route", "ipv6_route", "if_inet6"}
 	// Per PCI function (topology NICs, inferred NICs, IOMMU groups, and
 	// the PCI names of the topology view).
 	pciFiles = []string{"numa_node", "local_cpulist", "vendor", "device", "modalias", "revision"}
@@ -179,6 +183,12 @@ func (c *capturer) nics() error {
 		if err := c.dir(netdev); err != nil {
 			return err
 		}
+		// topology.IfaceNICs: the interfaces below a VLAN, bond or bridge.
+		for _, l := range c.expand(netdev + "/lower_*") {
+			if err := c.entry(l); err != nil {
+				return err
+			}
+		}
 		if err := c.entry(netdev + "/device"); err != nil {
 			return err
 		}
@@ -290,7 +300,10 @@ func (c *capturer) processes() error {
 	return nil
 }
 
-// process records what proc.Read and ReadThreadStats read.
+// process records what proc.Read and ReadThreadStats read, and what
+// proc.ReadNet reads for nicuse: the fd links to sockets (no other fd),
+// the network namespace link, and the namespace's socket and route
+// tables.
 func (c *capturer) process(d string) error {
 	for _, f := range []string{"status", "stat", "numa_maps", "cmdline"} {
 		if err := c.file(d + "/" + f); err != nil {
@@ -304,6 +317,26 @@ func (c *capturer) process(d string) error {
 			}
 		}
 	}
+	if err := c.dir(d + "/fd"); err != nil {
+		return err
+	}
+	for _, fd := range c.expand(d + "/fd/[0-9]*") {
+		if target, err := os.Readlink(c.abs(fd)); err == nil && strings.HasPrefix(target, "socket:[") {
+			if err := c.entry(fd); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range []string{d + "/ns/net", "proc/1/ns/net"} {
+		if err := c.entry(l); err != nil {
+			return err
+		}
+	}
+	for _, f := range netFiles {
+		if err := c.fileUpTo(d+"/net/"+f, proc.MaxNetFile); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -311,6 +344,13 @@ func (c *capturer) process(d string) error {
 // links. An absent path is left out; one that cannot be read is left out
 // with a note. Only archive errors and size limits stop the capture.
 func (c *capturer) file(rel string) error {
+	return c.fileUpTo(rel, 0)
+}
+
+// fileUpTo is file for a file irqnuma reads only up to max bytes (0:
+// the snapshot's bound): one larger is left out with a note, as its
+// reader leaves it unread.
+func (c *capturer) fileUpTo(rel string, max int64) error {
 	real, err := c.resolve(rel)
 	if err != nil {
 		c.skip(rel, err)
@@ -332,8 +372,16 @@ func (c *capturer) file(rel string) error {
 		return nil
 	}
 	// Pseudo-files say 0 or 4096 whatever they hold: read to the end.
-	data, err := kfile.ReadLimit(c.abs(real), c.opts.maxFile())
+	limit := c.opts.maxFile()
+	if max > 0 {
+		limit = min(limit, max)
+	}
+	data, err := kfile.ReadLimit(c.abs(real), limit)
 	if err != nil {
+		if errors.Is(err, kfile.ErrTooLarge) && max > 0 {
+			c.note(fmt.Sprintf("/%s not captured: larger than %d MB, which irqnuma does not read", rel, max>>20))
+			return nil
+		}
 		if errors.Is(err, kfile.ErrTooLarge) {
 			return fmt.Errorf("/%s: %w", rel, ErrTooLarge)
 		}
@@ -364,7 +412,9 @@ func (c *capturer) entry(rel string) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		if _, err := c.recordLink(real); err != nil {
-			if errors.Is(err, errLeavesRoot) {
+			// A link that leaves the root, or one only its owner may read
+			// (another user's /proc/PID/ns/net), is left out with a note.
+			if errors.Is(err, errLeavesRoot) || errors.Is(err, fs.ErrPermission) {
 				c.skip(rel, err)
 				return nil
 			}

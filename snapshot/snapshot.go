@@ -51,8 +51,10 @@ var ErrTooLarge = untar.ErrTooLarge
 // Options says what to capture beyond the host-wide files.
 type Options struct {
 	// Processes names the processes to capture in full (status, stat,
-	// numa_maps and every thread's stat and status), as audit --pid and
-	// --comm read them. Every process's comm is captured regardless.
+	// numa_maps and every thread's stat and status, and for which NIC
+	// they use their socket fd links, network namespace and its socket
+	// and route tables), as audit --pid and --comm read them. Every
+	// process's comm is captured regardless.
 	Processes proc.Selection
 	// MaxFileSize bounds one file and MaxTotalSize the sum of all files;
 	// 0 means the defaults.

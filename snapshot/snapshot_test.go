@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,8 @@ import (
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/nicuse"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -226,6 +229,78 @@ func TestSnapshotKeepsFormats(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, give)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s captured, want left out (err %v)", give, err)
 		}
+	}
+}
+
+// TestSnapshotAttribution: a process captured with --pid is attributed
+// to the same NICs, the same way, from the snapshot as from the tree: its
+// socket fd links (and no other fd), its namespace link, its tables, and
+// the lower_* link of a bond it uses.
+func TestSnapshotAttribution(t *testing.T) {
+	root := hosttest.Copy(t, "offline-2node")
+	bond := filepath.Join(root, "sys/devices/virtual/net/bond0")
+	if err := os.MkdirAll(bond, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{
+		{"../../../pci0000:5d/0000:5d:00.0/0000:5e:00.0/net/ens2f0", filepath.Join(bond, "lower_ens2f0")},
+		{"../../devices/virtual/net/bond0", filepath.Join(root, "sys/class/net/bond0")},
+		{"net:[4026531840]", filepath.Join(root, "proc/4242/ns/net")},
+		{"net:[4026531840]", filepath.Join(root, "proc/1/ns/net")},
+	} {
+		if err := os.MkdirAll(filepath.Dir(l[1]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "proc/4242/comm"), []byte("iperf3\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.WriteSockets(t, root, 4242, []hosttest.Socket{
+		{Proto: "tcp", Local: "0.0.0.0:5201", Inode: 1},
+		{Proto: "tcp", Local: "10.1.0.2:5201", Remote: "10.9.9.9:40000", Inode: 2},
+		{Proto: "udp", Local: "10.2.0.2:9000", Inode: 3},
+		{Proto: "tcp", Local: "[2001:db8::2]:22", Inode: 4},
+	})
+	if err := os.Symlink("pipe:[99]", filepath.Join(root, "proc/4242/fd/10")); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.WriteRoutes(t, filepath.Join(root, "proc/4242/net"), []hosttest.Route{
+		{Iface: "ens1f0", Dst: "0.0.0.0/0", Gateway: "10.1.0.1"},
+		{Iface: "ens1f0", Dst: "10.1.0.0/24"},
+		{Iface: "bond0", Dst: "10.2.0.0/24"},
+	}, []string{"eth1 2001:db8::2/64"})
+	attribute := func(root string) nicuse.Use {
+		h, err := topology.Read(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := proc.ReadNet(root, 4242)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nicuse.Of(h, &proc.Process{PID: 4242, Comm: "iperf3", Net: n})
+	}
+	want := attribute(root)
+	if !slices.Equal(want.NICs, []string{"ens1f0", "ens2f0", "eth1"}) || len(want.How) != 4 {
+		t.Fatalf("tree: %+v", want)
+	}
+	dir, res := snap(t, root, Options{Processes: proc.Selection{PIDs: []int{4242}}})
+	if len(res.Notes) > 0 {
+		t.Errorf("notes: %q", res.Notes)
+	}
+	if diff := cmp.Diff(want, attribute(dir)); diff != "" {
+		t.Errorf("attribution (-tree +snapshot):\n%s", diff)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "proc/4242/fd/10")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a pipe fd was captured (err %v); want only sockets", err)
+	}
+	// Without --pid, none of it.
+	bare, _ := snap(t, root, Options{})
+	if _, err := os.Lstat(filepath.Join(bare, "proc/4242/net")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("proc/4242/net captured without --pid (err %v)", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -37,6 +38,11 @@ type Interval struct {
 	CPUs    []CPUStats    `json:"cpus"` // the CPUs that matter, by id
 	Threads []ThreadStats `json:"threads"`
 	Notes   []string      `json:"notes"`
+	// Processes says which NICs each watched process running at the end
+	// of the interval uses, and how that was found (package nicuse), by
+	// PID. A NIC's verdict names the threads of the processes that use
+	// it, and of those whose NIC is unknown.
+	Processes []nicuse.Use `json:"processes"`
 }
 
 // NICStats is one NIC's interrupts in the interval and its verdict.
@@ -111,14 +117,19 @@ func diffSamples(h *topology.Host, nics []*topology.NIC, prev, cur *Sample) (*In
 	if secs <= 0 {
 		return nil, fmt.Errorf("watch: sample at %s is not after the one at %s", cur.Time.Format(time.RFC3339Nano), prev.Time.Format(time.RFC3339Nano))
 	}
-	d := &differ{h: h, secs: secs, iv: &Interval{Start: prev.Time, End: cur.Time, Seconds: secs,
-		NICs: []NICStats{}, CPUs: []CPUStats{}, Threads: []ThreadStats{}, Notes: []string{}}}
+	d := &differ{h: h, secs: secs, uses: cur.uses, iv: &Interval{Start: prev.Time, End: cur.Time, Seconds: secs,
+		NICs: []NICStats{}, CPUs: []CPUStats{}, Threads: []ThreadStats{}, Notes: []string{}, Processes: []nicuse.Use{}}}
+	for _, u := range cur.uses {
+		d.iv.Processes = append(d.iv.Processes, u)
+	}
+	slices.SortFunc(d.iv.Processes, func(a, b nicuse.Use) int { return a.PID - b.PID })
 	d.onlineChanges(prev.Online, cur.Online)
 	d.cpuTimes(prev.stat, cur.stat)
 	d.softirqs(prev, cur)
 	d.softnet(prev, cur)
 	d.irqs(prev, cur)
 	d.threads(prev.procs, cur.procs)
+	d.iv.Notes = append(d.iv.Notes, cur.notes...)
 	d.cpus()
 	for _, nic := range nics {
 		d.iv.NICs = append(d.iv.NICs, d.nic(nic))
@@ -129,6 +140,7 @@ func diffSamples(h *topology.Host, nics []*topology.NIC, prev, cur *Sample) (*In
 // differ holds the per-CPU results while an interval is computed.
 type differ struct {
 	h        *topology.Host
+	uses     map[int]nicuse.Use // which NICs each process uses, by PID
 	secs     float64
 	iv       *Interval
 	cpu      map[int]*cpuAcc
@@ -349,11 +361,12 @@ func vector(o irq.Owner) string {
 }
 
 func (d *differ) threads(prev, cur []procSample) {
-	for i, c := range cur {
-		var p *procSample
-		if i < len(prev) && prev[i].pid == c.pid {
-			p = &prev[i]
-		}
+	before := map[int]*procSample{}
+	for i := range prev {
+		before[prev[i].pid] = &prev[i]
+	}
+	for _, c := range cur {
+		p := before[c.pid]
 		if c.gone {
 			if p != nil && !p.gone {
 				d.note("process %d (%s) exited", c.pid, c.comm)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -24,6 +25,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -34,6 +36,9 @@ type samplerOptions struct {
 	NICs []string
 	// Processes are followed thread by thread (stat field 39 and CPU time).
 	Processes []*proc.Process
+	// Comms are looked for again at each sample while no process of
+	// theirs runs, and what is found is followed too.
+	Comms []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -46,10 +51,15 @@ type Sampler struct {
 	nics  []*topology.NIC
 	known map[int]nicIRQ // NIC IRQs by number, as last seen
 	procs []*proc.Process
-	buf   []byte    // reused for /proc/interrupts, the largest file
-	buf2  []byte    // reused for /proc/stat and /proc/softirqs
-	shape *irqShape // layout of the last /proc/interrupts parsed in full
-	fast  int       // samples that took the fast path (for tests)
+	// comms are the --comm names to look for again while no process of
+	// theirs runs (a benchmark started after the watch).
+	comms []string
+	uses  map[int]nicuse.Use // which NICs each process uses
+	gone  map[int]bool       // processes found gone by the last sample
+	buf   []byte             // reused for /proc/interrupts, the largest file
+	buf2  []byte             // reused for /proc/stat and /proc/softirqs
+	shape *irqShape          // layout of the last /proc/interrupts parsed in full
+	fast  int                // samples that took the fast path (for tests)
 }
 
 // nicIRQ is an IRQ and the NIC vector it serves.
@@ -71,6 +81,8 @@ type Sample struct {
 	softnet []softnetCPU
 	hasNet  bool
 	procs   []procSample
+	uses    map[int]nicuse.Use // of the processes sampled, by PID
+	notes   []string           // what became of the processes followed
 }
 
 type irqRow struct {
@@ -97,7 +109,11 @@ func newSampler(h *topology.Host, opt samplerOptions) (*Sampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	s := &Sampler{h: h, fs: fs, now: opt.Now, known: map[int]nicIRQ{}, procs: opt.Processes}
+	s := &Sampler{h: h, fs: fs, now: opt.Now, known: map[int]nicIRQ{}, procs: opt.Processes,
+		comms: opt.Comms, uses: map[int]nicuse.Use{}, gone: map[int]bool{}}
+	for _, p := range s.procs {
+		s.uses[p.PID] = nicuse.Of(h, p)
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -160,17 +176,78 @@ func (s *Sampler) Sample() (*Sample, error) {
 	case !kfile.IsNotExist(err):
 		return nil, fmt.Errorf("read %s: %w", s.h.Path("proc/net/softnet_stat"), err)
 	}
+	if sm.notes, err = s.followProcesses(); err != nil {
+		return nil, err
+	}
+	sm.uses = map[int]nicuse.Use{}
 	for _, p := range s.procs {
 		ps := procSample{pid: p.PID, comm: p.Comm}
 		ps.threads, err = proc.ReadThreadStats(s.h.Root, p.PID)
 		if errors.Is(err, proc.ErrNoProcess) {
 			ps.gone = true
+			s.gone[p.PID] = true
 		} else if err != nil {
 			return nil, err
+		} else {
+			sm.uses[p.PID] = s.uses[p.PID]
 		}
 		sm.procs = append(sm.procs, ps)
 	}
 	return sm, nil
+}
+
+// followProcesses updates the processes followed before a sample: it
+// drops those the last sample found gone (their exit was noted), looks
+// again for every --comm with no process left and follows what it finds,
+// and reads again the sockets of each process whose NIC is not known yet
+// (a server accepts its connections after it starts). It returns notes
+// on what it found.
+func (s *Sampler) followProcesses() ([]string, error) {
+	var notes []string
+	kept := make([]*proc.Process, 0, len(s.procs))
+	for _, p := range s.procs {
+		if s.gone[p.PID] {
+			delete(s.gone, p.PID)
+			delete(s.uses, p.PID)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	s.procs = kept
+	for _, c := range s.comms {
+		if slices.ContainsFunc(s.procs, func(p *proc.Process) bool { return p.Comm == c }) {
+			continue
+		}
+		pids, err := proc.FindByComm(s.h.Root, c)
+		if err != nil {
+			return nil, err
+		}
+		if len(pids) == 0 {
+			notes = append(notes, fmt.Sprintf("waiting for --comm %s: no such process yet", c))
+		}
+		for _, pid := range pids {
+			p, err := proc.Read(s.h.Root, pid)
+			if errors.Is(err, proc.ErrNoProcess) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			s.procs = append(s.procs, p)
+			s.uses[pid] = nicuse.Of(s.h, p)
+			notes = append(notes, fmt.Sprintf("--comm %s: process %d started; watching it", c, pid))
+		}
+	}
+	for _, p := range s.procs {
+		if s.uses[p.PID].Known() {
+			continue
+		}
+		if n, err := proc.ReadNet(s.h.Root, p.PID); err == nil {
+			p.Net = n
+			s.uses[p.PID] = nicuse.Of(s.h, p)
+		}
+	}
+	return notes, nil
 }
 
 // readInterrupts reads /proc/interrupts and keeps the rows of the NICs
@@ -210,7 +287,10 @@ func (s *Sampler) softnet() ([]procfs.SoftnetStat, error) {
 }
 
 // Open reads the host under root and the processes sel names, and returns
-// a sampler of the NICs named (nil: every NIC) and those processes.
+// a sampler of the NICs named (nil: every NIC) and those processes. A
+// --pid that names no process is an error; a --comm that matches none is
+// waited for: each sample looks for it again until it runs, and again
+// after it exits, so a benchmark started after the watch is picked up.
 func Open(root string, nics []string, sel proc.Selection, now func() time.Time) (*Sampler, error) {
 	h, err := topology.Read(root)
 	if err != nil {
@@ -218,9 +298,15 @@ func Open(root string, nics []string, sel proc.Selection, now func() time.Time) 
 	}
 	var procs []*proc.Process
 	if sel.Any() {
-		if procs, err = proc.Select(root, sel); err != nil {
+		var matches []proc.Match
+		if procs, matches, err = proc.SelectPresent(root, sel); err != nil {
 			return nil, err
 		}
+		for _, m := range matches {
+			if len(m.PIDs) == 0 && strings.HasPrefix(m.Selector, "--pid ") {
+				return nil, fmt.Errorf("%s: %w", m.Selector, proc.ErrNoProcess)
+			}
+		}
 	}
-	return newSampler(h, samplerOptions{NICs: nics, Processes: procs, Now: now})
+	return newSampler(h, samplerOptions{NICs: nics, Processes: procs, Comms: sel.Comms, Now: now})
 }

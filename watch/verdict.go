@@ -155,7 +155,7 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		}
 		d.otherCPUs(&b, v.IRQCPUs, hot, local)
 	}
-	d.threadVerdicts(&b, &v, rates, local)
+	d.threadVerdicts(&b, n, &v, rates, local)
 	v.Text = b.String()
 	return v
 }
@@ -241,13 +241,16 @@ func (d *differ) otherCPUs(b *strings.Builder, ids []int, hot int, local func(in
 
 // threadVerdicts places the watched threads that ran relative to the
 // NIC's softirq CPUs.
-func (d *differ) threadVerdicts(b *strings.Builder, v *Verdict, rates map[int]float64, local func(int) *bool) {
+func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict, rates map[int]float64, local func(int) *bool) {
 	softCPUs := cpuset.New(v.IRQCPUs...)
 	var tv []ThreadVerdict
 	var comm = map[int]string{}
 	for _, t := range d.iv.Threads {
 		if t.CPU < 0 || t.CPUPercent == nil || *t.CPUPercent <= 0 {
 			continue
+		}
+		if u, ok := d.uses[t.PID]; ok && u.Known() && !u.Uses(n.Name) {
+			continue // its process uses other NICs
 		}
 		r := ThreadVerdict{PID: t.PID, TID: t.TID, CPU: t.CPU, Node: t.Node, Local: local(t.CPU),
 			CPUPercent: t.CPUPercent, Saturated: *t.CPUPercent >= SaturatedPercent}

@@ -2,7 +2,9 @@ package watch
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 	"github.com/irqnuma/irqnuma/watch/watchtest"
@@ -479,5 +482,112 @@ func TestVerdictWords(t *testing.T) {
 				t.Errorf("verdict = %q\nwant        %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestVerdictNamesUsers: on a host with NICs on both nodes, a NIC's
+// verdict names the threads of the processes that use it, not those of
+// a process whose sockets go through another NIC; the interval says
+// which NIC each uses.
+func TestVerdictNamesUsers(t *testing.T) {
+	root := hosttest.Copy(t, "offline-2node")
+	tr := watchtest.Tree{T: t, Root: root}
+	tr.Thread(7000, 7000, "iperf3", "R", 10, 10, 12)
+	hosttest.WriteSockets(t, root, 7000, []hosttest.Socket{{Proto: "tcp", Local: "10.1.0.2:5201", Remote: "10.1.0.9:4000", Inode: 5}})
+	hosttest.WriteRoutes(t, filepath.Join(root, "proc/7000/net"), []hosttest.Route{{Iface: "ens1f0", Dst: "10.1.0.0/24"}}, nil)
+	n, err := proc.ReadNet(root, 7000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := topology.Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
+	s, err := newSampler(h, samplerOptions{Processes: []*proc.Process{{PID: 7000, Comm: "iperf3", Net: n}}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := sample(t, s)
+	clk.Advance(time.Second)
+	tr.Thread(7000, 7000, "iperf3", "R", 60, 10, 12)
+	iv := diff(t, s, prev, sample(t, s))
+	for _, nic := range []string{"ens1f0", "eth1"} {
+		v := nicStats(t, iv, nic).Verdict
+		if named := strings.Contains(v.Text, "iperf3 thread 7000"); named != (nic == "ens1f0") || (len(v.Threads) == 1) != named {
+			t.Errorf("%s verdict %q (threads %+v): iperf3 named %v, want only under ens1f0", nic, v.Text, v.Threads, named)
+		}
+	}
+	if len(iv.Processes) != 1 || iv.Processes[0].Summary() != "ens1f0" {
+		t.Errorf("processes %+v, want 7000 on ens1f0", iv.Processes)
+	}
+}
+
+// TestWaitsForComm: a --comm that matches nothing when the watch starts
+// is waited for and followed once it runs; its sockets are read again
+// until they tell its NIC.
+func TestWaitsForComm(t *testing.T) {
+	root := hosttest.Copy(t, "vm-virtio")
+	tr := watchtest.Tree{T: t, Root: root}
+	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
+	s, err := Open(root, nil, proc.Selection{Comms: []string{"iperf3"}}, clk.Now)
+	if err != nil {
+		t.Fatalf("Open with an absent --comm: %v", err)
+	}
+	if _, err := Open(root, nil, proc.Selection{PIDs: []int{7000}}, clk.Now); !errors.Is(err, proc.ErrNoProcess) {
+		t.Errorf("Open with an absent --pid: %v, want ErrNoProcess", err)
+	}
+	step := func(edit func()) *Interval {
+		t.Helper()
+		prev := sample(t, s)
+		clk.Advance(time.Second)
+		edit()
+		return diff(t, s, prev, sample(t, s))
+	}
+	iv := step(func() {})
+	if !hasNote(iv, "waiting for --comm iperf3") || len(iv.Processes) != 0 {
+		t.Errorf("before it starts: notes %q, processes %+v", iv.Notes, iv.Processes)
+	}
+	start := func() {
+		tr.Thread(7000, 7000, "iperf3", "R", 10, 10, 1)
+		tr.Write("proc/7000/status", []byte("Name:\tiperf3\nCpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n"))
+		tr.Write("proc/7000/task/7000/status", tr.Read("proc/7000/status"))
+		hosttest.WriteSockets(t, root, 7000, []hosttest.Socket{{Proto: "tcp", Local: "0.0.0.0:5201", Inode: 5}})
+	}
+	iv = step(start)
+	if !hasNote(iv, "--comm iperf3: process 7000 started") || len(iv.Processes) != 1 || iv.Processes[0].Attribution != nicuse.AnyNIC {
+		t.Errorf("once it starts: notes %q, processes %+v", iv.Notes, iv.Processes)
+	}
+	// A client connects: the next sample reads its sockets again.
+	iv = step(func() {
+		tr.Thread(7000, 7000, "iperf3", "R", 60, 10, 1)
+		if err := os.RemoveAll(filepath.Join(root, "proc/7000/fd")); err != nil {
+			t.Fatal(err)
+		}
+		hosttest.WriteSockets(t, root, 7000, []hosttest.Socket{
+			{Proto: "tcp", Local: "0.0.0.0:5201", Inode: 5},
+			{Proto: "tcp", Local: "192.0.2.2:5201", Remote: "192.0.2.1:40000", Inode: 6},
+		})
+		hosttest.WriteRoutes(t, filepath.Join(root, "proc/7000/net"), []hosttest.Route{{Iface: "eth0", Dst: "192.0.2.0/24"}}, nil)
+	})
+	if len(iv.Processes) != 1 || iv.Processes[0].Summary() != "eth0" || len(iv.Threads) != 1 || val(iv.Threads[0].CPUPercent) != 50.0 {
+		t.Errorf("connected: processes %+v, threads %+v", iv.Processes, iv.Threads)
+	}
+	// It exits and starts again under another PID: followed again.
+	iv = step(func() {
+		if err := os.RemoveAll(filepath.Join(root, "proc/7000")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !hasNote(iv, "process 7000 (iperf3) exited") {
+		t.Errorf("after exit: notes %q", iv.Notes)
+	}
+	iv = step(func() {
+		tr.Thread(7100, 7100, "iperf3", "R", 10, 10, 0)
+		tr.Write("proc/7100/status", []byte("Name:\tiperf3\nCpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n"))
+		tr.Write("proc/7100/task/7100/status", tr.Read("proc/7100/status"))
+	})
+	if !hasNote(iv, "--comm iperf3: process 7100 started") || len(iv.Processes) != 1 || iv.Processes[0].PID != 7100 {
+		t.Errorf("restarted: notes %q, processes %+v", iv.Notes, iv.Processes)
 	}
 }

@@ -50,7 +50,8 @@ func TestImportRules(t *testing.T) {
 		{"watch", "affinity"}, {"watch", "report"}, {"watch", "audit"},
 		{"audit", "affinity"}, {"audit", "report"},
 		{"affinity", "audit"}, {"affinity", "report"},
-		{"topology", "irq"}, {"irq", "affinity"}, {"proc", "topology"},
+		{"topology", "irq"}, {"irq", "affinity"}, {"proc", "topology"}, {"topology", "proc"},
+		{"nicuse", "audit"}, {"nicuse", "watch"}, {"proc", "nicuse"},
 	} {
 		if _, ok := pkgs[r.from]; !ok {
 			t.Errorf("no package %s", r.from)

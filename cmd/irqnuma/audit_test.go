@@ -28,7 +28,18 @@ type auditDoc struct {
 		Warning int `json:"warning"`
 		Info    int `json:"info"`
 	} `json:"summary"`
-	Checked []string `json:"checked_nics"`
+	Checked   []string       `json:"checked_nics"`
+	Processes []auditProcess `json:"processes"`
+}
+
+type auditProcess struct {
+	PID         int      `json:"pid"`
+	Comm        string   `json:"comm"`
+	NICs        []string `json:"nics"`
+	Attribution string   `json:"attribution"`
+	How         []string `json:"how"`
+	Judged      []string `json:"judged"`
+	JudgedBy    string   `json:"judged_by"`
 }
 
 type auditFinding struct {
@@ -143,7 +154,8 @@ func TestAuditIperf3Remote(t *testing.T) {
 	writeProc(t, root, 64, testProc{pid: 4242, comm: "iperf3", allowed: "0-15",
 		threads: []testThread{{tid: 4242, allowed: "0-15", lastCPU: 3}, {tid: 4243, allowed: "0-15", lastCPU: 7}},
 		numaMaps: "7f0000000000 default anon=300 dirty=300 active=0 N0=300 kernelpagesize_kB=4\n" +
-			"7f0000200000 default file=/usr/bin/iperf3 mapped=20 mapmax=2 N0=12 N1=8 kernelpagesize_kB=4\n"})
+			"7f0000200000 default file=/usr/bin/iperf3 mapped=20 mapmax=2 N0=12 N1=8 kernelpagesize_kB=4\n",
+		sockets: iperf3OnEth0})
 	for _, sel := range [][]string{{"--comm", "iperf3"}, {"--pid", "4242"}} {
 		doc, code := auditJSON(t, root, sel...)
 		if code != cli.ExitFindings {
@@ -210,19 +222,23 @@ func TestAuditEveryCheck(t *testing.T) {
 				cmdline: []string{"/usr/sbin/irqbalance", "--foreground"}, environ: []string{"LANG=C"}})
 		}, check: audit.CheckIrqbalance, sev: "warning"},
 		{name: "iperf3 pinned to node 0", edit: func(t *testing.T, r string) {
-			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "0-15"})
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "0-15", sockets: iperf3OnEth0})
 		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcRemote, sev: "warning", cpus: "0-15"},
 		{name: "iperf3 last ran on node 0", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "16-31",
-				threads: []testThread{{tid: 5001, allowed: "16-31", lastCPU: 40}}})
+				threads: []testThread{{tid: 5001, allowed: "16-31", lastCPU: 40}}, sockets: iperf3OnEth0})
 		}, args: []string{"--pid", "5001"}, check: audit.CheckProcRemote, sev: "error", cpus: "40"},
 		{name: "iperf3 on the cores of the queue IRQs", edit: func(t *testing.T, r string) {
-			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "17,49"})
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "17,49", sockets: iperf3OnEth0})
 		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcIRQOverlap, sev: "warning", irq: []int{285}, cpus: "17,49"},
 		{name: "iperf3 memory on node 0", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "18-19",
-				numaMaps: "55d0c0000000 default anon=900 dirty=900 N0=900 kernelpagesize_kB=4\n55d0c0400000 default anon=100 N1=100 kernelpagesize_kB=4\n"})
+				numaMaps: "55d0c0000000 default anon=900 dirty=900 N0=900 kernelpagesize_kB=4\n55d0c0400000 default anon=100 N1=100 kernelpagesize_kB=4\n",
+				sockets:  iperf3OnEth0})
 		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcMemRemote, sev: "warning"},
+		{name: "iperf3 with no sockets yet", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "0-15", sockets: []hosttest.Socket{}})
+		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcNICUnknown, sev: "info"},
 		{name: "rps to node 0", edit: func(t *testing.T, r string) {
 			put(t, r, "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/eth0/queues/rx-3/rps_cpus", "00000000,0000ffff\n")
 		}, check: audit.CheckRPSRemote, sev: "warning", cpus: "0-15"},
@@ -276,6 +292,18 @@ func TestAuditEveryCheck(t *testing.T) {
 	} else {
 		t.Errorf("arm64: queues-vs-cpus %+v, want one for eth0's 8 queues on 4 CPUs", f)
 	}
+	// proc-nic-unaudited needs a second NIC: offline-2node's ens1f0 is
+	// used, eth1 audited.
+	root := hosttest.Copy(t, "offline-2node")
+	writeProc(t, root, 16, testProc{pid: 5001, comm: "iperf3", allowed: "15",
+		sockets: []hosttest.Socket{{Proto: "tcp", Local: "10.1.0.2:5201", Inode: 9}}})
+	hosttest.WriteRoutes(t, filepath.Join(root, "proc/5001/net"), []hosttest.Route{{Iface: "ens1f0", Dst: "10.1.0.0/24"}}, nil)
+	doc, _ = auditJSON(t, root, "--nic", "eth1", "--pid", "5001")
+	if f := byCheck(doc, audit.CheckProcNICUnaudited); len(f) == 1 && strings.Contains(f[0].Message, "uses ens1f0") && f[0].Fix == "irqnuma audit --nic ens1f0 --pid 5001" {
+		seen[audit.CheckProcNICUnaudited] = true
+	} else {
+		t.Errorf("offline-2node: proc-nic-unaudited %+v, want ens1f0 named with its fix", f)
+	}
 	for _, c := range audit.Checks {
 		if !seen[c] {
 			t.Errorf("no test tree triggers %s", c)
@@ -297,15 +325,16 @@ func TestAuditClean(t *testing.T) {
 		cmdline: []string{"/usr/sbin/irqbalance", "--foreground", "--banmod=mlx5"}})
 	writeProc(t, root, 64, testProc{pid: 5001, comm: "iperf3", allowed: "22,25,27",
 		threads:  []testThread{{tid: 5001, allowed: "22,25,27", lastCPU: 25}, {tid: 5002, allowed: "22,25,27", lastCPU: 22}},
-		numaMaps: "55d0c0000000 default anon=900 dirty=900 N1=900 kernelpagesize_kB=4\n"})
+		numaMaps: "55d0c0000000 default anon=900 dirty=900 N1=900 kernelpagesize_kB=4\n", sockets: iperf3OnEth0})
 	doc, code := auditJSON(t, root, "--comm", "iperf3", "--fail-on", "info")
 	if code != cli.ExitOK || len(doc.Findings) != 0 {
 		t.Errorf("clean seed: exit %d, findings %+v; want exit 0 and none", code, doc.Findings)
 	}
 	stdout, _, _ := runCLI(t, "--root", root, "audit", "--comm", "iperf3")
-	// The clean NIC is still seen to be checked.
-	if want := "eth0: mlx5_core 0000:98:00.0, local node 1, 16 queue IRQs\nno findings\n\nverdict: ready: no findings\n"; stdout != want {
-		t.Errorf("clean seed table = %q, want %q", stdout, want)
+	// The clean NIC is still seen to be checked, and the process's NIC said.
+	if !strings.HasPrefix(stdout, "processes\nPID   COMM    USES  JUDGED AGAINST  HOW\n5001  iperf3  eth0  eth0 (sockets)  ") ||
+		!strings.HasSuffix(stdout, "\neth0: mlx5_core 0000:98:00.0, local node 1, 16 queue IRQs\nno findings\n\nverdict: ready: no findings\n") {
+		t.Errorf("clean seed table = %q", stdout)
 	}
 	if !slices.Equal(doc.Checked, []string{"eth0"}) {
 		t.Errorf("checked_nics %q, want eth0", doc.Checked)
@@ -428,6 +457,25 @@ type testProc struct {
 	numaMaps string       // "": no numa_maps file
 	cmdline  []string
 	environ  []string
+	// sockets are its TCP and UDP sockets, with routes as test input:
+	// an on-link 192.0.2.0/24 and the default route via 192.0.2.1, both
+	// through eth0 (the seed's NIC), in its /proc/<pid>/net. nil: none,
+	// and no fd folder.
+	sockets []hosttest.Socket
+}
+
+// seedRoutes are the routes of testProc's namespace (test input: the
+// seed tree has none).
+var seedRoutes = []hosttest.Route{
+	{Iface: "eth0", Dst: "0.0.0.0/0", Gateway: "192.0.2.1", Metric: 100},
+	{Iface: "eth0", Dst: "192.0.2.0/24", Metric: 100},
+}
+
+// iperf3OnEth0 is an iperf3 server's sockets on the seed: it listens on
+// eth0's address and has a test's connection through it.
+var iperf3OnEth0 = []hosttest.Socket{
+	{Proto: "tcp", Local: "192.0.2.2:5201", Inode: 41001},
+	{Proto: "tcp", Local: "192.0.2.2:5201", Remote: "198.51.100.9:40712", Inode: 41002},
 }
 
 // writeProc writes /proc/<pid>/{comm,status,stat,cmdline,environ,
@@ -460,6 +508,10 @@ func writeProc(t testing.TB, root string, nbits int, p testProc) {
 	put(t, root, base+"/environ", env)
 	if p.numaMaps != "" {
 		put(t, root, base+"/numa_maps", p.numaMaps)
+	}
+	if p.sockets != nil {
+		hosttest.WriteSockets(t, root, p.pid, p.sockets)
+		hosttest.WriteRoutes(t, filepath.Join(root, base, "net"), seedRoutes, nil)
 	}
 	for _, th := range p.threads {
 		tb := fmt.Sprintf("%s/task/%d", base, th.tid)

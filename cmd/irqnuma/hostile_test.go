@@ -371,3 +371,73 @@ func TestHostileSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileSockets: a watched process whose fd links and socket and
+// route tables are broken or built to cost, through every command that
+// reads them. Each answers within the bounds, and what it cannot read
+// leaves the process's NIC unknown, said, never a failed audit.
+func TestHostileSockets(t *testing.T) {
+	t.Parallel()
+	bin := cliBinary(t)
+	tcp := "proc/4242/net/tcp"
+	tests := []struct {
+		name   string
+		mutate func(t *testing.T, root string)
+		want   string // in the audit's JSON
+	}{
+		{name: "garbage socket line", mutate: func(t *testing.T, root string) {
+			put(t, root, tcp, readTree(t, root, tcp)+"   9: zz\n")
+		}, want: `line 4: \"   9: zz\" is not a socket line`},
+		{name: "socket table past the bound", mutate: func(t *testing.T, root string) {
+			line := hosttest.SocketLine(t, 1, hosttest.Socket{Proto: "tcp", Local: "192.0.2.2:22", Inode: 7}, false) + "\n"
+			put(t, root, tcp, readTree(t, root, tcp)+strings.Repeat(line, (70<<20)/len(line)))
+		}, want: "too large"},
+		{name: "200,000 sockets of other processes", mutate: func(t *testing.T, root string) {
+			var b strings.Builder
+			b.WriteString(readTree(t, root, tcp))
+			for i := range 200_000 {
+				b.WriteString(hosttest.SocketLine(t, i+2, hosttest.Socket{Proto: "tcp", Local: "192.0.2.2:22", Remote: "198.51.100.7:1", Inode: uint64(1_000_000 + i)}, false))
+				b.WriteByte('\n')
+			}
+			put(t, root, tcp, b.String())
+		}, want: `"attribution": "sockets"`},
+		{name: "fd entries that are no socket links", mutate: func(t *testing.T, root string) {
+			fd := filepath.Join(root, "proc/4242/fd")
+			for name, target := range map[string]string{"20": "/etc/passwd", "21": "socket:[99999999999999999999999]", "22": "socket:[]",
+				"23": "socket:[" + strings.Repeat("9", 3000) + "]", "24": "../../../../..", "25": "socket:[41001"} {
+				if err := os.Symlink(target, filepath.Join(fd, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put(t, root, "proc/4242/fd/30", "a file\n")
+			mkdir(t, root, "proc/4242/fd/31")
+		}, want: `"attribution": "sockets"`},
+		{name: "garbage route table", mutate: func(t *testing.T, root string) {
+			put(t, root, "proc/4242/net/route", "Iface\n"+strings.Repeat("eth0 x\n", 100_000))
+		}, want: "route: line 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := hosttest.Copy(t, "seed")
+			writeProc(t, root, 64, testProc{pid: 4242, comm: "iperf3", allowed: "16-19", sockets: iperf3OnEth0})
+			tt.mutate(t, root)
+			snap := filepath.Join(t.TempDir(), "s.tar.gz")
+			for _, args := range [][]string{
+				{"--root", root, "audit", "--fail-on", "never", "--pid", "4242", "-o", "json"},
+				{"--root", root, "map", "--pid", "4242"},
+				{"--root", root, "watch", "--pid", "4242", "--count", "2", "--interval", "10ms", "-o", "json"},
+				{"--root", root, "snapshot", "--pid", "4242", "-o", snap},
+			} {
+				r := runBin(t, bin, args...)
+				checkBounds(t, args, r)
+				if r.code != 0 {
+					t.Errorf("%v: exit %d: %s", args, r.code, clipOut(r.stderr))
+				}
+				if slicesContain(args, "audit") && !strings.Contains(r.stdout, tt.want) {
+					t.Errorf("%v: the audit does not say %q:\n%s", args, tt.want, clipOut(r.stdout))
+				}
+			}
+		})
+	}
+}

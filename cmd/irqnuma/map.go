@@ -83,5 +83,5 @@ func buildMap(root string, s selection) (*hostmap.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs}), nil
+	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs, Uses: st.Uses}), nil
 }

@@ -231,11 +231,14 @@ func TestMapBadInput(t *testing.T) {
 }
 
 // A benchmark process written into a copy of the seed tree: the map marks
-// where its threads last ran and may run, and the queue CPU it shares.
+// where its threads last ran and may run, the queue CPU it shares, and
+// the NIC its sockets use.
 func TestMapProcess(t *testing.T) {
 	t.Parallel()
 	root := hosttest.Copy(t, "seed")
 	mapWriteProc(t, root, 4242, "iperf3", "16-19", map[int]int{4242: 16, 4243: 17})
+	hosttest.WriteSockets(t, root, 4242, iperf3OnEth0)
+	hosttest.WriteRoutes(t, filepath.Join(root, "proc/4242/net"), seedRoutes, nil)
 	for _, args := range [][]string{{"--pid", "4242"}, {"--comm", "iperf3"}} {
 		out, errOut, code := runCLI(t, append([]string{"--root", root, "map"}, args...)...)
 		if code != 0 {
@@ -244,13 +247,20 @@ func TestMapProcess(t *testing.T) {
 		for _, want := range []string{
 			"| | 16 P     17 q1P!  18 p     19 p     20 q9    21 q10   22 .     23 q13    | |\n",
 			"! iperf3 (pid 4242) last ran on queue CPU 17\n",
-			"P iperf3 (pid 4242): 2 threads, may run on 16-19, last ran on 16-17\n",
+			"P iperf3 (pid 4242): 2 threads, may run on 16-19, last ran on 16-17; uses eth0:\n",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("map %v lacks %q:\n%s", args, want, out)
 			}
 		}
 		golden(t, "map/seed-iperf3.txt", out)
+	}
+	out, _, _ := runCLI(t, "--root", root, "-o", "json", "map", "--pid", "4242")
+	if !strings.Contains(out, `"nics": [
+        "eth0"
+      ],
+      "attribution": "sockets",`) {
+		t.Errorf("map -o json: no attribution of 4242 to eth0:\n%s", out)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,7 +119,30 @@ func TestSnapshotLiveProcess(t *testing.T) {
 	if _, err := os.Stat("/proc/self/task"); err != nil {
 		t.Skip("no live /proc")
 	}
+	// sleep holds sockets it inherits: a wildcard listener, and a UDP
+	// socket connected to a TEST-NET address (connect sends nothing)
+	// through this host's default route, when it has one.
 	cmd := exec.Command("sleep", "60")
+	ln, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Skip("no TCP listener:", err)
+	}
+	defer ln.Close()
+	lf, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	cmd.ExtraFiles = []*os.File{lf}
+	if u, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(192, 0, 2, 77), Port: 9}); err == nil {
+		defer u.Close()
+		uf, err := u.File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer uf.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, uf)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Skip("cannot start sleep:", err)
 	}
@@ -132,6 +157,17 @@ func TestSnapshotLiveProcess(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit --pid differs (-live +snapshot):\n%s", diff)
 	}
+	// Both read its sockets: the attribution (in the equal documents)
+	// was made from them, not from a missing file.
+	var doc auditDoc
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if len(doc.Processes) != 1 || !strings.Contains(strings.Join(doc.Processes[0].How, "\n"), fmt.Sprintf("tcp *:%d (listening)", port)) {
+		t.Errorf("snapshot attribution %+v, want it made from the listener on port %d", doc.Processes, port)
+	}
+	t.Logf("attribution, live and snapshot: %s %v %q", doc.Processes[0].Attribution, doc.Processes[0].NICs, doc.Processes[0].How)
 	// Without --pid the process is not captured beyond its comm.
 	bare := snapshotOf(t, "/")
 	_, errOut, code := runCLI(t, "audit", "--pid", pid, "--root", bare)

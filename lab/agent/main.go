@@ -8,7 +8,9 @@
 // When done it powers the guest off.
 //
 // Run as "agent hold", it is the process irqnuma exec starts in the
-// exec-mask scenario: it touches some memory, says it is ready and waits.
+// exec-mask scenario: it touches some memory, says it is ready and waits;
+// as "agent serve tcp|udp ADDR", one of the attribution scenario's
+// servers and clients.
 package main
 
 import (
@@ -49,8 +51,12 @@ func main() {
 		hold()
 		return
 	}
+	if len(os.Args) == 4 && os.Args[1] == "serve" {
+		serve(os.Args[2], os.Args[3])
+		return
+	}
 	if os.Getpid() != 1 {
-		fmt.Fprintln(os.Stderr, "agent: run as the lab guest's /init (or as: agent hold)")
+		fmt.Fprintln(os.Stderr, "agent: run as the lab guest's /init (or as: agent hold, agent serve tcp|udp ADDR)")
 		os.Exit(2)
 	}
 	defer poweroff()
@@ -90,6 +96,7 @@ func main() {
 		{"watch", scenarioWatch},
 		{"exec-mask", scenarioExecMask},
 		{"snapshot", scenarioSnapshot},
+		{"attribution", scenarioAttribution},
 	} {
 		current = s.name
 		t0 := time.Now()

@@ -13,6 +13,7 @@ import (
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -133,6 +134,12 @@ type Process struct {
 	Threads  int        `json:"threads"`
 	Allowed  cpuset.Set `json:"allowed"`   // union of its threads' allowed CPUs
 	LastCPUs cpuset.Set `json:"last_cpus"` // CPUs its threads last ran on
+	// NICs, Attribution and How say which NICs it uses and how that was
+	// found (nicuse.Use); [], "unknown" and [] when Options.Uses does not
+	// say.
+	NICs        []string `json:"nics"`
+	Attribution string   `json:"attribution"`
+	How         []string `json:"how"`
 }
 
 // Conflict kinds.
@@ -170,6 +177,8 @@ type Remote struct {
 type Options struct {
 	// NICs narrows the picture to these NICs; nil means every NIC.
 	NICs []string
+	// Uses says which NICs each watched process uses (nicuse.All).
+	Uses []nicuse.Use
 }
 
 // Build computes the picture of h from its IRQ table and the watched
@@ -192,7 +201,7 @@ func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *
 	b.noteAbsent()
 	assignKeys(b.m.NICs)
 	b.markSharedCPUs()
-	b.placeThreads(procs)
+	b.placeThreads(procs, opt.Uses)
 	m := b.m
 	slices.SortStableFunc(m.Conflicts, func(a, b Conflict) int {
 		if a.CPU != b.CPU {
@@ -359,7 +368,7 @@ func (b *mapBuilder) markSharedCPUs() {
 
 // placeThreads marks where the watched threads may run and last ran, and
 // a conflict per process on each queue CPU it may run or last ran on.
-func (b *mapBuilder) placeThreads(procs []*proc.Process) {
+func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 	// on[cpu][pid] holds the process's threads that last ran on cpu; the
 	// key alone says some thread may run there.
 	on := map[int]map[int][]int{}
@@ -373,7 +382,10 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process) {
 		return on[cpu]
 	}
 	for _, p := range procs {
-		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads)}
+		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads), NICs: []string{}, Attribution: string(nicuse.Unknown), How: []string{}}
+		if i := slices.IndexFunc(uses, func(u nicuse.Use) bool { return u.PID == p.PID }); i >= 0 {
+			mp.NICs, mp.Attribution, mp.How = uses[i].NICs, string(uses[i].Attribution), uses[i].How
+		}
 		var last []int
 		allowed := p.Allowed
 		for _, th := range p.Threads {

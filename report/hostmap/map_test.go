@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -203,7 +204,9 @@ func TestBuildProcesses(t *testing.T) {
 			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: 17},
 		},
 	}}
-	m := Build(h, tb, procs, Options{})
+	uses := []nicuse.Use{{PID: 4242, Comm: "iperf3", NICs: []string{"eth0"}, Attribution: nicuse.BySockets,
+		How: []string{"tcp 192.0.2.2:5201 -> 198.51.100.9:40712: routed through eth0 (0.0.0.0/0 via 192.0.2.1)"}}}
+	m := Build(h, tb, procs, Options{Uses: uses})
 	labels := map[int]string{16: "P", 17: "q1P!", 18: "p", 19: "p", 20: "q9", 53: "2q!"}
 	for id, want := range labels {
 		if got := mustCPU(t, m, id).Label; got != want {
@@ -227,7 +230,7 @@ func TestBuildProcesses(t *testing.T) {
 	// conflict of its own, without last-ran threads.
 	procs = append(procs, &proc.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
 		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
-	m = Build(h, tb, procs, Options{})
+	m = Build(h, tb, procs, Options{Uses: uses})
 	got = nil
 	for _, c := range m.Conflicts {
 		if c.Kind == ConflictThread {
@@ -248,7 +251,8 @@ func TestBuildProcesses(t *testing.T) {
 	for _, want := range []string{
 		"! iperf3 (pid 4242) last ran on queue CPU 17\n",
 		"! netserver (pid 5000) may run on queue CPU 17\n",
-		"P iperf3 (pid 4242): 2 threads, may run on 16-19, last ran on 16-17\n",
+		"P iperf3 (pid 4242): 2 threads, may run on 16-19, last ran on 16-17; uses eth0:\n",
+		"P netserver (pid 5000): 1 thread, may run on 17, last ran on 2; NIC unknown\n",
 		"P = a watched thread last ran here",
 	} {
 		if !strings.Contains(buf.String(), want) {

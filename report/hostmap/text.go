@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/nicuse"
 )
 
 // Style says how WriteText draws the picture.
@@ -488,6 +489,14 @@ func processLines(m *Map) []string {
 			mapCount(p.Threads, "thread", "threads"), units.OrDash(p.Allowed.List()))
 		if !p.LastCPUs.IsEmpty() {
 			s += ", last ran on " + p.LastCPUs.List()
+		}
+		if u := (nicuse.Use{NICs: p.NICs, Attribution: nicuse.Attribution(p.Attribution)}); u.Attribution == nicuse.Unknown {
+			s += "; NIC unknown"
+		} else {
+			s += "; uses " + u.Summary()
+		}
+		if len(p.How) > 0 {
+			s += ": " + p.How[0]
 		}
 		out = append(out, s)
 	}
