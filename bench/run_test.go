@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/sched"
@@ -278,5 +280,61 @@ func TestRunRestoreFails(t *testing.T) {
 	}
 	if _, err := os.Stat(res.Unrestored[0]); err != nil {
 		t.Errorf("state file of the failed restore: %v", err)
+	}
+}
+
+// TestRunRefusesIrqbalance: a running irqbalance is a refusal before
+// anything changes, unless allowed; a dry run only reports it.
+func TestRunRefusesIrqbalance(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	pid := filepath.Join(root, "proc/4242")
+	if err := os.MkdirAll(pid, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, v := range map[string]string{"comm": "irqbalance\n", "cmdline": "/usr/sbin/irqbalance\x00--foreground\x00"} {
+		if err := os.WriteFile(filepath.Join(pid, f), []byte(v), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cells, _ := ParseCells("local")
+	p, _ := NewParser(iperf3Cmd, "", "", "")
+	w := &failingWriter{}
+	f := &fakeIperf3{t: t, root: root, doc: iperf3Sample(t, "tcp.json")}
+	req := Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd, Parser: p, Writer: w, Exec: f.exec}
+	if _, err := Run(context.Background(), req); !errors.Is(err, ErrIrqbalance) || w.n != 0 || f.runs != 0 {
+		t.Errorf("Run with irqbalance running = %v, %d writes, %d runs; want ErrIrqbalance and nothing done", err, w.n, f.runs)
+	}
+	req.AllowIrqbalance = true
+	if _, err := Run(context.Background(), req); err != nil || f.runs != 1 {
+		t.Errorf("Run with --allow-irqbalance = %v, %d runs", err, f.runs)
+	}
+	req.AllowIrqbalance, req.DryRun = false, true
+	res, err := Run(context.Background(), req)
+	if err != nil || !slices.ContainsFunc(res.Findings, func(f audit.Finding) bool { return f.Check == audit.CheckIrqbalance }) {
+		t.Errorf("dry run: %v; the audit should say irqbalance runs: %+v", err, res.Findings)
+	}
+}
+
+// TestRunIperf3Errors: iperf3 3.12 reports a refused connection inside
+// its JSON and exits 0, later versions exit 1: either way the run fails
+// saying what iperf3 said.
+func TestRunIperf3Errors(t *testing.T) {
+	for code, want := range map[int]string{
+		0: "cannot read the result: iperf3: unable to connect to server: Connection refused",
+		1: "exit status 1 (iperf3: unable to connect to server: Connection refused)",
+	} {
+		root := hosttest.Copy(t, "seed")
+		cells, _ := ParseCells("local")
+		p, _ := NewParser(iperf3Cmd, "", "", "")
+		refused := iperf3Sample(t, "refused.json")
+		exec := func(ctx context.Context, pl sched.Placement, args []string, s sched.Streams) (int, error) {
+			s.Stdout.Write(refused)
+			return code, nil
+		}
+		res, err := Run(context.Background(), Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd,
+			Parser: p, Writer: irq.FileWriter{}, Exec: exec})
+		if !errors.Is(err, ErrRun) || res.Cells[0].Runs[0].Error != want || res.Cells[0].Runs[0].ExitCode != code {
+			t.Errorf("exit %d: %v; run %+v; want its error %q", code, err, res.Cells[0].Runs[0], want)
+		}
 	}
 }
