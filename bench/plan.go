@@ -210,7 +210,7 @@ func remoteNode(h *topology.Host, nicNode int, want *int) (int, string, error) {
 	if dist(best) < 0 {
 		return best, "distances unknown: the lowest-numbered other node", nil
 	}
-	return best, fmt.Sprintf("the farthest from node %d (distance %d)", nicNode, dist(best)), nil
+	return best, fmt.Sprintf("the farthest from node %d, at distance %d", nicNode, dist(best)), nil
 }
 
 func idList(ids []int) string {

@@ -61,7 +61,7 @@ func TestPlanHostTrees(t *testing.T) {
 			"irq-remote irq 0:0-7,32-39 app 1:24-31,56-63 mem -",
 			"remote irq 0:0-7,32-39 app 0:8-15,40-47 mem -",
 		}},
-		{"nps2", "enp65s0f0", 2, "the farthest from node 1 (distance 32)", []string{
+		{"nps2", "enp65s0f0", 2, "the farthest from node 1, at distance 32", []string{
 			"local irq 1:8-11 app 1:12-15 mem -",
 			"local+membind irq 1:8-11 app 1:12-15 mem 1",
 			"shared irq 1:8-11 app 1:8-11 mem -",
