@@ -215,7 +215,7 @@ type benchUnit struct {
 }
 
 // benchScale picks the result columns' unit: for bits/s the largest
-// of Gbit/s, Mbit/s and kbit/s the medians reach; otherwise the
+// of Gbit/s, Mbit/s and kbit/s every median reaches; otherwise the
 // parser's unit as given.
 func benchScale(doc BenchDoc) benchUnit {
 	unit := doc.Plan.Parser.Unit
@@ -225,14 +225,14 @@ func benchScale(doc BenchDoc) benchUnit {
 		}
 		return benchUnit{strings.ToUpper(unit), unit, 1}
 	}
-	top := 0.0
+	low := math.Inf(1)
 	for _, c := range doc.Cells {
-		if c.Summary != nil {
-			top = math.Max(top, c.Summary.Median)
+		if c.Summary != nil && c.Summary.Median > 0 {
+			low = math.Min(low, c.Summary.Median)
 		}
 	}
 	for _, u := range []benchUnit{{"GBIT/S", "Gbit/s", 1e9}, {"MBIT/S", "Mbit/s", 1e6}, {"KBIT/S", "kbit/s", 1e3}} {
-		if top >= u.div {
+		if low >= u.div && !math.IsInf(low, 1) {
 			return u
 		}
 	}
