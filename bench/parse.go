@@ -15,7 +15,9 @@ import (
 // Value is one run's result as its parser read it.
 type Value struct {
 	Value float64 `json:"value"`
-	Unit  string  `json:"unit"` // "bit/s" for iperf3; --unit otherwise, maybe ""
+	// Unit is "bit/s" for iperf3; for a regexp the match's group named
+	// unit, or ""; for a JSON path its last key.
+	Unit string `json:"unit"`
 	// What iperf3 says besides: the sums of bits/s sent and received,
 	// TCP retransmits, and UDP's lost percent; null when it does not.
 	SentBitsPerSec     *float64 `json:"sent_bits_per_sec"`
@@ -35,6 +37,8 @@ const (
 type Parser struct {
 	Kind string `json:"kind"` // ParseIperf3, ParseRegexp or ParseJSON
 	Expr string `json:"expr"` // the regular expression or the JSON path
+	// Unit is the unit of every result: "bit/s" for iperf3, a JSON
+	// path's last key; "" for a regexp, whose matches may name theirs.
 	Unit string `json:"unit"`
 	re   *regexp.Regexp
 	path []pathStep
@@ -44,7 +48,7 @@ type Parser struct {
 // JSON path when one is given (not both), else iperf3's -J document when
 // the command is iperf3 run with -J (or --json). Anything else is a
 // usage error that says what to give.
-func NewParser(command []string, re, jsonPath, unit string) (Parser, error) {
+func NewParser(command []string, re, jsonPath string) (Parser, error) {
 	switch {
 	case re != "" && jsonPath != "":
 		return Parser{}, usagef("--regexp and --json-path are alternatives; give one")
@@ -53,11 +57,17 @@ func NewParser(command []string, re, jsonPath, unit string) (Parser, error) {
 		if err != nil {
 			return Parser{}, usagef("--regexp: %v", err)
 		}
-		return Parser{Kind: ParseRegexp, Expr: re, Unit: unit, re: c}, nil
+		return Parser{Kind: ParseRegexp, Expr: re, re: c}, nil
 	case jsonPath != "":
 		steps, err := parsePath(jsonPath)
 		if err != nil {
 			return Parser{}, usagef("--json-path %q: %v", jsonPath, err)
+		}
+		unit := ""
+		for _, st := range steps {
+			if !st.isIdx {
+				unit = st.key
+			}
 		}
 		return Parser{Kind: ParseJSON, Expr: jsonPath, Unit: unit, path: steps}, nil
 	}
@@ -66,9 +76,6 @@ func NewParser(command []string, re, jsonPath, unit string) (Parser, error) {
 	}
 	if !slices.Contains(command[1:], "-J") && !slices.Contains(command[1:], "--json") {
 		return Parser{}, usagef("iperf3 without -J: add -J, whose JSON bench reads, or give --regexp")
-	}
-	if unit != "" {
-		return Parser{}, usagef("--unit names the unit of --regexp or --json-path results; iperf3's is bit/s")
 	}
 	return Parser{Kind: ParseIperf3, Unit: "bit/s"}, nil
 }
@@ -171,7 +178,8 @@ func parseIperf3(out []byte) (Value, error) {
 }
 
 // parseRegexp takes the last match in out: its group named "value", else
-// its first group, else the whole match, as a number.
+// its first group, else the whole match, as a number; its group named
+// "unit", if any, is the unit.
 func (p Parser) parseRegexp(out []byte) (Value, error) {
 	ms := p.re.FindAllSubmatch(out, -1)
 	if len(ms) == 0 {
@@ -188,7 +196,11 @@ func (p Parser) parseRegexp(out []byte) (Value, error) {
 	if err != nil {
 		return Value{}, fmt.Errorf("%w: --regexp %q matched %q, which is not a number", ErrParse, p.Expr, s)
 	}
-	return Value{Value: f, Unit: p.Unit}, nil
+	v := Value{Value: f}
+	if i := p.re.SubexpIndex("unit"); i > 0 {
+		v.Unit = string(m[i])
+	}
+	return v, nil
 }
 
 // pathStep is one step of a JSON path: an object key, or an array index

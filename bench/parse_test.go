@@ -24,7 +24,7 @@ func iperf3Sample(t *testing.T, name string) []byte {
 // TestParseIperf3 reads real iperf3 3.12 -J documents: the received sum
 // is the result, with what was sent, retransmits and UDP's loss.
 func TestParseIperf3(t *testing.T) {
-	p, err := NewParser([]string{"iperf3", "-c", "127.0.0.1", "-J"}, "", "", "")
+	p, err := NewParser([]string{"iperf3", "-c", "127.0.0.1", "-J"}, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestParseErrors(t *testing.T) {
 			if tt.re != "" || tt.path != "" {
 				cmd = []string{"./bench"}
 			}
-			p, err := NewParser(cmd, tt.re, tt.path, "")
+			p, err := NewParser(cmd, tt.re, tt.path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,21 +105,23 @@ func TestParseErrors(t *testing.T) {
 func TestParseRegexpAndPath(t *testing.T) {
 	text := iperf3Sample(t, "tcp-text.txt")
 	tests := []struct {
-		re, path, unit string
-		give           []byte
-		want           float64
+		re, path string
+		give     []byte
+		want     float64
+		unit     string
 	}{
 		{re: `([\d.]+) Gbits/sec`, give: text, want: 15.6}, // the receiver line is the last
 		{re: `(\d+)\s+sender`, give: text, want: 4},
 		{re: `([\d.]+)\s+sec\s+[\d.]+ GBytes\s+(?P<value>[\d.]+) Gbits/sec\s+\d+\s+sender`, give: text, want: 15.7},
+		{re: `(?P<value>[\d.]+) (?P<unit>\w+/sec)\s+receiver`, give: text, want: 15.6, unit: "Gbits/sec"},
 		{re: `\d+\.\d+`, give: []byte("x 1.5 y 2.25"), want: 2.25},
-		{path: "end.sum_received.bits_per_second", give: iperf3Sample(t, "tcp.json"), want: 10901652520.948277},
-		{path: ".end.streams[0].sender.retransmits", give: iperf3Sample(t, "tcp.json"), want: 13},
-		{path: "end.streams[-1].receiver.bytes", give: iperf3Sample(t, "tcp-p2.json"), want: 602931200},
-		{path: "[1].ops", unit: "ops/s", give: []byte(`[{"ops":1},{"ops":2.5e3}]`), want: 2500},
+		{path: "end.sum_received.bits_per_second", give: iperf3Sample(t, "tcp.json"), want: 10901652520.948277, unit: "bits_per_second"},
+		{path: ".end.streams[0].sender.retransmits", give: iperf3Sample(t, "tcp.json"), want: 13, unit: "retransmits"},
+		{path: "end.streams[-1].receiver.bytes", give: iperf3Sample(t, "tcp-p2.json"), want: 602931200, unit: "bytes"},
+		{path: "[1].ops", give: []byte(`[{"ops":1},{"ops":2.5e3}]`), want: 2500, unit: "ops"},
 	}
 	for _, tt := range tests {
-		p, err := NewParser([]string{"./bench"}, tt.re, tt.path, tt.unit)
+		p, err := NewParser([]string{"./bench"}, tt.re, tt.path)
 		if err != nil {
 			t.Fatalf("NewParser(%q, %q): %v", tt.re, tt.path, err)
 		}
@@ -132,27 +134,26 @@ func TestParseRegexpAndPath(t *testing.T) {
 
 func TestNewParserRefuses(t *testing.T) {
 	tests := []struct {
-		name          string
-		cmd           []string
-		re, path, unt string
+		name     string
+		cmd      []string
+		re, path string
 	}{
-		{"both", []string{"x"}, "a", "b", ""},
-		{"neither, not iperf3", []string{"netperf", "-H", "x"}, "", "", ""},
-		{"iperf3 without -J", []string{"iperf3", "-c", "x"}, "", "", ""},
-		{"iperf3 with --unit", []string{"iperf3", "-J"}, "", "", "Gbit/s"},
-		{"bad regexp", []string{"x"}, "(", "", ""},
-		{"empty path", []string{"x"}, "", ".", ""},
-		{"trailing dot", []string{"x"}, "", "a.", ""},
-		{"bad index", []string{"x"}, "", "a[x]", ""},
-		{"unclosed index", []string{"x"}, "", "a[1", ""},
-		{"double dot", []string{"x"}, "", "a..b", ""},
+		{"both", []string{"x"}, "a", "b"},
+		{"neither, not iperf3", []string{"netperf", "-H", "x"}, "", ""},
+		{"iperf3 without -J", []string{"iperf3", "-c", "x"}, "", ""},
+		{"bad regexp", []string{"x"}, "(", ""},
+		{"empty path", []string{"x"}, "", "."},
+		{"trailing dot", []string{"x"}, "", "a."},
+		{"bad index", []string{"x"}, "", "a[x]"},
+		{"unclosed index", []string{"x"}, "", "a[1"},
+		{"double dot", []string{"x"}, "", "a..b"},
 	}
 	for _, tt := range tests {
-		if _, err := NewParser(tt.cmd, tt.re, tt.path, tt.unt); !errors.Is(err, ErrUsage) {
+		if _, err := NewParser(tt.cmd, tt.re, tt.path); !errors.Is(err, ErrUsage) {
 			t.Errorf("%s: NewParser = %v, want ErrUsage", tt.name, err)
 		}
 	}
-	if p, err := NewParser([]string{"/usr/bin/iperf3", "--json", "-c", "h"}, "", "", ""); err != nil || p.Kind != ParseIperf3 {
+	if p, err := NewParser([]string{"/usr/bin/iperf3", "--json", "-c", "h"}, "", ""); err != nil || p.Kind != ParseIperf3 {
 		t.Errorf("iperf3 --json by path: %+v, %v", p, err)
 	}
 }
@@ -168,8 +169,8 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	ps := []Parser{}
-	for _, a := range [][3]string{{"", "", ""}, {`([\d.]+) Gbits`, "", ""}, {"", "end.streams[-1].sender.bytes", ""}} {
-		p, err := NewParser([]string{"iperf3", "-J"}, a[0], a[1], a[2])
+	for _, a := range [][2]string{{"", ""}, {`([\d.]+) Gbits`, ""}, {"", "end.streams[-1].sender.bytes"}} {
+		p, err := NewParser([]string{"iperf3", "-J"}, a[0], a[1])
 		if err != nil {
 			f.Fatal(err)
 		}

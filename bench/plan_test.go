@@ -22,7 +22,7 @@ func dryRun(t *testing.T, root, nic string, cells string, remote *int) (*Result,
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewParser(iperf3Cmd, "", "", "")
+	p, err := NewParser(iperf3Cmd, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func (f *fakeIperf3) exec(ctx context.Context, p sched.Placement, args []string,
 func benchSeed(t *testing.T, f *fakeIperf3, w *failingWriter, ctx context.Context, keepGoing bool) (*Result, *recorder, error) {
 	t.Helper()
 	cells, _ := ParseCells("default")
-	p, _ := NewParser(iperf3Cmd, "", "", "")
+	p, _ := NewParser(iperf3Cmd, "", "")
 	rec := &recorder{w: w}
 	res, err := Run(ctx, Request{Root: f.root, NIC: "eth0", Cells: cells, Repeat: 2, Command: iperf3Cmd, Parser: p,
 		Writer: w, Exec: f.exec, Observer: rec, KeepGoing: keepGoing})
@@ -297,7 +297,7 @@ func TestRunRefusesIrqbalance(t *testing.T) {
 		}
 	}
 	cells, _ := ParseCells("local")
-	p, _ := NewParser(iperf3Cmd, "", "", "")
+	p, _ := NewParser(iperf3Cmd, "", "")
 	w := &failingWriter{}
 	f := &fakeIperf3{t: t, root: root, doc: iperf3Sample(t, "tcp.json")}
 	req := Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd, Parser: p, Writer: w, Exec: f.exec}
@@ -325,7 +325,7 @@ func TestRunIperf3Errors(t *testing.T) {
 	} {
 		root := hosttest.Copy(t, "seed")
 		cells, _ := ParseCells("local")
-		p, _ := NewParser(iperf3Cmd, "", "", "")
+		p, _ := NewParser(iperf3Cmd, "", "")
 		refused := iperf3Sample(t, "refused.json")
 		exec := func(ctx context.Context, pl sched.Placement, args []string, s sched.Streams) (int, error) {
 			s.Stdout.Write(refused)

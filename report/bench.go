@@ -216,9 +216,14 @@ type benchUnit struct {
 
 // benchScale picks the result columns' unit: for bits/s the largest
 // of Gbit/s, Mbit/s and kbit/s every median reaches; otherwise the
-// parser's unit as given.
+// parser's unit, or the one the results name.
 func benchScale(doc BenchDoc) benchUnit {
 	unit := doc.Plan.Parser.Unit
+	for _, c := range doc.Cells {
+		if c.Summary != nil && unit == "" {
+			unit = c.Summary.Unit // a regexp's group named unit
+		}
+	}
 	if unit != "bit/s" {
 		if unit == "" {
 			return benchUnit{"RESULT", "", 1}

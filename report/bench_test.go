@@ -90,7 +90,7 @@ func storyBench(t *testing.T) *bench.Result {
 	}
 	cells, _ := bench.ParseCells("default")
 	cmd := []string{"iperf3", "-c", "192.0.2.1", "-t", "10", "-J"}
-	p, err := bench.NewParser(cmd, "", "", "")
+	p, err := bench.NewParser(cmd, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
