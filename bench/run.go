@@ -42,8 +42,8 @@ type Request struct {
 	Now             func() time.Time // state file names and samples; nil: time.Now
 	// Stderr is where the command's standard error goes; nil discards it.
 	Stderr io.Writer
-	// Exec runs the command once; nil: sched.RunContext after checking
-	// that the command exists.
+	// Exec runs the command once; nil: sched.RunContext, on this host,
+	// after checking that Root is its / and that the command exists.
 	Exec Exec
 	// Observer is told of every step as it happens; nil: no one is.
 	Observer Observer
@@ -157,6 +157,10 @@ func prepare(req Request) (*Result, error) {
 		return nil, usagef("no parser for the command's result")
 	}
 	if req.Exec == nil && !req.DryRun {
+		// The command runs here: the IRQs placed must be this host's.
+		if !affinity.IsLive(req.Root) {
+			return nil, usagef("bench runs the command on this host, so it reads / only, not %s (--dry-run plans for any root)", req.Root)
+		}
 		if _, err := exec.LookPath(req.Command[0]); err != nil {
 			return nil, fmt.Errorf("%s: %w", req.Command[0], err)
 		}
