@@ -76,7 +76,7 @@ func needRoot(a *app, what, instead string) error {
 // the flags or arguments name does not exist, or the NIC's place is
 // unknown and --node or --cpus must say it.
 func usageIf(err error) error {
-	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick,
+	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick, affinity.ErrUsage,
 		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName} {
 		if errors.Is(err, e) {
 			return cli.Usage(err)
