@@ -297,8 +297,7 @@ func (p *BenchProgress) Planned(res *bench.Result) {
 // Pinning implements bench.Observer: where the IRQs go, before the
 // first write.
 func (p *BenchProgress) Pinning(pin *affinity.PinResult) {
-	WritePinTargets(p.W, pin)
-	WriteIrqbalanceWarning(p.W, pin.Irqbalance)
+	WritePinPlanned(p.W, pin)
 	if pin.Changes > 0 {
 		WritePin(p.W, pin.Rows, false, true)
 	}
@@ -314,6 +313,7 @@ func (p *BenchProgress) Pinned(pin *affinity.PinResult) {
 		fmt.Fprintln(p.W, "nothing to change: the IRQs are already there")
 		return
 	}
+	WriteManagedSkips(p.W, pin)
 	WriteNotes(p.W, pin.Notes)
 	fmt.Fprintf(p.W, "changed %d of %d; old values saved in %s (if this bench is killed: irqnuma irq restore %s)\n",
 		pin.Changed, pin.Changes, pin.StateFile, pin.StateFile)
@@ -356,6 +356,5 @@ func (p *BenchProgress) Restored(res *affinity.RestoreResult) {
 		WriteRestoreFailures(p.W, res)
 		return
 	}
-	fmt.Fprintf(p.W, "restored %d values\n", res.Total)
-	WriteRetired(p.W, res.StateFile, res.Retired, res.RetireErr)
+	WriteRestored(p.W, res)
 }
