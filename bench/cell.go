@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -107,15 +106,4 @@ func ParseCells(s string) ([]Cell, error) {
 		}
 	}
 	return out, nil
-}
-
-// CellHelp describes every placement, a line each, for help text.
-func CellHelp() string {
-	var b strings.Builder
-	for _, c := range baseCells {
-		fmt.Fprintf(&b, "  %-11s %s\n", c.Name, c.Doc)
-	}
-	fmt.Fprintf(&b, "  NAME%s  the same with the command's memory bound to its node\n", MembindSuffix)
-	fmt.Fprintf(&b, "Default: %s.", strings.Join(DefaultCells, ", "))
-	return b.String()
 }

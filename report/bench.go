@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -269,6 +270,17 @@ func writeBenchLegend(b *bytes.Buffer, doc BenchDoc, scale benchUnit) {
 	fmt.Fprintf(b, "Of the median run: APP CPU is the busiest of the command's CPUs; SOFTIRQ CPU the one that ran most\n"+
 		"of %s's softirq (- when no CPU took its queue IRQs); IRQS/S its queue interrupts; NET_RX/S the NET_RX\n"+
 		"softirqs on the IRQ and command CPUs; BOUND: the softirq CPU was saturated, mostly by softirq.\n", p.NIC)
+}
+
+// WriteBenchAs writes a bench's document as JSON (indented, as every
+// command's) or as WriteBench's table.
+func WriteBenchAs(w io.Writer, doc BenchDoc, asJSON bool) error {
+	if !asJSON {
+		return WriteBench(w, doc)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }
 
 // BenchProgress says each step of a bench as it happens, on stderr:

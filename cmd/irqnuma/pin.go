@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
@@ -77,7 +78,7 @@ func needRoot(a *app, what, instead string) error {
 // place is unknown and --node or --cpus must say it.
 func usageIf(err error) error {
 	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick, affinity.ErrUsage,
-		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName} {
+		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName, bench.ErrUsage} {
 		if errors.Is(err, e) {
 			return cli.Usage(err)
 		}
