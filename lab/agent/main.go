@@ -90,6 +90,7 @@ func main() {
 		{"watch", scenarioWatch},
 		{"exec-mask", scenarioExecMask},
 		{"snapshot", scenarioSnapshot},
+		{"bench", scenarioBench},
 	} {
 		current = s.name
 		t0 := time.Now()
