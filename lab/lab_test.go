@@ -145,6 +145,10 @@ func benchOutput(t *testing.T, k preparedKernel, lines []labLine) {
 	if dir == "" {
 		return
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Error(err)
+		return
+	}
 	base := filepath.Join(dir, "bench-debian-"+k.Name)
 	for ext, b := range map[string][]byte{".txt": table.Bytes(), ".svg": sentFile(t, lines, "bench.svg")} {
 		if err := os.WriteFile(base+ext, b, 0o644); err != nil {
