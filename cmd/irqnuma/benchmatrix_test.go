@@ -295,3 +295,28 @@ func TestBenchHelp(t *testing.T) {
 		t.Errorf("help/bench.txt does not say %q", want)
 	}
 }
+
+// The README shows bench's dry run on the NPS2 tree: it must be what the
+// tool prints.
+func TestBenchREADME(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "<!-- section:bench -->")
+	sec, _, ok2 := strings.Cut(sec, "<!-- /section:bench -->")
+	const cmd = "$ irqnuma --root testdata/hosts/nps2 bench --dry-run -- iperf3 -c 192.0.2.1 -t 10 -J\n"
+	_, block, ok3 := strings.Cut(sec, cmd)
+	block, _, ok4 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("README has no bench section with %q in a code block", cmd)
+	}
+	out, stderr, code := runCLI(t, "--root", hosttest.Shared(t, "nps2"), "bench", "--dry-run", "--", "iperf3", "-c", "192.0.2.1", "-t", "10", "-J")
+	if code != 0 {
+		t.Fatalf("bench --dry-run: exit %d: %s", code, stderr)
+	}
+	if block != out {
+		t.Errorf("README's NPS2 dry run is not what irqnuma prints (-README +irqnuma):\n%s", cmp.Diff(block, out))
+	}
+}
