@@ -279,7 +279,8 @@ func retire(path, suffix string) (string, error) {
 
 // Lock is the per-root lock that lets one pin or restore run at a time.
 type Lock struct {
-	f *os.File
+	f    *os.File
+	root string // the absolute root it locks
 }
 
 // lockPath returns <root>/var/lib/irqnuma/lock, next to the default state
@@ -313,7 +314,23 @@ func AcquireLock(root string) (*Lock, error) {
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	return &Lock{f: f}, nil
+	abs, _ := filepath.Abs(root)
+	return &Lock{f: f, root: abs}, nil
+}
+
+// held checks that l is a lock taken and not released on root, for a
+// caller that holds it across several pins and restores.
+func (l *Lock) held(root string) error {
+	abs, err := filepath.Abs(root)
+	switch {
+	case err != nil:
+		return fmt.Errorf("root: %w", err)
+	case l.f == nil:
+		return errors.New("lock: already released")
+	case l.root != abs:
+		return fmt.Errorf("lock: held for root %s, not %s", l.root, abs)
+	}
+	return nil
 }
 
 // Release frees the lock.

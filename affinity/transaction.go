@@ -84,6 +84,10 @@ type PinRequest struct {
 	// irqbalance warning) before anything is written, so the caller can
 	// show it first; an error it returns stops the pin before any write.
 	Planned func(*PinResult) error
+	// Lock, when set, is the root's lock the caller holds across a
+	// longer transaction (a pin, a run, its restore); Pin then does not
+	// take the lock itself.
+	Lock *Lock
 }
 
 // PinResult is what Pin did, or would do in a dry run.
@@ -173,11 +177,17 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		return res, nil
 	}
 
-	lock, err := AcquireLock(req.Root)
-	if err != nil {
-		return nil, err
+	if req.Lock != nil {
+		if err := req.Lock.held(req.Root); err != nil {
+			return nil, err
+		}
+	} else {
+		lock, err := AcquireLock(req.Root)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
 	}
-	defer lock.Release()
 	if res.StateFile, err = saveState(req, changes); err != nil {
 		return nil, err
 	}
@@ -444,6 +454,21 @@ func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 		return nil, err
 	}
 	defer lock.Release()
+	return restore(ctx, root, statePath, w)
+}
+
+// RestoreHeld is Restore under a lock of root the caller holds (see
+// PinRequest.Lock).
+func RestoreHeld(ctx context.Context, lock *Lock, root, statePath string, w irq.Writer) (*RestoreResult, error) {
+	if err := lock.held(root); err != nil {
+		return nil, err
+	}
+	return restore(ctx, root, statePath, w)
+}
+
+// restore is Restore once the lock is held.
+func restore(ctx context.Context, root, statePath string, w irq.Writer) (*RestoreResult, error) {
+	var err error
 	if statePath == "" {
 		if statePath, err = newestState(root); err != nil {
 			return nil, err

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -70,5 +72,44 @@ func TestRestoreMissingFile(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "var")); !os.IsNotExist(err) {
 		t.Errorf("Restore made %s/var: %v", root, err)
+	}
+}
+
+// TestPinRestoreHeld: a caller holding the root's lock pins and restores
+// under it, and nobody else can meanwhile; a lock of another root or one
+// released is refused before anything is written.
+func TestPinRestoreHeld(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	before := hosttest.Files(t, root)
+	lock, err := AcquireLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := PinRequest{Root: root, NICs: []string{"eth0"}, Writer: irq.FileWriter{}, Now: time.Now(), Lock: lock}
+	res, err := Pin(context.Background(), req)
+	if err != nil || res.Err() != nil || res.Changed == 0 {
+		t.Fatalf("Pin under a held lock: %v, %+v", err, res)
+	}
+	if _, err := AcquireLock(root); !errors.Is(err, ErrLocked) {
+		t.Errorf("AcquireLock while held = %v, want ErrLocked", err)
+	}
+	if _, err := Restore(context.Background(), root, res.StateFile, irq.FileWriter{}); !errors.Is(err, ErrLocked) {
+		t.Errorf("Restore (taking the lock) while held = %v, want ErrLocked", err)
+	}
+	rr, err := RestoreHeld(context.Background(), lock, root, res.StateFile, irq.FileWriter{})
+	if err != nil || rr.Err() != nil {
+		t.Fatalf("RestoreHeld: %v, %v", err, rr.Err())
+	}
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
+		t.Errorf("tree not back as it was (-before +after):\n%s", diff)
+	}
+	other := hosttest.Copy(t, "seed")
+	w := &countingWriter{}
+	if _, err := Pin(context.Background(), PinRequest{Root: other, NICs: []string{"eth0"}, Writer: w, Now: time.Now(), Lock: lock}); err == nil || w.n != 0 {
+		t.Errorf("Pin of another root under this lock: err %v, %d writes; want a refusal", err, w.n)
+	}
+	lock.Release()
+	if _, err := RestoreHeld(context.Background(), lock, root, res.StateFile, irq.FileWriter{}); err == nil {
+		t.Errorf("RestoreHeld with a released lock: no error")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +53,8 @@ func requireStatic(t *testing.T, path string) {
 // guestBinaries are the programs every initramfs holds, built once.
 type guestBinaries struct {
 	Irqnuma, Agent, Busybox string
+	// Extra are the other programs' files: iperf3 and its libraries.
+	Extra []guestFile
 }
 
 func buildGuestBinaries(t *testing.T, dir string) guestBinaries {
@@ -61,13 +64,14 @@ func buildGuestBinaries(t *testing.T, dir string) guestBinaries {
 	g := guestBinaries{Irqnuma: filepath.Join(dir, "irqnuma"), Agent: filepath.Join(dir, "agent"), Busybox: bb}
 	buildStatic(t, "./cmd/irqnuma", g.Irqnuma)
 	buildStatic(t, "./lab/agent", g.Agent)
+	g.Extra = prepareIperf3(t)
 	return g
 }
 
 // writeInitramfs writes the guest's root: /init is the agent, irqnuma and
-// busybox in /bin, the kernel's modules in /lib/modules with their load
-// order in /etc/lab/modules, and the run's configuration in
-// /etc/lab/config.json.
+// busybox in /bin, iperf3 in /bin with its loader and libraries, the
+// kernel's modules in /lib/modules with their load order in
+// /etc/lab/modules, and the run's configuration in /etc/lab/config.json.
 func writeInitramfs(t *testing.T, path string, g guestBinaries, k preparedKernel, config []byte) {
 	var buf bytes.Buffer
 	c := NewCPIO(&buf)
@@ -82,7 +86,8 @@ func writeInitramfs(t *testing.T, path string, g guestBinaries, k preparedKernel
 		must(err)
 		return b
 	}
-	for _, d := range []string{"bin", "dev", "etc", "etc/lab", "lib", "lib/modules", "proc", "sys", "tmp", "run", "var", "var/lib"} {
+	dirs := []string{"bin", "dev", "etc", "etc/lab", "lib", "lib/modules", "proc", "sys", "tmp", "run", "var", "var/lib"}
+	for _, d := range dirs {
 		must(c.Dir(d, 0o755))
 	}
 	must(c.CharDev("dev/console", 0o600, 5, 1))
@@ -91,6 +96,20 @@ func writeInitramfs(t *testing.T, path string, g guestBinaries, k preparedKernel
 	must(c.File("bin/busybox", 0o755, read(g.Busybox)))
 	for _, app := range []string{"sh", "arp", "ip"} {
 		must(c.Symlink("bin/"+app, "busybox"))
+	}
+	made := map[string]bool{}
+	for _, d := range dirs {
+		made[d] = true
+	}
+	for _, f := range g.Extra {
+		parts := strings.Split(filepath.Dir(f.Path), "/")
+		for i := range parts {
+			if d := strings.Join(parts[:i+1], "/"); !made[d] {
+				must(c.Dir(d, 0o755))
+				made[d] = true
+			}
+		}
+		must(c.File(f.Path, 0o755, read(f.From)))
 	}
 	var order bytes.Buffer
 	for _, m := range k.Modules {

@@ -3,18 +3,22 @@
 package lab
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/irqnuma/irqnuma/report"
 )
 
 // scenarios are the agent's scenarios, in the order it runs them; each
 // must report at least one check on every kernel.
-var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution"}
+var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench"}
 
 // TestLab boots every lab kernel and turns the agent's checks into one
 // subtest per kernel and scenario. IRQNUMA_LAB_REFRESH=1 also rewrites
@@ -25,6 +29,7 @@ func TestLab(t *testing.T) {
 	}
 	needTool(t, "qemu-system-x86_64", "qemu-system-x86")
 	needTool(t, "ip", "iproute2")
+	needTool(t, "iperf3", "iperf3")
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		t.Fatalf("the lab needs /dev/net/tun for its taps: %v", err)
 	}
@@ -42,6 +47,7 @@ func TestLab(t *testing.T) {
 		t.Run(k.Name, func(t *testing.T) {
 			lines := runGuest(t, k, bins, export, 5*time.Minute)
 			checkLines(t, lines)
+			benchOutput(t, k, lines)
 			if export {
 				writeExport(t, k, lines)
 			}
@@ -101,18 +107,62 @@ func checkLines(t *testing.T, lines []labLine) {
 	}
 }
 
-// writeExport writes the guest's snapshot, sent in base64 chunks, to
-// testdata/hosts/lab-debian-<kernel>.tar.gz.
-func writeExport(t *testing.T, k preparedKernel, lines []labLine) {
+// sentFile is a file the guest sent in base64 chunks, nil when none.
+func sentFile(t *testing.T, lines []labLine, name string) []byte {
 	var b64 strings.Builder
 	for _, l := range lines {
-		if l.Kind == "file" && l.Name == "snapshot" {
+		if l.Kind == "file" && l.Name == name {
 			b64.WriteString(l.Data)
 		}
 	}
 	data, err := base64.StdEncoding.DecodeString(b64.String())
-	if err != nil || len(data) == 0 {
-		t.Fatalf("guest sent no usable snapshot: %v", err)
+	if err != nil {
+		t.Errorf("guest's %s: %v", name, err)
+	}
+	return data
+}
+
+// benchOutput shows the bench scenario's result as irqnuma bench's
+// table, rendered from the JSON the guest sent; with
+// IRQNUMA_LAB_BENCH_OUT=DIR it also writes the table and the guest's SVG
+// there as bench-debian-<kernel>.{txt,svg}.
+func benchOutput(t *testing.T, k preparedKernel, lines []labLine) {
+	data := sentFile(t, lines, "bench.json")
+	if len(data) == 0 {
+		return
+	}
+	var doc report.BenchDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Errorf("bench JSON: %v", err)
+		return
+	}
+	var table bytes.Buffer
+	if err := report.WriteBench(&table, doc); err != nil {
+		t.Errorf("bench table: %v", err)
+	}
+	t.Logf("irqnuma bench in the %s guest:\n%s", k.Name, table.String())
+	dir := os.Getenv("IRQNUMA_LAB_BENCH_OUT")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Error(err)
+		return
+	}
+	base := filepath.Join(dir, "bench-debian-"+k.Name)
+	for ext, b := range map[string][]byte{".txt": table.Bytes(), ".svg": sentFile(t, lines, "bench.svg")} {
+		if err := os.WriteFile(base+ext, b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// writeExport writes the guest's snapshot, sent in base64 chunks, to
+// testdata/hosts/lab-debian-<kernel>.tar.gz.
+func writeExport(t *testing.T, k preparedKernel, lines []labLine) {
+	data := sentFile(t, lines, "snapshot")
+	if len(data) == 0 {
+		t.Fatalf("guest sent no usable snapshot")
 	}
 	p := filepath.Join(repoRoot(t), "testdata", "hosts", "lab-debian-"+k.Name+".tar.gz")
 	if err := os.WriteFile(p, data, 0o644); err != nil {

@@ -3,6 +3,7 @@
 package lab
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -231,4 +232,23 @@ func (r *responder) serve(from *net.UDPAddr, req trafficRequest) {
 	r.mu.Unlock()
 	reply, _ := json.Marshal(map[string]int{"sent": sent})
 	r.conn.WriteToUDP(reply, from)
+}
+
+// startIperf3Server runs iperf3's server in the namespace on addr, port
+// 5201, for the bench scenario's client in the guest, and stops it when
+// the test ends.
+func startIperf3Server(t *testing.T, ns, addr string) {
+	cmd := exec.Command("ip", "netns", "exec", ns, "iperf3", "-s", "-B", addr, "-p", "5201")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("iperf3 server in %s: %v", ns, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill() // ip netns exec became iperf3: this is its pid
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("iperf3 server:\n%.4000s", out.String())
+		}
+	})
 }

@@ -131,6 +131,7 @@ func runGuest(t *testing.T, k preparedKernel, bins guestBinaries, export bool, t
 		subnets = append(subnets, mustCIDR(t, n.Addr))
 	}
 	startResponder(t, ns, subnets)
+	startIperf3Server(t, ns, c.NICs[0].Peer)
 
 	// QEMU itself has crashed under TCG now and then (a segfault within
 	// seconds, before the guest printed anything): such a run says

@@ -103,6 +103,32 @@ func WritePinTargets(w io.Writer, res *affinity.PinResult) {
 	}
 }
 
+// WritePinPlanned says, before a pin writes, where each NIC's IRQs go
+// and whether irqbalance will move them back: irq pin's and bench's
+// PinRequest.Planned.
+func WritePinPlanned(w io.Writer, res *affinity.PinResult) error {
+	WritePinTargets(w, res)
+	WriteIrqbalanceWarning(w, res.Irqbalance)
+	return nil
+}
+
+// WriteManagedSkips names the IRQs a pin skipped because the kernel
+// manages them, with the kernel's answer.
+func WriteManagedSkips(w io.Writer, res *affinity.PinResult) {
+	for _, r := range res.Rows {
+		if r.Action == affinity.ActionSkipManaged && r.Error != "" {
+			fmt.Fprintf(w, "IRQ %d: skipped as managed: %s\n", r.IRQ, r.Error)
+		}
+	}
+}
+
+// WriteRestored says a restore put every value back, and what became of
+// its state file.
+func WriteRestored(w io.Writer, res *affinity.RestoreResult) {
+	fmt.Fprintf(w, "restored %d values from %s\n", res.Total, res.StateFile)
+	WriteRetired(w, res.StateFile, res.Retired, res.RetireErr)
+}
+
 // WriteIrqbalanceWarning warns when a running irqbalance does not ban
 // the IRQs a pin places, so it will move them back, and prints the ban
 // configuration that would stop that; irqnuma leaves irqbalance alone.

@@ -79,7 +79,7 @@ type CPURate struct {
 type CPUStats struct {
 	CPU  int      `json:"cpu"`
 	Node int      `json:"node"` // -1 unknown
-	Why  []string `json:"why"`  // "irq", "thread", "busy"
+	Why  []string `json:"why"`  // "irq", "thread", "busy"; "asked" (Diff's include)
 	Usr  *float64 `json:"usr"`  // user + nice (guest time included)
 	Sys  *float64 `json:"sys"`
 	IRQ  *float64 `json:"irq"`
@@ -113,11 +113,24 @@ type ThreadStats struct {
 // NICs to give a verdict for (Sampler.NICs). It fails only when the clock
 // did not move forward.
 func diffSamples(h *topology.Host, nics []*topology.NIC, prev, cur *Sample) (*Interval, error) {
+	return diffIncluding(h, nics, prev, cur, cpuset.Set{})
+}
+
+// Diff is the interval from prev to cur, two samples s took, as Run sends
+// it; the CPUs in include are listed whatever they did, with the reason
+// "asked" (a caller that placed work there wants their load even when
+// idle). It fails only when cur is not after prev.
+func (s *Sampler) Diff(prev, cur *Sample, include cpuset.Set) (*Interval, error) {
+	return diffIncluding(s.h, s.nics, prev, cur, include)
+}
+
+// diffIncluding is diffSamples that also lists the CPUs in include.
+func diffIncluding(h *topology.Host, nics []*topology.NIC, prev, cur *Sample, include cpuset.Set) (*Interval, error) {
 	secs := cur.Time.Sub(prev.Time).Seconds()
 	if secs <= 0 {
 		return nil, fmt.Errorf("watch: sample at %s is not after the one at %s", cur.Time.Format(time.RFC3339Nano), prev.Time.Format(time.RFC3339Nano))
 	}
-	d := &differ{h: h, secs: secs, uses: cur.uses, iv: &Interval{Start: prev.Time, End: cur.Time, Seconds: secs,
+	d := &differ{h: h, secs: secs, uses: cur.uses, include: include, iv: &Interval{Start: prev.Time, End: cur.Time, Seconds: secs,
 		NICs: []NICStats{}, CPUs: []CPUStats{}, Threads: []ThreadStats{}, Notes: []string{}, Processes: []nicuse.Use{}}}
 	for _, u := range cur.uses {
 		d.iv.Processes = append(d.iv.Processes, u)
@@ -146,6 +159,7 @@ type differ struct {
 	cpu      map[int]*cpuAcc
 	irqStats []IRQStats
 	own      []irq.Owner // owner of each irqs entry
+	include  cpuset.Set  // CPUs listed whatever they did
 }
 
 // cpuAcc gathers what is known of one CPU in the interval.
@@ -408,7 +422,7 @@ func ran(t ThreadStats, state string) bool {
 }
 
 // cpus builds the CPU table: the CPUs that took NIC IRQs, ran a watched
-// thread, or were more than BusyPercent busy.
+// thread, were more than BusyPercent busy, or were asked for.
 func (d *differ) cpus() {
 	ids := make([]int, 0, len(d.cpu))
 	for id := range d.cpu {
@@ -426,6 +440,9 @@ func (d *differ) cpus() {
 		}
 		if a.pct != nil && a.pct[4] > BusyPercent {
 			why = append(why, "busy")
+		}
+		if d.include.Contains(id) {
+			why = append(why, "asked")
 		}
 		if len(why) == 0 {
 			continue

@@ -22,6 +22,9 @@ type Verdict struct {
 	Soft      *float64 `json:"soft"`  // CPU's softirq percent; null when unknown
 	Busy      *float64 `json:"busy"`
 	Saturated bool     `json:"saturated"` // CPU was at least SaturatedPercent busy
+	// SoftirqBound: CPU was saturated, at least half of it by interrupt
+	// and softirq time: the NIC's receive processing is the bottleneck.
+	SoftirqBound bool `json:"softirq_bound"`
 	// IRQCPUs are every CPU that took the NIC's queue IRQs; RemoteCPUs
 	// those of them outside the NIC's local CPUs.
 	IRQCPUs    []int           `json:"irq_cpus"`
@@ -141,6 +144,7 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		case c.Soft == nil || c.Busy == nil:
 			b.WriteString(" — load unknown")
 		case v.Saturated && *c.Soft+*c.IRQ >= *c.Busy/2:
+			v.SoftirqBound = true
 			fmt.Fprintf(&b, " at %.0f%% soft — saturated", *c.Soft)
 		case v.Saturated:
 			fmt.Fprintf(&b, " at %.0f%% soft — CPU saturated by other work (%.0f%% busy: %.0f%% usr, %.0f%% sys)", *c.Soft, *c.Busy, *c.Usr, *c.Sys)

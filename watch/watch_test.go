@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
@@ -589,5 +590,37 @@ func TestWaitsForComm(t *testing.T) {
 	})
 	if !hasNote(iv, "--comm iperf3: process 7100 started") || len(iv.Processes) != 1 || iv.Processes[0].PID != 7100 {
 		t.Errorf("restarted: notes %q, processes %+v", iv.Notes, iv.Processes)
+	}
+}
+
+// TestDiffIncludes: Diff lists the CPUs asked for even when they took no
+// NIC IRQ and were idle, and says so in Why; a CPU not asked for and
+// idle stays out, as in watch.
+func TestDiffIncludes(t *testing.T) {
+	h, s, clk := setup(t, "seed")
+	prev := sample(t, s)
+	clk.Advance(time.Second)
+	h.AddIRQ(286, 53, 100_000)
+	h.AddStat(53, map[int]uint64{watchtest.Softirq: 95, watchtest.Idle: 5})
+	h.AddStat(16, map[int]uint64{watchtest.User: 10, watchtest.Idle: 90})
+	h.AddStat(17, map[int]uint64{watchtest.Idle: 100})
+	iv, err := s.Diff(prev, sample(t, s), cpuset.New(16, 53))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"asked"}, cpuRow(t, iv, 16).Why); diff != "" {
+		t.Errorf("CPU 16 why (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"irq", "busy", "asked"}, cpuRow(t, iv, 53).Why); diff != "" {
+		t.Errorf("CPU 53 why (-want +got):\n%s", diff)
+	}
+	if got := val(cpuRow(t, iv, 16).Usr); got != 10.0 {
+		t.Errorf("CPU 16 usr = %v, want 10", got)
+	}
+	if _, ok := iv.cpuStats(17); ok {
+		t.Error("CPU 17 (idle, not asked for) is listed")
+	}
+	if v := nicStats(t, iv, "eth0").Verdict; !v.Saturated || !v.SoftirqBound {
+		t.Errorf("verdict saturated %v, softirq-bound %v; want both (CPU 53 95%% soft): %s", v.Saturated, v.SoftirqBound, v.Text)
 	}
 }

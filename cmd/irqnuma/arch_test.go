@@ -11,7 +11,8 @@ import (
 
 // TestImportRules holds the layering ARCHITECTURE.md describes: the
 // exporter links no renderer and no planner, watch links no planner and no
-// renderer, only cmd/irqnuma imports cobra (and pflag, whose errors
+// renderer, bench links no renderer and nothing below it links bench,
+// only cmd/irqnuma imports cobra (and pflag, whose errors
 // internal/cli also words), no library imports
 // flag, and test support never reaches a non-test build.
 func TestImportRules(t *testing.T) {
@@ -52,6 +53,8 @@ func TestImportRules(t *testing.T) {
 		{"affinity", "audit"}, {"affinity", "report"},
 		{"topology", "irq"}, {"irq", "affinity"}, {"proc", "topology"}, {"topology", "proc"},
 		{"nicuse", "audit"}, {"nicuse", "watch"}, {"proc", "nicuse"},
+		{"bench", "report"}, {"bench", "report/hostmap"}, {"bench", "snapshot"},
+		{"affinity", "bench"}, {"watch", "bench"}, {"audit", "bench"}, {"exporter", "bench"},
 	} {
 		if _, ok := pkgs[r.from]; !ok {
 			t.Errorf("no package %s", r.from)

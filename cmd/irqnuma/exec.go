@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/sched"
 )
 
 func newExecCmd(a *app) *cobra.Command {
-	var f pickFlags
+	var f affinity.PickOptions
 	var membind bool
 	c := &cobra.Command{
 		Use:         "exec (--nic NAME | --node N | --cpus LIST) [flags] [--membind] -- COMMAND [ARGS...]",
@@ -42,7 +43,7 @@ func newExecCmd(a *app) *cobra.Command {
 			return a.execOn(place, p.Describe(), args)
 		},
 	}
-	f.add(c.Flags())
+	addPickFlags(c.Flags(), &f)
 	c.Flags().BoolVar(&membind, "membind", false, "bind the command's memory to the picked CPUs' nodes (MPOL_BIND)")
 	// Everything after COMMAND is the command's, flags included.
 	c.Flags().SetInterspersed(false)

@@ -54,6 +54,10 @@ func TestExitCodes(t *testing.T) {
 		{cmd: []string{"exec"}, badValue: usage(`--node "x"`, "--node", "x", "--", "true"),
 			unknownNIC: &cell{[]string{"--nic", "eth9", "--", "true"}, cli.ExitUsage, "reads / only"},
 			json:       usage("-o json: irqnuma exec has no JSON output", "--nic", "eth0", "--", "true")},
+		{cmd: []string{"bench"}, badValue: usage(`--repeat "x"`, "--repeat", "x", "--dry-run", "--", "iperf3", "-J"),
+			unknownNIC: &cell{[]string{"--nic", "eth9", "--dry-run", "--", "iperf3", "-J"}, cli.ExitUsage, `unknown NIC "eth9"`},
+			nonRoot:    &cell{[]string{"--", "iperf3", "-J"}, cli.ExitError, "needs root"},
+			json:       cell{args: []string{"--dry-run", "--", "iperf3", "-J"}, code: 0}},
 		{cmd: []string{"snapshot"}, badValue: usage(`--pid "x"`, "--pid", "x"),
 			json: usage("a snapshot is a .tar.gz")},
 		// serve's NICs are read at every scrape (one may appear later):

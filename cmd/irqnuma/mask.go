@@ -9,68 +9,26 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/irqnuma/irqnuma/affinity"
-	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 )
 
-// pickFlags are the CPU selection flags mask and exec share.
-type pickFlags struct {
-	nic        string
-	node       int
-	cpus       cpuset.ListFlag
-	exclude    cpuset.ListFlag
-	excludeIRQ bool
-	onePerCore bool
-	count      int
-}
-
-func (f *pickFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.nic, "nic", "", "candidates: the CPUs local to this NIC")
-	fs.IntVar(&f.node, "node", -1, "candidates: the CPUs of this NUMA node")
-	fs.Var(&f.cpus, "cpus", "candidates: this CPU list (isolated CPUs are kept only when named here)")
-	fs.Var(&f.exclude, "exclude", "drop these CPUs (a CPU list)")
-	fs.BoolVar(&f.excludeIRQ, "exclude-irq-cpus", false, "drop the CPUs where the NIC's queue IRQs land (and their SMT siblings with --one-per-core)")
-	fs.BoolVar(&f.onePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
-	fs.IntVar(&f.count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
-}
-
-// request turns the flags into a pick request; bad values are usage errors.
-func (f *pickFlags) request(fs *pflag.FlagSet) (affinity.PickRequest, error) {
-	r := affinity.PickRequest{NIC: f.nic, ExcludeIRQCPUs: f.excludeIRQ, OnePerCore: f.onePerCore}
-	given := 0
-	for _, name := range []string{"nic", "node", "cpus"} {
-		if fs.Changed(name) {
-			given++
-		}
-	}
-	if given != 1 {
-		return r, cli.Usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus")
-	}
-	if fs.Changed("node") {
-		if f.node < 0 {
-			return r, cli.Usagef("--node %d: want a node id", f.node)
-		}
-		r.Node = &f.node
-	}
-	if fs.Changed("nic") && f.nic == "" {
-		return r, cli.Usagef("--nic: empty NIC name")
-	}
-	if f.excludeIRQ && f.nic == "" {
-		return r, cli.Usagef("--exclude-irq-cpus needs --nic: it drops the CPUs where that NIC's queue IRQs land")
-	}
-	if fs.Changed("count") && f.count < 1 {
-		return r, cli.Usagef("--count %d: want at least 1", f.count)
-	}
-	r.Count, r.CPUs, r.Exclude = f.count, f.cpus.CPUs, f.exclude.CPUs
-	return r, nil
+// addPickFlags adds the CPU selection flags mask and exec share.
+func addPickFlags(fs *pflag.FlagSet, f *affinity.PickOptions) {
+	fs.StringVar(&f.NIC, "nic", "", "candidates: the CPUs local to this NIC")
+	fs.IntVar(&f.Node, "node", -1, "candidates: the CPUs of this NUMA node")
+	fs.Var(&f.CPUs, "cpus", "candidates: this CPU list (isolated CPUs are kept only when named here)")
+	fs.Var(&f.Exclude, "exclude", "drop these CPUs (a CPU list)")
+	fs.BoolVar(&f.ExcludeIRQ, "exclude-irq-cpus", false, "drop the CPUs where the NIC's queue IRQs land (and their SMT siblings with --one-per-core)")
+	fs.BoolVar(&f.OnePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
+	fs.IntVar(&f.Count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
 }
 
 // pick picks the CPUs the flags ask for on the host under --root. Notes
 // go to stderr.
-func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
-	r, err := f.request(fs)
+func (a *app) pick(fs *pflag.FlagSet, f *affinity.PickOptions) (*affinity.Pick, error) {
+	r, err := f.Request(fs.Changed)
 	if err != nil {
-		return nil, err
+		return nil, usageIf(err)
 	}
 	p, err := affinity.PickOn(a.root, r)
 	if err != nil {
@@ -83,7 +41,7 @@ func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
 }
 
 func newMaskCmd(a *app) *cobra.Command {
-	var f pickFlags
+	var f affinity.PickOptions
 	var format string
 	var mem bool
 	c := &cobra.Command{
@@ -112,7 +70,7 @@ func newMaskCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	f.add(c.Flags())
+	addPickFlags(c.Flags(), &f)
 	c.Flags().StringVar(&format, "format", "list", "output form: "+strings.Join(affinity.MaskFormats, ", "))
 	c.Flags().BoolVar(&mem, "mem", false, "with --format systemd, also bind memory to the CPUs' nodes")
 	return c

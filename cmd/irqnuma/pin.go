@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
@@ -73,11 +74,11 @@ func needRoot(a *app, what, instead string) error {
 }
 
 // usageIf marks a library error as the user's to fix (exit 2) when what
-// the flags or arguments name does not exist, or the NIC's place is
-// unknown and --node or --cpus must say it.
+// the flags or arguments name does not exist or cannot be, or the NIC's
+// place is unknown and --node or --cpus must say it.
 func usageIf(err error) error {
-	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick,
-		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName} {
+	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick, affinity.ErrUsage,
+		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName, bench.ErrUsage} {
 		if errors.Is(err, e) {
 			return cli.Usage(err)
 		}
@@ -112,11 +113,7 @@ func runPin(a *app, nics []string, f pinFlags) error {
 	}
 	// Where the IRQs go, and whether irqbalance will move them back, is
 	// said before anything is written.
-	req.Planned = func(res *affinity.PinResult) error {
-		report.WritePinTargets(a.stderr, res)
-		report.WriteIrqbalanceWarning(a.stderr, res.Irqbalance)
-		return nil
-	}
+	req.Planned = func(res *affinity.PinResult) error { return report.WritePinPlanned(a.stderr, res) }
 	res, err := affinity.Pin(a.ctx, req)
 	if err != nil {
 		return usageIf(err)
@@ -128,11 +125,7 @@ func runPin(a *app, nics []string, f pinFlags) error {
 		}
 		return writePin(a, doc, false, true)
 	}
-	for _, r := range res.Rows {
-		if r.Action == affinity.ActionSkipManaged && r.Error != "" {
-			fmt.Fprintf(a.stderr, "IRQ %d: skipped as managed: %s\n", r.IRQ, r.Error)
-		}
-	}
+	report.WriteManagedSkips(a.stderr, res)
 	if err := writePin(a, doc, true, true); err != nil {
 		return err
 	}
@@ -198,7 +191,6 @@ func runRestore(a *app, args []string) error {
 		report.WriteRestoreFailures(a.stderr, res)
 		return cli.Exit(cli.ExitError, err)
 	}
-	fmt.Fprintf(a.stderr, "restored %d values from %s\n", res.Total, res.StateFile)
-	report.WriteRetired(a.stderr, res.StateFile, res.Retired, res.RetireErr)
+	report.WriteRestored(a.stderr, res)
 	return nil
 }

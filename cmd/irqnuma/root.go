@@ -48,7 +48,7 @@ func hostSys() sys {
 // sorted by name).
 var commands = []func(*app) *cobra.Command{
 	newTopologyCmd, newIRQCmd, newAuditCmd, newMapCmd, newWatchCmd, newMaskCmd,
-	newExecCmd, newSnapshotCmd, newServeCmd, newManCmd,
+	newExecCmd, newSnapshotCmd, newServeCmd, newBenchCmd, newManCmd,
 }
 
 func newRoot(a *app) *cobra.Command {

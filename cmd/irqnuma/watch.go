@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"time"
 
@@ -58,9 +57,5 @@ func runWatch(a *app, sel selection, interval time.Duration, count int) error {
 		defer scr.Close()
 		out = report.WatchScreen{S: scr}
 	}
-	ctx := a.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return s.Run(ctx, interval, count, out)
+	return s.Run(a.ctx, interval, count, out)
 }

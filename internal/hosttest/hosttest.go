@@ -407,3 +407,31 @@ func Live(t testing.TB) {
 
 // liveStateDir is irqnuma's state folder on the live host.
 const liveStateDir = "/var/lib/irqnuma"
+
+// Files returns every regular file under root/proc and root/sys with its
+// mode and bytes, for tests that check a tree is back as it was.
+func Files(t testing.TB, root string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, top := range []string{"proc", "sys"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			m[strings.TrimPrefix(p, root)] = info.Mode().String() + " " + string(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("hosttest.Files(%s): %v", root, err)
+		}
+	}
+	return m
+}

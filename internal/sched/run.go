@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // forwardedSignals reach the command as they reach the caller.
@@ -29,6 +31,19 @@ type Streams struct {
 // found and 126 when it cannot be run; err says why it did not run, or
 // why it could not be waited for.
 func Run(p Placement, args []string, s Streams, started func(stderr io.Writer)) (code int, err error) {
+	return RunContext(context.Background(), p, args, s, started)
+}
+
+// killGrace is how long a command RunContext stops has to exit after
+// SIGTERM before it is sent SIGKILL.
+var killGrace = 5 * time.Second
+
+// RunContext is Run that also ends the command when ctx is done: it is
+// sent SIGTERM, and SIGKILL if it is still running 5 s later, so
+// that a caller stopping on a signal regains control in bounded time
+// even from a command that ignores SIGTERM. The code is then the
+// command's, 143 or 137 as a shell reports them.
+func RunContext(ctx context.Context, p Placement, args []string, s Streams, started func(stderr io.Writer)) (code int, err error) {
 	path, err := exec.LookPath(args[0])
 	if err != nil {
 		if !errors.Is(err, exec.ErrNotFound) {
@@ -49,6 +64,11 @@ func Run(p Placement, args []string, s Streams, started func(stderr io.Writer)) 
 		stderr = lw
 	}
 	child.Stdin, child.Stdout, child.Stderr = s.Stdin, stdout, stderr
+	if ctx.Done() != nil {
+		// A process the command left behind may hold its output pipes
+		// open: they are closed this long after the command exits.
+		child.WaitDelay = killGrace + time.Second
+	}
 
 	// Catch the signals before the child exists, so none sent meanwhile
 	// is lost or kills the caller; they are passed on once it runs.
@@ -70,10 +90,20 @@ func Run(p Placement, args []string, s Streams, started func(stderr io.Writer)) 
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
+		stop := ctx.Done()
+		var kill <-chan time.Time
 		for {
 			select {
 			case sig := <-sigs:
 				_ = child.Process.Signal(sig) // it may have exited meanwhile
+			case <-stop:
+				stop = nil
+				_ = child.Process.Signal(syscall.SIGTERM)
+				t := time.NewTimer(killGrace)
+				defer t.Stop()
+				kill = t.C
+			case <-kill:
+				_ = child.Process.Kill()
 			case <-done:
 				return
 			}
@@ -83,7 +113,7 @@ func Run(p Placement, args []string, s Streams, started func(stderr io.Writer)) 
 	err = child.Wait()
 	var ee *exec.ExitError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, exec.ErrWaitDelay): // exited 0, output held open
 		return 0, nil
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -3,12 +3,15 @@ package sched
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"io"
 	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 )
@@ -230,5 +233,43 @@ func TestDynamicSetWide(t *testing.T) {
 	d := dynamicSet(s, 0)
 	if d.Count() != 3 || !d.IsSet(1500) || !d.IsSet(4095) || d.IsSet(1) {
 		t.Errorf("dynamicSet(%s) = %d CPUs, want exactly 0,1500,4095", s, d.Count())
+	}
+}
+
+// TestRunContextStops: a command still running when ctx is done gets
+// SIGTERM, and SIGKILL once it has ignored that for the grace.
+func TestRunContextStops(t *testing.T) {
+	old := killGrace
+	killGrace = 300 * time.Millisecond
+	defer func() { killGrace = old }()
+	tests := []struct {
+		name   string
+		script string
+		want   int
+	}{
+		{"exits on SIGTERM", "exec sleep 30", 128 + 15},
+		{"ignores SIGTERM", `trap "" TERM; exec sleep 30`, 128 + 9},
+		{"leaves a process holding its output", "sleep 2 & exec sleep 30", 128 + 15},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			var stderr bytes.Buffer
+			started := make(chan struct{})
+			go func() {
+				<-started
+				time.Sleep(100 * time.Millisecond)
+				cancel()
+			}()
+			t0 := time.Now()
+			code, err := RunContext(ctx, Placement{CPUs: allowed(t)}, []string{"sh", "-c", tt.script},
+				Streams{Stdout: &stderr, Stderr: &stderr}, func(io.Writer) { close(started) })
+			if err != nil || code != tt.want {
+				t.Errorf("RunContext = %d, %v; want %d (stderr %q)", code, err, tt.want, stderr.String())
+			}
+			if took := time.Since(t0); took > 3*time.Second {
+				t.Errorf("took %v to stop, want well under the command's 30 s", took)
+			}
+		})
 	}
 }

@@ -97,6 +97,7 @@ func main() {
 		{"exec-mask", scenarioExecMask},
 		{"snapshot", scenarioSnapshot},
 		{"attribution", scenarioAttribution},
+		{"bench", scenarioBench},
 	} {
 		current = s.name
 		t0 := time.Now()

@@ -1,0 +1,38 @@
+package bench
+
+// Options are a bench's settings as a command line gives them.
+type Options struct {
+	NIC        string
+	Placements string // ParseCells' form; "" is "default"
+	RemoteNode int    // negative: the farthest node from the NIC's
+	Repeat     int
+	// Regexp and JSONPath choose the parser (NewParser).
+	Regexp, JSONPath  string
+	DryRun, KeepGoing bool
+	AllowIrqbalance   bool
+}
+
+// Request turns the options, the root and the command into a Request,
+// checking what can be checked without the host: the placements' names,
+// how to read the result, the repeat count. Every refusal is ErrUsage.
+// The caller adds the writer, clock, streams and observer.
+func (o Options) Request(root string, command []string) (Request, error) {
+	r := Request{Root: root, NIC: o.NIC, Repeat: o.Repeat, Command: command, DryRun: o.DryRun,
+		KeepGoing: o.KeepGoing, AllowIrqbalance: o.AllowIrqbalance}
+	if o.RemoteNode >= 0 {
+		n := o.RemoteNode
+		r.RemoteNode = &n
+	}
+	if o.Repeat < 1 {
+		return r, usagef("--repeat %d: want 1 or more", o.Repeat)
+	}
+	if o.Placements == "" {
+		o.Placements = "default"
+	}
+	var err error
+	if r.Cells, err = ParseCells(o.Placements); err != nil {
+		return r, err
+	}
+	r.Parser, err = NewParser(command, o.Regexp, o.JSONPath)
+	return r, err
+}

@@ -1,0 +1,364 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/sched"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/watch"
+)
+
+// Request says what Run does.
+type Request struct {
+	Root string
+	// NIC is the NIC whose IRQs are placed; "" takes the host's only NIC
+	// with queue IRQs.
+	NIC   string
+	Cells []Cell // the placements, in order; nil: DefaultCells
+	// RemoteNode chooses the remote node; nil: the farthest from the NIC.
+	RemoteNode *int
+	Repeat     int      // runs of each cell, at least 1
+	Command    []string // the benchmark: its name (found in PATH) and arguments
+	Parser     Parser
+	DryRun     bool // plan and audit, change and run nothing
+	// KeepGoing carries on past a failed run instead of stopping the
+	// matrix (the host is restored either way).
+	KeepGoing bool
+	// AllowIrqbalance runs even while irqbalance runs (it may move the
+	// IRQs during a run).
+	AllowIrqbalance bool
+	Writer          irq.Writer       // every write to /proc/irq
+	Now             func() time.Time // state file names and samples; nil: time.Now
+	// Stderr is where the command's standard error goes; nil discards it.
+	Stderr io.Writer
+	// Exec runs the command once; nil: sched.RunContext, on this host,
+	// after checking that Root is its / and that the command exists.
+	Exec Exec
+	// Observer is told of every step as it happens; nil: no one is.
+	Observer Observer
+}
+
+// Exec runs a command once with a placement and returns its exit code
+// as a shell reports it (sched.RunContext's contract).
+type Exec func(ctx context.Context, p sched.Placement, args []string, s sched.Streams) (int, error)
+
+// Observer is told of every step, in order, as it happens: a command
+// prints them (each change before it is made), a test records them.
+type Observer interface {
+	Planned(res *Result)                  // the audit and the matrix, before any change
+	Pinning(pin *affinity.PinResult)      // where the IRQs go, before the first write
+	Pinned(pin *affinity.PinResult)       // what the pin did
+	Running(c *PlannedCell, repeat int)   // before each run
+	Ran(c *PlannedCell, r *RunResult)     // after each run
+	Restoring(stateFile string)           // before the IRQs are put back
+	Restored(res *affinity.RestoreResult) // what the restore did
+}
+
+// Result is what a bench gave: the matrix with every run, the audit of
+// the host at the start, and how it ended.
+type Result struct {
+	Plan     *Plan           `json:"plan"`
+	Findings []audit.Finding `json:"-"` // the audit at the start (report renders it)
+	Cells    []CellResult    `json:"cells"`
+	// Stopped says why the matrix ended early ("" when it ran whole): a
+	// failed run, a stop signal, a pin or restore that failed.
+	Stopped string `json:"stopped"`
+	// StateFiles are the pins' state files, each restored (renamed
+	// *.restored) unless Unrestored names it.
+	StateFiles []string `json:"state_files"`
+	Unrestored []string `json:"unrestored"`
+	DryRun     bool     `json:"dry_run"`
+}
+
+// CellResult is one cell with its runs.
+type CellResult struct {
+	PlannedCell
+	Runs    []RunResult `json:"runs"`
+	Summary *Summary    `json:"summary"` // null when no run succeeded
+}
+
+// Run audits the host, plans the matrix and, unless req.DryRun, runs it:
+// for each placement of the IRQs, one pin of the NIC's queue IRQs (saved
+// to a state file first, under the root's lock held throughout), every
+// run of the cells that need it (repeats interleaved across cells), and
+// the restore of what the pin changed — also when a run fails and when
+// ctx is cancelled, which stops the command that runs. The result is nil
+// only when nothing ran (a refused request, a host that cannot be
+// read); otherwise it holds what ran, and the error says what stopped
+// the matrix or which runs failed.
+func Run(ctx context.Context, req Request) (*Result, error) {
+	req = req.defaults()
+	res, err := prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	req.Observer.Planned(res)
+	if req.DryRun {
+		return res, nil
+	}
+	b := &bencher{req: req, res: res}
+	if b.sampler, err = watch.Open(req.Root, []string{res.Plan.NIC}, proc.Selection{}, req.Now); err != nil {
+		return res, err
+	}
+	if b.lock, err = affinity.AcquireLock(req.Root); err != nil {
+		return res, err
+	}
+	defer b.lock.Release()
+	for _, node := range b.irqNodes() {
+		if err = b.group(ctx, node); err != nil {
+			break
+		}
+	}
+	for i := range res.Cells {
+		res.Cells[i].Summary = summarize(res.Cells[i].Runs)
+	}
+	if err == nil && slices.ContainsFunc(res.Cells, func(c CellResult) bool { return c.failed() > 0 }) {
+		err = fmt.Errorf("%w: %d of %d runs failed (--keep-going)", ErrRun, res.failed(), res.runs())
+	}
+	return res, err
+}
+
+func (r Request) defaults() Request {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.Observer == nil {
+		r.Observer = nobody{}
+	}
+	if r.Stderr == nil {
+		r.Stderr = io.Discard
+	}
+	if r.Cells == nil {
+		r.Cells, _ = ParseCells("default")
+	}
+	return r
+}
+
+// prepare checks the request, reads and audits the host and plans the
+// matrix; nothing has changed when it returns.
+func prepare(req Request) (*Result, error) {
+	switch {
+	case req.Repeat < 1:
+		return nil, usagef("--repeat %d: want 1 or more", req.Repeat)
+	case len(req.Command) == 0:
+		return nil, usagef("no command to run")
+	case req.Parser.Kind == "":
+		return nil, usagef("no parser for the command's result")
+	}
+	if req.Exec == nil && !req.DryRun {
+		// The command runs here: the IRQs placed must be this host's.
+		if !affinity.IsLive(req.Root) {
+			return nil, usagef("bench runs the command on this host, so it reads / only, not %s (--dry-run plans for any root)", req.Root)
+		}
+		if _, err := exec.LookPath(req.Command[0]); err != nil {
+			return nil, fmt.Errorf("%s: %w", req.Command[0], err)
+		}
+	}
+	h, t, err := irq.Read(req.Root, irq.Options{})
+	if err != nil {
+		return nil, err
+	}
+	nic, err := chooseNIC(h, t, req.NIC)
+	if err != nil {
+		return nil, err
+	}
+	st, err := audit.Read(req.Root, audit.Selection{NICs: []string{nic}})
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planMatrix(req.Root, h, t, nic, req.Cells, req.RemoteNode)
+	if err != nil {
+		return nil, err
+	}
+	plan.Command, plan.Parser, plan.Repeat = req.Command, req.Parser, req.Repeat
+	res := &Result{Plan: plan, Findings: st.Findings, DryRun: req.DryRun, StateFiles: []string{}, Unrestored: []string{}}
+	for _, c := range plan.Cells {
+		res.Cells = append(res.Cells, CellResult{PlannedCell: c, Runs: []RunResult{}})
+	}
+	if !slices.ContainsFunc(plan.Cells, func(c PlannedCell) bool { return c.Applicable }) {
+		return res, fmt.Errorf("no placement asked for can run on this host: %s", plan.Cells[0].Reason)
+	}
+	if req.DryRun || req.AllowIrqbalance {
+		return res, nil
+	}
+	b, err := irqbalance.Read(req.Root)
+	if err != nil {
+		return nil, err
+	}
+	if b.Running {
+		return nil, fmt.Errorf("%w (PID %d): it would move %s's IRQs during the runs; stop it for the bench (systemctl stop irqbalance), or give --allow-irqbalance if it bans them", ErrIrqbalance, b.PIDs[0], nic)
+	}
+	return res, nil
+}
+
+// chooseNIC returns name, checked, or the host's only NIC with queue
+// IRQs when name is "".
+func chooseNIC(h *topology.Host, t *irq.Table, name string) (string, error) {
+	if name != "" {
+		_, err := h.LookupNIC(name)
+		return name, err
+	}
+	var with []string
+	for _, n := range h.NICs {
+		if slices.ContainsFunc(t.ForNIC(n.Name), func(q *irq.IRQ) bool { return q.Owner.Kind == irq.KindQueue }) {
+			with = append(with, n.Name)
+		}
+	}
+	switch len(with) {
+	case 1:
+		return with[0], nil
+	case 0:
+		return "", fmt.Errorf("%w: no NIC on this host has queue IRQs", affinity.ErrNoIRQs)
+	}
+	return "", usagef("choose the NIC with --nic: %d have queue IRQs (%v)", len(with), with)
+}
+
+// bencher runs a planned matrix.
+type bencher struct {
+	req     Request
+	res     *Result
+	lock    *affinity.Lock
+	sampler *watch.Sampler
+}
+
+// irqNodes are the nodes the applicable cells pin the IRQs to, in the
+// order of their first cell.
+func (b *bencher) irqNodes() []int {
+	var nodes []int
+	for _, c := range b.res.Plan.Cells {
+		if c.Applicable && !slices.Contains(nodes, c.IRQNode) {
+			nodes = append(nodes, c.IRQNode)
+		}
+	}
+	return nodes
+}
+
+// group pins the IRQs to node's IRQ CPUs, runs the cells that want them
+// there, and restores what the pin changed whatever happens meanwhile.
+func (b *bencher) group(ctx context.Context, node int) (err error) {
+	if err := ctx.Err(); err != nil {
+		return b.stop(fmt.Errorf("stopped before pinning to node %d: %w", node, context.Cause(ctx)))
+	}
+	var cells []int
+	for i, c := range b.res.Cells {
+		if c.Applicable && c.IRQNode == node {
+			cells = append(cells, i)
+		}
+	}
+	irqCPUs := b.res.Cells[cells[0]].IRQCPUs
+	pin, err := affinity.Pin(ctx, affinity.PinRequest{
+		Root: b.req.Root, NICs: []string{b.res.Plan.NIC}, Writer: b.req.Writer, Now: b.req.Now(), Lock: b.lock,
+		Options: affinity.PlanOptions{Strategy: affinity.StrategySpread, CPUs: irqCPUs},
+		Planned: func(p *affinity.PinResult) error { b.req.Observer.Pinning(p); return nil },
+	})
+	if err != nil {
+		return b.stop(fmt.Errorf("pin to node %d: %w", node, err))
+	}
+	if pin.StateFile != "" {
+		b.res.StateFiles = append(b.res.StateFiles, pin.StateFile)
+	}
+	b.req.Observer.Pinned(pin)
+	if err := pin.Err(); err != nil {
+		// Pin rolled back what it wrote (or says what it could not).
+		if len(pin.RollbackFailed) > 0 {
+			b.res.Unrestored = append(b.res.Unrestored, pin.StateFile)
+		}
+		return b.stop(fmt.Errorf("pin to node %d: %w", node, err))
+	}
+	if pin.StateFile != "" {
+		defer func() {
+			if rerr := b.restore(ctx, pin.StateFile); rerr != nil {
+				err = errors.Join(err, b.stop(rerr))
+			}
+		}()
+	}
+	for rep := 1; rep <= b.req.Repeat; rep++ {
+		for _, i := range cells {
+			if err := ctx.Err(); err != nil {
+				return b.stop(fmt.Errorf("stopped: %w", context.Cause(ctx)))
+			}
+			c := &b.res.Cells[i]
+			b.req.Observer.Running(&c.PlannedCell, rep)
+			r := b.measure(ctx, &c.PlannedCell, rep)
+			c.Runs = append(c.Runs, r)
+			b.req.Observer.Ran(&c.PlannedCell, &r)
+			if ctx.Err() != nil {
+				return b.stop(fmt.Errorf("stopped during %s run %d: %w", c.Name, rep, context.Cause(ctx)))
+			}
+			if r.Error != "" && !b.req.KeepGoing {
+				return b.stop(fmt.Errorf("%w: %s run %d: %s", ErrRun, c.Name, rep, r.Error))
+			}
+		}
+	}
+	return nil
+}
+
+// restore puts back what a pin changed, under the held lock; a stop
+// signal does not cut it short.
+func (b *bencher) restore(ctx context.Context, stateFile string) error {
+	b.req.Observer.Restoring(stateFile)
+	rr, err := affinity.RestoreHeld(context.WithoutCancel(ctx), b.lock, b.req.Root, stateFile, b.req.Writer)
+	if err == nil {
+		b.req.Observer.Restored(rr)
+		err = rr.Err()
+	}
+	if err != nil {
+		b.res.Unrestored = append(b.res.Unrestored, stateFile)
+		return fmt.Errorf("restore %s: %w (run irqnuma irq restore %s)", stateFile, err, stateFile)
+	}
+	return nil
+}
+
+// stop records why the matrix ended early and returns it.
+func (b *bencher) stop(err error) error {
+	if b.res.Stopped == "" {
+		b.res.Stopped = err.Error()
+	}
+	return err
+}
+
+// runs and failed count the runs made and those that failed.
+func (r *Result) runs() (n int) {
+	for _, c := range r.Cells {
+		n += len(c.Runs)
+	}
+	return n
+}
+
+func (r *Result) failed() (n int) {
+	for _, c := range r.Cells {
+		n += c.failed()
+	}
+	return n
+}
+
+func (c *CellResult) failed() (n int) {
+	for _, r := range c.Runs {
+		if r.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// nobody observes nothing.
+type nobody struct{}
+
+func (nobody) Planned(*Result)                  {}
+func (nobody) Pinning(*affinity.PinResult)      {}
+func (nobody) Pinned(*affinity.PinResult)       {}
+func (nobody) Running(*PlannedCell, int)        {}
+func (nobody) Ran(*PlannedCell, *RunResult)     {}
+func (nobody) Restoring(string)                 {}
+func (nobody) Restored(*affinity.RestoreResult) {}
