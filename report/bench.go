@@ -113,7 +113,7 @@ func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 			fmt.Fprintf(b, "node %d: %s\n", s.Node, s.Unusable)
 			continue
 		}
-		fmt.Fprintf(b, "node %d: IRQs on CPUs %s, the command on %s\n", s.Node, s.IRQCPUs, orNone(s.AppCPUs))
+		fmt.Fprintf(b, "node %d: IRQs on %s, the command on %s\n", s.Node, cpusWord(s.IRQCPUs), orNone(s.AppCPUs))
 	}
 	fmt.Fprintf(b, "command: %s\n", shellJoin(p.Command))
 	fmt.Fprintf(b, "result: %s; %s per placement\n", p.Parser, units.Plural(p.Repeat, "run", "runs"))
@@ -193,7 +193,7 @@ func orNone(s cpuset.Set) string {
 	if s.IsEmpty() {
 		return "no other core"
 	}
-	return "CPUs " + s.List()
+	return cpusWord(s)
 }
 
 // shellJoin writes a command line as a shell would take it back.
@@ -338,8 +338,8 @@ func (p *BenchProgress) Running(c *bench.PlannedCell, repeat int) {
 	if !c.MemNodes.IsEmpty() {
 		mem = "memory bound to node " + c.MemNodes.List()
 	}
-	fmt.Fprintf(p.W, "run %d/%d: %s #%d: the command on CPUs %s (node %d), %s; IRQs on CPUs %s (node %d)\n",
-		p.n, p.total, c.Name, repeat, c.AppCPUs, c.AppNode, mem, c.IRQCPUs, c.IRQNode)
+	fmt.Fprintf(p.W, "run %d/%d: %s #%d: the command on %s (node %d), %s; IRQs on %s (node %d)\n",
+		p.n, p.total, c.Name, repeat, cpusWord(c.AppCPUs), c.AppNode, mem, cpusWord(c.IRQCPUs), c.IRQNode)
 }
 
 // Ran implements bench.Observer.
