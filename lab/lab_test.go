@@ -123,9 +123,10 @@ func sentFile(t *testing.T, lines []labLine, name string) []byte {
 }
 
 // benchOutput shows the bench scenario's result as irqnuma bench's
-// table, rendered from the JSON the guest sent; with
-// IRQNUMA_LAB_BENCH_OUT=DIR it also writes the table and the guest's SVG
-// there as bench-debian-<kernel>.{txt,svg}.
+// table, rendered from the JSON the guest sent; with IRQNUMA_LAB_OUT=DIR
+// it also writes the table and the guest's SVG there as
+// bench-debian-<kernel>.{txt,svg}, and the watch scenario's text as
+// watch-debian-<kernel>.txt.
 func benchOutput(t *testing.T, k preparedKernel, lines []labLine) {
 	data := sentFile(t, lines, "bench.json")
 	if len(data) == 0 {
@@ -141,7 +142,7 @@ func benchOutput(t *testing.T, k preparedKernel, lines []labLine) {
 		t.Errorf("bench table: %v", err)
 	}
 	t.Logf("irqnuma bench in the %s guest:\n%s", k.Name, table.String())
-	dir := os.Getenv("IRQNUMA_LAB_BENCH_OUT")
+	dir := os.Getenv("IRQNUMA_LAB_OUT")
 	if dir == "" {
 		return
 	}
@@ -152,6 +153,11 @@ func benchOutput(t *testing.T, k preparedKernel, lines []labLine) {
 	base := filepath.Join(dir, "bench-debian-"+k.Name)
 	for ext, b := range map[string][]byte{".txt": table.Bytes(), ".svg": sentFile(t, lines, "bench.svg")} {
 		if err := os.WriteFile(base+ext, b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if w := sentFile(t, lines, "watch.txt"); len(w) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, "watch-debian-"+k.Name+".txt"), w, 0o644); err != nil {
 			t.Error(err)
 		}
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -57,6 +59,41 @@ func scenarioWatch(l *lab) {
 	m := measureWatch(n)
 	checkWatchCounts(n, m)
 	checkWatchNetRX(rxCPUs, m)
+	watchText(n)
+}
+
+// watchText runs watch as a user would before a benchmark, piped:
+// `irqnuma watch --count 4 --interval 1s --comm iperf3`, then an iperf3
+// client receiving from the test's namespace through the NIC (-R). The
+// first interval waits for iperf3, a later one picks it up and says
+// which NIC it uses; the text goes back to the host (watch.txt) for the
+// README.
+func watchText(n *nic) {
+	cmd := exec.Command("/bin/irqnuma", "watch", "--count", "4", "--interval", "1s", "--comm", "iperf3")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	must("text-start", cmd.Start() == nil, "start watch")
+	time.Sleep(1300 * time.Millisecond)
+	client := exec.Command("iperf3", "-c", n.Peer, "-t", "4", "-R")
+	var cout bytes.Buffer
+	client.Stdout, client.Stderr = &cout, &cout
+	must("text-iperf3", client.Start() == nil, "start iperf3")
+	err := cmd.Wait()
+	cerr := client.Wait()
+	must("text-exit", err == nil, "watch: %v\n%s", err, errb.String())
+	check("text-iperf3-exit", cerr == nil, "iperf3 -c %s -t 4 -R: %v\n%.2000s", n.Peer, cerr, cout.String())
+	text := out.String()
+	blocks := strings.Split(text, "\nirqnuma watch  #")
+	check("text-intervals", len(blocks) == 4, "%d intervals, want 4:\n%s", len(blocks), text)
+	check("text-waits", strings.Contains(blocks[0], "note: waiting for --comm iperf3: no such process yet"), "interval 1 waits for iperf3:\n%s", blocks[0])
+	started := regexp.MustCompile(`note: --comm iperf3: process (\d+) started; watching it`).FindStringSubmatch(text)
+	check("text-started", started != nil, "an interval says iperf3 started:\n%s", text)
+	if started != nil {
+		uses := regexp.MustCompile(`(?m)^iperf3 \(PID ` + started[1] + `\) uses ` + n.Name + `: tcp `)
+		check("text-uses", uses.MatchString(text), "an interval says iperf3 %s uses %s through a TCP connection:\n%s", started[1], n.Name, text)
+		check("text-verdict", strings.Contains(blocks[len(blocks)-1], "iperf3 thread "), "the last interval's verdict names an iperf3 thread:\n%s", blocks[len(blocks)-1])
+	}
+	sendFile("watch.txt", out.Bytes())
 }
 
 // watchRun is one watch run with traffic inside its window, and the
