@@ -205,3 +205,37 @@ func TestWatchErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEQuotesFiles: where the README shows output the tool or the
+// lab wrote to a file, the block is that file's text (or, for a watch
+// run, its first interval).
+func TestREADMEQuotesFiles(t *testing.T) {
+	t.Parallel()
+	root := moduleRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, tt := range []struct {
+		file  string
+		first bool // only the first watch interval
+	}{
+		{"testdata/golden/watch/seed-saturated", true},
+		{"testdata/lab/watch-debian-6.12.txt", false},
+		{"testdata/lab/bench-debian-6.12.txt", false},
+	} {
+		c, err := os.ReadFile(filepath.Join(root, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(c)
+		if tt.first {
+			first, _, _ := strings.Cut(want, "\n\nirqnuma watch  #")
+			want = first + "\n"
+		}
+		if !strings.Contains(readme, "```text\n"+want+"```") && !strings.Contains(readme, "```console\n"+want+"```") {
+			t.Errorf("README has no code block that is %s", tt.file)
+		}
+	}
+}
