@@ -376,7 +376,7 @@ func (c *capturer) fileUpTo(rel string, max int64) error {
 	if max > 0 {
 		limit = min(limit, max)
 	}
-	data, err := kfile.ReadLimit(c.abs(real), limit)
+	content, err := readContent(c.abs(real), limit)
 	if err != nil {
 		if errors.Is(err, kfile.ErrTooLarge) && max > 0 {
 			c.note(fmt.Sprintf("/%s not captured: larger than %d MB, which irqnuma does not read", rel, max>>20))
@@ -388,11 +388,71 @@ func (c *capturer) fileUpTo(rel string, max int64) error {
 		c.skip(rel, err)
 		return nil
 	}
+	defer content.close()
 	if err := c.addDir(parent(real)); err != nil {
 		return err
 	}
 	c.files[real] = true
-	return c.w.file(real, data, fi.Mode().Perm())
+	return c.w.fileFrom(real, content.r, content.size, fi.Mode().Perm())
+}
+
+// spillAt is the size past which a file's content goes to a temporary
+// file instead of memory: a socket table of 200,000 lines is tens of MB,
+// and the archive needs its size before its bytes.
+const spillAt = 1 << 20
+
+// content is a file's bytes as read once: in memory, or spilled.
+type content struct {
+	r     io.Reader
+	size  int64
+	spill *os.File
+}
+
+func (c content) close() {
+	if c.spill != nil {
+		c.spill.Close()
+		os.Remove(c.spill.Name())
+	}
+}
+
+// readContent reads path to its end, failing with kfile.ErrTooLarge past
+// limit bytes. Up to spillAt bytes stay in memory; a larger file is
+// copied once to a temporary file, so the snapshot's memory does not
+// grow with the largest file it captures and the archive gets the very
+// bytes it was told the size of (a pseudo-file read twice may differ).
+func readContent(path string, limit int64) (content, error) {
+	head, err := kfile.ReadLimit(path, min(limit, spillAt))
+	switch {
+	case err == nil:
+		return content{r: bytes.NewReader(head), size: int64(len(head))}, nil
+	case !errors.Is(err, kfile.ErrTooLarge) || limit <= spillAt:
+		return content{}, err
+	}
+	f, err := kfile.NewFS("/").OpenFile(path, os.O_RDONLY)
+	if err != nil {
+		return content{}, err
+	}
+	defer f.Close()
+	spill, err := os.CreateTemp("", "irqnuma-snapshot-*")
+	if err != nil {
+		return content{}, fmt.Errorf("spill %s: %w", path, err)
+	}
+	c := content{spill: spill}
+	n, err := io.Copy(spill, io.LimitReader(f, limit+1))
+	switch {
+	case err != nil:
+		c.close()
+		return content{}, fmt.Errorf("read %s: %w", path, err)
+	case n > limit:
+		c.close()
+		return content{}, fmt.Errorf("%s: %w", path, kfile.ErrTooLarge)
+	}
+	if _, err := spill.Seek(0, io.SeekStart); err != nil {
+		c.close()
+		return content{}, fmt.Errorf("spill %s: %w", path, err)
+	}
+	c.r, c.size = spill, n
+	return c, nil
 }
 
 // entry records a path's last component as it is (a link stays a link,

@@ -19,6 +19,7 @@ package snapshot
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -185,16 +186,21 @@ func (a *archive) link(rel, target string) error {
 }
 
 func (a *archive) file(rel string, data []byte, mode os.FileMode) error {
-	if a.bytes+int64(len(data)) > a.max {
+	return a.fileFrom(rel, bytes.NewReader(data), int64(len(data)), mode)
+}
+
+// fileFrom writes a file of size bytes read from r.
+func (a *archive) fileFrom(rel string, r io.Reader, size int64, mode os.FileMode) error {
+	if a.bytes+size > a.max {
 		a.err = fmt.Errorf("/%s: capture %w of %d bytes", rel, ErrTooLarge, a.max)
 		return a.err
 	}
 	a.files++
-	a.bytes += int64(len(data))
-	if err := a.header(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Mode: int64(mode), Size: int64(len(data))}); err != nil {
+	a.bytes += size
+	if err := a.header(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Mode: int64(mode), Size: size}); err != nil {
 		return err
 	}
-	if _, err := a.tw.Write(data); err != nil {
+	if _, err := io.CopyN(a.tw, r, size); err != nil {
 		a.err = fmt.Errorf("write %s: %w", rel, err)
 	}
 	return a.err
