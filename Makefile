@@ -41,10 +41,13 @@ install: build
 	$(BIN) completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_irqnuma
 	$(BIN) completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/irqnuma.fish
 
-# vet + race detector + every suite, live tests included.
+# vet + race detector + every suite, live tests included; then the
+# hostile-input tests again without -race, as their CPU and memory bounds
+# are for the binary that ships.
 test:
 	$(GO) vet ./...
 	$(TESTENV) $(GO) test -race -count=1 ./...
+	$(TESTENV) $(GO) test -count=1 -run '^TestHostile' ./cmd/irqnuma
 
 # The fast loop: no race detector, no live-host tests, no browser.
 test-short:

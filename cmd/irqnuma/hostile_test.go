@@ -28,7 +28,8 @@ import (
 // wall time, is the cost bound: it does not grow when the machine is
 // busy with other tests; caseWall only catches a command that waits.
 // These are bounds against pathological input (a loop, a blow-up), not
-// speed measurements, which are Go benchmarks.
+// speed measurements, which are Go benchmarks. A race build widens them
+// (raceCPUScale); make test also runs these tests without -race.
 const (
 	caseCPU  = 2 * time.Second
 	caseWall = 15 * time.Second
@@ -92,14 +93,14 @@ func checkBounds(t *testing.T, args []string, r binResult) {
 	if r.code == cli.ExitUsage {
 		t.Errorf("%s: exit 2 (a usage error) on bad input: %s", what, clipOut(r.stderr))
 	}
-	if r.cpu > caseCPU {
-		t.Errorf("%s took %v of CPU time, more than %v", what, r.cpu.Round(time.Millisecond), caseCPU)
+	if r.cpu > caseCPU*raceCPUScale {
+		t.Errorf("%s took %v of CPU time, more than %v", what, r.cpu.Round(time.Millisecond), caseCPU*raceCPUScale)
 	}
 	if r.wall > caseWall {
 		t.Errorf("%s took %v, more than %v", what, r.wall.Round(time.Millisecond), caseWall)
 	}
-	if r.maxRSS > caseRSS {
-		t.Errorf("%s used %d MB, more than %d", what, r.maxRSS>>20, caseRSS>>20)
+	if r.maxRSS > caseRSS*raceRSSScale {
+		t.Errorf("%s used %d MB, more than %d", what, r.maxRSS>>20, caseRSS*raceRSSScale>>20)
 	}
 	if r.code != 0 && r.code != cli.ExitFindings {
 		if n := strings.Count(r.stderr, "\n"); n != 1 || len(r.stderr) > 1000 {
