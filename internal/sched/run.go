@@ -64,10 +64,11 @@ func RunContext(ctx context.Context, p Placement, args []string, s Streams, star
 		stderr = lw
 	}
 	child.Stdin, child.Stdout, child.Stderr = s.Stdin, stdout, stderr
+	grace := killGrace // read once: the goroutine below may outlive this call
 	if ctx.Done() != nil {
 		// A process the command left behind may hold its output pipes
 		// open: they are closed this long after the command exits.
-		child.WaitDelay = killGrace + time.Second
+		child.WaitDelay = grace + time.Second
 	}
 
 	// Catch the signals before the child exists, so none sent meanwhile
@@ -99,7 +100,7 @@ func RunContext(ctx context.Context, p Placement, args []string, s Streams, star
 			case <-stop:
 				stop = nil
 				_ = child.Process.Signal(syscall.SIGTERM)
-				t := time.NewTimer(killGrace)
+				t := time.NewTimer(grace)
 				defer t.Stop()
 				kill = t.C
 			case <-kill:
