@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -236,6 +237,21 @@ func TestREADMEQuotesFiles(t *testing.T) {
 		}
 		if !strings.Contains(readme, "```text\n"+want+"```") && !strings.Contains(readme, "```console\n"+want+"```") {
 			t.Errorf("README has no code block that is %s", tt.file)
+		}
+	}
+	// An excerpt: the block after the file's name, every line of it a
+	// line of the file.
+	const file = "testdata/golden/irq-list-all/lab-debian-6.1.txt"
+	_, after, ok := strings.Cut(readme, "(`"+file+"`):\n\n```\n")
+	block, _, ok2 := strings.Cut(after, "```")
+	c, err := os.ReadFile(filepath.Join(root, file))
+	if !ok || !ok2 || err != nil {
+		t.Fatalf("README has no excerpt of %s (%v)", file, err)
+	}
+	lines := strings.Split(string(c), "\n")
+	for _, l := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		if !slices.Contains(lines, l) {
+			t.Errorf("README's excerpt of %s has a line the file has not: %q", file, l)
 		}
 	}
 }
