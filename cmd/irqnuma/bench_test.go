@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -75,6 +77,9 @@ func BenchmarkIRQListAllVsRead(b *testing.B) {
 	readAll := func() {
 		for _, p := range files {
 			f, err := os.Open(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // the command tried it too (osrelease on a tree without it)
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
