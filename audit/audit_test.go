@@ -273,6 +273,26 @@ func TestAuditJudgesUsedNICs(t *testing.T) {
 	}
 }
 
+// TestUnknownMessageQuotes: the info finding of a process whose NIC is
+// not known quotes the socket that is why: a server with loopback
+// connections and a wildcard listener is "any NIC" because of the
+// listener, not of its loopback connection, listed first.
+func TestUnknownMessageQuotes(t *testing.T) {
+	u := nicuse.Use{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AnyNIC, How: []string{
+		"tcp 127.0.0.1:5201 -> 127.0.0.1:38592: stays on the host (loopback)",
+		"tcp *:5201 (listening): bound to every address: any NIC",
+	}}
+	want := "iperf3 (PID 7) is bound to every address only (tcp *:5201 (listening)), so any NIC may carry its traffic: it was judged against no NIC"
+	if got := unknownMessage("iperf3 (PID 7)", u); got != want {
+		t.Errorf("message\n got %q\nwant %q", got, want)
+	}
+	u.Attribution, u.How = nicuse.Loopback, u.How[:1]
+	want = "iperf3 (PID 7)'s sockets stay on the host (tcp 127.0.0.1:5201 -> 127.0.0.1:38592): it was judged against no NIC"
+	if got := unknownMessage("iperf3 (PID 7)", u); got != want {
+		t.Errorf("message\n got %q\nwant %q", got, want)
+	}
+}
+
 // TestAuditIrqbalance checks irqbalance-active against what it bans.
 func TestAuditIrqbalance(t *testing.T) {
 	h, tb := loadHost(t, "seed")
