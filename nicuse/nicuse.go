@@ -155,10 +155,14 @@ func verdict(groups []*group) (Attribution, []string) {
 	return Unknown, nics
 }
 
-// howLines says each group, at most maxHow: those that name NICs first,
-// connections (which carry the traffic) before listeners.
+// howLines says each group, at most maxHow, what decided the verdict
+// first: those that name NICs, then those bound to every address (an
+// any-NIC verdict's reason, before loopback connections), connections
+// (which carry the traffic) before listeners.
 func howLines(groups []*group) []string {
-	rank := func(g *group) int { return 2*boolRank(len(g.nics) > 0) + boolRank(g.first.Connected()) }
+	rank := func(g *group) int {
+		return 4*boolRank(len(g.nics) > 0) + 2*boolRank(g.kind == kindAny) + boolRank(g.first.Connected())
+	}
 	sorted := slices.Clone(groups)
 	slices.SortStableFunc(sorted, func(a, b *group) int { return rank(b) - rank(a) })
 	var out []string

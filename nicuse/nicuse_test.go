@@ -79,6 +79,12 @@ func TestOf(t *testing.T) {
 			BySockets, []string{"ens1f0", "eth1"}, []string{"routed through ens1f0 (10.1.0.0/24); 10.0.0.2 is eth1's address"}},
 		{"loopback", []hosttest.Socket{{Proto: "tcp", Local: "127.0.0.1:5201"}, {Proto: "tcp", Local: "10.1.0.2:5201", Remote: "10.1.0.2:41000"}},
 			Loopback, nil, []string{"stays on the host"}},
+		// Its reason first: the wildcard listener, not the loopback
+		// connection (a local client of a server).
+		{"wildcard listener with a loopback client", []hosttest.Socket{
+			{Proto: "tcp", Local: "0.0.0.0:5201"},
+			{Proto: "tcp", Local: "127.0.0.1:5201", Remote: "127.0.0.1:41000"},
+		}, AnyNIC, nil, []string{"tcp *:5201 (listening): bound to every address", "tcp 127.0.0.1:5201 -> 127.0.0.1:41000: stays on the host"}},
 		{"a bond over a NIC", []hosttest.Socket{{Proto: "tcp", Local: "10.2.0.2:80"}},
 			BySockets, []string{"ens2f0"}, []string{"10.2.0.2 is bond0's address (10.2.0.0/24 dev bond0), which is on ens2f0"}},
 		{"a bridge with no NIC", []hosttest.Socket{{Proto: "tcp", Local: "172.17.0.1:80"}},

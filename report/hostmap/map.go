@@ -413,22 +413,45 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 		if len(on[c.ID]) == 0 || len(c.IRQs) == 0 {
 			continue
 		}
-		c.Conflict = true
-		ns := make([]int, 0, len(c.IRQs))
-		for _, mi := range c.IRQs {
-			ns = append(ns, mi.IRQ)
-		}
 		pids := make([]int, 0, len(on[c.ID]))
 		for pid := range on[c.ID] {
 			pids = append(pids, pid)
 		}
 		slices.Sort(pids)
 		for _, pid := range pids {
+			// Only the queue IRQs of NICs it may use, as the audit judges.
+			var ns []int
+			for _, mi := range c.IRQs {
+				if mayUse(uses, pid, mi.NIC) {
+					ns = append(ns, mi.IRQ)
+				}
+			}
+			if len(ns) == 0 {
+				continue
+			}
+			c.Conflict = true
 			tids := slices.Sorted(slices.Values(on[c.ID][pid]))
 			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
 				IRQs: ns, PIDs: []int{pid}, LastRan: tids})
 		}
 	}
+}
+
+// mayUse reports whether a process may send or receive through nic: the
+// NICs its sockets name when they name some, none when they stay on the
+// host, else (any NIC, unknown, not read) every NIC.
+func mayUse(uses []nicuse.Use, pid int, nic string) bool {
+	i := slices.IndexFunc(uses, func(u nicuse.Use) bool { return u.PID == pid })
+	if i < 0 {
+		return true
+	}
+	switch uses[i].Attribution {
+	case nicuse.BySockets:
+		return slices.Contains(uses[i].NICs, nic)
+	case nicuse.Loopback:
+		return false
+	}
+	return true
 }
 
 // keyLetters are the letters of the NIC keys, in order.

@@ -3,6 +3,7 @@ package hostmap
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -244,6 +245,29 @@ func TestBuildProcesses(t *testing.T) {
 	if got := mustCPU(t, m, 2).Label; got != "P" {
 		t.Errorf("CPU 2 label = %q, want P", got)
 	}
+	// As the audit judges: a process is in conflict only with the queue
+	// IRQs of NICs it may use. netserver's sockets staying on the host,
+	// or going through another NIC, leave CPU 17's eth0 IRQ alone; any
+	// NIC and unknown keep the conflict.
+	for _, tt := range []struct {
+		use      nicuse.Use
+		conflict bool
+	}{
+		{nicuse.Use{PID: 5000, Attribution: nicuse.Loopback}, false},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.BySockets, NICs: []string{"eth1"}}, false},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.AnyNIC}, true},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.Unknown}, true},
+	} {
+		m = Build(h, tb, procs, Options{Uses: append(slices.Clone(uses), tt.use)})
+		got := false
+		for _, c := range m.Conflicts {
+			got = got || (c.Kind == ConflictThread && slices.Contains(c.PIDs, 5000))
+		}
+		if got != tt.conflict {
+			t.Errorf("netserver %s %v: conflict %v, want %v", tt.use.Attribution, tt.use.NICs, got, tt.conflict)
+		}
+	}
+	m = Build(h, tb, procs, Options{Uses: uses})
 	var buf bytes.Buffer
 	if err := WriteText(&buf, m, Style{}); err != nil {
 		t.Fatal(err)
