@@ -63,6 +63,19 @@ func (u Use) Known() bool { return u.Attribution == BySockets }
 // Uses reports whether the process is known to use the NIC.
 func (u Use) Uses(nic string) bool { return u.Known() && slices.Contains(u.NICs, nic) }
 
+// MayUse reports whether the process may send or receive through nic:
+// the NICs its sockets name when they name some, none when they stay on
+// the host, else (any NIC, unknown) every NIC.
+func (u Use) MayUse(nic string) bool {
+	switch u.Attribution {
+	case BySockets:
+		return slices.Contains(u.NICs, nic)
+	case Loopback:
+		return false
+	}
+	return true
+}
+
 // Summary is "eth0", "eth0, eth1", "any NIC", "loopback" or "unknown".
 func (u Use) Summary() string {
 	switch u.Attribution {

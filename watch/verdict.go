@@ -253,8 +253,8 @@ func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict,
 		if t.CPU < 0 || t.CPUPercent == nil || *t.CPUPercent <= 0 {
 			continue
 		}
-		if u, ok := d.uses[t.PID]; ok && u.Known() && !u.Uses(n.Name) {
-			continue // its process uses other NICs
+		if u, ok := d.uses[t.PID]; ok && !u.MayUse(n.Name) {
+			continue // its process uses other NICs, or none
 		}
 		r := ThreadVerdict{PID: t.PID, TID: t.TID, CPU: t.CPU, Node: t.Node, Local: local(t.CPU),
 			CPUPercent: t.CPUPercent, Saturated: *t.CPUPercent >= SaturatedPercent}

@@ -500,27 +500,40 @@ func TestVerdictNamesUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A client whose traffic stays on the host, busy on another CPU: no
+	// NIC's verdict names it.
+	tr.Thread(7100, 7100, "iperf3", "R", 10, 10, 13)
+	hosttest.WriteSockets(t, root, 7100, []hosttest.Socket{{Proto: "tcp", Local: "127.0.0.1:41000", Remote: "127.0.0.1:5201", Inode: 6}})
+	hosttest.WriteRoutes(t, filepath.Join(root, "proc/7100/net"), []hosttest.Route{{Iface: "ens1f0", Dst: "10.1.0.0/24"}}, nil)
+	lo, err := proc.ReadNet(root, 7100)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := topology.Read(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
-	s, err := newSampler(h, samplerOptions{Processes: []*proc.Process{{PID: 7000, Comm: "iperf3", Net: n}}, Now: clk.Now})
+	s, err := newSampler(h, samplerOptions{Processes: []*proc.Process{{PID: 7000, Comm: "iperf3", Net: n}, {PID: 7100, Comm: "iperf3", Net: lo}}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	prev := sample(t, s)
 	clk.Advance(time.Second)
 	tr.Thread(7000, 7000, "iperf3", "R", 60, 10, 12)
+	tr.Thread(7100, 7100, "iperf3", "R", 60, 10, 13)
 	iv := diff(t, s, prev, sample(t, s))
 	for _, nic := range []string{"ens1f0", "eth1"} {
 		v := nicStats(t, iv, nic).Verdict
 		if named := strings.Contains(v.Text, "iperf3 thread 7000"); named != (nic == "ens1f0") || (len(v.Threads) == 1) != named {
 			t.Errorf("%s verdict %q (threads %+v): iperf3 named %v, want only under ens1f0", nic, v.Text, v.Threads, named)
 		}
+		if strings.Contains(v.Text, "thread 7100") {
+			t.Errorf("%s verdict %q names the loopback client 7100", nic, v.Text)
+		}
 	}
-	if len(iv.Processes) != 1 || iv.Processes[0].Summary() != "ens1f0" {
-		t.Errorf("processes %+v, want 7000 on ens1f0", iv.Processes)
+	if len(iv.Processes) != 2 || iv.Processes[0].Summary() != "ens1f0" || iv.Processes[1].Summary() != "loopback" {
+		t.Errorf("processes %+v, want 7000 on ens1f0, 7100 loopback", iv.Processes)
 	}
 }
 

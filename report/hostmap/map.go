@@ -437,21 +437,11 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 	}
 }
 
-// mayUse reports whether a process may send or receive through nic: the
-// NICs its sockets name when they name some, none when they stay on the
-// host, else (any NIC, unknown, not read) every NIC.
+// mayUse is nicuse.Use.MayUse of the process, true when it was not
+// attributed at all.
 func mayUse(uses []nicuse.Use, pid int, nic string) bool {
 	i := slices.IndexFunc(uses, func(u nicuse.Use) bool { return u.PID == pid })
-	if i < 0 {
-		return true
-	}
-	switch uses[i].Attribution {
-	case nicuse.BySockets:
-		return slices.Contains(uses[i].NICs, nic)
-	case nicuse.Loopback:
-		return false
-	}
-	return true
+	return i < 0 || uses[i].MayUse(nic)
 }
 
 // keyLetters are the letters of the NIC keys, in order.
