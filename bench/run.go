@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/irqnuma/irqnuma/affinity"
@@ -221,7 +222,7 @@ func chooseNIC(h *topology.Host, t *irq.Table, name string) (string, error) {
 	case 0:
 		return "", fmt.Errorf("%w: no NIC on this host has queue IRQs", affinity.ErrNoIRQs)
 	}
-	return "", usagef("choose the NIC with --nic: %d have queue IRQs (%v)", len(with), with)
+	return "", usagef("choose the NIC with --nic: %d have queue IRQs (%s)", len(with), strings.Join(with, ", "))
 }
 
 // bencher runs a planned matrix.

@@ -74,7 +74,7 @@ func TestBenchRefuses(t *testing.T) {
 		{"iperf3 without -J", 0, []string{"bench", "--", "iperf3", "-c", "x"}, cli.ExitUsage, "iperf3 without -J"},
 		{"another tool, no parser", 0, []string{"bench", "--", "netperf", "-H", "x"}, cli.ExitUsage, "say how to read the command's result"},
 		{"a tree, for real", 0, []string{"--root", seed, "bench", "--", "iperf3", "-J"}, cli.ExitUsage, "bench runs the command on this host, so it reads / only"},
-		{"several NICs", 0, []string{"--root", hosttest.Shared(t, "offline-2node"), "bench", "--dry-run", "--", "iperf3", "-J"}, cli.ExitUsage, "choose the NIC with --nic: 4 have queue IRQs"},
+		{"several NICs", 0, []string{"--root", hosttest.Shared(t, "offline-2node"), "bench", "--dry-run", "--", "iperf3", "-J"}, cli.ExitUsage, "choose the NIC with --nic: 4 have queue IRQs (ens1f0, ens2f0, eth1, eth10)"},
 		{"remote node is the NIC's", 0, []string{"--root", seed, "bench", "--dry-run", "--remote-node", "1", "--", "iperf3", "-J"}, cli.ExitUsage, "--remote-node 1 is the NIC's own node"},
 		{"not root", 1000, []string{"bench", "--", "iperf3", "-J"}, cli.ExitError, "bench changes the live host's IRQ affinity and needs root"},
 	}
