@@ -42,8 +42,8 @@ install: build
 	$(BIN) completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/irqnuma.fish
 
 # vet + race detector + every suite, live tests included; then the
-# hostile-input tests again without -race, as their CPU and memory bounds
-# are for the binary that ships.
+# hostile-input tests, which a race build skips, without -race: their CPU
+# and memory bounds are for the binary that ships.
 test:
 	$(GO) vet ./...
 	$(TESTENV) $(GO) test -race -count=1 ./...

@@ -28,13 +28,24 @@ import (
 // wall time, is the cost bound: it does not grow when the machine is
 // busy with other tests; caseWall only catches a command that waits.
 // These are bounds against pathological input (a loop, a blow-up), not
-// speed measurements, which are Go benchmarks. A race build widens them
-// (raceCPUScale); make test also runs these tests without -race.
+// speed measurements, which are Go benchmarks. They are the shipped
+// binary's: a race build skips these tests (hostileBinary), and make test
+// runs them again without -race.
 const (
 	caseCPU  = 2 * time.Second
 	caseWall = 15 * time.Second
 	caseRSS  = 200 << 20
 )
+
+// hostileBinary is the binary the hostile tests run: the test binary,
+// skipped in a race build, whose instrumentation would measure itself.
+func hostileBinary(t *testing.T) string {
+	t.Helper()
+	if raceBuild {
+		t.Skip("race build: the hostile bounds are the shipped binary's; make test runs this without -race")
+	}
+	return cliBinary(t)
+}
 
 // binResult is one run of the built binary.
 type binResult struct {
@@ -93,14 +104,14 @@ func checkBounds(t *testing.T, args []string, r binResult) {
 	if r.code == cli.ExitUsage {
 		t.Errorf("%s: exit 2 (a usage error) on bad input: %s", what, clipOut(r.stderr))
 	}
-	if r.cpu > caseCPU*raceCPUScale {
-		t.Errorf("%s took %v of CPU time, more than %v", what, r.cpu.Round(time.Millisecond), caseCPU*raceCPUScale)
+	if r.cpu > caseCPU {
+		t.Errorf("%s took %v of CPU time, more than %v", what, r.cpu.Round(time.Millisecond), caseCPU)
 	}
 	if r.wall > caseWall {
 		t.Errorf("%s took %v, more than %v", what, r.wall.Round(time.Millisecond), caseWall)
 	}
-	if r.maxRSS > caseRSS*raceRSSScale {
-		t.Errorf("%s used %d MB, more than %d", what, r.maxRSS>>20, caseRSS*raceRSSScale>>20)
+	if r.maxRSS > caseRSS {
+		t.Errorf("%s used %d MB, more than %d", what, r.maxRSS>>20, caseRSS>>20)
 	}
 	if r.code != 0 && r.code != cli.ExitFindings {
 		if n := strings.Count(r.stderr, "\n"); n != 1 || len(r.stderr) > 1000 {
@@ -135,7 +146,7 @@ func readCommands(root string) [][]string {
 // unknown, the right node) is checked beside the bounds.
 func TestHostileTrees(t *testing.T) {
 	t.Parallel()
-	bin := cliBinary(t)
+	bin := hostileBinary(t)
 	tests := []struct {
 		name   string
 		mutate func(t *testing.T, root string)
@@ -319,7 +330,7 @@ func readTree(t *testing.T, root, rel string) string {
 // bounds, and --root on it never panics.
 func TestHostileSnapshots(t *testing.T) {
 	t.Parallel()
-	bin := cliBinary(t)
+	bin := hostileBinary(t)
 	dir := t.TempDir()
 	deep := strings.Repeat("d/", 60)
 	// Each case must be refused or read within the bounds.
@@ -379,7 +390,7 @@ func TestHostileSnapshots(t *testing.T) {
 // leaves the process's NIC unknown, said, never a failed audit.
 func TestHostileSockets(t *testing.T) {
 	t.Parallel()
-	bin := cliBinary(t)
+	bin := hostileBinary(t)
 	tcp := "proc/4242/net/tcp"
 	tests := []struct {
 		name   string

@@ -21,7 +21,12 @@ import (
 func bigSnapshot(t *testing.T, n int) string {
 	t.Helper()
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	// The fastest level: the archive is for unpacking slowly, and writing
+	// it at the default level took most of the test's time.
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tw := tar.NewWriter(zw)
 	file := snapshotOf(t, hosttest.Root("seed"))
 	f, err := os.Open(file)
