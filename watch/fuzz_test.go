@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/interrupts"
 )
@@ -69,11 +70,11 @@ func FuzzInterruptsFastPath(f *testing.F) {
 	})
 }
 
-// FuzzParsers: the /proc/stat and /proc/softirqs parsers never panic and
+// FuzzParsers: the /proc/stat, /proc/softirqs and softnet_stat parsers never panic and
 // either fail or return CPU ids in ascending order.
 func FuzzParsers(f *testing.F) {
 	for _, name := range []string{"vm-virtio", "arm64", "offline-2node"} {
-		for _, file := range []string{"stat", "softirqs"} {
+		for _, file := range []string{"stat", "softirqs", "net/softnet_stat"} {
 			b, err := os.ReadFile(filepath.Join(hosttest.Root(name), "proc", file))
 			if err != nil {
 				f.Fatal(err)
@@ -92,6 +93,13 @@ func FuzzParsers(f *testing.F) {
 		var s softirqs
 		if err := parseSoftirqs(b, &s); err == nil && (len(s.netRX) != len(s.cpus) || len(s.netTX) != len(s.cpus)) {
 			t.Fatalf("parseSoftirqs: %d columns, %d NET_RX, %d NET_TX", len(s.cpus), len(s.netRX), len(s.netTX))
+		}
+		if rows, err := parseSoftnet(b, cpuset.New(0, 2, 3), nil); err == nil {
+			for i := 1; i < len(rows); i++ {
+				if rows[i].id <= rows[i-1].id {
+					t.Fatalf("parseSoftnet ids out of order: %v", rows)
+				}
+			}
 		}
 	})
 }

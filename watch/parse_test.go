@@ -2,10 +2,11 @@ package watch
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/procfs"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 )
@@ -84,52 +85,61 @@ func TestParseSoftirqs(t *testing.T) {
 	}
 }
 
-// TestSoftnetByCPU: with the CPU id column (Linux 5.10+) procfs's index is
-// used; without it, line i is the i-th online CPU, not CPU i.
-func TestSoftnetByCPU(t *testing.T) {
+// TestParseSoftnet: with the CPU id column (Linux 5.10+: 13 fields; 6.x:
+// 15, as on this machine's 6.18) the id is read; without it (11 fields,
+// 3.11 to 5.9), line i is the i-th online CPU, not CPU i.
+func TestParseSoftnet(t *testing.T) {
+	const (
+		// This VM's Linux 6.18, CPUs 0 and 1.
+		v618 = "00bb84ac 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n" +
+			"013441a1 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000001 00000000 00000000\n"
+		// 5.10 to 6.x: CPU 1 offline, so the lines are CPUs 0 and 2.
+		v510 = "00000005 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n" +
+			"00000006 00000001 00000002 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000002\n"
+		// 4.18: 11 fields, no id; CPU 1 offline.
+		v418 = "00000005 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n" +
+			"0000000a 00000003 0000000f 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+	)
 	tests := []struct {
-		give    []procfs.SoftnetStat
-		online  string
-		want    []softnetCPU
-		wantErr bool
+		name, give, online string
+		want               []softnetCPU
+		err                string // part of the error, "" for none
 	}{
-		{
-			give:   []procfs.SoftnetStat{{Processed: 5, Index: 0, Width: 13}, {Processed: 6, Dropped: 1, TimeSqueezed: 2, Index: 2, Width: 13}},
-			online: "0,2",
-			want:   []softnetCPU{{id: 0, processed: 5}, {id: 2, processed: 6, dropped: 1, squeeze: 2}},
-		},
-		{ // 4.18: 11 columns, CPU 1 offline; procfs numbers the lines 0, 1
-			give:   []procfs.SoftnetStat{{Processed: 5, Index: 0, Width: 11}, {Processed: 6, Index: 1, Width: 11}},
-			online: "0,2",
-			want:   []softnetCPU{{id: 0, processed: 5}, {id: 2, processed: 6}},
-		},
-		{
-			give:    []procfs.SoftnetStat{{Index: 0, Width: 11}},
-			online:  "0,2",
-			wantErr: true,
-		},
-		{
-			give:    []procfs.SoftnetStat{{Index: 3, Width: 13}, {Index: 3, Width: 13}},
-			online:  "3",
-			wantErr: true,
-		},
+		{name: "6.18, 15 fields", give: v618, online: "0-1",
+			want: []softnetCPU{{id: 0, processed: 0xbb84ac}, {id: 1, processed: 0x13441a1}}},
+		{name: "5.10, 13 fields, a CPU offline", give: v510, online: "0,2",
+			want: []softnetCPU{{id: 0, processed: 5}, {id: 2, processed: 6, dropped: 1, squeeze: 2}}},
+		{name: "4.18, 11 fields, a CPU offline", give: v418, online: "0,2",
+			want: []softnetCPU{{id: 0, processed: 5}, {id: 2, processed: 10, dropped: 3, squeeze: 15}}},
+		{name: "empty", give: "", online: "0", want: []softnetCPU{}},
+		{name: "fewer lines than online CPUs, no id", give: v418, online: "0-2", err: "2 lines for 3 online CPUs"},
+		{name: "more lines than online CPUs, no id", give: v418, online: "0", err: "line 2: more lines than the 1 online CPUs"},
+		{name: "12 fields", give: "0 0 0 0 0 0 0 0 0 0 0 0\n", online: "0", err: "line 1: 12 fields"},
+		{name: "ids out of order", give: v510[len(v510)/2:] + v510[:len(v510)/2], online: "0,2", err: "line 2: CPU 0 after CPU 2"},
+		{name: "not hex", give: strings.Replace(v510, "00000005", "0000000g", 1), online: "0,2", err: `line 1: "0000000g" is not a 32-bit hex counter`},
+		{name: "past 32 bits", give: strings.Replace(v510, "00000005", "100000000", 1), online: "0,2", err: `"100000000" is not a 32-bit hex counter`},
+		{name: "id past the largest CPU id", give: strings.Replace(v510, "00000002\n", "7fffffff\n", 1), online: "0,2", err: "past the largest CPU id"},
 	}
 	for _, tt := range tests {
-		online, _ := cpuset.ParseList(tt.online)
-		got, err := softnetByCPU(tt.give, online, nil)
-		if tt.wantErr {
-			if !errors.Is(err, ErrFormat) {
-				t.Errorf("softnetByCPU(%+v) error = %v, want one wrapping ErrFormat", tt.give, err)
+		t.Run(tt.name, func(t *testing.T) {
+			online, err := cpuset.ParseList(tt.online)
+			if err != nil {
+				t.Fatal(err)
 			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("softnetByCPU(%+v): %v", tt.give, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(softnetCPU{})); diff != "" {
-			t.Errorf("softnetByCPU(%+v) (-want +got):\n%s", tt.give, diff)
-		}
+			got, err := parseSoftnet([]byte(tt.give), online, nil)
+			if tt.err != "" {
+				if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("error %v, want ErrFormat saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(softnetCPU{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -19,8 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/procfs"
-
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -46,7 +44,6 @@ type samplerOptions struct {
 // Sampler takes samples of one host. It is not safe for concurrent use.
 type Sampler struct {
 	h     *topology.Host
-	fs    procfs.FS
 	now   func() time.Time
 	nics  []*topology.NIC
 	known map[int]nicIRQ // NIC IRQs by number, as last seen
@@ -105,11 +102,7 @@ func newSampler(h *topology.Host, opt samplerOptions) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs, err := procfs.NewFS(h.Path("proc"))
-	if err != nil {
-		return nil, fmt.Errorf("watch: %w", err)
-	}
-	s := &Sampler{h: h, fs: fs, now: opt.Now, known: map[int]nicIRQ{}, procs: opt.Processes,
+	s := &Sampler{h: h, now: opt.Now, known: map[int]nicIRQ{}, procs: opt.Processes,
 		comms: opt.Comms, uses: map[int]nicuse.Use{}, gone: map[int]bool{}}
 	for _, p := range s.procs {
 		s.uses[p.PID] = nicuse.Of(h, p)
@@ -167,14 +160,16 @@ func (s *Sampler) Sample() (*Sample, error) {
 	case !kfile.IsNotExist(err):
 		return nil, err
 	}
-	switch rows, err := s.softnet(); {
+	p = s.h.Path("proc/net/softnet_stat")
+	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
 	case err == nil:
-		if sm.softnet, err = softnetByCPU(rows, sm.Online, nil); err != nil {
-			return nil, fmt.Errorf("parse %s: %w", s.h.Path("proc/net/softnet_stat"), err)
+		s.buf2 = b
+		if sm.softnet, err = parseSoftnet(b, sm.Online, nil); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", p, err)
 		}
 		sm.hasNet = true
 	case !kfile.IsNotExist(err):
-		return nil, fmt.Errorf("read %s: %w", s.h.Path("proc/net/softnet_stat"), err)
+		return nil, err
 	}
 	if sm.notes, err = s.followProcesses(); err != nil {
 		return nil, err
@@ -273,17 +268,6 @@ func (s *Sampler) classify(r interrupts.Row) (nicIRQ, bool) {
 		}
 	}
 	return nicIRQ{}, false
-}
-
-// softnet reads /proc/net/softnet_stat with procfs, after checking that
-// in a tree the file is a plain file of the tree (procfs opens it
-// itself, following any link).
-func (s *Sampler) softnet() ([]procfs.SoftnetStat, error) {
-	p := s.h.Path("proc/net/softnet_stat")
-	if err := s.h.FS().Plain(p); err != nil {
-		return nil, err
-	}
-	return s.fs.NetSoftnetStat()
 }
 
 // Open reads the host under root and the processes sel names, and returns
