@@ -222,7 +222,11 @@ func chooseNIC(h *topology.Host, t *irq.Table, name string) (string, error) {
 	case 0:
 		return "", fmt.Errorf("%w: no NIC on this host has queue IRQs", affinity.ErrNoIRQs)
 	}
-	return "", usagef("choose the NIC with --nic: %d have queue IRQs (%s)", len(with), strings.Join(with, ", "))
+	list := with
+	if len(list) > 8 {
+		list = append(slices.Clone(list[:8]), fmt.Sprintf("and %d more: irqnuma topology lists them", len(with)-8))
+	}
+	return "", usagef("choose the NIC with --nic: %d have queue IRQs (%s)", len(with), strings.Join(list, ", "))
 }
 
 // bencher runs a planned matrix.

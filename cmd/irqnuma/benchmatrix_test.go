@@ -20,6 +20,7 @@ import (
 	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/report"
 )
 
@@ -68,7 +69,7 @@ func TestBenchRefuses(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"no command", 0, []string{"bench", "--dry-run"}, cli.ExitUsage, "requires at least 1 arg"},
+		{"no command", 0, []string{"bench", "--dry-run"}, cli.ExitUsage, "give the benchmark to run after --"},
 		{"unknown placement", 0, []string{"bench", "--dry-run", "--placements", "local,far", "--", "iperf3", "-J"}, cli.ExitUsage, `unknown placement "far"`},
 		{"no repeat", 0, []string{"bench", "--repeat", "0", "--", "iperf3", "-J"}, cli.ExitUsage, "--repeat 0: want 1 or more"},
 		{"iperf3 without -J", 0, []string{"bench", "--", "iperf3", "-c", "x"}, cli.ExitUsage, "iperf3 without -J"},
@@ -318,5 +319,22 @@ func TestBenchREADME(t *testing.T) {
 	}
 	if block != out {
 		t.Errorf("README's NPS2 dry run is not what irqnuma prints (-README +irqnuma):\n%s", cmp.Diff(block, out))
+	}
+}
+
+// TestBenchManyNICs: without --nic on dell-2numa (70 NICs with queue IRQs,
+// SR-IOV VFs included) the refusal names the first eight and how to see
+// the rest, not all seventy.
+func TestBenchManyNICs(t *testing.T) {
+	t.Parallel()
+	realhosts.Require(t)
+	c, ok := realhosts.Lookup("dell-2numa")
+	if !ok {
+		t.Skip("capture dell-2numa absent")
+	}
+	_, stderr, code := runCLI(t, "--root", realhosts.Root(t, c), "bench", "--dry-run", "--", "iperf3", "-J")
+	const want = "irqnuma: choose the NIC with --nic: 70 have queue IRQs (0000:19:00.0, 0000:19:00.1, ens1f0, ens1f0v0, ens1f0v1, ens1f0v10, ens1f0v11, ens1f0v12, and 62 more: irqnuma topology lists them)\n"
+	if code != cli.ExitUsage || stderr != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr, cli.ExitUsage, want)
 	}
 }

@@ -595,7 +595,7 @@ func TestPinRefusals(t *testing.T) {
 		{"bad strategy", 0, []string{"--root", root, "irq", "pin", "eth0", "--strategy", "random"}, 2, "--strategy"},
 		{"negative node", 0, []string{"--root", root, "irq", "pin", "eth0", "--node", "-1"}, 2, "--node -1"},
 		{"unknown nic", 0, []string{"--root", root, "irq", "pin", "eth9"}, 2, `unknown NIC "eth9"`},
-		{"no nic", 0, []string{"--root", root, "irq", "pin"}, 2, "requires at least 1 arg"},
+		{"no nic", 0, []string{"--root", root, "irq", "pin"}, 2, "name the NIC to pin (irqnuma topology lists them)"},
 		{"locality unknown", 0, []string{"--root", unknown, "irq", "pin", "eth0"}, 2, "give --node or --cpus"},
 		{"exclude all", 0, []string{"--root", root, "irq", "pin", "eth0", "--exclude", "0-63"}, 1, "no CPU left"},
 		{"restore nothing", 0, []string{"--root", root, "irq", "restore"}, 1, "no state file"},

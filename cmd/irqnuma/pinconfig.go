@@ -18,7 +18,10 @@ func pinArgs(cmd *cobra.Command, args []string) error {
 		}
 		return nil
 	}
-	return usageArgs(cobra.MinimumNArgs(1))(cmd, args)
+	if len(args) == 0 {
+		return cli.Usagef("name the NIC to pin (irqnuma topology lists them), or give --config FILE")
+	}
+	return nil
 }
 
 // runPinConfig runs irq pin with the NICs and options of a config file:

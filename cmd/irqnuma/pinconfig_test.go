@@ -102,7 +102,7 @@ func TestPinConfigErrors(t *testing.T) {
 		{[]string{"--config", bad}, cli.ExitUsage, bad + `: bad pin config: nics[0] (eth0): line 3: unknown key "nod" (want nic, node, cpus, exclude, strategy, xps)`},
 		{[]string{"--config", filepath.Join(dir, "nope.yaml")}, cli.ExitError, "pin config: open"},
 		{[]string{"--config", unknown}, cli.ExitUsage, `unknown NIC "eth9"`},
-		{[]string{}, cli.ExitUsage, "requires at least 1 arg"},
+		{[]string{}, cli.ExitUsage, "name the NIC to pin (irqnuma topology lists them), or give --config FILE"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"irq", "pin", "--dry-run", "--root", seed}, tt.give...)
