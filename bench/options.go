@@ -23,6 +23,9 @@ func (o Options) Request(root string, command []string) (Request, error) {
 		n := o.RemoteNode
 		r.RemoteNode = &n
 	}
+	if len(command) == 0 {
+		return r, usagef("give the benchmark to run after --, e.g. irqnuma bench --nic eth0 -- iperf3 -c HOST -J")
+	}
 	if o.Repeat < 1 {
 		return r, usagef("--repeat %d: want 1 or more", o.Repeat)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
-	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/report"
 )
@@ -16,12 +15,7 @@ import (
 func newBenchCmd(a *app) *cobra.Command {
 	var o bench.Options
 	var svg string
-	c := &cobra.Command{Use: "bench [--nic NIC] [--placements LIST] [--repeat N] [flags] -- COMMAND [ARGS...]", Args: func(_ *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return cli.Usagef("give the benchmark to run after --, e.g. irqnuma bench --nic eth0 -- iperf3 -c HOST -J")
-		}
-		return nil
-	},
+	c := &cobra.Command{Use: "bench [--nic NIC] [--placements LIST] [--repeat N] [flags] -- COMMAND [ARGS...]", Args: cobra.ArbitraryArgs,
 		Short: "Run a benchmark in each placement of the NIC's IRQs, itself and its memory",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := o.Request(a.root, args)

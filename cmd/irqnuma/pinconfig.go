@@ -12,13 +12,10 @@ var placementFlags = []string{"node", "cpus", "exclude", "strategy", "xps"}
 
 // pinArgs wants NIC names, or none with --config (the file names them).
 func pinArgs(cmd *cobra.Command, args []string) error {
-	if cmd.Flags().Changed("config") {
-		if len(args) > 0 {
-			return cli.Usagef("--config names the NICs: give no NIC arguments (got %q)", args)
-		}
-		return nil
-	}
-	if len(args) == 0 {
+	switch config := cmd.Flags().Changed("config"); {
+	case config && len(args) > 0:
+		return cli.Usagef("--config names the NICs: give no NIC arguments (got %q)", args)
+	case !config && len(args) == 0:
 		return cli.Usagef("name the NIC to pin (irqnuma topology lists them), or give --config FILE")
 	}
 	return nil
