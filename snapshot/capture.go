@@ -415,30 +415,39 @@ func (c content) close() {
 	}
 }
 
-// readContent reads path to its end, failing with kfile.ErrTooLarge past
-// limit bytes. Up to spillAt bytes stay in memory; a larger file is
-// copied once to a temporary file, so the snapshot's memory does not
-// grow with the largest file it captures and the archive gets the very
-// bytes it was told the size of (a pseudo-file read twice may differ).
+// readContent reads path to its end, once, failing with kfile.ErrTooLarge
+// past limit bytes. Up to spillAt bytes stay in memory; past that, what
+// was read and the rest go to a temporary file, so the snapshot's memory
+// does not grow with the largest file it captures (a pseudo-file such as
+// a 1,000-CPU host's /proc/interrupts is costly to read, and read twice
+// may differ from the size the archive was told).
 func readContent(path string, limit int64) (content, error) {
-	head, err := kfile.ReadLimit(path, min(limit, spillAt))
-	switch {
-	case err == nil:
-		return content{r: bytes.NewReader(head), size: int64(len(head))}, nil
-	case !errors.Is(err, kfile.ErrTooLarge) || limit <= spillAt:
-		return content{}, err
-	}
 	f, err := kfile.NewFS("/").OpenFile(path, os.O_RDONLY)
 	if err != nil {
 		return content{}, err
 	}
 	defer f.Close()
+	inMemory := min(limit, spillAt)
+	head, err := io.ReadAll(io.LimitReader(f, inMemory+1))
+	switch {
+	case err != nil:
+		return content{}, err
+	case int64(len(head)) <= inMemory:
+		return content{r: bytes.NewReader(head), size: int64(len(head))}, nil
+	case limit <= spillAt:
+		return content{}, fmt.Errorf("%s: %w", path, kfile.ErrTooLarge)
+	}
 	spill, err := os.CreateTemp("", "irqnuma-snapshot-*")
 	if err != nil {
 		return content{}, fmt.Errorf("spill %s: %w", path, err)
 	}
 	c := content{spill: spill}
-	n, err := io.Copy(spill, io.LimitReader(f, limit+1))
+	if _, err := spill.Write(head); err != nil {
+		c.close()
+		return content{}, fmt.Errorf("spill %s: %w", path, err)
+	}
+	n, err := io.Copy(spill, io.LimitReader(f, limit+1-int64(len(head))))
+	n += int64(len(head))
 	switch {
 	case err != nil:
 		c.close()
