@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -274,22 +275,35 @@ func TestAuditJudgesUsedNICs(t *testing.T) {
 }
 
 // TestUnknownMessageQuotes: the info finding of a process whose NIC is
-// not known quotes the socket that is why: a server with loopback
-// connections and a wildcard listener is "any NIC" because of the
-// listener, not of its loopback connection, listed first.
+// not known quotes the socket that is why: a server with a loopback
+// client and a wildcard listener is "any NIC" because of the listener,
+// which nicuse.Of says first, not because of its loopback connection.
 func TestUnknownMessageQuotes(t *testing.T) {
-	u := nicuse.Use{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AnyNIC, How: []string{
-		"tcp 127.0.0.1:5201 -> 127.0.0.1:38592: stays on the host (loopback)",
-		"tcp *:5201 (listening): bound to every address: any NIC",
-	}}
-	want := "iperf3 (PID 7) is bound to every address only (tcp *:5201 (listening)), so any NIC may carry its traffic: it was judged against no NIC"
-	if got := unknownMessage("iperf3 (PID 7)", u); got != want {
-		t.Errorf("message\n got %q\nwant %q", got, want)
+	root := hosttest.Copy(t, "offline-2node")
+	hosttest.WriteSockets(t, root, 7, []hosttest.Socket{
+		{Proto: "tcp", Local: "127.0.0.1:5201", Remote: "127.0.0.1:38592", Inode: 1},
+		{Proto: "tcp", Local: "0.0.0.0:5201", Inode: 2},
+	})
+	hosttest.WriteSockets(t, root, 8, []hosttest.Socket{{Proto: "tcp", Local: "127.0.0.1:38592", Remote: "127.0.0.1:5201", Inode: 3}})
+	h, err := topology.Read(root)
+	if err != nil {
+		t.Fatal(err)
 	}
-	u.Attribution, u.How = nicuse.Loopback, u.How[:1]
-	want = "iperf3 (PID 7)'s sockets stay on the host (tcp 127.0.0.1:5201 -> 127.0.0.1:38592): it was judged against no NIC"
-	if got := unknownMessage("iperf3 (PID 7)", u); got != want {
-		t.Errorf("message\n got %q\nwant %q", got, want)
+	for _, tt := range []struct {
+		pid  int
+		want string
+	}{
+		{7, "iperf3 (PID 7) is bound to every address only (tcp *:5201 (listening)), so any NIC may carry its traffic: it was judged against no NIC"},
+		{8, "iperf3 (PID 8)'s sockets stay on the host (tcp 127.0.0.1:38592 -> 127.0.0.1:5201): it was judged against no NIC"},
+	} {
+		n, err := proc.ReadNet(root, tt.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := nicuse.Of(h, &proc.Process{PID: tt.pid, Comm: "iperf3", Net: n})
+		if got := unknownMessage(fmt.Sprintf("iperf3 (PID %d)", tt.pid), u); got != tt.want {
+			t.Errorf("message\n got %q\nwant %q", got, tt.want)
+		}
 	}
 }
 

@@ -98,27 +98,15 @@ func (a *auditor) checkProcessNICs(pns []ProcessNIC) {
 // unknownMessage says why a process's NIC is not known.
 func unknownMessage(subj string, u nicuse.Use) string {
 	const tail = ": it was judged against no NIC"
+	// nicuse.Of puts the line that decided the attribution first.
+	sock, _, _ := strings.Cut(first(u.How), ": ")
 	switch u.Attribution {
 	case nicuse.AnyNIC:
-		// Its loopback sockets, if any, are not the reason: quote the
-		// wildcard one.
-		sock, _, _ := strings.Cut(howWith(u.How, "bound to every address"), ": ")
 		return fmt.Sprintf("%s is bound to every address only (%s), so any NIC may carry its traffic%s", subj, sock, tail)
 	case nicuse.Loopback:
-		sock, _, _ := strings.Cut(first(u.How), ": ")
 		return fmt.Sprintf("%s's sockets stay on the host (%s)%s", subj, sock, tail)
 	}
 	return fmt.Sprintf("which NIC %s uses is unknown: %s%s", subj, first(u.How), tail)
-}
-
-// howWith is the first line of how that says what, else the first line.
-func howWith(how []string, what string) string {
-	for _, h := range how {
-		if strings.Contains(h, what) {
-			return h
-		}
-	}
-	return first(how)
 }
 
 // first is the first line of how, "" for none.
