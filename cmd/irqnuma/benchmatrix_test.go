@@ -301,18 +301,7 @@ func TestBenchHelp(t *testing.T) {
 // tool prints.
 func TestBenchREADME(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "<!-- section:bench -->")
-	sec, _, ok2 := strings.Cut(sec, "<!-- /section:bench -->")
-	const cmd = "$ irqnuma --root testdata/hosts/nps2 bench --dry-run -- iperf3 -c 192.0.2.1 -t 10 -J\n"
-	_, block, ok3 := strings.Cut(sec, cmd)
-	block, _, ok4 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 || !ok4 {
-		t.Fatalf("README has no bench section with %q in a code block", cmd)
-	}
+	block := readmeBlock(t, "bench", "$ irqnuma --root testdata/hosts/nps2 bench --dry-run -- iperf3 -c 192.0.2.1 -t 10 -J\n")
 	out, stderr, code := runCLI(t, "--root", hosttest.Shared(t, "nps2"), "bench", "--dry-run", "--", "iperf3", "-c", "192.0.2.1", "-t", "10", "-J")
 	if code != 0 {
 		t.Fatalf("bench --dry-run: exit %d: %s", code, stderr)

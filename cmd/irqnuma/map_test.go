@@ -347,18 +347,7 @@ func mapWriteProc(t *testing.T, root string, pid int, comm, allowed string, thre
 // prints.
 func TestMapREADME(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "<!-- section:map -->")
-	sec, _, ok2 := strings.Cut(sec, "<!-- /section:map -->")
-	const cmd = "$ irqnuma --root testdata/hosts/seed map\n"
-	_, block, ok3 := strings.Cut(sec, cmd)
-	block, _, ok4 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 || !ok4 {
-		t.Fatalf("README has no map section with %q in a code block", cmd)
-	}
+	block := readmeBlock(t, "map", "$ irqnuma --root testdata/hosts/seed map\n")
 	out, _, code := runCLI(t, "--root", hosttest.Root("seed"), "map")
 	if code != 0 {
 		t.Fatal("map failed")
@@ -366,4 +355,23 @@ func TestMapREADME(t *testing.T) {
 	if block != out {
 		t.Errorf("README's seed map is not what irqnuma prints (-README +irqnuma):\n%s", cmp.Diff(block, out))
 	}
+}
+
+// readmeBlock is what follows the command line cmd in a code block of the
+// README's section (between <!-- section:NAME --> and its end), up to the
+// block's end.
+func readmeBlock(t *testing.T, section, cmd string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "<!-- section:"+section+" -->")
+	sec, _, ok2 := strings.Cut(sec, "<!-- /section:"+section+" -->")
+	_, block, ok3 := strings.Cut(sec, cmd)
+	block, _, ok4 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("README has no %s section with %q in a code block", section, cmd)
+	}
+	return block
 }
