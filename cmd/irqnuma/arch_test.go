@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"os/exec"
 	"slices"
@@ -21,7 +22,13 @@ func TestImportRules(t *testing.T) {
 	}
 	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Deps,Standard", "github.com/irqnuma/irqnuma/...").Output()
 	if err != nil {
-		t.Skipf("go list: %v", err)
+		// A failed go list is a broken module or toolchain, not a
+		// reason to stop holding the layering.
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
 	}
 	const mod = "github.com/irqnuma/irqnuma/"
 	type pkg struct {
