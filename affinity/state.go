@@ -64,26 +64,91 @@ func defaultStatePath(root string, now time.Time) string {
 	return filepath.Join(StateDir(root), "state-"+now.UTC().Format(stateTimeFormat)+".json")
 }
 
-// newState returns an empty state for root, created now.
+// newState returns an empty state for root, created now. It records the
+// root's real path, so that the same tree restores whichever link to it
+// is given as --root.
 func newState(root string, now time.Time) (*pinState, error) {
+	real, err := realRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	return &pinState{Version: stateVersion, Created: now.UTC(), Root: real}, nil
+}
+
+// realRoot returns root made absolute with every link followed.
+func realRoot(root string) (string, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("root: %w", err)
+		return "", fmt.Errorf("root: %w", err)
 	}
-	return &pinState{Version: stateVersion, Created: now.UTC(), Root: abs}, nil
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("root: %w", err)
+	}
+	return real, nil
+}
+
+// sameRoot reports whether a state saved for root saved may be restored
+// on root: the same folder, named as it was or by its real path.
+func sameRoot(saved, root string) bool {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return false
+	}
+	if saved == abs {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return false
+	}
+	if saved == real {
+		return true
+	}
+	savedReal, err := filepath.EvalSymlinks(saved)
+	return err == nil && savedReal == real
+}
+
+// stateFS returns the file system a state file or the lock at p is made
+// and read through, with p made absolute: the root's own (every link
+// resolved inside the root, as every read of it is) when p is under
+// root, which the default state files and the lock always are; the
+// machine's when the user named a file elsewhere.
+func stateFS(root, p string) (kfile.FS, string, error) {
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return kfile.FS{}, "", fmt.Errorf("root: %w", err)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return kfile.FS{}, "", fmt.Errorf("state file: %w", err)
+	}
+	if abs == absRoot || strings.HasPrefix(abs, strings.TrimSuffix(absRoot, "/")+"/") {
+		return kfile.NewFS(absRoot), abs, nil
+	}
+	return kfile.NewFS("/"), abs, nil
 }
 
 // Snapshot reads the current value of every path into the state. Each
 // path must be one irqnuma writes.
 func (s *pinState) Snapshot(paths []string) error {
+	_, err := s.snapshot(paths)
+	return err
+}
+
+// snapshot is Snapshot that also returns each file's bytes as read, which
+// a rollback writes back exactly.
+func (s *pinState) snapshot(paths []string) ([][]byte, error) {
+	raws := make([][]byte, 0, len(paths))
 	for _, p := range paths {
-		v, err := irq.ReadValue(s.Root, p)
+		raw, v, err := irq.ReadRaw(s.Root, p)
 		if err != nil {
-			return fmt.Errorf("save current value: %w", err)
+			return nil, fmt.Errorf("save current value: %w", err)
 		}
 		s.Entries = append(s.Entries, savedValue{Path: p, Value: v})
+		raws = append(raws, raw)
 	}
-	return nil
+	return raws, nil
 }
 
 // Value returns the saved value of path.
@@ -96,20 +161,24 @@ func (s *pinState) Value(p string) (string, bool) {
 	return "", false
 }
 
-// Save writes the state to path durably: mode 0600, written to a
-// temporary name in the same folder, fsynced, renamed into place and the
-// folder fsynced. An existing file at path is never overwritten.
-func (s *pinState) Save(path string) error {
+// Save writes the state to path under root durably: mode 0600, written
+// to an unnamed file in the same folder, fsynced, linked into place and
+// the folder fsynced, every folder on the way resolved inside root
+// (stateFS). An existing file at path is never overwritten.
+func (s *pinState) Save(root, path string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	b = append(b, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	fsys, path, err := stateFS(root, path)
+	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	err = atomicfile.Create(path, 0o600, func(w io.Writer) error {
+	if err := fsys.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	err = atomicfile.CreateIn(fsys, path, 0o600, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
@@ -125,7 +194,11 @@ func (s *pinState) Save(path string) error {
 // loadState reads a state file and validates it against root (see
 // Validate). Every refusal wraps ErrBadState.
 func loadState(root, path string) (*pinState, error) {
-	b, err := kfile.ReadLimit(path, maxStateSize)
+	fsys, abs, err := stateFS(root, path)
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	b, err := fsys.ReadLimit(abs, maxStateSize)
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
@@ -140,18 +213,37 @@ func loadState(root, path string) (*pinState, error) {
 }
 
 // parseState decodes a state file strictly: unknown fields and trailing
-// data are refused.
+// data are refused. Its errors never quote the file, which may be any
+// file the user named (irq restore /etc/shadow).
 func parseState(b []byte) (*pinState, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var s pinState
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+		return nil, fmt.Errorf("%w: %s", ErrBadState, decodeError(err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the JSON object", ErrBadState)
 	}
 	return &s, nil
+}
+
+// decodeError says where and how a state file is not one, without a byte
+// of its content.
+func decodeError(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not a JSON state file (syntax error at byte %d)", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("not a state file: field %q holds a JSON %s at byte %d, want %s", typ.Field, typ.Value, typ.Offset, typ.Type)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "not a JSON state file (empty or cut short)"
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return "not a state file: unknown field, one irqnuma does not write"
+	}
+	return "not a JSON state file"
 }
 
 // Validate checks a state before anything is written from it: the
@@ -171,7 +263,7 @@ func (s *pinState) Validate(root string) error {
 	if err != nil {
 		return fmt.Errorf("root: %w", err)
 	}
-	if s.Root != abs {
+	if !sameRoot(s.Root, abs) {
 		return bad("saved for root %q, not %q", s.Root, abs)
 	}
 	if len(s.Entries) == 0 {
@@ -246,8 +338,11 @@ func (s *pinState) Gone(root string) (map[int]error, error) {
 // newestState returns the newest state file under root's state folder:
 // the greatest "state-*.json" name, as names sort by creation time.
 func newestState(root string) (string, error) {
-	dir := StateDir(root)
-	ents, err := os.ReadDir(dir)
+	fsys, dir, err := stateFS(root, StateDir(root))
+	if err != nil {
+		return "", err
+	}
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return "", fmt.Errorf("no state file: %s does not exist (nothing was pinned on this root)", dir)
@@ -269,9 +364,13 @@ func newestState(root string) (string, error) {
 
 // retire renames a state file that is no longer current to path+suffix
 // (".restored", ".rolled-back"), so that NewestState finds the one before.
-func retire(path, suffix string) (string, error) {
+func retire(root, path, suffix string) (string, error) {
+	fsys, abs, err := stateFS(root, path)
+	if err != nil {
+		return "", fmt.Errorf("retire state file: %w", err)
+	}
 	to := path + suffix
-	if err := os.Rename(path, to); err != nil {
+	if err := fsys.Rename(abs, abs+suffix, false); err != nil {
 		return "", fmt.Errorf("retire state file: %w", err)
 	}
 	return to, nil
@@ -289,18 +388,33 @@ func lockPath(root string) string { return filepath.Join(StateDir(root), "lock")
 
 // AcquireLock takes the root's lock without waiting (flock, so a crashed
 // run leaves no stale lock). It fails wrapping ErrLocked when another
-// process holds it.
+// process holds it. The lock and its folder are made inside the root
+// (a link planted on the way is followed inside it, a link or a hard
+// link at the lock itself is refused), and once it is held the
+// temporary files a killed run left in the folder are removed.
 func AcquireLock(root string) (*Lock, error) {
-	p := lockPath(root)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	fsys, p, err := stateFS(root, lockPath(root))
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
+	if err := fsys.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	f, err := fsys.CreateFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock: stat %s: %w", p, err)
+	}
+	if st.Nlink != 1 {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: has %d names (a hard link): not a lock irqnuma made; remove it", p, st.Nlink)
+	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := kfile.String(p)
+		holder, _ := fsys.String(p)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			if holder = strings.TrimSpace(holder); holder != "" {
@@ -313,6 +427,11 @@ func AcquireLock(root string) (*Lock, error) {
 	// The pid is for people reading the file; flock is the lock.
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if err := atomicfile.RemoveTemps(fsys, filepath.Dir(p)); err != nil {
+		f.Truncate(0)
+		f.Close()
+		return nil, fmt.Errorf("lock: remove what a killed run left: %w", err)
 	}
 	abs, _ := filepath.Abs(root)
 	return &Lock{f: f, root: abs}, nil

@@ -35,7 +35,7 @@ func savedSeedState(t *testing.T) (root, path string, s *pinState) {
 		t.Fatal(err)
 	}
 	path = defaultStatePath(root, stateTime)
-	if err := s.Save(path); err != nil {
+	if err := s.Save(root, path); err != nil {
 		t.Fatal(err)
 	}
 	return root, path, s
@@ -72,7 +72,7 @@ func TestStateSaveLoad(t *testing.T) {
 	if diff := cmp.Diff(s, got); diff != "" {
 		t.Errorf("loaded state (-saved +loaded):\n%s", diff)
 	}
-	if err := s.Save(path); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if err := s.Save(root, path); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("saving over an existing state = %v, want refused", err)
 	}
 }
@@ -166,7 +166,7 @@ func TestNewestState(t *testing.T) {
 	if want := filepath.Join(dir, "state-20261130T020000.000000000Z.json"); err != nil || got != want {
 		t.Errorf("NewestState = %q, %v; want %q", got, err, want)
 	}
-	to, err := retire(got, ".restored")
+	to, err := retire(root, got, ".restored")
 	if err != nil || !strings.HasSuffix(to, ".json.restored") {
 		t.Fatalf("Retire = %q, %v", to, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,7 +199,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
 	if len(res.RollbackFailed) == 0 && (stop == irq.Interrupted || stop == irq.Failed) {
-		res.Retired, res.RetireErr = retire(res.StateFile, ".rolled-back")
+		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
 	}
 	return res, nil
 }
@@ -236,17 +235,18 @@ func saveState(req PinRequest, changes []irq.Change) (string, error) {
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	if err := state.Snapshot(paths); err != nil {
+	raws, err := state.snapshot(paths)
+	if err != nil {
 		return "", err
 	}
 	for i := range changes {
-		changes[i].From = state.Entries[i].Value
+		changes[i].From, changes[i].FromRaw = state.Entries[i].Value, raws[i]
 	}
 	path := req.StatePath
 	if path == "" {
 		path = defaultStatePath(req.Root, state.Created)
 	}
-	return path, state.Save(path)
+	return path, state.Save(req.Root, path)
 }
 
 // record fills in the rows of the changes written, from their results.
@@ -445,7 +445,11 @@ func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 	// A state file that is not there is said before the lock is taken,
 	// which would make <root>/var/lib/irqnuma.
 	if statePath != "" {
-		if _, err := os.Stat(statePath); err != nil {
+		fsys, abs, err := stateFS(root, statePath)
+		if err != nil {
+			return nil, fmt.Errorf("read state: %w", err)
+		}
+		if _, err := fsys.Stat(abs); err != nil {
 			return nil, fmt.Errorf("read state: %w", err)
 		}
 	}
@@ -543,7 +547,7 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 		res.Notes = append(res.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")
 	}
 	if len(res.Failed) == 0 && len(res.Gone) == 0 {
-		res.Retired, res.RetireErr = retire(statePath, ".restored")
+		res.Retired, res.RetireErr = retire(root, statePath, ".restored")
 	}
 	return res, nil
 }
