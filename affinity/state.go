@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
@@ -29,6 +30,11 @@ const maxStateSize = 32 << 20
 
 // ErrBadState is wrapped by every error that refuses a state file.
 var ErrBadState = errors.New("invalid state file")
+
+// ErrUnsaveable is wrapped by the error that stops a pin before any
+// write because a value it would replace is one irq restore could not
+// put back (a host tree's "0-1048575" on a 64-CPU host).
+var ErrUnsaveable = errors.New("current value cannot be saved for restore")
 
 // ErrLocked is wrapped by the error Lock returns when another pin or
 // restore holds the lock of the same root.
@@ -194,22 +200,39 @@ func (s *pinState) Save(root, path string) error {
 // loadState reads a state file and validates it against root (see
 // Validate). Every refusal wraps ErrBadState.
 func loadState(root, path string) (*pinState, error) {
+	st, bad, err := loadStateEntries(root, path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range st.Entries {
+		if err := bad[i]; err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return st, nil
+}
+
+// loadStateEntries is loadState that refuses only what refuses the whole
+// file, and returns the entries restore cannot write by index (see
+// check).
+func loadStateEntries(root, path string) (*pinState, map[int]error, error) {
 	fsys, abs, err := stateFS(root, path)
 	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
+		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
 	b, err := fsys.ReadLimit(abs, maxStateSize)
 	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
+		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
 	s, err := parseState(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := s.Validate(root); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	bad, err := s.check(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return s, nil
+	return s, bad, nil
 }
 
 // parseState decodes a state file strictly: unknown fields and trailing
@@ -247,57 +270,130 @@ func decodeError(err error) string {
 }
 
 // Validate checks a state before anything is written from it: the
-// version is known, it was saved for this root, every path is one irqnuma
-// writes (irq.ParseTarget) and appears once, and every value parses in its
-// file's form, names only CPUs the host can have, and (for an IRQ) is not
-// empty. Errors wrap ErrBadState. Whether each IRQ still exists is Gone's
-// question: a vanished one does not stop the others' restore.
+// version is known, it was saved for this root, and every entry is valid
+// (see check). Errors wrap ErrBadState. Whether each IRQ still exists is
+// Gone's question: a vanished one does not stop the others' restore.
 func (s *pinState) Validate(root string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
-	}
-	if s.Version != stateVersion {
-		return bad("version %d, want %d", s.Version, stateVersion)
-	}
-	abs, err := filepath.Abs(root)
+	bad, err := s.check(root)
 	if err != nil {
-		return fmt.Errorf("root: %w", err)
+		return err
 	}
-	if !sameRoot(s.Root, abs) {
-		return bad("saved for root %q, not %q", s.Root, abs)
-	}
-	if len(s.Entries) == 0 {
-		return bad("no entries")
-	}
-	// CPUs the host can have; absent in some captures, then unchecked.
-	fsys := kfile.NewFS(abs)
-	possible, err := fsys.List(filepath.Join(abs, "sys/devices/system/cpu/possible"))
-	hasPossible := err == nil
-	if err != nil && !kfile.IsNotExist(err) {
-		return fmt.Errorf("validate state: %w", err)
-	}
-	seen := make(map[string]bool, len(s.Entries))
-	for i, e := range s.Entries {
-		t, err := irq.ParseTarget(e.Path)
-		if err != nil {
-			return bad("entry %d: %v", i, err)
-		}
-		if seen[e.Path] {
-			return bad("entry %d: %s appears twice", i, e.Path)
-		}
-		seen[e.Path] = true
-		set, err := irq.ParseValue(t, strings.TrimSpace(e.Value))
-		if err != nil {
-			return bad("entry %d (%s): value %q: %v", i, e.Path, e.Value, err)
-		}
-		if t.File != irq.FileXPS && set.IsEmpty() {
-			return bad("entry %d (%s): empty affinity", i, e.Path)
-		}
-		if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
-			return bad("entry %d (%s): CPUs %s do not exist on this host (possible: %s)", i, e.Path, extra, possible)
+	for i := range s.Entries {
+		if err := bad[i]; err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// check validates a state for root. The error refuses the whole file:
+// an unknown version, another root, no entries, or a path irqnuma never
+// writes (a file irqnuma did not make, or one tampered with). An entry
+// whose value restore cannot write (see entryError) is returned in bad,
+// by index, so the other entries are still restored. An entry repeating
+// an earlier one's path and value (what a pin naming a NIC twice saved)
+// is dropped; one repeating its path with another value is bad.
+// Everything wraps ErrBadState.
+func (s *pinState) check(root string) (bad map[int]error, err error) {
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
+	}
+	if s.Version != stateVersion {
+		return nil, refuse("version %d, want %d", s.Version, stateVersion)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	if !sameRoot(s.Root, abs) {
+		return nil, refuse("saved for root %q, not %q", s.Root, abs)
+	}
+	if len(s.Entries) == 0 {
+		return nil, refuse("no entries")
+	}
+	for i, e := range s.Entries {
+		if _, err := irq.ParseTarget(e.Path); err != nil {
+			return nil, refuse("entry %d: %v", i, err)
+		}
+	}
+	possible, hasPossible, err := possibleCPUs(abs)
+	if err != nil {
+		return nil, fmt.Errorf("validate state: %w", err)
+	}
+	bad = map[int]error{}
+	first := make(map[string]int, len(s.Entries))
+	kept := s.Entries[:0:0]
+	for _, e := range s.Entries {
+		if j, ok := first[e.Path]; ok {
+			if kept[j].Value != e.Value {
+				bad[j] = fmt.Errorf("%w: %s appears twice, with values %q and %q", ErrBadState, e.Path, clip(kept[j].Value), clip(e.Value))
+			}
+			continue
+		}
+		first[e.Path] = len(kept)
+		kept = append(kept, e)
+	}
+	s.Entries = kept
+	for i, e := range s.Entries {
+		if bad[i] != nil {
+			continue
+		}
+		if err := entryError(e, possible, hasPossible); err != nil {
+			bad[i] = fmt.Errorf("%w: %w", ErrBadState, err)
+		}
+	}
+	return bad, nil
+}
+
+// possibleCPUs reads the CPUs the host can have; absent in some
+// captures, then unchecked (has is false).
+func possibleCPUs(root string) (set cpuset.Set, has bool, err error) {
+	fsys := kfile.NewFS(root)
+	possible, err := fsys.List(fsys.Path("sys/devices/system/cpu/possible"))
+	if kfile.IsNotExist(err) {
+		return cpuset.Set{}, false, nil
+	}
+	return possible, err == nil, err
+}
+
+// entryError says why restore cannot write a saved value, nil when it
+// can: the value parses in its file's form, names only CPUs the host can
+// have, and (for an IRQ) is not empty. Pin asks it of every value before
+// it saves them, so it never saves one restore would refuse.
+func entryError(e savedValue, possible cpuset.Set, hasPossible bool) error {
+	t, err := irq.ParseTarget(e.Path)
+	if err != nil {
+		return err
+	}
+	set, err := irq.ParseValue(t, strings.TrimSpace(e.Value))
+	if err != nil {
+		return fmt.Errorf("%s: value %q: %v", entryName(t), clip(e.Value), err)
+	}
+	if t.File != irq.FileXPS && set.IsEmpty() {
+		return fmt.Errorf("%s: value %q: empty affinity", entryName(t), clip(e.Value))
+	}
+	if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
+		return fmt.Errorf("%s: value %q: CPUs %s do not exist on this host (possible: %s)", entryName(t), clip(e.Value), clip(extra.String()), possible)
+	}
+	return nil
+}
+
+// entryName names a saved value's file as rows do: "IRQ 284" or
+// "eth0 tx-3 xps_cpus".
+func entryName(t irq.Target) string {
+	if t.File == irq.FileXPS {
+		return fmt.Sprintf("%s tx-%d xps_cpus", t.NIC, t.Queue)
+	}
+	return "IRQ " + strconv.Itoa(t.IRQ)
+}
+
+// clip shortens a value for a message: a mask of 10,000 groups is not
+// quoted whole.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // Gone returns the entries whose IRQ or tx queue no longer exists under

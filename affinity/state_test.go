@@ -115,10 +115,12 @@ func TestStateTampered(t *testing.T) {
 		{"list in mask file", edit(entry("/proc/irq/284/smp_affinity", "16-31")), `value "16-31"`},
 		{"empty affinity", edit(entry("/proc/irq/284/smp_affinity_list", "")), "empty affinity"},
 		{"CPU beyond the host", edit(entry("/proc/irq/284/smp_affinity_list", "64")), "CPUs 64 do not exist"},
-		{"duplicate", edit(func(m map[string]any) {
-			e := map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"}
-			m["entries"] = []any{e, e}
-		}), "appears twice"},
+		{"duplicate with another value", edit(func(m map[string]any) {
+			m["entries"] = []any{
+				map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"},
+				map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "51"},
+			}
+		}), `appears twice, with values "50" and "51"`},
 		{"no entries", edit(func(m map[string]any) { m["entries"] = []any{} }), "no entries"},
 		{"other root", edit(func(m map[string]any) { m["root"] = "/" }), `saved for root "/"`},
 		{"version", edit(func(m map[string]any) { m["version"] = 2 }), "version 2"},
@@ -285,5 +287,28 @@ func TestPendingMoves(t *testing.T) {
 	got := pendingMoves(rows)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "IRQ 30: the kernel still delivers it to CPU 0;") {
 		t.Errorf("pendingMoves = %q, want one note for IRQ 30", got)
+	}
+}
+
+// TestStateDuplicateSameValue: a file saved twice with one value (what a
+// pin naming a NIC twice saved before plans were de-duplicated) loads as
+// one entry, so restore puts it back.
+func TestStateDuplicateSameValue(t *testing.T) {
+	root, path, s := savedSeedState(t)
+	s.Entries = append(s.Entries, s.Entries...)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(filepath.Dir(path), "dup.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadState(root, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Entries) != 3 {
+		t.Errorf("%d entries, want the 3 saved once", len(got.Entries))
 	}
 }
