@@ -312,3 +312,32 @@ func TestStateDuplicateSameValue(t *testing.T) {
 		t.Errorf("%d entries, want the 3 saved once", len(got.Entries))
 	}
 }
+
+// TestLockRefusesLinks: a lock that is a link (symbolic or hard) to a
+// file outside the tree is refused, and the file keeps its bytes.
+func TestLockRefusesLinks(t *testing.T) {
+	for _, hard := range []bool{false, true} {
+		root, out := t.TempDir(), t.TempDir()
+		victim := filepath.Join(out, "victim")
+		if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(StateDir(root), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		link := os.Symlink
+		if hard {
+			link = os.Link
+		}
+		if err := link(victim, lockPath(root)); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := AcquireLock(root); err == nil {
+			l.Release()
+			t.Errorf("hard %v: lock through a link taken", hard)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "secret\n" {
+			t.Errorf("hard %v: the linked file holds %q", hard, b)
+		}
+	}
+}
