@@ -94,8 +94,8 @@ func realRoot(root string) (string, error) {
 	return real, nil
 }
 
-// sameRoot reports whether a state saved for root saved may be restored
-// on root: the same folder, named as it was or by its real path.
+// sameRoot reports whether a state saved for the root named saved may be
+// restored on root: the same folder, named as it was or by its real path.
 func sameRoot(saved, root string) bool {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -129,10 +129,19 @@ func stateFS(root, p string) (kfile.FS, string, error) {
 	if err != nil {
 		return kfile.FS{}, "", fmt.Errorf("state file: %w", err)
 	}
-	if abs == absRoot || strings.HasPrefix(abs, strings.TrimSuffix(absRoot, "/")+"/") {
+	if under(abs, absRoot) {
 		return kfile.NewFS(absRoot), abs, nil
 	}
+	// The root named through a link, the file through the real path.
+	if real, err := filepath.EvalSymlinks(absRoot); err == nil && real != absRoot && under(abs, real) {
+		return kfile.NewFS(real), abs, nil
+	}
 	return kfile.NewFS("/"), abs, nil
+}
+
+// under reports whether the clean absolute path p is dir or inside it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // Snapshot reads the current value of every path into the state. Each

@@ -355,3 +355,43 @@ func tempFiles(t *testing.T, root string) []string {
 	}
 	return out
 }
+
+// TestRestoreStateLinkedOut: a state file in the tree that links to a
+// state file outside it is not followed out, whether the tree is named
+// by its real path or through a link and the file by the other.
+func TestRestoreStateLinkedOut(t *testing.T) {
+	t.Parallel()
+	for _, viaLink := range []bool{false, true} {
+		real := hosttest.Copy(t, "seed")
+		root := real
+		if viaLink {
+			root = filepath.Join(t.TempDir(), "tree")
+			if err := os.Symlink(real, root); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A valid state for this tree, outside it: followed, it would
+		// move IRQ 284 to CPU 0.
+		outside := filepath.Join(t.TempDir(), "state.json")
+		state := `{"version": 1, "created": "2026-11-30T01:02:03Z", "root": "` + real + `",
+			"entries": [{"path": "/proc/irq/284/smp_affinity_list", "value": "0"}]}`
+		if err := os.WriteFile(outside, []byte(state), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(real, "var/lib/irqnuma/state-20261130T010203.000000000Z.json")
+		if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+		before := treeFiles(t, real)
+		_, stderr, code := runCLISys(t, pinSys(nil, 0), "--root", root, "irq", "restore", link)
+		if code == 0 {
+			t.Errorf("via link %v: restore through a link out of the tree: exit 0", viaLink)
+		}
+		if diff := cmp.Diff(before, treeFiles(t, real)); diff != "" {
+			t.Errorf("via link %v: a state outside the tree was restored (-before +after):\n%s\nstderr: %s", viaLink, diff, stderr)
+		}
+	}
+}
