@@ -308,7 +308,7 @@ func TestPinKilledLeavesNoTemp(t *testing.T) {
 	t.Parallel()
 	bin := cliBinary(t)
 	nics := bigHostNICs()
-	for _, delay := range []time.Duration{20 * time.Millisecond, 60 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond} {
+	for _, delay := range []time.Duration{30 * time.Millisecond, 150 * time.Millisecond} {
 		root := hosttest.Synthetic(t, bigHost)
 		cmd := exec.Command(bin, append([]string{"--root", root, "irq", "pin"}, nics...)...)
 		if err := cmd.Start(); err != nil {
