@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
@@ -29,6 +30,11 @@ const maxStateSize = 32 << 20
 
 // ErrBadState is wrapped by every error that refuses a state file.
 var ErrBadState = errors.New("invalid state file")
+
+// ErrUnsaveable is wrapped by the error that stops a pin before any
+// write because a value it would replace is one irq restore could not
+// put back (a host tree's "0-1048575" on a 64-CPU host).
+var ErrUnsaveable = errors.New("current value cannot be saved for restore")
 
 // ErrLocked is wrapped by the error Lock returns when another pin or
 // restore holds the lock of the same root.
@@ -64,26 +70,100 @@ func defaultStatePath(root string, now time.Time) string {
 	return filepath.Join(StateDir(root), "state-"+now.UTC().Format(stateTimeFormat)+".json")
 }
 
-// newState returns an empty state for root, created now.
+// newState returns an empty state for root, created now. It records the
+// root's real path, so that the same tree restores whichever link to it
+// is given as --root.
 func newState(root string, now time.Time) (*pinState, error) {
+	real, err := realRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	return &pinState{Version: stateVersion, Created: now.UTC(), Root: real}, nil
+}
+
+// realRoot returns root made absolute with every link followed.
+func realRoot(root string) (string, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("root: %w", err)
+		return "", fmt.Errorf("root: %w", err)
 	}
-	return &pinState{Version: stateVersion, Created: now.UTC(), Root: abs}, nil
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("root: %w", err)
+	}
+	return real, nil
+}
+
+// sameRoot reports whether a state saved for the root named saved may be
+// restored on root: the same folder, named as it was or by its real path.
+func sameRoot(saved, root string) bool {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return false
+	}
+	if saved == abs {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return false
+	}
+	if saved == real {
+		return true
+	}
+	savedReal, err := filepath.EvalSymlinks(saved)
+	return err == nil && savedReal == real
+}
+
+// stateFS returns the file system a state file or the lock at p is made
+// and read through, with p made absolute: the root's own (every link
+// resolved inside the root, as every read of it is) when p is under
+// root, which the default state files and the lock always are; the
+// machine's when the user named a file elsewhere.
+func stateFS(root, p string) (kfile.FS, string, error) {
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return kfile.FS{}, "", fmt.Errorf("root: %w", err)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return kfile.FS{}, "", fmt.Errorf("state file: %w", err)
+	}
+	if under(abs, absRoot) {
+		return kfile.NewFS(absRoot), abs, nil
+	}
+	// The root named through a link, the file through the real path.
+	if real, err := filepath.EvalSymlinks(absRoot); err == nil && real != absRoot && under(abs, real) {
+		return kfile.NewFS(real), abs, nil
+	}
+	return kfile.NewFS("/"), abs, nil
+}
+
+// under reports whether the clean absolute path p is dir or inside it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // Snapshot reads the current value of every path into the state. Each
 // path must be one irqnuma writes.
 func (s *pinState) Snapshot(paths []string) error {
+	_, err := s.snapshot(paths)
+	return err
+}
+
+// snapshot is Snapshot that also returns each file's bytes as read, which
+// a rollback writes back exactly.
+func (s *pinState) snapshot(paths []string) ([][]byte, error) {
+	raws := make([][]byte, 0, len(paths))
 	for _, p := range paths {
-		v, err := irq.ReadValue(s.Root, p)
+		raw, v, err := irq.ReadRaw(s.Root, p)
 		if err != nil {
-			return fmt.Errorf("save current value: %w", err)
+			return nil, fmt.Errorf("save current value: %w", err)
 		}
 		s.Entries = append(s.Entries, savedValue{Path: p, Value: v})
+		raws = append(raws, raw)
 	}
-	return nil
+	return raws, nil
 }
 
 // Value returns the saved value of path.
@@ -96,20 +176,24 @@ func (s *pinState) Value(p string) (string, bool) {
 	return "", false
 }
 
-// Save writes the state to path durably: mode 0600, written to a
-// temporary name in the same folder, fsynced, renamed into place and the
-// folder fsynced. An existing file at path is never overwritten.
-func (s *pinState) Save(path string) error {
+// Save writes the state to path under root durably: mode 0600, written
+// to an unnamed file in the same folder, fsynced, linked into place and
+// the folder fsynced, every folder on the way resolved inside root
+// (stateFS). An existing file at path is never overwritten.
+func (s *pinState) Save(root, path string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	b = append(b, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	fsys, path, err := stateFS(root, path)
+	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	err = atomicfile.Create(path, 0o600, func(w io.Writer) error {
+	if err := fsys.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	err = atomicfile.CreateIn(fsys, path, 0o600, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
@@ -125,28 +209,50 @@ func (s *pinState) Save(path string) error {
 // loadState reads a state file and validates it against root (see
 // Validate). Every refusal wraps ErrBadState.
 func loadState(root, path string) (*pinState, error) {
-	b, err := kfile.ReadLimit(path, maxStateSize)
+	st, bad, err := loadStateEntries(root, path)
 	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
+		return nil, err
+	}
+	for i := range st.Entries {
+		if err := bad[i]; err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return st, nil
+}
+
+// loadStateEntries is loadState that refuses only what refuses the whole
+// file, and returns the entries restore cannot write by index (see
+// check).
+func loadStateEntries(root, path string) (*pinState, map[int]error, error) {
+	fsys, abs, err := stateFS(root, path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read state: %w", err)
+	}
+	b, err := fsys.ReadLimit(abs, maxStateSize)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
 	s, err := parseState(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := s.Validate(root); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	bad, err := s.check(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return s, nil
+	return s, bad, nil
 }
 
 // parseState decodes a state file strictly: unknown fields and trailing
-// data are refused.
+// data are refused. Its errors never quote the file, which may be any
+// file the user named (irq restore /etc/shadow).
 func parseState(b []byte) (*pinState, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var s pinState
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
+		return nil, fmt.Errorf("%w: %s", ErrBadState, decodeError(err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the JSON object", ErrBadState)
@@ -154,58 +260,149 @@ func parseState(b []byte) (*pinState, error) {
 	return &s, nil
 }
 
+// decodeError says where and how a state file is not one, without a byte
+// of its content.
+func decodeError(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not a JSON state file (syntax error at byte %d)", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("not a state file: field %q holds a JSON %s at byte %d, want %s", typ.Field, typ.Value, typ.Offset, typ.Type)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "not a JSON state file (empty or cut short)"
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return "not a state file: unknown field, one irqnuma does not write"
+	}
+	return "not a JSON state file"
+}
+
 // Validate checks a state before anything is written from it: the
-// version is known, it was saved for this root, every path is one irqnuma
-// writes (irq.ParseTarget) and appears once, and every value parses in its
-// file's form, names only CPUs the host can have, and (for an IRQ) is not
-// empty. Errors wrap ErrBadState. Whether each IRQ still exists is Gone's
-// question: a vanished one does not stop the others' restore.
+// version is known, it was saved for this root, and every entry is valid
+// (see check). Errors wrap ErrBadState. Whether each IRQ still exists is
+// Gone's question: a vanished one does not stop the others' restore.
 func (s *pinState) Validate(root string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
-	}
-	if s.Version != stateVersion {
-		return bad("version %d, want %d", s.Version, stateVersion)
-	}
-	abs, err := filepath.Abs(root)
+	bad, err := s.check(root)
 	if err != nil {
-		return fmt.Errorf("root: %w", err)
+		return err
 	}
-	if s.Root != abs {
-		return bad("saved for root %q, not %q", s.Root, abs)
-	}
-	if len(s.Entries) == 0 {
-		return bad("no entries")
-	}
-	// CPUs the host can have; absent in some captures, then unchecked.
-	fsys := kfile.NewFS(abs)
-	possible, err := fsys.List(filepath.Join(abs, "sys/devices/system/cpu/possible"))
-	hasPossible := err == nil
-	if err != nil && !kfile.IsNotExist(err) {
-		return fmt.Errorf("validate state: %w", err)
-	}
-	seen := make(map[string]bool, len(s.Entries))
-	for i, e := range s.Entries {
-		t, err := irq.ParseTarget(e.Path)
-		if err != nil {
-			return bad("entry %d: %v", i, err)
-		}
-		if seen[e.Path] {
-			return bad("entry %d: %s appears twice", i, e.Path)
-		}
-		seen[e.Path] = true
-		set, err := irq.ParseValue(t, strings.TrimSpace(e.Value))
-		if err != nil {
-			return bad("entry %d (%s): value %q: %v", i, e.Path, e.Value, err)
-		}
-		if t.File != irq.FileXPS && set.IsEmpty() {
-			return bad("entry %d (%s): empty affinity", i, e.Path)
-		}
-		if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
-			return bad("entry %d (%s): CPUs %s do not exist on this host (possible: %s)", i, e.Path, extra, possible)
+	for i := range s.Entries {
+		if err := bad[i]; err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// check validates a state for root. The error refuses the whole file:
+// an unknown version, another root, no entries, or a path irqnuma never
+// writes (a file irqnuma did not make, or one tampered with). An entry
+// whose value restore cannot write (see entryError) is returned in bad,
+// by index, so the other entries are still restored. An entry repeating
+// an earlier one's path and value (what a pin naming a NIC twice saved)
+// is dropped; one repeating its path with another value is bad.
+// Everything wraps ErrBadState.
+func (s *pinState) check(root string) (bad map[int]error, err error) {
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
+	}
+	if s.Version != stateVersion {
+		return nil, refuse("version %d, want %d", s.Version, stateVersion)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	if !sameRoot(s.Root, abs) {
+		return nil, refuse("saved for root %q, not %q", s.Root, abs)
+	}
+	if len(s.Entries) == 0 {
+		return nil, refuse("no entries")
+	}
+	for i, e := range s.Entries {
+		if _, err := irq.ParseTarget(e.Path); err != nil {
+			return nil, refuse("entry %d: %v", i, err)
+		}
+	}
+	possible, hasPossible, err := possibleCPUs(abs)
+	if err != nil {
+		return nil, fmt.Errorf("validate state: %w", err)
+	}
+	bad = map[int]error{}
+	first := make(map[string]int, len(s.Entries))
+	kept := s.Entries[:0:0]
+	for _, e := range s.Entries {
+		if j, ok := first[e.Path]; ok {
+			if kept[j].Value != e.Value {
+				bad[j] = fmt.Errorf("%w: %s appears twice, with values %q and %q", ErrBadState, e.Path, clip(kept[j].Value), clip(e.Value))
+			}
+			continue
+		}
+		first[e.Path] = len(kept)
+		kept = append(kept, e)
+	}
+	s.Entries = kept
+	for i, e := range s.Entries {
+		if bad[i] != nil {
+			continue
+		}
+		if err := entryError(e, possible, hasPossible); err != nil {
+			bad[i] = fmt.Errorf("%w: %w", ErrBadState, err)
+		}
+	}
+	return bad, nil
+}
+
+// possibleCPUs reads the CPUs the host can have; absent in some
+// captures, then unchecked (has is false).
+func possibleCPUs(root string) (set cpuset.Set, has bool, err error) {
+	fsys := kfile.NewFS(root)
+	possible, err := fsys.List(fsys.Path("sys/devices/system/cpu/possible"))
+	if kfile.IsNotExist(err) {
+		return cpuset.Set{}, false, nil
+	}
+	return possible, err == nil, err
+}
+
+// entryError says why restore cannot write a saved value, nil when it
+// can: the value parses in its file's form, names only CPUs the host can
+// have, and (for an IRQ) is not empty. Pin asks it of every value before
+// it saves them, so it never saves one restore would refuse.
+func entryError(e savedValue, possible cpuset.Set, hasPossible bool) error {
+	t, err := irq.ParseTarget(e.Path)
+	if err != nil {
+		return err
+	}
+	set, err := irq.ParseValue(t, strings.TrimSpace(e.Value))
+	if err != nil {
+		return fmt.Errorf("%s: value %q: %v", entryName(t), clip(e.Value), err)
+	}
+	if t.File != irq.FileXPS && set.IsEmpty() {
+		return fmt.Errorf("%s: value %q: empty affinity", entryName(t), clip(e.Value))
+	}
+	if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
+		return fmt.Errorf("%s: value %q: CPUs %s do not exist on this host (possible: %s)", entryName(t), clip(e.Value), clip(extra.String()), possible)
+	}
+	return nil
+}
+
+// entryName names a saved value's file as rows do: "IRQ 284" or
+// "eth0 tx-3 xps_cpus".
+func entryName(t irq.Target) string {
+	if t.File == irq.FileXPS {
+		return fmt.Sprintf("%s tx-%d xps_cpus", t.NIC, t.Queue)
+	}
+	return "IRQ " + strconv.Itoa(t.IRQ)
+}
+
+// clip shortens a value for a message: a mask of 10,000 groups is not
+// quoted whole.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // Gone returns the entries whose IRQ or tx queue no longer exists under
@@ -246,8 +443,11 @@ func (s *pinState) Gone(root string) (map[int]error, error) {
 // newestState returns the newest state file under root's state folder:
 // the greatest "state-*.json" name, as names sort by creation time.
 func newestState(root string) (string, error) {
-	dir := StateDir(root)
-	ents, err := os.ReadDir(dir)
+	fsys, dir, err := stateFS(root, StateDir(root))
+	if err != nil {
+		return "", err
+	}
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return "", fmt.Errorf("no state file: %s does not exist (nothing was pinned on this root)", dir)
@@ -269,9 +469,13 @@ func newestState(root string) (string, error) {
 
 // retire renames a state file that is no longer current to path+suffix
 // (".restored", ".rolled-back"), so that NewestState finds the one before.
-func retire(path, suffix string) (string, error) {
+func retire(root, path, suffix string) (string, error) {
+	fsys, abs, err := stateFS(root, path)
+	if err != nil {
+		return "", fmt.Errorf("retire state file: %w", err)
+	}
 	to := path + suffix
-	if err := os.Rename(path, to); err != nil {
+	if err := fsys.Rename(abs, abs+suffix, false); err != nil {
 		return "", fmt.Errorf("retire state file: %w", err)
 	}
 	return to, nil
@@ -289,18 +493,33 @@ func lockPath(root string) string { return filepath.Join(StateDir(root), "lock")
 
 // AcquireLock takes the root's lock without waiting (flock, so a crashed
 // run leaves no stale lock). It fails wrapping ErrLocked when another
-// process holds it.
+// process holds it. The lock and its folder are made inside the root
+// (a link planted on the way is followed inside it, a link or a hard
+// link at the lock itself is refused), and once it is held the
+// temporary files a killed run left in the folder are removed.
 func AcquireLock(root string) (*Lock, error) {
-	p := lockPath(root)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	fsys, p, err := stateFS(root, lockPath(root))
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
+	if err := fsys.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	f, err := fsys.CreateFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock: stat %s: %w", p, err)
+	}
+	if st.Nlink != 1 {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: has %d names (a hard link): not a lock irqnuma made; remove it", p, st.Nlink)
+	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := kfile.String(p)
+		holder, _ := fsys.String(p)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			if holder = strings.TrimSpace(holder); holder != "" {
@@ -313,6 +532,11 @@ func AcquireLock(root string) (*Lock, error) {
 	// The pid is for people reading the file; flock is the lock.
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if err := atomicfile.RemoveTemps(fsys, filepath.Dir(p)); err != nil {
+		f.Truncate(0)
+		f.Close()
+		return nil, fmt.Errorf("lock: remove what a killed run left: %w", err)
 	}
 	abs, _ := filepath.Abs(root)
 	return &Lock{f: f, root: abs}, nil

@@ -35,7 +35,7 @@ func savedSeedState(t *testing.T) (root, path string, s *pinState) {
 		t.Fatal(err)
 	}
 	path = defaultStatePath(root, stateTime)
-	if err := s.Save(path); err != nil {
+	if err := s.Save(root, path); err != nil {
 		t.Fatal(err)
 	}
 	return root, path, s
@@ -72,7 +72,7 @@ func TestStateSaveLoad(t *testing.T) {
 	if diff := cmp.Diff(s, got); diff != "" {
 		t.Errorf("loaded state (-saved +loaded):\n%s", diff)
 	}
-	if err := s.Save(path); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if err := s.Save(root, path); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("saving over an existing state = %v, want refused", err)
 	}
 }
@@ -115,10 +115,12 @@ func TestStateTampered(t *testing.T) {
 		{"list in mask file", edit(entry("/proc/irq/284/smp_affinity", "16-31")), `value "16-31"`},
 		{"empty affinity", edit(entry("/proc/irq/284/smp_affinity_list", "")), "empty affinity"},
 		{"CPU beyond the host", edit(entry("/proc/irq/284/smp_affinity_list", "64")), "CPUs 64 do not exist"},
-		{"duplicate", edit(func(m map[string]any) {
-			e := map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"}
-			m["entries"] = []any{e, e}
-		}), "appears twice"},
+		{"duplicate with another value", edit(func(m map[string]any) {
+			m["entries"] = []any{
+				map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"},
+				map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "51"},
+			}
+		}), `appears twice, with values "50" and "51"`},
 		{"no entries", edit(func(m map[string]any) { m["entries"] = []any{} }), "no entries"},
 		{"other root", edit(func(m map[string]any) { m["root"] = "/" }), `saved for root "/"`},
 		{"version", edit(func(m map[string]any) { m["version"] = 2 }), "version 2"},
@@ -166,7 +168,7 @@ func TestNewestState(t *testing.T) {
 	if want := filepath.Join(dir, "state-20261130T020000.000000000Z.json"); err != nil || got != want {
 		t.Errorf("NewestState = %q, %v; want %q", got, err, want)
 	}
-	to, err := retire(got, ".restored")
+	to, err := retire(root, got, ".restored")
 	if err != nil || !strings.HasSuffix(to, ".json.restored") {
 		t.Fatalf("Retire = %q, %v", to, err)
 	}
@@ -285,5 +287,57 @@ func TestPendingMoves(t *testing.T) {
 	got := pendingMoves(rows)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "IRQ 30: the kernel still delivers it to CPU 0;") {
 		t.Errorf("pendingMoves = %q, want one note for IRQ 30", got)
+	}
+}
+
+// TestStateDuplicateSameValue: a file saved twice with one value (what a
+// pin naming a NIC twice saved before plans were de-duplicated) loads as
+// one entry, so restore puts it back.
+func TestStateDuplicateSameValue(t *testing.T) {
+	root, path, s := savedSeedState(t)
+	s.Entries = append(s.Entries, s.Entries...)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(filepath.Dir(path), "dup.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadState(root, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Entries) != 3 {
+		t.Errorf("%d entries, want the 3 saved once", len(got.Entries))
+	}
+}
+
+// TestLockRefusesLinks: a lock that is a link (symbolic or hard) to a
+// file outside the tree is refused, and the file keeps its bytes.
+func TestLockRefusesLinks(t *testing.T) {
+	for _, hard := range []bool{false, true} {
+		root, out := t.TempDir(), t.TempDir()
+		victim := filepath.Join(out, "victim")
+		if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(StateDir(root), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		link := os.Symlink
+		if hard {
+			link = os.Link
+		}
+		if err := link(victim, lockPath(root)); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := AcquireLock(root); err == nil {
+			l.Release()
+			t.Errorf("hard %v: lock through a link taken", hard)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "secret\n" {
+			t.Errorf("hard %v: the linked file holds %q", hard, b)
+		}
 	}
 }

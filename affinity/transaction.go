@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,7 +199,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
 	if len(res.RollbackFailed) == 0 && (stop == irq.Interrupted || stop == irq.Failed) {
-		res.Retired, res.RetireErr = retire(res.StateFile, ".rolled-back")
+		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
 	}
 	return res, nil
 }
@@ -211,6 +210,17 @@ func planRequest(req PinRequest) (*topology.Host, *irq.Table, *pinPlan, error) {
 	if req.Config != nil {
 		nics = req.Config.Names()
 	}
+	// A NIC named twice is planned once: "irq pin eth0 eth0" is "irq pin
+	// eth0".
+	seen := map[string]bool{}
+	var once []string
+	for _, n := range nics {
+		if !seen[n] {
+			seen[n] = true
+			once = append(once, n)
+		}
+	}
+	nics = once
 	h, t, err := irq.Read(req.Root, irq.Options{NICs: nics})
 	if err != nil {
 		return nil, nil, nil, err
@@ -221,7 +231,54 @@ func planRequest(req PinRequest) (*topology.Host, *irq.Table, *pinPlan, error) {
 	} else {
 		plan, err = planPin(h, t, nics, req.Options)
 	}
-	return h, t, plan, err
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := plan.dedupe(); err != nil {
+		return nil, nil, nil, err
+	}
+	return h, t, plan, nil
+}
+
+// dedupe keeps one step per IRQ (and per tx queue): a later step that
+// places the same one again is dropped when it places it alike, and
+// refused when it places it elsewhere, before anything is written. Two
+// steps for one file would save it twice in the state file.
+func (p *pinPlan) dedupe() error {
+	type key struct {
+		irq   int
+		nic   string
+		queue int
+	}
+	keyOf := func(s planStep) key {
+		if s.Kind == KindXPS {
+			return key{irq: -1, nic: s.NIC, queue: s.Queue}
+		}
+		return key{irq: s.IRQ}
+	}
+	first := map[key]int{}
+	kept := p.Steps[:0:0]
+	for _, s := range p.Steps {
+		k := keyOf(s)
+		j, ok := first[k]
+		if !ok {
+			first[k] = len(kept)
+			kept = append(kept, s)
+			continue
+		}
+		prev := kept[j]
+		if prev.Action == s.Action && prev.To.Equal(s.To) {
+			continue
+		}
+		name := "IRQ " + strconv.Itoa(s.IRQ)
+		if s.Kind == KindXPS {
+			name = fmt.Sprintf("%s tx-%d xps_cpus", s.NIC, s.Queue)
+		}
+		return fmt.Errorf("%s is planned twice, for %s (%s %s) and for %s (%s %s): name each NIC once", name,
+			prev.NIC, prev.Action, prev.To, s.NIC, s.Action, s.To)
+	}
+	p.Steps = kept
+	return nil
 }
 
 // saveState reads the values the writes replace, under the lock the
@@ -236,17 +293,28 @@ func saveState(req PinRequest, changes []irq.Change) (string, error) {
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	if err := state.Snapshot(paths); err != nil {
+	raws, err := state.snapshot(paths)
+	if err != nil {
 		return "", err
 	}
+	// Never save a value restore would refuse: the IRQs would stay moved.
+	possible, hasPossible, err := possibleCPUs(req.Root)
+	if err != nil {
+		return "", fmt.Errorf("save current value: %w", err)
+	}
+	for _, e := range state.Entries {
+		if err := entryError(e, possible, hasPossible); err != nil {
+			return "", fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
+		}
+	}
 	for i := range changes {
-		changes[i].From = state.Entries[i].Value
+		changes[i].From, changes[i].FromRaw = state.Entries[i].Value, raws[i]
 	}
 	path := req.StatePath
 	if path == "" {
 		path = defaultStatePath(req.Root, state.Created)
 	}
-	return path, state.Save(path)
+	return path, state.Save(req.Root, path)
 }
 
 // record fills in the rows of the changes written, from their results.
@@ -431,8 +499,15 @@ func (r *RestoreResult) Err() error {
 		return nil
 	}
 	restored := r.Total - len(r.Failed) - len(r.Gone)
-	return fmt.Errorf("restored %d of %d values; %d could not be written, %d are gone; %s is kept",
-		restored, r.Total, len(r.Failed), len(r.Gone), r.StateFile)
+	kept := r.StateFile + " is kept"
+	switch {
+	case r.Retired != "":
+		kept = fmt.Sprintf("nothing else is left to restore: %s is renamed to %s", r.StateFile, r.Retired)
+	case r.RetireErr != nil:
+		kept = r.RetireErr.Error()
+	}
+	return fmt.Errorf("restored %d of %d values; %d could not be written, %d are gone; %s",
+		restored, r.Total, len(r.Failed), len(r.Gone), kept)
 }
 
 // Restore writes back every value a state file saved (statePath, or the
@@ -445,7 +520,11 @@ func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 	// A state file that is not there is said before the lock is taken,
 	// which would make <root>/var/lib/irqnuma.
 	if statePath != "" {
-		if _, err := os.Stat(statePath); err != nil {
+		fsys, abs, err := stateFS(root, statePath)
+		if err != nil {
+			return nil, fmt.Errorf("read state: %w", err)
+		}
+		if _, err := fsys.Stat(abs); err != nil {
 			return nil, fmt.Errorf("read state: %w", err)
 		}
 	}
@@ -474,16 +553,13 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 			return nil, err
 		}
 	}
-	state, err := loadState(root, statePath)
+	state, bad, err := loadStateEntries(root, statePath)
 	if err != nil {
 		return nil, err
 	}
 	gone, err := state.Gone(root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath, err)
-	}
-	if len(gone) == len(state.Entries) {
-		return nil, fmt.Errorf("%s: nothing left to restore: every IRQ and queue it saved is gone (%v)", statePath, gone[0])
 	}
 	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries), Rows: []Row{}, Notes: []string{}}
 	owners := irqOwners(root)
@@ -497,6 +573,13 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 			row.Kind, row.Dir = KindXPS, "tx"
 		} else if o := owners[tgt.IRQ]; o != nil {
 			row.NIC, row.Queue, row.Kind, row.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+		}
+		if why := bad[i]; why != nil {
+			// A value restore cannot write: the others are still restored.
+			row.Result, row.Error = irq.ResultFailed, why.Error()
+			res.Failed = append(res.Failed, row.Name()+": "+row.Error)
+			res.Rows = append(res.Rows, row)
+			continue
 		}
 		to, _ := irq.ParseValue(tgt, strings.TrimSpace(e.Value))
 		row.To = to.String()
@@ -542,8 +625,10 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 	} else {
 		res.Notes = append(res.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")
 	}
-	if len(res.Failed) == 0 && len(res.Gone) == 0 {
-		res.Retired, res.RetireErr = retire(statePath, ".restored")
+	// A gone IRQ has nothing left to restore: once every other value is
+	// back, the file is retired, or it would be found again forever.
+	if len(res.Failed) == 0 {
+		res.Retired, res.RetireErr = retire(root, statePath, ".restored")
 	}
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -111,5 +112,28 @@ func TestPinRestoreHeld(t *testing.T) {
 	lock.Release()
 	if _, err := RestoreHeld(context.Background(), lock, root, res.StateFile, irq.FileWriter{}); err == nil {
 		t.Errorf("RestoreHeld with a released lock: no error")
+	}
+}
+
+// TestPlanDedupe: a step repeating an IRQ or a queue alike is dropped; one
+// placing it elsewhere is refused, naming both.
+func TestPlanDedupe(t *testing.T) {
+	step := func(irqN int, nic string, kind irq.Kind, queue int, to ...int) planStep {
+		return planStep{IRQ: irqN, NIC: nic, Kind: kind, Queue: queue, To: cpuset.New(to...), Action: ActionChange}
+	}
+	p := &pinPlan{Steps: []planStep{
+		step(284, "eth0", irq.KindQueue, 0, 16), step(285, "eth0", irq.KindQueue, 1, 17),
+		step(-1, "eth0", KindXPS, 0, 16), step(284, "eth0", irq.KindQueue, 0, 16), step(-1, "eth0", KindXPS, 0, 16),
+	}}
+	if err := p.dedupe(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Steps) != 3 {
+		t.Errorf("%d steps after dedupe, want 3: %+v", len(p.Steps), p.Steps)
+	}
+	p = &pinPlan{Steps: []planStep{step(284, "eth0", irq.KindQueue, 0, 16), step(284, "eth1", irq.KindQueue, 0, 20)}}
+	err := p.dedupe()
+	if err == nil || !strings.Contains(err.Error(), "IRQ 284 is planned twice, for eth0 (change 16) and for eth1 (change 20)") {
+		t.Errorf("dedupe of a conflict = %v", err)
 	}
 }

@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -34,26 +29,44 @@ type Writer interface {
 // exist, as the kernel parses each write of an attribute on its own.
 type FileWriter struct{}
 
-// WriteFile opens name for writing (never creating it), writes data in one
-// call and closes it. The errno the kernel returns is kept in the error.
-//
-// That in-place write is the kernel's rule for /proc and /sys. A regular
-// file of a host tree is replaced instead (written beside it, synced, its
-// mode kept, renamed over it), so a run killed mid-write never leaves a
-// tree's file empty or half written.
-func (FileWriter) WriteFile(name string, data []byte) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(name, &st); err != nil {
-		return &fs.PathError{Op: "statfs", Path: name, Err: err}
-	}
-	if st.Type != unix.PROC_SUPER_MAGIC && st.Type != unix.SYSFS_MAGIC {
-		return replaceFile(name, data)
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+// WriteFile opens the existing file name of the running machine for
+// writing and writes data as writeIn does. Apply calls writeIn with the
+// host's root instead; WriteFile is for Writers that wrap FileWriter and
+// are handed the file's real path.
+func (w FileWriter) WriteFile(name string, data []byte) error {
+	return w.writeIn(kfile.NewFS("/"), name, data)
+}
+
+// writeIn writes data to the existing file name under fsys's root, the
+// folders on the way resolved inside the root (a link cannot lead the
+// write out of it), never making the file. A kernel file (procfs,
+// sysfs) gets data in one write(2), as the kernel parses each write of an
+// attribute on its own. A host tree's regular file is written in place,
+// over its first bytes and then cut to their length: its inode, mode and
+// hard links stay, and no temporary file is made beside it. The errno is
+// kept in the error.
+func (FileWriter) writeIn(fsys kfile.FS, name string, data []byte) error {
+	f, err := fsys.OpenKernelFile(name)
 	if err != nil {
 		return err
 	}
-	n, err := f.Write(data)
+	kernel, err := kfile.IsKernel(f)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	var n int
+	if kernel {
+		n, err = f.Write(data)
+	} else {
+		n, err = f.WriteAt(data, 0)
+		if err == nil {
+			err = f.Truncate(int64(len(data)))
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -63,20 +76,16 @@ func (FileWriter) WriteFile(name string, data []byte) error {
 	return err
 }
 
-// replaceFile replaces the regular file name with data, keeping its mode.
-func replaceFile(name string, data []byte) error {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(name, fi.Mode().Perm(), func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+// rootWriter is a Writer that writes through the host root's FS itself
+// (FileWriter): writeValue hands it the rooted path unresolved.
+type rootWriter interface {
+	writeIn(fsys kfile.FS, name string, data []byte) error
 }
 
 // ErrManaged is matched (errors.Is) by a write the kernel refused because
 // it manages the IRQ's affinity itself: EIO before Linux 6.12, EPERM since.
+// Only the kernel's own file says so: the same errno from a host tree's
+// copy is a failure like any other.
 var ErrManaged = errors.New("managed IRQ")
 
 // ErrPath is wrapped by the error for a path irqnuma never writes.
@@ -183,6 +192,9 @@ type WriteError struct {
 	Path  string // rooted path inside the host
 	Value string
 	Err   error
+	// kernel: the file refusing was the kernel's (procfs), not a host
+	// tree's copy, so its EIO or EPERM speaks of a managed IRQ.
+	kernel bool
 }
 
 func (e *WriteError) Error() string {
@@ -191,10 +203,10 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrManaged) true for EIO or EPERM from an
-// affinity file: the kernel's answer for an IRQ it manages.
+// Is makes errors.Is(err, ErrManaged) true for EIO or EPERM from a
+// kernel's affinity file: its answer for an IRQ it manages.
 func (e *WriteError) Is(target error) bool {
-	if target != ErrManaged {
+	if target != ErrManaged || !e.kernel {
 		return false
 	}
 	t, err := ParseTarget(e.Path)
@@ -207,6 +219,14 @@ func (e *WriteError) Is(target error) bool {
 // Explain says in words why the kernel refused a write.
 func Explain(err error) string {
 	var en syscall.Errno
+	var we *WriteError
+	if errors.As(err, &we) && !we.kernel && (errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EPERM)) {
+		name := "EIO"
+		if errors.Is(err, syscall.EPERM) {
+			name = "EPERM"
+		}
+		return name + ": a host tree's copy of the file refused the write (its permissions or its file system), not the kernel: a failure, not a managed IRQ"
+	}
 	if !errors.As(err, &en) {
 		if errors.Is(err, ErrPath) {
 			return "irqnuma writes nothing outside /proc/irq/<n>/ and /sys/class/net/<nic>/queues/"
@@ -246,34 +266,70 @@ func Explain(err error) string {
 // checking that path is one irqnuma writes and that it does not lead out
 // of root through a symlink. The error is a *WriteError.
 func writeValue(w Writer, root, p, value string) error {
+	return writeBytes(w, root, p, value, []byte(value+"\n"))
+}
+
+// writeBytes is writeValue writing data, which says value.
+func writeBytes(w Writer, root, p, value string, data []byte) error {
 	if _, err := ParseTarget(p); err != nil {
 		return &WriteError{Path: p, Value: value, Err: err}
+	}
+	fsys := rootFS(root)
+	if rw, ok := w.(rootWriter); ok {
+		if err := rw.writeIn(fsys, fsys.Path(p), data); err != nil {
+			return &WriteError{Path: p, Value: value, Err: unwrapPathError(err), kernel: isKernelFile(fsys, p)}
+		}
+		return nil
 	}
 	full, err := resolveIn(root, p)
 	if err != nil {
 		return &WriteError{Path: p, Value: value, Err: err}
 	}
-	if err := w.WriteFile(full, []byte(value+"\n")); err != nil {
-		return &WriteError{Path: p, Value: value, Err: unwrapPathError(err)}
+	if err := w.WriteFile(full, data); err != nil {
+		return &WriteError{Path: p, Value: value, Err: unwrapPathError(err), kernel: isKernelFile(fsys, p)}
 	}
 	return nil
+}
+
+// rootFS returns the FS of root ("" is the live root).
+func rootFS(root string) kfile.FS {
+	if root == "" {
+		root = "/"
+	}
+	return kfile.NewFS(root)
+}
+
+// isKernelFile reports whether p under fsys's root is the kernel's own
+// file (procfs or sysfs), whose EIO or EPERM means a managed IRQ. Tests
+// replace it to play a kernel in a host tree.
+var isKernelFile = func(fsys kfile.FS, p string) bool {
+	k, err := fsys.IsKernelPath(fsys.Path(p))
+	return err == nil && k
 }
 
 // ReadValue reads the current value of a file irqnuma writes, as the
 // kernel prints it without the final newline.
 func ReadValue(root, p string) (string, error) {
+	_, s, err := ReadRaw(root, p)
+	return s, err
+}
+
+// ReadRaw is ReadValue that also returns the file's bytes as they are
+// (the newline, or its absence in a host tree's copy, kept), which a
+// rollback writes back.
+func ReadRaw(root, p string) ([]byte, string, error) {
 	if _, err := ParseTarget(p); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	full, err := resolveIn(root, p)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
+		return nil, "", fmt.Errorf("read %s: %w", p, err)
 	}
-	s, err := kfile.NewFS(root).String(full)
+	b, err := kfile.NewFS(root).ReadLimit(full, 1<<20)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p, unwrapPathError(err))
+		return nil, "", fmt.Errorf("read %s: %w", p, unwrapPathError(err))
 	}
-	return s, nil
+	return b, string(kfile.TrimAttr(b)), nil
 }
 
 // unwrapPathError keeps the errno of an *fs.PathError, whose path is the
@@ -309,7 +365,11 @@ func resolveIn(root, p string) (string, error) {
 type Change struct {
 	Path string // rooted path inside the host; see ParseTarget
 	From string // the value before, as the kernel printed it (what rollback writes)
-	To   string // the value to write
+	// FromRaw, when set, is the file's bytes before (From with its
+	// newline, or without one in a host tree's copy): rollback writes
+	// them back exactly.
+	FromRaw []byte
+	To      string // the value to write
 }
 
 // Result is what became of a change, as the JSON output names it.
@@ -413,7 +473,11 @@ func rollback(w Writer, root string, changes []Change, res []ChangeResult) {
 		if res[i].Result != ResultChanged {
 			continue
 		}
-		if err := writeValue(w, root, changes[i].Path, changes[i].From); err != nil {
+		data := changes[i].FromRaw
+		if data == nil {
+			data = []byte(changes[i].From + "\n")
+		}
+		if err := writeBytes(w, root, changes[i].Path, changes[i].From, data); err != nil {
 			res[i].RollbackErr = err
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -78,7 +79,7 @@ func TestExplain(t *testing.T) {
 		{ErrPath, "writes nothing outside"},
 	}
 	for _, tt := range tests {
-		we := &WriteError{Path: "/proc/irq/5/smp_affinity_list", Value: "3", Err: tt.give}
+		we := &WriteError{Path: "/proc/irq/5/smp_affinity_list", Value: "3", Err: tt.give, kernel: true}
 		if got := Explain(we); !strings.Contains(got, tt.want) {
 			t.Errorf("Explain(%v) = %q, want it to say %q", tt.give, got, tt.want)
 		}
@@ -90,20 +91,27 @@ func TestExplain(t *testing.T) {
 
 func TestWriteErrorManaged(t *testing.T) {
 	tests := []struct {
-		path string
-		err  error
-		want bool
+		path   string
+		err    error
+		kernel bool
+		want   bool
 	}{
-		{"/proc/irq/36/smp_affinity_list", syscall.EIO, true},
-		{"/proc/irq/36/smp_affinity", syscall.EPERM, true},
-		{"/proc/irq/36/smp_affinity_list", syscall.EINVAL, false},
-		{"/proc/irq/36/smp_affinity_list", syscall.ENOSPC, false},
-		{"/sys/class/net/eth0/queues/tx-0/xps_cpus", syscall.EIO, false},
+		{"/proc/irq/36/smp_affinity_list", syscall.EIO, true, true},
+		{"/proc/irq/36/smp_affinity", syscall.EPERM, true, true},
+		{"/proc/irq/36/smp_affinity_list", syscall.EINVAL, true, false},
+		{"/proc/irq/36/smp_affinity_list", syscall.ENOSPC, true, false},
+		{"/sys/class/net/eth0/queues/tx-0/xps_cpus", syscall.EIO, true, false},
+		// A host tree's copy: its EIO or EPERM is no kernel's answer.
+		{"/proc/irq/36/smp_affinity_list", syscall.EIO, false, false},
+		{"/proc/irq/36/smp_affinity", syscall.EPERM, false, false},
 	}
 	for _, tt := range tests {
-		err := error(&WriteError{Path: tt.path, Err: tt.err})
+		err := error(&WriteError{Path: tt.path, Err: tt.err, kernel: tt.kernel})
 		if got := errors.Is(err, ErrManaged); got != tt.want {
-			t.Errorf("errors.Is(%s on %s, ErrManaged) = %v, want %v", tt.err, tt.path, got, tt.want)
+			t.Errorf("errors.Is(%s on %s, kernel %v, ErrManaged) = %v, want %v", tt.err, tt.path, tt.kernel, got, tt.want)
+		}
+		if !tt.kernel && strings.Contains(Explain(err), "manages") {
+			t.Errorf("Explain(%s from a tree) = %q, says managed", tt.err, Explain(err))
 		}
 	}
 }
@@ -233,7 +241,16 @@ func TestApplyKeepGoing(t *testing.T) {
 	}
 }
 
+// playKernel makes Apply take the tree's files for the kernel's, whose
+// EIO or EPERM says an IRQ is managed, until the test ends.
+func playKernel(t *testing.T) {
+	old := isKernelFile
+	isKernelFile = func(kfile.FS, string) bool { return true }
+	t.Cleanup(func() { isKernelFile = old })
+}
+
 func TestApplyManagedSkipped(t *testing.T) {
+	playKernel(t)
 	for _, errno := range []syscall.Errno{syscall.EIO, syscall.EPERM} {
 		root := hosttest.Copy(t, "seed")
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
@@ -350,12 +367,16 @@ func TestAffinityFileFallsBackToMask(t *testing.T) {
 	}
 }
 
-// TestFileWriterTreeFile: a regular file of a tree is replaced whole, its
-// mode kept, so a run killed mid-write cannot leave it empty.
+// TestFileWriterTreeFile: a regular file of a tree is written in place:
+// its inode, mode and hard links stay, and no temporary file is made.
 func TestFileWriterTreeFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "smp_affinity_list")
 	if err := os.WriteFile(p, []byte("0-63\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard")
+	if err := os.Link(p, hard); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.Stat(p)
@@ -366,10 +387,71 @@ func TestFileWriterTreeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(p); string(b) != "16-31" || after.Mode().Perm() != 0o644 || os.SameFile(before, after) {
-		t.Errorf("after write: %q, mode %v, same inode %v; want 16-31, 0644, a new file renamed in", b, after.Mode().Perm(), os.SameFile(before, after))
+	if b, _ := os.ReadFile(p); string(b) != "16-31" || after.Mode().Perm() != 0o644 || !os.SameFile(before, after) {
+		t.Errorf("after write: %q, mode %v, same inode %v; want 16-31, 0644, the same file", b, after.Mode().Perm(), os.SameFile(before, after))
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("%d files in the folder, want 1 (no temporary left)", len(ents))
+	if b, _ := os.ReadFile(hard); string(b) != "16-31" {
+		t.Errorf("hard link reads %q, want the value written", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files in the folder, want 2 (no temporary left)", len(ents))
+	}
+}
+
+// TestApplyTreeRefusalRollsBack: EIO or EPERM from a host tree's file is
+// a failed write that rolls back, never a managed IRQ skipped.
+func TestApplyTreeRefusalRollsBack(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EIO, syscall.EPERM} {
+		root := hosttest.Copy(t, "seed")
+		before := snapshotTree(t, root)
+		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
+		res, stop := Apply(context.Background(), w, root, seedChanges(t, root), ApplyOptions{})
+		if stop != Failed {
+			t.Errorf("%v: stop = %v, want Failed", errno, stop)
+		}
+		if r := res[6]; r.Result != ResultFailed || r.Managed || errors.Is(r.Err, ErrManaged) {
+			t.Errorf("%v: IRQ 290 = %+v, want failed, not managed", errno, r)
+		}
+		if got := results(res)[:7]; !cmp.Equal(got, []string{"rolled-back", "rolled-back", "rolled-back", "rolled-back", "rolled-back", "rolled-back", "failed"}) {
+			t.Errorf("%v: results %v", errno, got)
+		}
+		if diff := cmp.Diff(before, snapshotTree(t, root)); diff != "" {
+			t.Errorf("%v: tree changed (-before +after):\n%s", errno, diff)
+		}
+	}
+}
+
+// TestRollbackExactBytes: a rollback on a tree puts back the bytes read,
+// a missing newline included, in the same file (hard links kept).
+func TestRollbackExactBytes(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	p := AffinityPath(284, FileAffinityList)
+	full := filepath.Join(root, p)
+	if err := os.WriteFile(full, []byte("0-1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(root, "hard")
+	if err := os.Link(full, hard); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(full)
+	raw, from, err := ReadRaw(root, p)
+	if err != nil || from != "0-1" || string(raw) != "0-1" {
+		t.Fatalf("ReadRaw = %q, %q, %v", raw, from, err)
+	}
+	changes := []Change{
+		{Path: p, From: from, FromRaw: raw, To: "16"},
+		{Path: AffinityPath(285, FileAffinityList), From: "17", To: "18"},
+	}
+	w := &failingWriter{fail: map[int]bool{2: true}, err: syscall.EINVAL}
+	if _, stop := Apply(context.Background(), w, root, changes, ApplyOptions{}); stop != Failed {
+		t.Fatalf("stop = %v, want Failed", stop)
+	}
+	after, _ := os.Stat(full)
+	if b, _ := os.ReadFile(full); string(b) != "0-1" || !os.SameFile(before, after) {
+		t.Errorf("after rollback: %q, same file %v; want \"0-1\" in the same file", b, os.SameFile(before, after))
+	}
+	if b, _ := os.ReadFile(hard); string(b) != "0-1" {
+		t.Errorf("hard link reads %q after rollback", b)
 	}
 }

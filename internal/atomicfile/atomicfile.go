@@ -1,16 +1,24 @@
 // Package atomicfile writes a regular file so that it appears whole or not
 // at all: written under a temporary name beside it, fsynced, given its
-// mode, renamed into place, and the folder fsynced. The state file of irq
-// pin, snapshots and the node_exporter textfile are written this way.
+// mode, renamed into place, and the folder fsynced. Snapshots and the
+// node_exporter textfile are written this way; the state file of irq pin,
+// under a host root, is written with CreateIn.
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // Write creates or replaces path with what write writes, with the given
@@ -69,4 +77,104 @@ func write1(path string, mode os.FileMode, write func(io.Writer) error, noReplac
 		return fmt.Errorf("fsync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// CreateIn is Create for a file under a host root: every folder on the way
+// is resolved inside fsys's root (kfile.FS), a link at path is never
+// followed, and the content is written to an unnamed file (O_TMPFILE)
+// that gets its name only once whole and synced, so a run killed midway
+// leaves no temporary file behind. Where the file system has no unnamed
+// files, a named temporary beside path is used and removed on failure;
+// one left by a killed run matches TempPattern and RemoveTemps removes it.
+func CreateIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := createTemp(fsys, dir, mode)
+	if errors.Is(err, kfile.ErrNoTmpfile) {
+		return createNamedIn(fsys, path, mode, write)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err = f.Chmod(mode); err != nil {
+		return err
+	}
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	if err = fsys.Link(f, path); err != nil {
+		return err
+	}
+	return fsys.SyncDir(dir)
+}
+
+// createTemp is kfile.FS.CreateTemp, replaced by tests to exercise the
+// named fallback.
+var createTemp = kfile.FS.CreateTemp
+
+// createNamedIn is CreateIn through a named temporary file.
+func createNamedIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	var f *os.File
+	var tmp string
+	for try := 0; ; try++ {
+		tmp = filepath.Join(dir, "."+filepath.Base(path)+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err = fsys.CreateFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+		if !errors.Is(err, fs.ErrExist) || try == 10 {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			fsys.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(mode); err != nil {
+		return err
+	}
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = fsys.Rename(tmp, path, true); err != nil {
+		return err
+	}
+	return fsys.SyncDir(dir)
+}
+
+// IsTemp reports whether name is that of a temporary file Write, Create or
+// CreateIn make beside a file: ".<name>.<random>.tmp".
+func IsTemp(name string) bool {
+	return len(name) > len("..x.tmp") && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp")
+}
+
+// RemoveTemps removes the temporary files (IsTemp) that a killed run left
+// in the folder dir under fsys's root. The caller makes sure no other
+// writer uses dir meanwhile (irqnuma holds the root's lock).
+func RemoveTemps(fsys kfile.FS, dir string) error {
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if e.Type().IsRegular() && IsTemp(e.Name()) {
+			if err := fsys.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 func TestWrite(t *testing.T) {
@@ -67,5 +69,86 @@ func TestCreateNeverReplaces(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(q)); len(ents) != 2 {
 		t.Errorf("%d files left, want 2 (no temporaries)", len(ents))
+	}
+}
+
+// TestCreateIn: the state file is made inside the root whatever link is
+// planted on the way, never through a link at its own name, and leaves
+// no temporary file, with O_TMPFILE or without it.
+func TestCreateIn(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		t.Run(map[bool]string{false: "O_TMPFILE", true: "named temporary"}[named], func(t *testing.T) {
+			if named {
+				old := createTemp
+				createTemp = func(kfile.FS, string, os.FileMode) (*os.File, error) { return nil, kfile.ErrNoTmpfile }
+				t.Cleanup(func() { createTemp = old })
+			}
+			root, out := t.TempDir(), t.TempDir()
+			victim := filepath.Join(out, "victim")
+			if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fsys := kfile.NewFS(root)
+			dir := filepath.Join(root, "var/lib/irqnuma")
+			if err := fsys.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, filepath.Join(dir, "linked.json")); err != nil {
+				t.Fatal(err)
+			}
+			write := func(w io.Writer) error { _, err := io.WriteString(w, "state\n"); return err }
+			if err := CreateIn(fsys, filepath.Join(dir, "linked.json"), 0o600, write); !errors.Is(err, fs.ErrExist) {
+				t.Errorf("CreateIn over a link = %v, want ErrExist", err)
+			}
+			p := filepath.Join(dir, "state.json")
+			if err := CreateIn(fsys, p, 0o600, write); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(p); err != nil || string(b) != "state\n" {
+				t.Errorf("state = %q, %v", b, err)
+			}
+			if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v", fi.Mode())
+			}
+			if err := CreateIn(fsys, p, 0o600, write); !errors.Is(err, fs.ErrExist) {
+				t.Errorf("CreateIn over a file = %v, want ErrExist", err)
+			}
+			boom := errors.New("boom")
+			if err := CreateIn(fsys, filepath.Join(dir, "half.json"), 0o600, func(io.Writer) error { return boom }); !errors.Is(err, boom) {
+				t.Errorf("failing writer: %v", err)
+			}
+			ents, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			if want := []string{"linked.json", "state.json"}; fmt.Sprint(names) != fmt.Sprint(want) {
+				t.Errorf("state folder holds %v, want %v", names, want)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "secret\n" {
+				t.Errorf("outside file = %q", b)
+			}
+		})
+	}
+}
+
+// TestRemoveTemps: what a killed run left is removed, nothing else.
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{".state-1.json.k3j9.tmp", "state-1.json", "lock", ".tmp"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveTemps(kfile.NewFS(dir), dir); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{".tmp", "lock", "state-1.json"}; fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("left %v, want %v", names, want)
 	}
 }
