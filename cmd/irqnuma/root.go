@@ -34,14 +34,15 @@ type app struct {
 // fixed clock, a non-root user), each on its own app, so CLI tests can run
 // in parallel.
 type sys struct {
-	writer  irq.Writer       // every write to /proc/irq and sysfs
-	geteuid func() int       // root or not, for writes to the live host
-	now     func() time.Time // state file names and watch samples
+	writer  irq.Writer          // every write to /proc/irq and sysfs
+	geteuid func() int          // root or not, for writes to the live host
+	now     func() time.Time    // state file names and watch samples
+	getenv  func(string) string // COLUMNS, for the width of human output
 }
 
 // hostSys is the real process: the kernel's files, its user and its clock.
 func hostSys() sys {
-	return sys{writer: irq.FileWriter{}, geteuid: os.Geteuid, now: time.Now}
+	return sys{writer: irq.FileWriter{}, geteuid: os.Geteuid, now: time.Now, getenv: os.Getenv}
 }
 
 // commands are the constructors of the subcommands (help lists them
