@@ -115,13 +115,9 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity, width int) err
 
 var findingHeader = []string{"SEVERITY", "CHECK", "SUBJECT", "MESSAGE"}
 
-// worst is the rank of the most severe of fs.
+// worst is the rank of the most severe of fs, which are not none.
 func worst(fs []audit.Finding) int {
-	r := 0
-	for _, f := range fs {
-		r = max(r, f.Severity.Rank())
-	}
-	return r
+	return slices.MaxFunc(fs, func(x, y audit.Finding) int { return cmp.Compare(x.Severity.Rank(), y.Severity.Rank()) }).Severity.Rank()
 }
 
 // summaryRows counts the findings per severity and check, worst first,
@@ -191,26 +187,23 @@ const nicPlaceholder = "<nic>"
 // in their order. Host-wide findings are never shared.
 func shareAcrossNICs(fs []audit.Finding) (shared []*sharedFinding, alone []audit.Finding) {
 	byKey := map[sharedKey]*sharedFinding{}
-	keyOf := make([]sharedKey, len(fs))
+	of := make([]*sharedFinding, len(fs)) // nil for the host's
 	for i, f := range fs {
+		k := sharedKey{f.Severity, f.Check, units.ReplaceName(f.Subject, f.NIC, nicPlaceholder),
+			units.ReplaceName(f.Message, f.NIC, nicPlaceholder), units.ReplaceName(f.Fix, f.NIC, nicPlaceholder)}
 		if f.NIC == "" {
 			continue
 		}
-		k := sharedKey{severity: f.Severity, check: f.Check,
-			subject: units.ReplaceName(f.Subject, f.NIC, nicPlaceholder), message: units.ReplaceName(f.Message, f.NIC, nicPlaceholder), fix: units.ReplaceName(f.Fix, f.NIC, nicPlaceholder)}
-		keyOf[i] = k
-		s := byKey[k]
-		if s == nil {
-			s = &sharedFinding{sharedKey: k}
-			byKey[k] = s
-			shared = append(shared, s)
+		if byKey[k] == nil {
+			byKey[k] = &sharedFinding{sharedKey: k}
+			shared = append(shared, byKey[k])
 		}
-		if !slices.Contains(s.nics, f.NIC) {
-			s.nics = append(s.nics, f.NIC)
+		if of[i] = byKey[k]; !slices.Contains(of[i].nics, f.NIC) {
+			of[i].nics = append(of[i].nics, f.NIC)
 		}
 	}
 	for i, f := range fs {
-		if f.NIC == "" || len(byKey[keyOf[i]].nics) < 2 {
+		if of[i] == nil || len(of[i].nics) < 2 {
 			alone = append(alone, f)
 		}
 	}
@@ -231,12 +224,10 @@ func sharedRows(shared []*sharedFinding) [][]string {
 		j := i
 		var all []string
 		for ; j < len(shared) && shared[j].check == shared[i].check && shared[j].severity == shared[i].severity; j++ {
-			for _, n := range shared[j].nics {
-				if !slices.Contains(all, n) {
-					all = append(all, n)
-				}
-			}
+			all = append(all, shared[j].nics...)
 		}
+		slices.Sort(all)
+		all = slices.Compact(all)
 		for k, s := range shared[i:j] {
 			lead := []string{"", "", ""}
 			if k == 0 {
