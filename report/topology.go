@@ -215,7 +215,7 @@ func writeIsolation(w io.Writer, doc TopologyDoc) {
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(w, "isolated CPUs %s: %s\n", units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
+		fmt.Fprintf(w, "isolated %s %s: %s\n", units.Choose(iso.CPUs.Len(), "CPU", "CPUs"), units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
 	}
 	if a := iso.IRQAffinity; a.CPUs != nil && !a.CPUs.IsEmpty() {
 		fmt.Fprintf(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s\n", a.CPUs, sourceWords(a.Source, ""))

@@ -31,3 +31,23 @@ func TestNICLineWording(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedList: one CPU is "CPU 130"; a list says its length only
+// when it is not one range and has more than two members.
+func TestCountedList(t *testing.T) {
+	tests := []struct {
+		give cpuset.Set
+		want string
+	}{
+		{cpuset.New(130), "CPU 130"},
+		{cpuset.New(130, 131), "CPUs 130-131"},
+		{cpuset.New(130, 140), "CPUs 130,140"},
+		{cpuset.New(130, 131, 132), "CPUs 130-132"},
+		{cpuset.New(130, 140, 150), "CPUs 130,140,150 (3)"},
+	}
+	for _, tt := range tests {
+		if got := countedList(tt.give, "CPU", "CPUs"); got != tt.want {
+			t.Errorf("countedList(%s) = %q, want %q", tt.give, got, tt.want)
+		}
+	}
+}
