@@ -21,9 +21,10 @@ import (
 // for each NIC (the worst findings first) a header line and a table of
 // its findings, each finding's fix on the line below it; one table of
 // what several NICs share, each such finding said once with the NICs it
-// was found on; host-wide findings; then the NICs with no findings.
-// width is the terminal's: every line fits it (a table's last column
-// and long cells wrap); 0 writes each finding on one line, for grep.
+// was found on; host-wide findings; the NICs with no findings; and the
+// verdict again, last, as scripts that tail the output expect. width
+// is the terminal's: every line fits it (a table's last column and long
+// cells wrap); 0 writes each finding on one line, for grep.
 func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity, width int) error {
 	var b strings.Builder
 	b.WriteString(wrapLine(Verdict(doc.Findings, failOn), width))
@@ -108,6 +109,9 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity, width int) err
 	for _, bl := range blocks {
 		b.WriteString("\n")
 		bl.write()
+	}
+	if len(blocks) > 0 { // and last, for whoever reads the end (tail -n 1)
+		b.WriteString("\n" + wrapLine(Verdict(doc.Findings, failOn), width))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -59,10 +59,16 @@ func TestAuditOutputDell(t *testing.T) {
 				t.Errorf("COLUMNS=%d: line %d is %d wide: %q", width, i+1, len(l), l)
 			}
 		}
+		// The verdict comes last too (wrapped at 72), for scripts that
+		// tail it.
+		const verdict = "verdict: NOT READY: 15 warnings at or above warning (15 warnings, 143 info in all)"
+		if end := strings.Join(strings.Fields(strings.Join(lines[len(lines)-2:], " ")), " "); !strings.HasSuffix(end, verdict) {
+			t.Errorf("COLUMNS=%d: the output ends %q, not with the verdict", width, end)
+		}
 		head := strings.Join(lines[:10], "\n")
 		flatHead := strings.Join(strings.Fields(head), " ")
 		for _, want := range []string{
-			"verdict: NOT READY: 15 warnings at or above warning (15 warnings, 143 info in all)",
+			verdict,
 			"warning irq-shared-cpu 15 15 NICs",
 			"info queues-vs-cpus 70 70 NICs",
 			"info not-checked 73 70 NICs, host",
