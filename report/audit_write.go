@@ -15,83 +15,243 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-// WriteAudit writes the human form of an audit: for each NIC (host-wide
-// findings last) a header line and a table of its findings, worst first,
-// each finding's fix on the line below it; then a one-line verdict
-// against failOn ("" for --fail-on never).
-func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity) error {
+// WriteAudit writes the human form of an audit, worst first: the
+// verdict against failOn ("" for --fail-on never) and a summary of the
+// findings per check and severity; which NIC each watched process uses;
+// for each NIC (the worst findings first) a header line and a table of
+// its findings, each finding's fix on the line below it; one table of
+// what several NICs share, each such finding said once with the NICs it
+// was found on; host-wide findings; the NICs with no findings; and the
+// verdict again, last, as scripts that tail the output expect. width
+// is the terminal's: every line fits it (a table's last column and long
+// cells wrap); 0 writes each finding on one line, for grep.
+func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity, width int) error {
+	var b strings.Builder
+	b.WriteString(wrapLine(Verdict(doc.Findings, failOn), width))
+	if len(doc.Findings) > 0 {
+		putTable(&b, width, []string{"SEVERITY", "CHECK", "FINDINGS", "ON"}, summaryRows(doc.Findings))
+	}
 	if len(doc.Processes) > 0 {
-		if err := writeProcessNICs(w, doc.Processes); err != nil {
-			return err
-		}
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
+		b.WriteString("\nprocesses\n")
+		header, rows := processNICRows(doc.Processes)
+		putTable(&b, width, header, rows, 2, 3)
 	}
-	// Every NIC checked has its group, "no findings" when clean, so a
-	// clean NIC is seen to be checked; host-wide findings come last.
-	byGroup := map[string][]audit.Finding{}
-	groups := slices.Clone(doc.Checked)
+	// Every NIC checked has its block, "no findings" when clean, so a
+	// clean NIC is seen to be checked.
+	byNIC := map[string][]audit.Finding{}
+	nics := slices.Clone(doc.Checked)
 	for _, f := range doc.Findings {
-		if _, ok := byGroup[f.NIC]; !ok && f.NIC != "" && !slices.Contains(groups, f.NIC) {
-			groups = append(groups, f.NIC)
+		if f.NIC != "" && !slices.Contains(nics, f.NIC) {
+			nics = append(nics, f.NIC)
 		}
-		byGroup[f.NIC] = append(byGroup[f.NIC], f)
+		byNIC[f.NIC] = append(byNIC[f.NIC], f)
 	}
-	slices.Sort(groups)
-	if len(byGroup[""]) > 0 {
-		groups = append(groups, "")
+	slices.Sort(nics)
+	var merged []audit.Finding
+	for _, n := range nics {
+		merged = append(merged, groupFindings(byNIC[n])...)
 	}
-	for i, g := range groups {
-		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
-		}
-		title := "host"
-		if g != "" {
-			title = g
-			if h := doc.Headers[g]; h != "" {
-				title += ": " + h
-			}
-		}
-		if _, err := fmt.Fprintln(w, title); err != nil {
-			return err
-		}
-		if len(byGroup[g]) == 0 {
-			if _, err := io.WriteString(w, "no findings\n"); err != nil {
-				return err
-			}
-			continue
-		}
+	shared, alone := shareAcrossNICs(merged)
+	aloneBy := map[string][]audit.Finding{}
+	for _, f := range alone {
+		aloneBy[f.NIC] = append(aloneBy[f.NIC], f)
+	}
+
+	type block struct {
+		rank, order int // worst severity; NICs, shared, host, clean
+		write       func()
+	}
+	var blocks []block
+	findingRows := func(fs []audit.Finding) [][]string {
 		var rows [][]string
-		for _, f := range groupFindings(byGroup[g]) {
+		for _, f := range fs {
 			rows = append(rows, []string{string(f.Severity), string(f.Check), f.Subject, f.Message})
 			if f.Fix != "" {
 				rows = append(rows, []string{"", "", "", "fix: " + f.Fix})
 			}
 		}
-		if err := writeTable(w, []string{"SEVERITY", "CHECK", "SUBJECT", "MESSAGE"}, rows); err != nil {
-			return err
+		return rows
+	}
+	section := func(title string, fs []audit.Finding) func() {
+		return func() {
+			b.WriteString(wrapLine(title, width))
+			if len(fs) == 0 {
+				b.WriteString("no findings\n")
+			} else {
+				putTable(&b, width, findingHeader, findingRows(fs), 2)
+			}
 		}
 	}
-	if len(groups) > 0 {
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
+	for _, n := range nics {
+		title := n
+		if h := doc.Headers[n]; h != "" {
+			title += ": " + h
+		}
+		switch fs := aloneBy[n]; {
+		case len(fs) > 0:
+			blocks = append(blocks, block{worst(fs), 0, section(title, fs)})
+		case len(byNIC[n]) == 0:
+			blocks = append(blocks, block{0, 3, section(title, nil)})
 		}
 	}
-	_, err := fmt.Fprintln(w, Verdict(doc.Findings, failOn))
+	if len(shared) > 0 {
+		blocks = append(blocks, block{shared[0].severity.Rank(), 1, func() {
+			b.WriteString(wrapLine(`on several NICs ("<nic>" stands for each NIC named)`, width))
+			putTable(&b, width, []string{"SEVERITY", "CHECK", "NICS", "MESSAGE"}, sharedRows(shared))
+		}})
+	}
+	if fs := byNIC[""]; len(fs) > 0 {
+		blocks = append(blocks, block{worst(fs), 2, section("host", groupFindings(fs))})
+	}
+	slices.SortStableFunc(blocks, func(x, y block) int {
+		return cmp.Or(cmp.Compare(y.rank, x.rank), cmp.Compare(x.order, y.order))
+	})
+	for _, bl := range blocks {
+		b.WriteString("\n")
+		bl.write()
+	}
+	if len(blocks) > 0 { // and last, for whoever reads the end (tail -n 1)
+		b.WriteString("\n" + wrapLine(Verdict(doc.Findings, failOn), width))
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeProcessNICs writes which NIC each watched process uses, which the
-// audit judged it against, and how its sockets showed it, one line of
-// how per row.
-func writeProcessNICs(w io.Writer, pns []audit.ProcessNIC) error {
-	if _, err := fmt.Fprintln(w, "processes"); err != nil {
-		return err
+var findingHeader = []string{"SEVERITY", "CHECK", "SUBJECT", "MESSAGE"}
+
+// worst is the rank of the most severe of fs, which are not none.
+func worst(fs []audit.Finding) int {
+	return slices.MaxFunc(fs, func(x, y audit.Finding) int { return cmp.Compare(x.Severity.Rank(), y.Severity.Rank()) }).Severity.Rank()
+}
+
+// summaryRows counts the findings per severity and check, worst first,
+// saying on what they were found: a NIC or two by name, more as a count,
+// and the host.
+func summaryRows(fs []audit.Finding) [][]string {
+	type key struct {
+		sev   audit.Severity
+		check audit.Check
 	}
+	count := map[key]int{}
+	nics := map[key][]string{}
+	host := map[key]bool{}
+	var keys []key
+	for _, f := range fs {
+		k := key{f.Severity, f.Check}
+		if count[k] == 0 {
+			keys = append(keys, k)
+		}
+		count[k]++
+		switch {
+		case f.NIC == "":
+			host[k] = true
+		case !slices.Contains(nics[k], f.NIC):
+			nics[k] = append(nics[k], f.NIC)
+		}
+	}
+	slices.SortFunc(keys, func(x, y key) int {
+		return cmp.Or(cmp.Compare(y.sev.Rank(), x.sev.Rank()), cmp.Compare(slices.Index(audit.Checks, x.check), slices.Index(audit.Checks, y.check)))
+	})
 	var rows [][]string
+	for _, k := range keys {
+		var on []string
+		switch n := nics[k]; {
+		case len(n) > 0 && len(n) <= 2:
+			on = append(on, units.Names(n))
+		case len(n) > 2:
+			on = append(on, fmt.Sprintf("%d NICs", len(n)))
+		}
+		if host[k] {
+			on = append(on, "host")
+		}
+		rows = append(rows, []string{string(k.sev), string(k.check), strconv.Itoa(count[k]), strings.Join(on, ", ")})
+	}
+	return rows
+}
+
+// sharedFinding is one thing several NICs were found to have: the same
+// check, severity, subject, message and fix once each NIC's name is
+// replaced by "<nic>".
+type sharedFinding struct {
+	sharedKey
+	nics []string
+}
+
+type sharedKey struct {
+	severity              audit.Severity
+	check                 audit.Check
+	subject, message, fix string
+}
+
+// nicPlaceholder stands for each NIC's name in a shared finding.
+const nicPlaceholder = "<nic>"
+
+// shareAcrossNICs splits findings (of several NICs, grouped per NIC
+// already) into what at least two NICs share, worst first, and the rest,
+// in their order. Host-wide findings are never shared.
+func shareAcrossNICs(fs []audit.Finding) (shared []*sharedFinding, alone []audit.Finding) {
+	byKey := map[sharedKey]*sharedFinding{}
+	of := make([]*sharedFinding, len(fs)) // nil for the host's
+	for i, f := range fs {
+		k := sharedKey{f.Severity, f.Check, units.ReplaceName(f.Subject, f.NIC, nicPlaceholder),
+			units.ReplaceName(f.Message, f.NIC, nicPlaceholder), units.ReplaceName(f.Fix, f.NIC, nicPlaceholder)}
+		if f.NIC == "" {
+			continue
+		}
+		if byKey[k] == nil {
+			byKey[k] = &sharedFinding{sharedKey: k}
+			shared = append(shared, byKey[k])
+		}
+		if of[i] = byKey[k]; !slices.Contains(of[i].nics, f.NIC) {
+			of[i].nics = append(of[i].nics, f.NIC)
+		}
+	}
+	for i, f := range fs {
+		if of[i] == nil || len(of[i].nics) < 2 {
+			alone = append(alone, f)
+		}
+	}
+	shared = slices.DeleteFunc(shared, func(s *sharedFinding) bool { return len(s.nics) < 2 })
+	slices.SortStableFunc(shared, func(x, y *sharedFinding) int {
+		return cmp.Or(cmp.Compare(y.severity.Rank(), x.severity.Rank()), cmp.Compare(slices.Index(audit.Checks, x.check), slices.Index(audit.Checks, y.check)),
+			cmp.Compare(len(y.nics), len(x.nics)))
+	})
+	return shared, alone
+}
+
+// sharedRows are the rows of the shared findings: one row per check and
+// severity, with how many NICs it was found on, then each form of it
+// (its message, its fix and the NICs it was found on) below.
+func sharedRows(shared []*sharedFinding) [][]string {
+	var rows [][]string
+	for i := 0; i < len(shared); {
+		j := i
+		var all []string
+		for ; j < len(shared) && shared[j].check == shared[i].check && shared[j].severity == shared[i].severity; j++ {
+			all = append(all, shared[j].nics...)
+		}
+		slices.Sort(all)
+		all = slices.Compact(all)
+		for k, s := range shared[i:j] {
+			lead := []string{"", "", ""}
+			if k == 0 {
+				lead = []string{string(s.severity), string(s.check), units.Plural(len(all), "NIC", "NICs")}
+			}
+			rows = append(rows, append(lead, s.message))
+			if s.fix != "" {
+				rows = append(rows, []string{"", "", "", "fix: " + s.fix})
+			}
+			rows = append(rows, []string{"", "", "", fmt.Sprintf("on %s: %s", units.Plural(len(s.nics), "NIC", "NICs"), units.Names(s.nics))})
+		}
+		i = j
+	}
+	return rows
+}
+
+// processNICRows are the rows of which NIC each watched process uses,
+// which the audit judged it against, and how its sockets showed it, one
+// line of how per row.
+func processNICRows(pns []audit.ProcessNIC) (header []string, rows [][]string) {
 	for _, pn := range pns {
 		judged := "none"
 		if len(pn.Judged) > 0 {
@@ -106,7 +266,7 @@ func writeProcessNICs(w io.Writer, pns []audit.ProcessNIC) error {
 			rows = append(rows, []string{"", "", "", "", h})
 		}
 	}
-	return writeTable(w, []string{"PID", "COMM", "USES", "JUDGED AGAINST", "HOW"}, rows)
+	return []string{"PID", "COMM", "USES", "JUDGED AGAINST", "HOW"}, rows
 }
 
 // groupFindings merges the findings of one NIC that say the same thing

@@ -114,7 +114,7 @@ func TestAuditOrder(t *testing.T) {
 		t.Errorf("groups %q, want %q", groups, want)
 	}
 	var buf bytes.Buffer
-	if err := WriteAudit(&buf, NewAuditDoc(&audit.State{Host: h, IRQs: tb, Findings: fs}), audit.SeverityWarning); err != nil {
+	if err := WriteAudit(&buf, NewAuditDoc(&audit.State{Host: h, IRQs: tb, Findings: fs}), audit.SeverityWarning, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(buf.String(), "\n") {

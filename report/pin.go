@@ -99,7 +99,7 @@ func WritePinTargets(w io.Writer, res *affinity.PinResult) {
 		if len(tg.Left) > 0 {
 			left = "; without " + strings.Join(tg.Left, ", ")
 		}
-		fmt.Fprintf(w, "%s: %s on CPUs %s (%s%s)\n", tg.NIC, res.Strategy, tg.CPUs, tg.Source, left)
+		fmt.Fprintf(w, "%s: %s on %s (%s%s)\n", tg.NIC, res.Strategy, cpusWord(tg.CPUs), tg.Source, left)
 	}
 }
 
@@ -144,8 +144,10 @@ func WriteIrqbalanceWarning(w io.Writer, iw affinity.IrqbalanceWarning) {
 	for i, n := range iw.Loose {
 		ids[i] = strconv.Itoa(n)
 	}
-	fmt.Fprintf(w, "warning: irqbalance is running (PID %d) and does not ban IRQs %s: it will move them back.\n", iw.PID, strings.Join(ids, ","))
-	fmt.Fprintln(w, "irqnuma does not touch irqbalance; this configuration would make it leave them alone:")
+	them := units.Choose(len(ids), "it", "them")
+	fmt.Fprintf(w, "warning: irqbalance is running (PID %d) and does not ban %s %s: it will move %s back.\n",
+		iw.PID, units.Choose(len(ids), "IRQ", "IRQs"), strings.Join(ids, ","), them)
+	fmt.Fprintf(w, "irqnuma does not touch irqbalance; this configuration would make it leave %s alone:\n", units.Choose(len(ids), "that IRQ", "them"))
 	for _, l := range iw.BanConfig {
 		fmt.Fprintln(w, "    "+l)
 	}

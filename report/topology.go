@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/textwrap"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
@@ -214,7 +215,7 @@ func writeIsolation(w io.Writer, doc TopologyDoc) {
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(w, "isolated CPUs %s: %s\n", units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
+		fmt.Fprintf(w, "isolated %s %s: %s\n", units.Choose(iso.CPUs.Len(), "CPU", "CPUs"), units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
 	}
 	if a := iso.IRQAffinity; a.CPUs != nil && !a.CPUs.IsEmpty() {
 		fmt.Fprintf(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s\n", a.CPUs, sourceWords(a.Source, ""))
@@ -239,8 +240,13 @@ func sourceWords(src, param string) string {
 	return " (source: " + src + ")"
 }
 
-// WriteTopology writes the human form: the nodes, then the NICs grouped
-// under the node they are local to, unknown last.
+// cpuListWidth is where a node's CPU list wraps, after a comma, onto the
+// rows below: an interleaved node ("0,2,4,...,102") is shown whole.
+const cpuListWidth = 64
+
+// WriteTopology writes the human form: the nodes, each CPU list whole
+// (wrapped), then the NICs grouped under the node they are local to,
+// unknown last.
 func WriteTopology(w io.Writer, doc TopologyDoc) error {
 	var rows [][]string
 	for _, n := range doc.Nodes {
@@ -252,8 +258,11 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		if n.Distances != nil {
 			dist = units.Ints(n.Distances, " ")
 		}
-		rows = append(rows, []string{strconv.Itoa(n.ID), units.OrDash(n.CPUs.List()),
-			strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
+		cpus := textwrap.Lines(units.OrDash(n.CPUs.List()), cpuListWidth, runeWidth)
+		rows = append(rows, []string{strconv.Itoa(n.ID), cpus[0], strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
+		for _, c := range cpus[1:] {
+			rows = append(rows, []string{"", c})
+		}
 	}
 	if len(rows) > 0 {
 		if err := writeTable(w, []string{"NODE", "CPUS", "ONLINE", "MEMORY", "DISTANCES"}, rows); err != nil {

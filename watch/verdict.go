@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -139,7 +140,7 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		}
 		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot), local(hot), c.Soft, c.Busy
 		v.Saturated = c.Busy != nil && *c.Busy >= SaturatedPercent
-		fmt.Fprintf(&b, "%ssoftirq on CPU %d (%s, %s)", direction(dirs[hot], c), hot, nodeWord(v.Node), localWord(v.Local))
+		fmt.Fprintf(&b, "%s on CPU %d (%s, %s)", cmp.Or(direction(dirs[hot], c), "softirq"), hot, nodeWord(v.Node), localWord(v.Local))
 		switch {
 		case c.Soft == nil || c.Busy == nil:
 			b.WriteString(" — load unknown")
@@ -182,28 +183,39 @@ func (d *differ) hottest(ids []int, rates map[int]float64) int {
 	return best
 }
 
-// direction says which way the CPU's softirq work goes: the direction
-// of the IRQs it took when at least two thirds of them serve one (virtio
-// and drivers with separate rx and tx vectors), else NET_RX or NET_TX by
-// which softirq ran more. Drivers with combined vectors run tx
-// completions in NET_RX too, so the second answer is the softirq's name.
+// direction names the softirq the CPU's numbers show: RX or TX by which
+// of NET_RX and NET_TX ran more there. When the IRQs it took serve
+// mostly (two thirds) the other direction, it says so: virtio and other
+// drivers with tx vectors run tx completions in NET_RX, which is then
+// "RX softirq (for tx queue IRQs)". With no softirq counted (or none
+// known), the IRQs' direction is all there is to go by.
 func direction(dr *dirRates, c *CPUStats) string {
+	irqDir := ""
 	if dr != nil {
 		total := dr.rx + dr.tx + dr.both
 		switch {
 		case total > 0 && dr.rx >= total*2/3:
-			return "RX "
+			irqDir = "RX"
 		case total > 0 && dr.tx >= total*2/3:
-			return "TX "
+			irqDir = "TX"
 		}
 	}
+	soft := ""
 	switch {
 	case c.NetRX != nil && c.NetTX != nil && *c.NetRX >= *c.NetTX && *c.NetRX > 0:
-		return "RX "
+		soft = "RX"
 	case c.NetRX != nil && c.NetTX != nil && *c.NetTX > *c.NetRX:
-		return "TX "
+		soft = "TX"
 	}
-	return ""
+	switch {
+	case soft == "" && irqDir == "":
+		return ""
+	case soft == "":
+		return irqDir + " softirq"
+	case irqDir != "" && irqDir != soft:
+		return soft + " softirq (for " + strings.ToLower(irqDir) + " queue IRQs)"
+	}
+	return soft + " softirq"
 }
 
 // otherCPUs names the NIC's other IRQ CPUs, local ones first, and any of

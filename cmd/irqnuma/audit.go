@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/screen"
 	"github.com/irqnuma/irqnuma/report"
 )
 
@@ -32,8 +33,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			if err := sel.check(); err != nil {
 				return err
 			}
-			// A textfile that cannot be written fails the command after
-			// the audit is shown.
+			// An unwritable textfile fails the command after the audit is shown.
 			st, err, writeErr := exporter.ReadAudit(a.root, sel.Selection, textfile)
 			if err != nil {
 				return errors.Join(err, writeErr)
@@ -46,7 +46,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			if a.json() {
 				err = a.writeJSON(doc)
 			} else {
-				err = report.WriteAudit(a.stdout, doc, min)
+				err = report.WriteAudit(a.stdout, doc, min, screen.Width(a.getenv("COLUMNS"), a.stdout))
 			}
 			if err != nil || writeErr != nil {
 				return errors.Join(err, writeErr)

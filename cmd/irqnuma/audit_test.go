@@ -332,8 +332,8 @@ func TestAuditClean(t *testing.T) {
 	}
 	stdout, _, _ := runCLI(t, "--root", root, "audit", "--comm", "iperf3")
 	// The clean NIC is still seen to be checked, and the process's NIC said.
-	if !strings.HasPrefix(stdout, "processes\nPID   COMM    USES  JUDGED AGAINST  HOW\n5001  iperf3  eth0  eth0 (sockets)  ") ||
-		!strings.HasSuffix(stdout, "\neth0: mlx5_core 0000:98:00.0, local node 1, 16 queue IRQs\nno findings\n\nverdict: ready: no findings\n") {
+	if !strings.HasPrefix(stdout, "verdict: ready: no findings\n\nprocesses\nPID   COMM    USES  JUDGED AGAINST  HOW\n5001  iperf3  eth0  eth0 (sockets)  ") ||
+		!strings.HasSuffix(stdout, "\n\neth0: mlx5_core 0000:98:00.0, local node 1, 16 queue IRQs\nno findings\n\nverdict: ready: no findings\n") {
 		t.Errorf("clean seed table = %q", stdout)
 	}
 	if !slices.Equal(doc.Checked, []string{"eth0"}) {

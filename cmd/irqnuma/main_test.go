@@ -69,7 +69,9 @@ func cliBinary(t testing.TB) string {
 // and exit code.
 func runCLI(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	return runCLISys(t, hostSys(), args...)
+	s := hostSys()
+	s.getenv = func(string) string { return "" } // no COLUMNS: goldens are not wrapped
+	return runCLISys(t, s, args...)
 }
 
 // runCLISys is runCLI with the given process facts (writer, user, clock).

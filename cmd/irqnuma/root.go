@@ -34,14 +34,15 @@ type app struct {
 // fixed clock, a non-root user), each on its own app, so CLI tests can run
 // in parallel.
 type sys struct {
-	writer  irq.Writer       // every write to /proc/irq and sysfs
-	geteuid func() int       // root or not, for writes to the live host
-	now     func() time.Time // state file names and watch samples
+	writer  irq.Writer          // every write to /proc/irq and sysfs
+	geteuid func() int          // root or not, for writes to the live host
+	now     func() time.Time    // state file names and watch samples
+	getenv  func(string) string // COLUMNS, for the width of human output
 }
 
 // hostSys is the real process: the kernel's files, its user and its clock.
 func hostSys() sys {
-	return sys{writer: irq.FileWriter{}, geteuid: os.Geteuid, now: time.Now}
+	return sys{writer: irq.FileWriter{}, geteuid: os.Geteuid, now: time.Now, getenv: os.Getenv}
 }
 
 // commands are the constructors of the subcommands (help lists them
@@ -58,13 +59,8 @@ func newRoot(a *app) *cobra.Command {
 		Version:       version.Get().String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("unknown command %q (see irqnuma --help)", args[0])
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Args:          usageArgs(cobra.NoArgs),
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case a.output != "table" && a.output != "json":
@@ -121,10 +117,14 @@ func (a *app) writeJSON(v any) error {
 // json reports whether -o json was asked for.
 func (a *app) json() bool { return a.output == "json" }
 
-// args wraps a positional-argument validator so its errors are usage errors.
+// usageArgs makes a validator's errors usage errors; a command with subcommands
+// names the nearest (cobra suggests only at the root with no validator).
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := v(cmd, args); err != nil {
+		if err := v(cmd, args); err != nil && cmd.HasSubCommands() {
+			cmd.SuggestionsMinimumDistance = 2 // cobra's own default, set only on its path
+			return cli.UnknownCommand(cmd.CommandPath(), args[0], cmd.SuggestionsFor(args[0]))
+		} else if err != nil {
 			return cli.Usage(err)
 		}
 		return nil

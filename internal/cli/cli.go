@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -60,6 +61,21 @@ func Usage(err error) error { return usageError{err} }
 // Usagef is Usage(fmt.Errorf(format, args...)).
 func Usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
+}
+
+// UnknownCommand is the usage error for name given where path wants one
+// of its subcommands: `unknown command "pinn" for "irqnuma irq"; did you
+// mean "pin"?`, offering near (the nearest names), or pointing to --help
+// when nothing is near.
+func UnknownCommand(path, name string, near []string) error {
+	if len(near) == 0 {
+		return Usagef("unknown command %q for %q (see %s --help)", name, path, path)
+	}
+	q := make([]string, len(near))
+	for i, n := range near {
+		q[i] = strconv.Quote(n)
+	}
+	return Usagef("unknown command %q for %q; did you mean %s?", name, path, strings.Join(q, " or "))
 }
 
 // FlagError is a usage error for a bad flag that names the flag and

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
@@ -117,4 +118,21 @@ func (s *Screen) Close() {
 	if s.state != nil {
 		term.Restore(int(s.in.Fd()), s.state)
 	}
+}
+
+// Width is how many columns a command's human output may take: columns
+// (the value of $COLUMNS, which the caller reads) when it is a positive
+// number, else the terminal's width when out is one, else 0: output to a
+// pipe or a file is not wrapped, so each finding stays on one line for
+// grep.
+func Width(columns string, out any) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(columns)); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 0
 }

@@ -305,8 +305,8 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 // noteOutside says which CPUs named by an affinity the host does not have.
 func (b *mapBuilder) noteOutside() {
 	if len(b.outside) > 0 {
-		b.m.Notes = append(b.m.Notes, fmt.Sprintf("queue IRQ affinities name CPUs %s, which this host does not have; not drawn",
-			cpuset.New(b.outside...).List()))
+		b.m.Notes = append(b.m.Notes, fmt.Sprintf("queue IRQ affinities name %s, which this host does not have; not drawn",
+			countedList(cpuset.New(b.outside...), "CPU", "CPUs")))
 	}
 }
 

@@ -391,9 +391,9 @@ func nicLines(n NIC) []string {
 	case 0:
 		s = "no queue IRQs"
 	default:
-		s = fmt.Sprintf("%s %s", mapCount(len(n.QueueIRQs), "queue IRQ", "queue IRQs"), irqList(n.QueueIRQs))
+		s = countedList(cpuset.New(n.QueueIRQs...), "queue IRQ", "queue IRQs")
 		if !n.QueueCPUs.IsEmpty() {
-			s += fmt.Sprintf(" on %s %s", mapCount(n.QueueCPUs.Len(), "CPU", "CPUs"), n.QueueCPUs.List())
+			s += " on " + countedList(n.QueueCPUs, "CPU", "CPUs")
 		}
 	}
 	var notes []string
@@ -654,6 +654,20 @@ func wrapText(s string, width int) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// countedList is "queue IRQ 38", "queue IRQs 38-45", "CPUs 0,2-3 (3)":
+// the word agreeing with the list, whose length is said when it is more
+// than two and not one range, too many to count at a glance.
+func countedList(set cpuset.Set, one, many string) string {
+	switch n, list := set.Len(), set.List(); {
+	case n == 1:
+		return one + " " + list
+	case n == 2 || !strings.Contains(list, ","):
+		return many + " " + list
+	default:
+		return fmt.Sprintf("%s %s (%d)", many, list, n)
+	}
 }
 
 // mapCount is "1 queue IRQ", "16 queue IRQs".
