@@ -248,23 +248,7 @@ const cpuListWidth = 64
 // (wrapped), then the NICs grouped under the node they are local to,
 // unknown last.
 func WriteTopology(w io.Writer, doc TopologyDoc) error {
-	var rows [][]string
-	for _, n := range doc.Nodes {
-		mem := "unknown"
-		if n.MemoryBytes != nil {
-			mem = units.Bytes(*n.MemoryBytes)
-		}
-		dist := "unknown"
-		if n.Distances != nil {
-			dist = units.Ints(n.Distances, " ")
-		}
-		cpus := textwrap.Lines(units.OrDash(n.CPUs.List()), cpuListWidth, runeWidth)
-		rows = append(rows, []string{strconv.Itoa(n.ID), cpus[0], strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
-		for _, c := range cpus[1:] {
-			rows = append(rows, []string{"", c})
-		}
-	}
-	if len(rows) > 0 {
+	if rows := nodeRows(doc.Nodes); len(rows) > 0 {
 		if err := writeTable(w, []string{"NODE", "CPUS", "ONLINE", "MEMORY", "DISTANCES"}, rows); err != nil {
 			return err
 		}
@@ -288,42 +272,9 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		}
 		return ka - kb
 	})
-	rows = rows[:0]
+	var rows [][]string
 	for _, n := range nics {
-		node := "unknown"
-		if n.LocalNode >= 0 {
-			node = strconv.Itoa(n.LocalNode)
-			if n.Locality != "numa_node" {
-				node += " (" + n.Locality + ")"
-			}
-		} else if n.Locality == "local_cpulist" && n.LocalCPUs != nil {
-			node = "CPUs " + *n.LocalCPUs
-		}
-		speed := "-"
-		if n.SpeedMbps > 0 {
-			speed = Speed(n.SpeedMbps)
-		}
-		dev := n.PCI
-		switch {
-		case dev == "":
-			dev = "-"
-		case n.PCIAbsent:
-			dev += " (not in tree)"
-		}
-		queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
-		if n.RxQueues < 0 || n.TxQueues < 0 {
-			queues = "unknown"
-		}
-		model := "-"
-		switch {
-		case n.Product != "":
-			model = n.Product
-		case n.VendorID != "":
-			model = strings.TrimPrefix(n.VendorID, "0x") + ":" + strings.TrimPrefix(n.DeviceID, "0x")
-		}
-		rows = append(rows, []string{node, n.Name, units.OrDash(n.Driver), dev,
-			queues, speed, units.OrDash(n.OperState),
-			IRQRange(n.IRQs), model})
+		rows = append(rows, nicRow(n))
 	}
 	fmt.Fprintln(w)
 	if len(rows) == 0 {
@@ -332,6 +283,66 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 		return err
 	}
 	return writeNotes(w, doc.Notes)
+}
+
+// nodeRows is a row per node, its CPU list whole: wrapped after a comma
+// onto the rows below.
+func nodeRows(nodes []NodeJSON) [][]string {
+	var rows [][]string
+	for _, n := range nodes {
+		mem := "unknown"
+		if n.MemoryBytes != nil {
+			mem = units.Bytes(*n.MemoryBytes)
+		}
+		dist := "unknown"
+		if n.Distances != nil {
+			dist = units.Ints(n.Distances, " ")
+		}
+		cpus := textwrap.Lines(units.OrDash(n.CPUs.List()), cpuListWidth, runeWidth)
+		rows = append(rows, []string{strconv.Itoa(n.ID), cpus[0], strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
+		for _, c := range cpus[1:] {
+			rows = append(rows, []string{"", c})
+		}
+	}
+	return rows
+}
+
+// nicRow is one NIC's row of the NIC table.
+func nicRow(n NICJSON) []string {
+	node := "unknown"
+	if n.LocalNode >= 0 {
+		node = strconv.Itoa(n.LocalNode)
+		if n.Locality != "numa_node" {
+			node += " (" + n.Locality + ")"
+		}
+	} else if n.Locality == "local_cpulist" && n.LocalCPUs != nil {
+		node = "CPUs " + *n.LocalCPUs
+	}
+	speed := "-"
+	if n.SpeedMbps > 0 {
+		speed = Speed(n.SpeedMbps)
+	}
+	dev := n.PCI
+	switch {
+	case dev == "":
+		dev = "-"
+	case n.PCIAbsent:
+		dev += " (not in tree)"
+	}
+	queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
+	if n.RxQueues < 0 || n.TxQueues < 0 {
+		queues = "unknown"
+	}
+	model := "-"
+	switch {
+	case n.Product != "":
+		model = n.Product
+	case n.VendorID != "":
+		model = strings.TrimPrefix(n.VendorID, "0x") + ":" + strings.TrimPrefix(n.DeviceID, "0x")
+	}
+	return []string{node, n.Name, units.OrDash(n.Driver), dev,
+		queues, speed, units.OrDash(n.OperState),
+		IRQRange(n.IRQs), model}
 }
 
 // presentCPUs is the set of CPUs the document lists: online ones and

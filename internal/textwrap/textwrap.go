@@ -131,25 +131,26 @@ func Rows(header []string, rows [][]string, width int, wrap []bool, rw RuneWidth
 	}
 	wraps := make([]bool, ncol)
 	copy(wraps, wrap)
-	last := ncol - 1
-	wraps[last] = true
-	widths := make([]int, ncol)
-	floors := make([]int, ncol) // what a wrapping column cannot go below
-	measure := func(r []string) {
-		for i, c := range r {
-			widths[i] = max(widths[i], rw.Width(c))
-			if !wraps[i] {
-				floors[i] = widths[i]
-				continue
-			}
-			for _, f := range strings.Fields(c) {
-				floors[i] = max(floors[i], min(rw.Width(f), MinColumn/2))
-			}
-		}
-	}
-	measure(header)
+	wraps[ncol-1] = true
+	widths := fitWidths(header, rows, width, wraps, rw)
+	var out [][]string
 	for _, r := range rows {
-		measure(r)
+		out = append(out, wrapRow(r, widths, wraps, rw)...)
+	}
+	return out
+}
+
+// fitWidths gives each column its width: the widest cell, then the
+// wrapping columns but the last narrowed, widest first and never below
+// their floor, until the last column has MinColumn columns; the last
+// column takes what is left.
+func fitWidths(header []string, rows [][]string, width int, wraps []bool, rw RuneWidth) []int {
+	last := len(wraps) - 1
+	widths := make([]int, len(wraps))
+	floors := make([]int, len(wraps)) // what a wrapping column cannot go below
+	measureRow(header, wraps, widths, floors, rw)
+	for _, r := range rows {
+		measureRow(r, wraps, widths, floors, rw)
 	}
 	lead := func() int {
 		n := 0
@@ -159,38 +160,65 @@ func Rows(header []string, rows [][]string, width int, wrap []bool, rw RuneWidth
 		return n
 	}
 	for width-lead() < MinColumn {
-		wi := -1
-		for i := range last {
-			if widths[i] > floors[i] && (wi < 0 || widths[i] > widths[wi]) {
-				wi = i
-			}
-		}
+		wi := widestAboveFloor(widths[:last], floors)
 		if wi < 0 {
 			break
 		}
 		widths[wi] = max(floors[wi], widths[wi]-(MinColumn-(width-lead())))
 	}
 	widths[last] = max(width-lead(), 1)
-	var out [][]string
-	for _, r := range rows {
-		cells := make([][]string, len(r))
-		height := 1
-		for i, c := range r {
-			cells[i] = []string{c}
-			if wraps[i] {
-				cells[i] = Lines(c, widths[i], rw)
-			}
-			height = max(height, len(cells[i]))
+	return widths
+}
+
+// measureRow widens widths to r's cells, and raises the floor of each
+// column: a fixed column's whole width, a wrapping one's longest word
+// (at most MinColumn/2).
+func measureRow(r []string, wraps []bool, widths, floors []int, rw RuneWidth) {
+	for i, c := range r {
+		widths[i] = max(widths[i], rw.Width(c))
+		if !wraps[i] {
+			floors[i] = widths[i]
+			continue
 		}
-		for k := range height {
-			row := make([]string, len(r))
-			for i := range r {
-				if k < len(cells[i]) {
-					row[i] = cells[i][k]
-				}
-			}
-			out = append(out, row)
+		for _, f := range strings.Fields(c) {
+			floors[i] = max(floors[i], min(rw.Width(f), MinColumn/2))
 		}
+	}
+}
+
+// widestAboveFloor is the index of the widest column that can still
+// narrow, or -1.
+func widestAboveFloor(widths, floors []int) int {
+	wi := -1
+	for i := range widths {
+		if widths[i] > floors[i] && (wi < 0 || widths[i] > widths[wi]) {
+			wi = i
+		}
+	}
+	return wi
+}
+
+// wrapRow is r on as many rows as its tallest wrapped cell needs; the
+// cells of the rows below hold only the continuations.
+func wrapRow(r []string, widths []int, wraps []bool, rw RuneWidth) [][]string {
+	cells := make([][]string, len(r))
+	height := 1
+	for i, c := range r {
+		cells[i] = []string{c}
+		if wraps[i] {
+			cells[i] = Lines(c, widths[i], rw)
+		}
+		height = max(height, len(cells[i]))
+	}
+	out := make([][]string, height)
+	for k := range height {
+		row := make([]string, len(r))
+		for i := range r {
+			if k < len(cells[i]) {
+				row[i] = cells[i][k]
+			}
+		}
+		out[k] = row
 	}
 	return out
 }
