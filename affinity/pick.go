@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -208,7 +209,7 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 		p.Source = "node " + strconv.Itoa(*r.Node)
 	default:
 		if bad := r.CPUs.Difference(h.Possible); !bad.IsEmpty() {
-			return fmt.Errorf("%w: CPUs %s do not exist on this host (possible: %s)", ErrNoSuchCPU, bad, h.Possible)
+			return fmt.Errorf("%w: %s %s %s on this host (possible: %s)", ErrNoSuchCPU, units.Choose(bad.Len(), "CPU", "CPUs"), bad, units.Choose(bad.Len(), "does not exist", "do not exist"), h.Possible)
 		}
 		p.Candidates = r.CPUs
 		p.Source = "the CPU list"

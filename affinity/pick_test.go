@@ -176,6 +176,7 @@ func TestPickErrors(t *testing.T) {
 		{"unknown nic", PickRequest{NIC: "eth9"}, topology.ErrUnknownNIC, `"eth9" (this host has: ens1f0, ens2f0, eth1, eth10)`},
 		{"unknown node", PickRequest{Node: new(7)}, ErrNoSuchNode, "node 7 (this host has nodes 0-1)"},
 		{"unknown cpus", PickRequest{CPUs: mustList(t, "14-17")}, ErrNoSuchCPU, "CPUs 16-17 do not exist"},
+		{"one unknown cpu", PickRequest{CPUs: mustList(t, "15-16")}, ErrNoSuchCPU, "CPU 16 does not exist"},
 		{"too few", PickRequest{Node: new(1), Count: 6}, ErrTooFewLeft, "want 6 CPUs, 5 remain: candidates 8,10-15 from node 1; isolated/nohz_full removed 10-11; left 8,12-15"},
 		{"all offline", PickRequest{CPUs: cpuset.New(1, 5)}, ErrNothingLeft, "no CPUs left: candidates 1,5 from the CPU list; offline removed 1,5"},
 		// Every core of node 1 runs one of ens1f0's queues or is isolated.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -237,7 +238,7 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 	switch {
 	case !opt.CPUs.IsEmpty():
 		if missing := opt.CPUs.Difference(h.Possible); !missing.IsEmpty() {
-			return tg, fmt.Errorf("--cpus %s: %w: CPUs %s do not exist on this host (possible: %s)", opt.CPUs, ErrNoSuchCPU, missing, h.Possible)
+			return tg, fmt.Errorf("--cpus %s: %w: %s %s %s on this host (possible: %s)", opt.CPUs, ErrNoSuchCPU, units.Choose(missing.Len(), "CPU", "CPUs"), missing, units.Choose(missing.Len(), "does not exist", "do not exist"), h.Possible)
 		}
 		set = opt.CPUs
 		tg.Source = "--cpus " + opt.CPUs.String()

@@ -301,6 +301,7 @@ func TestPlanErrors(t *testing.T) {
 		{"exclude all", hosttest.Root("seed"), PlanOptions{Exclude: cpuset.Range(0, 63)}, ErrNoCPUs, "--exclude 16-31,48-63"},
 		{"no node", hosttest.Root("seed"), PlanOptions{Node: new(7)}, nil, "--node 7: unknown node (this host has nodes 0-1)"},
 		{"cpus outside", hosttest.Root("seed"), PlanOptions{CPUs: cpuset.New(64, 65)}, nil, "CPUs 64-65 do not exist"},
+		{"one cpu outside", hosttest.Root("seed"), PlanOptions{CPUs: cpuset.New(64)}, nil, "CPU 64 does not exist"},
 		{"offline only", hosttest.Root("offline-2node"), PlanOptions{CPUs: cpuset.New(1, 5)}, ErrNoCPUs, "offline 1,5"},
 		{"bad strategy", hosttest.Root("seed"), PlanOptions{Strategy: "random"}, nil, `strategy "random"`},
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 )
 
@@ -382,7 +383,7 @@ func entryError(e savedValue, possible cpuset.Set, hasPossible bool) error {
 		return fmt.Errorf("%s: value %q: empty affinity", entryName(t), clip(e.Value))
 	}
 	if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
-		return fmt.Errorf("%s: value %q: CPUs %s do not exist on this host (possible: %s)", entryName(t), clip(e.Value), clip(extra.String()), possible)
+		return fmt.Errorf("%s: value %q: %s %s %s on this host (possible: %s)", entryName(t), clip(e.Value), units.Choose(extra.Len(), "CPU", "CPUs"), clip(extra.String()), units.Choose(extra.Len(), "does not exist", "do not exist"), possible)
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func TestStateTampered(t *testing.T) {
 		{"reversed list", edit(entry("/proc/irq/284/smp_affinity_list", "31-16")), `value "31-16"`},
 		{"list in mask file", edit(entry("/proc/irq/284/smp_affinity", "16-31")), `value "16-31"`},
 		{"empty affinity", edit(entry("/proc/irq/284/smp_affinity_list", "")), "empty affinity"},
-		{"CPU beyond the host", edit(entry("/proc/irq/284/smp_affinity_list", "64")), "CPUs 64 do not exist"},
+		{"CPU beyond the host", edit(entry("/proc/irq/284/smp_affinity_list", "64")), "CPU 64 does not exist"},
 		{"duplicate with another value", edit(func(m map[string]any) {
 			m["entries"] = []any{
 				map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"},

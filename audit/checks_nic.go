@@ -454,11 +454,11 @@ func (a *auditor) checkSteering(c *nicCtx) {
 		}
 		check, file := CheckRPSRemote, "rps_cpus"
 		fix := fmt.Sprintf(`m=$(irqnuma mask --nic %s --format mask) && echo "$m" | tee %s`, c.ifname, queueFiles(c.ifname, kind, idx, file))
-		what := "steer received packets to"
+		what := units.Choose(len(idx), "steers received packets to", "steer received packets to")
 		if kind == "tx" {
 			check, file = CheckXPSRemote, "xps_cpus"
 			fix = pinFix(c.ifname) + " --xps"
-			what = "take packets sent from"
+			what = units.Choose(len(idx), "takes packets sent from", "take packets sent from")
 		}
 		nodes, _ := a.h.NodesOf(remote)
 		qs := "queue"

@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/sched"
+	"github.com/irqnuma/irqnuma/internal/units"
 )
 
 func newExecCmd(a *app) *cobra.Command {
@@ -36,7 +37,7 @@ func newExecCmd(a *app) *cobra.Command {
 			place := sched.Placement{CPUs: p.CPUs}
 			if membind {
 				if !p.NodesKnown {
-					return fmt.Errorf("--membind: the NUMA node of CPUs %s is unknown", p.CPUs)
+					return fmt.Errorf("--membind: the NUMA node of %s %s is unknown", units.Choose(p.CPUs.Len(), "CPU", "CPUs"), p.CPUs)
 				}
 				place.MemNodes = p.Nodes
 			}
