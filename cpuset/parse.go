@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -29,6 +30,7 @@ func ParseList(s string) (Set, error) {
 		return Set{}, nil
 	}
 	var b builder
+	patternRuns := maxPatternRuns
 	for part := range strings.SplitSeq(s, ",") {
 		if part == "" {
 			return Set{}, syntaxErr("cpu list", s, "empty element")
@@ -60,24 +62,36 @@ func ParseList(s string) (Set, error) {
 		if err != nil || used == 0 {
 			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad stride %q", pattern))
 		}
+		var group int
 		if !isGroup { // taskset stride a-b:s
-			for id := lo; id <= hi; id += used {
-				b.add(id)
-			}
-			continue
-		}
-		group, err := parseID(groupS)
-		if err != nil || group == 0 || used > group {
+			group = used
+			used = 1
+		} else if group, err = parseID(groupS); err != nil || group == 0 || used > group {
 			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad group %q", pattern))
 		}
+		if used == group { // every id of the range
+			b.addRange(lo, hi)
+			continue
+		}
+		// Each group is a run of its own: a pattern makes as many runs
+		// as it has groups, so their number is bounded.
+		if (hi-lo)/group+1 > patternRuns {
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("pattern %q names more than %d separate runs of ids", part, maxPatternRuns))
+		}
 		for base := lo; base <= hi; base += group {
-			for id := base; id < base+used && id <= hi; id++ {
-				b.add(id)
-			}
+			b.addRange(base, min(base+used-1, hi))
+			patternRuns--
 		}
 	}
 	return b.set(), nil
 }
+
+// maxPatternRuns bounds the runs the strides and groups of one list make:
+// "0-1048575:2" is 524,288 runs, where the kernel's own files never hold a
+// pattern and no CPU list of a real host has more runs than it has CPUs,
+// at most 8192 (NR_CPUS). Without the bound a few bytes of input would
+// cost megabytes.
+const maxPatternRuns = 8192
 
 // parseID parses one decimal id in [0, MaxID]: digits only, no sign.
 func parseID(s string) (int, error) {
@@ -113,7 +127,7 @@ func ParseMask(s string) (Set, error) {
 	if ngroups*32 > MaxID+1 {
 		return Set{}, syntaxErr("cpu mask", s, "too many groups")
 	}
-	w := make([]uint64, (ngroups+1)/2)
+	var b descBuilder
 	i := 0
 	for g := range strings.SplitSeq(s, ",") {
 		if g == "" {
@@ -126,11 +140,35 @@ func ParseMask(s string) (Set, error) {
 		if err != nil {
 			return Set{}, syntaxErr("cpu mask", s, err.Error())
 		}
-		bit := (ngroups - 1 - i) * 32 // lowest id of this group
-		w[bit/64] |= v << uint(bit%64)
+		b.addBits((ngroups-1-i)*32, v) // the lowest id of this group
 		i++
 	}
-	return Set{w: trim(w)}, nil
+	return b.set(), nil
+}
+
+// descBuilder collects runs from the highest id down, the order the mask
+// forms print them in; set() turns them around.
+type descBuilder struct{ r []run }
+
+// addBits adds the set bits of v, whose bit 0 is id base. Every id added
+// before is above base+63.
+func (b *descBuilder) addBits(base int, v uint64) {
+	for v != 0 {
+		top := 63 - bits.LeadingZeros64(v)
+		ones := bits.LeadingZeros64(^(v << uint(63-top))) // ones from top down
+		lo := top - ones + 1
+		if n := len(b.r); n > 0 && int(b.r[n-1].lo) == base+top+1 {
+			b.r[n-1].lo = int32(base + lo)
+		} else {
+			b.r = append(b.r, run{int32(base + lo), int32(base + top)})
+		}
+		v &= 1<<uint(lo) - 1
+	}
+}
+
+func (b *descBuilder) set() Set {
+	slices.Reverse(b.r)
+	return Set{r: clip(b.r)}
 }
 
 // ParseTaskset parses the single hexadecimal number taskset takes, with or
@@ -147,16 +185,18 @@ func ParseTaskset(s string) (Set, error) {
 	if len(h)*4 > MaxID+1 {
 		return Set{}, syntaxErr("taskset mask", s, "too long")
 	}
-	w := make([]uint64, (len(h)+15)/16)
-	for i := 0; i < len(h); i++ {
-		d, ok := hexDigit(h[len(h)-1-i])
-		if !ok {
-			return Set{}, syntaxErr("taskset mask", s, fmt.Sprintf("bad hex digit %q", h[len(h)-1-i]))
+	var b descBuilder
+	for i := 0; i < len(h); {
+		n := len(h) - i // digits left, this chunk's among them
+		chunk := (n-1)%16 + 1
+		v, err := parseHex(h[i : i+chunk])
+		if err != nil {
+			return Set{}, syntaxErr("taskset mask", s, err.Error())
 		}
-		bit := i * 4
-		w[bit/64] |= uint64(d) << uint(bit%64)
+		b.addBits((n-chunk)*4, v)
+		i += chunk
 	}
-	return Set{w: trim(w)}, nil
+	return b.set(), nil
 }
 
 func parseHex(g string) (uint64, error) {
@@ -217,10 +257,11 @@ func (s Set) Mask(nbits int) string {
 		chunk = 32
 	}
 	ngroups := (nbits + 31) / 32
+	w := s.words((nbits + 63) / 64)
 	var sb strings.Builder
 	sb.Grow((chunk+3)/4 + (ngroups-1)*9)
 	for i := (ngroups - 1) * 32; i >= 0; i -= 32 {
-		v := s.word32(i)
+		v := uint32(w[i/64] >> uint(i%64))
 		if chunk < 32 {
 			v &= 1<<uint(chunk) - 1
 		}
@@ -233,28 +274,38 @@ func (s Set) Mask(nbits int) string {
 	return sb.String()
 }
 
-// word32 returns ids [bit, bit+32) as a 32-bit word; bit is a multiple of 32.
-func (s Set) word32(bit int) uint32 {
-	if bit/64 >= len(s.w) {
-		return 0
+// words returns the members below n*64 as a bitmap of n words: id i is
+// bit i%64 of word i/64.
+func (s Set) words(n int) []uint64 {
+	w := make([]uint64, n)
+	for _, x := range s.r {
+		lo, hi := int(x.lo), min(int(x.hi), n*64-1)
+		for lo <= hi {
+			end := min(hi, lo|63) // the last id of this run in lo's word
+			m := ^uint64(0) >> uint(63-(end-lo))
+			w[lo/64] |= m << uint(lo%64)
+			lo = end + 1
+		}
 	}
-	return uint32(s.w[bit/64] >> uint(bit%64))
+	return w
 }
 
 // Taskset returns the single hex number taskset takes, "0xffff0000";
 // "0x0" for the empty set.
 func (s Set) Taskset() string {
-	if len(s.w) == 0 {
+	m, ok := s.Max()
+	if !ok {
 		return "0x0"
 	}
-	top := s.w[len(s.w)-1]
+	w := s.words(m/64 + 1)
+	top := w[len(w)-1]
 	topDigits := (64 - bits.LeadingZeros64(top) + 3) / 4
 	var sb strings.Builder
-	sb.Grow(2 + topDigits + 16*(len(s.w)-1))
+	sb.Grow(2 + topDigits + 16*(len(w)-1))
 	sb.WriteString("0x")
 	writeHex(&sb, top, topDigits)
-	for i := len(s.w) - 2; i >= 0; i-- {
-		writeHex(&sb, s.w[i], 16)
+	for i := len(w) - 2; i >= 0; i-- {
+		writeHex(&sb, w[i], 16)
 	}
 	return sb.String()
 }
