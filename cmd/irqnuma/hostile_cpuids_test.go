@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+// cpuIDsRSS is the memory bound of the CPU-id cases, tighter than
+// caseRSS: a set naming a large CPU id, or a tree claiming a million
+// CPUs, costs what the host has, not what its largest id is.
+const cpuIDsRSS = 100 << 20
+
+// TestHostileCPUIDs: online and possible to the top of the CPU-set range.
+// A Linux kernel has at most 8192 CPUs (NR_CPUS), so the tree is refused
+// with an error naming the file, within the bounds, instead of building
+// a million CPUs with a sibling set each.
+func TestHostileCPUIDs(t *testing.T) {
+	t.Parallel()
+	bin := hostileBinary(t)
+	top := fmt.Sprintf("0-%d\n", cpuset.MaxID)
+	tests := []struct {
+		name   string
+		mutate func(t *testing.T, root string)
+		want   string // in the error
+	}{
+		{"online and possible to the top", func(t *testing.T, root string) {
+			put(t, root, "sys/devices/system/cpu/online", top)
+			put(t, root, "sys/devices/system/cpu/possible", top)
+		}, "cpu/online"},
+		{"possible to the top", func(t *testing.T, root string) {
+			put(t, root, "sys/devices/system/cpu/possible", top)
+		}, "cpu/possible"},
+		{"online to the top, no possible", func(t *testing.T, root string) {
+			put(t, root, "sys/devices/system/cpu/online", top)
+			if err := os.Remove(filepath.Join(root, "sys/devices/system/cpu/possible")); err != nil {
+				t.Fatal(err)
+			}
+		}, "cpu/online"},
+		{"one CPU past NR_CPUS online", func(t *testing.T, root string) {
+			put(t, root, "sys/devices/system/cpu/online", "0-63,8192\n")
+			put(t, root, "sys/devices/system/cpu/possible", "0-63,8192\n")
+		}, "8192"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := hosttest.Copy(t, "seed")
+			tt.mutate(t, root)
+			for _, args := range [][]string{
+				{"--root", root, "topology"},
+				{"--root", root, "irq", "list", "--all"},
+				{"--root", root, "audit", "--fail-on", "never"},
+				{"--root", root, "map"},
+			} {
+				r := runBin(t, bin, args...)
+				checkBounds(t, args, r)
+				if r.maxRSS > cpuIDsRSS {
+					t.Errorf("%v used %d MB, more than %d", args, r.maxRSS>>20, cpuIDsRSS>>20)
+				}
+				if r.code == 0 || !strings.Contains(r.stderr, tt.want) || !strings.Contains(r.stderr, "NR_CPUS") {
+					t.Errorf("%v: exit %d, %q; want an error naming %s and NR_CPUS", args, r.code, r.stderr, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestHostileIRQAffinityIDs: 5,000 IRQs whose affinity names CPU 1048575
+// (alone, and with CPU 0, so a set spans the whole range). Each IRQ's
+// sets cost a few bytes, not a bitmap up to the largest id.
+func TestHostileIRQAffinityIDs(t *testing.T) {
+	t.Parallel()
+	bin := hostileBinary(t)
+	for _, list := range []string{fmt.Sprint(cpuset.MaxID), fmt.Sprintf("0,%d", cpuset.MaxID)} {
+		t.Run(list, func(t *testing.T) {
+			t.Parallel()
+			// The audit reads the NICs' IRQs: 40 NICs of 124 queues.
+			spec := hosttest.SyntheticSpec{CPUs: 64, Nodes: 2, SMT: true, NICs: 40, QueuesPerNIC: 124}
+			root := hosttest.Synthetic(t, spec)
+			ents, err := os.ReadDir(filepath.Join(root, "proc/irq"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, e := range ents {
+				if !e.IsDir() {
+					continue
+				}
+				for _, f := range []string{"smp_affinity_list", "effective_affinity_list"} {
+					rel := filepath.Join("proc/irq", e.Name(), f)
+					if _, err := os.Stat(filepath.Join(root, rel)); err == nil {
+						put(t, root, rel, list+"\n")
+					}
+				}
+				n++
+			}
+			if n < 5000 {
+				t.Fatalf("synthetic host has %d IRQ folders, want at least 5000", n)
+			}
+			args := []string{"--root", root, "audit", "--fail-on", "never"}
+			r := runBin(t, bin, args...)
+			checkBounds(t, args, r)
+			t.Logf("audit of %d IRQs: %v of CPU, %d MB", n, r.cpu, r.maxRSS>>20)
+			if r.maxRSS > cpuIDsRSS {
+				t.Errorf("%v used %d MB, more than %d", args, r.maxRSS>>20, cpuIDsRSS>>20)
+			}
+		})
+	}
+}

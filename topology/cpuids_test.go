@@ -1,0 +1,66 @@
+package topology
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+func writeTree(t *testing.T, root, rel, data string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p) // the copy's files are read-only
+	if err := os.WriteFile(p, []byte(data), 0o444); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCPUIDsPastNRCPUs: a CPU id at or past 8192 (NR_CPUS at its largest)
+// in online or possible is refused, naming the file; 8191 is a CPU.
+func TestCPUIDsPastNRCPUs(t *testing.T) {
+	tests := []struct {
+		file, give string
+		wantErr    string // "" when the tree reads
+	}{
+		{"online", "0-63,8192\n", "cpu/online: CPU 8192 is past 8191"},
+		{"online", "0-1048575\n", "cpu/online: CPU 1048575 is past 8191"},
+		{"possible", "0-1048575\n", "cpu/possible: CPU 1048575 is past 8191"},
+		{"possible", "0-63,8191\n", ""},
+	}
+	for _, tt := range tests {
+		root := hosttest.Copy(t, "seed")
+		writeTree(t, root, "sys/devices/system/cpu/"+tt.file, tt.give)
+		h, err := Read(root)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s %q: %v", tt.file, tt.give, err)
+		case tt.wantErr == "" && h.MaxCPUs() != 8192:
+			t.Errorf("%s %q: MaxCPUs() = %d, want 8192", tt.file, tt.give, h.MaxCPUs())
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "NR_CPUS")):
+			t.Errorf("%s %q: error %v, want one saying %q and NR_CPUS", tt.file, tt.give, err, tt.wantErr)
+		}
+	}
+}
+
+// TestCPUFolderPastNRCPUs: without cpu/possible the cpuN folders say
+// which CPUs exist; a cpu1048575 folder is no CPU, as cpufreq is not.
+func TestCPUFolderPastNRCPUs(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	if err := os.Remove(filepath.Join(root, "sys/devices/system/cpu/possible")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, root, "sys/devices/system/cpu/cpu1048575/online", "1\n")
+	h, err := Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Possible.String(); got != "0-63" {
+		t.Errorf("possible %s, want 0-63", got)
+	}
+}
