@@ -64,3 +64,43 @@ func TestCPUFolderPastNRCPUs(t *testing.T) {
 		t.Errorf("possible %s, want 0-63", got)
 	}
 }
+
+// TestDistanceMatrixNotSquare: a distance row whose length is not the
+// number of nodes makes every distance unknown, with a note naming the
+// file; a square matrix is kept.
+func TestDistanceMatrixNotSquare(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(t *testing.T, root string)
+		want   string // in a note; "" when the distances are kept
+	}{
+		{"square", func(t *testing.T, root string) {}, ""},
+		{"long row", func(t *testing.T, root string) {
+			writeTree(t, root, "sys/devices/system/node/node1/distance", "21 10 31\n")
+		}, "node1/distance has 3 distances for 2 nodes"},
+		{"short row", func(t *testing.T, root string) {
+			writeTree(t, root, "sys/devices/system/node/node0/distance", "10\n")
+		}, "node0/distance has 1 distances for 2 nodes"},
+		{"node folder gone", func(t *testing.T, root string) {
+			if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/node/node1")); err != nil {
+				t.Fatal(err)
+			}
+		}, "node0/distance has 2 distances for 1 nodes"},
+	}
+	for _, tt := range tests {
+		root := hosttest.Copy(t, "seed")
+		tt.mutate(t, root)
+		h, err := Read(root)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		for _, n := range h.Nodes {
+			if known := n.Distances != nil; known != (tt.want == "") {
+				t.Errorf("%s: node %d distances %v, want known %v", tt.name, n.ID, n.Distances, tt.want == "")
+			}
+		}
+		if tt.want != "" && !hasNote(h, tt.want) {
+			t.Errorf("%s: no note says %q: %q", tt.name, tt.want, h.Notes)
+		}
+	}
+}
