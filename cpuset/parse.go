@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrSyntax is wrapped by every parse error, so callers can tell bad input
@@ -13,10 +15,22 @@ import (
 var ErrSyntax = errors.New("invalid syntax")
 
 func syntaxErr(form, s, why string) error {
-	if len(s) > 64 {
-		s = s[:64] + "..."
+	return fmt.Errorf("%s %s: %s: %w", form, quote(s), why, ErrSyntax)
+}
+
+// quote quotes input for an error. Input can be any length (a --cpus
+// argument, a file): past 64 bytes the quote is cut, still recognisable by
+// its start, and says how many bytes it left out.
+func quote(s string) string {
+	const keep = 64
+	if len(s) <= keep {
+		return strconv.Quote(s)
 	}
-	return fmt.Errorf("%s %q: %s: %w", form, s, why, ErrSyntax)
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // ParseList parses the kernel list form: comma-separated ids and ranges,
@@ -60,14 +74,14 @@ func ParseList(s string) (Set, error) {
 		usedS, groupS, isGroup := strings.Cut(pattern, "/")
 		used, err := parseID(usedS)
 		if err != nil || used == 0 {
-			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad stride %q", pattern))
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad stride %s", quote(pattern)))
 		}
 		var group int
 		if !isGroup { // taskset stride a-b:s
 			group = used
 			used = 1
 		} else if group, err = parseID(groupS); err != nil || group == 0 || used > group {
-			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad group %q", pattern))
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad group %s", quote(pattern)))
 		}
 		if used == group { // every id of the range
 			b.addRange(lo, hi)
@@ -76,7 +90,7 @@ func ParseList(s string) (Set, error) {
 		// Each group is a run of its own: a pattern makes as many runs
 		// as it has groups, so their number is bounded.
 		if (hi-lo)/group+1 > patternRuns {
-			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("pattern %q names more than %d separate runs of ids", part, maxPatternRuns))
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("pattern %s names more than %d separate runs of ids", quote(part), maxPatternRuns))
 		}
 		for base := lo; base <= hi; base += group {
 			b.addRange(base, min(base+used-1, hi))
@@ -98,16 +112,17 @@ func parseID(s string) (int, error) {
 	if s == "" {
 		return 0, errors.New("missing number")
 	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad number %s", quote(s))
+		}
+	}
 	if len(s) > 7 {
-		return 0, fmt.Errorf("id %q too large", s)
+		return 0, fmt.Errorf("id %s too large", quote(s))
 	}
 	n := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("bad number %q", s)
-		}
-		n = n*10 + int(c-'0')
+		n = n*10 + int(s[i]-'0')
 	}
 	if n > MaxID {
 		return 0, fmt.Errorf("id %d above %d", n, MaxID)
@@ -134,7 +149,7 @@ func ParseMask(s string) (Set, error) {
 			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("empty group %d", i+1))
 		}
 		if len(g) > 8 {
-			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("group %q wider than 32 bits", g))
+			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("group %s wider than 32 bits", quote(g)))
 		}
 		v, err := parseHex(g)
 		if err != nil {
