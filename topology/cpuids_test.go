@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,22 @@ func TestDistanceMatrixNotSquare(t *testing.T) {
 		if tt.want != "" && !hasNote(h, tt.want) {
 			t.Errorf("%s: no note says %q: %q", tt.name, tt.want, h.Notes)
 		}
+	}
+}
+
+// TestLookupNICClipsName: an unknown NIC's name, however long, is quoted
+// cut at 64 bytes, saying how many bytes were left out.
+func TestLookupNICClipsName(t *testing.T) {
+	h, err := Read(hosttest.Root("seed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.LookupNIC(strings.Repeat("x", 114000))
+	want := `unknown NIC "` + strings.Repeat("x", 64) + `"... (113936 more bytes) (this host has: `
+	if !errors.Is(err, ErrUnknownNIC) || len(err.Error()) > 300 || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("LookupNIC(114 KB) error %.400v, want one starting %s", err, want)
+	}
+	if _, err := h.LookupNIC("eth9"); err == nil || !strings.HasPrefix(err.Error(), `unknown NIC "eth9" (this host has: `) {
+		t.Errorf("LookupNIC(eth9) error %v", err)
 	}
 }
