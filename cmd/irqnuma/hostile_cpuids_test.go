@@ -113,3 +113,31 @@ func TestHostileIRQAffinityIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileLongArguments: a 114 KB argument is quoted cut in the one
+// line of error, saying how many bytes were left out, never echoed whole.
+func TestHostileLongArguments(t *testing.T) {
+	t.Parallel()
+	bin := hostileBinary(t)
+	root := hosttest.Root("seed")
+	ones := strings.Repeat("1", 114000)
+	var even strings.Builder
+	for id := 0; even.Len() < 114000; id += 2 {
+		fmt.Fprintf(&even, "%d,", id)
+	}
+	for _, args := range [][]string{
+		{"--root", root, "mask", "--cpus", ones},
+		{"--root", root, "mask", "--cpus", even.String() + "x"},
+		{"--root", root, "irq", "pin", "eth0", "--dry-run", "--cpus", ones},
+		{"--root", root, "irq", "pin", "eth0", "--dry-run", "--exclude", ones},
+		{"--root", root, "irq", "pin", strings.Repeat("x", 114000), "--dry-run"},
+		{"--root", root, "watch", "--count", ones},
+	} {
+		r := runBin(t, bin, args...)
+		what := strings.Join(args[2:4], " ")
+		if r.code == 0 || strings.Count(r.stderr, "\n") != 1 || len(r.stderr) > 400 || !strings.Contains(r.stderr, "more bytes)") {
+			t.Errorf("%s <114 KB>: exit %d, %d bytes on stderr: %.500q; want one line under 400 bytes saying what it left out",
+				what, r.code, len(r.stderr), r.stderr)
+		}
+	}
+}
