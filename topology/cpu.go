@@ -138,13 +138,14 @@ func (h *Host) readCore(dir string, id int) error {
 		pkg = -1
 	}
 	core, _ := sib.Min()
-	for s := range sib.All() {
+	online := sib.Intersection(h.Online) // one set the siblings share
+	for s := range online.All() {
 		i, ok := h.cpuIndex[s]
-		if !ok || !h.CPUs[i].Online {
+		if !ok {
 			continue
 		}
 		h.CPUs[i].Core = core
-		h.CPUs[i].Siblings = sib.Intersection(h.Online)
+		h.CPUs[i].Siblings = online
 		h.CPUs[i].Package = pkg
 	}
 	return nil

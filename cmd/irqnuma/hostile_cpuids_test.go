@@ -71,6 +71,36 @@ func TestHostileCPUIDs(t *testing.T) {
 	}
 }
 
+// TestHostileSiblings: 8192 CPUs online, and cpu0 names every even one
+// its thread sibling: a set of 4096 runs, kept once for all the siblings,
+// not once for each.
+func TestHostileSiblings(t *testing.T) {
+	t.Parallel()
+	bin := hostileBinary(t)
+	root := hosttest.Copy(t, "seed")
+	put(t, root, "sys/devices/system/cpu/online", "0-8191\n")
+	put(t, root, "sys/devices/system/cpu/possible", "0-8191\n")
+	var even strings.Builder
+	for id := 0; id < 8192; id += 2 {
+		if id > 0 {
+			even.WriteByte(',')
+		}
+		fmt.Fprint(&even, id)
+	}
+	put(t, root, "sys/devices/system/cpu/cpu0/topology/thread_siblings_list", even.String()+"\n")
+	for _, args := range [][]string{
+		{"--root", root, "topology"},
+		{"--root", root, "audit", "--fail-on", "never"},
+	} {
+		r := runBin(t, bin, args...)
+		checkBounds(t, args, r)
+		t.Logf("%s: exit %d, %v of CPU, %d MB", args[2], r.code, r.cpu, r.maxRSS>>20)
+		if r.maxRSS > cpuIDsRSS {
+			t.Errorf("%v used %d MB, more than %d", args, r.maxRSS>>20, cpuIDsRSS>>20)
+		}
+	}
+}
+
 // TestHostileIRQAffinityIDs: 5,000 IRQs whose affinity names CPU 1048575
 // (alone, and with CPU 0, so a set spans the whole range). Each IRQ's
 // sets cost a few bytes, not a bitmap up to the largest id.
