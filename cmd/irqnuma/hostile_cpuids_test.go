@@ -71,6 +71,34 @@ func TestHostileCPUIDs(t *testing.T) {
 	}
 }
 
+// TestHostileCPUIDsSnapshot: the snapshot of a tree whose online and
+// possible say 0-1048575 (a few dozen KB) is refused as the tree is.
+func TestHostileCPUIDsSnapshot(t *testing.T) {
+	t.Parallel()
+	bin := hostileBinary(t)
+	root := hosttest.Copy(t, "seed")
+	top := fmt.Sprintf("0-%d\n", cpuset.MaxID)
+	put(t, root, "sys/devices/system/cpu/online", top)
+	put(t, root, "sys/devices/system/cpu/possible", top)
+	snap := filepath.Join(t.TempDir(), "s.tar.gz")
+	if r := runBin(t, bin, "--root", root, "snapshot", "-o", snap); r.code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"--root", snap, "topology"},
+		{"--root", snap, "audit", "--fail-on", "never"},
+	} {
+		r := runBin(t, bin, args...)
+		checkBounds(t, args, r)
+		if r.maxRSS > cpuIDsRSS {
+			t.Errorf("%v used %d MB, more than %d", args, r.maxRSS>>20, cpuIDsRSS>>20)
+		}
+		if r.code == 0 || !strings.Contains(r.stderr, "cpu/online") || !strings.Contains(r.stderr, "NR_CPUS") {
+			t.Errorf("%v: exit %d, %q; want an error naming cpu/online and NR_CPUS", args, r.code, r.stderr)
+		}
+	}
+}
+
 // TestHostileSiblings: 8192 CPUs online, and cpu0 names every even one
 // its thread sibling: a set of 4096 runs, kept once for all the siblings,
 // not once for each.
