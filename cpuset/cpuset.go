@@ -103,10 +103,15 @@ func (b *builder) set() Set {
 	return Set{r: clip(b.r)}
 }
 
-// clip returns r with no spare capacity, or nil when it is empty.
+// clip returns r with no spare capacity, or nil when it is empty. When
+// most of r's array is spare (runs merged), the runs move to one of their
+// size, so a set never keeps more than twice what it holds.
 func clip(r []run) []run {
-	if len(r) == 0 {
+	switch {
+	case len(r) == 0:
 		return nil
+	case cap(r) > 2*len(r)+4:
+		return append([]run(nil), r...)
 	}
 	return r[:len(r):len(r)]
 }

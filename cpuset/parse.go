@@ -43,7 +43,7 @@ func ParseList(s string) (Set, error) {
 	if s == "" {
 		return Set{}, nil
 	}
-	var b builder
+	b := builder{r: make([]run, 0, strings.Count(s, ",")+1)} // a run per element at most, bar patterns
 	patternRuns := maxPatternRuns
 	for part := range strings.SplitSeq(s, ",") {
 		if part == "" {
