@@ -123,3 +123,46 @@ func BenchmarkFirst(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOps measures what watch and audit do per sample and per IRQ:
+// membership, the algebra against another set of the same shape shifted
+// by one, and walking the members.
+func BenchmarkOps(b *testing.B) {
+	for _, bs := range benchSets() {
+		other := cpuset.New(bs.set.IDs()...).Difference(cpuset.New(0)).Union(cpuset.New(bs.nbits - 1))
+		n := bs.nbits
+		b.Run("Contains/"+bs.name, func(b *testing.B) {
+			for b.Loop() {
+				for id := 0; id < n; id += 7 {
+					_ = bs.set.Contains(id)
+				}
+			}
+		})
+		b.Run("Union/"+bs.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = bs.set.Union(other)
+			}
+		})
+		b.Run("Intersection/"+bs.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = bs.set.Intersection(other)
+			}
+		})
+		b.Run("Difference/"+bs.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = bs.set.Difference(other)
+			}
+		})
+		b.Run("IsSubsetOf/"+bs.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = bs.set.IsSubsetOf(other)
+			}
+		})
+		b.Run("All/"+bs.name, func(b *testing.B) {
+			for b.Loop() {
+				for range bs.set.All() {
+				}
+			}
+		})
+	}
+}

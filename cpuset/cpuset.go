@@ -8,10 +8,11 @@
 package cpuset
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"iter"
-	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,11 +24,19 @@ const MaxID = 1<<20 - 1
 
 // Set is an immutable set of non-negative ids (CPUs or NUMA nodes).
 // The zero value is the empty set.
+//
+// A Set costs what it holds, not what its largest id is: it keeps runs of
+// consecutive ids, so {1048575}, {0,1048575} and 0-1048575 are one or two
+// runs each, where a bitmap from 0 would take 128 KB.
 type Set struct {
-	// w holds bit i of the set in w[i/64]; it never ends in a zero word,
-	// so equal sets have equal slices.
-	w []uint64
+	// r holds the members as runs, ascending and apart (each run ends at
+	// least two below the next one's start), so equal sets have equal
+	// slices. It is never changed once the Set is made.
+	r []run
 }
+
+// run is the ids lo to hi, both included.
+type run struct{ lo, hi int32 }
 
 // New returns the set of the given ids. It panics on an id outside
 // [0, MaxID]: passing one is a programming error, not bad input.
@@ -50,97 +59,104 @@ func Range(lo, hi int) Set {
 	if lo < 0 || hi > MaxID {
 		panic("cpuset.Range: bounds out of range")
 	}
-	var b builder
-	b.addRange(lo, hi)
-	return b.set()
+	return Set{r: []run{{int32(lo), int32(hi)}}}
 }
 
-// builder accumulates ids; set() hands out the trimmed result.
-type builder struct{ w []uint64 }
-
-func (b *builder) grow(id int) {
-	if n := id/64 + 1; n > len(b.w) {
-		if n <= cap(b.w) {
-			b.w = b.w[:n]
-		} else {
-			nw := make([]uint64, n, max(n, 2*cap(b.w)))
-			copy(nw, b.w)
-			b.w = nw
-		}
-	}
+// builder accumulates runs; set() hands out the canonical result. Runs
+// added in ascending order merge as they come; one out of order makes
+// set() sort and merge them all.
+type builder struct {
+	r        []run
+	unsorted bool
 }
 
-func (b *builder) add(id int) {
-	b.grow(id)
-	b.w[id/64] |= 1 << uint(id%64)
-}
+func (b *builder) add(id int) { b.addRange(id, id) }
 
 func (b *builder) addRange(lo, hi int) {
-	b.grow(hi)
-	for i := lo; i <= hi; {
-		if i%64 == 0 && hi-i >= 63 {
-			b.w[i/64] = ^uint64(0)
-			i += 64
-			continue
+	l, h := int32(lo), int32(hi)
+	if n := len(b.r); n > 0 && !b.unsorted {
+		last := &b.r[n-1]
+		switch {
+		case l >= last.lo && l <= last.hi+1:
+			last.hi = max(last.hi, h)
+			return
+		case l < last.lo:
+			b.unsorted = true
 		}
-		b.w[i/64] |= 1 << uint(i%64)
-		i++
 	}
+	b.r = append(b.r, run{l, h})
 }
 
-func (b *builder) set() Set { return Set{w: trim(b.w)} }
+func (b *builder) set() Set {
+	if b.unsorted {
+		slices.SortFunc(b.r, func(x, y run) int { return cmp.Compare(x.lo, y.lo) })
+		out := b.r[:0]
+		for _, x := range b.r {
+			if n := len(out); n > 0 && x.lo <= out[n-1].hi+1 {
+				out[n-1].hi = max(out[n-1].hi, x.hi)
+				continue
+			}
+			out = append(out, x)
+		}
+		b.r = out
+	}
+	return Set{r: clip(b.r)}
+}
 
-func trim(w []uint64) []uint64 {
-	n := len(w)
-	for n > 0 && w[n-1] == 0 {
-		n--
-	}
-	if n == 0 {
+// clip returns r with no spare capacity, or nil when it is empty. When
+// most of r's array is spare (runs merged), the runs move to one of their
+// size, so a set never keeps more than twice what it holds.
+func clip(r []run) []run {
+	switch {
+	case len(r) == 0:
 		return nil
+	case cap(r) > 2*len(r)+4:
+		return append([]run(nil), r...)
 	}
-	return w[:n:n]
+	return r[:len(r):len(r)]
 }
 
 // IsEmpty reports whether s has no members.
-func (s Set) IsEmpty() bool { return len(s.w) == 0 }
+func (s Set) IsEmpty() bool { return len(s.r) == 0 }
 
 // Len returns the number of members.
 func (s Set) Len() int {
 	n := 0
-	for _, w := range s.w {
-		n += bits.OnesCount64(w)
+	for _, x := range s.r {
+		n += int(x.hi-x.lo) + 1
 	}
 	return n
 }
 
 // Contains reports whether id is a member.
 func (s Set) Contains(id int) bool {
-	if id < 0 || id/64 >= len(s.w) {
-		return false
+	r := s.r
+	for len(r) > 8 { // halve to a few runs, then look through them
+		if m := len(r) / 2; int(r[m].hi) < id {
+			r = r[m+1:]
+		} else {
+			r = r[:m+1]
+		}
 	}
-	return s.w[id/64]&(1<<uint(id%64)) != 0
+	for _, x := range r {
+		if id <= int(x.hi) {
+			return id >= int(x.lo)
+		}
+	}
+	return false
 }
 
 // Equal reports whether s and o have the same members.
-func (s Set) Equal(o Set) bool {
-	if len(s.w) != len(o.w) {
-		return false
-	}
-	for i := range s.w {
-		if s.w[i] != o.w[i] {
-			return false
-		}
-	}
-	return true
-}
+func (s Set) Equal(o Set) bool { return slices.Equal(s.r, o.r) }
 
 // IsSubsetOf reports whether every member of s is in o.
 func (s Set) IsSubsetOf(o Set) bool {
-	if len(s.w) > len(o.w) {
-		return false
-	}
-	for i := range s.w {
-		if s.w[i]&^o.w[i] != 0 {
+	j := 0
+	for _, x := range s.r {
+		for j < len(o.r) && o.r[j].hi < x.lo {
+			j++
+		}
+		if j == len(o.r) || o.r[j].lo > x.lo || o.r[j].hi < x.hi {
 			return false
 		}
 	}
@@ -149,8 +165,14 @@ func (s Set) IsSubsetOf(o Set) bool {
 
 // Intersects reports whether s and o share a member.
 func (s Set) Intersects(o Set) bool {
-	for i := range min(len(s.w), len(o.w)) {
-		if s.w[i]&o.w[i] != 0 {
+	i, j := 0, 0
+	for i < len(s.r) && j < len(o.r) {
+		switch a, b := s.r[i], o.r[j]; {
+		case a.hi < b.lo:
+			i++
+		case b.hi < a.lo:
+			j++
+		default:
 			return true
 		}
 	}
@@ -159,67 +181,102 @@ func (s Set) Intersects(o Set) bool {
 
 // Union returns s ∪ o.
 func (s Set) Union(o Set) Set {
-	a, b := s.w, o.w
-	if len(a) < len(b) {
-		a, b = b, a
+	switch {
+	case len(o.r) == 0:
+		return s
+	case len(s.r) == 0:
+		return o
 	}
-	w := make([]uint64, len(a))
-	copy(w, a)
-	for i := range b {
-		w[i] |= b[i]
+	out := make([]run, 0, len(s.r)+len(o.r))
+	i, j := 0, 0
+	for i < len(s.r) || j < len(o.r) {
+		var x run
+		if j == len(o.r) || (i < len(s.r) && s.r[i].lo <= o.r[j].lo) {
+			x = s.r[i]
+			i++
+		} else {
+			x = o.r[j]
+			j++
+		}
+		if n := len(out); n > 0 && x.lo <= out[n-1].hi+1 {
+			out[n-1].hi = max(out[n-1].hi, x.hi)
+			continue
+		}
+		out = append(out, x)
 	}
-	return Set{w: trim(w)}
+	return Set{r: clip(out)}
 }
 
 // Intersection returns s ∩ o.
 func (s Set) Intersection(o Set) Set {
-	n := min(len(s.w), len(o.w))
-	w := make([]uint64, n)
-	for i := range n {
-		w[i] = s.w[i] & o.w[i]
+	var out []run
+	i, j := 0, 0
+	for i < len(s.r) && j < len(o.r) {
+		a, b := s.r[i], o.r[j]
+		if lo, hi := max(a.lo, b.lo), min(a.hi, b.hi); lo <= hi {
+			if out == nil {
+				out = make([]run, 0, min(len(s.r)-i, len(o.r)-j)*2)
+			}
+			out = append(out, run{lo, hi})
+		}
+		if a.hi < b.hi {
+			i++
+		} else {
+			j++
+		}
 	}
-	return Set{w: trim(w)}
+	return Set{r: clip(out)}
 }
 
 // Difference returns the members of s that are not in o.
 func (s Set) Difference(o Set) Set {
-	w := make([]uint64, len(s.w))
-	copy(w, s.w)
-	for i := range min(len(w), len(o.w)) {
-		w[i] &^= o.w[i]
+	if len(s.r) == 0 || len(o.r) == 0 {
+		return s
 	}
-	return Set{w: trim(w)}
+	out := make([]run, 0, len(s.r)+len(o.r))
+	j := 0
+	for _, x := range s.r {
+		for j < len(o.r) && o.r[j].hi < x.lo {
+			j++
+		}
+		lo := x.lo
+		for k := j; k < len(o.r) && o.r[k].lo <= x.hi; k++ {
+			if o.r[k].lo > lo {
+				out = append(out, run{lo, o.r[k].lo - 1})
+			}
+			lo = max(lo, o.r[k].hi+1)
+		}
+		if lo <= x.hi {
+			out = append(out, run{lo, x.hi})
+		}
+	}
+	return Set{r: clip(out)}
 }
 
 // Min returns the smallest member, or false when s is empty.
 func (s Set) Min() (int, bool) {
-	for i, w := range s.w {
-		if w != 0 {
-			return i*64 + bits.TrailingZeros64(w), true
-		}
+	if len(s.r) == 0 {
+		return 0, false
 	}
-	return 0, false
+	return int(s.r[0].lo), true
 }
 
 // Max returns the largest member, or false when s is empty.
 func (s Set) Max() (int, bool) {
-	if len(s.w) == 0 {
+	if len(s.r) == 0 {
 		return 0, false
 	}
-	i := len(s.w) - 1
-	return i*64 + 63 - bits.LeadingZeros64(s.w[i]), true
+	return int(s.r[len(s.r)-1].hi), true
 }
 
 // All yields the members in ascending order.
 func (s Set) All() iter.Seq[int] {
 	return func(yield func(int) bool) {
-		for i, w := range s.w {
-			for w != 0 {
-				t := bits.TrailingZeros64(w)
-				if !yield(i*64 + t) {
+		for _, x := range s.r {
+			for id := int(x.lo); id <= int(x.hi); id++ {
+				if !yield(id) {
 					return
 				}
-				w &= w - 1
 			}
 		}
 	}
@@ -240,16 +297,12 @@ func (s Set) Nth(n int) (int, bool) {
 	if n < 0 {
 		return 0, false
 	}
-	for i, w := range s.w {
-		c := bits.OnesCount64(w)
-		if n >= c {
+	for _, x := range s.r {
+		if c := int(x.hi-x.lo) + 1; n >= c {
 			n -= c
 			continue
 		}
-		for ; n > 0; n-- {
-			w &= w - 1
-		}
-		return i*64 + bits.TrailingZeros64(w), true
+		return int(x.lo) + n, true
 	}
 	return 0, false
 }
@@ -260,19 +313,16 @@ func (s Set) First(k int) Set {
 	if k <= 0 {
 		return Set{}
 	}
-	for i, w := range s.w {
-		c := bits.OnesCount64(w)
+	for i, x := range s.r {
+		c := int(x.hi-x.lo) + 1
 		if c < k {
 			k -= c
 			continue
 		}
-		for ; c > k; c-- { // drop the c-k highest members of this word
-			w &^= 1 << uint(63-bits.LeadingZeros64(w))
-		}
-		out := make([]uint64, i+1)
-		copy(out, s.w[:i])
-		out[i] = w
-		return Set{w: out}
+		out := make([]run, i+1)
+		copy(out, s.r[:i])
+		out[i] = run{x.lo, x.lo + int32(k) - 1}
+		return Set{r: out}
 	}
 	return s // fewer than k members; s is immutable, so sharing it is safe
 }
@@ -282,57 +332,23 @@ func (s Set) String() string { return s.List() }
 
 // List returns the kernel list form, e.g. "0-3,8-11"; "" for the empty set.
 func (s Set) List() string {
-	if len(s.w) == 0 {
+	if len(s.r) == 0 {
 		return ""
 	}
 	var sb strings.Builder
-	sb.Grow(64)
+	sb.Grow(min(len(s.r)*8, 1<<16))
 	var num [20]byte
-	for lo := s.nextSet(0); lo >= 0; {
-		hi := s.nextClear(lo) - 1
-		if sb.Len() > 0 {
+	for i, x := range s.r {
+		if i > 0 {
 			sb.WriteByte(',')
 		}
-		sb.Write(strconv.AppendInt(num[:0], int64(lo), 10))
-		if hi > lo {
+		sb.Write(strconv.AppendInt(num[:0], int64(x.lo), 10))
+		if x.hi > x.lo {
 			sb.WriteByte('-')
-			sb.Write(strconv.AppendInt(num[:0], int64(hi), 10))
+			sb.Write(strconv.AppendInt(num[:0], int64(x.hi), 10))
 		}
-		lo = s.nextSet(hi + 1)
 	}
 	return sb.String()
-}
-
-// nextSet returns the smallest member >= i, or -1 when there is none.
-func (s Set) nextSet(i int) int {
-	wi := i / 64
-	if wi >= len(s.w) {
-		return -1
-	}
-	w := s.w[wi] &^ (1<<uint(i%64) - 1)
-	for w == 0 {
-		if wi++; wi >= len(s.w) {
-			return -1
-		}
-		w = s.w[wi]
-	}
-	return wi*64 + bits.TrailingZeros64(w)
-}
-
-// nextClear returns the smallest non-member >= i.
-func (s Set) nextClear(i int) int {
-	wi := i / 64
-	if wi >= len(s.w) {
-		return i
-	}
-	w := ^s.w[wi] &^ (1<<uint(i%64) - 1)
-	for w == 0 {
-		if wi++; wi >= len(s.w) {
-			return wi * 64
-		}
-		w = ^s.w[wi]
-	}
-	return wi*64 + bits.TrailingZeros64(w)
 }
 
 // MarshalJSON encodes s as its list form string.

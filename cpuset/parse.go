@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrSyntax is wrapped by every parse error, so callers can tell bad input
@@ -12,10 +15,22 @@ import (
 var ErrSyntax = errors.New("invalid syntax")
 
 func syntaxErr(form, s, why string) error {
-	if len(s) > 64 {
-		s = s[:64] + "..."
+	return fmt.Errorf("%s %s: %s: %w", form, quote(s), why, ErrSyntax)
+}
+
+// quote quotes input for an error. Input can be any length (a --cpus
+// argument, a file): past 64 bytes the quote is cut, still recognisable by
+// its start, and says how many bytes it left out.
+func quote(s string) string {
+	const keep = 64
+	if len(s) <= keep {
+		return strconv.Quote(s)
 	}
-	return fmt.Errorf("%s %q: %s: %w", form, s, why, ErrSyntax)
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // ParseList parses the kernel list form: comma-separated ids and ranges,
@@ -28,7 +43,8 @@ func ParseList(s string) (Set, error) {
 	if s == "" {
 		return Set{}, nil
 	}
-	var b builder
+	b := builder{r: make([]run, 0, strings.Count(s, ",")+1)} // a run per element at most, bar patterns
+	patternRuns := maxPatternRuns
 	for part := range strings.SplitSeq(s, ",") {
 		if part == "" {
 			return Set{}, syntaxErr("cpu list", s, "empty element")
@@ -58,42 +74,55 @@ func ParseList(s string) (Set, error) {
 		usedS, groupS, isGroup := strings.Cut(pattern, "/")
 		used, err := parseID(usedS)
 		if err != nil || used == 0 {
-			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad stride %q", pattern))
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad stride %s", quote(pattern)))
 		}
+		var group int
 		if !isGroup { // taskset stride a-b:s
-			for id := lo; id <= hi; id += used {
-				b.add(id)
-			}
+			group = used
+			used = 1
+		} else if group, err = parseID(groupS); err != nil || group == 0 || used > group {
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad group %s", quote(pattern)))
+		}
+		if used == group { // every id of the range
+			b.addRange(lo, hi)
 			continue
 		}
-		group, err := parseID(groupS)
-		if err != nil || group == 0 || used > group {
-			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("bad group %q", pattern))
+		// Each group is a run of its own: a pattern makes as many runs
+		// as it has groups, so their number is bounded.
+		if (hi-lo)/group+1 > patternRuns {
+			return Set{}, syntaxErr("cpu list", s, fmt.Sprintf("pattern %s names more than %d separate runs of ids", quote(part), maxPatternRuns))
 		}
 		for base := lo; base <= hi; base += group {
-			for id := base; id < base+used && id <= hi; id++ {
-				b.add(id)
-			}
+			b.addRange(base, min(base+used-1, hi))
+			patternRuns--
 		}
 	}
 	return b.set(), nil
 }
+
+// maxPatternRuns bounds the runs the strides and groups of one list make:
+// "0-1048575:2" is 524,288 runs, where the kernel's own files never hold a
+// pattern and no CPU list of a real host has more runs than it has CPUs,
+// at most 8192 (NR_CPUS). Without the bound a few bytes of input would
+// cost megabytes.
+const maxPatternRuns = 8192
 
 // parseID parses one decimal id in [0, MaxID]: digits only, no sign.
 func parseID(s string) (int, error) {
 	if s == "" {
 		return 0, errors.New("missing number")
 	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad number %s", quote(s))
+		}
+	}
 	if len(s) > 7 {
-		return 0, fmt.Errorf("id %q too large", s)
+		return 0, fmt.Errorf("id %s too large", quote(s))
 	}
 	n := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("bad number %q", s)
-		}
-		n = n*10 + int(c-'0')
+		n = n*10 + int(s[i]-'0')
 	}
 	if n > MaxID {
 		return 0, fmt.Errorf("id %d above %d", n, MaxID)
@@ -113,24 +142,48 @@ func ParseMask(s string) (Set, error) {
 	if ngroups*32 > MaxID+1 {
 		return Set{}, syntaxErr("cpu mask", s, "too many groups")
 	}
-	w := make([]uint64, (ngroups+1)/2)
+	var b descBuilder
 	i := 0
 	for g := range strings.SplitSeq(s, ",") {
 		if g == "" {
 			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("empty group %d", i+1))
 		}
 		if len(g) > 8 {
-			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("group %q wider than 32 bits", g))
+			return Set{}, syntaxErr("cpu mask", s, fmt.Sprintf("group %s wider than 32 bits", quote(g)))
 		}
 		v, err := parseHex(g)
 		if err != nil {
 			return Set{}, syntaxErr("cpu mask", s, err.Error())
 		}
-		bit := (ngroups - 1 - i) * 32 // lowest id of this group
-		w[bit/64] |= v << uint(bit%64)
+		b.addBits((ngroups-1-i)*32, v) // the lowest id of this group
 		i++
 	}
-	return Set{w: trim(w)}, nil
+	return b.set(), nil
+}
+
+// descBuilder collects runs from the highest id down, the order the mask
+// forms print them in; set() turns them around.
+type descBuilder struct{ r []run }
+
+// addBits adds the set bits of v, whose bit 0 is id base. Every id added
+// before is above base+63.
+func (b *descBuilder) addBits(base int, v uint64) {
+	for v != 0 {
+		top := 63 - bits.LeadingZeros64(v)
+		ones := bits.LeadingZeros64(^(v << uint(63-top))) // ones from top down
+		lo := top - ones + 1
+		if n := len(b.r); n > 0 && int(b.r[n-1].lo) == base+top+1 {
+			b.r[n-1].lo = int32(base + lo)
+		} else {
+			b.r = append(b.r, run{int32(base + lo), int32(base + top)})
+		}
+		v &= 1<<uint(lo) - 1
+	}
+}
+
+func (b *descBuilder) set() Set {
+	slices.Reverse(b.r)
+	return Set{r: clip(b.r)}
 }
 
 // ParseTaskset parses the single hexadecimal number taskset takes, with or
@@ -147,16 +200,18 @@ func ParseTaskset(s string) (Set, error) {
 	if len(h)*4 > MaxID+1 {
 		return Set{}, syntaxErr("taskset mask", s, "too long")
 	}
-	w := make([]uint64, (len(h)+15)/16)
-	for i := 0; i < len(h); i++ {
-		d, ok := hexDigit(h[len(h)-1-i])
-		if !ok {
-			return Set{}, syntaxErr("taskset mask", s, fmt.Sprintf("bad hex digit %q", h[len(h)-1-i]))
+	var b descBuilder
+	for i := 0; i < len(h); {
+		n := len(h) - i // digits left, this chunk's among them
+		chunk := (n-1)%16 + 1
+		v, err := parseHex(h[i : i+chunk])
+		if err != nil {
+			return Set{}, syntaxErr("taskset mask", s, err.Error())
 		}
-		bit := i * 4
-		w[bit/64] |= uint64(d) << uint(bit%64)
+		b.addBits((n-chunk)*4, v)
+		i += chunk
 	}
-	return Set{w: trim(w)}, nil
+	return b.set(), nil
 }
 
 func parseHex(g string) (uint64, error) {
@@ -217,10 +272,11 @@ func (s Set) Mask(nbits int) string {
 		chunk = 32
 	}
 	ngroups := (nbits + 31) / 32
+	w := s.words((nbits + 63) / 64)
 	var sb strings.Builder
 	sb.Grow((chunk+3)/4 + (ngroups-1)*9)
 	for i := (ngroups - 1) * 32; i >= 0; i -= 32 {
-		v := s.word32(i)
+		v := uint32(w[i/64] >> uint(i%64))
 		if chunk < 32 {
 			v &= 1<<uint(chunk) - 1
 		}
@@ -233,28 +289,38 @@ func (s Set) Mask(nbits int) string {
 	return sb.String()
 }
 
-// word32 returns ids [bit, bit+32) as a 32-bit word; bit is a multiple of 32.
-func (s Set) word32(bit int) uint32 {
-	if bit/64 >= len(s.w) {
-		return 0
+// words returns the members below n*64 as a bitmap of n words: id i is
+// bit i%64 of word i/64.
+func (s Set) words(n int) []uint64 {
+	w := make([]uint64, n)
+	for _, x := range s.r {
+		lo, hi := int(x.lo), min(int(x.hi), n*64-1)
+		for lo <= hi {
+			end := min(hi, lo|63) // the last id of this run in lo's word
+			m := ^uint64(0) >> uint(63-(end-lo))
+			w[lo/64] |= m << uint(lo%64)
+			lo = end + 1
+		}
 	}
-	return uint32(s.w[bit/64] >> uint(bit%64))
+	return w
 }
 
 // Taskset returns the single hex number taskset takes, "0xffff0000";
 // "0x0" for the empty set.
 func (s Set) Taskset() string {
-	if len(s.w) == 0 {
+	m, ok := s.Max()
+	if !ok {
 		return "0x0"
 	}
-	top := s.w[len(s.w)-1]
+	w := s.words(m/64 + 1)
+	top := w[len(w)-1]
 	topDigits := (64 - bits.LeadingZeros64(top) + 3) / 4
 	var sb strings.Builder
-	sb.Grow(2 + topDigits + 16*(len(s.w)-1))
+	sb.Grow(2 + topDigits + 16*(len(w)-1))
 	sb.WriteString("0x")
 	writeHex(&sb, top, topDigits)
-	for i := len(s.w) - 2; i >= 0; i-- {
-		writeHex(&sb, s.w[i], 16)
+	for i := len(w) - 2; i >= 0; i-- {
+		writeHex(&sb, w[i], 16)
 	}
 	return sb.String()
 }

@@ -22,6 +22,23 @@ type CPU struct {
 	Isolated bool       // in Host.IsolatedCPUs: isolcpus= (any flag) or nohz_full=
 }
 
+// MaxNRCPUs is the most CPUs a Linux kernel can have, CONFIG_NR_CPUS at
+// its largest: 8192 on x86_64 (NR_CPUS_RANGE_END with CPUMASK_OFFSTACK,
+// arch/x86/Kconfig) and powerpc ("range 2 8192",
+// arch/powerpc/platforms/Kconfig.cputype), 4096 on arm64 and sparc64.
+// Every CPU id the kernel names, online or possible, is below nr_cpu_ids,
+// itself at most NR_CPUS; a tree naming a higher one is not a Linux host.
+const MaxNRCPUs = 8192
+
+// checkCPUIDs refuses a set of CPUs the kernel cannot have: one id past
+// MaxNRCPUs would have irqnuma build a CPU for each id below it.
+func checkCPUIDs(what string, cpus cpuset.Set) error {
+	if m, ok := cpus.Max(); ok && m >= MaxNRCPUs {
+		return fmt.Errorf("%s: CPU %d is past %d: Linux has at most %d CPUs (NR_CPUS)", what, m, MaxNRCPUs-1, MaxNRCPUs)
+	}
+	return nil
+}
+
 // readCPUs reads /sys/devices/system/cpu: which CPUs exist and are online,
 // the isolated and nohz_full sets, and for online CPUs their package,
 // core and L3 group. Files are read once per core and once per L3 group,
@@ -35,15 +52,22 @@ func (h *Host) readCPUs() error {
 			return fmt.Errorf("online CPUs: %w", err)
 		}
 		onlineErr = err
+	} else if err := checkCPUIDs("read "+dir+"/online", h.Online); err != nil {
+		return err
 	}
 	if h.Possible, err = h.fs.List(dir + "/possible"); err != nil {
 		if !kfile.IsNotExist(err) {
 			return err
 		}
 		h.Possible = h.Online.Union(h.listCPUDirs(dir))
+	} else if err := checkCPUIDs("read "+dir+"/possible", h.Possible); err != nil {
+		return err
 	}
 	if onlineErr != nil {
 		if err := h.onlineWithoutFile(dir, onlineErr); err != nil {
+			return err
+		}
+		if err := checkCPUIDs("online CPUs", h.Online); err != nil {
 			return err
 		}
 	}
@@ -114,13 +138,14 @@ func (h *Host) readCore(dir string, id int) error {
 		pkg = -1
 	}
 	core, _ := sib.Min()
-	for s := range sib.All() {
+	online := sib.Intersection(h.Online) // one set the siblings share
+	for s := range online.All() {
 		i, ok := h.cpuIndex[s]
-		if !ok || !h.CPUs[i].Online {
+		if !ok {
 			continue
 		}
 		h.CPUs[i].Core = core
-		h.CPUs[i].Siblings = sib.Intersection(h.Online)
+		h.CPUs[i].Siblings = online
 		h.CPUs[i].Package = pkg
 	}
 	return nil
@@ -153,7 +178,7 @@ func (h *Host) readL3(dir string, id int) error {
 }
 
 // listCPUDirs returns the ids of the cpuN folders, for trees without
-// cpu/possible.
+// cpu/possible. A cpuN past MaxNRCPUs is no CPU folder, as cpufreq is not.
 func (h *Host) listCPUDirs(dir string) cpuset.Set {
 	ents, err := h.fs.ReadDir(dir)
 	if err != nil {
@@ -165,7 +190,7 @@ func (h *Host) listCPUDirs(dir string) cpuset.Set {
 		if !ok {
 			continue
 		}
-		if n, err := strconv.Atoi(s); err == nil && n >= 0 && n <= cpuset.MaxID {
+		if n, err := strconv.Atoi(s); err == nil && n >= 0 && n < MaxNRCPUs {
 			ids = append(ids, n)
 		}
 	}

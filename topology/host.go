@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -168,7 +170,22 @@ func (h *Host) LookupNIC(name string) (*NIC, error) {
 		}
 		names = strings.Join(s, ", ")
 	}
-	return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownNIC, name, names)
+	return nil, fmt.Errorf("%w %s (this host has: %s)", ErrUnknownNIC, quoteInput(name), names)
+}
+
+// quoteInput quotes a name the user gave for an error, cut at 64 bytes
+// (an interface name has at most 15) with the bytes it left out said, so
+// a 114 KB argument does not come back whole.
+func quoteInput(s string) string {
+	const keep = 64
+	if len(s) <= keep {
+		return strconv.Quote(s)
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // NICByName returns the named NIC.

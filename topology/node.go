@@ -80,7 +80,29 @@ func (h *Host) readNodes() error {
 	}
 	h.placeOfflineCPUs(linked)
 	h.checkNodes()
+	h.checkDistances(dir)
 	return nil
+}
+
+// checkDistances keeps the distance rows only when they are a square
+// matrix, a distance to each node in the order of their ids, as the
+// kernel prints them. A row of another length cannot say which node each
+// distance is to, so then every distance is unknown, and a note names the
+// files.
+func (h *Host) checkDistances(dir string) {
+	var bad []string
+	for _, n := range h.Nodes {
+		if n.Distances != nil && len(n.Distances) != len(h.Nodes) {
+			bad = append(bad, fmt.Sprintf("%s/node%d/distance has %d", dir, n.ID, len(n.Distances)))
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	h.note("%s distances for %d nodes: NUMA distances unknown", strings.Join(bad, ", "), len(h.Nodes))
+	for i := range h.Nodes {
+		h.Nodes[i].Distances = nil
+	}
 }
 
 // nodeLinks is a node folder, whose cpuN links say where CPUs are.

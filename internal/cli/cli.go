@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -89,12 +90,26 @@ func FlagError(err error) error {
 	}
 	switch f := ve.GetFlag(); f.Value.Type() {
 	case "duration":
-		return Usagef("--%s %q: want a duration such as 1s or 200ms", f.Name, ve.GetValue())
+		return Usagef("--%s %s: want a duration such as 1s or 200ms", f.Name, quoteArg(ve.GetValue()))
 	case "int", "intSlice", "uint":
-		return Usagef("--%s %q: want a whole number", f.Name, ve.GetValue())
+		return Usagef("--%s %s: want a whole number", f.Name, quoteArg(ve.GetValue()))
 	default:
 		return Usagef("--%s: %w", f.Name, errors.Unwrap(ve))
 	}
+}
+
+// quoteArg quotes a flag's value for an error, cut at 64 bytes with the
+// bytes it left out said, so a 114 KB argument does not come back whole.
+func quoteArg(s string) string {
+	const keep = 64
+	if len(s) <= keep {
+		return strconv.Quote(s)
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // exitError ends a command with a given code after its output.

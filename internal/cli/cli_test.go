@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -60,6 +61,9 @@ func TestFlagError(t *testing.T) {
 		{"--interval=soon", `--interval "soon": want a duration such as 1s or 200ms`},
 		{"--all=maybe", `--all: strconv.ParseBool: parsing "maybe": invalid syntax`},
 		{"--nope", "unknown flag: --nope"},
+		// A long value is quoted cut, saying how much is left out.
+		{"--count=" + strings.Repeat("x", 114000), `--count "` + strings.Repeat("x", 64) + `"... (113936 more bytes): want a whole number`},
+		{"--interval=" + strings.Repeat("é", 100), `--interval "` + strings.Repeat("é", 32) + `"... (136 more bytes): want a duration such as 1s or 200ms`},
 	} {
 		err := FlagError(fs.Parse([]string{tt.args}))
 		var b bytes.Buffer
