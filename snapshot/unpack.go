@@ -92,7 +92,17 @@ func Open(ctx context.Context, name string, lim Limits) (root string, cleanup fu
 		return "", nil, fmt.Errorf("snapshot: %w", err)
 	}
 	cleanup = func() error { return os.RemoveAll(dir) }
-	if err := UnpackContext(ctx, bufio.NewReader(f), dir, lim); err != nil {
+	// Count first: an archive over the bounds (a million empty entries)
+	// is refused for the price of reading its headers, before any inode
+	// is made for it.
+	err = count(ctx, f, lim)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err == nil {
+		err = UnpackContext(ctx, bufio.NewReader(f), dir, lim)
+	}
+	if err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("snapshot %s: %w", name, err)
 	}
@@ -149,6 +159,20 @@ func UnpackContext(ctx context.Context, r io.Reader, dir string, lim Limits) err
 		return fmt.Errorf("%w: no proc/ or sys/ folder at its top level", ErrNotSnapshot)
 	}
 	return nil
+}
+
+// count reads the headers of the gzip tar r against lim's bounds,
+// writing nothing (untar.Count).
+func count(ctx context.Context, r io.Reader, lim Limits) error {
+	zr, err := gzip.NewReader(bufio.NewReader(r))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSnapshot, err)
+	}
+	_, err = untar.Count(ctx, tar.NewReader(zr), lim.options())
+	if errors.Is(err, untar.ErrFormat) {
+		return fmt.Errorf("%w: %w", ErrNotSnapshot, err)
+	}
+	return err
 }
 
 // isDir reports whether p is a folder, not a link to one.
