@@ -102,8 +102,33 @@ func Read(root string) (*Interrupts, error) {
 // text that is not in the format is an error wrapping ErrFormat, and a
 // row the kernel printed short keeps the counts it has.
 func Parse(b []byte) (*Interrupts, error) {
-	header, rest, _ := bytes.Cut(b, []byte("\n"))
 	in := &Interrupts{}
+	var slab []uint64
+	cpus, err := Scan(b, func(r *Row, _ []byte) error {
+		// Counts of all rows share one slab: one allocation per ~64 rows.
+		if len(slab) < len(r.Counts) {
+			slab = make([]uint64, cap(r.Counts)*64)
+		}
+		n := copy(slab, r.Counts)
+		r.Counts, slab = slab[:n:n], slab[n:]
+		in.Rows = append(in.Rows, *r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	in.CPUs = cpus
+	return in, nil
+}
+
+// Scan parses the text of /proc/interrupts as Parse does, keeping
+// nothing: it calls fn with each row, in order, and the line the row was
+// read from, and returns the CPU id of each column. r and r.Counts are
+// reused from one call to the next, so a caller that needs a few rows of
+// a file of many keeps only those (a copy of their Counts). An error of
+// fn ends the scan and is returned as it is.
+func Scan(b []byte, fn func(r *Row, line []byte) error) (cpus []int, err error) {
+	header, rest, _ := bytes.Cut(b, []byte("\n"))
 	seen := map[int]bool{}
 	for f := range bytes.FieldsSeq(header) {
 		id, ok := bytes.CutPrefix(f, []byte("CPU"))
@@ -118,14 +143,15 @@ func Parse(b []byte) (*Interrupts, error) {
 			return nil, fmt.Errorf("header: CPU%d twice: %w", n, ErrFormat)
 		}
 		seen[n] = true
-		in.CPUs = append(in.CPUs, n)
+		cpus = append(cpus, n)
 	}
-	if len(in.CPUs) == 0 {
+	if len(cpus) == 0 {
 		return nil, fmt.Errorf("header: no CPU columns: %w", ErrFormat)
 	}
-	ncol := len(in.CPUs)
+	ncol := len(cpus)
 	seenIRQ := map[int]bool{}
-	var slab []uint64
+	counts := make([]uint64, 0, ncol)
+	var r Row
 	for lineNo := 2; len(rest) > 0; lineNo++ {
 		var line []byte
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
@@ -137,7 +163,7 @@ func Parse(b []byte) (*Interrupts, error) {
 		if !ok || id == "" || bytes.ContainsAny([]byte(id), " \t") {
 			return nil, fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
 		}
-		r := Row{ID: id, IRQ: -1}
+		r = Row{ID: id, IRQ: -1}
 		if n, err := strconv.Atoi(id); err == nil {
 			if n < 0 {
 				return nil, fmt.Errorf("line %d: negative IRQ %d: %w", lineNo, n, ErrFormat)
@@ -151,11 +177,7 @@ func Parse(b []byte) (*Interrupts, error) {
 			seenIRQ[n] = true
 			r.IRQ = n
 		}
-		// Counts of all rows share one slab: one allocation per ~64 rows.
-		if len(slab) < ncol {
-			slab = make([]uint64, ncol*64)
-		}
-		r.Counts = slab[:0:ncol]
+		r.Counts = counts[:0]
 		i := 0
 		for len(r.Counts) < ncol {
 			j := skipSpace(body, i)
@@ -175,7 +197,6 @@ func Parse(b []byte) (*Interrupts, error) {
 			r.Counts = append(r.Counts, v)
 			i = k
 		}
-		slab = slab[len(r.Counts):]
 		text := body[i:]
 		if len(text) > MaxRowText {
 			return nil, fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
@@ -186,9 +207,11 @@ func Parse(b []byte) (*Interrupts, error) {
 		} else {
 			r.Chip, r.HWIRQ, r.Trigger, r.Name = splitIRQText(text)
 		}
-		in.Rows = append(in.Rows, r)
+		if err := fn(&r, line); err != nil {
+			return nil, err
+		}
 	}
-	return in, nil
+	return cpus, nil
 }
 
 // splitIRQText splits what follows the counts of a numbered row:
