@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -132,5 +134,34 @@ func TestHostileWatchManyRows(t *testing.T) {
 	t.Logf("%v: %v of CPU, %d MB", args[2:], r.cpu, r.maxRSS>>20)
 	if r.code != 0 {
 		t.Errorf("%v: exit %d: %s", args, r.code, clipOut(r.stderr))
+	}
+}
+
+// TestHostileDeviceNode: a device node as a tree's proc/interrupts
+// (/dev/zero's numbers) is refused at open, naming it: before, it was
+// read to the size bound (652 MB) before "file too large" (issue 27).
+func TestHostileDeviceNode(t *testing.T) {
+	t.Parallel()
+	bin := hostileBinary(t)
+	if os.Geteuid() != 0 {
+		t.Skip("mknod of a character device needs root")
+	}
+	root := hosttest.Copy(t, "seed")
+	p := filepath.Join(root, "proc/interrupts")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mknod(p, unix.S_IFCHR|0o444, int(unix.Mkdev(1, 5))); err != nil {
+		t.Fatalf("mknod: %v", err)
+	}
+	for _, args := range readCommands(root) {
+		r := runBin(t, bin, args...)
+		checkBounds(t, args, r)
+		if slicesContain(args, "topology") || slicesContain(args, "mask") {
+			continue // read no /proc/interrupts on a tree with /sys/class/net
+		}
+		if r.code == 0 || !strings.Contains(r.stderr, p) || !strings.Contains(r.stderr, "character device") {
+			t.Errorf("%v: exit %d, %q; want an error naming %s as a character device", args[2:], r.code, r.stderr, p)
+		}
 	}
 }
