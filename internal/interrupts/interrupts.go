@@ -40,10 +40,18 @@ type Row struct {
 	Name string
 }
 
-// Total returns the sum of the row's counts.
-func (r Row) Total() uint64 {
+// Total returns the sum of the row's counts, saturated at
+// math.MaxUint64: a sum that does not fit says so by being the largest
+// value, never by wrapping to a small one.
+func (r Row) Total() uint64 { return Sum(r.Counts) }
+
+// Sum returns the sum of counts, saturated at math.MaxUint64.
+func Sum(counts []uint64) uint64 {
 	var t uint64
-	for _, c := range r.Counts {
+	for _, c := range counts {
+		if t > math.MaxUint64-c {
+			return math.MaxUint64
+		}
 		t += c
 	}
 	return t
@@ -164,7 +172,11 @@ func Scan(b []byte, fn func(r *Row, line []byte) error) (cpus []int, err error) 
 			return nil, fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
 		}
 		r = Row{ID: id, IRQ: -1}
-		if n, err := strconv.Atoi(id); err == nil {
+		if n, err := strconv.Atoi(id); err != nil && allDigits(id) {
+			// Past what Atoi takes (20 digits): a number all the same,
+			// never a named row like NMI.
+			return nil, fmt.Errorf("line %d: IRQ %s is past the largest IRQ number, %d: %w", lineNo, clip([]byte(id)), MaxIRQ, ErrFormat)
+		} else if err == nil {
 			if n < 0 {
 				return nil, fmt.Errorf("line %d: negative IRQ %d: %w", lineNo, n, ErrFormat)
 			}
@@ -197,6 +209,9 @@ func Scan(b []byte, fn func(r *Row, line []byte) error) (cpus []int, err error) 
 			r.Counts = append(r.Counts, v)
 			i = k
 		}
+		if err := checkAfterCounts(body[i:], len(r.Counts), ncol); err != nil {
+			return nil, fmt.Errorf("line %d (%s): %w: %w", lineNo, clip([]byte(id)), err, ErrFormat)
+		}
 		text := body[i:]
 		if len(text) > MaxRowText {
 			return nil, fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
@@ -212,6 +227,42 @@ func Scan(b []byte, fn func(r *Row, line []byte) error) (cpus []int, err error) 
 		}
 	}
 	return cpus, nil
+}
+
+// checkAfterCounts refuses a row whose text, after the n counts read of
+// ncol, starts with what can only be a count: a negative number (the
+// kernel prints unsigned counts), or a number past the header's columns.
+// No chip name is a bare number (the kernel prints "-" or "None" for a
+// chip without a name), so such a row is malformed, not a name.
+func checkAfterCounts(b []byte, n, ncol int) error {
+	j := skipSpace(b, 0)
+	k := j
+	if k < len(b) && b[k] == '-' {
+		k++
+	}
+	d := k
+	for d < len(b) && b[d] >= '0' && b[d] <= '9' {
+		d++
+	}
+	if d == k || d < len(b) && b[d] != ' ' && b[d] != '\t' && b[d] != '\r' {
+		return nil // not a number: the chip or the name
+	}
+	if k > j {
+		return fmt.Errorf("count %s is negative", clip(b[j:d]))
+	}
+	if n == ncol {
+		return fmt.Errorf("count %s is past the header's %d CPU columns", clip(b[j:d]), ncol)
+	}
+	return nil // cannot happen: the count loop reads every number up to ncol
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // splitIRQText splits what follows the counts of a numbered row:
