@@ -23,14 +23,9 @@ type IRQ struct {
 	Owner  *Owner // the NIC it serves; nil for none
 }
 
-// Total returns the sum of the IRQ's counts.
-func (q *IRQ) Total() uint64 {
-	var t uint64
-	for _, c := range q.Counts {
-		t += c
-	}
-	return t
-}
+// Total returns the sum of the IRQ's counts, saturated at
+// math.MaxUint64 (interrupts.Sum).
+func (q *IRQ) Total() uint64 { return interrupts.Sum(q.Counts) }
 
 // Table is the IRQs of a host, ascending by number.
 type Table struct {
