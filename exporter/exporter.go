@@ -91,7 +91,7 @@ type Exporter struct {
 	mu    sync.Mutex // one read of the host at a time
 	logMu sync.Mutex // one log line at a time
 	log   io.Writer  // failed reads and refused scrapes; nil: none
-	// inFlight holds a token per HTTP scrape being answered.
+	// inFlight holds a token per HTTP scrape being read.
 	inFlight chan struct{}
 }
 
