@@ -19,7 +19,8 @@ import (
 const DefaultListen = "127.0.0.1:9143"
 
 // MaxInFlight bounds the scrapes answered at once; one more is answered
-// 503 Service Unavailable (and logged), as Prometheus' own client does. Each scrape reads the
+// 503 Service Unavailable (and logged, at most a line per
+// refusalLogEvery), as Prometheus' own client does. Each scrape reads the
 // whole host, and they run one at a time.
 const MaxInFlight = 4
 
@@ -36,6 +37,10 @@ const (
 	// cutShort before ShutdownWait ends, a scrape still reading is
 	// answered 503 with a body saying why, while there is time to.
 	cutShort = 200 * time.Millisecond
+	// refusalLogEvery spaces the log lines of refused scrapes: the first
+	// is logged at once, the ones after it counted in a line per
+	// interval.
+	refusalLogEvery = 10 * time.Second
 )
 
 // errStopping cancels the scrapes still in flight when a stop's wait
@@ -61,7 +66,7 @@ func (e *Exporter) Handler() http.Handler {
 		select {
 		case e.inFlight <- struct{}{}:
 		default:
-			e.logf("scrape from %s refused: %d scrapes already in flight", r.RemoteAddr, MaxInFlight)
+			e.refused(r.RemoteAddr)
 			http.Error(w, fmt.Sprintf("limit of concurrent requests reached (%d), try again later", MaxInFlight), http.StatusServiceUnavailable)
 			return
 		}
@@ -107,6 +112,34 @@ func (e *Exporter) Handler() http.Handler {
 		w.Write(body.Bytes())
 	})
 	return mux
+}
+
+// refused logs a refused scrape: at once when none was logged in the
+// last interval, else counted and logged in one line when the interval
+// ends, so a flood of scrapes writes a line per interval, not a line per
+// scrape.
+func (e *Exporter) refused(addr string) {
+	e.refMu.Lock()
+	defer e.refMu.Unlock()
+	every := e.refEvery
+	if every <= 0 {
+		every = refusalLogEvery
+	}
+	now := time.Now()
+	if e.refPending == 0 && (e.refLast.IsZero() || now.Sub(e.refLast) >= every) {
+		e.refLast = now
+		e.logf("scrape from %s refused: %d scrapes already in flight", addr, MaxInFlight)
+		return
+	}
+	e.refPending++
+	if e.refTimer == nil {
+		e.refTimer = time.AfterFunc(every-now.Sub(e.refLast), func() {
+			e.refMu.Lock()
+			defer e.refMu.Unlock()
+			e.logf("%d more scrapes refused in the last %v: %d scrapes already in flight", e.refPending, every, MaxInFlight)
+			e.refPending, e.refLast, e.refTimer = 0, time.Now(), nil
+		})
+	}
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding lists gzip

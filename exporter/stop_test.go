@@ -5,7 +5,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,6 +114,49 @@ func TestServeCutsShortWithABody(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve still running 5 s after the stop")
+	}
+}
+
+// TestRefusalsLogged: 500 refused scrapes log one line at once and one
+// line counting the rest when the interval ends (issue 27: 465 lines).
+func TestRefusalsLogged(t *testing.T) {
+	release := make(chan struct{})
+	var log syncBuffer
+	e := New("", audit.Selection{}, &log)
+	e.refEvery = 300 * time.Millisecond
+	e.read = func() (*audit.State, error) { <-release; return nil, io.EOF }
+	h := e.Handler()
+	var wg sync.WaitGroup
+	for range MaxInFlight {
+		wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/metrics", nil)) })
+	}
+	waitInFlight(t, e, MaxInFlight)
+	start := time.Now()
+	for i := range 500 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("scrape %d past the bound: %d, want 503", i, rec.Code)
+		}
+	}
+	sent := time.Since(start)
+	if n := strings.Count(log.String(), "refused"); n != 1 && sent < e.refEvery {
+		t.Errorf("%d lines logged for 500 refusals within %v, want 1:\n%s", n, sent, clip(log.String()))
+	}
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(log.String(), "refused") < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	got := log.String()
+	var lines []string
+	for l := range strings.Lines(got) {
+		if strings.Contains(l, "refused") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 || !strings.Contains(lines[0], "scrape from") || !strings.Contains(lines[1], "499 more scrapes refused") {
+		t.Errorf("log after 500 refusals:\n%s\nwant the first refusal, then \"499 more scrapes refused\"", clip(got))
 	}
 }
 
