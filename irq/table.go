@@ -84,7 +84,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 			return nil, err
 		}
 	}
-	folders, err := listIRQs(h.Root)
+	folders, err := listIRQs(h.FS())
 	if err != nil {
 		if !kfile.IsNotExist(err) {
 			return nil, err
@@ -139,7 +139,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		}
 		t.IRQs = append(t.IRQs, q)
 	}
-	t.judgeManaged(h.Root)
+	t.judgeManaged(h.FS())
 	t.checkRanges(h)
 	return t, nil
 }
