@@ -112,7 +112,7 @@ func Write(w io.Writer, root string, opts Options) (Result, error) {
 	if a.time.IsZero() {
 		a.time = time.Now()
 	}
-	c := &capturer{root: root, opts: opts, w: a,
+	c := &capturer{root: root, fs: kfile.NewFS(root), opts: opts, w: a,
 		links: map[string]string{}, dirs: map[string]bool{}, files: map[string]bool{}, noted: map[string]bool{}}
 	err = c.capture()
 	if err == nil {
