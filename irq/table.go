@@ -92,19 +92,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		t.Notes = append(t.Notes, "no /proc/irq: IRQ affinity unknown")
 	}
 
-	numbers := make([]int, 0, len(rows)+len(folders))
-	for n := range rows {
-		numbers = append(numbers, n)
-	}
-	hasFolder := make(map[int]bool, len(folders))
-	for _, n := range folders {
-		hasFolder[n] = true
-		if _, ok := rows[n]; !ok && !dropped[n] {
-			numbers = append(numbers, n)
-		}
-	}
-	slices.Sort(numbers)
-
+	numbers, hasFolder := irqNumbers(rows, dropped, folders)
 	t.IRQs = make([]IRQ, 0, len(numbers))
 	for _, n := range numbers {
 		q := IRQ{Info: Info{IRQ: n, Node: -1}}
@@ -142,6 +130,25 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 	t.judgeManaged(h.FS())
 	t.checkRanges(h)
 	return t, nil
+}
+
+// irqNumbers returns, ascending, the numbers of the rows kept and of the
+// /proc/irq folders of IRQs /proc/interrupts does not list, and which
+// have a folder.
+func irqNumbers(rows map[int]row, dropped map[int]bool, folders []int) ([]int, map[int]bool) {
+	numbers := make([]int, 0, len(rows)+len(folders))
+	for n := range rows {
+		numbers = append(numbers, n)
+	}
+	hasFolder := make(map[int]bool, len(folders))
+	for _, n := range folders {
+		hasFolder[n] = true
+		if _, ok := rows[n]; !ok && !dropped[n] {
+			numbers = append(numbers, n)
+		}
+	}
+	slices.Sort(numbers)
+	return numbers, hasFolder
 }
 
 // row is what Load keeps of a numbered row of /proc/interrupts that may

@@ -137,6 +137,31 @@ func Parse(b []byte) (*Interrupts, error) {
 // fn ends the scan and is returned as it is.
 func Scan(b []byte, fn func(r *Row, line []byte) error) (cpus []int, err error) {
 	header, rest, _ := bytes.Cut(b, []byte("\n"))
+	if cpus, err = parseHeader(header); err != nil {
+		return nil, err
+	}
+	seenIRQ := map[int]bool{}
+	counts := make([]uint64, 0, len(cpus))
+	var r Row
+	for lineNo := 2; len(rest) > 0; lineNo++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := parseRow(&r, line, lineNo, counts, len(cpus), seenIRQ); err != nil {
+			return nil, err
+		}
+		if err := fn(&r, line); err != nil {
+			return nil, err
+		}
+	}
+	return cpus, nil
+}
+
+// parseHeader returns the CPU id of each column of the header line.
+func parseHeader(header []byte) ([]int, error) {
+	var cpus []int
 	seen := map[int]bool{}
 	for f := range bytes.FieldsSeq(header) {
 		id, ok := bytes.CutPrefix(f, []byte("CPU"))
@@ -156,77 +181,91 @@ func Scan(b []byte, fn func(r *Row, line []byte) error) (cpus []int, err error) 
 	if len(cpus) == 0 {
 		return nil, fmt.Errorf("header: no CPU columns: %w", ErrFormat)
 	}
-	ncol := len(cpus)
-	seenIRQ := map[int]bool{}
-	counts := make([]uint64, 0, ncol)
-	var r Row
-	for lineNo := 2; len(rest) > 0; lineNo++ {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		idPart, body, ok := bytes.Cut(line, []byte(":"))
-		id := string(bytes.TrimSpace(idPart))
-		if !ok || id == "" || bytes.ContainsAny([]byte(id), " \t") {
-			return nil, fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
-		}
-		r = Row{ID: id, IRQ: -1}
-		if n, err := strconv.Atoi(id); err != nil && allDigits(id) {
-			// Past what Atoi takes (20 digits): a number all the same,
-			// never a named row like NMI.
-			return nil, fmt.Errorf("line %d: IRQ %s is past the largest IRQ number, %d: %w", lineNo, clip([]byte(id)), MaxIRQ, ErrFormat)
-		} else if err == nil {
-			if n < 0 {
-				return nil, fmt.Errorf("line %d: negative IRQ %d: %w", lineNo, n, ErrFormat)
-			}
-			if n > MaxIRQ {
-				return nil, fmt.Errorf("line %d: IRQ %d is past the largest IRQ number, %d: %w", lineNo, n, MaxIRQ, ErrFormat)
-			}
-			if seenIRQ[n] {
-				return nil, fmt.Errorf("line %d: IRQ %d twice: %w", lineNo, n, ErrFormat)
-			}
-			seenIRQ[n] = true
-			r.IRQ = n
-		}
-		r.Counts = counts[:0]
-		i := 0
-		for len(r.Counts) < ncol {
-			j := skipSpace(body, i)
-			k := j
-			var v uint64
-			for k < len(body) && body[k] >= '0' && body[k] <= '9' {
-				d := uint64(body[k] - '0')
-				if v > (math.MaxUint64-d)/10 {
-					return nil, fmt.Errorf("line %d: count %q overflows: %w", lineNo, clip(body[j:]), ErrFormat)
-				}
-				v = v*10 + d
-				k++
-			}
-			if k == j || (k < len(body) && body[k] != ' ' && body[k] != '\t' && body[k] != '\r') {
-				break // not a count: the row is short, the rest is text
-			}
-			r.Counts = append(r.Counts, v)
-			i = k
-		}
-		if err := checkAfterCounts(body[i:], len(r.Counts), ncol); err != nil {
-			return nil, fmt.Errorf("line %d (%s): %w: %w", lineNo, clip([]byte(id)), err, ErrFormat)
-		}
-		text := body[i:]
-		if len(text) > MaxRowText {
-			return nil, fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
-				lineNo, clip([]byte(id)), len(text), MaxRowText, ErrFormat)
-		}
-		if r.IRQ < 0 {
-			r.Name = string(bytes.TrimSpace(text))
-		} else {
-			r.Chip, r.HWIRQ, r.Trigger, r.Name = splitIRQText(text)
-		}
-		if err := fn(&r, line); err != nil {
-			return nil, err
-		}
-	}
 	return cpus, nil
+}
+
+// parseRow parses the row line (line lineNo of the file) into r, its
+// counts into counts' array, of ncol columns. seen holds the IRQ numbers
+// of the rows before it.
+func parseRow(r *Row, line []byte, lineNo int, counts []uint64, ncol int, seen map[int]bool) error {
+	idPart, body, ok := bytes.Cut(line, []byte(":"))
+	id := string(bytes.TrimSpace(idPart))
+	if !ok || id == "" || bytes.ContainsAny([]byte(id), " \t") {
+		return fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
+	}
+	*r = Row{ID: id, IRQ: -1}
+	n, err := rowIRQ(id, seen)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", lineNo, err)
+	}
+	r.IRQ = n
+	var i int
+	if r.Counts, i, err = parseCounts(body, counts[:0], ncol); err != nil {
+		return fmt.Errorf("line %d: %w", lineNo, err)
+	}
+	if err := checkAfterCounts(body[i:], len(r.Counts), ncol); err != nil {
+		return fmt.Errorf("line %d (%s): %w: %w", lineNo, clip([]byte(id)), err, ErrFormat)
+	}
+	text := body[i:]
+	if len(text) > MaxRowText {
+		return fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
+			lineNo, clip([]byte(id)), len(text), MaxRowText, ErrFormat)
+	}
+	if r.IRQ < 0 {
+		r.Name = string(bytes.TrimSpace(text))
+	} else {
+		r.Chip, r.HWIRQ, r.Trigger, r.Name = splitIRQText(text)
+	}
+	return nil
+}
+
+// rowIRQ returns the IRQ number of a row's id, -1 for a named row (NMI,
+// IPI0), and records it in seen.
+func rowIRQ(id string, seen map[int]bool) (int, error) {
+	n, err := strconv.Atoi(id)
+	switch {
+	case err != nil && allDigits(id):
+		// Past what Atoi takes (20 digits): a number all the same,
+		// never a named row like NMI.
+		return 0, fmt.Errorf("IRQ %s is past the largest IRQ number, %d: %w", clip([]byte(id)), MaxIRQ, ErrFormat)
+	case err != nil:
+		return -1, nil
+	case n < 0:
+		return 0, fmt.Errorf("negative IRQ %d: %w", n, ErrFormat)
+	case n > MaxIRQ:
+		return 0, fmt.Errorf("IRQ %d is past the largest IRQ number, %d: %w", n, MaxIRQ, ErrFormat)
+	case seen[n]:
+		return 0, fmt.Errorf("IRQ %d twice: %w", n, ErrFormat)
+	}
+	seen[n] = true
+	return n, nil
+}
+
+// parseCounts appends to counts the decimal counts at the start of body,
+// up to ncol of them, and returns them with the index after the last.
+// A row the kernel printed short stops at the first word that is not a
+// count.
+func parseCounts(body []byte, counts []uint64, ncol int) ([]uint64, int, error) {
+	i := 0
+	for len(counts) < ncol {
+		j := skipSpace(body, i)
+		k := j
+		var v uint64
+		for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+			d := uint64(body[k] - '0')
+			if v > (math.MaxUint64-d)/10 {
+				return nil, 0, fmt.Errorf("count %q overflows: %w", clip(body[j:]), ErrFormat)
+			}
+			v = v*10 + d
+			k++
+		}
+		if k == j || (k < len(body) && body[k] != ' ' && body[k] != '\t' && body[k] != '\r') {
+			break // not a count: the row is short, the rest is text
+		}
+		counts = append(counts, v)
+		i = k
+	}
+	return counts, i, nil
 }
 
 // checkAfterCounts refuses a row whose text, after the n counts read of
