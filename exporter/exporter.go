@@ -91,14 +91,21 @@ type Exporter struct {
 	mu    sync.Mutex // one read of the host at a time
 	logMu sync.Mutex // one log line at a time
 	log   io.Writer  // failed reads and refused scrapes; nil: none
-	// inFlight holds a token per HTTP scrape being answered.
+	// inFlight holds a token per HTTP scrape being read.
 	inFlight chan struct{}
+
+	// Refused scrapes not yet logged (Exporter.refused).
+	refMu      sync.Mutex
+	refLast    time.Time // when a line was last logged
+	refPending int
+	refTimer   *time.Timer
+	refEvery   time.Duration // 0: refusalLogEvery (tests set less)
 }
 
 // New returns an exporter that reads and audits root with sel on each
 // scrape (audit.Read), one scrape at a time. Each failed read (the scrape
-// itself answers irqnuma_scrape_error 1) and each refused scrape is
-// logged to log, a line at a time, when log is not nil.
+// itself answers irqnuma_scrape_error 1) and the refused scrapes (a line
+// per interval) are logged to log, a line at a time, when log is not nil.
 func New(root string, sel audit.Selection, log io.Writer) *Exporter {
 	read := func() (*audit.State, error) { return audit.Read(root, sel) }
 	return &Exporter{read: read, log: log, inFlight: make(chan struct{}, MaxInFlight)}

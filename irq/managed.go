@@ -41,8 +41,9 @@ var readOnlyRelease = [2]int{6, 12}
 //     ones. Elsewhere (a 6.1 kernel) it is unknown.
 //
 // The IRQs t did not load are looked at only while the loaded ones leave
-// the question open, and only their modes.
-func (t *Table) judgeManaged(root string) {
+// the question open, and only their modes. Every file is read through
+// fsys, so a link in a tree is followed inside it, never out of it.
+func (t *Table) judgeManaged(fsys kfile.FS) {
 	var lost, sawRO, sawRW bool
 	for i := range t.IRQs {
 		m := t.IRQs[i].modes
@@ -56,9 +57,9 @@ func (t *Table) judgeManaged(root string) {
 			sawRW = true
 		}
 	}
-	marks := releaseAtLeast(root, readOnlyRelease)
+	marks := releaseAtLeast(fsys, readOnlyRelease)
 	if !lost && !(sawRO && sawRW) {
-		ro, rw := scanAffinityModes(root, !sawRO, !sawRW)
+		ro, rw := scanAffinityModes(fsys, !sawRO, !sawRW)
 		sawRO, sawRW = sawRO || ro, sawRW || rw
 	}
 	if !sawRW {
@@ -82,20 +83,20 @@ func (t *Table) judgeManaged(root string) {
 // scanAffinityModes looks at smp_affinity_list (or smp_affinity) of every
 // /proc/irq/N until it has seen what it wants: a read-only one (wantRO)
 // and a writable one (wantRW).
-func scanAffinityModes(root string, wantRO, wantRW bool) (ro, rw bool) {
-	ns, err := listIRQs(root)
+func scanAffinityModes(fsys kfile.FS, wantRO, wantRW bool) (ro, rw bool) {
+	ns, err := listIRQs(fsys)
 	if err != nil {
 		return false, false
 	}
-	dir := procIRQDir(root)
+	dir := procIRQDir(fsys.Root())
 	for _, n := range ns {
 		if (!wantRO || ro) && (!wantRW || rw) {
 			break
 		}
 		d := filepath.Join(dir, strconv.Itoa(n))
-		st, err := os.Stat(d + "/smp_affinity_list")
+		st, err := fsys.Stat(d + "/smp_affinity_list")
 		if err != nil {
-			if st, err = os.Stat(d + "/smp_affinity"); err != nil {
+			if st, err = fsys.Stat(d + "/smp_affinity"); err != nil {
 				continue
 			}
 		}
@@ -111,8 +112,8 @@ func scanAffinityModes(root string, wantRO, wantRW bool) (ro, rw bool) {
 // releaseAtLeast reports whether /proc/sys/kernel/osrelease names a
 // release at or after want (major, minor). A missing or unreadable file
 // says no.
-func releaseAtLeast(root string, want [2]int) bool {
-	s, err := kfile.String(filepath.Join(root, "proc/sys/kernel/osrelease"))
+func releaseAtLeast(fsys kfile.FS, want [2]int) bool {
+	s, err := fsys.String(fsys.Path("proc/sys/kernel/osrelease"))
 	if err != nil {
 		return false
 	}

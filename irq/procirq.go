@@ -47,8 +47,9 @@ func procIRQDir(root string) string { return filepath.Join(root, "proc/irq") }
 
 // listIRQs returns the IRQ numbers that have a /proc/irq/N folder,
 // ascending.
-func listIRQs(root string) ([]int, error) {
-	ents, err := kfile.NewFS(root).ReadDir(procIRQDir(root))
+func listIRQs(fsys kfile.FS) ([]int, error) {
+	root := fsys.Root()
+	ents, err := fsys.ReadDir(procIRQDir(root))
 	if err != nil {
 		return nil, fmt.Errorf("list IRQs: %w", err)
 	}

@@ -23,14 +23,9 @@ type IRQ struct {
 	Owner  *Owner // the NIC it serves; nil for none
 }
 
-// Total returns the sum of the IRQ's counts.
-func (q *IRQ) Total() uint64 {
-	var t uint64
-	for _, c := range q.Counts {
-		t += c
-	}
-	return t
-}
+// Total returns the sum of the IRQ's counts, saturated at
+// math.MaxUint64 (interrupts.Sum).
+func (q *IRQ) Total() uint64 { return interrupts.Sum(q.Counts) }
 
 // Table is the IRQs of a host, ascending by number.
 type Table struct {
@@ -68,15 +63,20 @@ func Read(root string, opt Options) (*topology.Host, *Table, error) {
 // topology.ErrUnknownNIC.
 func Load(h *topology.Host, opt Options) (*Table, error) {
 	t := &Table{}
-	in, err := interrupts.Read(h.Root)
-	switch {
-	case err == nil:
-		t.CPUs = in.CPUs
-		t.checkColumns(h)
-	case kfile.IsNotExist(err):
-		t.Notes = append(t.Notes, "no /proc/interrupts: IRQ names and counts unknown")
-		in = &interrupts.Interrupts{}
-	default:
+	msi := map[int]*topology.NIC{}
+	for i := range h.NICs {
+		for _, n := range h.NICs[i].MSIIRQs {
+			msi[n] = &h.NICs[i]
+		}
+	}
+	wanted := func(o *Owner) bool {
+		return opt.All || o != nil && (len(opt.NICs) == 0 || slices.Contains(opt.NICs, o.NIC))
+	}
+	// Each row is judged as it is read and only the counts of the rows
+	// kept are copied: /proc/interrupts of 200,000 rows on 64 CPUs holds
+	// 100 MB of counts, of which a NIC's table keeps a few.
+	rows, dropped, err := t.readRows(h, func(r *interrupts.Row) *Owner { return owner(r.Name, r.Chip, r.IRQ, h, msi) }, wanted)
+	if err != nil {
 		return nil, err
 	}
 	for _, name := range opt.NICs {
@@ -84,7 +84,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 			return nil, err
 		}
 	}
-	folders, err := listIRQs(h.Root)
+	folders, err := listIRQs(h.FS())
 	if err != nil {
 		if !kfile.IsNotExist(err) {
 			return nil, err
@@ -92,42 +92,13 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		t.Notes = append(t.Notes, "no /proc/irq: IRQ affinity unknown")
 	}
 
-	rows := make(map[int]int, len(in.Rows))
-	numbers := make([]int, 0, len(in.Rows)+len(folders))
-	for i, r := range in.Rows {
-		if r.IRQ < 0 {
-			t.Named = append(t.Named, r)
-			continue
-		}
-		rows[r.IRQ] = i
-		numbers = append(numbers, r.IRQ)
-	}
-	hasFolder := make(map[int]bool, len(folders))
-	for _, n := range folders {
-		hasFolder[n] = true
-		if _, ok := rows[n]; !ok {
-			numbers = append(numbers, n)
-		}
-	}
-	slices.Sort(numbers)
-
-	msi := map[int]*topology.NIC{}
-	for i := range h.NICs {
-		for _, n := range h.NICs[i].MSIIRQs {
-			msi[n] = &h.NICs[i]
-		}
-	}
-	wanted := func(nic string) bool {
-		return len(opt.NICs) == 0 || slices.Contains(opt.NICs, nic)
-	}
-
+	numbers, hasFolder := irqNumbers(rows, dropped, folders)
 	t.IRQs = make([]IRQ, 0, len(numbers))
 	for _, n := range numbers {
 		q := IRQ{Info: Info{IRQ: n, Node: -1}}
-		ri, inInterrupts := rows[n]
+		r, inInterrupts := rows[n]
 		if inInterrupts {
-			r := in.Rows[ri]
-			q.Name, q.Chip, q.HWIRQ, q.Counts = r.Name, r.Chip, r.HWIRQ, r.Counts
+			q.Name, q.Chip, q.HWIRQ, q.Counts = r.name, r.chip, r.hwirq, r.counts
 		}
 		// Without a name from /proc/interrupts, the action folders name it.
 		needActions := q.Name == "" && hasFolder[n]
@@ -138,8 +109,12 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 			}
 			q.Name = strings.Join(info.Actions, ", ")
 		}
-		q.Owner = owner(q.Name, q.Chip, n, h, msi)
-		if !opt.All && (q.Owner == nil || !wanted(q.Owner.NIC)) {
+		if inInterrupts && !needActions {
+			q.Owner = r.owner
+		} else {
+			q.Owner = owner(q.Name, q.Chip, n, h, msi)
+		}
+		if !wanted(q.Owner) {
 			continue
 		}
 		if hasFolder[n] {
@@ -152,9 +127,86 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		}
 		t.IRQs = append(t.IRQs, q)
 	}
-	t.judgeManaged(h.Root)
+	t.judgeManaged(h.FS())
 	t.checkRanges(h)
 	return t, nil
+}
+
+// irqNumbers returns, ascending, the numbers of the rows kept and of the
+// /proc/irq folders of IRQs /proc/interrupts does not list, and which
+// have a folder.
+func irqNumbers(rows map[int]row, dropped map[int]bool, folders []int) ([]int, map[int]bool) {
+	numbers := make([]int, 0, len(rows)+len(folders))
+	for n := range rows {
+		numbers = append(numbers, n)
+	}
+	hasFolder := make(map[int]bool, len(folders))
+	for _, n := range folders {
+		hasFolder[n] = true
+		if _, ok := rows[n]; !ok && !dropped[n] {
+			numbers = append(numbers, n)
+		}
+	}
+	slices.Sort(numbers)
+	return numbers, hasFolder
+}
+
+// row is what Load keeps of a numbered row of /proc/interrupts that may
+// be wanted.
+type row struct {
+	name, chip, hwirq string
+	counts            []uint64
+	owner             *Owner
+}
+
+// readRows reads /proc/interrupts row by row (interrupts.Scan), keeping
+// the named rows in t.Named, and by number the numbered rows wanted of
+// their owner or without a name (the action folders may name them); of
+// the others only the number is kept, in dropped.
+func (t *Table) readRows(h *topology.Host, ownerOf func(*interrupts.Row) *Owner, wanted func(*Owner) bool) (rows map[int]row, dropped map[int]bool, err error) {
+	rows, dropped = map[int]row{}, map[int]bool{}
+	p := h.Path("proc/interrupts")
+	var b []byte
+	b, err = h.FS().Read(p)
+	if kfile.IsNotExist(err) {
+		t.Notes = append(t.Notes, "no /proc/interrupts: IRQ names and counts unknown")
+		return rows, dropped, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var slab []uint64
+	keep := func(c []uint64) []uint64 {
+		if len(slab) < len(c) {
+			slab = make([]uint64, cap(c)*64)
+		}
+		n := copy(slab, c)
+		c, slab = slab[:n:n], slab[n:]
+		return c
+	}
+	cpus, err := interrupts.Scan(b, func(r *interrupts.Row, _ []byte) error {
+		if r.IRQ < 0 {
+			named := *r
+			named.Counts = keep(r.Counts)
+			t.Named = append(t.Named, named)
+			return nil
+		}
+		var o *Owner
+		if r.Name != "" {
+			if o = ownerOf(r); !wanted(o) {
+				dropped[r.IRQ] = true
+				return nil
+			}
+		}
+		rows[r.IRQ] = row{name: r.Name, chip: r.Chip, hwirq: r.HWIRQ, counts: keep(r.Counts), owner: o}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse %s: %w", p, err)
+	}
+	t.CPUs = cpus
+	t.checkColumns(h)
+	return rows, dropped, nil
 }
 
 // checkColumns notes a /proc/interrupts header that disagrees with

@@ -85,6 +85,7 @@ var (
 // writer.
 type capturer struct {
 	root  string
+	fs    kfile.FS // the root's: every read stays inside it
 	opts  Options
 	w     *archive
 	links map[string]string // real path -> target, recorded
@@ -157,7 +158,7 @@ func (c *capturer) irqs() error {
 			}
 		}
 		for _, e := range c.expand(d + "/*") {
-			if fi, err := os.Lstat(c.abs(e)); err == nil && fi.IsDir() {
+			if fi, err := c.fs.Lstat(c.abs(e)); err == nil && fi.IsDir() {
 				if err := c.dir(e); err != nil {
 					return err
 				}
@@ -269,11 +270,11 @@ func (c *capturer) processes() error {
 		if n, err := strconv.Atoi(pid); err != nil || n <= 0 {
 			continue
 		}
-		fi, err := os.Lstat(c.abs(d))
+		fi, err := c.fs.Lstat(c.abs(d))
 		if err != nil || !fi.IsDir() {
 			continue // gone, or /proc/self-like links
 		}
-		comm, err := kfile.String(c.abs(d + "/comm"))
+		comm, err := c.fs.String(c.abs(d + "/comm"))
 		if err != nil {
 			continue // exited while we walked
 		}
@@ -321,7 +322,7 @@ func (c *capturer) process(d string) error {
 		return err
 	}
 	for _, fd := range c.expand(d + "/fd/[0-9]*") {
-		if target, err := os.Readlink(c.abs(fd)); err == nil && strings.HasPrefix(target, "socket:[") {
+		if target, err := c.fs.Readlink(c.abs(fd)); err == nil && strings.HasPrefix(target, "socket:[") {
 			if err := c.entry(fd); err != nil {
 				return err
 			}
@@ -376,7 +377,7 @@ func (c *capturer) fileUpTo(rel string, max int64) error {
 	if max > 0 {
 		limit = min(limit, max)
 	}
-	content, err := readContent(c.abs(real), limit)
+	content, err := readContent(c.fs, c.abs(real), limit)
 	if err != nil {
 		if errors.Is(err, kfile.ErrTooLarge) && max > 0 {
 			c.note(fmt.Sprintf("/%s not captured: larger than %d MB, which irqnuma does not read", rel, max>>20))
@@ -421,8 +422,8 @@ func (c content) close() {
 // does not grow with the largest file it captures (a pseudo-file such as
 // a 1,000-CPU host's /proc/interrupts is costly to read, and read twice
 // may differ from the size the archive was told).
-func readContent(path string, limit int64) (content, error) {
-	f, err := kfile.NewFS("/").OpenFile(path, os.O_RDONLY)
+func readContent(fsys kfile.FS, path string, limit int64) (content, error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY)
 	if err != nil {
 		return content{}, err
 	}
@@ -530,8 +531,8 @@ func (c *capturer) addDir(real string) error {
 func (c *capturer) pciIDs() error {
 	want := map[string]bool{} // "8086" and "8086 1572"
 	for _, dev := range c.expand("sys/bus/pci/devices/*") {
-		v, err1 := kfile.String(c.abs(dev + "/vendor"))
-		d, err2 := kfile.String(c.abs(dev + "/device"))
+		v, err1 := c.fs.String(c.abs(dev + "/vendor"))
+		d, err2 := c.fs.String(c.abs(dev + "/device"))
 		if err1 != nil || err2 != nil {
 			continue
 		}
@@ -539,7 +540,7 @@ func (c *capturer) pciIDs() error {
 		want[v], want[v+" "+d] = true, true
 	}
 	for _, p := range topology.PCIIDsPaths {
-		data, err := kfile.ReadLimit(c.abs(p), 64<<20)
+		data, err := c.fs.ReadLimit(c.abs(p), 64<<20)
 		if err != nil {
 			continue
 		}

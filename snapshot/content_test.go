@@ -40,7 +40,7 @@ func TestReadContent(t *testing.T) {
 			if err := os.WriteFile(p, want, 0o444); err != nil {
 				t.Fatal(err)
 			}
-			c, err := readContent(p, tt.limit)
+			c, err := readContent(kfile.NewFS("/"), p, tt.limit)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}

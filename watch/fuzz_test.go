@@ -45,6 +45,10 @@ func FuzzInterruptsFastPath(f *testing.F) {
 	}
 	f.Add([]byte("   CPU0 CPU1\n  5:  1  2  chip 1-edge eth0-TxRx-0\n"), []byte("   CPU0 CPU1\n  5:  3  4  chip 1-edge eth0-TxRx-0\n"))
 	f.Add([]byte("   CPU0 CPU1\n  5:  1  2  chip 1-edge eth0-TxRx-0\n"), []byte("   CPU0 CPU1\n  5:  3  4x  chip 1-edge eth0-TxRx-0\n"))
+	// The fuzzer's finds: a count more in a row the fast path does not
+	// parse, and a NIC row with no count.
+	f.Add([]byte("CPU0\n\x80\x004:"), []byte("CPU0\n\x80\x004:0 0"))
+	f.Add([]byte("CPU0\n0:A 0\x03"), []byte("CPU0\n0:A 0\x03"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		s := knownFrom(a)
 		var first, got Sample

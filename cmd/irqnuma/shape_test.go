@@ -28,7 +28,6 @@ const maxCognitive = 30
 var overCognitive = map[string]int{
 	"irqbalance (*Settings).parseArgs":   69,
 	"snapshot (*capturer).nics":          57,
-	"interrupts Parse":                   48,
 	"affinity spreadOrder":               43,
 	"realhosts parseConsole":             43,
 	"hostmap (*mapBuilder).placeThreads": 40,

@@ -40,10 +40,18 @@ type Row struct {
 	Name string
 }
 
-// Total returns the sum of the row's counts.
-func (r Row) Total() uint64 {
+// Total returns the sum of the row's counts, saturated at
+// math.MaxUint64: a sum that does not fit says so by being the largest
+// value, never by wrapping to a small one.
+func (r Row) Total() uint64 { return Sum(r.Counts) }
+
+// Sum returns the sum of counts, saturated at math.MaxUint64.
+func Sum(counts []uint64) uint64 {
 	var t uint64
-	for _, c := range r.Counts {
+	for _, c := range counts {
+		if t > math.MaxUint64-c {
+			return math.MaxUint64
+		}
 		t += c
 	}
 	return t
@@ -102,8 +110,58 @@ func Read(root string) (*Interrupts, error) {
 // text that is not in the format is an error wrapping ErrFormat, and a
 // row the kernel printed short keeps the counts it has.
 func Parse(b []byte) (*Interrupts, error) {
-	header, rest, _ := bytes.Cut(b, []byte("\n"))
 	in := &Interrupts{}
+	var slab []uint64
+	cpus, err := Scan(b, func(r *Row, _ []byte) error {
+		// Counts of all rows share one slab: one allocation per ~64 rows.
+		if len(slab) < len(r.Counts) {
+			slab = make([]uint64, cap(r.Counts)*64)
+		}
+		n := copy(slab, r.Counts)
+		r.Counts, slab = slab[:n:n], slab[n:]
+		in.Rows = append(in.Rows, *r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	in.CPUs = cpus
+	return in, nil
+}
+
+// Scan parses the text of /proc/interrupts as Parse does, keeping
+// nothing: it calls fn with each row, in order, and the line the row was
+// read from, and returns the CPU id of each column. r and r.Counts are
+// reused from one call to the next, so a caller that needs a few rows of
+// a file of many keeps only those (a copy of their Counts). An error of
+// fn ends the scan and is returned as it is.
+func Scan(b []byte, fn func(r *Row, line []byte) error) (cpus []int, err error) {
+	header, rest, _ := bytes.Cut(b, []byte("\n"))
+	if cpus, err = parseHeader(header); err != nil {
+		return nil, err
+	}
+	seenIRQ := map[int]bool{}
+	counts := make([]uint64, 0, len(cpus))
+	var r Row
+	for lineNo := 2; len(rest) > 0; lineNo++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := parseRow(&r, line, lineNo, counts, len(cpus), seenIRQ); err != nil {
+			return nil, err
+		}
+		if err := fn(&r, line); err != nil {
+			return nil, err
+		}
+	}
+	return cpus, nil
+}
+
+// parseHeader returns the CPU id of each column of the header line.
+func parseHeader(header []byte) ([]int, error) {
+	var cpus []int
 	seen := map[int]bool{}
 	for f := range bytes.FieldsSeq(header) {
 		id, ok := bytes.CutPrefix(f, []byte("CPU"))
@@ -118,77 +176,132 @@ func Parse(b []byte) (*Interrupts, error) {
 			return nil, fmt.Errorf("header: CPU%d twice: %w", n, ErrFormat)
 		}
 		seen[n] = true
-		in.CPUs = append(in.CPUs, n)
+		cpus = append(cpus, n)
 	}
-	if len(in.CPUs) == 0 {
+	if len(cpus) == 0 {
 		return nil, fmt.Errorf("header: no CPU columns: %w", ErrFormat)
 	}
-	ncol := len(in.CPUs)
-	seenIRQ := map[int]bool{}
-	var slab []uint64
-	for lineNo := 2; len(rest) > 0; lineNo++ {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		idPart, body, ok := bytes.Cut(line, []byte(":"))
-		id := string(bytes.TrimSpace(idPart))
-		if !ok || id == "" || bytes.ContainsAny([]byte(id), " \t") {
-			return nil, fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
-		}
-		r := Row{ID: id, IRQ: -1}
-		if n, err := strconv.Atoi(id); err == nil {
-			if n < 0 {
-				return nil, fmt.Errorf("line %d: negative IRQ %d: %w", lineNo, n, ErrFormat)
-			}
-			if n > MaxIRQ {
-				return nil, fmt.Errorf("line %d: IRQ %d is past the largest IRQ number, %d: %w", lineNo, n, MaxIRQ, ErrFormat)
-			}
-			if seenIRQ[n] {
-				return nil, fmt.Errorf("line %d: IRQ %d twice: %w", lineNo, n, ErrFormat)
-			}
-			seenIRQ[n] = true
-			r.IRQ = n
-		}
-		// Counts of all rows share one slab: one allocation per ~64 rows.
-		if len(slab) < ncol {
-			slab = make([]uint64, ncol*64)
-		}
-		r.Counts = slab[:0:ncol]
-		i := 0
-		for len(r.Counts) < ncol {
-			j := skipSpace(body, i)
-			k := j
-			var v uint64
-			for k < len(body) && body[k] >= '0' && body[k] <= '9' {
-				d := uint64(body[k] - '0')
-				if v > (math.MaxUint64-d)/10 {
-					return nil, fmt.Errorf("line %d: count %q overflows: %w", lineNo, clip(body[j:]), ErrFormat)
-				}
-				v = v*10 + d
-				k++
-			}
-			if k == j || (k < len(body) && body[k] != ' ' && body[k] != '\t' && body[k] != '\r') {
-				break // not a count: the row is short, the rest is text
-			}
-			r.Counts = append(r.Counts, v)
-			i = k
-		}
-		slab = slab[len(r.Counts):]
-		text := body[i:]
-		if len(text) > MaxRowText {
-			return nil, fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
-				lineNo, clip([]byte(id)), len(text), MaxRowText, ErrFormat)
-		}
-		if r.IRQ < 0 {
-			r.Name = string(bytes.TrimSpace(text))
-		} else {
-			r.Chip, r.HWIRQ, r.Trigger, r.Name = splitIRQText(text)
-		}
-		in.Rows = append(in.Rows, r)
+	return cpus, nil
+}
+
+// parseRow parses the row line (line lineNo of the file) into r, its
+// counts into counts' array, of ncol columns. seen holds the IRQ numbers
+// of the rows before it.
+func parseRow(r *Row, line []byte, lineNo int, counts []uint64, ncol int, seen map[int]bool) error {
+	idPart, body, ok := bytes.Cut(line, []byte(":"))
+	id := string(bytes.TrimSpace(idPart))
+	if !ok || id == "" || bytes.ContainsAny([]byte(id), " \t") {
+		return fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
 	}
-	return in, nil
+	*r = Row{ID: id, IRQ: -1}
+	n, err := rowIRQ(id, seen)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", lineNo, err)
+	}
+	r.IRQ = n
+	var i int
+	if r.Counts, i, err = parseCounts(body, counts[:0], ncol); err != nil {
+		return fmt.Errorf("line %d: %w", lineNo, err)
+	}
+	if err := checkAfterCounts(body[i:], len(r.Counts), ncol); err != nil {
+		return fmt.Errorf("line %d (%s): %w: %w", lineNo, clip([]byte(id)), err, ErrFormat)
+	}
+	text := body[i:]
+	if len(text) > MaxRowText {
+		return fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
+			lineNo, clip([]byte(id)), len(text), MaxRowText, ErrFormat)
+	}
+	if r.IRQ < 0 {
+		r.Name = string(bytes.TrimSpace(text))
+	} else {
+		r.Chip, r.HWIRQ, r.Trigger, r.Name = splitIRQText(text)
+	}
+	return nil
+}
+
+// rowIRQ returns the IRQ number of a row's id, -1 for a named row (NMI,
+// IPI0), and records it in seen.
+func rowIRQ(id string, seen map[int]bool) (int, error) {
+	n, err := strconv.Atoi(id)
+	switch {
+	case err != nil && allDigits(id):
+		// Past what Atoi takes (20 digits): a number all the same,
+		// never a named row like NMI.
+		return 0, fmt.Errorf("IRQ %s is past the largest IRQ number, %d: %w", clip([]byte(id)), MaxIRQ, ErrFormat)
+	case err != nil:
+		return -1, nil
+	case n < 0:
+		return 0, fmt.Errorf("negative IRQ %d: %w", n, ErrFormat)
+	case n > MaxIRQ:
+		return 0, fmt.Errorf("IRQ %d is past the largest IRQ number, %d: %w", n, MaxIRQ, ErrFormat)
+	case seen[n]:
+		return 0, fmt.Errorf("IRQ %d twice: %w", n, ErrFormat)
+	}
+	seen[n] = true
+	return n, nil
+}
+
+// parseCounts appends to counts the decimal counts at the start of body,
+// up to ncol of them, and returns them with the index after the last.
+// A row the kernel printed short stops at the first word that is not a
+// count.
+func parseCounts(body []byte, counts []uint64, ncol int) ([]uint64, int, error) {
+	i := 0
+	for len(counts) < ncol {
+		j := skipSpace(body, i)
+		k := j
+		var v uint64
+		for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+			d := uint64(body[k] - '0')
+			if v > (math.MaxUint64-d)/10 {
+				return nil, 0, fmt.Errorf("count %q overflows: %w", clip(body[j:]), ErrFormat)
+			}
+			v = v*10 + d
+			k++
+		}
+		if k == j || (k < len(body) && body[k] != ' ' && body[k] != '\t' && body[k] != '\r') {
+			break // not a count: the row is short, the rest is text
+		}
+		counts = append(counts, v)
+		i = k
+	}
+	return counts, i, nil
+}
+
+// checkAfterCounts refuses a row whose text, after the n counts read of
+// ncol, starts with what can only be a count: a negative number (the
+// kernel prints unsigned counts), or a number past the header's columns.
+// No chip name is a bare number (the kernel prints "-" or "None" for a
+// chip without a name), so such a row is malformed, not a name.
+func checkAfterCounts(b []byte, n, ncol int) error {
+	j := skipSpace(b, 0)
+	k := j
+	if k < len(b) && b[k] == '-' {
+		k++
+	}
+	d := k
+	for d < len(b) && b[d] >= '0' && b[d] <= '9' {
+		d++
+	}
+	if d == k || d < len(b) && b[d] != ' ' && b[d] != '\t' && b[d] != '\r' {
+		return nil // not a number: the chip or the name
+	}
+	if k > j {
+		return fmt.Errorf("count %s is negative", clip(b[j:d]))
+	}
+	if n == ncol {
+		return fmt.Errorf("count %s is past the header's %d CPU columns", clip(b[j:d]), ncol)
+	}
+	return nil // cannot happen: the count loop reads every number up to ncol
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // splitIRQText splits what follows the counts of a numbered row:

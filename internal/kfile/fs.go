@@ -231,7 +231,7 @@ func (f FS) readFile(p string, buf []byte, limit int64, stat bool) ([]byte, os.F
 		return nil, 0, pathErr("open", p, err)
 	}
 	defer unix.Close(fd)
-	return readFD(fd, p, buf, limit, stat)
+	return readFD(fd, p, buf, limit, stat, f.dir == nil)
 }
 
 // Read returns the whole file, bounded by MaxSize.
@@ -463,6 +463,19 @@ func (f FS) OpenFile(p string, flag int) (*os.File, error) {
 	fd, err := f.open(p, flag&^os.O_CREATE)
 	if err != nil {
 		return nil, pathErr("open", p, err)
+	}
+	if f.dir != nil && flag&unix.O_ACCMODE == unix.O_RDONLY {
+		// A read of a tree's file refuses a device, FIFO or socket, as
+		// readFile does.
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, pathErr("stat", p, err)
+		}
+		if kind := specialKind(st.Mode); kind != "" {
+			unix.Close(fd)
+			return nil, fmt.Errorf("read %s: %w: a %s", p, ErrSpecial, kind)
+		}
 	}
 	// Blocking I/O for writes: a write to /proc/irq is one syscall.
 	if err := unix.SetNonblock(fd, false); err != nil {

@@ -26,6 +26,27 @@ const MaxSize = 256 << 20
 // ErrTooLarge is returned for a file longer than the bound.
 var ErrTooLarge = errors.New("file too large")
 
+// ErrSpecial is returned for a file of a tree that is a device, a FIFO
+// or a socket, which no pseudo-file of /proc or /sys is: reading one
+// could block, never end, or read a device.
+var ErrSpecial = errors.New("not a regular file")
+
+// specialKind names the type of a device, FIFO or socket, and is empty
+// for anything else.
+func specialKind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFCHR:
+		return "character device"
+	case unix.S_IFBLK:
+		return "block device"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFSOCK:
+		return "socket"
+	}
+	return ""
+}
+
 // The functions below read an absolute path of the running machine (the
 // live root); a tree is read through its FS, which keeps links inside it.
 
@@ -65,13 +86,23 @@ func Trace(fn func(path string)) (stop func()) {
 // buf; with stat it also returns the file's permission bits and sizes the
 // buffer from a regular file's size. A read past limit bytes fails, so
 // an endless file (a device, a FIFO's writer) cannot exhaust memory.
-func readFD(fd int, path string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode, error) {
+//
+// With special false, a device, FIFO or socket is refused before it is
+// read: in a tree every file irqnuma reads is a regular file or a folder
+// (a kernel's pseudo-files are copied as regular files), and a device
+// such as /dev/zero would be read to limit, a FIFO read as empty.
+func readFD(fd int, path string, buf []byte, limit int64, stat, special bool) ([]byte, os.FileMode, error) {
 	var mode os.FileMode
 	size := int64(512)
-	if stat {
+	if stat || !special {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+		}
+		if !special {
+			if kind := specialKind(st.Mode); kind != "" {
+				return nil, 0, fmt.Errorf("read %s: %w: a %s", path, ErrSpecial, kind)
+			}
 		}
 		mode = os.FileMode(st.Mode & 0o777)
 		// A regular file's size is a good first guess; pseudo-files say 0

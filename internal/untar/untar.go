@@ -370,6 +370,9 @@ func (u *unpacker) parents(raw, name string) error {
 	if d == "" || u.kinds[d] == kindDir {
 		return nil
 	}
+	if u.entries += u.implied(name); u.entries > u.opt.MaxEntries {
+		return fmt.Errorf("entry %q: %w: more than %d entries with the folders they imply", clipName(raw), ErrTooLarge, u.opt.MaxEntries)
+	}
 	if err := u.root.MkdirAll(d, 0o755); err != nil {
 		return fmt.Errorf("entry %q: %w", raw, err)
 	}
@@ -377,6 +380,16 @@ func (u *unpacker) parents(raw, name string) error {
 		u.kinds[p] = kindDir
 	}
 	return nil
+}
+
+// implied counts the folders above name that are not yet in the model,
+// each an inode the unpacker makes like a listed entry's.
+func (u *unpacker) implied(name string) int {
+	n := 0
+	for p := rootpath.Parent(name); p != "" && u.kinds[p] == 0; p = rootpath.Parent(p) {
+		n++
+	}
+	return n
 }
 
 // checkLinks resolves every link against the whole archive, as the

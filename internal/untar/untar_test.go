@@ -136,6 +136,8 @@ func TestUnpackRefuses(t *testing.T) {
 		{"bomb", []ent{{name: "proc/a", typ: tar.TypeReg, size: 3 << 20}, {name: "proc/b", typ: tar.TypeReg, size: 3 << 20}},
 			Options{MaxTotalSize: 5 << 20}, ErrTooLarge, `entry "proc/b": over the size bound: archive holds more than 5242880 bytes`},
 		{"too many entries", []ent{dirEnt("sys/a"), dirEnt("sys/b")}, Options{MaxEntries: 4}, ErrTooLarge, `entry "sys/b": over the size bound: more than 4 entries`},
+		{"too many folders implied", []ent{fileEnt("sys/a/b/c/d/e", "")}, Options{MaxEntries: 6}, ErrTooLarge,
+			`entry "sys/a/b/c/d/e": over the size bound: more than 6 entries with the folders they imply`},
 		{"too deep", []ent{dirEnt(strings.Repeat("d/", 65))}, Options{}, ErrTooLarge, `over the size bound: 65 folders deep, more than 64`},
 		{"long link target", []ent{linkEnt("sys/l", strings.Repeat("a/", 64)+"a")}, Options{}, ErrTooLarge,
 			`entry "sys/l": over the size bound: link target of 65 path components, more than 64`},
