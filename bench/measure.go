@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,6 +47,13 @@ type CPULoad struct {
 	Busy *float64 `json:"busy"`
 }
 
+// execHere runs the command on this host in a process group of its own
+// and kills whatever it leaves behind (sched.RunGroup).
+var execHere Exec = sched.RunGroup
+
+// errTimeout is the cause of a run's context when --timeout ends it.
+var errTimeout = errors.New("run timed out")
+
 // maxOutput bounds the standard output kept of a run for its parser.
 const maxOutput = 64 << 20
 
@@ -61,12 +69,16 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 	out := &capped{max: maxOutput}
 	exe := b.req.Exec
 	if exe == nil {
-		exe = func(ctx context.Context, p sched.Placement, args []string, s sched.Streams) (int, error) {
-			return sched.RunContext(ctx, p, args, s, nil)
-		}
+		exe = execHere
 	}
-	code, runErr := exe(ctx, sched.Placement{CPUs: c.AppCPUs, MemNodes: c.MemNodes}, b.req.Command,
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if b.req.Timeout > 0 {
+		runCtx, cancel = context.WithTimeoutCause(ctx, b.req.Timeout, errTimeout)
+	}
+	code, runErr := exe(runCtx, sched.Placement{CPUs: c.AppCPUs, MemNodes: c.MemNodes}, b.req.Command,
 		sched.Streams{Stdout: out, Stderr: b.req.Stderr})
+	timedOut := ctx.Err() == nil && errors.Is(context.Cause(runCtx), errTimeout)
+	cancel()
 	cur, err := b.sampler.Sample()
 	if err != nil {
 		r.Error = fmt.Sprintf("sample after the run: %v", err)
@@ -81,6 +93,11 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 	r.ExitCode = code
 	v, perr := b.req.Parser.Parse(out.Bytes())
 	switch {
+	case timedOut:
+		r.Error = fmt.Sprintf("timed out: still running after %s (--timeout), stopped", b.req.Timeout)
+		if runErr != nil {
+			r.Error += ": " + runErr.Error()
+		}
 	case runErr != nil:
 		r.Error = runErr.Error()
 	case code != 0 && b.req.Parser.Kind == ParseIperf3 && iperf3Error(out.Bytes()) != "":

@@ -48,6 +48,7 @@ func newBenchCmd(a *app) *cobra.Command {
 	fs.StringVar(&svg, "svg", "", "also draw the results as an SVG bar chart into this file")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "show the audit and the matrix; change and run nothing")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "carry on past a failed run (the host is restored either way)")
+	fs.DurationVar(&o.Timeout, "timeout", bench.DefaultTimeout, "stop a run still going after this long (SIGTERM, SIGKILL 5 s later); it fails; 0: none")
 	fs.BoolVar(&o.AllowIrqbalance, "allow-irqbalance", false, "run although irqbalance runs (it may move the IRQs mid-run)")
 	fs.SetInterspersed(false) // everything after COMMAND is the command's
 	return c
