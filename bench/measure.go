@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/irqnuma/irqnuma/internal/sched"
@@ -66,7 +67,15 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 		r.Error = fmt.Sprintf("sample before the run: %v", err)
 		return r
 	}
+	// --regexp reads the output as it comes and keeps its last match;
+	// the JSON parsers need the document whole, up to maxOutput.
 	out := &capped{max: maxOutput}
+	var stdout io.Writer = out
+	var lm *lastMatch
+	if b.req.Parser.Kind == ParseRegexp {
+		lm = b.req.Parser.lastMatch()
+		stdout = lm
+	}
 	exe := b.req.Exec
 	if exe == nil {
 		exe = execHere
@@ -76,7 +85,7 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 		runCtx, cancel = context.WithTimeoutCause(ctx, b.req.Timeout, errTimeout)
 	}
 	code, runErr := exe(runCtx, sched.Placement{CPUs: c.AppCPUs, MemNodes: c.MemNodes}, b.req.Command,
-		sched.Streams{Stdout: out, Stderr: b.req.Stderr})
+		sched.Streams{Stdout: stdout, Stderr: b.req.Stderr})
 	timedOut := ctx.Err() == nil && errors.Is(context.Cause(runCtx), errTimeout)
 	cancel()
 	cur, err := b.sampler.Sample()
@@ -91,7 +100,13 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 		r.Notes = append(r.Notes, err.Error())
 	}
 	r.ExitCode = code
-	v, perr := b.req.Parser.Parse(out.Bytes())
+	var v Value
+	var perr error
+	if lm != nil {
+		v, perr = lm.value()
+	} else {
+		v, perr = b.req.Parser.Parse(out.Bytes())
+	}
 	switch {
 	case timedOut:
 		r.Error = fmt.Sprintf("timed out: still running after %s (--timeout), stopped", b.req.Timeout)
@@ -111,6 +126,9 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 	}
 	if out.cut {
 		r.Notes = append(r.Notes, fmt.Sprintf("the command wrote more than %d MiB to stdout: only the first were parsed", maxOutput>>20))
+	}
+	if lm != nil && lm.long {
+		r.Notes = append(r.Notes, fmt.Sprintf("a line of the command's stdout was longer than %d KiB: --regexp matched it in pieces that long", maxLine>>10))
 	}
 	return r
 }
