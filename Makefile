@@ -42,12 +42,13 @@ install: build
 	$(BIN) completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/irqnuma.fish
 
 # vet + race detector + every suite, live tests included; then the
-# hostile-input tests, which a race build skips, without -race: their CPU
-# and memory bounds are for the binary that ships.
+# hostile-input tests (and bench's hostile output), which a race build
+# skips, without -race: their CPU and memory bounds are for the binary
+# that ships.
 test:
 	$(GO) vet ./...
 	$(TESTENV) $(GO) test -race -count=1 ./...
-	$(TESTENV) $(GO) test -count=1 -run '^TestHostile' ./cmd/irqnuma
+	$(TESTENV) $(GO) test -count=1 -run '^TestHostile' ./cmd/irqnuma ./bench
 
 # The fast loop: no race detector, no live-host tests, no browser.
 test-short:

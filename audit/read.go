@@ -39,12 +39,12 @@ type State struct {
 }
 
 // Absent returns an error naming the first selector that matched no
-// running process, for commands that cannot do without it; nil when
-// every one matched.
+// running process (proc.Match.Err: ErrZombie when it has exited), for
+// commands that cannot do without it; nil when every one matched.
 func (st *State) Absent() error {
 	for _, m := range st.Matches {
-		if len(m.PIDs) == 0 {
-			return fmt.Errorf("%s: %w", m.Selector, proc.ErrNoProcess)
+		if err := m.Err(); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -3,7 +3,9 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/irqnuma/irqnuma/internal/sched"
@@ -46,6 +48,13 @@ type CPULoad struct {
 	Busy *float64 `json:"busy"`
 }
 
+// execHere runs the command on this host in a process group of its own
+// and kills whatever it leaves behind (sched.RunGroup).
+var execHere Exec = sched.RunGroup
+
+// errTimeout is the cause of a run's context when --timeout ends it.
+var errTimeout = errors.New("run timed out")
+
 // maxOutput bounds the standard output kept of a run for its parser.
 const maxOutput = 64 << 20
 
@@ -58,15 +67,27 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 		r.Error = fmt.Sprintf("sample before the run: %v", err)
 		return r
 	}
+	// --regexp reads the output as it comes and keeps its last match;
+	// the JSON parsers need the document whole, up to maxOutput.
 	out := &capped{max: maxOutput}
+	var stdout io.Writer = out
+	var lm *lastMatch
+	if b.req.Parser.Kind == ParseRegexp {
+		lm = b.req.Parser.lastMatch()
+		stdout = lm
+	}
 	exe := b.req.Exec
 	if exe == nil {
-		exe = func(ctx context.Context, p sched.Placement, args []string, s sched.Streams) (int, error) {
-			return sched.RunContext(ctx, p, args, s, nil)
-		}
+		exe = execHere
 	}
-	code, runErr := exe(ctx, sched.Placement{CPUs: c.AppCPUs, MemNodes: c.MemNodes}, b.req.Command,
-		sched.Streams{Stdout: out, Stderr: b.req.Stderr})
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if b.req.Timeout > 0 {
+		runCtx, cancel = context.WithTimeoutCause(ctx, b.req.Timeout, errTimeout)
+	}
+	code, runErr := exe(runCtx, sched.Placement{CPUs: c.AppCPUs, MemNodes: c.MemNodes}, b.req.Command,
+		sched.Streams{Stdout: stdout, Stderr: b.req.Stderr})
+	timedOut := ctx.Err() == nil && errors.Is(context.Cause(runCtx), errTimeout)
+	cancel()
 	cur, err := b.sampler.Sample()
 	if err != nil {
 		r.Error = fmt.Sprintf("sample after the run: %v", err)
@@ -79,8 +100,19 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 		r.Notes = append(r.Notes, err.Error())
 	}
 	r.ExitCode = code
-	v, perr := b.req.Parser.Parse(out.Bytes())
+	var v Value
+	var perr error
+	if lm != nil {
+		v, perr = lm.value()
+	} else {
+		v, perr = b.req.Parser.Parse(out.Bytes())
+	}
 	switch {
+	case timedOut:
+		r.Error = fmt.Sprintf("timed out: still running after %s (--timeout), stopped", b.req.Timeout)
+		if runErr != nil {
+			r.Error += ": " + runErr.Error()
+		}
 	case runErr != nil:
 		r.Error = runErr.Error()
 	case code != 0 && b.req.Parser.Kind == ParseIperf3 && iperf3Error(out.Bytes()) != "":
@@ -94,6 +126,9 @@ func (b *bencher) measure(ctx context.Context, c *PlannedCell, rep int) RunResul
 	}
 	if out.cut {
 		r.Notes = append(r.Notes, fmt.Sprintf("the command wrote more than %d MiB to stdout: only the first were parsed", maxOutput>>20))
+	}
+	if lm != nil && lm.long {
+		r.Notes = append(r.Notes, fmt.Sprintf("a line of the command's stdout was longer than %d KiB: --regexp matched it in pieces that long", maxLine>>10))
 	}
 	return r
 }

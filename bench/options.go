@@ -1,5 +1,7 @@
 package bench
 
+import "time"
+
 // Options are a bench's settings as a command line gives them.
 type Options struct {
 	NIC        string
@@ -10,7 +12,15 @@ type Options struct {
 	Regexp, JSONPath  string
 	DryRun, KeepGoing bool
 	AllowIrqbalance   bool
+	// Timeout stops a run still going after it; 0: none.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is --timeout's default: ten minutes is far past any
+// run a network benchmark is usually given (iperf3's default is 10 s,
+// long soaks a few minutes), yet a command that hangs holds the root's
+// lock and the pinned IRQs for minutes, not for good.
+const DefaultTimeout = 10 * time.Minute
 
 // Request turns the options, the root and the command into a Request,
 // checking what can be checked without the host: the placements' names,
@@ -18,7 +28,7 @@ type Options struct {
 // The caller adds the writer, clock, streams and observer.
 func (o Options) Request(root string, command []string) (Request, error) {
 	r := Request{Root: root, NIC: o.NIC, Repeat: o.Repeat, Command: command, DryRun: o.DryRun,
-		KeepGoing: o.KeepGoing, AllowIrqbalance: o.AllowIrqbalance}
+		KeepGoing: o.KeepGoing, AllowIrqbalance: o.AllowIrqbalance, Timeout: o.Timeout}
 	if o.RemoteNode >= 0 {
 		n := o.RemoteNode
 		r.RemoteNode = &n
@@ -28,6 +38,9 @@ func (o Options) Request(root string, command []string) (Request, error) {
 	}
 	if o.Repeat < 1 {
 		return r, usagef("--repeat %d: want 1 or more", o.Repeat)
+	}
+	if o.Timeout < 0 {
+		return r, usagef("--timeout %s: want 0 (none) or more", o.Timeout)
 	}
 	if o.Placements == "" {
 		o.Placements = "default"

@@ -98,12 +98,17 @@ func (p Parser) Parse(out []byte) (Value, error) {
 	case ParseIperf3:
 		return parseIperf3(out)
 	case ParseRegexp:
-		return p.parseRegexp(out)
+		m := p.lastMatch()
+		_, _ = m.Write(out)
+		return m.value()
 	case ParseJSON:
 		return p.parseJSON(out)
 	}
 	return Value{}, fmt.Errorf("%w: parser %q unknown", ErrParse, p.Kind)
 }
+
+// excerptLen is how much of an output an error message quotes.
+const excerptLen = 120
 
 // excerpt quotes the start of an output for an error message.
 func excerpt(out []byte) string {
@@ -111,9 +116,8 @@ func excerpt(out []byte) string {
 	if len(out) == 0 {
 		return "the output was empty"
 	}
-	const n = 120
-	if len(out) > n {
-		return fmt.Sprintf("the output (%d bytes) begins %q", len(out), out[:n])
+	if len(out) > excerptLen {
+		return fmt.Sprintf("the output (%d bytes) begins %q", len(out), out[:excerptLen])
 	}
 	return fmt.Sprintf("the output was %q", out)
 }
@@ -173,32 +177,6 @@ func parseIperf3(out []byte) (Value, error) {
 	v.LostPercent = recv.LostPercent
 	if s := e.SumSent; s != nil {
 		v.SentBitsPerSec, v.Retransmits = s.BitsPerSecond, s.Retransmits
-	}
-	return v, nil
-}
-
-// parseRegexp takes the last match in out: its group named "value", else
-// its first group, else the whole match, as a number; its group named
-// "unit", if any, is the unit.
-func (p Parser) parseRegexp(out []byte) (Value, error) {
-	ms := p.re.FindAllSubmatch(out, -1)
-	if len(ms) == 0 {
-		return Value{}, fmt.Errorf("%w: no match of --regexp %q; %s", ErrParse, p.Expr, excerpt(out))
-	}
-	m := ms[len(ms)-1]
-	s := m[0]
-	if i := p.re.SubexpIndex("value"); i > 0 {
-		s = m[i]
-	} else if len(m) > 1 {
-		s = m[1]
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(string(s)), 64)
-	if err != nil {
-		return Value{}, fmt.Errorf("%w: --regexp %q matched %q, which is not a number", ErrParse, p.Expr, s)
-	}
-	v := Value{Value: f}
-	if i := p.re.SubexpIndex("unit"); i > 0 {
-		v.Unit = string(m[i])
 	}
 	return v, nil
 }

@@ -43,7 +43,10 @@ type Request struct {
 	Now             func() time.Time // state file names and samples; nil: time.Now
 	// Stderr is where the command's standard error goes; nil discards it.
 	Stderr io.Writer
-	// Exec runs the command once; nil: sched.RunContext, on this host,
+	// Timeout stops a run still going after it (SIGTERM to the command's
+	// process group, SIGKILL after the grace); the run fails. 0: none.
+	Timeout time.Duration
+	// Exec runs the command once; nil: sched.RunGroup, on this host,
 	// after checking that Root is its / and that the command exists.
 	Exec Exec
 	// Observer is told of every step as it happens; nil: no one is.
@@ -51,7 +54,8 @@ type Request struct {
 }
 
 // Exec runs a command once with a placement and returns its exit code
-// as a shell reports it (sched.RunContext's contract).
+// as a shell reports it (sched.RunGroup's contract). When ctx is done
+// it stops the command and returns.
 type Exec func(ctx context.Context, p sched.Placement, args []string, s sched.Streams) (int, error)
 
 // Observer is told of every step, in order, as it happens: a command

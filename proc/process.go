@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -42,6 +43,36 @@ type Thread struct {
 // ErrNoProcess is wrapped by errors for a PID or command name that matches
 // no process.
 var ErrNoProcess = errors.New("no such process")
+
+// ErrZombie is wrapped by the errors for a process that has exited and
+// whose parent has not reaped it yet (every thread in state Z or X): it
+// runs no more, so it is no process to watch. It wraps ErrNoProcess.
+var ErrZombie = fmt.Errorf("%w: it has exited (a zombie until its parent reaps it)", ErrNoProcess)
+
+// gone reports whether err says the process or thread being read has
+// exited meanwhile: its folder is gone (ENOENT), or the kernel says so
+// (ESRCH).
+func gone(err error) bool { return kfile.IsNotExist(err) || errors.Is(err, syscall.ESRCH) }
+
+// exitedMeanwhile reports whether err, from reading a file of the
+// process folder base, is the process exiting while it was read: the
+// kernel says so (ESRCH), or the file is missing because the folder is
+// gone too. A folder that stays without the file (a snapshot that
+// captured only the process's comm) is no exit but an error.
+func exitedMeanwhile(fsys kfile.FS, base string, err error) bool {
+	if errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	if !kfile.IsNotExist(err) {
+		return false
+	}
+	_, serr := fsys.Stat(base)
+	return kfile.IsNotExist(serr)
+}
+
+// exited reports whether a stat state is a task that has exited: Z
+// (zombie) or X (dead).
+func exited(state string) bool { return state == "Z" || state == "X" }
 
 // FindByComm returns the PIDs whose comm is exactly name, ascending.
 func FindByComm(root, name string) ([]int, error) {
@@ -81,7 +112,10 @@ func Read(root string, pid int) (*Process, error) {
 	return p, nil
 }
 
-// readProcess reads a process and its threads, not its Net.
+// readProcess reads a process and its threads, not its Net. A process
+// that exits while it is read is ErrNoProcess, one that has exited
+// (all its threads zombies) ErrZombie; a thread that has exited is left
+// out, since it runs no more.
 func readProcess(fsys kfile.FS, root string, pid int) (*Process, error) {
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	if _, err := fsys.Stat(base); err != nil {
@@ -91,30 +125,49 @@ func readProcess(fsys kfile.FS, root string, pid int) (*Process, error) {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	p := &Process{PID: pid}
+	vanished := func(err error) error {
+		return fmt.Errorf("process %d: %w: it exited while read (%v)", pid, ErrNoProcess, err)
+	}
 	st, err := readStatus(fsys, base+"/status")
+	if err != nil && exitedMeanwhile(fsys, base, err) {
+		return nil, vanished(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	p.Comm, p.Allowed, p.Mems = st.name, st.cpus, st.mems
 
 	tids, err := threadIDs(fsys, base)
+	if err != nil && exitedMeanwhile(fsys, base, err) {
+		return nil, vanished(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("process %d threads: %w", pid, err)
 	}
+	zombies := 0
 	for _, tid := range tids {
 		th, err := readThread(fsys, base, tid)
-		if err != nil {
-			if kfile.IsNotExist(err) {
-				continue // the thread exited while we read
-			}
+		switch {
+		case gone(err):
+			continue // the thread exited while we read
+		case err != nil:
 			return nil, fmt.Errorf("process %d: %w", pid, err)
+		case exited(th.State):
+			zombies++
+			continue
 		}
 		p.Threads = append(p.Threads, th)
+	}
+	switch {
+	case len(p.Threads) == 0 && zombies > 0:
+		return nil, fmt.Errorf("process %d (%s): %w", pid, p.Comm, ErrZombie)
+	case len(p.Threads) == 0 && len(tids) > 0:
+		return nil, fmt.Errorf("process %d: %w: every thread exited while read", pid, ErrNoProcess)
 	}
 
 	if pages, err := readNumaMaps(fsys, base+"/numa_maps"); err == nil {
 		p.NodeKB = pages
-	} else if !kfile.IsNotExist(err) && !errors.Is(err, os.ErrPermission) {
+	} else if !gone(err) && !errors.Is(err, os.ErrPermission) {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	return p, nil
@@ -285,6 +338,22 @@ func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
 type Match struct {
 	Selector string
 	PIDs     []int
+	// Exited are the PIDs it named that have exited but are not reaped
+	// yet (zombies), left out of PIDs.
+	Exited []int
+}
+
+// Err is the error of a selector that matched no running process,
+// wrapping ErrZombie when what it named has exited, else ErrNoProcess;
+// nil when it matched one.
+func (m Match) Err() error {
+	switch {
+	case len(m.PIDs) > 0:
+		return nil
+	case len(m.Exited) > 0:
+		return fmt.Errorf("%s: %w", m.Selector, ErrZombie)
+	}
+	return fmt.Errorf("%s: %w", m.Selector, ErrNoProcess)
 }
 
 // SelectPresent resolves a selection into the processes that run now,
@@ -310,10 +379,13 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	slices.Sort(want)
 	want = slices.Compact(want)
 	var out []*Process
-	read := map[int]bool{}
+	read, zombie := map[int]bool{}, map[int]bool{}
 	fsys := kfile.NewFS(root)
 	for _, pid := range want {
 		p, err := readProcess(fsys, root, pid)
+		if errors.Is(err, ErrZombie) {
+			zombie[pid] = true
+		}
 		if errors.Is(err, ErrNoProcess) {
 			continue
 		}
@@ -324,6 +396,11 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 		out = append(out, p)
 	}
 	for i := range matches {
+		for _, pid := range matches[i].PIDs {
+			if zombie[pid] {
+				matches[i].Exited = append(matches[i].Exited, pid)
+			}
+		}
 		matches[i].PIDs = slices.DeleteFunc(matches[i].PIDs, func(pid int) bool { return !read[pid] })
 	}
 	newNetReader(fsys, root).readAll(out)

@@ -62,11 +62,11 @@ func WriteBench(w io.Writer, doc BenchDoc) error {
 		return err
 	}
 	for _, s := range na {
-		b.WriteString(s + "\n")
+		linef(&b, "%s", s)
 	}
 	writeBenchLegend(&b, doc, scale)
 	if doc.Stopped != "" {
-		fmt.Fprintf(&b, "stopped early: %s\n", doc.Stopped)
+		linef(&b, "stopped early: %s", doc.Stopped)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -101,25 +101,25 @@ func memWord(c bench.CellResult) string {
 
 func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 	p := doc.Plan
-	fmt.Fprintf(b, "irqnuma bench: %s (%s), node %d (%s), queue IRQs %s\n", p.NIC,
+	linef(b, "irqnuma bench: %s (%s), node %d (%s), queue IRQs %s", p.NIC,
 		strings.TrimSpace(p.Driver+" "+p.Device), p.NICNode, p.Locality, IRQRange(p.QueueIRQs))
 	remote := "none: " + p.RemoteWhy
 	if p.RemoteNode >= 0 {
 		remote = fmt.Sprintf("node %d (%s)", p.RemoteNode, p.RemoteWhy)
 	}
-	fmt.Fprintf(b, "remote node: %s\n", remote)
+	linef(b, "remote node: %s", remote)
 	for _, s := range p.Nodes {
 		if s.Unusable != "" {
-			fmt.Fprintf(b, "node %d: %s\n", s.Node, s.Unusable)
+			linef(b, "node %d: %s", s.Node, s.Unusable)
 			continue
 		}
 		fmt.Fprintf(b, "node %d: IRQs on %s, the command on %s\n", s.Node, cpusWord(s.IRQCPUs), orNone(s.AppCPUs))
 	}
-	fmt.Fprintf(b, "command: %s\n", shellJoin(p.Command))
-	fmt.Fprintf(b, "result: %s; %s per placement\n", p.Parser, units.Plural(p.Repeat, "run", "runs"))
+	linef(b, "command: %s", shellJoin(p.Command))
+	linef(b, "result: %s; %s per placement", p.Parser, units.Plural(p.Repeat, "run", "runs"))
 	fmt.Fprintf(b, "audit at the start: %s\n", strings.TrimPrefix(Verdict(doc.Audit.Findings, audit.SeverityWarning), "verdict: "))
 	for _, f := range doc.Audit.Findings {
-		fmt.Fprintf(b, "  %s %s: %s\n", f.Severity, f.Check, f.Message)
+		linef(b, "  %s %s: %s", f.Severity, f.Check, f.Message)
 	}
 }
 
@@ -269,7 +269,7 @@ func writeBenchLegend(b *bytes.Buffer, doc BenchDoc, scale benchUnit) {
 	b.WriteString(".\n")
 	fmt.Fprintf(b, "Of the median run: APP CPU is the busiest of the command's CPUs; SOFTIRQ CPU the one that ran most\n"+
 		"of %s's softirq (- when no CPU took its queue IRQs); IRQS/S its queue interrupts; NET_RX/S the NET_RX\n"+
-		"softirqs on the IRQ and command CPUs; BOUND: the softirq CPU was saturated, mostly by softirq.\n", p.NIC)
+		"softirqs on the IRQ and command CPUs; BOUND: the softirq CPU was saturated, mostly by softirq.\n", safeCell(p.NIC))
 }
 
 // WriteBenchAs writes a bench's document as JSON (indented, as every
@@ -302,7 +302,7 @@ func (p *BenchProgress) Planned(res *bench.Result) {
 	}
 	p.total, p.unit = runs, res.Plan.Parser.Unit
 	if !res.DryRun {
-		fmt.Fprintf(p.W, "bench: %d runs of %s on %s\n", runs, shellJoin(res.Plan.Command), res.Plan.NIC)
+		linef(p.W, "bench: %d runs of %s on %s", runs, shellJoin(res.Plan.Command), res.Plan.NIC)
 	}
 }
 
@@ -327,7 +327,7 @@ func (p *BenchProgress) Pinned(pin *affinity.PinResult) {
 	}
 	WriteManagedSkips(p.W, pin)
 	WriteNotes(p.W, pin.Notes)
-	fmt.Fprintf(p.W, "changed %d of %d; old values saved in %s (if this bench is killed: irqnuma irq restore %s)\n",
+	linef(p.W, "changed %d of %d; old values saved in %s (if this bench is killed: irqnuma irq restore %s)",
 		pin.Changed, pin.Changes, pin.StateFile, pin.StateFile)
 }
 
@@ -338,14 +338,14 @@ func (p *BenchProgress) Running(c *bench.PlannedCell, repeat int) {
 	if !c.MemNodes.IsEmpty() {
 		mem = "memory bound to node " + c.MemNodes.List()
 	}
-	fmt.Fprintf(p.W, "run %d/%d: %s #%d: the command on %s (node %d), %s; IRQs on %s (node %d)\n",
+	linef(p.W, "run %d/%d: %s #%d: the command on %s (node %d), %s; IRQs on %s (node %d)",
 		p.n, p.total, c.Name, repeat, cpusWord(c.AppCPUs), c.AppNode, mem, cpusWord(c.IRQCPUs), c.IRQNode)
 }
 
 // Ran implements bench.Observer.
 func (p *BenchProgress) Ran(c *bench.PlannedCell, r *bench.RunResult) {
 	if r.Error != "" {
-		fmt.Fprintf(p.W, "  failed: %s\n", r.Error)
+		linef(p.W, "  failed: %s", r.Error)
 		return
 	}
 	v := strconv.FormatFloat(r.Result.Value, 'g', 6, 64)
@@ -354,12 +354,12 @@ func (p *BenchProgress) Ran(c *bench.PlannedCell, r *bench.RunResult) {
 	} else if r.Result.Unit != "" {
 		v += " " + r.Result.Unit
 	}
-	fmt.Fprintf(p.W, "  %s in %.1fs\n", v, r.Seconds)
+	linef(p.W, "  %s in %.1fs", v, r.Seconds)
 }
 
 // Restoring implements bench.Observer.
 func (p *BenchProgress) Restoring(stateFile string) {
-	fmt.Fprintf(p.W, "restoring the values saved in %s (FROM above)\n", stateFile)
+	linef(p.W, "restoring the values saved in %s (FROM above)", stateFile)
 }
 
 // Restored implements bench.Observer.

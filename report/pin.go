@@ -99,7 +99,7 @@ func WritePinTargets(w io.Writer, res *affinity.PinResult) {
 		if len(tg.Left) > 0 {
 			left = "; without " + strings.Join(tg.Left, ", ")
 		}
-		fmt.Fprintf(w, "%s: %s on %s (%s%s)\n", tg.NIC, res.Strategy, cpusWord(tg.CPUs), tg.Source, left)
+		linef(w, "%s: %s on %s (%s%s)", tg.NIC, res.Strategy, cpusWord(tg.CPUs), tg.Source, left)
 	}
 }
 
@@ -117,7 +117,7 @@ func WritePinPlanned(w io.Writer, res *affinity.PinResult) error {
 func WriteManagedSkips(w io.Writer, res *affinity.PinResult) {
 	for _, r := range res.Rows {
 		if r.Action == affinity.ActionSkipManaged && r.Error != "" {
-			fmt.Fprintf(w, "IRQ %d: skipped as managed: %s\n", r.IRQ, r.Error)
+			linef(w, "IRQ %d: skipped as managed: %s", r.IRQ, r.Error)
 		}
 	}
 }
@@ -134,7 +134,7 @@ func WriteRestored(w io.Writer, res *affinity.RestoreResult) {
 // configuration that would stop that; irqnuma leaves irqbalance alone.
 func WriteIrqbalanceWarning(w io.Writer, iw affinity.IrqbalanceWarning) {
 	if iw.Err != nil {
-		fmt.Fprintf(w, "warning: cannot tell whether irqbalance will undo this: %v\n", iw.Err)
+		linef(w, "warning: cannot tell whether irqbalance will undo this: %v", iw.Err)
 		return
 	}
 	if len(iw.Loose) == 0 {
@@ -149,14 +149,14 @@ func WriteIrqbalanceWarning(w io.Writer, iw affinity.IrqbalanceWarning) {
 		iw.PID, units.Choose(len(ids), "IRQ", "IRQs"), strings.Join(ids, ","), them)
 	fmt.Fprintf(w, "irqnuma does not touch irqbalance; this configuration would make it leave %s alone:\n", units.Choose(len(ids), "that IRQ", "them"))
 	for _, l := range iw.BanConfig {
-		fmt.Fprintln(w, "    "+l)
+		linef(w, "    %s", l)
 	}
 }
 
 // WriteNotes writes each note on a line of its own.
 func WriteNotes(w io.Writer, notes []string) {
 	for _, n := range notes {
-		fmt.Fprintln(w, "note:", n)
+		linef(w, "note: %s", n)
 	}
 }
 
@@ -165,18 +165,18 @@ func WriteRetired(w io.Writer, stateFile, retired string, err error) {
 	if retired != "" {
 		fmt.Fprintf(w, "state file %s renamed to %s\n", stateFile, retired)
 	} else if err != nil {
-		fmt.Fprintf(w, "irqnuma: %v\n", err)
+		linef(w, "irqnuma: %v", err)
 	}
 }
 
 // WritePinFailures lists the writes and rollbacks of a pin that failed.
 func WritePinFailures(w io.Writer, res *affinity.PinResult) {
 	for _, s := range res.Failed {
-		fmt.Fprintln(w, "failed:", s)
+		linef(w, "failed: %s", s)
 	}
 	WriteRetired(w, res.StateFile, res.Retired, res.RetireErr)
 	for _, s := range res.RollbackFailed {
-		fmt.Fprintln(w, "rollback failed:", s)
+		linef(w, "rollback failed: %s", s)
 	}
 }
 
@@ -184,9 +184,9 @@ func WritePinFailures(w io.Writer, res *affinity.PinResult) {
 // those whose IRQ or queue is gone.
 func WriteRestoreFailures(w io.Writer, res *affinity.RestoreResult) {
 	for _, s := range res.Failed {
-		fmt.Fprintln(w, "failed:", s)
+		linef(w, "failed: %s", s)
 	}
 	for _, s := range res.Gone {
-		fmt.Fprintln(w, "gone:", s, "(its driver was reloaded or its device removed: nothing to restore)")
+		linef(w, "gone: %s (its driver was reloaded or its device removed: nothing to restore)", s)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // not; name is where it went ("-" for stdout).
 func WriteSnapshotResult(w io.Writer, name string, res snapshot.Result) {
 	for _, n := range res.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		linef(w, "note: %s", n)
 	}
 	if name == "-" {
 		name = "stdout"

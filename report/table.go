@@ -16,10 +16,9 @@ import (
 // trailing spaces. This is the one place irqnuma draws a table.
 //
 // Columns are measured in terminal cells (a wide East Asian character
-// takes two, a combining mark none). Control characters in a cell (an
-// IRQ or interface name may hold any byte) are written as \xNN, so a
-// name cannot move the cursor or recolour the terminal, and bytes that
-// are not UTF-8 likewise. A cell of any column but the last is cut at
+// takes two, a combining mark none). Every cell goes through safeCell (an
+// IRQ or interface name may hold any byte), so a name cannot move the
+// cursor, recolour the terminal, break a line or reorder it. A cell of any column but the last is cut at
 // MaxCellWidth columns, saying how much was left out, so one absurd name
 // cannot pad every other row with megabytes of blanks; the JSON forms
 // carry every value whole. The cost is linear in the size of the cells.
@@ -89,38 +88,6 @@ func cutCell(s string) string {
 		w += rw
 	}
 	return s[:end] + "...(" + strconv.Itoa(len(s)-end) + " more bytes)"
-}
-
-// safeCell returns s with control characters and invalid UTF-8 written
-// as \xNN escapes; s itself when it has none.
-func safeCell(s string) string {
-	clean := true
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n <= 1 || unicode.IsControl(r) {
-			clean = false
-			break
-		}
-		i += n
-	}
-	if clean {
-		return s
-	}
-	b := make([]byte, 0, len(s)+16)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n <= 1 || unicode.IsControl(r) {
-			for _, c := range []byte(s[i : i+n]) {
-				b = append(b, `\x`...)
-				b = strconv.AppendUint(b, uint64(c)>>4, 16)
-				b = strconv.AppendUint(b, uint64(c)&0xf, 16)
-			}
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return string(b)
 }
 
 // cellWidth is the number of terminal columns s takes: ASCII is one per

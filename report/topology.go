@@ -215,17 +215,17 @@ func writeIsolation(w io.Writer, doc TopologyDoc) {
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(w, "isolated %s %s: %s\n", units.Choose(iso.CPUs.Len(), "CPU", "CPUs"), units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
+		linef(w, "isolated %s %s: %s", units.Choose(iso.CPUs.Len(), "CPU", "CPUs"), units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
 	}
 	if a := iso.IRQAffinity; a.CPUs != nil && !a.CPUs.IsEmpty() {
-		fmt.Fprintf(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s\n", a.CPUs, sourceWords(a.Source, ""))
+		linef(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s", a.CPUs, sourceWords(a.Source, ""))
 	}
 	switch m := doc.IOMMU; m.Mode {
 	case "unknown", "":
 	case "default":
-		fmt.Fprintf(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s\n", sourceWords(m.Source, m.Param))
+		linef(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s", sourceWords(m.Source, m.Param))
 	default:
-		fmt.Fprintf(w, "IOMMU %s%s\n", m.Mode, sourceWords(m.Source, m.Param))
+		linef(w, "IOMMU %s%s", m.Mode, sourceWords(m.Source, m.Param))
 	}
 }
 
@@ -361,7 +361,7 @@ func writeNotes(w io.Writer, notes []string) error {
 	}
 	fmt.Fprintln(w)
 	for _, n := range notes {
-		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
+		if err := linef(w, "note: %s", n); err != nil {
 			return err
 		}
 	}

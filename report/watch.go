@@ -25,10 +25,10 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "irqnuma watch  #%d  %s  interval %.2fs\n", iv.Seq, iv.End.Format("15:04:05"), iv.Seconds)
 	for _, n := range iv.NICs {
-		writeWrapped(&b, n.Verdict.Text, width)
+		writeWrapped(&b, safeCell(n.Verdict.Text), width)
 	}
 	for _, u := range iv.Processes {
-		writeWrapped(&b, processLine(u), width)
+		writeWrapped(&b, safeCell(processLine(u)), width)
 	}
 
 	var rows [][]string
@@ -76,7 +76,7 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 	if len(iv.Notes) > 0 {
 		b.WriteByte('\n')
 		for _, n := range iv.Notes {
-			writeWrapped(&b, "note: "+n, width)
+			writeWrapped(&b, safeCell("note: "+n), width)
 		}
 	}
 	_, err := w.Write(b.Bytes())

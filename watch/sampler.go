@@ -287,8 +287,8 @@ func Open(root string, nics []string, sel proc.Selection, now func() time.Time) 
 			return nil, err
 		}
 		for _, m := range matches {
-			if len(m.PIDs) == 0 && strings.HasPrefix(m.Selector, "--pid ") {
-				return nil, fmt.Errorf("%s: %w", m.Selector, proc.ErrNoProcess)
+			if err := m.Err(); err != nil && strings.HasPrefix(m.Selector, "--pid ") {
+				return nil, err
 			}
 		}
 	}

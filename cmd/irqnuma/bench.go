@@ -43,11 +43,12 @@ func newBenchCmd(a *app) *cobra.Command {
 	fs.StringVar(&o.Placements, "placements", "default", "placements to run, comma-separated: names below, default, all")
 	fs.IntVar(&o.Repeat, "repeat", 3, "runs of each placement (median, min and max are shown)")
 	fs.IntVar(&o.RemoteNode, "remote-node", -1, "the node of the remote placements; -1: the farthest from the NIC's")
-	fs.StringVar(&o.Regexp, "regexp", "", "the result is the last match in stdout: its group named value (and unit), or first group")
+	fs.StringVar(&o.Regexp, "regexp", "", "the result is the last match in stdout, line by line: its group named value (and unit), or first group")
 	fs.StringVar(&o.JSONPath, "json-path", "", "the result is the number at this path of the JSON stdout (a.b[0].c)")
 	fs.StringVar(&svg, "svg", "", "also draw the results as an SVG bar chart into this file")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "show the audit and the matrix; change and run nothing")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "carry on past a failed run (the host is restored either way)")
+	fs.DurationVar(&o.Timeout, "timeout", bench.DefaultTimeout, "stop a run still going after this long (SIGTERM, SIGKILL 5 s later); it fails; 0: none")
 	fs.BoolVar(&o.AllowIrqbalance, "allow-irqbalance", false, "run although irqbalance runs (it may move the IRQs mid-run)")
 	fs.SetInterspersed(false) // everything after COMMAND is the command's
 	return c
