@@ -19,6 +19,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 )
 
 // Host is what topology knows of one machine.
@@ -166,7 +167,7 @@ func (h *Host) LookupNIC(name string) (*NIC, error) {
 	if len(h.NICs) > 0 {
 		s := make([]string, len(h.NICs))
 		for i, n := range h.NICs {
-			s[i] = n.Name
+			s[i] = safetext.Escape(n.Name) // a line break in a name must not split the message
 		}
 		names = strings.Join(s, ", ")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/units"
 )
@@ -55,7 +56,7 @@ func newExecCmd(a *app) *cobra.Command {
 // command's exit status.
 func (a *app) execOn(place sched.Placement, where string, args []string) error {
 	code, err := sched.Run(place, args, sched.Streams{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr}, func(stderr io.Writer) {
-		fmt.Fprintf(stderr, "irqnuma: running on %s\n", where)
+		fmt.Fprintf(stderr, "irqnuma: running on %s\n", safetext.Escape(where))
 	})
 	if code == 0 && err == nil {
 		return nil

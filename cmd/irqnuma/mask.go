@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 )
 
 // addPickFlags adds the CPU selection flags mask and exec share.
@@ -35,7 +36,7 @@ func (a *app) pick(fs *pflag.FlagSet, f *affinity.PickOptions) (*affinity.Pick, 
 		return nil, usageIf(err)
 	}
 	for _, n := range p.Notes {
-		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", n)
+		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", safetext.Escape(n))
 	}
 	return p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 )
 
 func newServeCmd(a *app) *cobra.Command {
@@ -32,7 +33,7 @@ func newServeCmd(a *app) *cobra.Command {
 			// What the host lacks now may come later (a NIC's driver, a
 			// mount): said, and served as irqnuma_scrape_error 1, no exit.
 			if _, err := audit.Read(a.root, sel.Selection); err != nil {
-				fmt.Fprintf(a.stderr, "irqnuma: warning: cannot read the host yet: %v\n", err)
+				fmt.Fprintf(a.stderr, "irqnuma: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {

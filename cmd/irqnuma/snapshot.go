@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/snapshot"
@@ -82,12 +82,10 @@ func writesHost(cmd *cobra.Command) bool {
 // close runs the closers, last first, and reports their failures on
 // stderr: the command's own result stands.
 func (a *app) close() {
-	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
-		errs = append(errs, a.closers[i]())
+		if err := a.closers[i](); err != nil {
+			fmt.Fprintf(a.stderr, "irqnuma: %s\n", safetext.Escape(err.Error()))
+		}
 	}
 	a.closers = nil
-	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintf(a.stderr, "irqnuma: %v\n", err)
-	}
 }

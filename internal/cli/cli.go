@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -141,21 +142,21 @@ func Code(ctx context.Context, err error, stderr io.Writer) int {
 	var ee exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(stderr, "irqnuma: %v\n", ee.err)
+			writeError(stderr, ee.err)
 		}
 		return ee.code
 	}
 	if code, ok := shutdown.ExitCode(ctx); ok {
 		// Stopped by a signal: what it cut short is not an error to report.
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "irqnuma: %v\n", err)
+			writeError(stderr, err)
 		}
 		return code
 	}
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "irqnuma: %v\n", err)
+	writeError(stderr, err)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, topology.ErrUnknownNIC) {
 		return ExitUsage
@@ -174,4 +175,14 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// writeError writes err as "irqnuma: ..." lines: one per line of its text
+// (errors.Join puts each error on a line of its own), each escaped, since
+// an error may quote a name from the host or from the user that holds
+// control bytes or line breaks.
+func writeError(w io.Writer, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "irqnuma: %s\n", safetext.Escape(line))
+	}
 }

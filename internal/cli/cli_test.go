@@ -38,6 +38,9 @@ func TestCode(t *testing.T) {
 		{"stopped and cancelled", stopped, context.Canceled, 143, ""},
 		{"stopped mid-read", stopped, errors.New("read: interrupted"), 143, "irqnuma: read: interrupted\n"},
 		{"stopped cleanly", stopped, nil, 143, ""},
+		{"joined errors, a line each", bg, errors.Join(errors.New("write a"), errors.New("write b")), 1, "irqnuma: write a\nirqnuma: write b\n"},
+		{"a hostile name is escaped", bg, fmt.Errorf("%w \"x\" (this host has: e\x1b]0;pw\a\u202eZ)", topology.ErrUnknownNIC), 2,
+			"irqnuma: unknown NIC \"x\" (this host has: e\\x1b]0;pw\\x07\\u202eZ)\n"},
 		{"exit beats the signal", stopped, Exit(1, errors.New("rollback incomplete")), 1, "irqnuma: rollback incomplete\n"},
 	} {
 		var b bytes.Buffer
