@@ -128,15 +128,26 @@ var noOpenat2 struct {
 // caller's mistake, reported rather than read from elsewhere.
 var errNotUnder = errors.New("path is not under the root")
 
-// rel returns p relative to the root ("." for the root itself).
+// rel returns p relative to the root ("." for the root itself). The
+// root may be spelt any way a folder can ("./", "../x", "x/../y/"): both
+// are cleaned first, and a root of "." holds every relative path that
+// does not climb out of it, since Path("sys/...") is then "sys/...".
 func (f FS) rel(p string) (string, error) {
 	r := filepath.Clean(p)
 	if f.root != "/" {
 		top := filepath.Clean(f.root)
-		if r != top && !strings.HasPrefix(r, top+"/") {
+		switch {
+		case r == top:
+			r = ""
+		case top == ".":
+			if filepath.IsAbs(r) || r == ".." || strings.HasPrefix(r, "../") {
+				return "", errNotUnder
+			}
+		case strings.HasPrefix(r, top+"/"):
+			r = r[len(top)+1:]
+		default:
 			return "", errNotUnder
 		}
-		r = strings.TrimPrefix(r[len(top):], "/")
 	}
 	r = strings.TrimLeft(filepath.ToSlash(r), "/")
 	if r == "" {
