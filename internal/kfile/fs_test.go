@@ -261,3 +261,33 @@ func TestFSRootSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRoot: a folder holding proc/ or sys/ is a root; one holding
+// neither is not, and the error names the folders in it that are.
+func TestCheckRoot(t *testing.T) {
+	if err := CheckRoot(tree(t)); err != nil {
+		t.Errorf("CheckRoot(a tree) = %v", err)
+	}
+	for _, only := range []string{"proc", "sys"} {
+		dir := t.TempDir()
+		os.Mkdir(filepath.Join(dir, only), 0o755)
+		if err := CheckRoot(dir); err != nil {
+			t.Errorf("CheckRoot(a folder holding %s/ only) = %v", only, err)
+		}
+	}
+	empty := t.TempDir()
+	if err := CheckRoot(empty); !errors.Is(err, ErrNotHost) || !strings.HasPrefix(err.Error(), "root "+empty+": holds neither proc/ nor sys/ (a root is") {
+		t.Errorf("CheckRoot(empty) = %v, want %v naming the folder", err, ErrNotHost)
+	}
+	if err := CheckRoot(filepath.Join(empty, "nope")); err != nil {
+		t.Errorf("CheckRoot(a missing folder) = %v, want nil: the readers name it", err)
+	}
+	up := t.TempDir()
+	if err := os.Rename(tree(t), filepath.Join(up, "host")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(up, "notes"), nil, 0o644)
+	if err := CheckRoot(up); !errors.Is(err, ErrNotHost) || !strings.Contains(err.Error(), "; "+filepath.Join(up, "host")+" does (a root is") {
+		t.Errorf("CheckRoot(one level above a tree) = %v, want it to name %s", err, filepath.Join(up, "host"))
+	}
+}
