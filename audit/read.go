@@ -43,7 +43,11 @@ type State struct {
 // every one matched.
 func (st *State) Absent() error {
 	for _, m := range st.Matches {
-		if len(m.PIDs) == 0 {
+		switch {
+		case len(m.PIDs) > 0:
+		case len(m.Partial) > 0:
+			return fmt.Errorf("%s: process %d: %w (the tree has its comm but not its status)", m.Selector, m.Partial[0], proc.ErrPartial)
+		default:
 			return fmt.Errorf("%s: %w", m.Selector, proc.ErrNoProcess)
 		}
 	}
@@ -80,7 +84,10 @@ func Read(root string, s Selection) (*State, error) {
 		return nil, err
 	}
 	for _, m := range st.Matches {
-		if len(m.PIDs) == 0 {
+		if len(m.Partial) > 0 {
+			opts.Partial = append(opts.Partial, m)
+		}
+		if len(m.PIDs) == 0 && len(m.Partial) == 0 {
 			opts.Absent = append(opts.Absent, m.Selector)
 		}
 	}

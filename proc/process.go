@@ -43,6 +43,12 @@ type Thread struct {
 // no process.
 var ErrNoProcess = errors.New("no such process")
 
+// ErrPartial is wrapped by errors for a process a tree holds only in
+// part: its folder and comm are there but not its status (a snapshot
+// records every process's comm, and the rest only of those its --pid and
+// --comm named).
+var ErrPartial = errors.New("not captured in full")
+
 // FindByComm returns the PIDs whose comm is exactly name, ascending.
 func FindByComm(root, name string) ([]int, error) {
 	fsys := kfile.NewFS(root)
@@ -93,6 +99,14 @@ func readProcess(fsys kfile.FS, root string, pid int) (*Process, error) {
 	p := &Process{PID: pid}
 	st, err := readStatus(fsys, base+"/status")
 	if err != nil {
+		if kfile.IsNotExist(err) {
+			// The process exited since the Stat, or the tree never held
+			// its status.
+			if _, serr := fsys.Stat(base); kfile.IsNotExist(serr) {
+				return nil, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
+			}
+			return nil, fmt.Errorf("process %d: %s: %w: %w", pid, base, ErrPartial, err)
+		}
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	p.Comm, p.Allowed, p.Mems = st.name, st.cpus, st.mems
@@ -281,17 +295,21 @@ func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
 
 // Match is what one selector of a Selection ("--comm iperf3", "--pid
 // 4242") found: the PIDs of its processes, none when no such process
-// runs.
+// runs, and apart from them those the tree holds only in part
+// (ErrPartial), which were not read.
 type Match struct {
 	Selector string
 	PIDs     []int
+	Partial  []int
 }
 
 // SelectPresent resolves a selection into the processes that run now,
 // and says for each selector what it matched: a PID that does not exist
 // or a comm no process has is no error here (a benchmark may not have
 // started yet), and a process that exits while it is read is left out.
-// Other failures (a /proc that cannot be read) are errors.
+// A process the tree holds only in part is left out too, and its match
+// says so (Match.Partial). Other failures (a /proc that cannot be read)
+// are errors.
 func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	var matches []Match
 	var want []int
@@ -310,11 +328,15 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	slices.Sort(want)
 	want = slices.Compact(want)
 	var out []*Process
-	read := map[int]bool{}
+	read, partial := map[int]bool{}, map[int]bool{}
 	fsys := kfile.NewFS(root)
 	for _, pid := range want {
 		p, err := readProcess(fsys, root, pid)
 		if errors.Is(err, ErrNoProcess) {
+			continue
+		}
+		if errors.Is(err, ErrPartial) {
+			partial[pid] = true
 			continue
 		}
 		if err != nil {
@@ -324,6 +346,11 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 		out = append(out, p)
 	}
 	for i := range matches {
+		for _, pid := range matches[i].PIDs {
+			if partial[pid] {
+				matches[i].Partial = append(matches[i].Partial, pid)
+			}
+		}
 		matches[i].PIDs = slices.DeleteFunc(matches[i].PIDs, func(pid int) bool { return !read[pid] })
 	}
 	newNetReader(fsys, root).readAll(out)
