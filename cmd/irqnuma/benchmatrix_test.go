@@ -317,10 +317,7 @@ func TestBenchREADME(t *testing.T) {
 func TestBenchManyNICs(t *testing.T) {
 	t.Parallel()
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("dell-2numa")
-	if !ok {
-		t.Skip("capture dell-2numa absent")
-	}
+	c := realhosts.MustLookup(t, "dell-2numa")
 	_, stderr, code := runCLI(t, "--root", realhosts.Root(t, c), "bench", "--dry-run", "--", "iperf3", "-J")
 	const want = "irqnuma: choose the NIC with --nic: 70 have queue IRQs (0000:19:00.0, 0000:19:00.1, ens1f0, ens1f0v0, ens1f0v1, ens1f0v10, ens1f0v11, ens1f0v12, and 62 more: irqnuma topology lists them)\n"
 	if code != cli.ExitUsage || stderr != want {
