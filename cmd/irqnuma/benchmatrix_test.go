@@ -256,7 +256,7 @@ func TestBenchLiveStops(t *testing.T) {
 			for sc.Scan() {
 				said.WriteString(sc.Text() + "\n")
 				if tt.sig != 0 && strings.HasPrefix(sc.Text(), "run 1/2: shared #1") {
-					time.Sleep(200 * time.Millisecond) // the command has started
+					waitFor(t, cmd, "the command running", func() bool { return hasChild(cmd.Process.Pid, tt.cmd[0]) })
 					cmd.Process.Signal(tt.sig)
 				}
 			}

@@ -111,6 +111,21 @@ func procState(pid int) string {
 	return ""
 }
 
+// hasChild reports whether a child of process pid (of any of its
+// threads) has the comm name: a command it started, past its exec.
+func hasChild(pid int, name string) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, child := range strings.Fields(string(b)) {
+			if comm, err := os.ReadFile("/proc/" + child + "/comm"); err == nil && strings.TrimSpace(string(comm)) == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // waitFor polls until ready, failing the test if the command exits
 // first or it takes past 20 s (a machine far busier than any test run).
 func waitFor(t *testing.T, cmd *exec.Cmd, what string, ready func() bool) {
