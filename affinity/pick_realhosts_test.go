@@ -20,9 +20,8 @@ func TestPickRealHostNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("unpacks every real-host capture")
 	}
-	realhosts.Require(t)
 	tested := 0
-	for _, c := range realhosts.Captures() {
+	for _, c := range realhosts.MustCaptures(t) {
 		want, err := realhosts.ExpectedNodes(c)
 		if errors.Is(err, realhosts.ErrNoExpected) {
 			continue
@@ -93,10 +92,7 @@ func countCommas(s string) int { return strings.Count(s, ",") }
 // CPUs out unless they are named: node 0 keeps 6,8,10 and node 1 5,7,9.
 func TestPickIsolatedFromCmdline(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("cnto-worker1")
-	if !ok {
-		t.Skip("no cnto-worker1 capture")
-	}
+	c := realhosts.MustLookup(t, "cnto-worker1")
 	h, err := topology.Read(realhosts.Root(t, c))
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,9 @@ package audit
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -72,7 +74,8 @@ const (
 	// an audit that checked nothing.
 	CheckNotChecked Check = "not-checked"
 	// CheckProcAbsent says a process named with --pid or --comm does not
-	// run: nothing about it was checked.
+	// run, or that the tree holds it only in part (a snapshot taken
+	// without naming it): nothing about it was checked.
 	CheckProcAbsent Check = "proc-absent"
 	// CheckProcNICUnknown says which NIC a watched process uses cannot be
 	// told from its sockets and no --nic named one: it was judged against
@@ -129,6 +132,9 @@ type Options struct {
 	// process, and ProcRoot the /proc they were looked for in.
 	Absent   []string
 	ProcRoot string
+	// Partial are the selectors that matched processes the tree holds
+	// only in part (proc.Match.Partial), with those PIDs.
+	Partial []proc.Match
 	// Irqbalance is what irqbalance.Read found.
 	Irqbalance *irqbalance.Settings
 	// Cmdline is the kernel command line; IOMMU the host's IOMMU state;
@@ -196,6 +202,14 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel,
 			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, opts.ProcRoot),
 			Fix:     "start it, or name it as /proc/PID/comm does (the executable's name, cut to 15 bytes)"})
+	}
+	for _, m := range opts.Partial {
+		for _, pid := range m.Partial {
+			dir := filepath.Join(opts.ProcRoot, strconv.Itoa(pid))
+			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: fmt.Sprintf("%s (process %d)", m.Selector, pid), PID: pid,
+				Message: fmt.Sprintf("process %d matches %s, but the capture holds only its comm (%s has no status), so nothing about it was checked", pid, m.Selector, dir),
+				Fix:     fmt.Sprintf("take the snapshot naming it: irqnuma snapshot %s -o FILE.tar.gz", m.Selector)})
+		}
 	}
 	sortFindings(a.out)
 	return a.out

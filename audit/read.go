@@ -80,7 +80,10 @@ func Read(root string, s Selection) (*State, error) {
 		return nil, err
 	}
 	for _, m := range st.Matches {
-		if len(m.PIDs) == 0 {
+		if len(m.Partial) > 0 {
+			opts.Partial = append(opts.Partial, m)
+		}
+		if len(m.PIDs) == 0 && len(m.Partial) == 0 {
 			opts.Absent = append(opts.Absent, m.Selector)
 		}
 	}

@@ -18,10 +18,7 @@ import (
 // virtio5 console "input", virtio4 on the IO-APIC) are no NICs.
 func TestInferVirtioSNO(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("cnto-sno")
-	if !ok {
-		t.Skip("cnto-sno capture absent")
-	}
+	c := realhosts.MustLookup(t, "cnto-sno")
 	h, err := topology.Read(realhosts.Root(t, c))
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +61,7 @@ func TestInferVirtioSNO(t *testing.T) {
 // vectors 1-4 with rx rings 0-3; eno8403 likewise at 2020-2024.
 func TestInferTG3Master(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("cnto-master")
-	if !ok {
-		t.Skip("cnto-master capture absent")
-	}
+	c := realhosts.MustLookup(t, "cnto-master")
 	h, err := topology.Read(realhosts.Root(t, c))
 	if err != nil {
 		t.Fatal(err)

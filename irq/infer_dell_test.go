@@ -17,10 +17,7 @@ import (
 // numa_node, and Load gives each its queues, leaving the host as read.
 func TestInferDell(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("dell-2numa")
-	if !ok {
-		t.Skip("dell-2numa capture absent")
-	}
+	c := realhosts.MustLookup(t, "dell-2numa")
 	root := realhosts.Root(t, c)
 	h, err := topology.Read(root)
 	if err != nil {
@@ -69,10 +66,7 @@ func TestInferDell(t *testing.T) {
 // is absent, and keep every IRQ.
 func TestInferAbsentPCIFunction(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("dell-2numa")
-	if !ok {
-		t.Skip("dell-2numa capture absent")
-	}
+	c := realhosts.MustLookup(t, "dell-2numa")
 	root := realhosts.Unpack(t, c)
 	if err := os.Remove(filepath.Join(root, "sys/bus/pci/devices/0000:19:00.0")); err != nil {
 		t.Fatal(err)

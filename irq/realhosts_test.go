@@ -13,8 +13,7 @@ import (
 // every NUMA node (must-gather numa_cells, lstopo consoles, cadvisor), and
 // on dell-2numa the requested affinity of all 1,125 IRQs.
 func TestRealHosts(t *testing.T) {
-	realhosts.Require(t)
-	for _, c := range realhosts.Captures() {
+	for _, c := range realhosts.MustCaptures(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			root := realhosts.Root(t, c)
 			h, err := topology.Read(root)

@@ -74,6 +74,12 @@ func exitedMeanwhile(fsys kfile.FS, base string, err error) bool {
 // (zombie) or X (dead).
 func exited(state string) bool { return state == "Z" || state == "X" }
 
+// ErrPartial is wrapped by errors for a process a tree holds only in
+// part: its folder and comm are there but not its status (a snapshot
+// records every process's comm, and the rest only of those its --pid and
+// --comm named).
+var ErrPartial = errors.New("not captured in full")
+
 // FindByComm returns the PIDs whose comm is exactly name, ascending.
 func FindByComm(root, name string) ([]int, error) {
 	fsys := kfile.NewFS(root)
@@ -133,6 +139,11 @@ func readProcess(fsys kfile.FS, root string, pid int) (*Process, error) {
 		return nil, vanished(err)
 	}
 	if err != nil {
+		if kfile.IsNotExist(err) {
+			// The folder is still there (exitedMeanwhile): the tree never
+			// held the status.
+			return nil, fmt.Errorf("process %d: %s: %w: %w", pid, base, ErrPartial, err)
+		}
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	p.Comm, p.Allowed, p.Mems = st.name, st.cpus, st.mems
@@ -334,22 +345,29 @@ func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
 
 // Match is what one selector of a Selection ("--comm iperf3", "--pid
 // 4242") found: the PIDs of its processes, none when no such process
-// runs.
+// runs, and apart from them those the tree holds only in part
+// (ErrPartial), which were not read.
 type Match struct {
 	Selector string
 	PIDs     []int
 	// Exited are the PIDs it named that have exited but are not reaped
 	// yet (zombies), left out of PIDs.
 	Exited []int
+	// Partial are the PIDs it named that the tree holds only in part
+	// (their comm, not their status), left out of PIDs.
+	Partial []int
 }
 
-// Err is the error of a selector that matched no running process,
-// wrapping ErrZombie when what it named has exited, else ErrNoProcess;
-// nil when it matched one.
+// Err is the error of a selector that matched no running process:
+// wrapping ErrPartial when the tree holds what it named only in part,
+// ErrZombie when what it named has exited, else ErrNoProcess; nil when
+// it matched one.
 func (m Match) Err() error {
 	switch {
 	case len(m.PIDs) > 0:
 		return nil
+	case len(m.Partial) > 0:
+		return fmt.Errorf("%s: process %d: %w (the tree has its comm but not its status)", m.Selector, m.Partial[0], ErrPartial)
 	case len(m.Exited) > 0:
 		return fmt.Errorf("%s: %w", m.Selector, ErrZombie)
 	}
@@ -360,7 +378,9 @@ func (m Match) Err() error {
 // and says for each selector what it matched: a PID that does not exist
 // or a comm no process has is no error here (a benchmark may not have
 // started yet), and a process that exits while it is read is left out.
-// Other failures (a /proc that cannot be read) are errors.
+// A process the tree holds only in part is left out too, and its match
+// says so (Match.Partial). Other failures (a /proc that cannot be read)
+// are errors.
 func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	var matches []Match
 	var want []int
@@ -379,7 +399,7 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	slices.Sort(want)
 	want = slices.Compact(want)
 	var out []*Process
-	read, zombie := map[int]bool{}, map[int]bool{}
+	read, zombie, partial := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	fsys := kfile.NewFS(root)
 	for _, pid := range want {
 		p, err := readProcess(fsys, root, pid)
@@ -387,6 +407,10 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 			zombie[pid] = true
 		}
 		if errors.Is(err, ErrNoProcess) {
+			continue
+		}
+		if errors.Is(err, ErrPartial) {
+			partial[pid] = true
 			continue
 		}
 		if err != nil {
@@ -399,6 +423,9 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 		for _, pid := range matches[i].PIDs {
 			if zombie[pid] {
 				matches[i].Exited = append(matches[i].Exited, pid)
+			}
+			if partial[pid] {
+				matches[i].Partial = append(matches[i].Partial, pid)
 			}
 		}
 		matches[i].PIDs = slices.DeleteFunc(matches[i].PIDs, func(pid int) bool { return !read[pid] })

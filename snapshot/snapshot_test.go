@@ -382,8 +382,7 @@ func TestCaptureLinkOut(t *testing.T) {
 // dumps, must-gathers) read the same from their snapshot, or fail the
 // same way.
 func TestSnapshotRealHosts(t *testing.T) {
-	realhosts.Require(t)
-	for _, c := range realhosts.Captures() {
+	for _, c := range realhosts.MustCaptures(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			root := realhosts.Root(t, c)
 			want, wantErr := readAll(root)

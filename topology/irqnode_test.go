@@ -75,10 +75,7 @@ func TestIRQNodeRealHosts(t *testing.T) {
 	realhosts.Require(t)
 	for name, want := range map[string]int{"cnto-master": 10, "cnto-worker1": 6, "cnto-worker2": 6, "dell-2numa": 70} {
 		t.Run(name, func(t *testing.T) {
-			c, ok := realhosts.Lookup(name)
-			if !ok {
-				t.Skipf("capture %s absent", name)
-			}
+			c := realhosts.MustLookup(t, name)
 			h, err := Read(realhosts.Root(t, c))
 			if err != nil {
 				t.Fatal(err)

@@ -120,10 +120,7 @@ func FuzzCmdlineIsolation(f *testing.F) {
 // cpu/isolated would be empty on the live host too.
 func TestIsolationFromCmdlineRealHost(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("cnto-worker1")
-	if !ok {
-		t.Skip("no cnto-worker1 capture")
-	}
+	c := realhosts.MustLookup(t, "cnto-worker1")
 	h, err := Read(realhosts.Root(t, c))
 	if err != nil {
 		t.Fatal(err)
@@ -156,10 +153,7 @@ func TestIsolationFromCmdlineRealHost(t *testing.T) {
 // a note says so.
 func TestIsolationUnknownRealHost(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("hwloc-48amd64-4pa2n6c-sparse")
-	if !ok {
-		t.Skip("no hwloc-48amd64-4pa2n6c-sparse capture")
-	}
+	c := realhosts.MustLookup(t, "hwloc-48amd64-4pa2n6c-sparse")
 	h, err := Read(realhosts.Root(t, c))
 	if err != nil {
 		t.Fatal(err)

@@ -21,10 +21,7 @@ func TestQueuesUnknownRealHosts(t *testing.T) {
 		{"hwloc-32em64t-2n8c+dax+nvme+mic+dimms", "eth0", 8, 8},
 	}
 	for _, tt := range tests {
-		c, ok := realhosts.Lookup(tt.capture)
-		if !ok {
-			t.Skipf("capture %s absent", tt.capture)
-		}
+		c := realhosts.MustLookup(t, tt.capture)
 		h, err := Read(realhosts.Root(t, c))
 		if err != nil {
 			t.Fatal(err)

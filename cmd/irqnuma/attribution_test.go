@@ -38,10 +38,7 @@ func TestAttributionRealHosts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.capture, func(t *testing.T) {
 			t.Parallel()
-			c, ok := realhosts.Lookup(tt.capture)
-			if !ok {
-				t.Skipf("capture %s absent", tt.capture)
-			}
+			c := realhosts.MustLookup(t, tt.capture)
 			root := realhosts.Unpack(t, c)
 			p := testProc{comm: "iperf3", allowed: tt.cpu, numaMaps: "7f0000000000 default anon=3000 dirty=3000 N1=3000 kernelpagesize_kB=4\n"}
 			// 4242 uses tt.nic; 4243 is the same process without sockets.

@@ -42,10 +42,7 @@ func TestAuditFixWithoutInterface(t *testing.T) {
 	for _, tt := range tests {
 		doc, ok := docs[tt.capture]
 		if !ok {
-			c, found := realhosts.Lookup(tt.capture)
-			if !found {
-				t.Skipf("capture %s absent", tt.capture)
-			}
+			c := realhosts.MustLookup(t, tt.capture)
 			doc, _ = auditJSON(t, realhosts.Root(t, c))
 			docs[tt.capture] = doc
 		}
@@ -85,10 +82,7 @@ func TestAuditFixWithoutInterface(t *testing.T) {
 // nic-node-unknown finding says so instead of blaming the firmware.
 func TestAuditAbsentPCIFunction(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("dell-2numa")
-	if !ok {
-		t.Skip("dell-2numa capture absent")
-	}
+	c := realhosts.MustLookup(t, "dell-2numa")
 	root := realhosts.Unpack(t, c)
 	if err := os.Remove(filepath.Join(root, "sys/bus/pci/devices/0000:19:00.0")); err != nil {
 		t.Fatal(err)

@@ -664,11 +664,7 @@ func BenchmarkAuditHost(b *testing.B) {
 // must be there exactly.
 func TestAuditRealhosts(t *testing.T) {
 	t.Parallel()
-	realhosts.Require(t)
-	caps := realhosts.Captures()
-	if len(caps) == 0 {
-		t.Skip("no captures under the realhosts folder")
-	}
+	caps := realhosts.MustCaptures(t)
 	// Checked by hand in the unpacked captures (see the comments).
 	type handCheck struct {
 		nic     string

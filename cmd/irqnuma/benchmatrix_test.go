@@ -256,7 +256,7 @@ func TestBenchLiveStops(t *testing.T) {
 			for sc.Scan() {
 				said.WriteString(sc.Text() + "\n")
 				if tt.sig != 0 && strings.HasPrefix(sc.Text(), "run 1/2: shared #1") {
-					time.Sleep(200 * time.Millisecond) // the command has started
+					waitFor(t, cmd, "the command running", func() bool { return hasChild(cmd.Process.Pid, tt.cmd[0]) })
 					cmd.Process.Signal(tt.sig)
 				}
 			}
@@ -317,10 +317,7 @@ func TestBenchREADME(t *testing.T) {
 func TestBenchManyNICs(t *testing.T) {
 	t.Parallel()
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("dell-2numa")
-	if !ok {
-		t.Skip("capture dell-2numa absent")
-	}
+	c := realhosts.MustLookup(t, "dell-2numa")
 	_, stderr, code := runCLI(t, "--root", realhosts.Root(t, c), "bench", "--dry-run", "--", "iperf3", "-J")
 	const want = "irqnuma: choose the NIC with --nic: 70 have queue IRQs (0000:19:00.0, 0000:19:00.1, ens1f0, ens1f0v0, ens1f0v1, ens1f0v10, ens1f0v11, ens1f0v12, and 62 more: irqnuma topology lists them)\n"
 	if code != cli.ExitUsage || stderr != want {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,49 +201,53 @@ func TestExecStdin(t *testing.T) {
 	}
 }
 
-// TestExecForwardsSignals sends each signal to this test process while
-// exec runs a shell that traps it: the shell must see it and exit 7.
+// TestExecForwardsSignals sends each signal to an irqnuma exec running a
+// shell that traps it: the shell must see it and exit 7. The signal goes
+// to an irqnuma process of its own, once the shell says it has set its
+// trap, not to this test process, which a signal no handler caught would
+// end with every test in it.
 func TestExecForwardsSignals(t *testing.T) {
 	skipUnlessLive(t)
+	bin := cliBinary(t)
 	cpu := allowedCPUs(t).First(1).List()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			ready := filepath.Join(t.TempDir(), "ready")
 			name := strings.TrimPrefix(signalName(sig), "SIG")
 			script := "trap 'exit 7' " + name + "; echo $$ > " + ready + ".tmp; mv " + ready + ".tmp " + ready + "; while :; do sleep 0.05; done"
-			type result struct {
-				stderr string
-				code   int
-			}
-			done := make(chan result, 1)
-			go func() {
-				_, stderr, code := runCLI(t, "exec", "--cpus", cpu, "--", "sh", "-c", script)
-				done <- result{stderr, code}
-			}()
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				if _, err := os.Stat(ready); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the shell never got ready")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if err := syscall.Kill(os.Getpid(), sig); err != nil {
+			cmd := exec.Command(bin, "exec", "--cpus", cpu, "--", "sh", "-c", script)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case r := <-done:
-				if r.code != 7 {
-					t.Errorf("exec: exit %d (stderr %q), want 7 from the shell's %s trap", r.code, r.stderr, name)
-				}
-			case <-time.After(10 * time.Second):
+			killShell := func() {
 				if b, err := os.ReadFile(ready); err == nil {
 					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 						syscall.Kill(pid, syscall.SIGKILL) // the shell this test started
 					}
 				}
+			}
+			defer killShell()
+			waitFor(t, cmd, "the shell's trap set", func() bool {
+				_, err := os.Stat(ready)
+				return err == nil
+			})
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+				if code := cmd.ProcessState.ExitCode(); code != 7 {
+					t.Errorf("exec: exit %d (%v, stderr %q), want 7 from the shell's %s trap", code, cmd.ProcessState, stderr.String(), name)
+				}
+			case <-time.After(10 * time.Second):
+				killShell()
+				cmd.Process.Kill()
+				<-done
 				t.Fatalf("%s was not passed on: the shell was still running", name)
 			}
 		})

@@ -19,10 +19,7 @@ import (
 func worker1(t *testing.T) string {
 	t.Helper()
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("cnto-worker1")
-	if !ok {
-		t.Skip("no cnto-worker1 capture")
-	}
+	c := realhosts.MustLookup(t, "cnto-worker1")
 	return realhosts.Root(t, c)
 }
 

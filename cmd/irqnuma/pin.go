@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
@@ -78,7 +79,7 @@ func needRoot(a *app, what, instead string) error {
 // place is unknown and --node or --cpus must say it.
 func usageIf(err error) error {
 	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick, affinity.ErrUsage,
-		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName, bench.ErrUsage} {
+		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName, bench.ErrUsage, kfile.ErrNotHost} {
 		if errors.Is(err, e) {
 			return cli.Usage(err)
 		}

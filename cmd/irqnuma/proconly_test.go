@@ -22,10 +22,7 @@ import (
 func TestProcOnlyTree(t *testing.T) {
 	t.Parallel()
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("cnto-worker2")
-	if !ok {
-		t.Skip("cnto-worker2 capture absent")
-	}
+	c := realhosts.MustLookup(t, "cnto-worker2")
 	text, err := os.ReadFile(filepath.Join(realhosts.Root(t, c), "proc/interrupts"))
 	if err != nil {
 		t.Fatal(err)

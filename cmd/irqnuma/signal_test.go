@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,11 +73,82 @@ func snapshotDirs(t *testing.T, tmp string) []string {
 	return m
 }
 
+// handlesStopSignals reports whether the irqnuma process pid handles the
+// stop signals: shutdown.NotifyContext ignores SIGPIPE right after it
+// starts catching them, and /proc/PID/status shows the ignored set.
+func handlesStopSignals(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	return ignoresSIGPIPE(t, string(b))
+}
+
+// ignoresSIGPIPE reads the SigIgn mask of a /proc/PID/status.
+func ignoresSIGPIPE(t *testing.T, status string) bool {
+	t.Helper()
+	for line := range strings.SplitSeq(status, "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatalf("SigIgn %q: %v", v, err)
+			}
+			return mask&(1<<(syscall.SIGPIPE-1)) != 0
+		}
+	}
+	t.Fatalf("no SigIgn in /proc/PID/status:\n%s", status)
+	return false
+}
+
+// procState returns the state letter of /proc/PID/stat ("R", "S", "Z"
+// once it has exited), "" when there is none.
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) {
+		return string(b[i+2])
+	}
+	return ""
+}
+
+// hasChild reports whether a child of process pid (of any of its
+// threads) has the comm name: a command it started, past its exec.
+func hasChild(pid int, name string) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, child := range strings.Fields(string(b)) {
+			if comm, err := os.ReadFile("/proc/" + child + "/comm"); err == nil && strings.TrimSpace(string(comm)) == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitFor polls until ready, failing the test if the command exits
+// first or it takes past 20 s (a machine far busier than any test run).
+func waitFor(t *testing.T, cmd *exec.Cmd, what string, ready func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !ready(); time.Sleep(2 * time.Millisecond) {
+		if procState(cmd.Process.Pid) == "Z" {
+			t.Fatalf("irqnuma %s exited before %s", strings.Join(cmd.Args[1:], " "), what)
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("irqnuma %s: no sign of %s after 20 s", strings.Join(cmd.Args[1:], " "), what)
+		}
+	}
+}
+
 // TestStopSignals: a stop signal ends any command within a second with
 // 128+signo, and removes the folder a snapshot was being unpacked into;
 // a folder left by a killed run is removed by the next one.
 func TestStopSignals(t *testing.T) {
 	t.Parallel()
+	if self, err := os.ReadFile("/proc/self/status"); err != nil || ignoresSIGPIPE(t, string(self)) {
+		t.Fatalf("this test process ignores SIGPIPE (or has no /proc: %v), so a child's SigIgn cannot show it handles stop signals", err)
+	}
 	bin := cliBinary(t)
 	big := bigSnapshot(t, 250000) // under snapshot.DefaultMaxEntries
 	tests := []struct {
@@ -103,9 +175,13 @@ func TestStopSignals(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond)
-			if strings.Contains(tt.args[1], "big") && len(snapshotDirs(t, tmp)) == 0 {
-				t.Log("the unpack had not started or had finished when the signal was sent")
+			// Signal once the command handles stop signals and, for a
+			// snapshot, once its unpack is under way: a fixed wait
+			// signalled a process still starting under load, which the
+			// signal's default action killed.
+			waitFor(t, cmd, "the stop signals handled", func() bool { return handlesStopSignals(t, cmd.Process.Pid) })
+			if strings.Contains(tt.args[1], "big") {
+				waitFor(t, cmd, "the snapshot being unpacked", func() bool { return len(snapshotDirs(t, tmp)) > 0 })
 			}
 			sent := time.Now()
 			cmd.Process.Signal(tt.sig)

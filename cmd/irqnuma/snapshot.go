@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/report"
@@ -40,14 +41,12 @@ func newSnapshotCmd(a *app) *cobra.Command {
 	return c
 }
 
-// openRoot makes --root usable: a snapshot file is unpacked into a
-// temporary folder that a.close removes when the command ends; a folder
-// is used as it is. Commands that write to the host refuse a snapshot,
-// whose changes would vanish with the folder.
+// openRoot makes --root usable: a folder must hold proc/ or sys/; a
+// snapshot is unpacked into a temporary folder that a.close removes, and
+// refused by commands that write to the host (the writes would vanish).
 func (a *app) openRoot(cmd *cobra.Command) error {
-	st, err := os.Stat(a.root)
-	if err != nil || st.IsDir() {
-		return nil // the readers say what is wrong with a missing root
+	if st, err := os.Stat(a.root); err != nil || st.IsDir() {
+		return usageIf(kfile.CheckRoot(a.root)) // a missing root: the readers say what is wrong
 	}
 	if !snapshot.IsArchive(a.root) {
 		return cli.Usagef("--root %s: neither a folder nor a snapshot .tar.gz", a.root)

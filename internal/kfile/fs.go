@@ -102,6 +102,48 @@ func (d *rootDir) open(root string) {
 	}
 }
 
+// ErrNotHost is wrapped by CheckRoot's error for a folder that holds
+// neither proc/ nor sys/.
+var ErrNotHost = errors.New("holds neither proc/ nor sys/")
+
+// CheckRoot reports whether the folder root holds a host: a proc/ or a
+// sys/ folder. Without either, every read would fail with a bare "no such
+// file" that does not say the folder is the wrong one; the error wraps
+// ErrNotHost, says what a root is and names the folders inside root that
+// do hold one (a capture unpacked one level down). A root that does not
+// exist is left to the readers, whose errors name it.
+func CheckRoot(root string) error {
+	if _, err := os.Stat(root); err != nil || holdsHost(root) {
+		return nil
+	}
+	var inside []string
+	if ents, err := os.ReadDir(root); err == nil {
+		for _, e := range ents {
+			if sub := filepath.Join(root, e.Name()); e.IsDir() && holdsHost(sub) {
+				inside = append(inside, sub)
+			}
+		}
+	}
+	hint := ""
+	switch {
+	case len(inside) == 1:
+		hint = "; " + inside[0] + " does"
+	case len(inside) > 1:
+		hint = "; these folders in it do: " + strings.Join(inside, ", ")
+	}
+	return fmt.Errorf("root %s: %w%s (a root is a folder holding a host's proc/ and sys/, such as / or an unpacked capture, or a snapshot .tar.gz of one)", root, ErrNotHost, hint)
+}
+
+// holdsHost reports whether dir has a proc/ or a sys/ folder.
+func holdsHost(dir string) bool {
+	for _, name := range []string{"proc", "sys"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
 // Root returns the root folder as given.
 func (f FS) Root() string { return f.root }
 
@@ -128,15 +170,26 @@ var noOpenat2 struct {
 // caller's mistake, reported rather than read from elsewhere.
 var errNotUnder = errors.New("path is not under the root")
 
-// rel returns p relative to the root ("." for the root itself).
+// rel returns p relative to the root ("." for the root itself). The
+// root may be spelt any way a folder can ("./", "../x", "x/../y/"): both
+// are cleaned first, and a root of "." holds every relative path that
+// does not climb out of it, since Path("sys/...") is then "sys/...".
 func (f FS) rel(p string) (string, error) {
 	r := filepath.Clean(p)
 	if f.root != "/" {
 		top := filepath.Clean(f.root)
-		if r != top && !strings.HasPrefix(r, top+"/") {
+		switch {
+		case r == top:
+			r = ""
+		case top == ".":
+			if filepath.IsAbs(r) || r == ".." || strings.HasPrefix(r, "../") {
+				return "", errNotUnder
+			}
+		case strings.HasPrefix(r, top+"/"):
+			r = r[len(top)+1:]
+		default:
 			return "", errNotUnder
 		}
-		r = strings.TrimPrefix(r[len(top):], "/")
 	}
 	r = strings.TrimLeft(filepath.ToSlash(r), "/")
 	if r == "" {

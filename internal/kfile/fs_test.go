@@ -200,3 +200,94 @@ func TestFSOpenat2Again(t *testing.T) {
 		}
 	}
 }
+
+// TestFSRootSpellings: a root is a folder however it is spelt. "." (the
+// capture the user has cd'ed into) was refused with "path is not under
+// the root", since Path(".", "sys/...") is "sys/..." and holds no "./".
+func TestFSRootSpellings(t *testing.T) {
+	base := t.TempDir()
+	host := filepath.Join(base, "x", "host")
+	if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tree(t), host); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(base, "x", "y"), 0o755)
+	tests := []struct {
+		dir  string // the working folder, under base
+		give string // the root as spelt there
+	}{
+		{"x/host", "."},
+		{"x/host", "./"},
+		{"x/host", "./."},
+		{"x/host/proc", ".."},
+		{"x/host/proc", "../"},
+		{"x/y", "../host"},
+		{"x/y", "../host/"},
+		{"x", "y/../host"},
+		{"x", "host//"},
+		{"x", "./host"},
+		{"", host + "/"},
+		{"", host + "/."},
+	}
+	bothWays(t, func(t *testing.T) {
+		for _, tt := range tests {
+			t.Chdir(filepath.Join(base, tt.dir))
+			f := NewFS(tt.give)
+			if s, err := f.String(f.Path("proc/cmdline")); err != nil || s != "in the tree" {
+				t.Errorf("in %s, NewFS(%q): proc/cmdline = %q, %v; want %q", tt.dir, tt.give, s, err, "in the tree")
+			}
+			if s, err := f.String(f.Path("proc/abs")); err != nil || s != "in the tree" {
+				t.Errorf("in %s, NewFS(%q): proc/abs = %q, %v; want %q", tt.dir, tt.give, s, err, "in the tree")
+			}
+			if n, err := f.Int(f.Path("sys/bus/pci/0000:00:03.0/numa_node")); err != nil || n != 1 {
+				t.Errorf("in %s, NewFS(%q): numa_node through a link = %d, %v; want 1", tt.dir, tt.give, n, err)
+			}
+			if ents, err := f.ReadDir(f.Path()); err != nil || len(ents) != 2 {
+				t.Errorf("in %s, NewFS(%q): ReadDir(root) = %d entries, %v; want proc and sys", tt.dir, tt.give, len(ents), err)
+			}
+			if r, err := f.Resolve(f.Path("sys/bus/pci/0000:00:03.0")); err != nil || r != "sys/devices/pci0000:00/0000:00:03.0" {
+				t.Errorf("in %s, NewFS(%q): Resolve = %q, %v", tt.dir, tt.give, r, err)
+			}
+		}
+	})
+	// Under a root of ".", what climbs out or is absolute is not under it.
+	t.Chdir(host)
+	f := NewFS(".")
+	for _, p := range []string{"..", "../x/proc/cmdline", "/proc/cmdline", filepath.Join(host, "proc/cmdline")} {
+		if _, err := f.rel(p); !errors.Is(err, errNotUnder) {
+			t.Errorf("NewFS(\".\").rel(%q): %v, want %v", p, err, errNotUnder)
+		}
+	}
+}
+
+// TestCheckRoot: a folder holding proc/ or sys/ is a root; one holding
+// neither is not, and the error names the folders in it that are.
+func TestCheckRoot(t *testing.T) {
+	if err := CheckRoot(tree(t)); err != nil {
+		t.Errorf("CheckRoot(a tree) = %v", err)
+	}
+	for _, only := range []string{"proc", "sys"} {
+		dir := t.TempDir()
+		os.Mkdir(filepath.Join(dir, only), 0o755)
+		if err := CheckRoot(dir); err != nil {
+			t.Errorf("CheckRoot(a folder holding %s/ only) = %v", only, err)
+		}
+	}
+	empty := t.TempDir()
+	if err := CheckRoot(empty); !errors.Is(err, ErrNotHost) || !strings.HasPrefix(err.Error(), "root "+empty+": holds neither proc/ nor sys/ (a root is") {
+		t.Errorf("CheckRoot(empty) = %v, want %v naming the folder", err, ErrNotHost)
+	}
+	if err := CheckRoot(filepath.Join(empty, "nope")); err != nil {
+		t.Errorf("CheckRoot(a missing folder) = %v, want nil: the readers name it", err)
+	}
+	up := t.TempDir()
+	if err := os.Rename(tree(t), filepath.Join(up, "host")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(up, "notes"), nil, 0o644)
+	if err := CheckRoot(up); !errors.Is(err, ErrNotHost) || !strings.Contains(err.Error(), "; "+filepath.Join(up, "host")+" does (a root is") {
+		t.Errorf("CheckRoot(one level above a tree) = %v, want it to name %s", err, filepath.Join(up, "host"))
+	}
+}

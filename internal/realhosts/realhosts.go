@@ -6,8 +6,10 @@
 // It is test support only: every function either takes a testing.TB or
 // returns plain data, and nothing here is imported by the CLI. Root shares
 // one read-only unpacked tree per capture among all tests of a run;
-// Unpack gives a test its own writable copy. A test that needs the captures calls Require first, so
-// it skips with a clear message on a machine that does not have them.
+// Unpack gives a test its own writable copy. A test that needs the
+// captures calls Require (or MustLookup for one capture) first, so it
+// fails under CI, and skips elsewhere, with a message naming the missing
+// folder on a machine that does not have them.
 //
 // Expected answers are other projects' answers for the same machine, read
 // from the capture's expected/ folder (dell-2numa's NUMA nodes come from the
@@ -45,8 +47,11 @@ func Dir() (string, bool) {
 	return dir, err == nil && fi.IsDir()
 }
 
-// Require returns the realhosts folder, or skips the test when it is
-// absent or under -short (the captures are the slow part of the suite).
+// Require returns the realhosts folder. Under -short it skips the test
+// (the captures are the slow part of the suite). When the folder is
+// absent the test fails under CI (the environment variable CI set, as CI
+// services do: a green run must have checked the captures) and skips
+// elsewhere, in both cases naming the folder and how to get it.
 func Require(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
@@ -54,9 +59,80 @@ func Require(t testing.TB) string {
 	}
 	dir, ok := Dir()
 	if !ok {
-		t.Skipf("real-host captures not found at %s; these tests need the shared realhosts folder next to the module", dir)
+		absent(t, dir, inCI())
 	}
 	return dir
+}
+
+// absent fails the test under CI, else skips it, saying that the
+// realhosts folder dir is missing and how to get it.
+func absent(t testing.TB, dir string, ci bool) {
+	t.Helper()
+	if ci {
+		t.Fatal(missing(dir) + " (CI is set, so a test that needs them fails rather than skips)")
+	}
+	t.Skip(missing(dir))
+}
+
+// Optional returns the realhosts folder for a test that checks the
+// captures besides other trees, and false, with the reason logged, when
+// it goes without them: under -short, or when the folder is absent
+// outside CI. Under CI an absent folder fails the test as Require does.
+func Optional(t testing.TB) (string, bool) {
+	t.Helper()
+	if testing.Short() {
+		t.Log("real-host captures left out (-short)")
+		return "", false
+	}
+	dir, ok := Dir()
+	if !ok {
+		if inCI() {
+			absent(t, dir, true)
+		}
+		t.Log(missing(dir) + "; checked without them")
+	}
+	return dir, ok
+}
+
+// MustLookup returns the capture with the given folder name, after
+// Require: with the realhosts folder present, a capture missing from it
+// fails the test (a renamed or deleted capture must not turn its tests
+// into skips).
+func MustLookup(t testing.TB, name string) Capture {
+	t.Helper()
+	dir := Require(t)
+	c, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("real-host capture %s not found in %s (no folder of that name holding sysinfo.tgz or one *.tar.bz2)", name, dir)
+	}
+	return c
+}
+
+// MustCaptures returns every capture, after Require: a realhosts folder
+// holding none fails the test.
+func MustCaptures(t testing.TB) []Capture {
+	t.Helper()
+	dir := Require(t)
+	caps := Captures()
+	if len(caps) == 0 {
+		t.Fatalf("no real-host captures in %s (no folder holding sysinfo.tgz or one *.tar.bz2)", dir)
+	}
+	return caps
+}
+
+// missing says that the realhosts folder is absent and how to get it.
+func missing(dir string) string {
+	return fmt.Sprintf("real-host captures not found at %s: these tests need the shared realhosts folder "+
+		"(the captures, their README.md and each one's SOURCE.txt naming the public repository it was taken from) "+
+		"copied or linked there, next to the module root", filepath.Clean(dir))
+}
+
+// inCI reports whether the tests run under CI: the variable CI that CI
+// services set (GitHub Actions, GitLab and others set CI=true), any value
+// but "", "0" and "false".
+func inCI() bool {
+	v := strings.TrimSpace(os.Getenv("CI"))
+	return v != "" && v != "0" && !strings.EqualFold(v, "false")
 }
 
 // Capture is one captured machine: a folder holding an archive of its /proc

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,29 +247,56 @@ func TestRunContextStops(t *testing.T) {
 		script string
 		want   int
 	}{
-		{"exits on SIGTERM", "exec sleep 30", 128 + 15},
-		{"ignores SIGTERM", `trap "" TERM; exec sleep 30`, 128 + 9},
-		{"leaves a process holding its output", "sleep 2 & exec sleep 30", 128 + 15},
+		{"exits on SIGTERM", "echo ready; exec sleep 30", 128 + 15},
+		{"ignores SIGTERM", `trap "" TERM; echo ready; exec sleep 30`, 128 + 9},
+		{"leaves a process holding its output", "sleep 2 & echo ready; exec sleep 30", 128 + 15},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			var stderr bytes.Buffer
-			started := make(chan struct{})
+			defer cancel()
+			// Cancel once the script says it is ready: a fixed wait
+			// could cancel before the trap was set, and the shell would
+			// die of the SIGTERM it was to ignore.
+			out := &readyWriter{ready: make(chan struct{})}
 			go func() {
-				<-started
-				time.Sleep(100 * time.Millisecond)
+				<-out.ready
 				cancel()
 			}()
 			t0 := time.Now()
 			code, err := RunContext(ctx, Placement{CPUs: allowed(t)}, []string{"sh", "-c", tt.script},
-				Streams{Stdout: &stderr, Stderr: &stderr}, func(io.Writer) { close(started) })
+				Streams{Stdout: out, Stderr: out}, nil)
 			if err != nil || code != tt.want {
-				t.Errorf("RunContext = %d, %v; want %d (stderr %q)", code, err, tt.want, stderr.String())
+				t.Errorf("RunContext = %d, %v; want %d (output %q)", code, err, tt.want, out.String())
 			}
 			if took := time.Since(t0); took > 3*time.Second {
 				t.Errorf("took %v to stop, want well under the command's 30 s", took)
 			}
 		})
 	}
+}
+
+// readyWriter collects a command's output and closes ready at its first
+// line "ready".
+type readyWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), "ready\n") {
+		w.once.Do(func() { close(w.ready) })
+	}
+	return len(p), nil
+}
+
+func (w *readyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -118,6 +118,10 @@ func Critical() func() {
 	}
 }
 
+// heldPastGrace, set by tests, is called each time Run, past the grace,
+// finds a critical section running and waits on.
+var heldPastGrace func()
+
 // Run runs cmd and returns its exit code. After a stop signal cmd has
 // Grace to return (a read blocked in the kernel, a huge archive half
 // unpacked); past it, once no critical section is running, the OnExit
@@ -144,6 +148,9 @@ func Run(ctx context.Context, fallback int, cmd func() int) int {
 		process.Unlock()
 		if !busy {
 			break
+		}
+		if heldPastGrace != nil {
+			heldPastGrace()
 		}
 		timer.Reset(50 * time.Millisecond)
 	}

@@ -29,10 +29,7 @@ func TestMapRealHosts(t *testing.T) {
 	realhosts.Require(t)
 	for _, name := range mapRealHosts {
 		t.Run(name, func(t *testing.T) {
-			c, ok := realhosts.Lookup(name)
-			if !ok {
-				t.Skipf("capture %s not found", name)
-			}
+			c := realhosts.MustLookup(t, name)
 			root := realhosts.Root(t, c)
 			h, tb := loadMapHost(t, root)
 			m := Build(h, tb, nil, Options{})
@@ -120,10 +117,7 @@ func TestMapRealHosts(t *testing.T) {
 // ens3f1v0 queue 1), which its cell says as "3+", not as three of one.
 func TestMapKeysDell(t *testing.T) {
 	realhosts.Require(t)
-	c, ok := realhosts.Lookup("dell-2numa")
-	if !ok {
-		t.Skip("dell-2numa capture absent")
-	}
+	c := realhosts.MustLookup(t, "dell-2numa")
 	h, tb := loadMapHost(t, realhosts.Root(t, c))
 	m := Build(h, tb, nil, Options{})
 	seen := map[string]string{}
@@ -162,10 +156,7 @@ func TestMapAbsentCPUs(t *testing.T) {
 		{"hwloc-32em64t-2n8c+dax+nvme+mic+dimms", "0-15", "16-127", 112},
 	}
 	for _, tt := range tests {
-		c, ok := realhosts.Lookup(tt.capture)
-		if !ok {
-			t.Skipf("capture %s absent", tt.capture)
-		}
+		c := realhosts.MustLookup(t, tt.capture)
 		h, tb := loadMapHost(t, realhosts.Root(t, c))
 		m := Build(h, tb, nil, Options{})
 		var ids []int
