@@ -93,9 +93,13 @@ func TestSelectPresentZombies(t *testing.T) {
 	if _, err := Read(root, 4244); !errors.Is(err, ErrZombie) {
 		t.Errorf("Read(4244) = %v, want ErrZombie", err)
 	}
-	if _, _, err := SelectPresent(root, Selection{Comms: []string{"netperf"}}); err == nil || errors.Is(err, ErrNoProcess) ||
-		!strings.Contains(err.Error(), "4247/status") {
-		t.Errorf("SelectPresent of a process folder with only its comm = %v, want an error naming its status", err)
+	// A folder that stays without its status is no exit: the tree holds
+	// the process only in part, and its match says so.
+	_, pm, err := SelectPresent(root, Selection{Comms: []string{"netperf"}})
+	if err != nil || len(pm) != 1 || len(pm[0].Partial) != 1 || pm[0].Partial[0] != 4247 {
+		t.Errorf("SelectPresent of a process folder with only its comm = %+v, %v; want its match to hold it as Partial", pm, err)
+	} else if err := pm[0].Err(); !errors.Is(err, ErrPartial) || errors.Is(err, ErrNoProcess) || !strings.Contains(err.Error(), "process 4247") {
+		t.Errorf("its Match.Err() = %v, want ErrPartial naming process 4247", err)
 	}
 	if _, err := ReadThreadStats(root, 4244); !errors.Is(err, ErrZombie) {
 		t.Errorf("ReadThreadStats of a zombie = %v, want ErrZombie", err)
