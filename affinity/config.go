@@ -67,7 +67,11 @@ var ErrConfig = errors.New("bad pin config")
 
 // ReadPinConfig reads and parses a config file.
 func ReadPinConfig(path string) (*PinConfig, error) {
-	b, err := kfile.ReadLimit(path, maxConfigSize)
+	live, err := kfile.Open("/") // a file of this machine, not of --root
+	if err != nil {
+		return nil, fmt.Errorf("pin config: %w", err)
+	}
+	b, err := live.ReadLimit(path, maxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("pin config: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
@@ -144,8 +145,8 @@ func pickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 
 // PickOn reads the host under root, and the NIC's IRQs when
 // r.ExcludeIRQCPUs needs them, and picks as PickCPUs does.
-func PickOn(root string, r PickRequest) (*Pick, error) {
-	h, err := topology.Read(root)
+func PickOn(fsys kfile.FS, r PickRequest) (*Pick, error) {
+	h, err := topology.Read(fsys)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/topology"
@@ -30,7 +32,7 @@ func TestPickRealHostNodes(t *testing.T) {
 			t.Fatalf("%s: %v", c, err)
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			h, err := topology.Read(realhosts.Root(t, c))
+			h, err := topology.Read(hosttest.Open(t, realhosts.Root(t, c)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +95,7 @@ func countCommas(s string) int { return strings.Count(s, ",") }
 func TestPickIsolatedFromCmdline(t *testing.T) {
 	realhosts.Require(t)
 	c := realhosts.MustLookup(t, "cnto-worker1")
-	h, err := topology.Read(realhosts.Root(t, c))
+	h, err := topology.Read(hosttest.Open(t, realhosts.Root(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func mustList(t testing.TB, s string) cpuset.Set {
 // loadHost reads a host tree and all its NIC IRQs.
 func loadHost(t testing.TB, root string) (*topology.Host, *irq.Table) {
 	t.Helper()
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 func planHost(t testing.TB, root string, nics ...string) (*topology.Host, *irq.Table) {
 	t.Helper()
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func BenchmarkPlanPin(b *testing.B) {
 // BenchmarkSpreadOrder orders one 128-CPU node of the 512-CPU host.
 func BenchmarkSpreadOrder(b *testing.B) {
 	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 1, QueuesPerNIC: 8})
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(b, root))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -61,21 +61,21 @@ type savedValue struct {
 
 // StateDir returns the folder of the default state files and of the lock:
 // <root>/var/lib/irqnuma.
-func StateDir(root string) string { return filepath.Join(root, "var/lib/irqnuma") }
+func StateDir(fsys kfile.FS) string { return fsys.Path("var/lib/irqnuma") }
 
 // stateTimeFormat names state files so that names sort by time.
 const stateTimeFormat = "20060102T150405.000000000Z"
 
 // defaultStatePath returns <root>/var/lib/irqnuma/state-<UTC time>.json.
-func defaultStatePath(root string, now time.Time) string {
-	return filepath.Join(StateDir(root), "state-"+now.UTC().Format(stateTimeFormat)+".json")
+func defaultStatePath(fsys kfile.FS, now time.Time) string {
+	return filepath.Join(StateDir(fsys), "state-"+now.UTC().Format(stateTimeFormat)+".json")
 }
 
 // newState returns an empty state for root, created now. It records the
 // root's real path, so that the same tree restores whichever link to it
 // is given as --root.
-func newState(root string, now time.Time) (*pinState, error) {
-	real, err := realRoot(root)
+func newState(fsys kfile.FS, now time.Time) (*pinState, error) {
+	real, err := realRoot(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,8 @@ func newState(root string, now time.Time) (*pinState, error) {
 }
 
 // realRoot returns root made absolute with every link followed.
-func realRoot(root string) (string, error) {
+func realRoot(fsys kfile.FS) (string, error) {
+	root := fsys.Root()
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return "", fmt.Errorf("root: %w", err)
@@ -121,8 +122,8 @@ func sameRoot(saved, root string) bool {
 // resolved inside the root, as every read of it is) when p is under
 // root, which the default state files and the lock always are; the
 // machine's when the user named a file elsewhere.
-func stateFS(root, p string) (kfile.FS, string, error) {
-	absRoot, err := filepath.Abs(root)
+func stateFS(fsys kfile.FS, p string) (kfile.FS, string, error) {
+	absRoot, err := filepath.Abs(fsys.Root())
 	if err != nil {
 		return kfile.FS{}, "", fmt.Errorf("root: %w", err)
 	}
@@ -131,13 +132,14 @@ func stateFS(root, p string) (kfile.FS, string, error) {
 		return kfile.FS{}, "", fmt.Errorf("state file: %w", err)
 	}
 	if under(abs, absRoot) {
-		return kfile.NewFS(absRoot), abs, nil
+		return fsys, abs, nil
 	}
 	// The root named through a link, the file through the real path.
 	if real, err := filepath.EvalSymlinks(absRoot); err == nil && real != absRoot && under(abs, real) {
-		return kfile.NewFS(real), abs, nil
+		return fsys, abs, nil
 	}
-	return kfile.NewFS("/"), abs, nil
+	live, err := kfile.Open("/")
+	return live, abs, err
 }
 
 // under reports whether the clean absolute path p is dir or inside it.
@@ -145,19 +147,19 @@ func under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
-// Snapshot reads the current value of every path into the state. Each
-// path must be one irqnuma writes.
-func (s *pinState) Snapshot(paths []string) error {
-	_, err := s.snapshot(paths)
+// Snapshot reads the current value of every path under fsys into the
+// state. Each path must be one irqnuma writes.
+func (s *pinState) Snapshot(fsys kfile.FS, paths []string) error {
+	_, err := s.snapshot(fsys, paths)
 	return err
 }
 
 // snapshot is Snapshot that also returns each file's bytes as read, which
 // a rollback writes back exactly.
-func (s *pinState) snapshot(paths []string) ([][]byte, error) {
+func (s *pinState) snapshot(fsys kfile.FS, paths []string) ([][]byte, error) {
 	raws := make([][]byte, 0, len(paths))
 	for _, p := range paths {
-		raw, v, err := irq.ReadRaw(s.Root, p)
+		raw, v, err := irq.ReadRaw(fsys, p)
 		if err != nil {
 			return nil, fmt.Errorf("save current value: %w", err)
 		}
@@ -181,13 +183,13 @@ func (s *pinState) Value(p string) (string, bool) {
 // to an unnamed file in the same folder, fsynced, linked into place and
 // the folder fsynced, every folder on the way resolved inside root
 // (stateFS). An existing file at path is never overwritten.
-func (s *pinState) Save(root, path string) error {
+func (s *pinState) Save(fsys kfile.FS, path string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	b = append(b, '\n')
-	fsys, path, err := stateFS(root, path)
+	fsys, path, err = stateFS(fsys, path)
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
@@ -209,8 +211,8 @@ func (s *pinState) Save(root, path string) error {
 
 // loadState reads a state file and validates it against root (see
 // Validate). Every refusal wraps ErrBadState.
-func loadState(root, path string) (*pinState, error) {
-	st, bad, err := loadStateEntries(root, path)
+func loadState(fsys kfile.FS, path string) (*pinState, error) {
+	st, bad, err := loadStateEntries(fsys, path)
 	if err != nil {
 		return nil, err
 	}
@@ -225,12 +227,12 @@ func loadState(root, path string) (*pinState, error) {
 // loadStateEntries is loadState that refuses only what refuses the whole
 // file, and returns the entries restore cannot write by index (see
 // check).
-func loadStateEntries(root, path string) (*pinState, map[int]error, error) {
-	fsys, abs, err := stateFS(root, path)
+func loadStateEntries(fsys kfile.FS, path string) (*pinState, map[int]error, error) {
+	sfs, abs, err := stateFS(fsys, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
-	b, err := fsys.ReadLimit(abs, maxStateSize)
+	b, err := sfs.ReadLimit(abs, maxStateSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
@@ -238,7 +240,7 @@ func loadStateEntries(root, path string) (*pinState, map[int]error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	bad, err := s.check(root)
+	bad, err := s.check(fsys)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -283,8 +285,8 @@ func decodeError(err error) string {
 // version is known, it was saved for this root, and every entry is valid
 // (see check). Errors wrap ErrBadState. Whether each IRQ still exists is
 // Gone's question: a vanished one does not stop the others' restore.
-func (s *pinState) Validate(root string) error {
-	bad, err := s.check(root)
+func (s *pinState) Validate(fsys kfile.FS) error {
+	bad, err := s.check(fsys)
 	if err != nil {
 		return err
 	}
@@ -304,7 +306,8 @@ func (s *pinState) Validate(root string) error {
 // an earlier one's path and value (what a pin naming a NIC twice saved)
 // is dropped; one repeating its path with another value is bad.
 // Everything wraps ErrBadState.
-func (s *pinState) check(root string) (bad map[int]error, err error) {
+func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
+	root := fsys.Root()
 	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
 	}
@@ -326,7 +329,7 @@ func (s *pinState) check(root string) (bad map[int]error, err error) {
 			return nil, refuse("entry %d: %v", i, err)
 		}
 	}
-	possible, hasPossible, err := possibleCPUs(abs)
+	possible, hasPossible, err := possibleCPUs(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("validate state: %w", err)
 	}
@@ -357,8 +360,7 @@ func (s *pinState) check(root string) (bad map[int]error, err error) {
 
 // possibleCPUs reads the CPUs the host can have; absent in some
 // captures, then unchecked (has is false).
-func possibleCPUs(root string) (set cpuset.Set, has bool, err error) {
-	fsys := kfile.NewFS(root)
+func possibleCPUs(fsys kfile.FS) (set cpuset.Set, has bool, err error) {
 	possible, err := fsys.List(fsys.Path("sys/devices/system/cpu/possible"))
 	if kfile.IsNotExist(err) {
 		return cpuset.Set{}, false, nil
@@ -409,12 +411,7 @@ func clip(s string) string {
 // Gone returns the entries whose IRQ or tx queue no longer exists under
 // root (a driver reloaded, a device removed), by index, with what says
 // so. Restore writes the others and reports these.
-func (s *pinState) Gone(root string) (map[int]error, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, fmt.Errorf("root: %w", err)
-	}
-	fsys := kfile.NewFS(abs)
+func (s *pinState) Gone(fsys kfile.FS) (map[int]error, error) {
 	gone := map[int]error{}
 	for i, e := range s.Entries {
 		t, err := irq.ParseTarget(e.Path)
@@ -443,8 +440,8 @@ func (s *pinState) Gone(root string) (map[int]error, error) {
 
 // newestState returns the newest state file under root's state folder:
 // the greatest "state-*.json" name, as names sort by creation time.
-func newestState(root string) (string, error) {
-	fsys, dir, err := stateFS(root, StateDir(root))
+func newestState(fsys kfile.FS) (string, error) {
+	fsys, dir, err := stateFS(fsys, StateDir(fsys))
 	if err != nil {
 		return "", err
 	}
@@ -470,8 +467,8 @@ func newestState(root string) (string, error) {
 
 // retire renames a state file that is no longer current to path+suffix
 // (".restored", ".rolled-back"), so that NewestState finds the one before.
-func retire(root, path, suffix string) (string, error) {
-	fsys, abs, err := stateFS(root, path)
+func retire(fsys kfile.FS, path, suffix string) (string, error) {
+	fsys, abs, err := stateFS(fsys, path)
 	if err != nil {
 		return "", fmt.Errorf("retire state file: %w", err)
 	}
@@ -490,7 +487,7 @@ type Lock struct {
 
 // lockPath returns <root>/var/lib/irqnuma/lock, next to the default state
 // files.
-func lockPath(root string) string { return filepath.Join(StateDir(root), "lock") }
+func lockPath(fsys kfile.FS) string { return filepath.Join(StateDir(fsys), "lock") }
 
 // AcquireLock takes the root's lock without waiting (flock, so a crashed
 // run leaves no stale lock). It fails wrapping ErrLocked when another
@@ -498,8 +495,9 @@ func lockPath(root string) string { return filepath.Join(StateDir(root), "lock")
 // (a link planted on the way is followed inside it, a link or a hard
 // link at the lock itself is refused), and once it is held the
 // temporary files a killed run left in the folder are removed.
-func AcquireLock(root string) (*Lock, error) {
-	fsys, p, err := stateFS(root, lockPath(root))
+func AcquireLock(fsys kfile.FS) (*Lock, error) {
+	root := fsys.Root()
+	fsys, p, err := stateFS(fsys, lockPath(fsys))
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -545,7 +543,8 @@ func AcquireLock(root string) (*Lock, error) {
 
 // held checks that l is a lock taken and not released on root, for a
 // caller that holds it across several pins and restores.
-func (l *Lock) held(root string) error {
+func (l *Lock) held(fsys kfile.FS) error {
+	root := fsys.Root()
 	abs, err := filepath.Abs(root)
 	switch {
 	case err != nil:

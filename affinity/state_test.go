@@ -22,11 +22,11 @@ var stateTime = time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC)
 func savedSeedState(t *testing.T) (root, path string, s *pinState) {
 	t.Helper()
 	root = hosttest.Copy(t, "seed")
-	s, err := newState(root, stateTime)
+	s, err := newState(hosttest.Open(t, root), stateTime)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Snapshot([]string{
+	err = s.Snapshot(hosttest.Open(t, root), []string{
 		irq.AffinityPath(284, irq.FileAffinityList),
 		irq.AffinityPath(283, irq.FileAffinity),
 		irq.XPSPath("eth0", 0),
@@ -34,8 +34,8 @@ func savedSeedState(t *testing.T) (root, path string, s *pinState) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path = defaultStatePath(root, stateTime)
-	if err := s.Save(root, path); err != nil {
+	path = defaultStatePath(hosttest.Open(t, root), stateTime)
+	if err := s.Save(hosttest.Open(t, root), path); err != nil {
 		t.Fatal(err)
 	}
 	return root, path, s
@@ -65,14 +65,14 @@ func TestStateSaveLoad(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("state folder holds %d entries, want only the state file (no temporary left)", len(ents))
 	}
-	got, err := loadState(root, path)
+	got, err := loadState(hosttest.Open(t, root), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(s, got); diff != "" {
 		t.Errorf("loaded state (-saved +loaded):\n%s", diff)
 	}
-	if err := s.Save(root, path); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if err := s.Save(hosttest.Open(t, root), path); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("saving over an existing state = %v, want refused", err)
 	}
 }
@@ -134,7 +134,7 @@ func TestStateTampered(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tt.give), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadState(root, p)
+			_, err := loadState(hosttest.Open(t, root), p)
 			if !errors.Is(err, ErrBadState) {
 				t.Fatalf("LoadState = %v, want ErrBadState", err)
 			}
@@ -147,10 +147,10 @@ func TestStateTampered(t *testing.T) {
 
 func TestNewestState(t *testing.T) {
 	root := t.TempDir()
-	if _, err := newestState(root); err == nil || !strings.Contains(err.Error(), "nothing was pinned") {
+	if _, err := newestState(hosttest.Open(t, root)); err == nil || !strings.Contains(err.Error(), "nothing was pinned") {
 		t.Errorf("NewestState on an empty root = %v", err)
 	}
-	dir := StateDir(root)
+	dir := StateDir(hosttest.Open(t, root))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -164,15 +164,15 @@ func TestNewestState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := newestState(root)
+	got, err := newestState(hosttest.Open(t, root))
 	if want := filepath.Join(dir, "state-20261130T020000.000000000Z.json"); err != nil || got != want {
 		t.Errorf("NewestState = %q, %v; want %q", got, err, want)
 	}
-	to, err := retire(root, got, ".restored")
+	to, err := retire(hosttest.Open(t, root), got, ".restored")
 	if err != nil || !strings.HasSuffix(to, ".json.restored") {
 		t.Fatalf("Retire = %q, %v", to, err)
 	}
-	got, _ = newestState(root)
+	got, _ = newestState(hosttest.Open(t, root))
 	if want := filepath.Join(dir, "state-20261130T010203.000000000Z.json"); got != want {
 		t.Errorf("after Retire NewestState = %q, want %q", got, want)
 	}
@@ -180,11 +180,11 @@ func TestNewestState(t *testing.T) {
 
 func TestLock(t *testing.T) {
 	root := t.TempDir()
-	l, err := AcquireLock(root)
+	l, err := AcquireLock(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AcquireLock(root); !errors.Is(err, ErrLocked) {
+	if _, err := AcquireLock(hosttest.Open(t, root)); !errors.Is(err, ErrLocked) {
 		t.Errorf("second AcquireLock = %v, want ErrLocked", err)
 	} else if !strings.Contains(err.Error(), "held by pid") {
 		t.Errorf("lock error %q does not name the holder", err)
@@ -192,7 +192,7 @@ func TestLock(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := AcquireLock(root)
+	l2, err := AcquireLock(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatalf("AcquireLock after Release: %v", err)
 	}
@@ -250,11 +250,11 @@ func TestStateGone(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := loadState(root, p)
+	s, err := loadState(hosttest.Open(t, root), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone, err := s.Gone(root)
+	gone, err := s.Gone(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestStateDuplicateSameValue(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := loadState(root, p)
+	got, err := loadState(hosttest.Open(t, root), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,17 +322,17 @@ func TestLockRefusesLinks(t *testing.T) {
 		if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.MkdirAll(StateDir(root), 0o700); err != nil {
+		if err := os.MkdirAll(StateDir(hosttest.Open(t, root)), 0o700); err != nil {
 			t.Fatal(err)
 		}
 		link := os.Symlink
 		if hard {
 			link = os.Link
 		}
-		if err := link(victim, lockPath(root)); err != nil {
+		if err := link(victim, lockPath(hosttest.Open(t, root))); err != nil {
 			t.Fatal(err)
 		}
-		if l, err := AcquireLock(root); err == nil {
+		if l, err := AcquireLock(hosttest.Open(t, root)); err == nil {
 			l.Release()
 			t.Errorf("hard %v: lock through a link taken", hard)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/topology"
@@ -69,7 +70,7 @@ func (r *Row) fill(c irq.ChangeResult) {
 
 // PinRequest says what Pin does.
 type PinRequest struct {
-	Root    string
+	Root    kfile.FS // the host, opened once
 	NICs    []string
 	Options PlanOptions
 	// Config, when set, names the NICs and their options instead.
@@ -293,7 +294,7 @@ func saveState(req PinRequest, changes []irq.Change) (string, error) {
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	raws, err := state.snapshot(paths)
+	raws, err := state.snapshot(req.Root, paths)
 	if err != nil {
 		return "", err
 	}
@@ -339,7 +340,7 @@ func (res *PinResult) record(applied []irq.ChangeResult, stepOf []int) {
 
 // readBack reports where the IRQ (or queue) of every step not written is
 // now.
-func (res *PinResult) readBack(root string, plan *pinPlan) {
+func (res *PinResult) readBack(fsys kfile.FS, plan *pinPlan) {
 	for i := range res.Rows {
 		row := &res.Rows[i]
 		if row.File != "" && plan.Steps[i].Action == ActionChange {
@@ -349,7 +350,7 @@ func (res *PinResult) readBack(root string, plan *pinPlan) {
 		if row.Kind != KindXPS {
 			p = irq.AffinityPath(row.IRQ, irq.FileAffinityList)
 		}
-		rb := irq.ReadBackOf(root, p)
+		rb := irq.ReadBackOf(fsys, p)
 		rb.ReadErr = nil // an IRQ without files was reported as skip-unknown
 		row.fill(irq.ChangeResult{Result: row.Result, ReadBack: rb})
 	}
@@ -357,7 +358,7 @@ func (res *PinResult) readBack(root string, plan *pinPlan) {
 
 // pinChanges turns the plan's change steps into writes: the file each
 // writes and its value in that file's form, with the step of each.
-func pinChanges(root string, h *topology.Host, plan *pinPlan) ([]irq.Change, []int, error) {
+func pinChanges(fsys kfile.FS, h *topology.Host, plan *pinPlan) ([]irq.Change, []int, error) {
 	var changes []irq.Change
 	var stepOf []int
 	for i, s := range plan.Steps {
@@ -368,7 +369,7 @@ func pinChanges(root string, h *topology.Host, plan *pinPlan) ([]irq.Change, []i
 		var err error
 		if s.Kind == KindXPS {
 			p = irq.XPSPath(s.NIC, s.Queue)
-		} else if p, err = irq.AffinityFile(root, s.IRQ); err != nil {
+		} else if p, err = irq.AffinityFile(fsys, s.IRQ); err != nil {
 			return nil, nil, err
 		}
 		tgt, err := irq.ParseTarget(p)
@@ -402,8 +403,8 @@ func stepRow(s planStep, file string) Row {
 }
 
 // afterNotes says how to read the affinities read back after writing.
-func afterNotes(root string, rows []Row) []string {
-	if !isLive(root) {
+func afterNotes(fsys kfile.FS, rows []Row) []string {
+	if !isLive(fsys) {
 		return []string{"this root is a host tree, not the running kernel: nothing re-targets the IRQs, so effective affinity is what the tree's file says and a write does not change it"}
 	}
 	return pendingMoves(rows)
@@ -424,7 +425,8 @@ func pendingMoves(rows []Row) []string {
 }
 
 // isLive reports whether root is the running host's /.
-func isLive(root string) bool {
+func isLive(fsys kfile.FS) bool {
+	root := fsys.Root()
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return false
@@ -437,13 +439,13 @@ func isLive(root string) bool {
 
 // IsLive reports whether root is the running host's own /, where a
 // change needs root's privileges.
-func IsLive(root string) bool { return isLive(root) }
+func IsLive(fsys kfile.FS) bool { return isLive(fsys) }
 
 // irqbalanceWarning says whether a running irqbalance bans the IRQs the
 // plan places; it will move back those it does not. irqbalance itself is
 // left alone.
-func irqbalanceWarning(root string, h *topology.Host, t *irq.Table, plan *pinPlan) IrqbalanceWarning {
-	b, err := irqbalance.Read(root)
+func irqbalanceWarning(fsys kfile.FS, h *topology.Host, t *irq.Table, plan *pinPlan) IrqbalanceWarning {
+	b, err := irqbalance.Read(fsys)
 	if err != nil {
 		return IrqbalanceWarning{Err: err}
 	}
@@ -516,11 +518,11 @@ func (r *RestoreResult) Err() error {
 // has gone (a driver reload) is reported, not written. A state file fully
 // restored is renamed FILE.restored. The error is for what stops the
 // restore before any write; what became of each value is in the result.
-func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*RestoreResult, error) {
+func Restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer) (*RestoreResult, error) {
 	// A state file that is not there is said before the lock is taken,
 	// which would make <root>/var/lib/irqnuma.
 	if statePath != "" {
-		fsys, abs, err := stateFS(root, statePath)
+		fsys, abs, err := stateFS(fsys, statePath)
 		if err != nil {
 			return nil, fmt.Errorf("read state: %w", err)
 		}
@@ -528,41 +530,41 @@ func Restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 			return nil, fmt.Errorf("read state: %w", err)
 		}
 	}
-	lock, err := AcquireLock(root)
+	lock, err := AcquireLock(fsys)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
-	return restore(ctx, root, statePath, w)
+	return restore(ctx, fsys, statePath, w)
 }
 
 // RestoreHeld is Restore under a lock of root the caller holds (see
 // PinRequest.Lock).
-func RestoreHeld(ctx context.Context, lock *Lock, root, statePath string, w irq.Writer) (*RestoreResult, error) {
-	if err := lock.held(root); err != nil {
+func RestoreHeld(ctx context.Context, lock *Lock, fsys kfile.FS, statePath string, w irq.Writer) (*RestoreResult, error) {
+	if err := lock.held(fsys); err != nil {
 		return nil, err
 	}
-	return restore(ctx, root, statePath, w)
+	return restore(ctx, fsys, statePath, w)
 }
 
 // restore is Restore once the lock is held.
-func restore(ctx context.Context, root, statePath string, w irq.Writer) (*RestoreResult, error) {
+func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer) (*RestoreResult, error) {
 	var err error
 	if statePath == "" {
-		if statePath, err = newestState(root); err != nil {
+		if statePath, err = newestState(fsys); err != nil {
 			return nil, err
 		}
 	}
-	state, bad, err := loadStateEntries(root, statePath)
+	state, bad, err := loadStateEntries(fsys, statePath)
 	if err != nil {
 		return nil, err
 	}
-	gone, err := state.Gone(root)
+	gone, err := state.Gone(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath, err)
 	}
 	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries), Rows: []Row{}, Notes: []string{}}
-	owners := irqOwners(root)
+	owners := irqOwners(fsys)
 	var changes []irq.Change
 	var rowOf []int
 	for i, e := range state.Entries {
@@ -589,7 +591,7 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 			res.Rows = append(res.Rows, row)
 			continue
 		}
-		cur, err := irq.ReadValue(root, e.Path)
+		cur, err := irq.ReadValue(fsys, e.Path)
 		if err == nil {
 			if set, perr := irq.ParseValue(tgt, strings.TrimSpace(cur)); perr == nil {
 				row.From = set.String()
@@ -605,7 +607,7 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 	}
 	// Every value is tried, whatever fails, and a stop signal does not cut
 	// the restore short: nothing is rolled back.
-	applied, _ := irq.Apply(context.WithoutCancel(ctx), w, root, changes, irq.ApplyOptions{KeepGoing: true})
+	applied, _ := irq.Apply(context.WithoutCancel(ctx), w, fsys, changes, irq.ApplyOptions{KeepGoing: true})
 	for i, r := range applied {
 		row := &res.Rows[rowOf[i]]
 		row.fill(r)
@@ -617,10 +619,10 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 	// Rows not written still report what the files say now.
 	for i := range res.Rows {
 		if row := &res.Rows[i]; row.Action == ActionKeep {
-			row.fill(irq.ChangeResult{Result: irq.ResultUnchanged, ReadBack: irq.ReadBackOf(root, row.File)})
+			row.fill(irq.ChangeResult{Result: irq.ResultUnchanged, ReadBack: irq.ReadBackOf(fsys, row.File)})
 		}
 	}
-	if isLive(root) {
+	if isLive(fsys) {
 		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
 	} else {
 		res.Notes = append(res.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")
@@ -628,16 +630,16 @@ func restore(ctx context.Context, root, statePath string, w irq.Writer) (*Restor
 	// A gone IRQ has nothing left to restore: once every other value is
 	// back, the file is retired, or it would be found again forever.
 	if len(res.Failed) == 0 {
-		res.Retired, res.RetireErr = retire(root, statePath, ".restored")
+		res.Retired, res.RetireErr = retire(fsys, statePath, ".restored")
 	}
 	return res, nil
 }
 
 // irqOwners returns who owns each IRQ, for the report only: a tree
 // without topology still restores.
-func irqOwners(root string) map[int]*irq.Owner {
+func irqOwners(fsys kfile.FS) map[int]*irq.Owner {
 	owners := map[int]*irq.Owner{}
-	_, t, err := irq.Read(root, irq.Options{})
+	_, t, err := irq.Read(fsys, irq.Options{})
 	if err != nil {
 		return owners
 	}

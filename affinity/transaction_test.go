@@ -34,7 +34,7 @@ func TestPinPlannedFirst(t *testing.T) {
 		var seen *PinResult
 		state := filepath.Join(t.TempDir(), "state.json")
 		res, err := Pin(context.Background(), PinRequest{
-			Root: root, NICs: []string{"eth0"}, Writer: w, Now: now, StatePath: state,
+			Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: w, Now: now, StatePath: state,
 			Planned: func(r *PinResult) error {
 				if w.n != 0 {
 					t.Errorf("Planned called after %d writes", w.n)
@@ -67,7 +67,7 @@ func TestPinPlannedFirst(t *testing.T) {
 func TestRestoreMissingFile(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	missing := filepath.Join(t.TempDir(), "state.json")
-	_, err := Restore(context.Background(), root, missing, irq.FileWriter{})
+	_, err := Restore(context.Background(), hosttest.Open(t, root), missing, irq.FileWriter{})
 	if err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Restore of a missing file: %v; want an error naming %s", err, missing)
 	}
@@ -82,22 +82,22 @@ func TestRestoreMissingFile(t *testing.T) {
 func TestPinRestoreHeld(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	before := hosttest.Files(t, root)
-	lock, err := AcquireLock(root)
+	lock, err := AcquireLock(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := PinRequest{Root: root, NICs: []string{"eth0"}, Writer: irq.FileWriter{}, Now: time.Now(), Lock: lock}
+	req := PinRequest{Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: irq.FileWriter{}, Now: time.Now(), Lock: lock}
 	res, err := Pin(context.Background(), req)
 	if err != nil || res.Err() != nil || res.Changed == 0 {
 		t.Fatalf("Pin under a held lock: %v, %+v", err, res)
 	}
-	if _, err := AcquireLock(root); !errors.Is(err, ErrLocked) {
+	if _, err := AcquireLock(hosttest.Open(t, root)); !errors.Is(err, ErrLocked) {
 		t.Errorf("AcquireLock while held = %v, want ErrLocked", err)
 	}
-	if _, err := Restore(context.Background(), root, res.StateFile, irq.FileWriter{}); !errors.Is(err, ErrLocked) {
+	if _, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}); !errors.Is(err, ErrLocked) {
 		t.Errorf("Restore (taking the lock) while held = %v, want ErrLocked", err)
 	}
-	rr, err := RestoreHeld(context.Background(), lock, root, res.StateFile, irq.FileWriter{})
+	rr, err := RestoreHeld(context.Background(), lock, hosttest.Open(t, root), res.StateFile, irq.FileWriter{})
 	if err != nil || rr.Err() != nil {
 		t.Fatalf("RestoreHeld: %v, %v", err, rr.Err())
 	}
@@ -106,11 +106,11 @@ func TestPinRestoreHeld(t *testing.T) {
 	}
 	other := hosttest.Copy(t, "seed")
 	w := &countingWriter{}
-	if _, err := Pin(context.Background(), PinRequest{Root: other, NICs: []string{"eth0"}, Writer: w, Now: time.Now(), Lock: lock}); err == nil || w.n != 0 {
+	if _, err := Pin(context.Background(), PinRequest{Root: hosttest.Open(t, other), NICs: []string{"eth0"}, Writer: w, Now: time.Now(), Lock: lock}); err == nil || w.n != 0 {
 		t.Errorf("Pin of another root under this lock: err %v, %d writes; want a refusal", err, w.n)
 	}
 	lock.Release()
-	if _, err := RestoreHeld(context.Background(), lock, root, res.StateFile, irq.FileWriter{}); err == nil {
+	if _, err := RestoreHeld(context.Background(), lock, hosttest.Open(t, root), res.StateFile, irq.FileWriter{}); err == nil {
 		t.Errorf("RestoreHeld with a released lock: no error")
 	}
 }

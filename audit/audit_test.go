@@ -20,7 +20,7 @@ import (
 // loadHost reads a committed host tree in place (read-only).
 func loadHost(t testing.TB, name string) (*topology.Host, *irq.Table) {
 	t.Helper()
-	h, err := topology.Read(hosttest.Root(name))
+	h, err := topology.Read(hosttest.Open(t, hosttest.Root(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestUnknownMessageQuotes(t *testing.T) {
 		{Proto: "tcp", Local: "0.0.0.0:5201", Inode: 2},
 	})
 	hosttest.WriteSockets(t, root, 8, []hosttest.Socket{{Proto: "tcp", Local: "127.0.0.1:38592", Remote: "127.0.0.1:5201", Inode: 3}})
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestUnknownMessageQuotes(t *testing.T) {
 		{7, "iperf3 (PID 7) is bound to every address only (tcp *:5201 (listening)), so any NIC may carry its traffic: it was judged against no NIC"},
 		{8, "iperf3 (PID 8)'s sockets stay on the host (tcp 127.0.0.1:38592 -> 127.0.0.1:5201): it was judged against no NIC"},
 	} {
-		n, err := proc.ReadNet(root, tt.pid)
+		n, err := proc.ReadNet(hosttest.Open(t, root), tt.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,7 +385,7 @@ func benchProcs(h *topology.Host, n int) []*proc.Process {
 // the host is read.
 func BenchmarkAudit(b *testing.B) {
 	root := hosttest.Synthetic(b, auditBenchHost)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(b, root))
 	if err != nil {
 		b.Fatal(err)
 	}

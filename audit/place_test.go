@@ -14,7 +14,7 @@ import (
 // managed, nvme0q2 (IRQ 42) is.
 func TestPlaceManagedNode(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,14 +52,14 @@ func (st *State) Absent() error {
 
 // ReadHost reads what an audit looks at under root: the topology, the
 // selected NICs' IRQs and the watched processes, without auditing.
-func ReadHost(root string, s Selection) (*State, error) {
-	h, t, err := irq.Read(root, irq.Options{NICs: s.NICs})
+func ReadHost(fsys kfile.FS, s Selection) (*State, error) {
+	h, t, err := irq.Read(fsys, irq.Options{NICs: s.NICs})
 	if err != nil {
 		return nil, err
 	}
 	st := &State{Host: h, IRQs: t, NICs: s.NICs}
 	if s.Any() {
-		if st.Procs, st.Matches, err = proc.SelectPresent(root, s.Selection); err != nil {
+		if st.Procs, st.Matches, err = proc.SelectPresent(fsys, s.Selection); err != nil {
 			return nil, err
 		}
 	}
@@ -70,12 +70,13 @@ func ReadHost(root string, s Selection) (*State, error) {
 // Read reads the host under root as ReadHost does, reads what the checks
 // need beyond it (irqbalance, the kernel command line, the IOMMU, the
 // NICs' drivers, cpufreq governors) and runs every check.
-func Read(root string, s Selection) (*State, error) {
-	st, err := ReadHost(root, s)
+func Read(fsys kfile.FS, s Selection) (*State, error) {
+	root := fsys.Root()
+	st, err := ReadHost(fsys, s)
 	if err != nil {
 		return nil, err
 	}
-	opts, err := ReadOptions(st.Host, root, s.NICs)
+	opts, err := ReadOptions(st.Host, fsys, s.NICs)
 	if err != nil {
 		return nil, err
 	}
@@ -97,20 +98,20 @@ func Read(root string, s Selection) (*State, error) {
 // ReadOptions reads irqbalance, the kernel command line, the IOMMU state
 // and each NIC's PCI driver under root. What a tree lacks stays nil, and
 // the checks that need it say so.
-func ReadOptions(h *topology.Host, root string, nics []string) (Options, error) {
+func ReadOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error) {
 	opts := Options{NICs: nics, Governor: h.Governor}
-	ib, err := irqbalance.Read(root)
+	ib, err := irqbalance.Read(fsys)
 	if err != nil {
 		return opts, err
 	}
 	opts.Irqbalance = ib
-	if opts.Cmdline, err = topology.ReadCmdline(root); err != nil {
+	if opts.Cmdline, err = topology.ReadCmdline(fsys); err != nil {
 		if !kfile.IsNotExist(err) {
 			return opts, fmt.Errorf("kernel command line: %w", err)
 		}
 		opts.Cmdline = nil
 	}
-	if opts.IOMMU, err = topology.ReadIOMMU(root); err != nil {
+	if opts.IOMMU, err = topology.ReadIOMMU(fsys); err != nil {
 		return opts, err
 	}
 	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}

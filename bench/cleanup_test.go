@@ -84,7 +84,7 @@ func benchLive(t *testing.T, timeout time.Duration, command ...string) (*Result,
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	res, err := Run(context.Background(), Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: command,
+	res, err := Run(context.Background(), Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: command,
 		Parser: p, Writer: irq.FileWriter{}, Exec: liveExec(t), Timeout: timeout})
 	took := time.Since(t0)
 	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {

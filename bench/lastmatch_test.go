@@ -125,7 +125,7 @@ func TestHostileRegexpOutput(t *testing.T) {
 	// the test binary's pacing lets pile up meanwhile.
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	rose := peakRSS(t)
-	res, err := Run(context.Background(), Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: command,
+	res, err := Run(context.Background(), Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: command,
 		Parser: p, Writer: irq.FileWriter{}, Exec: exec})
 	grew := rose()
 	if err != nil {

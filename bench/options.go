@@ -1,6 +1,10 @@
 package bench
 
-import "time"
+import (
+	"time"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
 
 // Options are a bench's settings as a command line gives them.
 type Options struct {
@@ -26,8 +30,8 @@ const DefaultTimeout = 10 * time.Minute
 // checking what can be checked without the host: the placements' names,
 // how to read the result, the repeat count. Every refusal is ErrUsage.
 // The caller adds the writer, clock, streams and observer.
-func (o Options) Request(root string, command []string) (Request, error) {
-	r := Request{Root: root, NIC: o.NIC, Repeat: o.Repeat, Command: command, DryRun: o.DryRun,
+func (o Options) Request(fsys kfile.FS, command []string) (Request, error) {
+	r := Request{Root: fsys, NIC: o.NIC, Repeat: o.Repeat, Command: command, DryRun: o.DryRun,
 		KeepGoing: o.KeepGoing, AllowIrqbalance: o.AllowIrqbalance, Timeout: o.Timeout}
 	if o.RemoteNode >= 0 {
 		n := o.RemoteNode

@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -61,7 +62,7 @@ type PlannedCell struct {
 // planMatrix places the cells on the host under root for the NIC nic of
 // h (whose IRQs t holds); remote chooses the remote node (nil: the
 // farthest from the NIC's).
-func planMatrix(root string, h *topology.Host, t *irq.Table, nic string, cells []Cell, remote *int) (*Plan, error) {
+func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells []Cell, remote *int) (*Plan, error) {
 	n, err := h.LookupNIC(nic)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func planMatrix(root string, h *topology.Host, t *irq.Table, nic string, cells [
 		if node < 0 {
 			continue
 		}
-		s, err := splitNode(root, h, node)
+		s, err := splitNode(fsys, h, node)
 		if err != nil {
 			return nil, err
 		}
@@ -141,9 +142,9 @@ func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
 // splitNode divides a node's usable CPUs between the IRQs and the
 // command: the IRQs take the first half of its cores (rounded up) with
 // their SMT siblings, the command the rest.
-func splitNode(root string, h *topology.Host, node int) (Split, error) {
+func splitNode(fsys kfile.FS, h *topology.Host, node int) (Split, error) {
 	s := Split{Node: node}
-	all, err := affinity.PickOn(root, affinity.PickRequest{Node: &node})
+	all, err := affinity.PickOn(fsys, affinity.PickRequest{Node: &node})
 	if errors.Is(err, affinity.ErrNothingLeft) {
 		s.Unusable = fmt.Sprintf("node %d has no usable CPU (%v)", node, err)
 		return s, nil
@@ -151,7 +152,7 @@ func splitNode(root string, h *topology.Host, node int) (Split, error) {
 	if err != nil {
 		return s, err
 	}
-	cores, err := affinity.PickOn(root, affinity.PickRequest{Node: &node, OnePerCore: true})
+	cores, err := affinity.PickOn(fsys, affinity.PickRequest{Node: &node, OnePerCore: true})
 	if err != nil {
 		return s, err
 	}

@@ -26,7 +26,7 @@ func dryRun(t *testing.T, root, nic string, cells string, remote *int) (*Result,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Run(context.Background(), Request{Root: root, NIC: nic, Cells: cs, RemoteNode: remote, Repeat: 1,
+	return Run(context.Background(), Request{Root: hosttest.Open(t, root), NIC: nic, Cells: cs, RemoteNode: remote, Repeat: 1,
 		Command: iperf3Cmd, Parser: p, DryRun: true})
 }
 

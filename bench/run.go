@@ -12,6 +12,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
@@ -22,7 +23,7 @@ import (
 
 // Request says what Run does.
 type Request struct {
-	Root string
+	Root kfile.FS // the host, opened once
 	// NIC is the NIC whose IRQs are placed; "" takes the host's only NIC
 	// with queue IRQs.
 	NIC   string
@@ -164,7 +165,7 @@ func prepare(req Request) (*Result, error) {
 	if req.Exec == nil && !req.DryRun {
 		// The command runs here: the IRQs placed must be this host's.
 		if !affinity.IsLive(req.Root) {
-			return nil, usagef("bench runs the command on this host, so it reads / only, not %s (--dry-run plans for any root)", req.Root)
+			return nil, usagef("bench runs the command on this host, so it reads / only, not %s (--dry-run plans for any root)", req.Root.Root())
 		}
 		if _, err := exec.LookPath(req.Command[0]); err != nil {
 			return nil, fmt.Errorf("%s: %w", req.Command[0], err)

@@ -133,7 +133,7 @@ func benchSeed(t *testing.T, f *fakeIperf3, w *failingWriter, ctx context.Contex
 	cells, _ := ParseCells("default")
 	p, _ := NewParser(iperf3Cmd, "", "")
 	rec := &recorder{w: w}
-	res, err := Run(ctx, Request{Root: f.root, NIC: "eth0", Cells: cells, Repeat: 2, Command: iperf3Cmd, Parser: p,
+	res, err := Run(ctx, Request{Root: hosttest.Open(t, f.root), NIC: "eth0", Cells: cells, Repeat: 2, Command: iperf3Cmd, Parser: p,
 		Writer: w, Exec: f.exec, Observer: rec, KeepGoing: keepGoing})
 	return res, rec, err
 }
@@ -300,7 +300,7 @@ func TestRunRefusesIrqbalance(t *testing.T) {
 	p, _ := NewParser(iperf3Cmd, "", "")
 	w := &failingWriter{}
 	f := &fakeIperf3{t: t, root: root, doc: iperf3Sample(t, "tcp.json")}
-	req := Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd, Parser: p, Writer: w, Exec: f.exec}
+	req := Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd, Parser: p, Writer: w, Exec: f.exec}
 	if _, err := Run(context.Background(), req); !errors.Is(err, ErrIrqbalance) || w.n != 0 || f.runs != 0 {
 		t.Errorf("Run with irqbalance running = %v, %d writes, %d runs; want ErrIrqbalance and nothing done", err, w.n, f.runs)
 	}
@@ -331,7 +331,7 @@ func TestRunIperf3Errors(t *testing.T) {
 			s.Stdout.Write(refused)
 			return code, nil
 		}
-		res, err := Run(context.Background(), Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd,
+		res, err := Run(context.Background(), Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd,
 			Parser: p, Writer: irq.FileWriter{}, Exec: exec})
 		if !errors.Is(err, ErrRun) || res.Cells[0].Runs[0].Error != want || res.Cells[0].Runs[0].ExitCode != code {
 			t.Errorf("exit %d: %v; run %+v; want its error %q", code, err, res.Cells[0].Runs[0], want)

@@ -317,7 +317,7 @@ func TestRulesTestSeriesAreReal(t *testing.T) {
 func nps2Series(t *testing.T) map[string]string {
 	t.Helper()
 	var text bytes.Buffer
-	if _, err := exporter.WriteText(&text, exporter.New(hosttest.Root("nps2"), audit.Selection{}, nil).Scrape()); err != nil {
+	if _, err := exporter.WriteText(&text, exporter.New(hosttest.Open(t, hosttest.Root("nps2")), audit.Selection{}, nil).Scrape()); err != nil {
 		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)

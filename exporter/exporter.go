@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -106,8 +107,8 @@ type Exporter struct {
 // scrape (audit.Read), one scrape at a time. Each failed read (the scrape
 // itself answers irqnuma_scrape_error 1) and the refused scrapes (a line
 // per interval) are logged to log, a line at a time, when log is not nil.
-func New(root string, sel audit.Selection, log io.Writer) *Exporter {
-	read := func() (*audit.State, error) { return audit.Read(root, sel) }
+func New(fsys kfile.FS, sel audit.Selection, log io.Writer) *Exporter {
+	read := func() (*audit.State, error) { return audit.Read(fsys, sel) }
 	return &Exporter{read: read, log: log, inFlight: make(chan struct{}, MaxInFlight)}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 )
@@ -32,7 +33,14 @@ type gather func() (*audit.State, error)
 
 // gatherTree reads and audits a host tree as serve does.
 func gatherTree(root string) gather {
-	return func() (*audit.State, error) { return audit.Read(root, audit.Selection{}) }
+	return func() (*audit.State, error) {
+		fsys, err := kfile.Open(root)
+		if err != nil {
+			return nil, err
+		}
+		defer fsys.Close()
+		return audit.Read(fsys, audit.Selection{})
+	}
 }
 
 // syncBuffer is a log the HTTP server's goroutines may write to.
@@ -62,7 +70,7 @@ func serve(t *testing.T, g gather, log io.Writer) string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := New("", audit.Selection{}, log)
+	e := New(hosttest.Open(t, ""), audit.Selection{}, log)
 	e.read = g
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, e.Handler()) }()
@@ -312,7 +320,7 @@ func treeSum(t *testing.T, root string) [32]byte {
 func TestWriteTextfile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "irqnuma.prom")
-	e := New(hosttest.Root("nps2"), audit.Selection{}, nil)
+	e := New(hosttest.Open(t, hosttest.Root("nps2")), audit.Selection{}, nil)
 	for range 2 { // the second write replaces the first
 		if err := writeTextfile(path, e.Scrape()); err != nil {
 			t.Fatalf("WriteTextfile: %v", err)
@@ -346,7 +354,7 @@ func TestWriteTextfile(t *testing.T) {
 
 func BenchmarkScrapeSynthetic(b *testing.B) {
 	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 4, QueuesPerNIC: 64, ExtraIRQs: 736})
-	e := New(root, audit.Selection{}, nil)
+	e := New(hosttest.Open(b, root), audit.Selection{}, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := WriteText(io.Discard, e.Scrape()); err != nil {

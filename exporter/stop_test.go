@@ -25,7 +25,7 @@ func serveStoppable(t *testing.T, g gather) (string, *Exporter, context.CancelFu
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := New("", audit.Selection{}, nil)
+	e := New(hosttest.Open(t, ""), audit.Selection{}, nil)
 	e.read = g
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, e.Handler()) }()
@@ -122,7 +122,7 @@ func TestServeCutsShortWithABody(t *testing.T) {
 func TestRefusalsLogged(t *testing.T) {
 	release := make(chan struct{})
 	var log syncBuffer
-	e := New("", audit.Selection{}, &log)
+	e := New(hosttest.Open(t, ""), audit.Selection{}, &log)
 	e.refEvery = 300 * time.Millisecond
 	e.read = func() (*audit.State, error) { <-release; return nil, io.EOF }
 	h := e.Handler()

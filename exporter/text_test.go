@@ -135,7 +135,7 @@ func TestHandlerInFlight(t *testing.T) {
 		return gatherTree(hosttest.Root("vm-virtio"))()
 	}
 	var log syncBuffer
-	e := New("", audit.Selection{}, &log)
+	e := New(hosttest.Open(t, ""), audit.Selection{}, &log)
 	e.read = g
 	h := e.Handler()
 	get := func() int {

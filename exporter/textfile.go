@@ -7,6 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // writeTextfile writes fams in the text exposition format to path,
@@ -36,9 +37,9 @@ func writeTextfile(path string, fams []Family) error {
 // even when the read fails (with irqnuma_scrape_error 1), so the failure
 // shows in Prometheus too. The read's error comes first; the write's
 // comes separately, so the caller can still show what was read.
-func ReadAudit(root string, sel audit.Selection, textfile string) (st *audit.State, readErr, writeErr error) {
+func ReadAudit(fsys kfile.FS, sel audit.Selection, textfile string) (st *audit.State, readErr, writeErr error) {
 	start := time.Now()
-	st, readErr = audit.Read(root, sel)
+	st, readErr = audit.Read(fsys, sel)
 	if textfile != "" {
 		writeErr = writeTextfile(textfile, families(st, readErr, time.Since(start)))
 	}

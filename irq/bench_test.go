@@ -13,7 +13,7 @@ var bigHost = hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, Qu
 // BenchmarkLoad loads the NIC IRQs (520 of 1,000) of a 512-CPU host.
 func BenchmarkLoad(b *testing.B) {
 	root := hosttest.Synthetic(b, bigHost)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(b, root))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func BenchmarkLoad(b *testing.B) {
 // BenchmarkLoadAll loads all 1,000 IRQs of a 512-CPU host.
 func BenchmarkLoadAll(b *testing.B) {
 	root := hosttest.Synthetic(b, bigHost)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(b, root))
 	if err != nil {
 		b.Fatal(err)
 	}

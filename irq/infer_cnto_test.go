@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -19,7 +20,7 @@ import (
 func TestInferVirtioSNO(t *testing.T) {
 	realhosts.Require(t)
 	c := realhosts.MustLookup(t, "cnto-sno")
-	h, err := topology.Read(realhosts.Root(t, c))
+	h, err := topology.Read(hosttest.Open(t, realhosts.Root(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestInferVirtioSNO(t *testing.T) {
 func TestInferTG3Master(t *testing.T) {
 	realhosts.Require(t)
 	c := realhosts.MustLookup(t, "cnto-master")
-	h, err := topology.Read(realhosts.Root(t, c))
+	h, err := topology.Read(hosttest.Open(t, realhosts.Root(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}

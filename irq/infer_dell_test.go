@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -19,7 +20,7 @@ func TestInferDell(t *testing.T) {
 	realhosts.Require(t)
 	c := realhosts.MustLookup(t, "dell-2numa")
 	root := realhosts.Root(t, c)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestInferAbsentPCIFunction(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(root, "sys/devices/pci0000:d7/0000:d7:00.0/0000:d8:00.0")); err != nil {
 		t.Fatal(err)
 	}
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}

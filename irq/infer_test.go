@@ -25,7 +25,7 @@ func TestInferENAWithoutFunction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestInferPCILinkLoop(t *testing.T) {
 	if err := os.Symlink("0000:00:05.0", link); err != nil {
 		t.Fatal(err)
 	}
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}

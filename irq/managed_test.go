@@ -13,7 +13,7 @@ import (
 // "yes", "no" or "unknown".
 func managedOf(t *testing.T, root string) map[int]string {
 	t.Helper()
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestManagedFromModes(t *testing.T) {
 // finds the read-only one elsewhere that shows the kernel marks them.
 func TestManagedNICOnly(t *testing.T) {
 	root := hosttest.Copy(t, "vm-virtio")
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}

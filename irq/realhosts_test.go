@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -16,7 +17,7 @@ func TestRealHosts(t *testing.T) {
 	for _, c := range realhosts.MustCaptures(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			root := realhosts.Root(t, c)
-			h, err := topology.Read(root)
+			h, err := topology.Read(hosttest.Open(t, root))
 			if err != nil {
 				t.Fatalf("topology.Read: %v", err)
 			}

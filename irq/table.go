@@ -45,8 +45,8 @@ type Options struct {
 }
 
 // Read reads the host under root (topology.Read) and loads its IRQs.
-func Read(root string, opt Options) (*topology.Host, *Table, error) {
-	h, err := topology.Read(root)
+func Read(fsys kfile.FS, opt Options) (*topology.Host, *Table, error) {
+	h, err := topology.Read(fsys)
 	if err != nil {
 		return nil, nil, err
 	}

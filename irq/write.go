@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,7 +33,8 @@ type FileWriter struct{}
 // host's root instead; WriteFile is for Writers that wrap FileWriter and
 // are handed the file's real path.
 func (w FileWriter) WriteFile(name string, data []byte) error {
-	return w.writeIn(kfile.NewFS("/"), name, data)
+	live, _ := kfile.Open("/") // the live root is never an error
+	return w.writeIn(live, name, data)
 }
 
 // writeIn writes data to the existing file name under fsys's root, the
@@ -265,23 +265,22 @@ func Explain(err error) string {
 // writeValue writes value and a newline to path inside root, after
 // checking that path is one irqnuma writes and that it does not lead out
 // of root through a symlink. The error is a *WriteError.
-func writeValue(w Writer, root, p, value string) error {
-	return writeBytes(w, root, p, value, []byte(value+"\n"))
+func writeValue(w Writer, fsys kfile.FS, p, value string) error {
+	return writeBytes(w, fsys, p, value, []byte(value+"\n"))
 }
 
 // writeBytes is writeValue writing data, which says value.
-func writeBytes(w Writer, root, p, value string, data []byte) error {
+func writeBytes(w Writer, fsys kfile.FS, p, value string, data []byte) error {
 	if _, err := ParseTarget(p); err != nil {
 		return &WriteError{Path: p, Value: value, Err: err}
 	}
-	fsys := rootFS(root)
 	if rw, ok := w.(rootWriter); ok {
 		if err := rw.writeIn(fsys, fsys.Path(p), data); err != nil {
 			return &WriteError{Path: p, Value: value, Err: unwrapPathError(err), kernel: isKernelFile(fsys, p)}
 		}
 		return nil
 	}
-	full, err := resolveIn(root, p)
+	full, err := resolveIn(fsys, p)
 	if err != nil {
 		return &WriteError{Path: p, Value: value, Err: err}
 	}
@@ -289,14 +288,6 @@ func writeBytes(w Writer, root, p, value string, data []byte) error {
 		return &WriteError{Path: p, Value: value, Err: unwrapPathError(err), kernel: isKernelFile(fsys, p)}
 	}
 	return nil
-}
-
-// rootFS returns the FS of root ("" is the live root).
-func rootFS(root string) kfile.FS {
-	if root == "" {
-		root = "/"
-	}
-	return kfile.NewFS(root)
 }
 
 // isKernelFile reports whether p under fsys's root is the kernel's own
@@ -309,23 +300,23 @@ var isKernelFile = func(fsys kfile.FS, p string) bool {
 
 // ReadValue reads the current value of a file irqnuma writes, as the
 // kernel prints it without the final newline.
-func ReadValue(root, p string) (string, error) {
-	_, s, err := ReadRaw(root, p)
+func ReadValue(fsys kfile.FS, p string) (string, error) {
+	_, s, err := ReadRaw(fsys, p)
 	return s, err
 }
 
 // ReadRaw is ReadValue that also returns the file's bytes as they are
 // (the newline, or its absence in a host tree's copy, kept), which a
 // rollback writes back.
-func ReadRaw(root, p string) ([]byte, string, error) {
+func ReadRaw(fsys kfile.FS, p string) ([]byte, string, error) {
 	if _, err := ParseTarget(p); err != nil {
 		return nil, "", err
 	}
-	full, err := resolveIn(root, p)
+	full, err := resolveIn(fsys, p)
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", p, err)
 	}
-	b, err := kfile.NewFS(root).ReadLimit(full, 1<<20)
+	b, err := fsys.ReadLimit(full, 1<<20)
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", p, unwrapPathError(err))
 	}
@@ -347,18 +338,17 @@ func unwrapPathError(err error) error {
 // /sys/class/net/eth0 is a link into /sys/devices, and an absolute
 // target is taken from the tree's top, so a host tree can never redirect
 // a write, or the read of the value it replaces, to the live host.
-func resolveIn(root, p string) (string, error) {
-	if root == "" || root == "/" {
+func resolveIn(fsys kfile.FS, p string) (string, error) {
+	if fsys.Live() {
 		// The live host: its own links (/sys/class/net/eth0) are the
 		// kernel's and there is nothing to leave.
 		return p, nil
 	}
-	fsys := kfile.NewFS(root)
 	real, err := fsys.Resolve(fsys.Path(p))
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, real), nil
+	return fsys.Path(real), nil
 }
 
 // Change is one value to write, with the value it replaces.
@@ -431,7 +421,7 @@ type ApplyOptions struct {
 // ctx is noticed between writes: the current write finishes, then
 // everything is rolled back. Rollback itself ignores ctx. Every touched file
 // is read back at the end.
-func Apply(ctx context.Context, w Writer, root string, changes []Change, opt ApplyOptions) ([]ChangeResult, Stop) {
+func Apply(ctx context.Context, w Writer, fsys kfile.FS, changes []Change, opt ApplyOptions) ([]ChangeResult, Stop) {
 	res := make([]ChangeResult, len(changes))
 	for i := range res {
 		res[i].Result = ResultUnchanged
@@ -442,7 +432,7 @@ func Apply(ctx context.Context, w Writer, root string, changes []Change, opt App
 			stop = Interrupted
 			break
 		}
-		err := writeValue(w, root, c.Path, c.To)
+		err := writeValue(w, fsys, c.Path, c.To)
 		switch {
 		case err == nil:
 			res[i].Result = ResultChanged
@@ -459,16 +449,16 @@ func Apply(ctx context.Context, w Writer, root string, changes []Change, opt App
 		}
 	}
 	if stop != Completed {
-		rollback(w, root, changes, res)
+		rollback(w, fsys, changes, res)
 	}
 	for i, c := range changes {
-		res[i].ReadBack = ReadBackOf(root, c.Path)
+		res[i].ReadBack = ReadBackOf(fsys, c.Path)
 	}
 	return res, stop
 }
 
 // rollback writes back the From value of every changed entry, newest first.
-func rollback(w Writer, root string, changes []Change, res []ChangeResult) {
+func rollback(w Writer, fsys kfile.FS, changes []Change, res []ChangeResult) {
 	for i := len(changes) - 1; i >= 0; i-- {
 		if res[i].Result != ResultChanged {
 			continue
@@ -477,7 +467,7 @@ func rollback(w Writer, root string, changes []Change, res []ChangeResult) {
 		if data == nil {
 			data = []byte(changes[i].From + "\n")
 		}
-		if err := writeBytes(w, root, changes[i].Path, changes[i].From, data); err != nil {
+		if err := writeBytes(w, fsys, changes[i].Path, changes[i].From, data); err != nil {
 			res[i].RollbackErr = err
 			continue
 		}
@@ -488,7 +478,7 @@ func rollback(w Writer, root string, changes []Change, res []ChangeResult) {
 // ReadBackOf reads what a written file says now: for an IRQ,
 // smp_affinity_list (or smp_affinity) and effective_affinity_list (or
 // effective_affinity); for a queue, xps_cpus.
-func ReadBackOf(root, p string) ReadBack {
+func ReadBackOf(fsys kfile.FS, p string) ReadBack {
 	var rb ReadBack
 	t, err := ParseTarget(p)
 	if err != nil {
@@ -496,7 +486,7 @@ func ReadBackOf(root, p string) ReadBack {
 		return rb
 	}
 	if t.File == FileXPS {
-		s, err := ReadValue(root, p)
+		s, err := ReadValue(fsys, p)
 		if err != nil {
 			rb.ReadErr = err
 			return rb
@@ -509,7 +499,7 @@ func ReadBackOf(root, p string) ReadBack {
 		rb.Affinity, rb.HasAffinity = set, true
 		return rb
 	}
-	in, err := ReadInfo(kfile.NewFS(root), t.IRQ, false)
+	in, err := ReadInfo(fsys, t.IRQ, false)
 	if err != nil {
 		rb.ReadErr = err
 		return rb
@@ -522,12 +512,12 @@ func ReadBackOf(root, p string) ReadBack {
 // AffinityFile returns the file to write an IRQ's affinity to: the list
 // file, or the mask file where the list file is absent. It fails when the
 // IRQ has neither.
-func AffinityFile(root string, n int) (string, error) {
+func AffinityFile(fsys kfile.FS, n int) (string, error) {
 	for _, f := range []string{FileAffinityList, FileAffinity} {
 		p := AffinityPath(n, f)
-		full, err := resolveIn(root, p)
+		full, err := resolveIn(fsys, p)
 		if err == nil {
-			if _, err = kfile.NewFS(root).Stat(full); err == nil {
+			if _, err = fsys.Stat(full); err == nil {
 				return p, nil
 			}
 		}

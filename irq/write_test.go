@@ -174,7 +174,7 @@ func seedChanges(t *testing.T, root string) []Change {
 	var cs []Change
 	for i := range 16 {
 		p := AffinityPath(284+i, FileAffinityList)
-		from, err := ReadValue(root, p)
+		from, err := ReadValue(hosttest.Open(t, root), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestApplyRollsBackOnFailure(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	before := snapshotTree(t, root)
 	w := &failingWriter{fail: map[int]bool{6: true}, err: syscall.ENOSPC}
-	res, stop := Apply(context.Background(), w, root, seedChanges(t, root), ApplyOptions{})
+	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
 	if stop != Failed {
 		t.Errorf("stop = %v, want Failed", stop)
 	}
@@ -221,7 +221,7 @@ func TestApplyRollsBackOnFailure(t *testing.T) {
 func TestApplyKeepGoing(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: syscall.EINVAL}
-	res, stop := Apply(context.Background(), w, root, seedChanges(t, root), ApplyOptions{KeepGoing: true})
+	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{KeepGoing: true})
 	if stop != Completed {
 		t.Errorf("stop = %v, want Completed", stop)
 	}
@@ -254,7 +254,7 @@ func TestApplyManagedSkipped(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EIO, syscall.EPERM} {
 		root := hosttest.Copy(t, "seed")
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
-		res, stop := Apply(context.Background(), w, root, seedChanges(t, root), ApplyOptions{})
+		res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
 		if stop != Completed {
 			t.Errorf("%v: stop = %v, want Completed", errno, stop)
 		}
@@ -279,7 +279,7 @@ func TestApplyInterrupted(t *testing.T) {
 			cancel()
 		}
 	}}
-	res, stop := Apply(ctx, w, root, seedChanges(t, root), ApplyOptions{})
+	res, stop := Apply(ctx, w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
 	if stop != Interrupted {
 		t.Errorf("stop = %v, want Interrupted", stop)
 	}
@@ -298,7 +298,7 @@ func TestApplyRollbackFails(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	// Write 3 fails; so does the rollback of write 1 (write number 5).
 	w := &failingWriter{fail: map[int]bool{3: true, 5: true}, err: syscall.EROFS}
-	res, stop := Apply(context.Background(), w, root, seedChanges(t, root), ApplyOptions{})
+	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
 	if stop != Failed {
 		t.Errorf("stop = %v", stop)
 	}
@@ -326,7 +326,7 @@ func TestWriteValueRefuses(t *testing.T) {
 		{"/proc/irq/4242/smp_affinity_list", fs.ErrNotExist},
 	}
 	for _, tt := range tests {
-		err := writeValue(FileWriter{}, root, tt.path, "1")
+		err := writeValue(FileWriter{}, hosttest.Open(t, root), tt.path, "1")
 		var we *WriteError
 		if !errors.As(err, &we) {
 			t.Errorf("WriteValue(%s) = %v, want a *WriteError", tt.path, err)
@@ -346,7 +346,7 @@ func TestAffinityFileFallsBackToMask(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "proc/irq/284/smp_affinity_list")); err != nil {
 		t.Fatal(err)
 	}
-	p, err := AffinityFile(root, 284)
+	p, err := AffinityFile(hosttest.Open(t, root), 284)
 	if err != nil || p != "/proc/irq/284/smp_affinity" {
 		t.Fatalf("AffinityFile = %q, %v", p, err)
 	}
@@ -355,14 +355,14 @@ func TestAffinityFileFallsBackToMask(t *testing.T) {
 	if v != "00000000,00010000" {
 		t.Errorf("mask for CPU 16 of 64 = %q", v)
 	}
-	if err := writeValue(FileWriter{}, root, p, v); err != nil {
+	if err := writeValue(FileWriter{}, hosttest.Open(t, root), p, v); err != nil {
 		t.Fatal(err)
 	}
-	rb := ReadBackOf(root, p)
+	rb := ReadBackOf(hosttest.Open(t, root), p)
 	if rb.ReadErr != nil || rb.Affinity.String() != "16" {
 		t.Errorf("read back %v, %v; want 16", rb.Affinity, rb.ReadErr)
 	}
-	if _, err := AffinityFile(root, 4242); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := AffinityFile(hosttest.Open(t, root), 4242); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("AffinityFile(4242) = %v, want not exist", err)
 	}
 }
@@ -405,7 +405,7 @@ func TestApplyTreeRefusalRollsBack(t *testing.T) {
 		root := hosttest.Copy(t, "seed")
 		before := snapshotTree(t, root)
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
-		res, stop := Apply(context.Background(), w, root, seedChanges(t, root), ApplyOptions{})
+		res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
 		if stop != Failed {
 			t.Errorf("%v: stop = %v, want Failed", errno, stop)
 		}
@@ -435,7 +435,7 @@ func TestRollbackExactBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.Stat(full)
-	raw, from, err := ReadRaw(root, p)
+	raw, from, err := ReadRaw(hosttest.Open(t, root), p)
 	if err != nil || from != "0-1" || string(raw) != "0-1" {
 		t.Fatalf("ReadRaw = %q, %q, %v", raw, from, err)
 	}
@@ -444,7 +444,7 @@ func TestRollbackExactBytes(t *testing.T) {
 		{Path: AffinityPath(285, FileAffinityList), From: "17", To: "18"},
 	}
 	w := &failingWriter{fail: map[int]bool{2: true}, err: syscall.EINVAL}
-	if _, stop := Apply(context.Background(), w, root, changes, ApplyOptions{}); stop != Failed {
+	if _, stop := Apply(context.Background(), w, hosttest.Open(t, root), changes, ApplyOptions{}); stop != Failed {
 		t.Fatalf("stop = %v, want Failed", stop)
 	}
 	after, _ := os.Stat(full)

@@ -88,9 +88,10 @@ type Settings struct {
 // environment cannot be read. When no irqbalance runs, it reports the
 // configuration the environment files would give it. A setting that is
 // not in its format is an error naming the file.
-func Read(root string) (*Settings, error) {
+func Read(fsys kfile.FS) (*Settings, error) {
+	root := fsys.Root()
 	b := &Settings{}
-	env, files, err := readEnvFiles(root)
+	env, files, err := readEnvFiles(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +100,13 @@ func Read(root string) (*Settings, error) {
 	}
 	b.ConfigArgs = strings.Fields(env[envArgs])
 
-	b.ProcessesKnown, err = hasProcesses(root)
+	b.ProcessesKnown, err = hasProcesses(fsys)
 	if err != nil {
 		return nil, err
 	}
 	var pids []int
 	if b.ProcessesKnown {
-		if pids, err = proc.FindByComm(root, "irqbalance"); err != nil {
+		if pids, err = proc.FindByComm(fsys, "irqbalance"); err != nil {
 			return nil, err
 		}
 	} else {
@@ -119,7 +120,6 @@ func Read(root string) (*Settings, error) {
 			b.Notes = append(b.Notes, fmt.Sprintf("%d irqbalance processes (%s); settings read from PID %d", len(pids), irqbPIDs(pids), pid))
 		}
 		base := filepath.Join(root, "proc", strconv.Itoa(pid))
-		fsys := kfile.NewFS(root)
 		argv, err := readNulList(fsys, base+"/cmdline")
 		if err != nil {
 			return nil, fmt.Errorf("irqbalance PID %d: %w", pid, err)
@@ -156,7 +156,7 @@ func Read(root string) (*Settings, error) {
 	if err := b.parseArgs(); err != nil {
 		return nil, fmt.Errorf("irqbalance arguments (%s): %w", irqbOr(b.Source, "none"), err)
 	}
-	if err := b.bannedCPUs(root, env); err != nil {
+	if err := b.bannedCPUs(fsys, env); err != nil {
 		return nil, fmt.Errorf("irqbalance environment (%s): %w", irqbOr(b.Source, "none"), err)
 	}
 	return b, nil
@@ -271,7 +271,8 @@ func (b *Settings) parseArgs() error {
 // bannedCPUs applies setup_banned_cpus: the mask variable when non-empty,
 // else the list variable when non-empty, else isolated and nohz_full.
 // "-" in the list variable (what OpenShift writes) bans nothing.
-func (b *Settings) bannedCPUs(root string, env map[string]string) error {
+func (b *Settings) bannedCPUs(fsys kfile.FS, env map[string]string) error {
+	root := fsys.Root()
 	if v := strings.TrimSpace(env[EnvBannedCPUs]); v != "" {
 		set, err := cpuset.ParseMask(v)
 		if err != nil {
@@ -295,7 +296,7 @@ func (b *Settings) bannedCPUs(root string, env map[string]string) error {
 	b.BannedCPUsFrom = "isolated and nohz_full CPUs"
 	for _, f := range []string{"isolated", "nohz_full"} {
 		p := filepath.Join(root, "sys/devices/system/cpu", f)
-		s, err := kfile.NewFS(root).String(p)
+		s, err := fsys.String(p)
 		if err != nil {
 			if kfile.IsNotExist(err) {
 				continue
@@ -394,12 +395,13 @@ func (b *Settings) BanConfig(irqs []int, cpus cpuset.Set) []string {
 // reads an EnvironmentFile: KEY=VALUE lines, "#" and ";" comments, values
 // optionally in single or double quotes. It returns the merged variables
 // and the files found, relative to root.
-func readEnvFiles(root string) (map[string]string, []string, error) {
+func readEnvFiles(fsys kfile.FS) (map[string]string, []string, error) {
+	root := fsys.Root()
 	env := map[string]string{}
 	var found []string
 	for _, rel := range irqbalanceEnvFiles {
 		p := filepath.Join(root, rel)
-		data, err := kfile.NewFS(root).ReadLimit(p, 1<<20)
+		data, err := fsys.ReadLimit(p, 1<<20)
 		if err != nil {
 			if kfile.IsNotExist(err) || errors.Is(err, os.ErrPermission) {
 				continue
@@ -449,8 +451,9 @@ func parseEnvFile(data []byte) (map[string]string, error) {
 }
 
 // hasProcesses reports whether root/proc holds any process folder.
-func hasProcesses(root string) (bool, error) {
-	ents, err := kfile.NewFS(root).ReadDir(filepath.Join(root, "proc"))
+func hasProcesses(fsys kfile.FS) (bool, error) {
+	root := fsys.Root()
+	ents, err := fsys.ReadDir(filepath.Join(root, "proc"))
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			return false, nil

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/proc"
 )
 
@@ -191,7 +191,7 @@ func TestRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := Read(irqbalanceTree(t, tt.give))
+			b, err := Read(hosttest.Open(t, irqbalanceTree(t, tt.give)))
 			if err != nil {
 				t.Fatalf("ReadIrqbalance: %v", err)
 			}
@@ -215,7 +215,7 @@ func TestReadIrqbalanceBadInput(t *testing.T) {
 		{give: map[string]string{"proc/5/comm": "irqbalance\n", "proc/5/cmdline": "irqbalance\x00--banirq=-1\x00"}, want: "--banirq"},
 	}
 	for _, tt := range tests {
-		_, err := Read(irqbalanceTree(t, tt.give))
+		_, err := Read(hosttest.Open(t, irqbalanceTree(t, tt.give)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Read(%v) error = %v, want one naming %q", tt.give, err, tt.want)
 		}
@@ -308,21 +308,21 @@ func TestBanConfig(t *testing.T) {
 // reports are exactly those /proc names irqbalance, and a running one's
 // arguments are its command line. It skips where no irqbalance runs.
 func TestReadIrqbalanceLive(t *testing.T) {
-	pids, err := proc.FindByComm("/", "irqbalance")
+	pids, err := proc.FindByComm(hosttest.Open(t, "/"), "irqbalance")
 	if err != nil {
 		t.Skipf("no live /proc: %v", err)
 	}
 	if len(pids) == 0 {
 		t.Skip("no irqbalance runs on this host")
 	}
-	b, err := Read("/")
+	b, err := Read(hosttest.Open(t, "/"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !b.Running || !slices.Equal(b.PIDs, pids) {
 		t.Errorf("Read(/) Running %v PIDs %v, want true %v", b.Running, b.PIDs, pids)
 	}
-	argv, err := readNulList(kfile.NewFS("/"), filepath.Join("/proc", strconv.Itoa(pids[0]), "cmdline"))
+	argv, err := readNulList(hosttest.Open(t, "/"), filepath.Join("/proc", strconv.Itoa(pids[0]), "cmdline"))
 	if err != nil {
 		t.Skipf("irqbalance exited: %v", err)
 	}

@@ -53,7 +53,7 @@ func netHost(t *testing.T) string {
 func TestOf(t *testing.T) {
 	t.Parallel()
 	root := netHost(t)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestOf(t *testing.T) {
 			if tt.give != nil {
 				hosttest.WriteSockets(t, root, pid, tt.give)
 			}
-			n, err := proc.ReadNet(root, pid)
+			n, err := proc.ReadNet(hosttest.Open(t, root), pid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,13 +137,13 @@ func TestOf(t *testing.T) {
 func TestOfUnknown(t *testing.T) {
 	t.Parallel()
 	root := netHost(t)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hosttest.WriteSockets(t, root, 4242, []hosttest.Socket{{Proto: "tcp", Local: "10.1.0.2:5201", Inode: 9}})
 	read := func() Use {
-		n, err := proc.ReadNet(root, 4242)
+		n, err := proc.ReadNet(hosttest.Open(t, root), 4242)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestOfUnknown(t *testing.T) {
 func TestHowBounded(t *testing.T) {
 	t.Parallel()
 	root := netHost(t)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestHowBounded(t *testing.T) {
 		socks = append(socks, hosttest.Socket{Proto: "tcp", Local: "10.1.0." + strconv.Itoa(10+i) + ":80", Inode: uint64(i + 1)})
 	}
 	hosttest.WriteSockets(t, root, 4242, socks)
-	n, err := proc.ReadNet(root, 4242)
+	n, err := proc.ReadNet(hosttest.Open(t, root), 4242)
 	if err != nil {
 		t.Fatal(err)
 	}

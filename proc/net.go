@@ -66,15 +66,15 @@ type netReader struct {
 	root string
 }
 
-func newNetReader(fsys kfile.FS, root string) *netReader {
-	return &netReader{fsys: fsys, root: root}
+func newNetReader(fsys kfile.FS) *netReader {
+	return &netReader{fsys: fsys, root: fsys.Root()}
 }
 
 // ReadNet reads what process pid's sockets and network namespace show.
 // What cannot be read makes the answer unknown (Net.Why), never an
 // error: only a process that does not exist is, wrapping ErrNoProcess.
-func ReadNet(root string, pid int) (*Net, error) {
-	fsys := kfile.NewFS(root)
+func ReadNet(fsys kfile.FS, pid int) (*Net, error) {
+	root := fsys.Root()
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	if _, err := fsys.Stat(base); err != nil {
 		if kfile.IsNotExist(err) {
@@ -83,7 +83,7 @@ func ReadNet(root string, pid int) (*Net, error) {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
 	}
 	p := &Process{PID: pid}
-	newNetReader(fsys, root).readAll([]*Process{p})
+	newNetReader(fsys).readAll([]*Process{p})
 	return p.Net, nil
 }
 

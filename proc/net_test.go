@@ -254,7 +254,7 @@ func TestReadNet(t *testing.T) {
 	}
 	hosttest.WriteRoutes(t, filepath.Join(root, "proc", "net"), []hosttest.Route{{Iface: "eth0", Dst: "192.0.2.0/24"}}, []string{"eth0 2001:db8::2/64"})
 
-	n, err := ReadNet(root, 4242)
+	n, err := ReadNet(hosttest.Open(t, root), 4242)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,14 +264,14 @@ func TestReadNet(t *testing.T) {
 	if !n.HasRoutes4 || len(n.Routes4) != 1 || !n.HasAddrs6 || len(n.Addrs6) != 1 || !n.HasRoutes6 {
 		t.Errorf("routes %+v %+v, addresses %+v", n.Routes4, n.Routes6, n.Addrs6)
 	}
-	if _, err := ReadNet(root, 4243); err == nil {
+	if _, err := ReadNet(hosttest.Open(t, root), 4243); err == nil {
 		t.Error("ReadNet of a process that does not exist: no error")
 	}
 	// No fd folder: unknown, and said.
 	if err := os.RemoveAll(filepath.Join(base, "fd")); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ = ReadNet(root, 4242); n.SocketsKnown || !strings.Contains(n.Why, "fd") {
+	if n, _ = ReadNet(hosttest.Open(t, root), 4242); n.SocketsKnown || !strings.Contains(n.Why, "fd") {
 		t.Errorf("without fd: known %v, why %q", n.SocketsKnown, n.Why)
 	}
 }
@@ -287,7 +287,7 @@ func TestReadNetLive(t *testing.T) {
 		t.Skipf("no loopback listener: %v", err)
 	}
 	defer ln.Close()
-	n, err := ReadNet("/", os.Getpid())
+	n, err := ReadNet(hosttest.Open(t, "/"), os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
 func TestReadNumaMaps(t *testing.T) {
@@ -23,7 +23,7 @@ func TestReadNumaMaps(t *testing.T) {
 	if err := os.WriteFile(p, []byte(text), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readNumaMaps(kfile.NewFS("/"), p)
+	got, err := readNumaMaps(hosttest.Open(t, "/"), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestReadNumaMaps(t *testing.T) {
 	if err := os.WriteFile(p, []byte("7f00 default N0=x kernelpagesize_kB=4\n"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readNumaMaps(kfile.NewFS("/"), p); err == nil {
+	if _, err := readNumaMaps(hosttest.Open(t, "/"), p); err == nil {
 		t.Error("ReadNumaMaps accepted N0=x")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
 // TestSelectPartial: a tree holding a process's comm but not its status
@@ -20,7 +22,7 @@ func TestSelectPartial(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "comm"), []byte("iperf3\n"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	procs, matches, err := SelectPresent(root, Selection{PIDs: []int{4242, 77}, Comms: []string{"iperf3"}})
+	procs, matches, err := SelectPresent(hosttest.Open(t, root), Selection{PIDs: []int{4242, 77}, Comms: []string{"iperf3"}})
 	if err != nil {
 		t.Fatalf("SelectPresent: %v", err)
 	}
@@ -33,7 +35,7 @@ func TestSelectPartial(t *testing.T) {
 	}) {
 		t.Errorf("matches %+v, want %+v", matches, want)
 	}
-	if _, err := Read(root, 4242); !errors.Is(err, ErrPartial) {
+	if _, err := Read(hosttest.Open(t, root), 4242); !errors.Is(err, ErrPartial) {
 		t.Errorf("Read(4242) = %v, want %v", err, ErrPartial)
 	}
 }

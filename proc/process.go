@@ -81,8 +81,8 @@ func exited(state string) bool { return state == "Z" || state == "X" }
 var ErrPartial = errors.New("not captured in full")
 
 // FindByComm returns the PIDs whose comm is exactly name, ascending.
-func FindByComm(root, name string) ([]int, error) {
-	fsys := kfile.NewFS(root)
+func FindByComm(fsys kfile.FS, name string) ([]int, error) {
+	root := fsys.Root()
 	dir := filepath.Join(root, "proc")
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
@@ -108,13 +108,12 @@ func FindByComm(root, name string) ([]int, error) {
 
 // Read reads a process and all its threads, and what its sockets show
 // (Process.Net).
-func Read(root string, pid int) (*Process, error) {
-	fsys := kfile.NewFS(root)
-	p, err := readProcess(fsys, root, pid)
+func Read(fsys kfile.FS, pid int) (*Process, error) {
+	p, err := readProcess(fsys, pid)
 	if err != nil {
 		return nil, err
 	}
-	newNetReader(fsys, root).readAll([]*Process{p})
+	newNetReader(fsys).readAll([]*Process{p})
 	return p, nil
 }
 
@@ -122,7 +121,8 @@ func Read(root string, pid int) (*Process, error) {
 // that exits while it is read is ErrNoProcess, one that has exited
 // (all its threads zombies) ErrZombie; a thread that has exited is left
 // out, since it runs no more.
-func readProcess(fsys kfile.FS, root string, pid int) (*Process, error) {
+func readProcess(fsys kfile.FS, pid int) (*Process, error) {
+	root := fsys.Root()
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	if _, err := fsys.Stat(base); err != nil {
 		if kfile.IsNotExist(err) {
@@ -381,7 +381,7 @@ func (m Match) Err() error {
 // A process the tree holds only in part is left out too, and its match
 // says so (Match.Partial). Other failures (a /proc that cannot be read)
 // are errors.
-func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
+func SelectPresent(fsys kfile.FS, sel Selection) ([]*Process, []Match, error) {
 	var matches []Match
 	var want []int
 	for _, pid := range sel.PIDs {
@@ -389,7 +389,7 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 		want = append(want, pid)
 	}
 	for _, c := range sel.Comms {
-		found, err := FindByComm(root, c)
+		found, err := FindByComm(fsys, c)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -400,9 +400,8 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 	want = slices.Compact(want)
 	var out []*Process
 	read, zombie, partial := map[int]bool{}, map[int]bool{}, map[int]bool{}
-	fsys := kfile.NewFS(root)
 	for _, pid := range want {
-		p, err := readProcess(fsys, root, pid)
+		p, err := readProcess(fsys, pid)
 		if errors.Is(err, ErrZombie) {
 			zombie[pid] = true
 		}
@@ -430,6 +429,6 @@ func SelectPresent(root string, sel Selection) ([]*Process, []Match, error) {
 		}
 		matches[i].PIDs = slices.DeleteFunc(matches[i].PIDs, func(pid int) bool { return !read[pid] })
 	}
-	newNetReader(fsys, root).readAll(out)
+	newNetReader(fsys).readAll(out)
 	return out, matches, nil
 }

@@ -24,8 +24,8 @@ type ThreadStat struct {
 // process that is gone is an error wrapping ErrNoProcess, one that has
 // exited and is not reaped yet (every thread a zombie) ErrZombie; a
 // thread that exits while it is read, or has exited, is left out.
-func ReadThreadStats(root string, pid int) ([]ThreadStat, error) {
-	fsys := kfile.NewFS(root)
+func ReadThreadStats(fsys kfile.FS, pid int) ([]ThreadStat, error) {
+	root := fsys.Root()
 	base := filepath.Join(root, "proc", strconv.Itoa(pid))
 	tids, err := threadIDs(fsys, base)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -67,7 +69,7 @@ func TestSelectPresentZombies(t *testing.T) {
 	task(files, 4245, 4246, "iperf3", "R", 2)
 	putTree(t, root, files)
 
-	procs, matches, err := SelectPresent(root, Selection{PIDs: []int{4244}, Comms: []string{"iperf3"}})
+	procs, matches, err := SelectPresent(hosttest.Open(t, root), Selection{PIDs: []int{4244}, Comms: []string{"iperf3"}})
 	if err != nil {
 		t.Fatalf("SelectPresent: %v", err)
 	}
@@ -90,21 +92,21 @@ func TestSelectPresentZombies(t *testing.T) {
 	if err := matches[1].Err(); err != nil {
 		t.Errorf("Match.Err() = %v for a selector that matched", err)
 	}
-	if _, err := Read(root, 4244); !errors.Is(err, ErrZombie) {
+	if _, err := Read(hosttest.Open(t, root), 4244); !errors.Is(err, ErrZombie) {
 		t.Errorf("Read(4244) = %v, want ErrZombie", err)
 	}
 	// A folder that stays without its status is no exit: the tree holds
 	// the process only in part, and its match says so.
-	_, pm, err := SelectPresent(root, Selection{Comms: []string{"netperf"}})
+	_, pm, err := SelectPresent(hosttest.Open(t, root), Selection{Comms: []string{"netperf"}})
 	if err != nil || len(pm) != 1 || len(pm[0].Partial) != 1 || pm[0].Partial[0] != 4247 {
 		t.Errorf("SelectPresent of a process folder with only its comm = %+v, %v; want its match to hold it as Partial", pm, err)
 	} else if err := pm[0].Err(); !errors.Is(err, ErrPartial) || errors.Is(err, ErrNoProcess) || !strings.Contains(err.Error(), "process 4247") {
 		t.Errorf("its Match.Err() = %v, want ErrPartial naming process 4247", err)
 	}
-	if _, err := ReadThreadStats(root, 4244); !errors.Is(err, ErrZombie) {
+	if _, err := ReadThreadStats(hosttest.Open(t, root), 4244); !errors.Is(err, ErrZombie) {
 		t.Errorf("ReadThreadStats of a zombie = %v, want ErrZombie", err)
 	}
-	if ts, err := ReadThreadStats(root, 4245); err != nil || len(ts) != 1 || ts[0].TID != 4246 {
+	if ts, err := ReadThreadStats(hosttest.Open(t, root), 4245); err != nil || len(ts) != 1 || ts[0].TID != 4246 {
 		t.Errorf("ReadThreadStats(4245) = %+v, %v; want its one live thread, 4246", ts, err)
 	}
 }
@@ -130,13 +132,13 @@ func TestReadLiveZombie(t *testing.T) {
 			t.Fatalf("PID %d is not a zombie after 10 s: %s", pid, b)
 		}
 	}
-	if p, err := Read("/", pid); !errors.Is(err, ErrZombie) {
+	if p, err := Read(hosttest.Open(t, "/"), pid); !errors.Is(err, ErrZombie) {
 		t.Errorf("Read of zombie %d = %+v, %v; want ErrZombie", pid, p, err)
 	}
-	if ts, err := ReadThreadStats("/", pid); !errors.Is(err, ErrZombie) {
+	if ts, err := ReadThreadStats(hosttest.Open(t, "/"), pid); !errors.Is(err, ErrZombie) {
 		t.Errorf("ReadThreadStats of zombie %d = %+v, %v; want ErrZombie", pid, ts, err)
 	}
-	_, matches, err := SelectPresent("/", Selection{PIDs: []int{pid}})
+	_, matches, err := SelectPresent(hosttest.Open(t, "/"), Selection{PIDs: []int{pid}})
 	if err != nil || len(matches) != 1 || !slices.Equal(matches[0].Exited, []int{pid}) || !errors.Is(matches[0].Err(), ErrZombie) {
 		t.Errorf("SelectPresent(--pid %d) = %+v, %v; want it exited", pid, matches, err)
 	}
@@ -183,7 +185,7 @@ func TestSelectPresentChurn(t *testing.T) {
 	defer func() { close(stop); wg.Wait() }()
 	found := 0
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
-		procs, _, err := SelectPresent("/", Selection{Comms: []string{name}})
+		procs, _, err := SelectPresent(hosttest.Open(t, "/"), Selection{Comms: []string{name}})
 		if err != nil {
 			t.Fatalf("SelectPresent(--comm %s) while its processes come and go: %v", name, err)
 		}

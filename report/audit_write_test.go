@@ -20,7 +20,7 @@ import (
 // loadHost reads a committed host tree in place (read-only).
 func loadHost(t testing.TB, name string) (*topology.Host, *irq.Table) {
 	t.Helper()
-	h, err := topology.Read(hosttest.Root(name))
+	h, err := topology.Read(hosttest.Open(t, hosttest.Root(name)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func storyBench(t *testing.T) *bench.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := bench.Request{Root: root, NIC: "eth0", Cells: cells, Repeat: 1, Command: cmd, Parser: p, Writer: irq.FileWriter{},
+	req := bench.Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: cmd, Parser: p, Writer: irq.FileWriter{},
 		Exec: exec, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 	// The placements' CPUs say which cell a run is in.
 	dry := req

@@ -18,7 +18,7 @@ import (
 // empty table.
 func TestWriteIRQsJSON(t *testing.T) {
 	for _, name := range hosttest.Names() {
-		h, err := topology.Read(hosttest.Root(name))
+		h, err := topology.Read(hosttest.Open(t, hosttest.Root(name)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/irq"
@@ -26,7 +28,7 @@ func TestWriteTopologyLongCPUList(t *testing.T) {
 	if !ok {
 		t.Fatal("realhosts has no capture dell-2numa")
 	}
-	h, err := topology.Read(realhosts.Root(t, c))
+	h, err := topology.Read(hosttest.Open(t, realhosts.Root(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}

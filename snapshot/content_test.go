@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -40,7 +41,7 @@ func TestReadContent(t *testing.T) {
 			if err := os.WriteFile(p, want, 0o444); err != nil {
 				t.Fatal(err)
 			}
-			c, err := readContent(kfile.NewFS("/"), p, tt.limit)
+			c, err := readContent(hosttest.Open(t, "/"), p, tt.limit)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}

@@ -88,7 +88,7 @@ func TestCaptureStaysInTheTree(t *testing.T) {
 	link("usr/share/hwdata/pci.ids", ids, false)
 	link("usr/share/misc/pci.ids", ids, true)
 	opened := openWatch(t, comm, vendor, ids)
-	if _, err := Write(io.Discard, root, Options{}); err != nil {
+	if _, err := Write(io.Discard, hosttest.Open(t, root), Options{}); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	if o := opened(); len(o) != 0 {

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -94,7 +93,8 @@ type Result struct {
 
 // Write captures what irqnuma reads under root and writes it to w as a
 // gzip-compressed tar.
-func Write(w io.Writer, root string, opts Options) (Result, error) {
+func Write(w io.Writer, fsys kfile.FS, opts Options) (Result, error) {
+	root := fsys.Root()
 	st, err := os.Stat(root)
 	if err != nil {
 		return Result{}, fmt.Errorf("snapshot root: %w", err)
@@ -102,8 +102,8 @@ func Write(w io.Writer, root string, opts Options) (Result, error) {
 	if !st.IsDir() {
 		return Result{}, fmt.Errorf("snapshot root %s: not a directory", root)
 	}
-	_, perr := os.Stat(filepath.Join(root, "proc"))
-	_, serr := os.Stat(filepath.Join(root, "sys"))
+	_, perr := fsys.Stat(fsys.Path("proc"))
+	_, serr := fsys.Stat(fsys.Path("sys"))
 	if perr != nil && serr != nil {
 		return Result{}, fmt.Errorf("snapshot root %s: holds neither proc/ nor sys/", root)
 	}
@@ -112,7 +112,7 @@ func Write(w io.Writer, root string, opts Options) (Result, error) {
 	if a.time.IsZero() {
 		a.time = time.Now()
 	}
-	c := &capturer{root: root, fs: kfile.NewFS(root), opts: opts, w: a,
+	c := &capturer{root: root, fs: fsys, opts: opts, w: a,
 		links: map[string]string{}, dirs: map[string]bool{}, files: map[string]bool{}, noted: map[string]bool{}}
 	err = c.capture()
 	if err == nil {
@@ -139,9 +139,9 @@ var ErrName = errors.New("a snapshot is a .tar.gz")
 // Create writes a snapshot of root to the file name, or to stdout when
 // name is "-". The file appears whole or not at all: it is written
 // beside name and renamed into place.
-func Create(name string, stdout io.Writer, root string, opts Options) (Result, error) {
+func Create(name string, stdout io.Writer, fsys kfile.FS, opts Options) (Result, error) {
 	if name == "-" {
-		return Write(stdout, root, opts)
+		return Write(stdout, fsys, opts)
 	}
 	if !strings.HasSuffix(name, ".tar.gz") && !strings.HasSuffix(name, ".tgz") {
 		return Result{}, fmt.Errorf("snapshot %s: %w: name it %s.tar.gz (or - for stdout)", name, ErrName, strings.TrimSuffix(name, ".tar"))
@@ -149,7 +149,7 @@ func Create(name string, stdout io.Writer, root string, opts Options) (Result, e
 	var res Result
 	var werr error // Write's own error names the snapshot already
 	err := atomicfile.Write(name, 0o644, func(w io.Writer) error {
-		res, werr = Write(w, root, opts)
+		res, werr = Write(w, fsys, opts)
 		return werr
 	})
 	if err != nil && werr == nil {

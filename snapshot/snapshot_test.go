@@ -18,6 +18,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/interrupts"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
@@ -48,7 +49,12 @@ func read(t *testing.T, root string) readings {
 
 // readAll runs every reader on root.
 func readAll(root string) (readings, error) {
-	h, err := topology.Read(root)
+	fsys, err := kfile.Open(root)
+	if err != nil {
+		return readings{}, err
+	}
+	defer fsys.Close()
+	h, err := topology.Read(fsys)
 	if err != nil {
 		return readings{}, fmt.Errorf("topology.Read: %w", err)
 	}
@@ -57,13 +63,13 @@ func readAll(root string) (readings, error) {
 		return readings{}, fmt.Errorf("irq.Load: %w", err)
 	}
 	r := readings{Host: h, IRQs: tab, Groups: map[string]topology.IOMMUGroup{}, Governors: map[int]string{}}
-	if r.Irqbalance, err = irqbalance.Read(root); err != nil {
+	if r.Irqbalance, err = irqbalance.Read(fsys); err != nil {
 		return r, fmt.Errorf("ReadIrqbalance: %w", err)
 	}
-	if r.Cmdline, err = topology.ReadCmdline(root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if r.Cmdline, err = topology.ReadCmdline(fsys); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return r, fmt.Errorf("ReadCmdline: %w", err)
 	}
-	if r.IOMMU, err = topology.ReadIOMMU(root); err != nil {
+	if r.IOMMU, err = topology.ReadIOMMU(fsys); err != nil {
 		return r, fmt.Errorf("ReadIOMMU: %w", err)
 	}
 	for _, n := range h.NICs {
@@ -121,7 +127,7 @@ func exported(r readings) readings {
 func snap(t *testing.T, root string, opts Options) (string, Result) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "host.tar.gz")
-	res, err := Create(file, nil, root, opts)
+	res, err := Create(file, nil, hosttest.Open(t, root), opts)
 	if err != nil {
 		t.Fatalf("Create(%s): %v", root, err)
 	}
@@ -215,7 +221,7 @@ func TestSnapshotKeepsFormats(t *testing.T) {
 			t.Errorf("mode of %s = %v, %v, want %v", tt.give, st.Mode().Perm(), err, tt.want)
 		}
 	}
-	h, _ := topology.Read(dir)
+	h, _ := topology.Read(hosttest.Open(t, dir))
 	tab, err := irq.Load(h, irq.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -273,11 +279,11 @@ func TestSnapshotAttribution(t *testing.T) {
 		{Iface: "bond0", Dst: "10.2.0.0/24"},
 	}, []string{"eth1 2001:db8::2/64"})
 	attribute := func(root string) nicuse.Use {
-		h, err := topology.Read(root)
+		h, err := topology.Read(hosttest.Open(t, root))
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := proc.ReadNet(root, 4242)
+		n, err := proc.ReadNet(hosttest.Open(t, root), 4242)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +350,7 @@ func TestWriteErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		_, err := Write(&buf, tt.give, Options{})
+		_, err := Write(&buf, hosttest.Open(t, tt.give), Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Write(%s) error = %v, want %q", tt.give, err, tt.want)
 		}
@@ -352,11 +358,11 @@ func TestWriteErrors(t *testing.T) {
 	// A file over the bound stops the capture and says which.
 	root := hosttest.Copy(t, "vm-virtio")
 	var buf bytes.Buffer
-	_, err := Write(&buf, root, Options{MaxFileSize: 64})
+	_, err := Write(&buf, hosttest.Open(t, root), Options{MaxFileSize: 64})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "/proc/interrupts") {
 		t.Errorf("Write with a 64-byte bound: error = %v, want ErrTooLarge naming /proc/interrupts", err)
 	}
-	_, err = Write(&buf, root, Options{MaxTotalSize: 4096})
+	_, err = Write(&buf, hosttest.Open(t, root), Options{MaxTotalSize: 4096})
 	if !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Write with a 4 KiB total: error = %v, want ErrTooLarge", err)
 	}
@@ -404,14 +410,14 @@ func TestSnapshotRealHosts(t *testing.T) {
 func BenchmarkSnapshot(b *testing.B) {
 	root := hosttest.Synthetic(b, hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 4, QueuesPerNIC: 64, ExtraIRQs: 736})
 	var archive bytes.Buffer
-	if _, err := Write(&archive, root, Options{}); err != nil {
+	if _, err := Write(&archive, hosttest.Open(b, root), Options{}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("write", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			archive.Reset()
-			if _, err := Write(&archive, root, Options{}); err != nil {
+			if _, err := Write(&archive, hosttest.Open(b, root), Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -477,7 +483,7 @@ func TestSnapshotKeepsRelease(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "proc/sys/kernel/osrelease")); err != nil || string(b) != "6.12.117+deb12-amd64\n" {
 		t.Errorf("snapshot osrelease = %q, %v", b, err)
 	}
-	h, _ := topology.Read(dir)
+	h, _ := topology.Read(hosttest.Open(t, dir))
 	tab, err := irq.Load(h, irq.Options{All: true})
 	if err != nil {
 		t.Fatal(err)
@@ -513,7 +519,7 @@ func TestSnapshotPCIIDs(t *testing.T) {
 		t.Errorf("captured pci.ids:\n%s\nwant:\n%s", b, want)
 	}
 	name := func(r string) string {
-		h, err := topology.Read(r)
+		h, err := topology.Read(hosttest.Open(t, r))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,8 +27,9 @@ type Param struct {
 
 // ReadCmdline reads root/proc/cmdline. A missing file is an error
 // wrapping fs.ErrNotExist (captures often lack it).
-func ReadCmdline(root string) (*Cmdline, error) {
-	s, err := kfile.NewFS(root).String(filepath.Join(root, "proc/cmdline"))
+func ReadCmdline(fsys kfile.FS) (*Cmdline, error) {
+	root := fsys.Root()
+	s, err := fsys.String(filepath.Join(root, "proc/cmdline"))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
 func TestParseCmdline(t *testing.T) {
@@ -71,7 +73,7 @@ func TestCmdlineGet(t *testing.T) {
 
 func TestReadCmdline(t *testing.T) {
 	root := t.TempDir()
-	if _, err := ReadCmdline(root); !os.IsNotExist(err) {
+	if _, err := ReadCmdline(hosttest.Open(t, root)); !os.IsNotExist(err) {
 		t.Errorf("ReadCmdline without proc/cmdline: error %v, want not-exist", err)
 	}
 	if err := os.MkdirAll(filepath.Join(root, "proc"), 0o755); err != nil {
@@ -80,7 +82,7 @@ func TestReadCmdline(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("BOOT_IMAGE=/vmlinuz iommu=pt\n"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	c, err := ReadCmdline(root)
+	c, err := ReadCmdline(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -293,7 +293,7 @@ func (h *Host) onlineWithoutFile(dir string, notExist error) error {
 		h.note("no /sys/devices/system/cpu/online: online CPUs taken from cpu/offline and cpuN/online")
 		return nil
 	}
-	in, err := interrupts.Read(h.Root)
+	in, err := interrupts.Read(h.fs)
 	switch {
 	case kfile.IsNotExist(err):
 		return fmt.Errorf("online CPUs: %w", notExist)

@@ -37,7 +37,7 @@ func TestCPUIDsPastNRCPUs(t *testing.T) {
 	for _, tt := range tests {
 		root := hosttest.Copy(t, "seed")
 		writeTree(t, root, "sys/devices/system/cpu/"+tt.file, tt.give)
-		h, err := Read(root)
+		h, err := Read(hosttest.Open(t, root))
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%s %q: %v", tt.file, tt.give, err)
@@ -57,7 +57,7 @@ func TestCPUFolderPastNRCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeTree(t, root, "sys/devices/system/cpu/cpu1048575/online", "1\n")
-	h, err := Read(root)
+	h, err := Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestDistanceMatrixNotSquare(t *testing.T) {
 	for _, tt := range tests {
 		root := hosttest.Copy(t, "seed")
 		tt.mutate(t, root)
-		h, err := Read(root)
+		h, err := Read(hosttest.Open(t, root))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -109,7 +109,7 @@ func TestDistanceMatrixNotSquare(t *testing.T) {
 // TestLookupNICClipsName: an unknown NIC's name, however long, is quoted
 // cut at 64 bytes, saying how many bytes were left out.
 func TestLookupNICClipsName(t *testing.T) {
-	h, err := Read(hosttest.Root("seed"))
+	h, err := Read(hosttest.Open(t, hosttest.Root("seed")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,8 @@ type Host struct {
 func (h *Host) FS() kfile.FS { return h.fs }
 
 // Read reads the topology under root.
-func Read(root string) (*Host, error) {
+func Read(fsys kfile.FS) (*Host, error) {
+	root := fsys.Root()
 	st, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("root: %w", err)
@@ -78,7 +79,7 @@ func Read(root string) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("root %s: not a directory", root)
 	}
-	h := &Host{Root: root, fs: kfile.NewFS(root)}
+	h := &Host{Root: root, fs: fsys}
 	if err := h.readCPUs(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 // function when the tree has it, and PCIAbsent says when it does not.
 // Without /proc/interrupts nothing is inferred.
 func (h *Host) inferNICs() error {
-	in, err := interrupts.Read(h.Root)
+	in, err := interrupts.Read(h.fs)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			h.note("no /sys/class/net and no /proc/interrupts: no NIC is known")

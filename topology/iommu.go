@@ -83,7 +83,7 @@ func (h *Host) IOMMUMode() IOMMUMode { return ResolveIOMMUMode(h.IOMMU, h.Cmdlin
 // readIOMMU reads the IOMMU units and groups into h.IOMMU; a folder that
 // cannot be read leaves them unknown, with a note.
 func (h *Host) readIOMMU() {
-	m, err := ReadIOMMU(h.Root)
+	m, err := ReadIOMMU(h.fs)
 	if err != nil {
 		h.note("%v: IOMMU unknown", err)
 		m = &IOMMU{}
@@ -104,9 +104,9 @@ type IOMMUGroup struct {
 func (g IOMMUGroup) Translating() bool { return g.Type == "DMA" || g.Type == "DMA-FQ" }
 
 // ReadIOMMU reads /sys/class/iommu and counts /sys/kernel/iommu_groups.
-func ReadIOMMU(root string) (*IOMMU, error) {
+func ReadIOMMU(fsys kfile.FS) (*IOMMU, error) {
+	root := fsys.Root()
 	m := &IOMMU{}
-	fsys := kfile.NewFS(root)
 	ents, err := fsys.ReadDir(path.Join(root, "sys/class/iommu"))
 	switch {
 	case err == nil:

@@ -13,11 +13,11 @@ import (
 
 func TestIOMMU(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
-	h, err := Read(root)
+	h, err := Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := ReadIOMMU(root)
+	m, err := ReadIOMMU(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestIOMMU(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "sys/kernel/iommu_groups/8/type"), []byte("DMA-FQ\n"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	m, err = ReadIOMMU(root)
+	m, err = ReadIOMMU(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestIOMMU(t *testing.T) {
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("ReadIOMMU (-want +got):\n%s", diff)
 	}
-	if h, err = Read(root); err != nil {
+	if h, err = Read(hosttest.Open(t, root)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, h.IOMMU); diff != "" {
@@ -98,7 +98,7 @@ func TestIOMMULive(t *testing.T) {
 	if _, err := os.Stat("/sys/class/iommu"); err != nil {
 		t.Skipf("no /sys/class/iommu on this host: %v", err)
 	}
-	m, err := ReadIOMMU("/")
+	m, err := ReadIOMMU(hosttest.Open(t, "/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestIOMMUModeRealHosts(t *testing.T) {
 			t.Errorf("no %s capture", tt.capture)
 			continue
 		}
-		h, err := Read(realhosts.Root(t, c))
+		h, err := Read(hosttest.Open(t, realhosts.Root(t, c)))
 		if err != nil {
 			t.Fatal(err)
 		}

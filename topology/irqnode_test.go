@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
 
@@ -54,7 +54,7 @@ func TestIRQNode(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			h := &Host{Root: root, fs: kfile.NewFS(root)}
+			h := &Host{Root: root, fs: hosttest.Open(t, root)}
 			got, ok, why, err := h.irqNode(irqs)
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +76,7 @@ func TestIRQNodeRealHosts(t *testing.T) {
 	for name, want := range map[string]int{"cnto-master": 10, "cnto-worker1": 6, "cnto-worker2": 6, "dell-2numa": 70} {
 		t.Run(name, func(t *testing.T) {
 			c := realhosts.MustLookup(t, name)
-			h, err := Read(realhosts.Root(t, c))
+			h, err := Read(hosttest.Open(t, realhosts.Root(t, c)))
 			if err != nil {
 				t.Fatal(err)
 			}

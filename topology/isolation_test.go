@@ -121,7 +121,7 @@ func FuzzCmdlineIsolation(f *testing.F) {
 func TestIsolationFromCmdlineRealHost(t *testing.T) {
 	realhosts.Require(t)
 	c := realhosts.MustLookup(t, "cnto-worker1")
-	h, err := Read(realhosts.Root(t, c))
+	h, err := Read(hosttest.Open(t, realhosts.Root(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestIsolationFromCmdlineRealHost(t *testing.T) {
 func TestIsolationUnknownRealHost(t *testing.T) {
 	realhosts.Require(t)
 	c := realhosts.MustLookup(t, "hwloc-48amd64-4pa2n6c-sparse")
-	h, err := Read(realhosts.Root(t, c))
+	h, err := Read(hosttest.Open(t, realhosts.Root(t, c)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestIsolationUnknownRealHost(t *testing.T) {
 // CPUs, sysfs (what the running kernel applied) wins and a note says so.
 func TestIsolationSysfsAndCmdline(t *testing.T) {
 	root := hosttest.Copy(t, "offline-2node")
-	h, err := Read(root)
+	h, err := Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestIsolationSysfsAndCmdline(t *testing.T) {
 		}
 	}
 	write("proc/cmdline", "ro isolcpus=managed_irq,domain,12-15,99 nohz_full=10-11 irqaffinity=0-1\n")
-	if h, err = Read(root); err != nil {
+	if h, err = Read(hosttest.Open(t, root)); err != nil {
 		t.Fatal(err)
 	}
 	if !h.Isolated.Equal(ten) || !h.ManagedIRQ.Equal(list(t, "12-15")) || !h.IRQAffinity.Equal(list(t, "0-1")) {
@@ -218,7 +218,7 @@ func TestIsolationSysfsAndCmdline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if h, err = Read(root); err != nil {
+	if h, err = Read(hosttest.Open(t, root)); err != nil {
 		t.Fatal(err)
 	}
 	if !h.Isolated.Equal(list(t, "12-15")) || h.IsolationFrom.Isolated != SourceCmdline || h.IsolationFrom.NohzFull != SourceCmdline {

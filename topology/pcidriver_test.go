@@ -16,7 +16,7 @@ func TestPCIDriver(t *testing.T) {
 		{host: "vm-virtio", give: "0000:00:03.0", want: "virtio-pci"},
 	}
 	for _, tt := range tests {
-		h, err := Read(hosttest.Root(tt.host))
+		h, err := Read(hosttest.Open(t, hosttest.Root(tt.host)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,7 +25,7 @@ func TestPCIDriver(t *testing.T) {
 			t.Errorf("%s: PCIDriver(%q) = %q, %v, want %q", tt.host, tt.give, got, err, tt.want)
 		}
 	}
-	h, err := Read(hosttest.Root("seed"))
+	h, err := Read(hosttest.Open(t, hosttest.Root("seed")))
 	if err != nil {
 		t.Fatal(err)
 	}

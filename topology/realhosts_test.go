@@ -3,6 +3,7 @@ package topology
 import (
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
 
@@ -22,7 +23,7 @@ func TestQueuesUnknownRealHosts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := realhosts.MustLookup(t, tt.capture)
-		h, err := Read(realhosts.Root(t, c))
+		h, err := Read(hosttest.Open(t, realhosts.Root(t, c)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func list(t *testing.T, s string) cpuset.Set {
 }
 
 func TestSeed(t *testing.T) {
-	h, err := Read(hosttest.Root("seed"))
+	h, err := Read(hosttest.Open(t, hosttest.Root("seed")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestSeed(t *testing.T) {
 }
 
 func TestOfflineCPUs(t *testing.T) {
-	h, err := Read(hosttest.Root("offline-2node"))
+	h, err := Read(hosttest.Open(t, hosttest.Root("offline-2node")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestOfflineCPUs(t *testing.T) {
 }
 
 func TestSingleNodeVM(t *testing.T) {
-	h, err := Read(hosttest.Root("vm-virtio"))
+	h, err := Read(hosttest.Open(t, hosttest.Root("vm-virtio")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestSingleNodeVM(t *testing.T) {
 }
 
 func TestL3Groups(t *testing.T) {
-	h, err := Read(hosttest.Root("nps2"))
+	h, err := Read(hosttest.Open(t, hosttest.Root("nps2")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,20 +121,20 @@ func TestL3Groups(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
-	if _, err := Read("/nonexistent"); err == nil {
+	if _, err := Read(hosttest.Open(t, "/nonexistent")); err == nil {
 		t.Error("Read(/nonexistent) succeeded")
 	}
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "sys/devices/system/cpu"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(root); err == nil {
+	if _, err := Read(hosttest.Open(t, root)); err == nil {
 		t.Error("Read of a tree without CPUs succeeded")
 	}
 	if err := os.WriteFile(filepath.Join(root, "sys/devices/system/cpu/online"), []byte("0-1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Read(root)
+	h, err := Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatalf("Read with only cpu/online: %v", err)
 	}
@@ -155,7 +155,7 @@ func TestNamePCIDevices(t *testing.T) {
 	if err := os.WriteFile(ids, []byte(db), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Read(root)
+	h, err := Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestNamePCIDevicesGzip(t *testing.T) {
 	if err := os.WriteFile(ids, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Read(root)
+	h, err := Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestNamePCIDevicesGzip(t *testing.T) {
 // BenchmarkNamePCIDevices names the live host's NICs from its installed
 // pci.ids (Debian's pciutils or hwdata).
 func BenchmarkNamePCIDevices(b *testing.B) {
-	h, err := Read("/")
+	h, err := Read(hosttest.Open(b, "/"))
 	if err != nil || len(h.NICs) == 0 {
 		b.Skip("no live NICs")
 	}

@@ -19,7 +19,7 @@ func bigSampler(b *testing.B) *Sampler {
 		b.Fatalf("spec has %d IRQs, want 1000", bigHost.IRQs())
 	}
 	root := hosttest.Synthetic(b, bigHost)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(b, root))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestFastPathMatchesFullParse(t *testing.T) {
 	for _, name := range hosttest.Names() {
 		t.Run(name, func(t *testing.T) {
 			root := hosttest.Copy(t, name)
-			h, err := topology.Read(root)
+			h, err := topology.Read(hosttest.Open(t, root))
 			if err != nil {
 				t.Fatal(err)
 			}

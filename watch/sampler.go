@@ -177,7 +177,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 	sm.uses = map[int]nicuse.Use{}
 	for _, p := range s.procs {
 		ps := procSample{pid: p.PID, comm: p.Comm}
-		ps.threads, err = proc.ReadThreadStats(s.h.Root, p.PID)
+		ps.threads, err = proc.ReadThreadStats(s.h.FS(), p.PID)
 		if errors.Is(err, proc.ErrNoProcess) {
 			ps.gone = true
 			s.gone[p.PID] = true
@@ -213,7 +213,7 @@ func (s *Sampler) followProcesses() ([]string, error) {
 		if slices.ContainsFunc(s.procs, func(p *proc.Process) bool { return p.Comm == c }) {
 			continue
 		}
-		pids, err := proc.FindByComm(s.h.Root, c)
+		pids, err := proc.FindByComm(s.h.FS(), c)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +221,7 @@ func (s *Sampler) followProcesses() ([]string, error) {
 			notes = append(notes, fmt.Sprintf("waiting for --comm %s: no such process yet", c))
 		}
 		for _, pid := range pids {
-			p, err := proc.Read(s.h.Root, pid)
+			p, err := proc.Read(s.h.FS(), pid)
 			if errors.Is(err, proc.ErrNoProcess) {
 				continue
 			}
@@ -237,7 +237,7 @@ func (s *Sampler) followProcesses() ([]string, error) {
 		if s.uses[p.PID].Known() {
 			continue
 		}
-		if n, err := proc.ReadNet(s.h.Root, p.PID); err == nil {
+		if n, err := proc.ReadNet(s.h.FS(), p.PID); err == nil {
 			p.Net = n
 			s.uses[p.PID] = nicuse.Of(s.h, p)
 		}
@@ -275,15 +275,15 @@ func (s *Sampler) classify(r interrupts.Row) (nicIRQ, bool) {
 // --pid that names no process is an error; a --comm that matches none is
 // waited for: each sample looks for it again until it runs, and again
 // after it exits, so a benchmark started after the watch is picked up.
-func Open(root string, nics []string, sel proc.Selection, now func() time.Time) (*Sampler, error) {
-	h, err := topology.Read(root)
+func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time) (*Sampler, error) {
+	h, err := topology.Read(fsys)
 	if err != nil {
 		return nil, err
 	}
 	var procs []*proc.Process
 	if sel.Any() {
 		var matches []proc.Match
-		if procs, matches, err = proc.SelectPresent(root, sel); err != nil {
+		if procs, matches, err = proc.SelectPresent(fsys, sel); err != nil {
 			return nil, err
 		}
 		for _, m := range matches {

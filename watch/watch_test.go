@@ -24,7 +24,7 @@ import (
 func setup(t *testing.T, name string, procs ...*proc.Process) (watchtest.Tree, *Sampler, *watchtest.Clock) {
 	t.Helper()
 	root := hosttest.Copy(t, name)
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestVerdictNamesUsers(t *testing.T) {
 	tr.Thread(7000, 7000, "iperf3", "R", 10, 10, 12)
 	hosttest.WriteSockets(t, root, 7000, []hosttest.Socket{{Proto: "tcp", Local: "10.1.0.2:5201", Remote: "10.1.0.9:4000", Inode: 5}})
 	hosttest.WriteRoutes(t, filepath.Join(root, "proc/7000/net"), []hosttest.Route{{Iface: "ens1f0", Dst: "10.1.0.0/24"}}, nil)
-	n, err := proc.ReadNet(root, 7000)
+	n, err := proc.ReadNet(hosttest.Open(t, root), 7000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,11 +506,11 @@ func TestVerdictNamesUsers(t *testing.T) {
 	tr.Thread(7100, 7100, "iperf3", "R", 10, 10, 13)
 	hosttest.WriteSockets(t, root, 7100, []hosttest.Socket{{Proto: "tcp", Local: "127.0.0.1:41000", Remote: "127.0.0.1:5201", Inode: 6}})
 	hosttest.WriteRoutes(t, filepath.Join(root, "proc/7100/net"), []hosttest.Route{{Iface: "ens1f0", Dst: "10.1.0.0/24"}}, nil)
-	lo, err := proc.ReadNet(root, 7100)
+	lo, err := proc.ReadNet(hosttest.Open(t, root), 7100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,11 +545,11 @@ func TestWaitsForComm(t *testing.T) {
 	root := hosttest.Copy(t, "vm-virtio")
 	tr := watchtest.Tree{T: t, Root: root}
 	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
-	s, err := Open(root, nil, proc.Selection{Comms: []string{"iperf3"}}, clk.Now)
+	s, err := Open(hosttest.Open(t, root), nil, proc.Selection{Comms: []string{"iperf3"}}, clk.Now)
 	if err != nil {
 		t.Fatalf("Open with an absent --comm: %v", err)
 	}
-	if _, err := Open(root, nil, proc.Selection{PIDs: []int{7000}}, clk.Now); !errors.Is(err, proc.ErrNoProcess) {
+	if _, err := Open(hosttest.Open(t, root), nil, proc.Selection{PIDs: []int{7000}}, clk.Now); !errors.Is(err, proc.ErrNoProcess) {
 		t.Errorf("Open with an absent --pid: %v, want ErrNoProcess", err)
 	}
 	step := func(edit func()) *Interval {

@@ -51,7 +51,7 @@ func TestAttributionRealHosts(t *testing.T) {
 			p.pid, p.sockets = 4243, nil
 			writeProc(t, root, 128, p)
 
-			h, tab, err := irq.Read(root, irq.Options{})
+			h, tab, err := irq.Read(hosttest.Open(t, root), irq.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,7 +34,7 @@ func newAuditCmd(a *app) *cobra.Command {
 				return err
 			}
 			// An unwritable textfile fails the command after the audit is shown.
-			st, err, writeErr := exporter.ReadAudit(a.root, sel.Selection, textfile)
+			st, err, writeErr := exporter.ReadAudit(a.fs, sel.Selection, textfile)
 			if err != nil {
 				return errors.Join(err, writeErr)
 			}

@@ -649,7 +649,7 @@ func BenchmarkAuditHost(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		st, err := audit.Read(root, audit.Selection{Selection: proc.Selection{PIDs: pids}})
+		st, err := audit.Read(hosttest.Open(b, root), audit.Selection{Selection: proc.Selection{PIDs: pids}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,7 +18,7 @@ func newBenchCmd(a *app) *cobra.Command {
 	c := &cobra.Command{Use: "bench [--nic NIC] [--placements LIST] [--repeat N] [flags] -- COMMAND [ARGS...]", Args: cobra.ArbitraryArgs,
 		Short: "Run a benchmark in each placement of the NIC's IRQs, itself and its memory",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := o.Request(a.root, args)
+			req, err := o.Request(a.fs, args)
 			if err == nil && !o.DryRun {
 				err = needRoot(a, "bench", "; --dry-run shows the matrix without root")
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -41,7 +42,12 @@ func addCompletion(c *cobra.Command, a *app) {
 // completeNICs lists the NICs of the host under --root (a folder; a
 // snapshot is not unpacked for completion), those already given left out.
 func (a *app) completeNICs(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-	h, err := topology.Read(a.root)
+	fsys, err := kfile.Open(a.root)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer fsys.Close()
+	h, err := topology.Read(fsys)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

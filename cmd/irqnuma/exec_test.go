@@ -105,7 +105,7 @@ func TestExecMembind(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exec --membind: exit %d: %s", code, stderr)
 	}
-	h, err := topology.Read("/")
+	h, err := topology.Read(hosttest.Open(t, "/"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func newIRQListCmd(a *app) *cobra.Command {
 		Short: "List the IRQs of every NIC (or --all) with where they may go and go",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, t, err := irq.Read(a.root, irq.Options{All: all, NICs: nics})
+			h, t, err := irq.Read(a.fs, irq.Options{All: all, NICs: nics})
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/screen"
 	"github.com/irqnuma/irqnuma/report/hostmap"
 )
@@ -44,7 +45,7 @@ func newMapCmd(a *app) *cobra.Command {
 			if err := sel.check(); err != nil {
 				return err
 			}
-			m, err := buildMap(a.root, sel)
+			m, err := buildMap(a.fs, sel)
 			if err != nil {
 				return err
 			}
@@ -74,9 +75,9 @@ func newMapCmd(a *app) *cobra.Command {
 	return c
 }
 
-// buildMap reads what the picture needs under root.
-func buildMap(root string, s selection) (*hostmap.Map, error) {
-	st, err := audit.ReadHost(root, s.Selection)
+// buildMap reads what the picture needs under the root.
+func buildMap(fsys kfile.FS, s selection) (*hostmap.Map, error) {
+	st, err := audit.ReadHost(fsys, s.Selection)
 	if err == nil {
 		err = st.Absent() // a picture of a process that is not there is no picture
 	}

@@ -31,7 +31,7 @@ func (a *app) pick(fs *pflag.FlagSet, f *affinity.PickOptions) (*affinity.Pick, 
 	if err != nil {
 		return nil, usageIf(err)
 	}
-	p, err := affinity.PickOn(a.root, r)
+	p, err := affinity.PickOn(a.fs, r)
 	if err != nil {
 		return nil, usageIf(err)
 	}

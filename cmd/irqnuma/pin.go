@@ -68,7 +68,7 @@ func newIRQPinCmd(a *app) *cobra.Command {
 
 // needRoot refuses a change to the live host without root.
 func needRoot(a *app, what, instead string) error {
-	if affinity.IsLive(a.root) && a.geteuid() != 0 {
+	if affinity.IsLive(a.fs) && a.geteuid() != 0 {
 		return fmt.Errorf("%s changes the live host's IRQ affinity and needs root (run it with sudo%s)", what, instead)
 	}
 	return nil
@@ -89,7 +89,7 @@ func usageIf(err error) error {
 
 // pinRequest turns the flags into what affinity.Pin takes.
 func pinRequest(a *app, nics []string, f pinFlags) (affinity.PinRequest, error) {
-	req := affinity.PinRequest{Root: a.root, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
+	req := affinity.PinRequest{Root: a.fs, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
 		StatePath: f.state, Writer: a.writer, Now: a.now(),
 		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps, CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs}}
 	var err error
@@ -181,7 +181,7 @@ func runRestore(a *app, args []string) error {
 		path = args[0]
 	}
 	defer shutdown.Critical()()
-	res, err := affinity.Restore(a.ctx, a.root, path, a.writer)
+	res, err := affinity.Restore(a.ctx, a.fs, path, a.writer)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func TestPinGolden(t *testing.T) {
 			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
 				t.Errorf("a dry run changed the tree:\n%s", diff)
 			}
-			if _, err := os.Stat(affinity.StateDir(root)); err == nil {
+			if _, err := os.Stat(affinity.StateDir(hosttest.Open(t, root))); err == nil {
 				t.Error("a dry run created the state folder")
 			}
 		})
@@ -626,7 +626,7 @@ func TestPinLocked(t *testing.T) {
 	t.Parallel()
 	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
-	l, err := affinity.AcquireLock(root)
+	l, err := affinity.AcquireLock(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -796,7 +796,7 @@ func TestPinLive(t *testing.T) {
 // liveIRQCount returns the total count of an IRQ in /proc/interrupts.
 func liveIRQCount(t *testing.T, n int) uint64 {
 	t.Helper()
-	in, err := interrupts.Read("/")
+	in, err := interrupts.Read(hosttest.Open(t, "/"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -20,7 +21,8 @@ import (
 type app struct {
 	sys
 	ctx    context.Context
-	root   string
+	root   string   // --root as given, then the unpacked snapshot's folder
+	fs     kfile.FS // --root, opened once by openRoot for the command
 	output string
 	stdin  io.Reader
 	stdout io.Writer

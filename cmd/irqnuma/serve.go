@@ -32,7 +32,7 @@ func newServeCmd(a *app) *cobra.Command {
 			}
 			// What the host lacks now may come later (a NIC's driver, a
 			// mount): said, and served as irqnuma_scrape_error 1, no exit.
-			if _, err := audit.Read(a.root, sel.Selection); err != nil {
+			if _, err := audit.Read(a.fs, sel.Selection); err != nil {
 				fmt.Fprintf(a.stderr, "irqnuma: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
 			}
 			ln, err := net.Listen("tcp", listen)
@@ -43,7 +43,7 @@ func newServeCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stderr, "irqnuma: warning: %s is not a loopback address: anyone who can reach it sees this host's layout\n", listen)
 			}
 			fmt.Fprintf(a.stderr, "irqnuma: serving http://%s/metrics\n", ln.Addr())
-			return exporter.Serve(a.ctx, ln, exporter.New(a.root, sel.Selection, a.stderr).Handler())
+			return exporter.Serve(a.ctx, ln, exporter.New(a.fs, sel.Selection, a.stderr).Handler())
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", exporter.DefaultListen, "address to serve /metrics on")

@@ -29,7 +29,7 @@ func newSnapshotCmd(a *app) *cobra.Command {
 			if err := sel.check(); err != nil {
 				return err
 			}
-			res, err := snapshot.Create(a.output, a.stdout, a.root, snapshot.Options{Processes: sel.Selection.Selection})
+			res, err := snapshot.Create(a.output, a.stdout, a.fs, snapshot.Options{Processes: sel.Selection.Selection})
 			if err != nil {
 				return usageIf(err)
 			}
@@ -41,10 +41,25 @@ func newSnapshotCmd(a *app) *cobra.Command {
 	return c
 }
 
-// openRoot makes --root usable: a folder must hold proc/ or sys/; a
+// openRoot opens --root once for the command (a.fs, closed by a.close),
+// after unpackRoot has made it a folder.
+func (a *app) openRoot(cmd *cobra.Command) error {
+	if err := a.unpackRoot(cmd); err != nil {
+		return err
+	}
+	fsys, err := kfile.Open(a.root)
+	if err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	a.fs = fsys
+	a.closers = append(a.closers, fsys.Close)
+	return nil
+}
+
+// unpackRoot makes --root usable: a folder must hold proc/ or sys/; a
 // snapshot is unpacked into a temporary folder that a.close removes, and
 // refused by commands that write to the host (the writes would vanish).
-func (a *app) openRoot(cmd *cobra.Command) error {
+func (a *app) unpackRoot(cmd *cobra.Command) error {
 	if st, err := os.Stat(a.root); err != nil || st.IsDir() {
 		return usageIf(kfile.CheckRoot(a.root)) // a missing root: the readers say what is wrong
 	}

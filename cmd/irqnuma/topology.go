@@ -13,7 +13,7 @@ func newTopologyCmd(a *app) *cobra.Command {
 		Short: "Show NUMA nodes, CPUs and NICs, each NIC under its node",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, t, err := irq.Read(a.root, irq.Options{})
+			h, t, err := irq.Read(a.fs, irq.Options{})
 			if err != nil {
 				return err
 			}

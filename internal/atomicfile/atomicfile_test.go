@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -88,7 +89,7 @@ func TestCreateIn(t *testing.T) {
 			if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			fsys := kfile.NewFS(root)
+			fsys := hosttest.Open(t, root)
 			dir := filepath.Join(root, "var/lib/irqnuma")
 			if err := fsys.MkdirAll(dir, 0o700); err != nil {
 				t.Fatal(err)
@@ -140,7 +141,7 @@ func TestRemoveTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := RemoveTemps(kfile.NewFS(dir), dir); err != nil {
+	if err := RemoveTemps(hosttest.Open(t, dir), dir); err != nil {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dir)

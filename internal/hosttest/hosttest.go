@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest/hostgen"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // Names lists the committed host trees.
@@ -48,6 +49,25 @@ func Root(name string) string {
 	// file is <module>/internal/hosttest/hosttest.go.
 	mod := filepath.Dir(filepath.Dir(filepath.Dir(file)))
 	return filepath.Join(mod, "testdata", "hosts", name)
+}
+
+// Open opens the host root at root (any folder: Root, Copy, Shared or
+// one a test made) as the readers take it, and closes it when the test
+// ends.
+func Open(t testing.TB, root string) kfile.FS {
+	t.Helper()
+	fsys, err := kfile.Open(root)
+	if err != nil {
+		t.Fatalf("open root %s: %v", root, err)
+	}
+	t.Cleanup(func() { fsys.Close() })
+	return fsys
+}
+
+// FS opens the committed tree name read-only (Shared) as Open does.
+func FS(t testing.TB, name string) kfile.FS {
+	t.Helper()
+	return Open(t, Shared(t, name))
 }
 
 // Copy copies the committed tree name into t.TempDir() and returns the

@@ -5,7 +5,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/benchcpu"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // bigHost is a 512-CPU host (4 nodes, SMT) with 1,000 IRQs.
@@ -15,7 +14,8 @@ var bigHost = hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, Qu
 // 1,000-IRQ host (about 5.6 MB).
 func BenchmarkParseInterrupts(b *testing.B) {
 	root := hosttest.Synthetic(b, bigHost)
-	data, err := kfile.Read(root + "/proc/interrupts")
+	fsys := hosttest.Open(b, root)
+	data, err := fsys.Read(fsys.Path("proc/interrupts"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,7 +36,8 @@ var hugeHost = hosttest.SyntheticSpec{CPUs: 1152, Nodes: 8, SMT: true, NICs: 8, 
 // BenchmarkParseInterrupts1152 parses that file; the budget is 60 ms.
 func BenchmarkParseInterrupts1152(b *testing.B) {
 	root := hosttest.Synthetic(b, hugeHost)
-	data, err := kfile.Read(root + "/proc/interrupts")
+	fsys := hosttest.Open(b, root)
+	data, err := fsys.Read(fsys.Path("proc/interrupts"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -93,9 +93,10 @@ const MaxIRQ = cpuset.MaxID
 var ErrFormat = errors.New("not in /proc/interrupts format")
 
 // Read reads and parses root/proc/interrupts.
-func Read(root string) (*Interrupts, error) {
+func Read(fsys kfile.FS) (*Interrupts, error) {
+	root := fsys.Root()
 	p := filepath.Join(root, "proc/interrupts")
-	b, err := kfile.NewFS(root).Read(p)
+	b, err := fsys.Read(p)
 	if err != nil {
 		return nil, err
 	}

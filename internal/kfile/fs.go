@@ -18,59 +18,68 @@ import (
 	"github.com/irqnuma/irqnuma/internal/rootpath"
 )
 
-// FS is a host root: the live machine ("/") or a tree holding its proc/
-// and sys/. Its methods take paths under the root as Path makes them
-// (root + "/sys/..."), so messages name files as the user knows them, and
-// a tree is read as if it were mounted at "/": symbolic links are followed inside it, an
-// absolute target is taken from the tree's top and ".." stops there, so
-// nothing outside the tree is ever read or written through it (openat2's
-// RESOLVE_IN_ROOT; on a kernel without openat2 the links are resolved by
-// rootpath first). Errors name the file as root + path.
+// FS is a host root, opened once with Open: the live machine ("/") or a
+// tree holding its proc/ and sys/. Every reader takes one; nothing in
+// irqnuma reads a host file by a bare path. Its methods take paths under
+// the root as Path makes them (root + "/sys/..."), so messages name files
+// as the user knows them, and a tree is read as if it were mounted at
+// "/": symbolic links are followed inside it, an absolute target is taken
+// from the tree's top and ".." stops there, so nothing outside the tree
+// is ever read or written through it (openat2's RESOLVE_IN_ROOT; on a
+// kernel without openat2 the links are resolved by rootpath first).
+// Errors name the file as root + path.
 //
 // Opens are non-blocking and reads are bounded, so a FIFO or a device
 // planted in a tree cannot hang a reader.
+//
+// The zero FS holds no root: every read through it fails.
 type FS struct {
 	root string
 	dir  *rootDir // nil for the live root
+	live bool
 }
 
-// rootDir is a tree's root folder, opened once per process.
+// rootDir is a tree's root folder, opened once by Open.
 type rootDir struct {
-	once sync.Once
 	fd   int
+	abs  string // the root made absolute, as a path given to the FS may be
 	real string // the folder's real path, for Resolve
-	dev  uint64
-	ino  uint64
 	err  error
 }
 
-var roots sync.Map // cleaned root path -> *rootDir
+// errNoRoot is the zero FS's error.
+var errNoRoot = errors.New("no host root opened (kfile.Open)")
 
-// NewFS returns the FS of root. The live root "/" is read with the
-// kernel's own path walk; any other folder is opened once per process
-// (again if the folder at that path was replaced).
-func NewFS(root string) FS {
+// Open opens the host root: "/" is the live machine, read with the
+// kernel's own path walk; any other folder is opened once, here, and
+// every read through the FS resolves inside it. A root that does not
+// exist is not an error here: every read through the FS then fails with
+// the open's error, which names the root, so a command that reports
+// failures per read (a scrape) says so there; a root that exists and
+// cannot be opened as a folder is an error. Whether the folder holds a
+// host is CheckRoot's question. Close releases the folder.
+func Open(root string) (FS, error) {
 	clean := filepath.Clean(root)
 	if clean == "/" {
-		return FS{root: "/"}
-	}
-	var st unix.Stat_t
-	statErr := unix.Stat(clean, &st)
-	if v, ok := roots.Load(clean); ok {
-		d := v.(*rootDir)
-		d.once.Do(func() {}) // wait for an open under way
-		if statErr == nil && d.err == nil && d.dev == st.Dev && d.ino == st.Ino {
-			return FS{root: root, dir: d}
-		}
+		return FS{root: "/", live: true}, nil
 	}
 	d := &rootDir{}
-	d.once.Do(func() { d.open(clean) })
-	if d.err == nil {
-		if old, loaded := roots.Swap(clean, d); loaded {
-			_ = old // an earlier folder at this path: its fd stays valid for FS values holding it
-		}
+	d.open(clean)
+	if d.err != nil && !errors.Is(d.err, fs.ErrNotExist) {
+		return FS{}, d.err
 	}
-	return FS{root: root, dir: d}
+	return FS{root: root, dir: d}, nil
+}
+
+// Close closes the root folder; reads through f (and its copies) fail
+// after it. Closing the live root does nothing.
+func (f FS) Close() error {
+	if f.dir == nil || f.dir.err != nil {
+		return nil
+	}
+	err := unix.Close(f.dir.fd)
+	f.dir.err = &fs.PathError{Op: "open", Path: f.root, Err: fs.ErrClosed}
+	return err
 }
 
 func (d *rootDir) open(root string) {
@@ -79,13 +88,10 @@ func (d *rootDir) open(root string) {
 		d.err = &fs.PathError{Op: "open", Path: root, Err: err}
 		return
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		d.err = &fs.PathError{Op: "stat", Path: root, Err: err}
-		return
+	d.fd = fd
+	if abs, err := filepath.Abs(root); err == nil {
+		d.abs = abs
 	}
-	d.fd, d.dev, d.ino = fd, st.Dev, st.Ino
 	// The folder's absolute real path, which Resolve compares the
 	// kernel's answers with: what the fd is open on, or without /proc
 	// the path made absolute with its links followed. A relative root
@@ -148,7 +154,7 @@ func holdsHost(dir string) bool {
 func (f FS) Root() string { return f.root }
 
 // Live reports whether f is the running machine's own root.
-func (f FS) Live() bool { return f.dir == nil }
+func (f FS) Live() bool { return f.live }
 
 // Path returns the root joined with rel, as messages name a file.
 func (f FS) Path(rel ...string) string {
@@ -173,21 +179,14 @@ var errNotUnder = errors.New("path is not under the root")
 // rel returns p relative to the root ("." for the root itself). The
 // root may be spelt any way a folder can ("./", "../x", "x/../y/"): both
 // are cleaned first, and a root of "." holds every relative path that
-// does not climb out of it, since Path("sys/...") is then "sys/...".
+// does not climb out of it, since Path("sys/...") is then "sys/...". A
+// path may also name the root by its absolute or its real path.
 func (f FS) rel(p string) (string, error) {
 	r := filepath.Clean(p)
 	if f.root != "/" {
-		top := filepath.Clean(f.root)
-		switch {
-		case r == top:
-			r = ""
-		case top == ".":
-			if filepath.IsAbs(r) || r == ".." || strings.HasPrefix(r, "../") {
-				return "", errNotUnder
-			}
-		case strings.HasPrefix(r, top+"/"):
-			r = r[len(top)+1:]
-		default:
+		var ok bool
+		r, ok = f.under(r)
+		if !ok {
 			return "", errNotUnder
 		}
 	}
@@ -198,6 +197,29 @@ func (f FS) rel(p string) (string, error) {
 	return r, nil
 }
 
+// under returns the clean path r relative to the root, trying the root
+// as given, then its absolute and its real path.
+func (f FS) under(r string) (string, bool) {
+	tops := []string{filepath.Clean(f.root)}
+	if f.dir != nil {
+		tops = append(tops, f.dir.abs, f.dir.real)
+	}
+	for _, top := range tops {
+		switch {
+		case top == "":
+		case r == top:
+			return "", true
+		case top == ".":
+			if !filepath.IsAbs(r) && r != ".." && !strings.HasPrefix(r, "../") {
+				return r, true
+			}
+		case strings.HasPrefix(r, top+"/"):
+			return r[len(top)+1:], true
+		}
+	}
+	return "", false
+}
+
 // open opens p with flags; O_CLOEXEC is added, and O_NONBLOCK but to
 // O_PATH (which admits only O_DIRECTORY and O_NOFOLLOW beside it).
 func (f FS) open(p string, flags int) (int, error) {
@@ -205,8 +227,11 @@ func (f FS) open(p string, flags int) (int, error) {
 	if flags&unix.O_PATH == 0 {
 		flags |= unix.O_NONBLOCK
 	}
-	if f.dir == nil {
+	if f.live {
 		return retryEINTR(func() (int, error) { return unix.Open(p, flags, 0) })
+	}
+	if f.dir == nil {
+		return -1, errNoRoot
 	}
 	if f.dir.err != nil {
 		return -1, f.dir.err
@@ -284,7 +309,7 @@ func (f FS) readFile(p string, buf []byte, limit int64, stat bool) ([]byte, os.F
 		return nil, 0, pathErr("open", p, err)
 	}
 	defer unix.Close(fd)
-	return readFD(fd, p, buf, limit, stat, f.dir == nil)
+	return readFD(fd, p, buf, limit, stat, f.live)
 }
 
 // Read returns the whole file, bounded by MaxSize.
@@ -322,7 +347,7 @@ func (f FS) ReadBuf(p string, buf []byte) ([]byte, error) {
 // a regular file: the check before a library that opens files on its own
 // (procfs) is handed a path inside a tree. The live root is always plain.
 func (f FS) Plain(p string) error {
-	if f.dir == nil {
+	if f.live {
 		return nil
 	}
 	rel, err := f.rel(p)
@@ -496,7 +521,7 @@ func (f FS) Resolve(p string) (string, error) {
 		return r, nil
 	}
 	top := "/"
-	if f.dir != nil {
+	if !f.live {
 		top = f.dir.real
 	}
 	r, err := filepath.Rel(top, real)
@@ -517,7 +542,7 @@ func (f FS) OpenFile(p string, flag int) (*os.File, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	if f.dir != nil && flag&unix.O_ACCMODE == unix.O_RDONLY {
+	if !f.live && flag&unix.O_ACCMODE == unix.O_RDONLY {
 		// A read of a tree's file refuses a device, FIFO or socket, as
 		// readFile does.
 		var st unix.Stat_t

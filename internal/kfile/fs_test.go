@@ -2,6 +2,7 @@ package kfile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,7 @@ func bothWays(t *testing.T, fn func(t *testing.T)) {
 // tree is ever read through it.
 func TestFSLinksStayInside(t *testing.T) {
 	bothWays(t, func(t *testing.T) {
-		f := NewFS(tree(t))
+		f := mustOpen(t, tree(t))
 		if s, err := f.String(f.Path("proc/abs")); err != nil || s != "in the tree" {
 			t.Errorf("absolute link: %q, %v; want the tree's own proc/cmdline", s, err)
 		}
@@ -119,7 +120,7 @@ func TestFSNeverBlocks(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(root, "proc/stat")); err != nil {
 		t.Fatal(err)
 	}
-	f := NewFS(root)
+	f := mustOpen(t, root)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -153,9 +154,9 @@ func TestFSNeverBlocks(t *testing.T) {
 
 // TestFSLive: the live root reads absolute paths as the kernel walks them.
 func TestFSLive(t *testing.T) {
-	f := NewFS("/")
+	f := mustOpen(t, "/")
 	if !f.Live() {
-		t.Fatal("NewFS(/) is not live")
+		t.Fatal("Open(/) is not live")
 	}
 	p := filepath.Join(t.TempDir(), "attr")
 	os.WriteFile(p, []byte("7\n"), 0o444)
@@ -166,7 +167,7 @@ func TestFSLive(t *testing.T) {
 
 // TestFSRootMissing: every read of a missing root says which root.
 func TestFSRootMissing(t *testing.T) {
-	f := NewFS(filepath.Join(t.TempDir(), "nope"))
+	f := mustOpen(t, filepath.Join(t.TempDir(), "nope"))
 	_, err := f.String(f.Path("proc/cmdline"))
 	if err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("read under a missing root: %v", err)
@@ -188,7 +189,7 @@ func TestFSOpenat2Again(t *testing.T) {
 			}
 			return old(dirfd, path, how)
 		}
-		f := NewFS(root)
+		f := mustOpen(t, root)
 		if s, err := f.String(f.Path("proc/abs")); err != nil || s != "in the tree" {
 			t.Errorf("%d EAGAINs: %q, %v; want the tree's proc/cmdline", failures, s, err)
 		}
@@ -234,31 +235,68 @@ func TestFSRootSpellings(t *testing.T) {
 	bothWays(t, func(t *testing.T) {
 		for _, tt := range tests {
 			t.Chdir(filepath.Join(base, tt.dir))
-			f := NewFS(tt.give)
+			f := mustOpen(t, tt.give)
 			if s, err := f.String(f.Path("proc/cmdline")); err != nil || s != "in the tree" {
-				t.Errorf("in %s, NewFS(%q): proc/cmdline = %q, %v; want %q", tt.dir, tt.give, s, err, "in the tree")
+				t.Errorf("in %s, Open(%q): proc/cmdline = %q, %v; want %q", tt.dir, tt.give, s, err, "in the tree")
 			}
 			if s, err := f.String(f.Path("proc/abs")); err != nil || s != "in the tree" {
-				t.Errorf("in %s, NewFS(%q): proc/abs = %q, %v; want %q", tt.dir, tt.give, s, err, "in the tree")
+				t.Errorf("in %s, Open(%q): proc/abs = %q, %v; want %q", tt.dir, tt.give, s, err, "in the tree")
 			}
 			if n, err := f.Int(f.Path("sys/bus/pci/0000:00:03.0/numa_node")); err != nil || n != 1 {
-				t.Errorf("in %s, NewFS(%q): numa_node through a link = %d, %v; want 1", tt.dir, tt.give, n, err)
+				t.Errorf("in %s, Open(%q): numa_node through a link = %d, %v; want 1", tt.dir, tt.give, n, err)
 			}
 			if ents, err := f.ReadDir(f.Path()); err != nil || len(ents) != 2 {
-				t.Errorf("in %s, NewFS(%q): ReadDir(root) = %d entries, %v; want proc and sys", tt.dir, tt.give, len(ents), err)
+				t.Errorf("in %s, Open(%q): ReadDir(root) = %d entries, %v; want proc and sys", tt.dir, tt.give, len(ents), err)
 			}
 			if r, err := f.Resolve(f.Path("sys/bus/pci/0000:00:03.0")); err != nil || r != "sys/devices/pci0000:00/0000:00:03.0" {
-				t.Errorf("in %s, NewFS(%q): Resolve = %q, %v", tt.dir, tt.give, r, err)
+				t.Errorf("in %s, Open(%q): Resolve = %q, %v", tt.dir, tt.give, r, err)
 			}
 		}
 	})
 	// Under a root of ".", what climbs out or is absolute is not under it.
 	t.Chdir(host)
-	f := NewFS(".")
-	for _, p := range []string{"..", "../x/proc/cmdline", "/proc/cmdline", filepath.Join(host, "proc/cmdline")} {
+	f := mustOpen(t, ".")
+	for _, p := range []string{"..", "../x/proc/cmdline", "/proc/cmdline"} {
 		if _, err := f.rel(p); !errors.Is(err, errNotUnder) {
-			t.Errorf("NewFS(\".\").rel(%q): %v, want %v", p, err, errNotUnder)
+			t.Errorf("Open(\".\").rel(%q): %v, want %v", p, err, errNotUnder)
 		}
+	}
+	// The root's absolute path names it too (a state file made absolute).
+	if r, err := f.rel(filepath.Join(host, "proc/cmdline")); err != nil || r != "proc/cmdline" {
+		t.Errorf("Open(\".\").rel(%s) = %q, %v; want proc/cmdline", filepath.Join(host, "proc/cmdline"), r, err)
+	}
+}
+
+// mustOpen opens root and closes it when the test ends.
+func mustOpen(t testing.TB, root string) FS {
+	t.Helper()
+	f, err := Open(root)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", root, err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestFSZeroAndClosed: the zero FS and a closed one read nothing, not
+// even the live machine's files.
+func TestFSZeroAndClosed(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "attr")
+	os.WriteFile(p, []byte("7\n"), 0o444)
+	if _, err := (FS{}).Read(p); !errors.Is(err, errNoRoot) {
+		t.Errorf("zero FS: Read(%s) = %v, want %v", p, err, errNoRoot)
+	}
+	root := tree(t)
+	f, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.String(f.Path("proc/cmdline")); err != nil {
+		t.Fatalf("before Close: %v", err)
+	}
+	f.Close()
+	if _, err := f.String(f.Path("proc/cmdline")); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("after Close: %v, want %v", err, fs.ErrClosed)
 	}
 }
 

@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/irqnuma/irqnuma/cpuset"
 )
 
 // MaxSize bounds one read. /proc/interrupts on a 1,152-CPU host with
@@ -46,30 +44,6 @@ func specialKind(mode uint32) string {
 	}
 	return ""
 }
-
-// The functions below read an absolute path of the running machine (the
-// live root); a tree is read through its FS, which keeps links inside it.
-
-// Read returns the whole file. A regular file's size (a copied tree's
-// /proc/interrupts can be tens of MB) sizes the buffer at once.
-func Read(path string) ([]byte, error) { return live.Read(path) }
-
-// ReadLimit returns the whole of a small file, failing when it exceeds
-// limit bytes. It does not stat the file: an attribute of a line or two
-// costs an open, two reads and a close.
-func ReadLimit(path string, limit int64) ([]byte, error) { return live.ReadLimit(path, limit) }
-
-// ReadMode reads a small file into buf (reused when large enough) and
-// returns its content and permission bits. It is the hot path of reading
-// thousands of /proc/irq files: raw open, fstat, read and close, without
-// the runtime poller registration os.Open does.
-func ReadMode(path string, buf []byte) ([]byte, os.FileMode, error) { return live.ReadMode(path, buf) }
-
-// ReadInto reads a small file into buf (reused when large enough), as
-// ReadMode without the fstat.
-func ReadInto(path string, buf []byte) ([]byte, error) { return live.ReadInto(path, buf) }
-
-var live = FS{root: "/"}
 
 // traceFn, when set, is told the path of every file read (Trace).
 var traceFn atomic.Pointer[func(string)]
@@ -144,26 +118,12 @@ func readFD(fd int, path string, buf []byte, limit int64, stat, special bool) ([
 	}
 }
 
-// String returns the file's content with one trailing newline removed, as
-// the kernel ends every attribute with one (see TrimAttr).
-func String(path string) (string, error) { return live.String(path) }
-
 // TrimAttr drops the trailing newline and any NUL padding around it
 // ("0-31\n\x00" and "\x00\n" are both seen in captures). The kernel never
 // writes NUL bytes, but some captured trees (hwloc's) pad files with them.
 func TrimAttr(b []byte) []byte {
 	return bytes.TrimRight(b, "\x00\n")
 }
-
-// Int reads a decimal integer attribute such as numa_node ("-1").
-func Int(path string) (int, error) { return live.Int(path) }
-
-// List reads a CPU or node list attribute ("0-3,8-11"). A file the
-// kernel leaves empty is the empty set.
-func List(path string) (cpuset.Set, error) { return live.List(path) }
-
-// Mask reads a CPU mask attribute ("ffff0000,0000ffff").
-func Mask(path string) (cpuset.Set, error) { return live.Mask(path) }
 
 // IsNotExist reports whether err says the file is absent.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -22,6 +22,12 @@ func write(t *testing.T, content string, mode os.FileMode) string {
 	return p
 }
 
+// live opens the live root, which these tests read absolute paths of.
+func live(t *testing.T) FS {
+	t.Helper()
+	return mustOpen(t, "/")
+}
+
 func TestString(t *testing.T) {
 	tests := []struct {
 		give, want string
@@ -34,7 +40,7 @@ func TestString(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		got, err := String(write(t, tt.give, 0o444))
+		got, err := live(t).String(write(t, tt.give, 0o444))
 		if err != nil || got != tt.want {
 			t.Errorf("String(%q) = %q, %v, want %q", tt.give, got, err, tt.want)
 		}
@@ -42,37 +48,37 @@ func TestString(t *testing.T) {
 }
 
 func TestTypedReads(t *testing.T) {
-	if v, err := Int(write(t, "-1\n", 0o444)); err != nil || v != -1 {
+	if v, err := live(t).Int(write(t, "-1\n", 0o444)); err != nil || v != -1 {
 		t.Errorf("Int(-1) = %d, %v", v, err)
 	}
-	if _, err := Int(write(t, "one\n", 0o444)); err == nil || !strings.Contains(err.Error(), "not an integer") {
+	if _, err := live(t).Int(write(t, "one\n", 0o444)); err == nil || !strings.Contains(err.Error(), "not an integer") {
 		t.Errorf("Int(one) error = %v", err)
 	}
-	if s, err := List(write(t, "16-31,48-63\n", 0o444)); err != nil || !s.Equal(cpuset.Range(16, 31).Union(cpuset.Range(48, 63))) {
+	if s, err := live(t).List(write(t, "16-31,48-63\n", 0o444)); err != nil || !s.Equal(cpuset.Range(16, 31).Union(cpuset.Range(48, 63))) {
 		t.Errorf("List = %s, %v", s, err)
 	}
-	if _, err := List(write(t, "1,\n", 0o444)); !errors.Is(err, cpuset.ErrSyntax) {
+	if _, err := live(t).List(write(t, "1,\n", 0o444)); !errors.Is(err, cpuset.ErrSyntax) {
 		t.Errorf("List(1,) error = %v, want ErrSyntax", err)
 	}
-	if s, err := Mask(write(t, "00040000,00000000\n", 0o444)); err != nil || !s.Equal(cpuset.New(50)) {
+	if s, err := live(t).Mask(write(t, "00040000,00000000\n", 0o444)); err != nil || !s.Equal(cpuset.New(50)) {
 		t.Errorf("Mask = %s, %v", s, err)
 	}
-	if _, err := String(filepath.Join(t.TempDir(), "absent")); !IsNotExist(err) {
+	if _, err := live(t).String(filepath.Join(t.TempDir(), "absent")); !IsNotExist(err) {
 		t.Errorf("String(absent) error = %v, want not-exist", err)
 	}
 }
 
 func TestReadModeAndLimit(t *testing.T) {
 	p := write(t, "50\n", 0o444)
-	b, mode, err := ReadMode(p, make([]byte, 0, 1))
+	b, mode, err := live(t).ReadMode(p, make([]byte, 0, 1))
 	if err != nil || string(b) != "50\n" || mode != 0o444 {
 		t.Errorf("ReadMode = %q, %o, %v; want \"50\\n\", 444", b, mode, err)
 	}
 	big := write(t, strings.Repeat("x", 5000), 0o644)
-	if _, err := ReadLimit(big, 4096); !errors.Is(err, ErrTooLarge) {
+	if _, err := live(t).ReadLimit(big, 4096); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("ReadLimit over the bound: %v, want ErrTooLarge", err)
 	}
-	if b, err := ReadLimit(big, 5000); err != nil || len(b) != 5000 {
+	if b, err := live(t).ReadLimit(big, 5000); err != nil || len(b) != 5000 {
 		t.Errorf("ReadLimit at the bound: %d bytes, %v", len(b), err)
 	}
 }

@@ -92,7 +92,7 @@ func TestWritesStayInside(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				root, o := t.TempDir(), newOutside(t)
 				tt.plant(root, o)
-				f := NewFS(root)
+				f := mustOpen(t, root)
 				dir := f.Path("var/lib/irqnuma")
 				if err := f.MkdirAll(dir, 0o700); err == nil {
 					if w, err := f.CreateFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600); err == nil {
@@ -118,7 +118,7 @@ func TestWritesStayInside(t *testing.T) {
 func TestCreateFileRefusesLinks(t *testing.T) {
 	bothWays(t, func(t *testing.T) {
 		root := t.TempDir()
-		f := NewFS(root)
+		f := mustOpen(t, root)
 		if err := os.WriteFile(filepath.Join(root, "target"), []byte("kept\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestCreateFileRefusesLinks(t *testing.T) {
 func TestTempLink(t *testing.T) {
 	bothWays(t, func(t *testing.T) {
 		root := t.TempDir()
-		f := NewFS(root)
+		f := mustOpen(t, root)
 		dir := f.Path("var/lib/irqnuma")
 		if err := f.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -179,7 +179,7 @@ func TestOpenKernelFile(t *testing.T) {
 	bothWays(t, func(t *testing.T) {
 		root, o := t.TempDir(), newOutside(t)
 		symlink(t, o.file, filepath.Join(root, "proc/irq/5/smp_affinity_list"))
-		f := NewFS(root)
+		f := mustOpen(t, root)
 		if w, err := f.OpenKernelFile(f.Path("proc/irq/5/smp_affinity_list")); err == nil {
 			w.WriteString("0\n")
 			w.Close()

@@ -23,7 +23,7 @@ import (
 // loadMapHost reads a host tree and its NIC IRQs.
 func loadMapHost(t testing.TB, root string) (*topology.Host, *irq.Table) {
 	t.Helper()
-	h, err := topology.Read(root)
+	h, err := topology.Read(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
