@@ -415,9 +415,10 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 	b.Run("write", func(b *testing.B) {
 		b.ReportAllocs()
+		fsys := hosttest.Open(b, root)
 		for b.Loop() {
 			archive.Reset()
-			if _, err := Write(&archive, hosttest.Open(b, root), Options{}); err != nil {
+			if _, err := Write(&archive, fsys, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

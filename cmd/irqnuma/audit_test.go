@@ -648,8 +648,9 @@ func BenchmarkAuditHost(b *testing.B) {
 		pids = append(pids, pid)
 	}
 	b.ReportAllocs()
+	fsys := hosttest.Open(b, root)
 	for b.Loop() {
-		st, err := audit.Read(hosttest.Open(b, root), audit.Selection{Selection: proc.Selection{PIDs: pids}})
+		st, err := audit.Read(fsys, audit.Selection{Selection: proc.Selection{PIDs: pids}})
 		if err != nil {
 			b.Fatal(err)
 		}
