@@ -3,9 +3,7 @@ package audit
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -156,8 +154,8 @@ type Options struct {
 	PCIDrivers map[string]string
 }
 
-// Run runs every check on the NICs, their IRQs and the watched
-// processes, and returns the findings grouped by NIC (NIC names
+// Run runs every registered check (see check) on the NICs, their IRQs
+// and the watched processes, and returns the findings grouped by NIC (NIC names
 // ascending, host-wide findings last), worst first within a group. A
 // process is judged against the NICs Processes says.
 func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []Finding {
@@ -179,38 +177,8 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 		// Nothing was audited: no gate may pass on that.
 		a.notCheckedAt(SeverityError, "", "nics", why)
 	}
-	for _, nic := range nics {
-		c := a.nicContext(nic)
-		a.checkNICNode(c)
-		a.checkIRQPlacement(c)
-		a.checkSharedCPU(c)
-		a.checkManaged(c)
-		a.checkIrqbalance(c)
-		for i, p := range procs {
-			if slices.Contains(pns[i].Judged, nic.Name) {
-				a.checkProcess(c, p)
-			}
-		}
-		a.checkSteering(c)
-		a.checkQueueCount(c)
-		a.checkGovernor(c)
-		a.checkIOMMU(c)
-	}
-	a.checkHostIOMMU()
-	a.checkProcessNICs(pns)
-	for _, sel := range opts.Absent {
-		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel,
-			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, opts.ProcRoot),
-			Fix:     "start it, or name it as /proc/PID/comm does (the executable's name, cut to 15 bytes)"})
-	}
-	for _, m := range opts.Partial {
-		for _, pid := range m.Partial {
-			dir := filepath.Join(opts.ProcRoot, strconv.Itoa(pid))
-			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: fmt.Sprintf("%s (process %d)", m.Selector, pid), PID: pid,
-				Message: fmt.Sprintf("process %d matches %s, but the capture holds only its comm (%s has no status), so nothing about it was checked", pid, m.Selector, dir),
-				Fix:     fmt.Sprintf("take the snapshot naming it: irqnuma snapshot %s -o FILE.tar.gz", m.Selector)})
-		}
-	}
+	a.procs, a.pns = procs, pns
+	a.runChecks(nics)
 	sortFindings(a.out)
 	return a.out
 }
@@ -225,6 +193,8 @@ type auditor struct {
 	multiNodePackages bool
 	hostIOMMUNeeded   bool
 	governors         map[int]string // Governor answers, each CPU asked once
+	procs             []*proc.Process
+	pns               []ProcessNIC // which NICs each of procs is judged against
 }
 
 func (a *auditor) add(f Finding) {
