@@ -237,13 +237,11 @@ func (a *auditor) notCheckedFix(sev Severity, nic, check, why, fix string) {
 	a.add(Finding{Check: CheckNotChecked, Severity: sev, Subject: check, NIC: nic, Message: why, Fix: fix})
 }
 
-// notCheckedFixes says how to make a skipped check possible.
+// notCheckedFixes says how to make possible what the audit as a whole
+// could not judge; a registered check says its own (check.fix).
 var notCheckedFixes = map[string]string{
-	string(CheckIrqbalance):  "run the audit on the live host, or capture irqbalance's /proc/<pid>/{comm,cmdline,environ}",
-	string(CheckIOMMUMode):   "capture /sys/class/iommu, /sys/kernel/iommu_groups, the NIC's iommu_group link and /proc/cmdline",
-	string(CheckCPUGovernor): "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
-	"locality":               "capture /sys/devices/system/node",
-	"nics":                   "capture /sys/class/net and the PCI functions it links to",
+	"locality": "capture /sys/devices/system/node",
+	"nics":     "capture /sys/class/net and the PCI functions it links to",
 }
 
 // AuditedNICs returns the names of the NICs an audit of h covers: those

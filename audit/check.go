@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 
@@ -30,9 +31,13 @@ type check struct {
 	// the audit says not-checked naming the check (TestCheckNeeds holds
 	// every check to that).
 	needs []fact
-	nic   func(a *auditor, c *nicCtx) error
-	proc  func(a *auditor, c *nicCtx, p *proc.Process) error
-	host  func(a *auditor) error
+	// fix says how to make the check possible, for its not-checked
+	// findings; "" for the general fix (run on the live host, or capture
+	// the missing file).
+	fix  string
+	nic  func(a *auditor, c *nicCtx) error
+	proc func(a *auditor, c *nicCtx, p *proc.Process) error
+	host func(a *auditor) error
 }
 
 // fact is something a check reads beyond the topology and the IRQs.
@@ -85,7 +90,7 @@ type notChecked struct {
 	nic     string
 	subject string // the check, "rps-remote, xps-remote", or "proc-mem-remote for PID 7"
 	why     string
-	fix     string // "" for the subject's fix in notCheckedFixes
+	fix     string // "" for the check's fix
 }
 
 func (e *notChecked) Error() string { return "not checked: " + e.subject + ": " + e.why }
@@ -140,9 +145,10 @@ func (a *auditor) notCheckedErr(nic string, ch *check, err error) {
 	if !errors.As(err, &nc) {
 		nc = &notChecked{sev: SeverityInfo, nic: nic, subject: string(ch.ids[0]), why: err.Error()}
 	}
-	if nc.fix == "" {
+	fix := cmp.Or(nc.fix, ch.fix)
+	if fix == "" {
 		a.notCheckedAt(nc.sev, nc.nic, nc.subject, nc.why)
 		return
 	}
-	a.notCheckedFix(nc.sev, nc.nic, nc.subject, nc.why, nc.fix)
+	a.notCheckedFix(nc.sev, nc.nic, nc.subject, nc.why, fix)
 }

@@ -11,7 +11,9 @@ import (
 
 // cpufreq governors of the local CPUs: cpu-governor.
 func init() {
-	register(&check{ids: []Check{CheckCPUGovernor}, needs: []fact{factGovernor}, nic: (*auditor).checkGovernor})
+	register(&check{ids: []Check{CheckCPUGovernor}, needs: []fact{factGovernor},
+		fix: "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
+		nic: (*auditor).checkGovernor})
 }
 
 // checkGovernor: cpu-governor. Local CPUs whose cpufreq governor is not

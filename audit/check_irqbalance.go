@@ -10,7 +10,9 @@ import (
 
 // irqbalance moving the NIC's IRQs: irqbalance-active.
 func init() {
-	register(&check{ids: []Check{CheckIrqbalance}, needs: []fact{factIrqbalance}, nic: (*auditor).checkIrqbalance})
+	register(&check{ids: []Check{CheckIrqbalance}, needs: []fact{factIrqbalance},
+		fix: "run the audit on the live host, or capture irqbalance's /proc/<pid>/{comm,cmdline,environ}",
+		nic: (*auditor).checkIrqbalance})
 }
 
 // checkIrqbalance: irqbalance-active. irqbalance runs and does not ban

@@ -75,7 +75,7 @@ var takeAway = map[fact]func(h *topology.Host, tb *irq.Table, o *Options, p *pro
 
 // TestCheckNeeds holds every check to what it declares it needs: with
 // the fact, no not-checked finding names the check; without it, one
-// does.
+// does, with the check's fix.
 func TestCheckNeeds(t *testing.T) {
 	run := func(t *testing.T, take func(*topology.Host, *irq.Table, *Options, *proc.Process)) []Finding {
 		h, tb := loadHost(t, "seed")
@@ -112,8 +112,14 @@ func TestCheckNeeds(t *testing.T) {
 				if !ok {
 					t.Fatalf("takeAway has no way to remove %q: add one", need)
 				}
-				if got := namesCheck(run(t, take), ch); len(got) == 0 {
+				fs := run(t, take)
+				if got := namesCheck(fs, ch); len(got) == 0 {
 					t.Errorf("without %s, no not-checked finding names %s", need, ch.ids[0])
+				}
+				for _, f := range onlyCheck(fs, CheckNotChecked) {
+					if ch.fix != "" && f.Subject == string(ch.ids[0]) && f.Fix != ch.fix {
+						t.Errorf("not-checked %s fix = %q, want the check's %q", f.Subject, f.Fix, ch.fix)
+					}
 				}
 			})
 		}
