@@ -369,8 +369,6 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 		a.notCheckedAt(SeverityWarning, n.Name, "irqs", fmt.Sprintf("no IRQs of %s found in /proc/interrupts or /proc/irq", n.Name))
 	} else if len(c.queues) == 0 {
 		a.notChecked(n.Name, "queues", fmt.Sprintf("none of %s's %d IRQs is named as a queue vector: queue checks skipped", n.Name, len(c.irqs)))
-	} else if len(c.where) == 0 {
-		a.notCheckedAt(SeverityWarning, n.Name, string(CheckIRQRemote), fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", n.Name))
 	}
 	return c
 }

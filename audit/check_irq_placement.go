@@ -16,6 +16,12 @@ func init() {
 
 // checkIRQPlacement: irq-remote and isolated-irq, per queue IRQ.
 func (a *auditor) checkIRQPlacement(c *nicCtx) error {
+	if len(c.queues) > 0 && len(c.where) == 0 {
+		// Where the NIC's traffic is handled, what the audit exists to
+		// say, is unknown: a gate must not pass on that.
+		return &notChecked{sev: SeverityWarning, nic: c.nic.Name, subject: string(CheckIRQRemote),
+			why: fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", c.nic.Name)}
+	}
 	isolated := a.h.IsolatedCPUs()
 	for _, q := range c.queues {
 		where, ok := c.where[q.IRQ]

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -159,5 +160,27 @@ func TestAuditIsolation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAuditIRQPlacementUnknown: a NIC whose queue IRQs have no affinity
+// files gets one not-checked irq-remote warning (a gate must not pass
+// on it) and no placement findings.
+func TestAuditIRQPlacementUnknown(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	for i := range tb.IRQs {
+		tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
+		tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
+	}
+	h.Isolated = cpuset.New(50)
+	var got []string
+	for _, f := range Run(h, tb, nil, Options{Governor: performance}) {
+		if f.Check == CheckIRQRemote || f.Check == CheckIsolatedIRQ || f.Subject == string(CheckIRQRemote) {
+			got = append(got, fmt.Sprintf("%s %s %s %s: %s", f.Severity, f.Check, f.NIC, f.Subject, f.Message))
+		}
+	}
+	want := []string{"warning not-checked eth0 irq-remote: no /proc/irq/N affinity files for eth0's queue IRQs: placement unknown"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 }
