@@ -3,9 +3,7 @@ package audit
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -156,8 +154,8 @@ type Options struct {
 	PCIDrivers map[string]string
 }
 
-// Run runs every check on the NICs, their IRQs and the watched
-// processes, and returns the findings grouped by NIC (NIC names
+// Run runs every registered check (see check) on the NICs, their IRQs
+// and the watched processes, and returns the findings grouped by NIC (NIC names
 // ascending, host-wide findings last), worst first within a group. A
 // process is judged against the NICs Processes says.
 func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []Finding {
@@ -179,38 +177,8 @@ func Run(h *topology.Host, t *irq.Table, procs []*proc.Process, opts Options) []
 		// Nothing was audited: no gate may pass on that.
 		a.notCheckedAt(SeverityError, "", "nics", why)
 	}
-	for _, nic := range nics {
-		c := a.nicContext(nic)
-		a.checkNICNode(c)
-		a.checkIRQPlacement(c)
-		a.checkSharedCPU(c)
-		a.checkManaged(c)
-		a.checkIrqbalance(c)
-		for i, p := range procs {
-			if slices.Contains(pns[i].Judged, nic.Name) {
-				a.checkProcess(c, p)
-			}
-		}
-		a.checkSteering(c)
-		a.checkQueueCount(c)
-		a.checkGovernor(c)
-		a.checkIOMMU(c)
-	}
-	a.checkHostIOMMU()
-	a.checkProcessNICs(pns)
-	for _, sel := range opts.Absent {
-		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel,
-			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, opts.ProcRoot),
-			Fix:     "start it, or name it as /proc/PID/comm does (the executable's name, cut to 15 bytes)"})
-	}
-	for _, m := range opts.Partial {
-		for _, pid := range m.Partial {
-			dir := filepath.Join(opts.ProcRoot, strconv.Itoa(pid))
-			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: fmt.Sprintf("%s (process %d)", m.Selector, pid), PID: pid,
-				Message: fmt.Sprintf("process %d matches %s, but the capture holds only its comm (%s has no status), so nothing about it was checked", pid, m.Selector, dir),
-				Fix:     fmt.Sprintf("take the snapshot naming it: irqnuma snapshot %s -o FILE.tar.gz", m.Selector)})
-		}
-	}
+	a.procs, a.pns = procs, pns
+	a.runChecks(nics)
 	sortFindings(a.out)
 	return a.out
 }
@@ -225,6 +193,8 @@ type auditor struct {
 	multiNodePackages bool
 	hostIOMMUNeeded   bool
 	governors         map[int]string // Governor answers, each CPU asked once
+	procs             []*proc.Process
+	pns               []ProcessNIC // which NICs each of procs is judged against
 }
 
 func (a *auditor) add(f Finding) {
@@ -267,13 +237,11 @@ func (a *auditor) notCheckedFix(sev Severity, nic, check, why, fix string) {
 	a.add(Finding{Check: CheckNotChecked, Severity: sev, Subject: check, NIC: nic, Message: why, Fix: fix})
 }
 
-// notCheckedFixes says how to make a skipped check possible.
+// notCheckedFixes says how to make possible what the audit as a whole
+// could not judge; a registered check says its own (check.fix).
 var notCheckedFixes = map[string]string{
-	string(CheckIrqbalance):  "run the audit on the live host, or capture irqbalance's /proc/<pid>/{comm,cmdline,environ}",
-	string(CheckIOMMUMode):   "capture /sys/class/iommu, /sys/kernel/iommu_groups, the NIC's iommu_group link and /proc/cmdline",
-	string(CheckCPUGovernor): "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
-	"locality":               "capture /sys/devices/system/node",
-	"nics":                   "capture /sys/class/net and the PCI functions it links to",
+	"locality": "capture /sys/devices/system/node",
+	"nics":     "capture /sys/class/net and the PCI functions it links to",
 }
 
 // AuditedNICs returns the names of the NICs an audit of h covers: those
@@ -401,8 +369,6 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 		a.notCheckedAt(SeverityWarning, n.Name, "irqs", fmt.Sprintf("no IRQs of %s found in /proc/interrupts or /proc/irq", n.Name))
 	} else if len(c.queues) == 0 {
 		a.notChecked(n.Name, "queues", fmt.Sprintf("none of %s's %d IRQs is named as a queue vector: queue checks skipped", n.Name, len(c.irqs)))
-	} else if len(c.where) == 0 {
-		a.notCheckedAt(SeverityWarning, n.Name, string(CheckIRQRemote), fmt.Sprintf("no /proc/irq/N affinity files for %s's queue IRQs: placement unknown", n.Name))
 	}
 	return c
 }

@@ -9,6 +9,11 @@ import (
 	"github.com/irqnuma/irqnuma/proc"
 )
 
+// A watched process against a NIC it uses: proc-remote, proc-irq-overlap and proc-mem-remote.
+func init() {
+	register(&check{ids: []Check{CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote}, needs: []fact{factNumaMaps}, proc: (*auditor).checkProcess})
+}
+
 // procSubject is "iperf3 (PID 4242)".
 func procSubject(p *proc.Process) string {
 	return fmt.Sprintf("%s (PID %d)", p.Comm, p.PID)
@@ -16,7 +21,7 @@ func procSubject(p *proc.Process) string {
 
 // checkProcess runs proc-remote, proc-irq-overlap and proc-mem-remote for
 // one watched process against one NIC.
-func (a *auditor) checkProcess(c *nicCtx, p *proc.Process) {
+func (a *auditor) checkProcess(c *nicCtx, p *proc.Process) error {
 	// Where the process and each of its threads may run.
 	allowed := a.online(p.Allowed)
 	for _, th := range p.Threads {
@@ -24,13 +29,15 @@ func (a *auditor) checkProcess(c *nicCtx, p *proc.Process) {
 			allowed = allowed.Union(a.online(th.Allowed))
 		}
 	}
+	var err error
 	if c.loc.Known() {
 		a.procRemote(c, p)
-		a.procMemRemote(c, p)
+		err = a.procMemRemote(c, p)
 	} else if len(a.h.Nodes) > 1 {
-		a.notChecked(c.nic.Name, string(CheckProcRemote), fmt.Sprintf("%s's locality is unknown: processes are not called local or remote", c.nic.Name))
+		err = skip(c.nic.Name, string(CheckProcRemote), fmt.Sprintf("%s's locality is unknown: processes are not called local or remote", c.nic.Name))
 	}
 	a.procIRQOverlap(c, p, allowed)
+	return err
 }
 
 // procRemote: a process or thread allowed on CPUs off the NIC's node
@@ -130,24 +137,15 @@ func (a *auditor) procIRQOverlap(c *nicCtx, p *proc.Process, allowed cpuset.Set)
 		Fix: c.fix(fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d`, c.ifname, p.PID))})
 }
 
-// cpusWord is "CPU 3" or "CPUs 0-15".
-func cpusWord(s cpuset.Set) string {
-	if s.Len() == 1 {
-		return "CPU " + s.List()
-	}
-	return "CPUs " + s.List()
-}
-
 // irqsSubjectRange is "284-299" as a compact list.
 func irqsSubjectRange(ns []int) string { return cpuset.New(ns...).List() }
 
 // procMemRemote: most of a process's pages on nodes other than the NIC's.
-func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
+func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) error {
 	if p.NodeKB == nil {
-		a.notCheckedFix(SeverityInfo, c.nic.Name, fmt.Sprintf("%s for PID %d", CheckProcMemRemote, p.PID),
-			fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)),
-			fmt.Sprintf("run the audit as root (another user's numa_maps needs ptrace rights), or capture it with irqnuma snapshot --pid %d", p.PID))
-		return
+		return &notChecked{sev: SeverityInfo, nic: c.nic.Name, subject: fmt.Sprintf("%s for PID %d", CheckProcMemRemote, p.PID),
+			why: fmt.Sprintf("no readable /proc/%d/numa_maps: where %s's memory sits is unknown", p.PID, procSubject(p)),
+			fix: fmt.Sprintf("run the audit as root (another user's numa_maps needs ptrace rights), or capture it with irqnuma snapshot --pid %d", p.PID)}
 	}
 	localNodes := c.localNodes
 	var total, remote uint64
@@ -160,7 +158,7 @@ func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
 		}
 	}
 	if total == 0 || 2*remote <= total {
-		return
+		return nil
 	}
 	slices.Sort(remoteNodes)
 	from := intsList(remoteNodes, false)
@@ -170,6 +168,7 @@ func (a *auditor) procMemRemote(c *nicCtx, p *proc.Process) {
 		Message: fmt.Sprintf("%s of %s's %s of memory (%d%%) is on node %s, off %s's %s (numa_maps)",
 			memKB(remote), procSubject(p), memKB(total), int(100*remote/total), from, c.nic.Name, NodeName(c.loc)),
 		Fix: c.fix(fmt.Sprintf("migratepages %d %s %s  # from numactl; or start it with: irqnuma exec --nic %s --membind -- %s ...", p.PID, from, to, c.ifname, p.Comm))})
+	return nil
 }
 
 // memKB prints an amount of memory given in kB: exact below 10 MiB,

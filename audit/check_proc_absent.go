@@ -1,0 +1,31 @@
+package audit
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+)
+
+// Watched processes that do not run: proc-absent.
+func init() {
+	register(&check{ids: []Check{CheckProcAbsent}, host: (*auditor).procAbsent})
+}
+
+// procAbsent: proc-absent. A process named with --pid or --comm that does
+// not run, or that the tree holds only in part.
+func (a *auditor) procAbsent() error {
+	for _, sel := range a.opts.Absent {
+		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel,
+			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, a.opts.ProcRoot),
+			Fix:     "start it, or name it as /proc/PID/comm does (the executable's name, cut to 15 bytes)"})
+	}
+	for _, m := range a.opts.Partial {
+		for _, pid := range m.Partial {
+			dir := filepath.Join(a.opts.ProcRoot, strconv.Itoa(pid))
+			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: fmt.Sprintf("%s (process %d)", m.Selector, pid), PID: pid,
+				Message: fmt.Sprintf("process %d matches %s, but the capture holds only its comm (%s has no status), so nothing about it was checked", pid, m.Selector, dir),
+				Fix:     fmt.Sprintf("take the snapshot naming it: irqnuma snapshot %s -o FILE.tar.gz", m.Selector)})
+		}
+	}
+	return nil
+}
