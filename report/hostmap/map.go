@@ -567,10 +567,7 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 			if c.Package >= 0 && !slices.Contains(pkgs, c.Package) {
 				pkgs = append(pkgs, c.Package)
 			}
-			key := c.Core
-			if !c.Online || key < 0 {
-				key = c.ID
-			}
+			key := h.CoreOf(c.ID)
 			mc, ok := cores[key]
 			if !ok {
 				mc = &Core{ID: key}
