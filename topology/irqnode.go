@@ -102,16 +102,16 @@ func (n *NIC) MatchIRQ(name, chip string) (m IRQMatch, tail string) {
 
 // irqNode returns the node every IRQ of irqs was allocated on, and
 // whether there is one: not when their node files disagree or say -1,
-// when none has a node file, or when some are kernel-managed. A managed
-// IRQ is one whose smp_affinity_list (or smp_affinity) is read-only while
-// another of the same IRQs' is writable, as kernels since 6.12 make them;
-// in a tree where all are read-only (captures that lost the kernel's
-// modes) or all writable (kernels before 6.12), that cannot be told, and
-// the agreement of the nodes is what is relied on. why says, when there
+// when none has a node file, or when some are kernel-managed (IRQModes,
+// over these IRQs: a read-only smp_affinity_list beside a writable one,
+// as kernels since 6.12 make them); in a tree where all are read-only
+// (captures that lost the kernel's modes) or all writable (kernels before
+// 6.12), that cannot be told, and the agreement of the nodes is what is
+// relied on. why says, when there
 // is no node, why not.
 func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 	var nodes []int
-	var ro, rw bool
+	var modes IRQModes // of these IRQs alone, lost modes not looked for
 	for _, n := range irqs {
 		dir := h.Path("proc/irq", strconv.Itoa(n))
 		v, err := h.fs.Int(dir + "/node")
@@ -125,16 +125,8 @@ func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 			return -1, false, "", fmt.Errorf("%s/node: %d is not a node", dir, v)
 		}
 		nodes = append(nodes, v)
-		st, err := h.fs.Stat(dir + "/smp_affinity_list")
-		if err != nil {
-			st, err = h.fs.Stat(dir + "/smp_affinity")
-		}
-		if err == nil {
-			if st.Mode().Perm()&0o222 == 0 {
-				ro = true
-			} else {
-				rw = true
-			}
+		if mode, err := StatAffinity(h.fs, dir); err == nil {
+			modes.Add(mode)
 		}
 	}
 	seen := map[int]bool{}
@@ -148,7 +140,7 @@ func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 	switch {
 	case len(nodes) == 0:
 		return -1, false, "none of its IRQs has /proc/irq/N/node", nil
-	case ro && rw:
+	case modes.SomeManaged():
 		return -1, false, "some of its IRQs are kernel-managed, so their /proc/irq/N/node follows their CPUs", nil
 	case seen[-1]:
 		return -1, false, "its IRQs' /proc/irq/N/node say -1", nil
