@@ -1,10 +1,8 @@
 package audit
 
 import (
-	"fmt"
 	"path/filepath"
 
-	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/nicuse"
@@ -94,9 +92,9 @@ func Read(root string, s Selection) (*State, error) {
 	return st, nil
 }
 
-// ReadOptions reads irqbalance, the kernel command line, the IOMMU state
-// and each NIC's PCI driver under root. What a tree lacks stays nil, and
-// the checks that need it say so.
+// ReadOptions reads irqbalance and each NIC's PCI driver under root, and
+// takes the kernel command line and the IOMMU state from h. What a tree
+// lacks stays nil, and the checks that need it say so.
 func ReadOptions(h *topology.Host, root string, nics []string) (Options, error) {
 	opts := Options{NICs: nics, Governor: h.Governor}
 	ib, err := irqbalance.Read(root)
@@ -104,15 +102,10 @@ func ReadOptions(h *topology.Host, root string, nics []string) (Options, error) 
 		return opts, err
 	}
 	opts.Irqbalance = ib
-	if opts.Cmdline, err = topology.ReadCmdline(root); err != nil {
-		if !kfile.IsNotExist(err) {
-			return opts, fmt.Errorf("kernel command line: %w", err)
-		}
-		opts.Cmdline = nil
-	}
-	if opts.IOMMU, err = topology.ReadIOMMU(root); err != nil {
-		return opts, err
-	}
+	// The command line and the IOMMU are the host's, read once by
+	// topology.Read; what it could not read is nil or unknown there, with
+	// a note, and the checks that need it say so.
+	opts.Cmdline, opts.IOMMU = h.Cmdline, h.IOMMU
 	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}
 	opts.PCIDrivers = map[string]string{}
 	for _, n := range h.NICs {
