@@ -73,9 +73,20 @@ func Read(root string, s Selection) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := st.Audit(root, s); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Audit reads what the checks need beyond st's reading of the host under
+// root (ReadOptions) and runs every check on that reading, filling in
+// Findings and Processes: one reading, judged once, for every command
+// that shows the findings (audit, map, the exporter).
+func (st *State) Audit(root string, s Selection) error {
 	opts, err := ReadOptions(st.Host, root, s.NICs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, m := range st.Matches {
 		if len(m.Partial) > 0 {
@@ -89,7 +100,7 @@ func Read(root string, s Selection) (*State, error) {
 	opts.Uses = st.Uses
 	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
 	st.Processes = Processes(AuditedNICs(st.Host, st.IRQs, s.NICs), st.Procs, opts)
-	return st, nil
+	return nil
 }
 
 // ReadOptions reads irqbalance and each NIC's PCI driver under root, and

@@ -74,7 +74,8 @@ func newMapCmd(a *app) *cobra.Command {
 	return c
 }
 
-// buildMap reads what the picture needs under root.
+// buildMap reads what the picture needs under root and audits it: the
+// conflicts drawn are the audit's findings.
 func buildMap(root string, s selection) (*hostmap.Map, error) {
 	st, err := audit.ReadHost(root, s.Selection)
 	if err == nil {
@@ -83,5 +84,8 @@ func buildMap(root string, s selection) (*hostmap.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs, Uses: st.Uses}), nil
+	if err := st.Audit(root, s.Selection); err != nil {
+		return nil, err
+	}
+	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs, Uses: st.Uses, Findings: st.Findings}), nil
 }
