@@ -323,16 +323,13 @@ func (p *Pick) irqAdvice(t *irq.Table, r PickRequest, before cpuset.Set) string 
 	return msg
 }
 
-// pickOnePerCore keeps the lowest member of cpus on each core. A CPU whose
-// core is unknown is its own core.
+// pickOnePerCore keeps the lowest member of cpus on each core
+// (topology's CoreOf: a CPU whose core is unknown is its own core).
 func pickOnePerCore(h *topology.Host, cpus cpuset.Set) cpuset.Set {
 	seen := make(map[int]bool)
 	var keep []int
 	for id := range cpus.All() {
-		core := id
-		if c, ok := h.CPU(id); ok && c.Core >= 0 {
-			core = c.Core
-		}
+		core := h.CoreOf(id)
 		if !seen[core] {
 			seen[core] = true
 			keep = append(keep, id)

@@ -305,10 +305,7 @@ func spreadOrder(h *topology.Host, cpus cpuset.Set) []int {
 		if !ok || !c.Online {
 			continue
 		}
-		cid := c.Core
-		if cid < 0 {
-			cid = id
-		}
+		cid := h.CoreOf(id)
 		i, seen := at[cid]
 		if !seen {
 			i = len(cores)

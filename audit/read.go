@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -71,14 +70,24 @@ func ReadHost(fsys kfile.FS, s Selection) (*State, error) {
 // need beyond it (irqbalance, the kernel command line, the IOMMU, the
 // NICs' drivers, cpufreq governors) and runs every check.
 func Read(fsys kfile.FS, s Selection) (*State, error) {
-	root := fsys.Root()
 	st, err := ReadHost(fsys, s)
 	if err != nil {
 		return nil, err
 	}
+	if err := st.Audit(fsys, s); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Audit reads what the checks need beyond st's reading of the host under
+// fsys (ReadOptions) and runs every check on that reading, filling in
+// Findings and Processes: one reading, judged once, for every command
+// that shows the findings (audit, map, the exporter).
+func (st *State) Audit(fsys kfile.FS, s Selection) error {
 	opts, err := ReadOptions(st.Host, fsys, s.NICs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, m := range st.Matches {
 		if len(m.Partial) > 0 {
@@ -88,16 +97,16 @@ func Read(fsys kfile.FS, s Selection) (*State, error) {
 			opts.Absent = append(opts.Absent, m.Selector)
 		}
 	}
-	opts.ProcRoot = filepath.Join(root, "proc")
+	opts.ProcRoot = filepath.Join(fsys.Root(), "proc")
 	opts.Uses = st.Uses
 	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
 	st.Processes = Processes(AuditedNICs(st.Host, st.IRQs, s.NICs), st.Procs, opts)
-	return st, nil
+	return nil
 }
 
-// ReadOptions reads irqbalance, the kernel command line, the IOMMU state
-// and each NIC's PCI driver under root. What a tree lacks stays nil, and
-// the checks that need it say so.
+// ReadOptions reads irqbalance and each NIC's PCI driver under fsys, and
+// takes the kernel command line and the IOMMU state from h. What a tree
+// lacks stays nil, and the checks that need it say so.
 func ReadOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error) {
 	opts := Options{NICs: nics, Governor: h.Governor}
 	ib, err := irqbalance.Read(fsys)
@@ -105,15 +114,10 @@ func ReadOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error
 		return opts, err
 	}
 	opts.Irqbalance = ib
-	if opts.Cmdline, err = topology.ReadCmdline(fsys); err != nil {
-		if !kfile.IsNotExist(err) {
-			return opts, fmt.Errorf("kernel command line: %w", err)
-		}
-		opts.Cmdline = nil
-	}
-	if opts.IOMMU, err = topology.ReadIOMMU(fsys); err != nil {
-		return opts, err
-	}
+	// The command line and the IOMMU are the host's, read once by
+	// topology.Read; what it could not read is nil or unknown there, with
+	// a note, and the checks that need it say so.
+	opts.Cmdline, opts.IOMMU = h.Cmdline, h.IOMMU
 	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}
 	opts.PCIDrivers = map[string]string{}
 	for _, n := range h.NICs {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 // Whether the kernel manages an IRQ's affinity itself is told by file
@@ -44,69 +45,45 @@ var readOnlyRelease = [2]int{6, 12}
 // the question open, and only their modes. Every file is read through
 // fsys, so a link in a tree is followed inside it, never out of it.
 func (t *Table) judgeManaged(fsys kfile.FS) {
-	var lost, sawRO, sawRW bool
+	var modes topology.IRQModes
 	for i := range t.IRQs {
 		m := t.IRQs[i].modes
 		if !t.IRQs[i].HasAffinity {
 			continue
 		}
-		lost = lost || m.lost
-		if m.affinity&0o222 == 0 {
-			sawRO = true
-		} else {
-			sawRW = true
-		}
+		modes.Lost = modes.Lost || m.lost
+		modes.Add(m.affinity)
 	}
-	marks := releaseAtLeast(fsys, readOnlyRelease)
-	if !lost && !(sawRO && sawRW) {
-		ro, rw := scanAffinityModes(fsys, !sawRO, !sawRW)
-		sawRO, sawRW = sawRO || ro, sawRW || rw
-	}
-	if !sawRW {
-		lost = true
+	modes.Marks = releaseAtLeast(fsys, readOnlyRelease)
+	if !modes.Lost && !(modes.ReadOnly && modes.Writable) {
+		scanAffinityModes(fsys, &modes)
 	}
 	for i := range t.IRQs {
 		q := &t.IRQs[i]
 		q.Managed, q.ManagedKnown = false, false
-		if !q.HasAffinity || lost {
-			continue
-		}
-		switch {
-		case q.modes.affinity&0o222 == 0:
-			q.Managed, q.ManagedKnown = true, true
-		case marks || sawRO:
-			q.ManagedKnown = true
+		if q.HasAffinity {
+			q.Managed, q.ManagedKnown = modes.Managed(q.modes.affinity)
 		}
 	}
 }
 
-// scanAffinityModes looks at smp_affinity_list (or smp_affinity) of every
-// /proc/irq/N until it has seen what it wants: a read-only one (wantRO)
-// and a writable one (wantRW).
-func scanAffinityModes(fsys kfile.FS, wantRO, wantRW bool) (ro, rw bool) {
+// scanAffinityModes adds the mode of smp_affinity_list (or smp_affinity)
+// of every /proc/irq/N to modes until it has seen a read-only one and a
+// writable one.
+func scanAffinityModes(fsys kfile.FS, modes *topology.IRQModes) {
 	ns, err := listIRQs(fsys)
 	if err != nil {
-		return false, false
+		return
 	}
 	dir := procIRQDir(fsys.Root())
 	for _, n := range ns {
-		if (!wantRO || ro) && (!wantRW || rw) {
+		if modes.ReadOnly && modes.Writable {
 			break
 		}
-		d := filepath.Join(dir, strconv.Itoa(n))
-		st, err := fsys.Stat(d + "/smp_affinity_list")
-		if err != nil {
-			if st, err = fsys.Stat(d + "/smp_affinity"); err != nil {
-				continue
-			}
-		}
-		if st.Mode().Perm()&0o222 == 0 {
-			ro = true
-		} else {
-			rw = true
+		if mode, err := topology.StatAffinity(fsys, filepath.Join(dir, strconv.Itoa(n))); err == nil {
+			modes.Add(mode)
 		}
 	}
-	return ro, rw
 }
 
 // releaseAtLeast reports whether /proc/sys/kernel/osrelease names a

@@ -1,8 +1,6 @@
 package irq
 
 import (
-	"strings"
-
 	"github.com/irqnuma/irqnuma/internal/interrupts"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -26,31 +24,53 @@ type Owner struct {
 }
 
 // Classify says whether an IRQ with the given action name(s) and chip
-// belongs to nic, and as which vector. It matches, in order: the virtio
-// device name ("virtio2-input.0"), the interface name at the head of the
-// IRQ name ("eth0-TxRx-3", "ice-eth0-TxRx-3", "eth0-rx-1"; "eth1" never
-// matches "eth10-..."), the PCI address inside the
-// name ("mlx5_comp3@pci:0000:98:00.0", "ice-0000:3b:00.0:misc") and the
-// PCI address in the chip name ("IR-PCI-MSIX-0000:98:00.0"). The words
-// are read with the grammar of internal/interrupts, for the NIC's driver
-// (tg3 numbers its names by vector).
+// belongs to nic (topology's NIC.MatchIRQ, the one rule), and as which
+// vector. The words are read with the grammar of internal/interrupts,
+// for the NIC's driver (tg3 numbers its names by vector).
 func Classify(name, chip string, nic *topology.NIC) (Owner, bool) {
-	// The virtio device first: a NIC inferred from virtio_net's IRQ names
-	// is named by it ("virtio1").
-	if nic.Virtio != "" {
-		if tail, ok := strings.CutPrefix(name, nic.Virtio+"-"); ok {
-			return owned(nic, "name", interrupts.ParseVirtioTail(tail)), true
-		}
-	}
-	if tail, ok := interrupts.CutIfName(name, nic.Name); ok {
+	switch m, tail := nic.MatchIRQ(name, chip); m {
+	case topology.IRQByVirtio:
+		return owned(nic, "name", interrupts.ParseVirtioTail(tail)), true
+	case topology.IRQByIfName:
 		return owned(nic, "name", interrupts.ParseTailFor(nic.Driver, tail)), true
+	case topology.IRQByPCIName:
+		return owned(nic, "pci", interrupts.ParsePCIName(name, nic.PCI)), true
+	case topology.IRQByPCIChip:
+		return owned(nic, "pci", interrupts.ParseNameFor(nic.Driver, name)), true
 	}
-	if nic.PCI != "" {
-		if strings.Contains(name, nic.PCI) {
-			return owned(nic, "pci", interrupts.ParsePCIName(name, nic.PCI)), true
+	return Owner{}, false
+}
+
+// Owners decides which NIC each IRQ of a host serves, and as what: an
+// IRQ in a NIC's msi_irqs is that NIC's, else the first NIC Classify
+// gives it. It is the one owner of the decision: the IRQ table and the
+// sampler both ask it.
+type Owners struct {
+	nics []topology.NIC
+	msi  map[int]*topology.NIC
+}
+
+// NewOwners returns the Owners of h's IRQs.
+func NewOwners(h *topology.Host) *Owners {
+	w := &Owners{nics: h.NICs, msi: map[int]*topology.NIC{}}
+	for i := range h.NICs {
+		for _, n := range h.NICs[i].MSIIRQs {
+			w.msi[n] = &h.NICs[i]
 		}
-		if strings.HasSuffix(chip, "-"+nic.PCI) {
-			return owned(nic, "pci", interrupts.ParseNameFor(nic.Driver, name)), true
+	}
+	return w
+}
+
+// Of returns the owner of IRQ n with the given action name(s) and chip.
+func (w *Owners) Of(n int, name, chip string) (Owner, bool) {
+	if nic, ok := w.msi[n]; ok {
+		o := Owner{NIC: nic.Name, By: "msi_irqs"}
+		classifyName(name, nic.Driver, &o)
+		return o, true
+	}
+	for i := range w.nics {
+		if o, ok := Classify(name, chip, &w.nics[i]); ok {
+			return o, true
 		}
 	}
 	return Owner{}, false

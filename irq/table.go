@@ -63,19 +63,14 @@ func Read(fsys kfile.FS, opt Options) (*topology.Host, *Table, error) {
 // topology.ErrUnknownNIC.
 func Load(h *topology.Host, opt Options) (*Table, error) {
 	t := &Table{}
-	msi := map[int]*topology.NIC{}
-	for i := range h.NICs {
-		for _, n := range h.NICs[i].MSIIRQs {
-			msi[n] = &h.NICs[i]
-		}
-	}
+	owners := NewOwners(h)
 	wanted := func(o *Owner) bool {
 		return opt.All || o != nil && (len(opt.NICs) == 0 || slices.Contains(opt.NICs, o.NIC))
 	}
 	// Each row is judged as it is read and only the counts of the rows
 	// kept are copied: /proc/interrupts of 200,000 rows on 64 CPUs holds
 	// 100 MB of counts, of which a NIC's table keeps a few.
-	rows, dropped, err := t.readRows(h, func(r *interrupts.Row) *Owner { return owner(r.Name, r.Chip, r.IRQ, h, msi) }, wanted)
+	rows, dropped, err := t.readRows(h, func(r *interrupts.Row) *Owner { return owner(owners, r.IRQ, r.Name, r.Chip) }, wanted)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +107,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		if inInterrupts && !needActions {
 			q.Owner = r.owner
 		} else {
-			q.Owner = owner(q.Name, q.Chip, n, h, msi)
+			q.Owner = owner(owners, n, q.Name, q.Chip)
 		}
 		if !wanted(q.Owner) {
 			continue
@@ -253,19 +248,10 @@ func (t *Table) checkRanges(h *topology.Host) {
 	}
 }
 
-func owner(name, chip string, n int, h *topology.Host, msi map[int]*topology.NIC) *Owner {
-	if nic, ok := msi[n]; ok {
-		o := Owner{NIC: nic.Name, By: "msi_irqs"}
-		classifyName(name, nic.Driver, &o)
+// owner is the owner Owners gives IRQ n, nil when none.
+func owner(w *Owners, n int, name, chip string) *Owner {
+	if o, ok := w.Of(n, name, chip); ok {
 		return &o
-	}
-	if name == "" {
-		return nil
-	}
-	for i := range h.NICs {
-		if o, ok := Classify(name, chip, &h.NICs[i]); ok {
-			return &o
-		}
 	}
 	return nil
 }

@@ -224,20 +224,28 @@ func (h *Host) presentList(path string) (set cpuset.Set, present bool, err error
 	return set, true, nil
 }
 
-// Cores returns the distinct cores (by their lowest CPU) of the online
-// CPUs in cpus, ascending.
+// CoreOf returns the core of cpu, named by the lowest online CPU of its
+// thread siblings (never by core_id, which repeats across packages). A
+// CPU whose siblings are unknown (offline, a tree without its topology
+// folder, or no CPU of this host) is a core of its own: cpu itself. It
+// is the one place irqnuma decides which core a CPU belongs to.
+func (h *Host) CoreOf(cpu int) int {
+	if c, ok := h.CPU(cpu); ok && c.Online && c.Core >= 0 {
+		return c.Core
+	}
+	return cpu
+}
+
+// Cores returns the distinct cores (CoreOf) of the online CPUs in cpus,
+// in order of their first CPU in cpus.
 func (h *Host) Cores(cpus cpuset.Set) []int {
 	var cores []int
 	seen := map[int]bool{}
 	for id := range cpus.All() {
-		c, ok := h.CPU(id)
-		if !ok || !c.Online {
+		if c, ok := h.CPU(id); !ok || !c.Online {
 			continue
 		}
-		core := c.Core
-		if core < 0 {
-			core = id
-		}
+		core := h.CoreOf(id)
 		if !seen[core] {
 			seen[core] = true
 			cores = append(cores, core)

@@ -25,8 +25,7 @@ import (
 
 // readIRQNodes sets IRQNode of every inferred NIC: the node the node files
 // of all its IRQs agree on (see irqNode). The IRQs of a NIC are those
-// irq.Classify gives it: named by its interface, its virtio device or its
-// PCI address, or on an MSI chip named by that address.
+// NIC.MatchIRQ gives it, as irq.Classify does.
 func (h *Host) readIRQNodes(in *interrupts.Interrupts, nics []*NIC) error {
 	irqs := make([][]int, len(nics))
 	for _, r := range in.Rows {
@@ -34,7 +33,7 @@ func (h *Host) readIRQNodes(in *interrupts.Interrupts, nics []*NIC) error {
 			continue
 		}
 		for i, n := range nics {
-			if claims(r, n) {
+			if m, _ := n.MatchIRQ(r.Name, r.Chip); m != IRQNoMatch {
 				irqs[i] = append(irqs[i], r.IRQ)
 			}
 		}
@@ -56,29 +55,63 @@ func (h *Host) readIRQNodes(in *interrupts.Interrupts, nics []*NIC) error {
 	return nil
 }
 
-// claims mirrors irq.Classify: whether row r belongs to NIC n.
-func claims(r interrupts.Row, n *NIC) bool {
-	if _, ok := interrupts.CutIfName(r.Name, n.Name); ok {
-		return true
+// IRQMatch is how an IRQ's name or chip ties it to a NIC (NIC.MatchIRQ).
+type IRQMatch int
+
+// How an IRQ is tied to a NIC.
+const (
+	IRQNoMatch   IRQMatch = iota
+	IRQByVirtio           // the name begins with the virtio device: "virtio2-input.0"
+	IRQByIfName           // the name carries the interface: "eth0-TxRx-3", "ice-eth0-TxRx-3"
+	IRQByPCIName          // the name holds the PCI address: "mlx5_comp3@pci:0000:98:00.0"
+	IRQByPCIChip          // the chip is named by the PCI address: "IR-PCI-MSIX-0000:98:00.0"
+)
+
+// MatchIRQ says whether an IRQ with the given action name(s) and chip
+// belongs to n by its name or chip, and how; tail is what follows the
+// virtio device or the interface name (IRQByVirtio, IRQByIfName). It
+// tries, in order: the virtio device (a NIC inferred from virtio_net's
+// IRQ names is named by it), the interface name at the head of the name
+// ("eth1" never matches "eth10-..."), the PCI address inside the name,
+// the PCI address at the end of the chip name. An IRQ without a name
+// (no action) is no NIC's by its chip alone. This is the one rule tying
+// an IRQ to a NIC by name: irq.Classify reads the vector from what it
+// returns, and readIRQNodes counts the IRQs it gives each NIC.
+func (n *NIC) MatchIRQ(name, chip string) (m IRQMatch, tail string) {
+	if name == "" {
+		return IRQNoMatch, ""
 	}
-	if n.Virtio != "" && strings.HasPrefix(r.Name, n.Virtio+"-") {
-		return true
+	if n.Virtio != "" {
+		if tail, ok := strings.CutPrefix(name, n.Virtio+"-"); ok {
+			return IRQByVirtio, tail
+		}
 	}
-	return n.PCI != "" && (strings.Contains(r.Name, n.PCI) || strings.HasSuffix(r.Chip, "-"+n.PCI))
+	if tail, ok := interrupts.CutIfName(name, n.Name); ok {
+		return IRQByIfName, tail
+	}
+	if n.PCI != "" {
+		if strings.Contains(name, n.PCI) {
+			return IRQByPCIName, ""
+		}
+		if strings.HasSuffix(chip, "-"+n.PCI) {
+			return IRQByPCIChip, ""
+		}
+	}
+	return IRQNoMatch, ""
 }
 
 // irqNode returns the node every IRQ of irqs was allocated on, and
 // whether there is one: not when their node files disagree or say -1,
-// when none has a node file, or when some are kernel-managed. A managed
-// IRQ is one whose smp_affinity_list (or smp_affinity) is read-only while
-// another of the same IRQs' is writable, as kernels since 6.12 make them;
-// in a tree where all are read-only (captures that lost the kernel's
-// modes) or all writable (kernels before 6.12), that cannot be told, and
-// the agreement of the nodes is what is relied on. why says, when there
+// when none has a node file, or when some are kernel-managed (IRQModes,
+// over these IRQs: a read-only smp_affinity_list beside a writable one,
+// as kernels since 6.12 make them); in a tree where all are read-only
+// (captures that lost the kernel's modes) or all writable (kernels before
+// 6.12), that cannot be told, and the agreement of the nodes is what is
+// relied on. why says, when there
 // is no node, why not.
 func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 	var nodes []int
-	var ro, rw bool
+	var modes IRQModes // of these IRQs alone, lost modes not looked for
 	for _, n := range irqs {
 		dir := h.Path("proc/irq", strconv.Itoa(n))
 		v, err := h.fs.Int(dir + "/node")
@@ -92,16 +125,8 @@ func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 			return -1, false, "", fmt.Errorf("%s/node: %d is not a node", dir, v)
 		}
 		nodes = append(nodes, v)
-		st, err := h.fs.Stat(dir + "/smp_affinity_list")
-		if err != nil {
-			st, err = h.fs.Stat(dir + "/smp_affinity")
-		}
-		if err == nil {
-			if st.Mode().Perm()&0o222 == 0 {
-				ro = true
-			} else {
-				rw = true
-			}
+		if mode, err := StatAffinity(h.fs, dir); err == nil {
+			modes.Add(mode)
 		}
 	}
 	seen := map[int]bool{}
@@ -115,7 +140,7 @@ func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 	switch {
 	case len(nodes) == 0:
 		return -1, false, "none of its IRQs has /proc/irq/N/node", nil
-	case ro && rw:
+	case modes.SomeManaged():
 		return -1, false, "some of its IRQs are kernel-managed, so their /proc/irq/N/node follows their CPUs", nil
 	case seen[-1]:
 		return -1, false, "its IRQs' /proc/irq/N/node say -1", nil

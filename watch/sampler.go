@@ -46,6 +46,7 @@ type Sampler struct {
 	h     *topology.Host
 	now   func() time.Time
 	nics  []*topology.NIC
+	owner *irq.Owners    // which NIC an IRQ serves, as irq.Load decides
 	known map[int]nicIRQ // NIC IRQs by number, as last seen
 	procs []*proc.Process
 	// comms are the --comm names to look for again while no process of
@@ -102,7 +103,7 @@ func newSampler(h *topology.Host, opt samplerOptions) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sampler{h: h, now: opt.Now, known: map[int]nicIRQ{}, procs: opt.Processes,
+	s := &Sampler{h: h, now: opt.Now, owner: irq.NewOwners(h), known: map[int]nicIRQ{}, procs: opt.Processes,
 		comms: opt.Comms, uses: map[int]nicuse.Use{}, gone: map[int]bool{}}
 	for _, p := range s.procs {
 		s.uses[p.PID] = nicuse.Of(h, p)
@@ -261,13 +262,17 @@ func (s *Sampler) readInterrupts(sm *Sample) error {
 	return nil
 }
 
+// classify returns the NIC vector row r serves, when that NIC is watched:
+// its owner as irq.Owners decides for the IRQ table (msi_irqs first).
 func (s *Sampler) classify(r interrupts.Row) (nicIRQ, bool) {
-	for _, nic := range s.nics {
-		if o, ok := irq.Classify(r.Name, r.Chip, nic); ok {
-			return nicIRQ{n: r.IRQ, name: r.Name, owner: o}, true
-		}
+	if len(s.nics) == 0 {
+		return nicIRQ{}, false // no NIC watched
 	}
-	return nicIRQ{}, false
+	o, ok := s.owner.Of(r.IRQ, r.Name, r.Chip)
+	if !ok || !slices.ContainsFunc(s.nics, func(n *topology.NIC) bool { return n.Name == o.NIC }) {
+		return nicIRQ{}, false
+	}
+	return nicIRQ{n: r.IRQ, name: r.Name, owner: o}, true
 }
 
 // Open reads the host under root and the processes sel names, and returns

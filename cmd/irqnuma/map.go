@@ -75,7 +75,8 @@ func newMapCmd(a *app) *cobra.Command {
 	return c
 }
 
-// buildMap reads what the picture needs under the root.
+// buildMap reads what the picture needs under the root and audits it: the
+// conflicts drawn are the audit's findings.
 func buildMap(fsys kfile.FS, s selection) (*hostmap.Map, error) {
 	st, err := audit.ReadHost(fsys, s.Selection)
 	if err == nil {
@@ -84,5 +85,8 @@ func buildMap(fsys kfile.FS, s selection) (*hostmap.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs, Uses: st.Uses}), nil
+	if err := st.Audit(fsys, s.Selection); err != nil {
+		return nil, err
+	}
+	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs, Uses: st.Uses, Findings: st.Findings}), nil
 }

@@ -6,6 +6,7 @@ package hostmap
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,16 +180,21 @@ type Options struct {
 	NICs []string
 	// Uses says which NICs each watched process uses (nicuse.All).
 	Uses []nicuse.Use
+	// Findings are the audit's findings on the same host, IRQs and
+	// processes (audit.Read's State.Findings). The conflicts drawn are
+	// theirs: irq-shared-cpu and proc-irq-overlap, on the CPUs where the
+	// IRQs they name land; the map judges none itself.
+	Findings []audit.Finding
 }
 
 // Build computes the picture of h from its IRQ table and the watched
 // processes. An IRQ lands where Place (irq.IRQ.Landing) says: its
 // effective affinity, or its request when that is all the tree gives or a
 // move is pending, and then the cell says so. It only reads what it is
-// given.
+// given: its conflicts are the audit's (Options.Findings).
 func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *Map {
 	b := &mapBuilder{h: h, t: t, m: &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)},
-		cells: make(map[int]*CPU, len(h.CPUs)), sole: map[int]bool{}}
+		cells: make(map[int]*CPU, len(h.CPUs)), judged: indexFindings(opt.Findings)}
 	for _, c := range h.CPUs {
 		b.cells[c.ID] = &CPU{ID: c.ID, Online: c.Online, Isolated: c.Isolated}
 	}
@@ -246,8 +252,8 @@ type mapBuilder struct {
 	t       *irq.Table
 	m       *Map
 	cells   map[int]*CPU
-	sole    map[int]bool // IRQs that land on one CPU alone
-	outside []int        // CPUs an affinity names that the host lacks
+	judged  map[judgedIRQ][]*audit.Finding
+	outside []int // CPUs an affinity names that the host lacks
 }
 
 // placeNIC puts a NIC's queue IRQs on the cells they land on and notes
@@ -272,7 +278,6 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 		}
 		_, how := q.Landing()
 		requested := how != irq.LandEffective
-		b.sole[q.IRQ] = p.Where.Len() == 1
 		var remote []int
 		for cpu := range p.Where.All() {
 			c, ok := b.cells[cpu]
@@ -325,15 +330,49 @@ func (b *mapBuilder) noteAbsent() {
 	}
 }
 
-// markSharedCPUs finds two or more queues of one NIC landing on one CPU,
-// each on that CPU alone. One queue's rx and tx vectors together are not
-// a conflict: they serve one channel.
+// judgedIRQ is one IRQ of a NIC as a check of the audit names it.
+type judgedIRQ struct {
+	check audit.Check
+	nic   string
+	irq   int
+}
+
+// indexFindings indexes the audit's conflict findings by the IRQs they
+// name.
+func indexFindings(fs []audit.Finding) map[judgedIRQ][]*audit.Finding {
+	idx := map[judgedIRQ][]*audit.Finding{}
+	for i := range fs {
+		f := &fs[i]
+		if f.Check != audit.CheckIRQSharedCPU && f.Check != audit.CheckProcIRQOverlap {
+			continue
+		}
+		for _, n := range f.IRQ {
+			k := judgedIRQ{f.Check, f.NIC, n}
+			idx[k] = append(idx[k], f)
+		}
+	}
+	return idx
+}
+
+// judgedOn returns the findings of check that name IRQ mi on CPU cpu.
+func (b *mapBuilder) judgedOn(check audit.Check, mi IRQ, cpu int) []*audit.Finding {
+	var out []*audit.Finding
+	for _, f := range b.judged[judgedIRQ{check, mi.NIC, mi.IRQ}] {
+		if f.CPUs.Contains(cpu) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// markSharedCPUs draws the audit's irq-shared-cpu findings: on each CPU
+// a finding names, the queues of its NIC whose IRQs it names.
 func (b *mapBuilder) markSharedCPUs() {
 	for _, c := range sortedCells(b.cells) {
 		byNIC := map[string][]IRQ{}
 		var order []string
 		for _, mi := range c.IRQs {
-			if !b.sole[mi.IRQ] {
+			if len(b.judgedOn(audit.CheckIRQSharedCPU, mi, c.ID)) == 0 {
 				continue
 			}
 			if _, ok := byNIC[mi.NIC]; !ok {
@@ -348,9 +387,6 @@ func (b *mapBuilder) markSharedCPUs() {
 				if !slices.Contains(queues, mi.Queue) {
 					queues = append(queues, mi.Queue)
 				}
-			}
-			if len(queues) < 2 {
-				continue
 			}
 			slices.Sort(queues)
 			c.Conflict = true
@@ -367,7 +403,7 @@ func (b *mapBuilder) markSharedCPUs() {
 }
 
 // placeThreads marks where the watched threads may run and last ran, and
-// a conflict per process on each queue CPU it may run or last ran on.
+// the audit's conflicts of each process (markThreads).
 func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 	// on[cpu][pid] holds the process's threads that last ran on cpu; the
 	// key alone says some thread may run there.
@@ -410,38 +446,28 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 		b.m.Processes = append(b.m.Processes, mp)
 	}
 	for _, c := range sortedCells(b.cells) {
-		if len(on[c.ID]) == 0 || len(c.IRQs) == 0 {
-			continue
-		}
-		pids := make([]int, 0, len(on[c.ID]))
-		for pid := range on[c.ID] {
-			pids = append(pids, pid)
-		}
-		slices.Sort(pids)
-		for _, pid := range pids {
-			// Only the queue IRQs of NICs it may use, as the audit judges.
-			var ns []int
-			for _, mi := range c.IRQs {
-				if mayUse(uses, pid, mi.NIC) {
-					ns = append(ns, mi.IRQ)
-				}
-			}
-			if len(ns) == 0 {
-				continue
-			}
-			c.Conflict = true
-			tids := slices.Sorted(slices.Values(on[c.ID][pid]))
-			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
-				IRQs: ns, PIDs: []int{pid}, LastRan: tids})
-		}
+		b.markThreads(c, on[c.ID])
 	}
 }
 
-// mayUse is nicuse.Use.MayUse of the process, true when it was not
-// attributed at all.
-func mayUse(uses []nicuse.Use, pid int, nic string) bool {
-	i := slices.IndexFunc(uses, func(u nicuse.Use) bool { return u.PID == pid })
-	return i < 0 || uses[i].MayUse(nic)
+// markThreads draws the audit's proc-irq-overlap findings on cell c: a
+// conflict per process a finding names on c's CPU, with the IRQs it names
+// there; on holds the process's threads that last ran on c.
+func (b *mapBuilder) markThreads(c *CPU, on map[int][]int) {
+	byPID := map[int][]int{}
+	for _, mi := range c.IRQs {
+		for _, f := range b.judgedOn(audit.CheckProcIRQOverlap, mi, c.ID) {
+			if !slices.Contains(byPID[f.PID], mi.IRQ) {
+				byPID[f.PID] = append(byPID[f.PID], mi.IRQ)
+			}
+		}
+	}
+	for _, pid := range slices.Sorted(maps.Keys(byPID)) {
+		c.Conflict = true
+		tids := slices.Sorted(slices.Values(on[pid]))
+		b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
+			IRQs: byPID[pid], PIDs: []int{pid}, LastRan: tids})
+	}
 }
 
 // keyLetters are the letters of the NIC keys, in order.
@@ -567,10 +593,7 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 			if c.Package >= 0 && !slices.Contains(pkgs, c.Package) {
 				pkgs = append(pkgs, c.Package)
 			}
-			key := c.Core
-			if !c.Online || key < 0 {
-				key = c.ID
-			}
+			key := h.CoreOf(c.ID)
 			mc, ok := cores[key]
 			if !ok {
 				mc = &Core{ID: key}

@@ -45,7 +45,7 @@ func mustCPU(t *testing.T, m *Map, id int) CPU {
 
 func TestBuildSeed(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
-	m := Build(h, tb, nil, Options{})
+	m := audited(t, h, tb, nil, Options{})
 
 	// Two packages, one node each; eth0 drawn under node 1.
 	var got [][]int
@@ -109,7 +109,7 @@ func TestBuildRemote(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {
 			h, tb := loadMapHost(t, hosttest.Root(tt.give))
-			m := Build(h, tb, nil, Options{})
+			m := audited(t, h, tb, nil, Options{})
 			got := map[int]int{}
 			for _, r := range m.Remote {
 				if r.CPUs.Len() != 1 {
@@ -138,7 +138,7 @@ func TestBuildRemote(t *testing.T) {
 
 func TestBuildNPS2Packages(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("nps2"))
-	m := Build(h, tb, nil, Options{})
+	m := audited(t, h, tb, nil, Options{})
 	var got []string
 	for _, p := range m.Packages {
 		var ids []int
@@ -159,7 +159,7 @@ func TestBuildNPS2Packages(t *testing.T) {
 // isolated CPUs are marked i, and four NICs get letters.
 func TestBuildOfflineIsolated(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("offline-2node"))
-	m := Build(h, tb, nil, Options{})
+	m := audited(t, h, tb, nil, Options{})
 	keys := map[string]string{}
 	for _, n := range m.NICs {
 		keys[n.Name] = n.Key
@@ -207,7 +207,7 @@ func TestBuildProcesses(t *testing.T) {
 	}}
 	uses := []nicuse.Use{{PID: 4242, Comm: "iperf3", NICs: []string{"eth0"}, Attribution: nicuse.BySockets,
 		How: []string{"tcp 192.0.2.2:5201 -> 198.51.100.9:40712: routed through eth0 (0.0.0.0/0 via 192.0.2.1)"}}}
-	m := Build(h, tb, procs, Options{Uses: uses})
+	m := audited(t, h, tb, procs, Options{Uses: uses})
 	labels := map[int]string{16: "P", 17: "q1P!", 18: "p", 19: "p", 20: "q9", 53: "2q!"}
 	for id, want := range labels {
 		if got := mustCPU(t, m, id).Label; got != want {
@@ -227,11 +227,12 @@ func TestBuildProcesses(t *testing.T) {
 	if p := m.Processes[0]; p.Threads != 2 || p.Allowed.List() != "16-19" || p.LastCPUs.List() != "16-17" {
 		t.Errorf("process = %+v", p)
 	}
-	// A second process that may run on CPU 17 but ran elsewhere gets a
-	// conflict of its own, without last-ran threads.
+	// A second process, using eth0, that may run on CPU 17 but ran
+	// elsewhere gets a conflict of its own, without last-ran threads.
 	procs = append(procs, &proc.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
 		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
-	m = Build(h, tb, procs, Options{Uses: uses})
+	netserverEth0 := nicuse.Use{PID: 5000, Comm: "netserver", NICs: []string{"eth0"}, Attribution: nicuse.BySockets, How: []string{}}
+	m = audited(t, h, tb, procs, Options{Uses: append(slices.Clone(uses), netserverEth0)})
 	got = nil
 	for _, c := range m.Conflicts {
 		if c.Kind == ConflictThread {
@@ -245,29 +246,37 @@ func TestBuildProcesses(t *testing.T) {
 	if got := mustCPU(t, m, 2).Label; got != "P" {
 		t.Errorf("CPU 2 label = %q, want P", got)
 	}
-	// As the audit judges: a process is in conflict only with the queue
-	// IRQs of NICs it may use. netserver's sockets staying on the host,
-	// or going through another NIC, leave CPU 17's eth0 IRQ alone; any
-	// NIC and unknown keep the conflict.
+	// The conflicts are the audit's proc-irq-overlap findings: a process
+	// is in conflict only with the queue IRQs of the NICs the audit judges
+	// it against (audit.Processes). netserver's sockets through eth0 make
+	// one; staying on the host, or going through another NIC, leave CPU
+	// 17's eth0 IRQ alone; when its sockets cannot tell (any NIC,
+	// unknown) it is judged against the --nic NICs, and without them
+	// against none, where the map used to draw a conflict the audit
+	// never reported.
 	for _, tt := range []struct {
 		use      nicuse.Use
+		nics     []string
 		conflict bool
 	}{
-		{nicuse.Use{PID: 5000, Attribution: nicuse.Loopback}, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.BySockets, NICs: []string{"eth1"}}, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AnyNIC}, true},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.Unknown}, true},
+		{netserverEth0, nil, true},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.Loopback}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.BySockets, NICs: []string{"eth1"}}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.AnyNIC}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.Unknown}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.AnyNIC}, []string{"eth0"}, true},
+		{nicuse.Use{PID: 5000, Attribution: nicuse.Unknown}, []string{"eth0"}, true},
 	} {
-		m = Build(h, tb, procs, Options{Uses: append(slices.Clone(uses), tt.use)})
+		m = audited(t, h, tb, procs, Options{NICs: tt.nics, Uses: append(slices.Clone(uses), tt.use)})
 		got := false
 		for _, c := range m.Conflicts {
 			got = got || (c.Kind == ConflictThread && slices.Contains(c.PIDs, 5000))
 		}
 		if got != tt.conflict {
-			t.Errorf("netserver %s %v: conflict %v, want %v", tt.use.Attribution, tt.use.NICs, got, tt.conflict)
+			t.Errorf("netserver %s %v, --nic %v: conflict %v, want %v", tt.use.Attribution, tt.use.NICs, tt.nics, got, tt.conflict)
 		}
 	}
-	m = Build(h, tb, procs, Options{Uses: uses})
+	m = audited(t, h, tb, procs, Options{Uses: append(slices.Clone(uses), netserverEth0)})
 	var buf bytes.Buffer
 	if err := WriteText(&buf, m, Style{}); err != nil {
 		t.Fatal(err)
@@ -276,7 +285,7 @@ func TestBuildProcesses(t *testing.T) {
 		"! iperf3 (pid 4242) last ran on queue CPU 17\n",
 		"! netserver (pid 5000) may run on queue CPU 17\n",
 		"P iperf3 (pid 4242): 2 threads, may run on 16-19, last ran on 16-17; uses eth0:\n",
-		"P netserver (pid 5000): 1 thread, may run on 17, last ran on 2; NIC unknown\n",
+		"P netserver (pid 5000): 1 thread, may run on 17, last ran on 2; uses eth0\n",
 		"P = a watched thread last ran here",
 	} {
 		if !strings.Contains(buf.String(), want) {
@@ -298,7 +307,7 @@ func TestBuildRequested(t *testing.T) {
 	// to 52 is pending.
 	q, _ := tb.Get(286)
 	q.Affinity = mapSet(t, "52")
-	m := Build(h, tb, nil, Options{})
+	m := audited(t, h, tb, nil, Options{})
 	for id, want := range map[int]string{48: "2q?", 49: "q1?", 50: ".", 17: ".", 52: "q2?", 53: "q6"} {
 		if got := mustCPU(t, m, id).Label; got != want {
 			t.Errorf("CPU %d label = %q, want %q", id, got, want)
@@ -322,7 +331,7 @@ func TestBuildNICFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = tb
-	m := Build(h, tb2, nil, Options{NICs: []string{"eth1"}})
+	m := audited(t, h, tb2, nil, Options{NICs: []string{"eth1"}})
 	if len(m.NICs) != 1 || m.NICs[0].Name != "eth1" || m.NICs[0].Key != "q" {
 		t.Fatalf("NICs = %+v, want eth1 alone with key q", m.NICs)
 	}
@@ -340,7 +349,7 @@ func TestWriteTextControlCharacters(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	procs := []*proc.Process{{PID: 9, Comm: "evil\x1b[2J\a", Allowed: mapSet(t, "0"),
 		Threads: []proc.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: 0}}}}
-	m := Build(h, tb, procs, Options{})
+	m := audited(t, h, tb, procs, Options{})
 	for _, color := range []bool{false, true} {
 		var buf bytes.Buffer
 		if err := WriteText(&buf, m, Style{Color: color}); err != nil {
@@ -422,9 +431,9 @@ func TestWriteTextWidth(t *testing.T) {
 		name string
 		m    *Map
 	}{
-		{"seed", Build(seed, seedT, nil, Options{})},
-		{"64 CPUs per node, SMT", Build(big, bigT, nil, Options{})},
-		{"64 CPUs per node, no SMT", Build(flatH, flatT, nil, Options{})},
+		{"seed", audited(t, seed, seedT, nil, Options{})},
+		{"64 CPUs per node, SMT", audited(t, big, bigT, nil, Options{})},
+		{"64 CPUs per node, no SMT", audited(t, flatH, flatT, nil, Options{})},
 	}
 	for _, hc := range hosts {
 		for _, width := range []int{0, 40, 60, 100, 132} {
@@ -472,7 +481,7 @@ func TestWriteTextWidth(t *testing.T) {
 func TestWriteTextSeed(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	var buf bytes.Buffer
-	if err := WriteText(&buf, Build(h, tb, nil, Options{}), Style{}); err != nil {
+	if err := WriteText(&buf, audited(t, h, tb, nil, Options{}), Style{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -500,7 +509,7 @@ func BenchmarkBuildMap(b *testing.B) {
 func BenchmarkWriteMap(b *testing.B) {
 	root := hosttest.Synthetic(b, mapBenchHost)
 	h, tb := loadMapHost(b, root)
-	m := Build(h, tb, nil, Options{})
+	m := audited(b, h, tb, nil, Options{})
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()
@@ -513,7 +522,7 @@ func BenchmarkWriteMap(b *testing.B) {
 func BenchmarkWriteMapSVG(b *testing.B) {
 	root := hosttest.Synthetic(b, mapBenchHost)
 	h, tb := loadMapHost(b, root)
-	m := Build(h, tb, nil, Options{})
+	m := audited(b, h, tb, nil, Options{})
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()

@@ -32,7 +32,7 @@ func TestMapRealHosts(t *testing.T) {
 			c := realhosts.MustLookup(t, name)
 			root := realhosts.Root(t, c)
 			h, tb := loadMapHost(t, root)
-			m := Build(h, tb, nil, Options{})
+			m := audited(t, h, tb, nil, Options{})
 
 			drawn := map[int]cpuset.Set{}
 			for _, p := range m.Packages {
@@ -119,7 +119,7 @@ func TestMapKeysDell(t *testing.T) {
 	realhosts.Require(t)
 	c := realhosts.MustLookup(t, "dell-2numa")
 	h, tb := loadMapHost(t, realhosts.Root(t, c))
-	m := Build(h, tb, nil, Options{})
+	m := audited(t, h, tb, nil, Options{})
 	seen := map[string]string{}
 	for _, n := range m.NICs {
 		if len(n.Key) != 2 {
@@ -158,7 +158,7 @@ func TestMapAbsentCPUs(t *testing.T) {
 	for _, tt := range tests {
 		c := realhosts.MustLookup(t, tt.capture)
 		h, tb := loadMapHost(t, realhosts.Root(t, c))
-		m := Build(h, tb, nil, Options{})
+		m := audited(t, h, tb, nil, Options{})
 		var ids []int
 		for _, p := range m.Packages {
 			for _, n := range p.Nodes {

@@ -112,7 +112,7 @@ func TestMapSVGHosts(t *testing.T) {
 	for _, host := range hosttest.Names() {
 		t.Run(host, func(t *testing.T) {
 			h, tb := loadMapHost(t, hosttest.Root(host))
-			m := Build(h, tb, nil, Options{})
+			m := audited(t, h, tb, nil, Options{})
 			var buf bytes.Buffer
 			if err := WriteSVG(&buf, m); err != nil {
 				t.Fatal(err)
@@ -181,7 +181,7 @@ func TestMapSVGRenders(t *testing.T) {
 	}
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	var buf bytes.Buffer
-	if err := WriteSVG(&buf, Build(h, tb, nil, Options{})); err != nil {
+	if err := WriteSVG(&buf, audited(t, h, tb, nil, Options{})); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseSVG(t, buf.Bytes())
