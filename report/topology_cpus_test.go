@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,14 +19,7 @@ import (
 // wrapped after commas onto the rows below, never cut (it printed
 // "0,2,4,…,66...(56 more bytes)").
 func TestWriteTopologyLongCPUList(t *testing.T) {
-	if dir, ok := realhosts.Dir(); !ok && os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and the real-host captures are missing at %s", dir)
-	}
-	realhosts.Require(t)
-	c, ok := realhosts.Lookup("dell-2numa")
-	if !ok {
-		t.Fatal("realhosts has no capture dell-2numa")
-	}
+	c := realhosts.MustLookup(t, "dell-2numa")
 	h, err := topology.Read(hosttest.Open(t, realhosts.Root(t, c)))
 	if err != nil {
 		t.Fatal(err)

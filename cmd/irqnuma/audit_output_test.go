@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,22 +8,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
-
-// requireCapture returns the named real capture. It skips like
-// realhosts.Require where the captures are absent, except under CI=true,
-// where a missing capture fails the test: CI must not pass by skipping.
-func requireCapture(t *testing.T, name string) realhosts.Capture {
-	t.Helper()
-	if dir, ok := realhosts.Dir(); !ok && os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and the real-host captures are missing at %s", dir)
-	}
-	realhosts.Require(t)
-	c, ok := realhosts.Lookup(name)
-	if !ok {
-		t.Fatalf("realhosts has no capture %s", name)
-	}
-	return c
-}
 
 // columns returns the process facts of runCLI with $COLUMNS set to n.
 func columns(n string) sys {
@@ -43,7 +26,7 @@ func columns(n string) sys {
 // with the NICs listed compactly, and fits the terminal's width.
 func TestAuditOutputDell(t *testing.T) {
 	t.Parallel()
-	root := realhosts.Root(t, requireCapture(t, "dell-2numa"))
+	root := realhosts.Root(t, realhosts.MustLookup(t, "dell-2numa"))
 	doc, code := auditJSON(t, root)
 	if code != 3 || doc.Summary.Warning != 15 || doc.Summary.Info != 143 || len(doc.Findings) != 158 {
 		t.Fatalf("dell-2numa JSON: exit %d, summary %+v, %d findings; want 3, 15 warnings, 143 info, 158", code, doc.Summary, len(doc.Findings))
