@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -70,14 +72,20 @@ func scenarioWatch(l *lab) {
 // README.
 func watchText(n *nic) {
 	cmd := exec.Command("/bin/irqnuma", "watch", "--count", "4", "--interval", "1s", "--comm", "iperf3")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	pipe, perr := cmd.StdoutPipe()
+	must("text-pipe", perr == nil, "watch's stdout: %v", perr)
 	must("text-start", cmd.Start() == nil, "start watch")
-	time.Sleep(1300 * time.Millisecond)
+	// iperf3 starts once watch has printed its first interval, waiting for
+	// it: on a slow guest a fixed delay let iperf3 start first.
+	out, waited := readUntil(pipe, "note: waiting for --comm iperf3", 60*time.Second)
+	check("text-first", waited, "watch printed no waiting interval in 60s:\n%s", out.String())
 	client := exec.Command("iperf3", "-c", n.Peer, "-t", "4", "-R")
 	var cout bytes.Buffer
 	client.Stdout, client.Stderr = &cout, &cout
 	must("text-iperf3", client.Start() == nil, "start iperf3")
+	<-out.done
 	err := cmd.Wait()
 	cerr := client.Wait()
 	must("text-exit", err == nil, "watch: %v\n%s", err, errb.String())
@@ -93,7 +101,7 @@ func watchText(n *nic) {
 		check("text-uses", uses.MatchString(text), "an interval says iperf3 %s uses %s through a TCP connection:\n%s", started[1], n.Name, text)
 		check("text-verdict", strings.Contains(blocks[len(blocks)-1], "iperf3 thread "), "the last interval's verdict names an iperf3 thread:\n%s", blocks[len(blocks)-1])
 	}
-	sendFile("watch.txt", out.Bytes())
+	sendFile("watch.txt", []byte(text))
 }
 
 // watchRun is one watch run with traffic inside its window, and the
@@ -240,4 +248,51 @@ func rounded(m map[int]float64) map[int]int64 {
 		}
 	}
 	return out
+}
+
+// streamed is what a reader has read so far, read on to the end in the
+// background (done is closed then).
+type streamed struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done chan struct{}
+}
+
+func (s *streamed) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// readUntil reads r to its end in the background and returns once what it
+// read holds want (true) or after timeout (false).
+func readUntil(r io.Reader, want string, timeout time.Duration) (*streamed, bool) {
+	s := &streamed{done: make(chan struct{})}
+	seen := make(chan struct{})
+	go func() {
+		defer close(s.done)
+		b := make([]byte, 4096)
+		found := false
+		for {
+			n, err := r.Read(b)
+			s.mu.Lock()
+			s.buf.Write(b[:n])
+			if !found && strings.Contains(s.buf.String(), want) {
+				found = true
+				close(seen)
+			}
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-seen:
+		return s, true
+	case <-s.done:
+		return s, strings.Contains(s.String(), want)
+	case <-time.After(timeout):
+		return s, false
+	}
 }
