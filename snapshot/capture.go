@@ -18,9 +18,13 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-// What irqnuma reads, by reader. Keep these in step with the readers:
-// the snapshot tests run every reader on a tree and on its snapshot and
-// compare the answers, so a file missed here fails them.
+// What irqnuma reads, by reader. These lists are held to the readers by
+// TestSnapshotHoldsWhatReadersRead (cmd/irqnuma/snapshot_trace_test.go):
+// it runs every reading command on each host tree and a real capture
+// with kfile.Trace on, and fails naming any file, folder or link a
+// command touched that the snapshot answers for differently (missing,
+// or present where the tree has none). A reader that reads a new file
+// fails it until the file is captured here.
 var (
 	// Files read whole (interrupts.Read, topology.ReadCmdline, the
 	// watch sampler; osrelease tells irq.Load whether the kernel marks

@@ -66,7 +66,11 @@ func BenchmarkIRQListAllVsRead(b *testing.B) {
 	root := hosttest.Synthetic(b, bigHost)
 	args := []string{"--root", root, "irq", "list", "--all", "-o", "json"}
 	var files []string
-	stop := kfile.Trace(func(p string) { files = append(files, p) })
+	stop := kfile.Trace(func(a kfile.Access) {
+		if a.Op == kfile.OpRead && a.Root == root {
+			files = append(files, a.Path)
+		}
+	})
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(""), &out, &errb)
 	stop()

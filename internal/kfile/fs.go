@@ -300,10 +300,8 @@ func pathErr(op, p string, err error) error {
 }
 
 // readFile reads p to its end; see readFD.
-func (f FS) readFile(p string, buf []byte, limit int64, stat bool) ([]byte, os.FileMode, error) {
-	if fn := traceFn.Load(); fn != nil {
-		(*fn)(p)
-	}
+func (f FS) readFile(p string, buf []byte, limit int64, stat bool) (b []byte, mode os.FileMode, err error) {
+	defer func() { f.trace(OpRead, p, err) }()
 	fd, err := f.open(p, unix.O_RDONLY)
 	if err != nil {
 		return nil, 0, pathErr("open", p, err)
@@ -421,14 +419,15 @@ func (f FS) Mask(p string) (cpuset.Set, error) {
 }
 
 // ReadDir lists the folder p, sorted by name.
-func (f FS) ReadDir(p string) ([]os.DirEntry, error) {
+func (f FS) ReadDir(p string) (ents []os.DirEntry, err error) {
+	defer func() { f.trace(OpReadDir, p, err) }()
 	fd, err := f.open(p, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
 	d := os.NewFile(uintptr(fd), p)
 	defer d.Close()
-	ents, err := d.ReadDir(-1)
+	ents, err = d.ReadDir(-1)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +436,8 @@ func (f FS) ReadDir(p string) ([]os.DirEntry, error) {
 }
 
 // Stat returns what p, links followed, is.
-func (f FS) Stat(p string) (fs.FileInfo, error) {
+func (f FS) Stat(p string) (fi fs.FileInfo, err error) {
+	defer func() { f.trace(OpStat, p, err) }()
 	fd, err := f.open(p, unix.O_PATH)
 	if err != nil {
 		return nil, pathErr("stat", p, err)
@@ -452,7 +452,8 @@ func (f FS) Stat(p string) (fs.FileInfo, error) {
 
 // Lstat returns what p is, without following a link at its end (links
 // before it are followed inside the root).
-func (f FS) Lstat(p string) (fs.FileInfo, error) {
+func (f FS) Lstat(p string) (fi fs.FileInfo, err error) {
+	defer func() { f.trace(OpLstat, p, err) }()
 	pfd, base, err := f.parent(p)
 	if err != nil {
 		return nil, pathErr("lstat", p, err)
@@ -466,7 +467,8 @@ func (f FS) Lstat(p string) (fs.FileInfo, error) {
 }
 
 // Readlink returns the target of the link p, as written.
-func (f FS) Readlink(p string) (string, error) {
+func (f FS) Readlink(p string) (target string, err error) {
+	defer func() { f.trace(OpReadlink, p, err) }()
 	pfd, base, err := f.parent(p)
 	if err != nil {
 		return "", pathErr("readlink", p, err)
@@ -501,7 +503,8 @@ func (f FS) parent(p string) (int, string, error) {
 
 // Resolve returns the real path of p relative to the root, every link on
 // the way followed inside the root ("" for the root itself).
-func (f FS) Resolve(p string) (string, error) {
+func (f FS) Resolve(p string) (_ string, err error) {
+	defer func() { f.trace(OpResolve, p, err) }()
 	fd, err := f.open(p, unix.O_PATH)
 	if err != nil {
 		return "", pathErr("resolve", p, err)
@@ -537,7 +540,12 @@ func (f FS) Resolve(p string) (string, error) {
 // OpenFile opens p as os.OpenFile does (no O_CREATE: a kernel file is
 // written in place, never made), resolved inside the root like every
 // read.
-func (f FS) OpenFile(p string, flag int) (*os.File, error) {
+func (f FS) OpenFile(p string, flag int) (file *os.File, err error) {
+	op := OpWrite
+	if flag&unix.O_ACCMODE == unix.O_RDONLY {
+		op = OpRead
+	}
+	defer func() { f.trace(op, p, err) }()
 	fd, err := f.open(p, flag&^os.O_CREATE)
 	if err != nil {
 		return nil, pathErr("open", p, err)

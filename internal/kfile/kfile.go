@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -45,15 +46,93 @@ func specialKind(mode uint32) string {
 	return ""
 }
 
-// traceFn, when set, is told the path of every file read (Trace).
-var traceFn atomic.Pointer[func(string)]
+// Op is what a traced operation asked of the root (Trace).
+type Op string
 
-// Trace calls fn with the path of every file read until stop is called.
-// It is for benchmarks that compare a command with merely reading the
-// files it reads; nothing else sets it.
-func Trace(fn func(path string)) (stop func()) {
-	traceFn.Store(&fn)
-	return func() { traceFn.Store(nil) }
+// The operations Trace reports.
+const (
+	OpRead     Op = "read"     // a file's content: Read, ReadLimit, ReadMode, ReadInto, ReadBuf, String, Int, List, Mask, OpenFile for reading
+	OpReadDir  Op = "readdir"  // a folder's listing
+	OpStat     Op = "stat"     // what a path is, links followed: Stat, and IsKernelPath's statfs
+	OpLstat    Op = "lstat"    // what a path is, a last link not followed
+	OpReadlink Op = "readlink" // a link's target
+	OpResolve  Op = "resolve"  // a path's real path: Resolve
+	OpWrite    Op = "write"    // OpenFile or OpenKernelFile for writing
+)
+
+// Access is one operation on a root, as Trace reports it.
+type Access struct {
+	Op   Op
+	Root string // the FS's root, as given to Open
+	Path string // as given to the method: root + "/sys/..."
+	// Rel is Path relative to the root, slash-separated ("sys/...",
+	// "." for the root itself), and "" for a path not under it (which
+	// the operation refused).
+	Rel string
+	// Err is the operation's error, nil when it succeeded; a path the
+	// root lacks is one IsNotExist says so of ("tried, absent").
+	Err error
+}
+
+// tracers are the functions Trace registered: an immutable slice,
+// replaced whole, so an FS operation pays one atomic load when none is.
+var (
+	tracers   atomic.Pointer[[]*func(Access)]
+	tracersMu sync.Mutex
+)
+
+// Trace calls fn with every operation any FS performs that reads the
+// root (its files, folder listings, links and stats) and every write it
+// opens, until stop is called: the path and whether it was there. It is
+// for tests that hold the snapshot to what the readers read, and for
+// benchmarks that compare a command with merely reading the files it
+// reads; nothing else sets it. fn may be called from several goroutines
+// at once, and is called for every root: filter on Access.Root.
+func Trace(fn func(Access)) (stop func()) {
+	p := &fn
+	tracersMu.Lock()
+	defer tracersMu.Unlock()
+	var next []*func(Access)
+	if cur := tracers.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, p)
+	tracers.Store(&next)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			tracersMu.Lock()
+			defer tracersMu.Unlock()
+			var rest []*func(Access)
+			for _, q := range *tracers.Load() {
+				if q != p {
+					rest = append(rest, q)
+				}
+			}
+			if len(rest) == 0 {
+				tracers.Store(nil)
+				return
+			}
+			tracers.Store(&rest)
+		})
+	}
+}
+
+// trace reports an operation to the tracers, if any.
+func (f FS) trace(op Op, p string, err error) {
+	if t := tracers.Load(); t != nil {
+		f.report(t, op, p, err)
+	}
+}
+
+func (f FS) report(fns *[]*func(Access), op Op, p string, err error) {
+	a := Access{Op: op, Root: f.root, Path: p, Err: err}
+	if rel, rerr := f.rel(p); rerr == nil {
+		a.Rel = rel
+	}
+	for _, fn := range *fns {
+		(*fn)(a)
+	}
 }
 
 // readFD reads the open file fd (named path in errors) to its end into

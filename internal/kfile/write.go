@@ -223,7 +223,8 @@ func IsKernel(file *os.File) (bool, error) {
 // affinity, a queue's xps_cpus) for writing, never making it: links on the
 // way are followed inside the root. Outside procfs and sysfs (a host
 // tree's copy) it must be a regular file.
-func (f FS) OpenKernelFile(p string) (*os.File, error) {
+func (f FS) OpenKernelFile(p string) (file *os.File, err error) {
+	defer func() { f.trace(OpWrite, p, err) }()
 	fd, err := f.open(p, unix.O_WRONLY)
 	if err != nil {
 		return nil, pathErr("open", p, err)
@@ -254,7 +255,8 @@ func unwrapPath(err error) error {
 
 // IsKernelPath reports whether p, links followed inside the root, is one
 // of the kernel's own files (procfs or sysfs).
-func (f FS) IsKernelPath(p string) (bool, error) {
+func (f FS) IsKernelPath(p string) (kernel bool, err error) {
+	defer func() { f.trace(OpStat, p, err) }()
 	fd, err := f.open(p, unix.O_PATH)
 	if err != nil {
 		return false, pathErr("statfs", p, err)
