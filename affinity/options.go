@@ -1,25 +1,20 @@
 package affinity
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
-// ErrUsage is wrapped by the refusals of PickOptions: the user's to fix.
-var ErrUsage = errors.New("bad option")
+// ErrUsage is what the refusals of PickOptions are: the user's to fix
+// (usage.ErrUsage too).
+var ErrUsage = usage.New("bad option")
 
-// usageError is an option refusal: its message is the user's, and it is
+// usagef is an option refusal: its message is the user's, and it is
 // ErrUsage.
-type usageError struct{ err error }
-
-func (e usageError) Error() string        { return e.err.Error() }
-func (e usageError) Unwrap() error        { return e.err }
-func (e usageError) Is(target error) bool { return target == ErrUsage }
-
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usage.Kind(ErrUsage, fmt.Errorf(format, args...))
 }
 
 // PickOptions are the CPU selection of mask and exec as their flags give

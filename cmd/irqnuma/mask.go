@@ -29,11 +29,11 @@ func addPickFlags(fs *pflag.FlagSet, f *affinity.PickOptions) {
 func (a *app) pick(fs *pflag.FlagSet, f *affinity.PickOptions) (*affinity.Pick, error) {
 	r, err := f.Request(fs.Changed)
 	if err != nil {
-		return nil, usageIf(err)
+		return nil, err
 	}
 	p, err := affinity.PickOn(a.fs, r)
 	if err != nil {
-		return nil, usageIf(err)
+		return nil, err
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", safetext.Escape(n))

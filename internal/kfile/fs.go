@@ -16,6 +16,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/rootpath"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // FS is a host root, opened once with Open: the live machine ("/") or a
@@ -110,7 +111,7 @@ func (d *rootDir) open(root string) {
 
 // ErrNotHost is wrapped by CheckRoot's error for a folder that holds
 // neither proc/ nor sys/.
-var ErrNotHost = errors.New("holds neither proc/ nor sys/")
+var ErrNotHost = usage.New("holds neither proc/ nor sys/")
 
 // CheckRoot reports whether the folder root holds a host: a proc/ or a
 // sys/ folder. Without either, every read would fail with a bare "no such
