@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -292,7 +291,7 @@ func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time
 			return nil, err
 		}
 		for _, m := range matches {
-			if err := m.Err(); err != nil && strings.HasPrefix(m.Selector, "--pid ") {
+			if err := m.Err(); err != nil && m.Selector.Kind == proc.SelectorPID {
 				return nil, err
 			}
 		}

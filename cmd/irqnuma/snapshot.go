@@ -29,7 +29,7 @@ func newSnapshotCmd(a *app) *cobra.Command {
 			if err := sel.check(); err != nil {
 				return err
 			}
-			res, err := snapshot.Create(a.output, a.stdout, a.fs, snapshot.Options{Processes: sel.Selection.Selection})
+			res, err := snapshot.Create(a.output, a.stdout, a.fs, snapshot.Options{Processes: sel.processes()})
 			if err != nil {
 				return err
 			}
