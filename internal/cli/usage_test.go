@@ -19,7 +19,7 @@ import (
 // user's to fix exits 2 however it is wrapped, with no list of sentinels
 // in the CLI, and the library errors that are not the user's exit 1.
 func TestUsageErrors(t *testing.T) {
-	_, pickErr := affinity.PickOptions{}.Request(func(string) bool { return false })
+	_, pickErr := affinity.PickOptions{}.Request()
 	_, benchErr := bench.Options{Repeat: 1}.Request(kfile.FS{}, nil)
 	tests := []struct {
 		name string
