@@ -147,14 +147,14 @@ func (s *Sampler) Sample() (*Sample, error) {
 	}
 	s.buf2 = b
 	if sm.stat, err = parseStat(b, nil); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", p, err)
+		return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	p = s.h.Path("proc/softirqs")
 	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
 	case err == nil:
 		s.buf2 = b
 		if err := parseSoftirqs(b, &sm.soft); err != nil {
-			return nil, fmt.Errorf("parse %s: %w", p, err)
+			return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 		}
 		sm.hasSoft = true
 	case !kfile.IsNotExist(err):
@@ -165,7 +165,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 	case err == nil:
 		s.buf2 = b
 		if sm.softnet, err = parseSoftnet(b, sm.Online, nil); err != nil {
-			return nil, fmt.Errorf("parse %s: %w", p, err)
+			return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 		}
 		sm.hasNet = true
 	case !kfile.IsNotExist(err):
@@ -256,7 +256,7 @@ func (s *Sampler) readInterrupts(sm *Sample) error {
 	}
 	s.buf = b
 	if err := s.readIRQs(b, sm); err != nil {
-		return fmt.Errorf("parse %s: %w", p, err)
+		return &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	return nil
 }

@@ -382,7 +382,8 @@ func (f FS) String(p string) (string, error) {
 	return string(TrimAttr(b)), nil
 }
 
-// Int reads a decimal integer attribute such as numa_node ("-1").
+// Int reads a decimal integer attribute such as numa_node ("-1"); one
+// that is not is ErrFileParse, as a bad List or Mask is.
 func (f FS) Int(p string) (int, error) {
 	s, err := f.String(p)
 	if err != nil {
@@ -390,7 +391,7 @@ func (f FS) Int(p string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
-		return 0, fmt.Errorf("read %s: not an integer: %q", p, clip(s))
+		return 0, Malformedf(p, "not an integer: %q", clip(s))
 	}
 	return n, nil
 }
@@ -403,7 +404,7 @@ func (f FS) List(p string) (cpuset.Set, error) {
 	}
 	set, err := cpuset.ParseList(strings.TrimSpace(s))
 	if err != nil {
-		return cpuset.Set{}, fmt.Errorf("read %s: %w", p, err)
+		return cpuset.Set{}, Malformed(p, err)
 	}
 	return set, nil
 }
@@ -416,7 +417,7 @@ func (f FS) Mask(p string) (cpuset.Set, error) {
 	}
 	set, err := cpuset.ParseMask(strings.TrimSpace(s))
 	if err != nil {
-		return cpuset.Set{}, fmt.Errorf("read %s: %w", p, err)
+		return cpuset.Set{}, Malformed(p, err)
 	}
 	return set, nil
 }
