@@ -396,10 +396,10 @@ func TestExporterProcessNIC(t *testing.T) {
 			{Selector: proc.CommSelector("iperf3")},
 		},
 		Uses: []nicuse.Use{
-			{PID: 10, NICs: []string{"eth1"}, Attribution: nicuse.BySockets},
-			{PID: 11, NICs: []string{"eth0", "eth1"}, Attribution: nicuse.BySockets},
-			{PID: 12, NICs: []string{}, Attribution: nicuse.AnyNIC},
-			{PID: 20, NICs: []string{}, Attribution: nicuse.Unknown},
+			{PID: 10, NICs: []string{"eth1"}, Attribution: nicuse.AttributionSockets},
+			{PID: 11, NICs: []string{"eth0", "eth1"}, Attribution: nicuse.AttributionSockets},
+			{PID: 12, NICs: []string{}, Attribution: nicuse.AttributionAny},
+			{PID: 20, NICs: []string{}, Attribution: nicuse.AttributionUnknown},
 		},
 	}
 	var buf bytes.Buffer

@@ -348,12 +348,12 @@ type SelectorKind string
 
 // The kinds of Selector.
 const (
-	SelectorPID  SelectorKind = "pid"  // one process by its id
-	SelectorComm SelectorKind = "comm" // every process with this comm
+	SelectorKindPID  SelectorKind = "pid"  // one process by its id
+	SelectorKindComm SelectorKind = "comm" // every process with this comm
 )
 
 // Selector is one --pid or --comm of a Selection: its kind and its value
-// (PID for SelectorPID, Comm for SelectorComm). String is for display.
+// (PID for SelectorKindPID, Comm for SelectorKindComm). String is for display.
 type Selector struct {
 	Kind SelectorKind
 	PID  int
@@ -361,18 +361,18 @@ type Selector struct {
 }
 
 // PIDSelector selects the process pid.
-func PIDSelector(pid int) Selector { return Selector{Kind: SelectorPID, PID: pid} }
+func PIDSelector(pid int) Selector { return Selector{Kind: SelectorKindPID, PID: pid} }
 
 // CommSelector selects every process whose comm is comm.
-func CommSelector(comm string) Selector { return Selector{Kind: SelectorComm, Comm: comm} }
+func CommSelector(comm string) Selector { return Selector{Kind: SelectorKindComm, Comm: comm} }
 
 // String is the selector as the user gave it: "--pid 4242", "--comm
 // iperf3".
 func (s Selector) String() string {
 	switch s.Kind {
-	case SelectorPID:
+	case SelectorKindPID:
 		return "--pid " + strconv.Itoa(s.PID)
-	case SelectorComm:
+	case SelectorKindComm:
 		return "--comm " + s.Comm
 	}
 	return string(s.Kind)

@@ -291,7 +291,7 @@ func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time
 			return nil, err
 		}
 		for _, m := range matches {
-			if err := m.Err(); err != nil && m.Selector.Kind == proc.SelectorPID {
+			if err := m.Err(); err != nil && m.Selector.Kind == proc.SelectorKindPID {
 				return nil, err
 			}
 		}

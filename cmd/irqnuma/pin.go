@@ -121,7 +121,7 @@ func pinOutcome(a *app, res *affinity.PinResult) error {
 	report.WritePinFailures(a.stderr, res)
 	if err := res.Err(); err != nil {
 		code := cli.ExitError
-		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
+		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.StopInterrupted {
 			code = c
 		}
 		return cli.Exit(code, err)
