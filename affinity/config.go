@@ -13,6 +13,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -63,7 +64,7 @@ type pinFileEntry struct {
 const maxConfigSize = 1 << 20
 
 // ErrConfig is wrapped by every error about a config file's content.
-var ErrConfig = errors.New("bad pin config")
+var ErrConfig = usage.New("bad pin config")
 
 // ReadPinConfig reads and parses a config file.
 func ReadPinConfig(path string) (*PinConfig, error) {

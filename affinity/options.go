@@ -1,66 +1,66 @@
 package affinity
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
-// ErrUsage is wrapped by the refusals of PickOptions: the user's to fix.
-var ErrUsage = errors.New("bad option")
+// ErrUsage is what the refusals of PickOptions are: the user's to fix
+// (usage.ErrUsage too).
+var ErrUsage = usage.New("bad option")
 
-// usageError is an option refusal: its message is the user's, and it is
+// usagef is an option refusal: its message is the user's, and it is
 // ErrUsage.
-type usageError struct{ err error }
-
-func (e usageError) Error() string        { return e.err.Error() }
-func (e usageError) Unwrap() error        { return e.err }
-func (e usageError) Is(target error) bool { return target == ErrUsage }
-
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usage.Kind(ErrUsage, fmt.Errorf(format, args...))
 }
 
-// PickOptions are the CPU selection of mask and exec as their flags give
-// it: --nic, --node, --cpus, --exclude, --exclude-irq-cpus,
-// --one-per-core, --count.
+// PickOptions are the CPU selection of mask and exec as the user gave
+// it (their --nic, --node, --cpus, --exclude, --exclude-irq-cpus,
+// --one-per-core and --count): a nil pointer or an empty set is not
+// given.
 type PickOptions struct {
-	NIC           string
-	Node          int
-	CPUs, Exclude cpuset.ListFlag
+	NIC           *string
+	Node          *int
+	CPUs, Exclude cpuset.Set
 	ExcludeIRQ    bool
 	OnePerCore    bool
-	Count         int
+	Count         *int
 }
 
-// Request checks the options and turns them into a pick request; given
-// reports whether a flag ("nic", "node", "cpus", "count") was given.
-// Every refusal wraps ErrUsage and names the flag.
-func (o PickOptions) Request(given func(flag string) bool) (PickRequest, error) {
-	r := PickRequest{NIC: o.NIC, ExcludeIRQCPUs: o.ExcludeIRQ, OnePerCore: o.OnePerCore,
-		Count: o.Count, CPUs: o.CPUs.CPUs, Exclude: o.Exclude.CPUs}
+// Request checks the options and turns them into a pick request. Every
+// refusal wraps ErrUsage and names the flag.
+func (o PickOptions) Request() (PickRequest, error) {
+	r := PickRequest{ExcludeIRQCPUs: o.ExcludeIRQ, OnePerCore: o.OnePerCore, CPUs: o.CPUs, Exclude: o.Exclude}
 	sources := 0
-	for _, name := range []string{"nic", "node", "cpus"} {
-		if given(name) {
+	for _, given := range []bool{o.NIC != nil, o.Node != nil, !o.CPUs.IsEmpty()} {
+		if given {
 			sources++
 		}
 	}
 	switch {
 	case sources != 1:
 		return r, usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus")
-	case given("node") && o.Node < 0:
-		return r, usagef("--node %d: want a node id", o.Node)
-	case given("nic") && o.NIC == "":
+	case o.Node != nil && *o.Node < 0:
+		return r, usagef("--node %d: want a node id", *o.Node)
+	case o.NIC != nil && *o.NIC == "":
 		return r, usagef("--nic: empty NIC name")
-	case o.ExcludeIRQ && o.NIC == "":
+	case o.ExcludeIRQ && o.NIC == nil:
 		return r, usagef("--exclude-irq-cpus needs --nic: it drops the CPUs where that NIC's queue IRQs land")
-	case given("count") && o.Count < 1:
-		return r, usagef("--count %d: want at least 1", o.Count)
+	case o.Count != nil && *o.Count < 1:
+		return r, usagef("--count %d: want at least 1", *o.Count)
 	}
-	if given("node") {
-		node := o.Node
+	if o.NIC != nil {
+		r.NIC = *o.NIC
+	}
+	if o.Node != nil {
+		node := *o.Node
 		r.Node = &node
+	}
+	if o.Count != nil {
+		r.Count = *o.Count
 	}
 	return r, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -21,16 +22,16 @@ var (
 	// ErrTooFewLeft: fewer CPUs were left than PickRequest.Count asked for.
 	ErrTooFewLeft = errors.New("too few CPUs left")
 	// ErrNICLocalityUnknown: the NIC's local CPUs are not known.
-	ErrNICLocalityUnknown = errors.New("NIC locality unknown")
+	ErrNICLocalityUnknown = usage.New("NIC locality unknown")
 	// ErrNoSuchNode: the requested node does not exist.
-	ErrNoSuchNode = errors.New("unknown node")
+	ErrNoSuchNode = usage.New("unknown node")
 	// ErrNoSuchCPU: a named CPU is not a possible CPU of the host.
-	ErrNoSuchCPU = errors.New("unknown CPU")
+	ErrNoSuchCPU = usage.New("unknown CPU")
 	// ErrNICNoIRQs: ExcludeIRQCPUs was asked for a NIC with no IRQs.
 	ErrNICNoIRQs = errors.New("no IRQs for NIC")
 	// ErrBadPick: the request itself is inconsistent (no source, two
 	// sources, ExcludeIRQCPUs without a NIC, a negative count).
-	ErrBadPick = errors.New("bad CPU request")
+	ErrBadPick = usage.New("bad CPU request")
 )
 
 // PickRequest says which CPUs to pick. Exactly one source of candidates is

@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
@@ -56,7 +57,7 @@ const KindXPS irq.Kind = "xps"
 var (
 	// ErrLocalityUnknown: the NIC's node is unknown and neither a node nor
 	// CPUs were given.
-	ErrLocalityUnknown = errors.New("NUMA locality unknown")
+	ErrLocalityUnknown = usage.New("NUMA locality unknown")
 	// ErrNoCPUs: nothing is left of the target set.
 	ErrNoCPUs = errors.New("no CPU left to place IRQs on")
 	// ErrNoIRQs: the NIC has no IRQ to place.

@@ -105,7 +105,7 @@ type PinResult struct {
 	// failed, with why.
 	Failed, RollbackFailed []string
 	Stop                   irq.Stop
-	// Cause is why ctx was cancelled, when Stop is irq.Interrupted.
+	// Cause is why ctx was cancelled, when Stop is irq.StopInterrupted.
 	Cause error
 	// Retired is the state file's new name after a complete rollback.
 	Retired   string
@@ -132,9 +132,9 @@ func (res *PinResult) Err() error {
 	switch {
 	case len(res.RollbackFailed) > 0:
 		return fmt.Errorf("rollback incomplete; the old values are in %s: run irqnuma irq restore %s", res.StateFile, res.StateFile)
-	case res.Stop == irq.Interrupted:
+	case res.Stop == irq.StopInterrupted:
 		return fmt.Errorf("interrupted (%v): every change was rolled back", res.Cause)
-	case res.Stop == irq.Failed:
+	case res.Stop == irq.StopFailed:
 		return errors.New("a write failed: every change was rolled back")
 	case len(res.Failed) > 0:
 		return fmt.Errorf("%d of %d writes failed (--keep-going); undo the rest with: irqnuma irq restore %s", len(res.Failed), res.Changes, res.StateFile)
@@ -193,13 +193,13 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	}
 	applied, stop := irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
 	res.Stop = stop
-	if stop == irq.Interrupted {
+	if stop == irq.StopInterrupted {
 		res.Cause = context.Cause(ctx)
 	}
 	res.record(applied, stepOf)
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
-	if len(res.RollbackFailed) == 0 && (stop == irq.Interrupted || stop == irq.Failed) {
+	if len(res.RollbackFailed) == 0 && (stop == irq.StopInterrupted || stop == irq.StopFailed) {
 		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
 	}
 	return res, nil

@@ -128,7 +128,7 @@ type Options struct {
 	NICs []string
 	// Absent are the selectors ("--comm iperf3") that matched no running
 	// process, and ProcRoot the /proc they were looked for in.
-	Absent   []string
+	Absent   []proc.Selector
 	ProcRoot string
 	// Partial are the selectors that matched processes the tree holds
 	// only in part (proc.Match.Partial), with those PIDs.

@@ -15,7 +15,7 @@ func init() {
 // not run, or that the tree holds only in part.
 func (a *auditor) procAbsent() error {
 	for _, sel := range a.opts.Absent {
-		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel,
+		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel.String(),
 			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, a.opts.ProcRoot),
 			Fix:     "start it, or name it as /proc/PID/comm does (the executable's name, cut to 15 bytes)"})
 	}

@@ -49,9 +49,9 @@ func unknownMessage(subj string, u nicuse.Use) string {
 	// nicuse.Of puts the line that decided the attribution first.
 	sock, _, _ := strings.Cut(first(u.How), ": ")
 	switch u.Attribution {
-	case nicuse.AnyNIC:
+	case nicuse.AttributionAny:
 		return fmt.Sprintf("%s is bound to every address only (%s), so any NIC may carry its traffic%s", subj, sock, tail)
-	case nicuse.Loopback:
+	case nicuse.AttributionLoopback:
 		return fmt.Sprintf("%s's sockets stay on the host (%s)%s", subj, sock, tail)
 	}
 	return fmt.Sprintf("which NIC %s uses is unknown: %s%s", subj, first(u.How), tail)

@@ -21,8 +21,8 @@ func TestAuditJudgesUsedNICs(t *testing.T) {
 	h, tb := loadHost(t, "offline-2node")
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(15),
 		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(15), LastCPU: 15}}, NodeKB: map[int]uint64{1: 10}}
-	unknown := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.Unknown, How: []string{"it has no TCP or UDP sockets (yet)"}}}
-	anyNIC := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AnyNIC, How: []string{"tcp *:5201 (listening): bound to every address"}}}
+	unknown := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AttributionUnknown, How: []string{"it has no TCP or UDP sockets (yet)"}}}
+	anyNIC := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AttributionAny, How: []string{"tcp *:5201 (listening): bound to every address"}}}
 	tests := []struct {
 		name   string
 		nics   []string

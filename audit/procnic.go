@@ -30,7 +30,7 @@ func Processes(audited []string, procs []*proc.Process, opts Options) []ProcessN
 	for _, p := range procs {
 		u, ok := useOf(opts.Uses, p.PID)
 		if !ok {
-			u = nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{}, Attribution: nicuse.Unknown, How: []string{"its sockets were not read"}}
+			u = nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{}, Attribution: nicuse.AttributionUnknown, How: []string{"its sockets were not read"}}
 		}
 		pn := ProcessNIC{Use: u, Judged: []string{}}
 		switch {

@@ -11,8 +11,8 @@ type Side string
 
 // Sides.
 const (
-	Local  Side = "local"  // the NIC's own node
-	Remote Side = "remote" // another node (Plan.RemoteNode)
+	SideLocal  Side = "local"  // the NIC's own node
+	SideRemote Side = "remote" // another node (Plan.RemoteNode)
 )
 
 // Cell is one named placement of the matrix.
@@ -34,15 +34,15 @@ const MembindSuffix = "+membind"
 
 // baseCells are the placements, each also available with MembindSuffix.
 var baseCells = []Cell{
-	{Name: "local", IRQs: Local, App: Local,
+	{Name: "local", IRQs: SideLocal, App: SideLocal,
 		Doc: "IRQs on the NIC's node, the command on other cores of that node: the placement irqnuma recommends"},
-	{Name: "shared", IRQs: Local, App: Local, Shared: true,
+	{Name: "shared", IRQs: SideLocal, App: SideLocal, Shared: true,
 		Doc: "IRQs on the NIC's node, the command on the very CPUs that take them, sharing the cores with the softirq"},
-	{Name: "app-remote", IRQs: Local, App: Remote,
+	{Name: "app-remote", IRQs: SideLocal, App: SideRemote,
 		Doc: "IRQs on the NIC's node, the command on the remote node"},
-	{Name: "irq-remote", IRQs: Remote, App: Local,
+	{Name: "irq-remote", IRQs: SideRemote, App: SideLocal,
 		Doc: "IRQs on the remote node, the command on the NIC's node"},
-	{Name: "remote", IRQs: Remote, App: Remote,
+	{Name: "remote", IRQs: SideRemote, App: SideRemote,
 		Doc: "IRQs and the command on the remote node, on different cores: everything one node away from the NIC"},
 }
 

@@ -3,13 +3,16 @@ package bench
 import (
 	"errors"
 	"fmt"
+
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // Errors Run wraps, for callers that branch on them.
 var (
 	// ErrUsage: the request itself is wrong (a placement that does not
 	// exist, no way to read the result, --repeat 0): the user's to fix.
-	ErrUsage = errors.New("bad bench request")
+	// It is usage.ErrUsage too.
+	ErrUsage = usage.New("bad bench request")
 	// ErrParse: a run's output does not hold the result the parser
 	// looks for.
 	ErrParse = errors.New("cannot read the result")
@@ -21,14 +24,8 @@ var (
 	ErrRun = errors.New("a benchmark run failed")
 )
 
-// usageError is a request error: its message is the user's, and it is
+// usagef is a request error: its message is the user's, and it is
 // ErrUsage.
-type usageError struct{ err error }
-
-func (e usageError) Error() string        { return e.err.Error() }
-func (e usageError) Unwrap() error        { return e.err }
-func (e usageError) Is(target error) bool { return target == ErrUsage }
-
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usage.Kind(ErrUsage, fmt.Errorf(format, args...))
 }

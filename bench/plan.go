@@ -108,7 +108,7 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
 	pc := PlannedCell{Cell: c, IRQNode: -1, AppNode: -1}
 	node := func(s Side) int {
-		if s == Remote {
+		if s == SideRemote {
 			return p.RemoteNode
 		}
 		return p.NICNode

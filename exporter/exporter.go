@@ -210,7 +210,7 @@ func hostSeries(st *audit.State) []Family {
 		if len(m.PIDs) > 0 {
 			v = 1
 		}
-		present.add(v, m.Selector)
+		present.add(v, m.Selector.String())
 	}
 	return []Family{finding, local, effective, node, present, processNICs(st)}
 }
@@ -239,7 +239,7 @@ func processNICs(st *audit.State) Family {
 			return cmp.Or(strings.Compare(a.nic, b.nic), strings.Compare(a.attribution, b.attribution))
 		})
 		for _, k := range slices.Compact(keys) {
-			f.add(1, m.Selector, k.nic, k.attribution)
+			f.add(1, m.Selector.String(), k.nic, k.attribution)
 		}
 	}
 	return f

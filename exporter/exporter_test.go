@@ -391,15 +391,15 @@ func TestExporterBadLabel(t *testing.T) {
 func TestExporterProcessNIC(t *testing.T) {
 	st := &audit.State{
 		Matches: []proc.Match{
-			{Selector: "--comm nginx", PIDs: []int{10, 11, 12}},
-			{Selector: "--pid 20", PIDs: []int{20}},
-			{Selector: "--comm iperf3"},
+			{Selector: proc.CommSelector("nginx"), PIDs: []int{10, 11, 12}},
+			{Selector: proc.PIDSelector(20), PIDs: []int{20}},
+			{Selector: proc.CommSelector("iperf3")},
 		},
 		Uses: []nicuse.Use{
-			{PID: 10, NICs: []string{"eth1"}, Attribution: nicuse.BySockets},
-			{PID: 11, NICs: []string{"eth0", "eth1"}, Attribution: nicuse.BySockets},
-			{PID: 12, NICs: []string{}, Attribution: nicuse.AnyNIC},
-			{PID: 20, NICs: []string{}, Attribution: nicuse.Unknown},
+			{PID: 10, NICs: []string{"eth1"}, Attribution: nicuse.AttributionSockets},
+			{PID: 11, NICs: []string{"eth0", "eth1"}, Attribution: nicuse.AttributionSockets},
+			{PID: 12, NICs: []string{}, Attribution: nicuse.AttributionAny},
+			{PID: 20, NICs: []string{}, Attribution: nicuse.AttributionUnknown},
 		},
 	}
 	var buf bytes.Buffer

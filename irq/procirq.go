@@ -132,7 +132,7 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 		in.modes.lost = in.modes.lost || mode&0o222 != 0
 		v, perr := strconv.Atoi(string(bytes.TrimSpace(kfile.TrimAttr(buf))))
 		if perr != nil || v < -1 {
-			return in, fmt.Errorf("read %s/node: not a node: %q", dir, clip(buf))
+			return in, kfile.Malformedf(dir+"/node", "not a node: %q", clip(buf))
 		}
 		in.Node = v
 	} else if !kfile.IsNotExist(err) {
@@ -178,7 +178,7 @@ func clipName(s string) string {
 func parseList(path string, b []byte) (cpuset.Set, error) {
 	s, err := cpuset.ParseList(strings.TrimSpace(string(kfile.TrimAttr(b))))
 	if err != nil {
-		return s, fmt.Errorf("read %s: %w", path, err)
+		return s, kfile.Malformed(path, err)
 	}
 	return s, nil
 }
@@ -186,7 +186,7 @@ func parseList(path string, b []byte) (cpuset.Set, error) {
 func parseMask(path string, b []byte) (cpuset.Set, error) {
 	s, err := cpuset.ParseMask(strings.TrimSpace(string(kfile.TrimAttr(b))))
 	if err != nil {
-		return s, fmt.Errorf("read %s: %w", path, err)
+		return s, kfile.Malformed(path, err)
 	}
 	return s, nil
 }

@@ -197,7 +197,7 @@ func (t *Table) readRows(h *topology.Host, ownerOf func(*interrupts.Row) *Owner,
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse %s: %w", p, err)
+		return nil, nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	t.CPUs = cpus
 	t.checkColumns(h)

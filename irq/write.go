@@ -404,9 +404,9 @@ type Stop int
 
 // Reasons Apply stops.
 const (
-	Completed   Stop = iota // every change was tried
-	Failed                  // a write failed and everything changed was rolled back
-	Interrupted             // ctx was cancelled; everything changed was rolled back
+	StopCompleted   Stop = iota // every change was tried
+	StopFailed                  // a write failed and everything changed was rolled back
+	StopInterrupted             // ctx was cancelled; everything changed was rolled back
 )
 
 // ApplyOptions tunes Apply.
@@ -426,10 +426,10 @@ func Apply(ctx context.Context, w Writer, fsys kfile.FS, changes []Change, opt A
 	for i := range res {
 		res[i].Result = ResultUnchanged
 	}
-	stop := Completed
+	stop := StopCompleted
 	for i, c := range changes {
 		if ctx.Err() != nil {
-			stop = Interrupted
+			stop = StopInterrupted
 			break
 		}
 		err := writeValue(w, fsys, c.Path, c.To)
@@ -441,14 +441,14 @@ func Apply(ctx context.Context, w Writer, fsys kfile.FS, changes []Change, opt A
 		default:
 			res[i].Result, res[i].Err = ResultFailed, err
 			if !opt.KeepGoing {
-				stop = Failed
+				stop = StopFailed
 			}
 		}
-		if stop != Completed {
+		if stop != StopCompleted {
 			break
 		}
 	}
-	if stop != Completed {
+	if stop != StopCompleted {
 		rollback(w, fsys, changes, res)
 	}
 	for i, c := range changes {

@@ -196,8 +196,8 @@ func TestApplyRollsBackOnFailure(t *testing.T) {
 	before := snapshotTree(t, root)
 	w := &failingWriter{fail: map[int]bool{6: true}, err: syscall.ENOSPC}
 	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
-	if stop != Failed {
-		t.Errorf("stop = %v, want Failed", stop)
+	if stop != StopFailed {
+		t.Errorf("stop = %v, want StopFailed", stop)
 	}
 	want := []string{"rolled-back", "rolled-back", "rolled-back", "rolled-back", "rolled-back", "failed"}
 	for range 10 {
@@ -222,8 +222,8 @@ func TestApplyKeepGoing(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: syscall.EINVAL}
 	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{KeepGoing: true})
-	if stop != Completed {
-		t.Errorf("stop = %v, want Completed", stop)
+	if stop != StopCompleted {
+		t.Errorf("stop = %v, want StopCompleted", stop)
 	}
 	for i, r := range res {
 		want := ResultChanged
@@ -255,8 +255,8 @@ func TestApplyManagedSkipped(t *testing.T) {
 		root := hosttest.Copy(t, "seed")
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
 		res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
-		if stop != Completed {
-			t.Errorf("%v: stop = %v, want Completed", errno, stop)
+		if stop != StopCompleted {
+			t.Errorf("%v: stop = %v, want StopCompleted", errno, stop)
 		}
 		if r := res[6]; r.Result != ResultSkipped || !r.Managed || !errors.Is(r.Err, ErrManaged) {
 			t.Errorf("%v: IRQ 290 = %+v, want skipped as managed", errno, r)
@@ -280,8 +280,8 @@ func TestApplyInterrupted(t *testing.T) {
 		}
 	}}
 	res, stop := Apply(ctx, w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
-	if stop != Interrupted {
-		t.Errorf("stop = %v, want Interrupted", stop)
+	if stop != StopInterrupted {
+		t.Errorf("stop = %v, want StopInterrupted", stop)
 	}
 	if got := results(res)[:4]; !cmp.Equal(got, []string{"rolled-back", "rolled-back", "rolled-back", "unchanged"}) {
 		t.Errorf("results %v", got)
@@ -299,7 +299,7 @@ func TestApplyRollbackFails(t *testing.T) {
 	// Write 3 fails; so does the rollback of write 1 (write number 5).
 	w := &failingWriter{fail: map[int]bool{3: true, 5: true}, err: syscall.EROFS}
 	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
-	if stop != Failed {
+	if stop != StopFailed {
 		t.Errorf("stop = %v", stop)
 	}
 	if r := res[0]; r.Result != ResultChanged || !errors.Is(r.RollbackErr, syscall.EROFS) {
@@ -406,8 +406,8 @@ func TestApplyTreeRefusalRollsBack(t *testing.T) {
 		before := snapshotTree(t, root)
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
 		res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
-		if stop != Failed {
-			t.Errorf("%v: stop = %v, want Failed", errno, stop)
+		if stop != StopFailed {
+			t.Errorf("%v: stop = %v, want StopFailed", errno, stop)
 		}
 		if r := res[6]; r.Result != ResultFailed || r.Managed || errors.Is(r.Err, ErrManaged) {
 			t.Errorf("%v: IRQ 290 = %+v, want failed, not managed", errno, r)
@@ -444,8 +444,8 @@ func TestRollbackExactBytes(t *testing.T) {
 		{Path: AffinityPath(285, FileAffinityList), From: "17", To: "18"},
 	}
 	w := &failingWriter{fail: map[int]bool{2: true}, err: syscall.EINVAL}
-	if _, stop := Apply(context.Background(), w, hosttest.Open(t, root), changes, ApplyOptions{}); stop != Failed {
-		t.Fatalf("stop = %v, want Failed", stop)
+	if _, stop := Apply(context.Background(), w, hosttest.Open(t, root), changes, ApplyOptions{}); stop != StopFailed {
+		t.Fatalf("stop = %v, want StopFailed", stop)
 	}
 	after, _ := os.Stat(full)
 	if b, _ := os.ReadFile(full); string(b) != "0-1" || !os.SameFile(before, after) {

@@ -29,16 +29,17 @@ type Attribution string
 
 // Attributions.
 const (
-	// BySockets: its sockets' addresses and routes name the NICs.
-	BySockets Attribution = "sockets"
-	// AnyNIC: its only sockets are bound to every address (a wildcard
+	// AttributionSockets: its sockets' addresses and routes name the NICs.
+	AttributionSockets Attribution = "sockets"
+	// AttributionAny: its only sockets are bound to every address (a wildcard
 	// listener): any NIC may carry its traffic.
-	AnyNIC Attribution = "any"
-	// Loopback: its sockets stay on the host.
-	Loopback Attribution = "loopback"
-	// Unknown: its sockets could not be read or say nothing of a NIC (it
-	// has none yet, or they go through an interface with no NIC below).
-	Unknown Attribution = "unknown"
+	AttributionAny Attribution = "any"
+	// AttributionLoopback: its sockets stay on the host.
+	AttributionLoopback Attribution = "loopback"
+	// AttributionUnknown: its sockets could not be read or say nothing
+	// of a NIC (it has none yet, or they go through an interface with no
+	// NIC below).
+	AttributionUnknown Attribution = "unknown"
 )
 
 // Use is which NICs one process uses and how that was found. Its JSON
@@ -48,7 +49,7 @@ type Use struct {
 	PID  int    `json:"pid"`
 	Comm string `json:"comm"`
 	// NICs are the NICs its traffic goes through, by name; [] unless
-	// Attribution is BySockets.
+	// Attribution is AttributionSockets.
 	NICs        []string    `json:"nics"`
 	Attribution Attribution `json:"attribution"`
 	// How says what showed it, one line per kind of socket ("tcp
@@ -58,7 +59,7 @@ type Use struct {
 }
 
 // Known reports whether the process's NICs are known.
-func (u Use) Known() bool { return u.Attribution == BySockets }
+func (u Use) Known() bool { return u.Attribution == AttributionSockets }
 
 // Uses reports whether the process is known to use the NIC.
 func (u Use) Uses(nic string) bool { return u.Known() && slices.Contains(u.NICs, nic) }
@@ -68,9 +69,9 @@ func (u Use) Uses(nic string) bool { return u.Known() && slices.Contains(u.NICs,
 // the host, else (any NIC, unknown) every NIC.
 func (u Use) MayUse(nic string) bool {
 	switch u.Attribution {
-	case BySockets:
+	case AttributionSockets:
 		return slices.Contains(u.NICs, nic)
-	case Loopback:
+	case AttributionLoopback:
 		return false
 	}
 	return true
@@ -79,9 +80,9 @@ func (u Use) MayUse(nic string) bool {
 // Summary is "eth0", "eth0, eth1", "any NIC", "loopback" or "unknown".
 func (u Use) Summary() string {
 	switch u.Attribution {
-	case BySockets:
+	case AttributionSockets:
 		return strings.Join(u.NICs, ", ")
-	case AnyNIC:
+	case AttributionAny:
 		return "any NIC"
 	}
 	return string(u.Attribution)
@@ -102,7 +103,7 @@ func All(h *topology.Host, procs []*proc.Process) []Use {
 
 // Of says which NICs of h process p uses, from p.Net.
 func Of(h *topology.Host, p *proc.Process) Use {
-	u := Use{PID: p.PID, Comm: p.Comm, NICs: []string{}, Attribution: Unknown, How: []string{}}
+	u := Use{PID: p.PID, Comm: p.Comm, NICs: []string{}, Attribution: AttributionUnknown, How: []string{}}
 	n := p.Net
 	switch {
 	case n == nil:
@@ -159,13 +160,13 @@ func verdict(groups []*group) (Attribution, []string) {
 	slices.Sort(nics)
 	switch {
 	case len(nics) > 0:
-		return BySockets, nics
+		return AttributionSockets, nics
 	case kinds[kindAny]:
-		return AnyNIC, nics
+		return AttributionAny, nics
 	case len(kinds) == 1 && kinds[kindLoopback]:
-		return Loopback, nics
+		return AttributionLoopback, nics
 	}
-	return Unknown, nics
+	return AttributionUnknown, nics
 }
 
 // howLines says each group, at most maxHow, what decided the verdict

@@ -65,41 +65,41 @@ func TestOf(t *testing.T) {
 		how  []string // substrings, one per line of How, in order
 	}{
 		{"listener on a NIC's address", []hosttest.Socket{{Proto: "tcp", Local: "10.1.0.2:5201"}},
-			BySockets, []string{"ens1f0"}, []string{"tcp 10.1.0.2:5201 (listening): 10.1.0.2 is ens1f0's address (10.1.0.0/24 dev ens1f0)"}},
+			AttributionSockets, []string{"ens1f0"}, []string{"tcp 10.1.0.2:5201 (listening): 10.1.0.2 is ens1f0's address (10.1.0.0/24 dev ens1f0)"}},
 		{"wildcard listener", []hosttest.Socket{{Proto: "tcp", Local: "0.0.0.0:5201"}},
-			AnyNIC, nil, []string{"tcp *:5201 (listening): bound to every address: any NIC"}},
+			AttributionAny, nil, []string{"tcp *:5201 (listening): bound to every address: any NIC"}},
 		{"wildcard listener and its connections", []hosttest.Socket{
 			{Proto: "tcp", Local: "0.0.0.0:5201"},
 			{Proto: "tcp", Local: "10.1.0.2:5201", Remote: "10.9.9.9:40000"},
 			{Proto: "tcp", Local: "10.1.0.2:5201", Remote: "10.9.9.8:40002"},
-		}, BySockets, []string{"ens1f0"}, []string{
+		}, AttributionSockets, []string{"ens1f0"}, []string{
 			"tcp 10.1.0.2:5201 -> 10.9.9.9:40000: routed through ens1f0 (0.0.0.0/0 via 10.1.0.1) (and 1 more like it)",
 			"tcp *:5201 (listening): bound to every address"}},
 		{"bound to one NIC, routed through another", []hosttest.Socket{{Proto: "udp", Local: "10.0.0.2:9000", Remote: "10.1.0.9:9001"}},
-			BySockets, []string{"ens1f0", "eth1"}, []string{"routed through ens1f0 (10.1.0.0/24); 10.0.0.2 is eth1's address"}},
+			AttributionSockets, []string{"ens1f0", "eth1"}, []string{"routed through ens1f0 (10.1.0.0/24); 10.0.0.2 is eth1's address"}},
 		{"loopback", []hosttest.Socket{{Proto: "tcp", Local: "127.0.0.1:5201"}, {Proto: "tcp", Local: "10.1.0.2:5201", Remote: "10.1.0.2:41000"}},
-			Loopback, nil, []string{"stays on the host"}},
+			AttributionLoopback, nil, []string{"stays on the host"}},
 		// Its reason first: the wildcard listener, not the loopback
 		// connection (a local client of a server).
 		{"wildcard listener with a loopback client", []hosttest.Socket{
 			{Proto: "tcp", Local: "0.0.0.0:5201"},
 			{Proto: "tcp", Local: "127.0.0.1:5201", Remote: "127.0.0.1:41000"},
-		}, AnyNIC, nil, []string{"tcp *:5201 (listening): bound to every address", "tcp 127.0.0.1:5201 -> 127.0.0.1:41000: stays on the host"}},
+		}, AttributionAny, nil, []string{"tcp *:5201 (listening): bound to every address", "tcp 127.0.0.1:5201 -> 127.0.0.1:41000: stays on the host"}},
 		{"a bond over a NIC", []hosttest.Socket{{Proto: "tcp", Local: "10.2.0.2:80"}},
-			BySockets, []string{"ens2f0"}, []string{"10.2.0.2 is bond0's address (10.2.0.0/24 dev bond0), which is on ens2f0"}},
+			AttributionSockets, []string{"ens2f0"}, []string{"10.2.0.2 is bond0's address (10.2.0.0/24 dev bond0), which is on ens2f0"}},
 		{"a bridge with no NIC", []hosttest.Socket{{Proto: "tcp", Local: "172.17.0.1:80"}},
-			Unknown, nil, []string{"docker0 has no NIC of this host below it"}},
+			AttributionUnknown, nil, []string{"docker0 has no NIC of this host below it"}},
 		{"an address no route holds", []hosttest.Socket{{Proto: "tcp", Local: "192.168.7.7:80"}},
-			Unknown, nil, []string{"no on-link route holds 192.168.7.7"}},
+			AttributionUnknown, nil, []string{"no on-link route holds 192.168.7.7"}},
 		{"IPv6 listener", []hosttest.Socket{{Proto: "tcp", Local: "[2001:db8:1::2]:5201"}},
-			BySockets, []string{"ens1f0"}, []string{"2001:db8:1::2 is ens1f0's address (if_inet6)"}},
+			AttributionSockets, []string{"ens1f0"}, []string{"2001:db8:1::2 is ens1f0's address (if_inet6)"}},
 		{"IPv6 connection through the default route", []hosttest.Socket{{Proto: "tcp", Local: "[2001:db8:1::2]:5201", Remote: "[2001:db8:9::1]:40000"}},
-			BySockets, []string{"ens1f0", "eth1"}, []string{"routed through eth1 (::/0 via fe80::1); 2001:db8:1::2 is ens1f0's address"}},
+			AttributionSockets, []string{"ens1f0", "eth1"}, []string{"routed through eth1 (::/0 via fe80::1); 2001:db8:1::2 is ens1f0's address"}},
 		{"IPv4-mapped listener", []hosttest.Socket{{Proto: "tcp", Local: "[::ffff:10.1.0.2]:5201"}},
-			BySockets, []string{"ens1f0"}, []string{"10.1.0.2 is ens1f0's address"}},
+			AttributionSockets, []string{"ens1f0"}, []string{"10.1.0.2 is ens1f0's address"}},
 		{"multicast receiver", []hosttest.Socket{{Proto: "udp", Local: "239.1.1.1:5000"}},
-			AnyNIC, nil, []string{"multicast group"}},
-		{"no sockets", nil, Unknown, nil, []string{"no TCP or UDP sockets"}},
+			AttributionAny, nil, []string{"multicast group"}},
+		{"no sockets", nil, AttributionUnknown, nil, []string{"no TCP or UDP sockets"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,23 +171,23 @@ func TestOfUnknown(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "proc/net/route")); err != nil {
 		t.Fatal(err)
 	}
-	if u := read(); u.Attribution != Unknown || !strings.Contains(u.How[0], "no /proc/net/route") {
+	if u := read(); u.Attribution != AttributionUnknown || !strings.Contains(u.How[0], "no /proc/net/route") {
 		t.Errorf("no route file: %+v", u)
 	}
 	// No tables at all, then no fd folder.
 	if err := os.RemoveAll(filepath.Join(root, "proc/4242/net")); err != nil {
 		t.Fatal(err)
 	}
-	if u := read(); u.Attribution != Unknown || !strings.Contains(u.How[0], "no tcp, tcp6, udp or udp6") {
+	if u := read(); u.Attribution != AttributionUnknown || !strings.Contains(u.How[0], "no tcp, tcp6, udp or udp6") {
 		t.Errorf("no tables: %+v", u)
 	}
 	if err := os.RemoveAll(filepath.Join(root, "proc/4242/fd")); err != nil {
 		t.Fatal(err)
 	}
-	if u := read(); u.Attribution != Unknown || !strings.Contains(u.How[0], "fd") || u.Summary() != "unknown" {
+	if u := read(); u.Attribution != AttributionUnknown || !strings.Contains(u.How[0], "fd") || u.Summary() != "unknown" {
 		t.Errorf("no fd: %+v", u)
 	}
-	if u := Of(h, &proc.Process{PID: 1}); u.Attribution != Unknown || len(u.How) != 1 {
+	if u := Of(h, &proc.Process{PID: 1}); u.Attribution != AttributionUnknown || len(u.How) != 1 {
 		t.Errorf("Net not read: %+v", u)
 	}
 }

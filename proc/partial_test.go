@@ -29,7 +29,7 @@ func TestSelectPartial(t *testing.T) {
 	if len(procs) != 0 {
 		t.Errorf("read %d processes, want none", len(procs))
 	}
-	want := []Match{{Selector: "--pid 4242", PIDs: []int{}, Partial: []int{4242}}, {Selector: "--pid 77", PIDs: []int{}}, {Selector: "--comm iperf3", PIDs: []int{}, Partial: []int{4242}}}
+	want := []Match{{Selector: PIDSelector(4242), PIDs: []int{}, Partial: []int{4242}}, {Selector: PIDSelector(77), PIDs: []int{}}, {Selector: CommSelector("iperf3"), PIDs: []int{}, Partial: []int{4242}}}
 	if !slices.EqualFunc(matches, want, func(a, b Match) bool {
 		return a.Selector == b.Selector && slices.Equal(a.PIDs, b.PIDs) && slices.Equal(a.Partial, b.Partial)
 	}) {

@@ -343,12 +343,47 @@ func (s Selection) Validate() error {
 // Any reports whether the selection names processes.
 func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
 
+// SelectorKind is what a Selector names processes by.
+type SelectorKind string
+
+// The kinds of Selector.
+const (
+	SelectorKindPID  SelectorKind = "pid"  // one process by its id
+	SelectorKindComm SelectorKind = "comm" // every process with this comm
+)
+
+// Selector is one --pid or --comm of a Selection: its kind and its value
+// (PID for SelectorKindPID, Comm for SelectorKindComm). String is for display.
+type Selector struct {
+	Kind SelectorKind
+	PID  int
+	Comm string
+}
+
+// PIDSelector selects the process pid.
+func PIDSelector(pid int) Selector { return Selector{Kind: SelectorKindPID, PID: pid} }
+
+// CommSelector selects every process whose comm is comm.
+func CommSelector(comm string) Selector { return Selector{Kind: SelectorKindComm, Comm: comm} }
+
+// String is the selector as the user gave it: "--pid 4242", "--comm
+// iperf3".
+func (s Selector) String() string {
+	switch s.Kind {
+	case SelectorKindPID:
+		return "--pid " + strconv.Itoa(s.PID)
+	case SelectorKindComm:
+		return "--comm " + s.Comm
+	}
+	return string(s.Kind)
+}
+
 // Match is what one selector of a Selection ("--comm iperf3", "--pid
 // 4242") found: the PIDs of its processes, none when no such process
 // runs, and apart from them those the tree holds only in part
 // (ErrPartial), which were not read.
 type Match struct {
-	Selector string
+	Selector Selector
 	PIDs     []int
 	// Exited are the PIDs it named that have exited but are not reaped
 	// yet (zombies), left out of PIDs.
@@ -385,7 +420,7 @@ func SelectPresent(fsys kfile.FS, sel Selection) ([]*Process, []Match, error) {
 	var matches []Match
 	var want []int
 	for _, pid := range sel.PIDs {
-		matches = append(matches, Match{Selector: "--pid " + strconv.Itoa(pid), PIDs: []int{pid}})
+		matches = append(matches, Match{Selector: PIDSelector(pid), PIDs: []int{pid}})
 		want = append(want, pid)
 	}
 	for _, c := range sel.Comms {
@@ -393,7 +428,7 @@ func SelectPresent(fsys kfile.FS, sel Selection) ([]*Process, []Match, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		matches = append(matches, Match{Selector: "--comm " + c, PIDs: found})
+		matches = append(matches, Match{Selector: CommSelector(c), PIDs: found})
 		want = append(want, found...)
 	}
 	slices.Sort(want)

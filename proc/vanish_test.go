@@ -82,7 +82,7 @@ func TestSelectPresentZombies(t *testing.T) {
 	if diff := cmp.Diff([]string{"4245/4246 R on 2"}, got); diff != "" {
 		t.Errorf("processes/threads read (-want +got):\n%s", diff)
 	}
-	want := []Match{{Selector: "--pid 4244", Exited: []int{4244}}, {Selector: "--comm iperf3", PIDs: []int{4245}, Exited: []int{4244}}}
+	want := []Match{{Selector: PIDSelector(4244), Exited: []int{4244}}, {Selector: CommSelector("iperf3"), PIDs: []int{4245}, Exited: []int{4244}}}
 	if diff := cmp.Diff(want, matches, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("matches (-want +got):\n%s", diff)
 	}

@@ -65,7 +65,7 @@ func WriteBenchSVG(w io.Writer, doc BenchDoc) error {
 		default:
 			bx := func(v float64) float64 { return x0 + barW*v/top }
 			fill := "#74c0fc"
-			if c.App == bench.Local && c.IRQs == bench.Local && !c.Shared {
+			if c.App == bench.SideLocal && c.IRQs == bench.SideLocal && !c.Shared {
 				fill = "#4dabf7"
 			}
 			fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%.1f" height="%d" fill="%s" stroke="#1c7ed6"/>`+"\n", x0, y+3, bx(s.Median)-x0, barH, fill)

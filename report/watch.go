@@ -89,9 +89,9 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 func processLine(u nicuse.Use) string {
 	s := fmt.Sprintf("%s (PID %d) uses %s", u.Comm, u.PID, u.Summary())
 	switch u.Attribution {
-	case nicuse.Unknown:
+	case nicuse.AttributionUnknown:
 		s = fmt.Sprintf("%s (PID %d): NIC unknown", u.Comm, u.PID)
-	case nicuse.Loopback:
+	case nicuse.AttributionLoopback:
 		s = fmt.Sprintf("%s (PID %d) uses no NIC (loopback)", u.Comm, u.PID)
 	}
 	if len(u.How) > 0 {

@@ -21,7 +21,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +30,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/untar"
+	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/proc"
 )
 
@@ -134,7 +134,7 @@ func Write(w io.Writer, fsys kfile.FS, opts Options) (Result, error) {
 // ErrName is wrapped by Create's error for a name that does not end in
 // .tar.gz or .tgz: "-o json" meant for the output format must not write
 // an archive called json.
-var ErrName = errors.New("a snapshot is a .tar.gz")
+var ErrName = usage.New("a snapshot is a .tar.gz")
 
 // Create writes a snapshot of root to the file name, or to stdout when
 // name is "-". The file appears whole or not at all: it is written

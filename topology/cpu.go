@@ -219,7 +219,7 @@ func (h *Host) presentList(path string) (set cpuset.Set, present bool, err error
 		return cpuset.Set{}, true, nil
 	}
 	if set, err = cpuset.ParseList(s); err != nil {
-		return cpuset.Set{}, true, fmt.Errorf("read %s: %w", path, err)
+		return cpuset.Set{}, true, kfile.Malformed(path, err)
 	}
 	return set, true, nil
 }

@@ -9,7 +9,6 @@
 package topology
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // Host is what topology knows of one machine.
@@ -156,7 +156,7 @@ func (h *Host) NodeIDs() cpuset.Set {
 }
 
 // ErrUnknownNIC is wrapped by the error for a NIC name the host lacks.
-var ErrUnknownNIC = errors.New("unknown NIC")
+var ErrUnknownNIC = usage.New("unknown NIC")
 
 // LookupNIC returns the named NIC, or an error wrapping ErrUnknownNIC
 // that lists the NICs the host has.

@@ -133,7 +133,7 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 		for f := range strings.FieldsSeq(d) {
 			v, err := strconv.Atoi(f)
 			if err != nil {
-				return n, fmt.Errorf("read %s/distance: bad distance %q", base, f)
+				return n, kfile.Malformedf(base+"/distance", "bad distance %q", f)
 			}
 			if v < 10 || v > 255 {
 				// SLIT distances are 10 (local) to 254, 255 unreachable.
@@ -202,7 +202,7 @@ func readMemTotal(fsys kfile.FS, path string) (int64, error) {
 		if len(f) >= 4 && f[0] == "Node" && f[2] == "MemTotal:" {
 			v, err := strconv.ParseInt(f[3], 10, 64)
 			if err != nil || v < 0 {
-				return 0, fmt.Errorf("read %s: bad MemTotal %q", path, f[3])
+				return 0, kfile.Malformedf(path, "bad MemTotal %q", f[3])
 			}
 			if len(f) >= 5 && f[4] == "kB" {
 				v *= 1024
@@ -210,7 +210,7 @@ func readMemTotal(fsys kfile.FS, path string) (int64, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("read %s: no MemTotal line", path)
+	return 0, kfile.Malformedf(path, "no MemTotal line")
 }
 
 // LocalNode returns the single node whose CPUs contain cpus, or -1 when

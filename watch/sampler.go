@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -148,14 +147,14 @@ func (s *Sampler) Sample() (*Sample, error) {
 	}
 	s.buf2 = b
 	if sm.stat, err = parseStat(b, nil); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", p, err)
+		return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	p = s.h.Path("proc/softirqs")
 	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
 	case err == nil:
 		s.buf2 = b
 		if err := parseSoftirqs(b, &sm.soft); err != nil {
-			return nil, fmt.Errorf("parse %s: %w", p, err)
+			return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 		}
 		sm.hasSoft = true
 	case !kfile.IsNotExist(err):
@@ -166,7 +165,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 	case err == nil:
 		s.buf2 = b
 		if sm.softnet, err = parseSoftnet(b, sm.Online, nil); err != nil {
-			return nil, fmt.Errorf("parse %s: %w", p, err)
+			return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 		}
 		sm.hasNet = true
 	case !kfile.IsNotExist(err):
@@ -257,7 +256,7 @@ func (s *Sampler) readInterrupts(sm *Sample) error {
 	}
 	s.buf = b
 	if err := s.readIRQs(b, sm); err != nil {
-		return fmt.Errorf("parse %s: %w", p, err)
+		return &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	return nil
 }
@@ -292,7 +291,7 @@ func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time
 			return nil, err
 		}
 		for _, m := range matches {
-			if err := m.Err(); err != nil && strings.HasPrefix(m.Selector, "--pid ") {
+			if err := m.Err(); err != nil && m.Selector.Kind == proc.SelectorKindPID {
 				return nil, err
 			}
 		}

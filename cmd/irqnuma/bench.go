@@ -23,13 +23,13 @@ func newBenchCmd(a *app) *cobra.Command {
 				err = needRoot(a, "bench", "; --dry-run shows the matrix without root")
 			}
 			if err != nil {
-				return usageIf(err)
+				return err
 			}
 			req.Writer, req.Now, req.Stderr, req.Observer = a.writer, a.now, a.stderr, &report.BenchProgress{W: a.stderr}
 			defer shutdown.Critical()() // the restore runs to its end
 			res, err := bench.Run(a.ctx, req)
 			if res == nil {
-				return usageIf(err)
+				return err
 			}
 			doc := report.NewBenchDoc(res)
 			if svg != "" {

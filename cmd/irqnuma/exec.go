@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/sched"
@@ -15,7 +14,7 @@ import (
 )
 
 func newExecCmd(a *app) *cobra.Command {
-	var f affinity.PickOptions
+	var f pickFlags
 	var membind bool
 	c := &cobra.Command{
 		Use:         "exec (--nic NAME | --node N | --cpus LIST) [flags] [--membind] -- COMMAND [ARGS...]",
@@ -45,7 +44,7 @@ func newExecCmd(a *app) *cobra.Command {
 			return a.execOn(place, p.Describe(), args)
 		},
 	}
-	addPickFlags(c.Flags(), &f)
+	f.add(c.Flags())
 	c.Flags().BoolVar(&membind, "membind", false, "bind the command's memory to the picked CPUs' nodes (MPOL_BIND)")
 	// Everything after COMMAND is the command's, flags included.
 	c.Flags().SetInterspersed(false)

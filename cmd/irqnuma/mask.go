@@ -9,31 +9,56 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 )
 
-// addPickFlags adds the CPU selection flags mask and exec share.
-func addPickFlags(fs *pflag.FlagSet, f *affinity.PickOptions) {
-	fs.StringVar(&f.NIC, "nic", "", "candidates: the CPUs local to this NIC")
-	fs.IntVar(&f.Node, "node", -1, "candidates: the CPUs of this NUMA node")
-	fs.Var(&f.CPUs, "cpus", "candidates: this CPU list (isolated CPUs are kept only when named here)")
-	fs.Var(&f.Exclude, "exclude", "drop these CPUs (a CPU list)")
-	fs.BoolVar(&f.ExcludeIRQ, "exclude-irq-cpus", false, "drop the CPUs where the NIC's queue IRQs land (and their SMT siblings with --one-per-core)")
-	fs.BoolVar(&f.OnePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
-	fs.IntVar(&f.Count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
+// pickFlags are the CPU selection flags mask and exec share.
+type pickFlags struct {
+	nic                    string
+	node, count            int
+	cpus, exclude          cpuset.ListFlag
+	excludeIRQ, onePerCore bool
+}
+
+// add adds the flags to fs.
+func (f *pickFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.nic, "nic", "", "candidates: the CPUs local to this NIC")
+	fs.IntVar(&f.node, "node", -1, "candidates: the CPUs of this NUMA node")
+	fs.Var(&f.cpus, "cpus", "candidates: this CPU list (isolated CPUs are kept only when named here)")
+	fs.Var(&f.exclude, "exclude", "drop these CPUs (a CPU list)")
+	fs.BoolVar(&f.excludeIRQ, "exclude-irq-cpus", false, "drop the CPUs where the NIC's queue IRQs land (and their SMT siblings with --one-per-core)")
+	fs.BoolVar(&f.onePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
+	fs.IntVar(&f.count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
+}
+
+// options is what the flags of fs said: a flag not given is left unset
+// (a --cpus given is never empty: cpuset.ListFlag refuses that).
+func (f *pickFlags) options(fs *pflag.FlagSet) affinity.PickOptions {
+	o := affinity.PickOptions{CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs, ExcludeIRQ: f.excludeIRQ, OnePerCore: f.onePerCore}
+	if fs.Changed("nic") {
+		o.NIC = &f.nic
+	}
+	if fs.Changed("node") {
+		o.Node = &f.node
+	}
+	if fs.Changed("count") {
+		o.Count = &f.count
+	}
+	return o
 }
 
 // pick picks the CPUs the flags ask for on the host under --root. Notes
 // go to stderr.
-func (a *app) pick(fs *pflag.FlagSet, f *affinity.PickOptions) (*affinity.Pick, error) {
-	r, err := f.Request(fs.Changed)
+func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
+	r, err := f.options(fs).Request()
 	if err != nil {
-		return nil, usageIf(err)
+		return nil, err
 	}
 	p, err := affinity.PickOn(a.fs, r)
 	if err != nil {
-		return nil, usageIf(err)
+		return nil, err
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", safetext.Escape(n))
@@ -42,7 +67,7 @@ func (a *app) pick(fs *pflag.FlagSet, f *affinity.PickOptions) (*affinity.Pick, 
 }
 
 func newMaskCmd(a *app) *cobra.Command {
-	var f affinity.PickOptions
+	var f pickFlags
 	var format string
 	var mem bool
 	c := &cobra.Command{
@@ -71,7 +96,7 @@ func newMaskCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	addPickFlags(c.Flags(), &f)
+	f.add(c.Flags())
 	c.Flags().StringVar(&format, "format", "list", "output form: "+strings.Join(affinity.MaskFormats, ", "))
 	c.Flags().BoolVar(&mem, "mem", false, "with --format systemd, also bind memory to the CPUs' nodes")
 	return c

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/affinity"
-	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/snapshot"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 type pinFlags struct {
@@ -74,19 +69,6 @@ func needRoot(a *app, what, instead string) error {
 	return nil
 }
 
-// usageIf marks a library error as the user's to fix (exit 2) when what
-// the flags or arguments name does not exist or cannot be, or the NIC's
-// place is unknown and --node or --cpus must say it.
-func usageIf(err error) error {
-	for _, e := range []error{topology.ErrUnknownNIC, affinity.ErrLocalityUnknown, affinity.ErrBadPick, affinity.ErrUsage,
-		affinity.ErrNoSuchNode, affinity.ErrNoSuchCPU, affinity.ErrNICLocalityUnknown, affinity.ErrConfig, snapshot.ErrName, bench.ErrUsage, kfile.ErrNotHost} {
-		if errors.Is(err, e) {
-			return cli.Usage(err)
-		}
-	}
-	return err
-}
-
 // pinRequest turns the flags into what affinity.Pin takes.
 func pinRequest(a *app, nics []string, f pinFlags) (affinity.PinRequest, error) {
 	req := affinity.PinRequest{Root: a.fs, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
@@ -117,7 +99,7 @@ func runPin(a *app, nics []string, f pinFlags) error {
 	req.Planned = func(res *affinity.PinResult) error { return report.WritePinPlanned(a.stderr, res) }
 	res, err := affinity.Pin(a.ctx, req)
 	if err != nil {
-		return usageIf(err)
+		return err
 	}
 	doc := report.NewPinDoc(res, f.dryRun)
 	if f.dryRun || res.Changes == 0 {
@@ -139,7 +121,7 @@ func pinOutcome(a *app, res *affinity.PinResult) error {
 	report.WritePinFailures(a.stderr, res)
 	if err := res.Err(); err != nil {
 		code := cli.ExitError
-		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.Interrupted {
+		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.StopInterrupted {
 			code = c
 		}
 		return cli.Exit(code, err)

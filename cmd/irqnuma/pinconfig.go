@@ -31,7 +31,7 @@ func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
 	}
 	c, err := affinity.ReadPinConfig(f.config)
 	if err != nil {
-		return usageIf(err)
+		return err
 	}
 	f.pinConfig, f.node, f.strategy = c, nil, string(affinity.StrategySpread)
 	return runPin(a, c.Names(), f)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // selection is the --nic, --pid and --comm of every command that looks
@@ -21,6 +22,10 @@ func (s *selection) flags(c *cobra.Command, nicHelp, verb string) {
 	c.Flags().IntSliceVar(&s.PIDs, "pid", nil, verb+" this process and all its threads (repeatable)")
 	c.Flags().StringArrayVar(&s.Comms, "comm", nil, verb+" every process whose comm is exactly this (repeatable)")
 }
+
+// processes is the --pid and --comm alone, for the commands that take
+// the processes apart from the NICs (watch, snapshot).
+func (s *selection) processes() proc.Selection { return s.Selection.Selection }
 
 // check validates the values as usage errors.
 func (s *selection) check() error {

@@ -29,9 +29,9 @@ func newSnapshotCmd(a *app) *cobra.Command {
 			if err := sel.check(); err != nil {
 				return err
 			}
-			res, err := snapshot.Create(a.output, a.stdout, a.fs, snapshot.Options{Processes: sel.Selection.Selection})
+			res, err := snapshot.Create(a.output, a.stdout, a.fs, snapshot.Options{Processes: sel.processes()})
 			if err != nil {
-				return usageIf(err)
+				return err
 			}
 			report.WriteSnapshotResult(a.stderr, a.output, res)
 			return nil
@@ -61,7 +61,7 @@ func (a *app) openRoot(cmd *cobra.Command) error {
 // refused by commands that write to the host (the writes would vanish).
 func (a *app) unpackRoot(cmd *cobra.Command) error {
 	if st, err := os.Stat(a.root); err != nil || st.IsDir() {
-		return usageIf(kfile.CheckRoot(a.root)) // a missing root: the readers say what is wrong
+		return kfile.CheckRoot(a.root) // a missing root: the readers say what is wrong
 	}
 	if !snapshot.IsArchive(a.root) {
 		return cli.Usagef("--root %s: neither a folder nor a snapshot .tar.gz", a.root)

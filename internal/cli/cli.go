@@ -19,7 +19,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
-	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // Exit codes, the same for every command.
@@ -51,19 +51,12 @@ const ExitStatus = `  0      success (audit: nothing at or above --fail-on)
          killed by signal N
   141    the reader of the output went away (irqnuma ... | head)`
 
-// usageError marks an error as the user's: bad flags or arguments.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// Usage marks err as the user's: bad flags or arguments (exit 2).
-func Usage(err error) error { return usageError{err} }
+// Usage marks err as the user's: bad flags or arguments (exit 2). It is
+// usage.Wrap, the one marker libraries use too.
+func Usage(err error) error { return usage.Wrap(err) }
 
 // Usagef is Usage(fmt.Errorf(format, args...)).
-func Usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
+func Usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // UnknownCommand is the usage error for name given where path wants one
 // of its subcommands: `unknown command "pinn" for "irqnuma irq"; did you
@@ -134,7 +127,7 @@ func Exit(code int, err error) error { return exitError{code, err} }
 // error, if there is one to say, to stderr as one "irqnuma: ..." line:
 // EPIPE (the reader went away) is 141 and silent; Exit's code is kept; a
 // command a stop signal cut short exits 128+signo; the user's mistakes
-// (Usage, cobra's own argument errors, an unknown NIC) are 2.
+// (every error that is usage.ErrUsage, cobra's own argument errors) are 2.
 func Code(ctx context.Context, err error, stderr io.Writer) int {
 	if errors.Is(err, syscall.EPIPE) {
 		return ExitBrokenPipe
@@ -157,8 +150,7 @@ func Code(ctx context.Context, err error, stderr io.Writer) int {
 		return ExitOK
 	}
 	writeError(stderr, err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, topology.ErrUnknownNIC) {
+	if usage.Is(err) || isCobraUsage(err) {
 		return ExitUsage
 	}
 	return ExitError

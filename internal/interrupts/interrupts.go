@@ -102,7 +102,7 @@ func Read(fsys kfile.FS) (*Interrupts, error) {
 	}
 	in, err := Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", p, err)
+		return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	return in, nil
 }

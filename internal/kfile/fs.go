@@ -16,6 +16,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/rootpath"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // FS is a host root, opened once with Open: the live machine ("/") or a
@@ -110,7 +111,7 @@ func (d *rootDir) open(root string) {
 
 // ErrNotHost is wrapped by CheckRoot's error for a folder that holds
 // neither proc/ nor sys/.
-var ErrNotHost = errors.New("holds neither proc/ nor sys/")
+var ErrNotHost = usage.New("holds neither proc/ nor sys/")
 
 // CheckRoot reports whether the folder root holds a host: a proc/ or a
 // sys/ folder. Without either, every read would fail with a bare "no such
@@ -379,7 +380,8 @@ func (f FS) String(p string) (string, error) {
 	return string(TrimAttr(b)), nil
 }
 
-// Int reads a decimal integer attribute such as numa_node ("-1").
+// Int reads a decimal integer attribute such as numa_node ("-1"); one
+// that is not is ErrFileParse, as a bad List or Mask is.
 func (f FS) Int(p string) (int, error) {
 	s, err := f.String(p)
 	if err != nil {
@@ -387,7 +389,7 @@ func (f FS) Int(p string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
-		return 0, fmt.Errorf("read %s: not an integer: %q", p, clip(s))
+		return 0, Malformedf(p, "not an integer: %q", clip(s))
 	}
 	return n, nil
 }
@@ -400,7 +402,7 @@ func (f FS) List(p string) (cpuset.Set, error) {
 	}
 	set, err := cpuset.ParseList(strings.TrimSpace(s))
 	if err != nil {
-		return cpuset.Set{}, fmt.Errorf("read %s: %w", p, err)
+		return cpuset.Set{}, Malformed(p, err)
 	}
 	return set, nil
 }
@@ -413,7 +415,7 @@ func (f FS) Mask(p string) (cpuset.Set, error) {
 	}
 	set, err := cpuset.ParseMask(strings.TrimSpace(s))
 	if err != nil {
-		return cpuset.Set{}, fmt.Errorf("read %s: %w", p, err)
+		return cpuset.Set{}, Malformed(p, err)
 	}
 	return set, nil
 }

@@ -25,6 +25,35 @@ const MaxSize = 256 << 20
 // ErrTooLarge is returned for a file longer than the bound.
 var ErrTooLarge = errors.New("file too large")
 
+// ErrFileParse is what every error about a kernel file's content Is: the
+// file was read, but does not hold what its format says (a cpulist that
+// is not one, /proc/interrupts with a row past its header). The error
+// names the file; see ParseError.
+var ErrFileParse = errors.New("malformed kernel file")
+
+// ParseError is a kernel file whose content does not parse: "read
+// /sys/.../cpulist: what is wrong". It is ErrFileParse, and wraps Err,
+// so errors.Is finds both the kind and what the parser said
+// (cpuset.ErrSyntax, interrupts.ErrFormat).
+type ParseError struct {
+	Op   string // "read", or "parse" for a file read whole and parsed after
+	Path string
+	Err  error
+}
+
+func (e *ParseError) Error() string        { return e.Op + " " + e.Path + ": " + e.Err.Error() }
+func (e *ParseError) Unwrap() error        { return e.Err }
+func (e *ParseError) Is(target error) bool { return target == ErrFileParse }
+
+// Malformed is the error for the file path whose content err says is
+// wrong: "read PATH: err", a *ParseError.
+func Malformed(path string, err error) error { return &ParseError{Op: "read", Path: path, Err: err} }
+
+// Malformedf is Malformed(path, fmt.Errorf(format, args...)).
+func Malformedf(path, format string, args ...any) error {
+	return Malformed(path, fmt.Errorf(format, args...))
+}
+
 // ErrSpecial is returned for a file of a tree that is a device, a FIFO
 // or a socket, which no pseudo-file of /proc or /sys is: reading one
 // could block, never end, or read a device.

@@ -418,7 +418,7 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 		return on[cpu]
 	}
 	for _, p := range procs {
-		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads), NICs: []string{}, Attribution: string(nicuse.Unknown), How: []string{}}
+		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads), NICs: []string{}, Attribution: string(nicuse.AttributionUnknown), How: []string{}}
 		if i := slices.IndexFunc(uses, func(u nicuse.Use) bool { return u.PID == p.PID }); i >= 0 {
 			mp.NICs, mp.Attribution, mp.How = uses[i].NICs, string(uses[i].Attribution), uses[i].How
 		}

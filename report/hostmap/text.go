@@ -490,7 +490,7 @@ func processLines(m *Map) []string {
 		if !p.LastCPUs.IsEmpty() {
 			s += ", last ran on " + p.LastCPUs.List()
 		}
-		if u := (nicuse.Use{NICs: p.NICs, Attribution: nicuse.Attribution(p.Attribution)}); u.Attribution == nicuse.Unknown {
+		if u := (nicuse.Use{NICs: p.NICs, Attribution: nicuse.Attribution(p.Attribution)}); u.Attribution == nicuse.AttributionUnknown {
 			s += "; NIC unknown"
 		} else {
 			s += "; uses " + u.Summary()

@@ -45,8 +45,8 @@ type Host struct {
 type Arch int
 
 const (
-	X86 Arch = iota
-	ARM64
+	ArchX86 Arch = iota
+	ArchARM64
 )
 
 // Format picks between the layouts different kernels give

@@ -80,7 +80,7 @@ func (h *Host) Interrupts() []byte {
 		b = padStr(b, q.Chip, 8, false)
 		b = append(b, ' ')
 		b = padLeft(b, uint64(q.HWIRQ), prec)
-		if h.Arch == ARM64 {
+		if h.Arch == ArchARM64 {
 			b = append(b, ' ')
 			b = padStr(b, q.Trigger, 8, true)
 		} else {
@@ -93,7 +93,7 @@ func (h *Host) Interrupts() []byte {
 		}
 		b = append(b, '\n')
 	}
-	if h.Arch == ARM64 {
+	if h.Arch == ArchARM64 {
 		return h.arm64Rows(b, prec, online)
 	}
 	return h.x86Rows(b, prec, online)

@@ -35,7 +35,7 @@ func Synthetic(s Spec) (*Host, error) {
 		return nil, fmt.Errorf("synthetic host %+v: at most 200 NICs", s)
 	}
 	h := &Host{
-		Name: fmt.Sprintf("synthetic-%dcpu-%dnode", s.CPUs, s.Nodes), Arch: X86,
+		Name: fmt.Sprintf("synthetic-%dcpu-%dnode", s.CPUs, s.Nodes), Arch: ArchX86,
 		Format:    Format{NewCounts: true, SoftnetCols: 13},
 		KernelMax: 8191, NohzFull: "(null)", Governor: "performance",
 		Cmdline: "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet",

@@ -132,7 +132,7 @@ func (h *Host) renderCPUs(t *Tree) {
 		cd := fmt.Sprintf("%scpu%d/", dir, c.ID)
 		t.Symlink(fmt.Sprintf("%snode%d", cd, c.Node), fmt.Sprintf("../../node/node%d", c.Node))
 		// x86 cannot take CPU 0 offline, so it has no online file.
-		if c.ID != 0 || h.Arch != X86 {
+		if c.ID != 0 || h.Arch != ArchX86 {
 			t.Line(cd+"online", boolDigit(c.Online))
 			t.Mode(cd+"online", 0o644)
 		}

@@ -48,7 +48,7 @@ func mustMask(s string) cpuset.Set {
 // packages, 64 CPUs, a ConnectX-6 Dx on node 1.
 func Seed() *Host {
 	h := &Host{
-		Name: "seed", Arch: X86, Format: Format{SoftnetCols: 13},
+		Name: "seed", Arch: ArchX86, Format: Format{SoftnetCols: 13},
 		KernelMax: 8191, NohzFull: "(null)", Governor: "performance", NrIRQs: 1224,
 		Cmdline: "BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=3f1c2a9e-7b4d-4e21-9c5a-2d8e6f0b1a47 ro quiet splash vt.handoff=7",
 	}
@@ -127,7 +127,7 @@ func Seed() *Host {
 // shaped like the VM these trees were generated on (Linux 6.18).
 func VMVirtio() *Host {
 	h := &Host{
-		Name: "vm-virtio", Arch: X86, Format: Format{NewCounts: true, SoftnetCols: 15},
+		Name: "vm-virtio", Arch: ArchX86, Format: Format{NewCounts: true, SoftnetCols: 15},
 		KernelMax: 255, Clusters: true, NrIRQs: 56,
 		Cmdline: "console=ttyS0 reboot=k panic=1 root=/dev/vda rw quiet",
 		X86Rows: []string{"NMI", "LOC", "SPU", "PMI", "IWI", "RTR", "RES", "CAL", "TLB", "TRM", "HYP", "ERR", "MIS", "PIN", "NPI", "PIW"},
@@ -217,7 +217,7 @@ func VMVirtio() *Host {
 // and four NICs, on a Linux 4.18 (RHEL 8) style kernel.
 func Offline2Node() *Host {
 	h := &Host{
-		Name: "offline-2node", Arch: X86, Format: Format{SoftnetCols: 13},
+		Name: "offline-2node", Arch: ArchX86, Format: Format{SoftnetCols: 13},
 		KernelMax: 8191, Governor: "powersave", NrIRQs: 552,
 		Isolated: cpuset.Range(10, 11), NohzFull: "10-11",
 		Cmdline: "BOOT_IMAGE=(hd0,gpt2)/vmlinuz-4.18.0-513.5.1.el8_9.x86_64 root=/dev/mapper/rhel-root ro crashkernel=auto rd.lvm.lv=rhel/root isolcpus=managed_irq,domain,10-11 nohz_full=10-11 rcu_nocbs=10-11",
@@ -342,7 +342,7 @@ func ixgbePair(msi msiFunc, all cpuset.Set, ixA, ixB *PCIDev) []*NIC {
 // with ITS, on a Linux 5.10 style kernel.
 func ARM64Host() *Host {
 	h := &Host{
-		Name: "arm64", Arch: ARM64, Format: Format{SoftnetCols: 13},
+		Name: "arm64", Arch: ArchARM64, Format: Format{SoftnetCols: 13},
 		KernelMax: 4095, NohzFull: "(null)", Governor: "schedutil", Clusters: true, NrIRQs: 128,
 		Cmdline: "BOOT_IMAGE=/boot/vmlinuz-5.10.0-28-arm64 root=UUID=9b2e61d4-0c3f-4a8e-b5d7-61f0e2c4a913 ro console=tty0 console=ttyS0,115200n8 nvme_core.io_timeout=4294967295",
 	}
@@ -408,7 +408,7 @@ func ARM64Host() *Host {
 // four NUMA nodes, L3 shared by groups of 4 CPUs (CCX).
 func NPS2() *Host {
 	h := &Host{
-		Name: "nps2", Arch: X86, Format: Format{NewCounts: true, SoftnetCols: 15},
+		Name: "nps2", Arch: ArchX86, Format: Format{NewCounts: true, SoftnetCols: 15},
 		KernelMax: 8191, NohzFull: "(null)", Governor: "schedutil", Clusters: true, NrIRQs: 1096,
 		Cmdline: "BOOT_IMAGE=/vmlinuz-6.12.9-200.fc41.x86_64 root=UUID=c07a3e55-19d2-4b7e-8f64-2a1e9d0c5b38 ro rhgb quiet",
 	}
