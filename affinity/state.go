@@ -563,7 +563,16 @@ func (l *Lock) Release() error {
 		return nil
 	}
 	l.f.Truncate(0)
-	err := l.f.Close() // closing drops the flock
+	// Unlock before closing: the flock belongs to the open file, which a
+	// child forked meanwhile (bench's command, a test's) holds a copy of
+	// until it execs; closing this descriptor alone would leave the lock
+	// held for that moment, and a restore right after refused.
+	name := l.f.Name()
+	uerr := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	err := l.f.Close()
 	l.f = nil
+	if err == nil && uerr != nil {
+		err = fmt.Errorf("unlock %s: %w", name, uerr)
+	}
 	return err
 }
