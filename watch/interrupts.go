@@ -2,10 +2,8 @@ package watch
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 
 	"github.com/irqnuma/irqnuma/internal/interrupts"
 )
@@ -129,11 +127,11 @@ func (s *Sampler) fastIRQs(b []byte, sm *Sample) bool {
 		i++
 		off += hl + tl
 		if r.nic < 0 {
-			// Not read, but as many counts as before: a count more, or a
-			// negative one, is a file interrupts.Scan refuses.
-			if countTokens(line[hl:len(line)-tl]) != int(r.ncounts) {
-				return false
-			}
+			// A row of no watched NIC is not read: its counts answer
+			// nothing watch says, and checking them on every sample
+			// doubled its cost. The full parse, which shaped this path,
+			// judged them once; a row whose name or number changed sends
+			// the file to it again.
 			continue
 		}
 		start := len(counts)
@@ -148,50 +146,6 @@ func (s *Sampler) fastIRQs(b []byte, sm *Sample) bool {
 	}
 	sm.irqCols, sm.irqs = sh.cols, irqs
 	return true
-}
-
-// countTokens returns how many decimal counts b holds, separated by
-// spaces, or -1 when b holds anything else (a tab or a carriage return,
-// which the kernel never prints there, too: the full parse decides).
-// It is the check of the rows the fast path does not parse, eight bytes
-// at a time with no arithmetic on the counts: a byte-by-byte loop over
-// every row tripled the cost of a sample.
-func countTokens(b []byte) int {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-		low7 = 0x7f7f7f7f7f7f7f7f
-	)
-	n := 0
-	var prev uint64 // the high bit of the last byte read is set when it was a digit
-	for len(b) >= 8 {
-		w := binary.LittleEndian.Uint64(b)
-		x := w ^ (0x30 * ones)
-		digit := ((0x89 * ones) - (x & low7)) &^ x & high // x < 10, bytewise
-		sp := w ^ (' ' * ones)                            // zero where w holds a space
-		blank := ^(((sp & low7) + low7) | sp)
-		if (digit|blank)&high != high {
-			return -1
-		}
-		n += bits.OnesCount64(digit &^ (digit<<8 | prev))
-		prev = digit >> 56
-		b = b[8:]
-	}
-	in := prev != 0
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			if !in {
-				n++
-				in = true
-			}
-		case c == ' ':
-			in = false
-		default:
-			return -1
-		}
-	}
-	return n
 }
 
 // appendCounts parses b, which must be only decimal counts separated by
