@@ -3,6 +3,7 @@ package audit
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -85,13 +86,13 @@ const (
 )
 
 // Checks lists every check id in the order findings of equal severity
-// are shown.
-var Checks = []Check{
-	CheckNICNodeUnknown, CheckIRQRemote, CheckIsolatedIRQ, CheckIRQSharedCPU, CheckIrqbalance,
-	CheckProcAbsent, CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote, CheckRPSRemote, CheckXPSRemote,
-	CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckProcNICUnknown, CheckProcNICUnaudited,
-	CheckNotChecked,
-}
+// are shown and the checks run: by rank, which each check's registration
+// gives (register), not-checked last. It is complete once the package is
+// initialised.
+var Checks = []Check{CheckNotChecked}
+
+// checkRank is each id's place in Checks.
+var checkRank = map[Check]int{CheckNotChecked: math.MaxInt}
 
 // Finding is one thing the audit found. Its JSON form is a contract:
 // fields are added, never renamed or re-typed. The structured fields are

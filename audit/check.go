@@ -24,9 +24,13 @@ import (
 // "nothing to report"). Any other error is reported the same way, with
 // the error as the why.
 type check struct {
-	// ids are the Check ids of its findings. The first places the check
-	// in the run order: its position in Checks.
+	// ids are the Check ids of its findings.
 	ids []Check
+	// rank places its ids in Checks (rank, rank+1, … in the order of
+	// ids), which orders findings of equal severity and the checks' run;
+	// the checks use tens, so a new one fits between two. No two ids share
+	// a rank (TestRegistry).
+	rank int
 	// needs are the facts it cannot judge without: when one is missing
 	// the audit says not-checked naming the check (TestCheckNeeds holds
 	// every check to that).
@@ -57,8 +61,16 @@ const (
 // registry holds every check, in the order their files registered them.
 var registry []*check
 
-// register adds a check; each check's file calls it from init.
-func register(c *check) { registry = append(registry, c) }
+// register adds a check and its ids, placed by rank, to Checks; each
+// check's file calls it from init.
+func register(c *check) {
+	registry = append(registry, c)
+	for i, id := range c.ids {
+		checkRank[id] = c.rank + i
+	}
+	Checks = append(Checks, c.ids...)
+	slices.SortStableFunc(Checks, func(x, y Check) int { return cmp.Compare(checkRank[x], checkRank[y]) })
+}
 
 // registered returns the checks in run order: by the position of their
 // first id in Checks. Run order only decides which of two not-checked

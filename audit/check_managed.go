@@ -8,7 +8,7 @@ import (
 
 // Kernel-managed queue IRQs: irq-managed.
 func init() {
-	register(&check{ids: []Check{CheckIRQManaged}, nic: judges((*auditor).checkManaged)})
+	register(&check{ids: []Check{CheckIRQManaged}, rank: 80, nic: judges((*auditor).checkManaged)})
 }
 
 // checkManaged: irq-managed. Queue IRQs whose affinity the kernel

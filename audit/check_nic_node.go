@@ -4,7 +4,7 @@ import "fmt"
 
 // NIC-node check: nic-node-unknown.
 func init() {
-	register(&check{ids: []Check{CheckNICNodeUnknown}, nic: judges((*auditor).checkNICNode)})
+	register(&check{ids: []Check{CheckNICNodeUnknown}, rank: 10, nic: judges((*auditor).checkNICNode)})
 }
 
 // checkNICNode: nic-node-unknown. numa_node -1 on a host with more than

@@ -8,7 +8,7 @@ import (
 
 // Watched processes that do not run: proc-absent.
 func init() {
-	register(&check{ids: []Check{CheckProcAbsent}, host: (*auditor).procAbsent})
+	register(&check{ids: []Check{CheckProcAbsent}, rank: 50, host: (*auditor).procAbsent})
 }
 
 // procAbsent: proc-absent. A process named with --pid or --comm that does

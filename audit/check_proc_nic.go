@@ -10,7 +10,7 @@ import (
 
 // Watched processes not judged against the NIC they use: proc-nic-unknown and proc-nic-unaudited.
 func init() {
-	register(&check{ids: []Check{CheckProcNICUnknown, CheckProcNICUnaudited}, host: func(a *auditor) error { a.checkProcessNICs(a.pns); return nil }})
+	register(&check{ids: []Check{CheckProcNICUnknown, CheckProcNICUnaudited}, rank: 120, host: func(a *auditor) error { a.checkProcessNICs(a.pns); return nil }})
 }
 
 // checkProcessNICs says, once per process, that a watched process was

@@ -55,6 +55,41 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// TestChecksOrder: the ranks the check files give rebuild the order in
+// which findings of equal severity were always shown (a new check's ids
+// may fall anywhere between them), not-checked stays last, and no two
+// ids share a rank.
+func TestChecksOrder(t *testing.T) {
+	shown := []Check{
+		CheckNICNodeUnknown, CheckIRQRemote, CheckIsolatedIRQ, CheckIRQSharedCPU, CheckIrqbalance,
+		CheckProcAbsent, CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote, CheckRPSRemote, CheckXPSRemote,
+		CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckProcNICUnknown, CheckProcNICUnaudited,
+		CheckNotChecked,
+	}
+	var got []Check
+	for _, id := range Checks {
+		if slices.Contains(shown, id) {
+			got = append(got, id)
+		}
+	}
+	if diff := cmp.Diff(shown, got); diff != "" {
+		t.Errorf("Checks order (-want +got):\n%s", diff)
+	}
+	if Checks[len(Checks)-1] != CheckNotChecked {
+		t.Errorf("Checks ends with %s, want not-checked last", Checks[len(Checks)-1])
+	}
+	byRank := map[int]Check{}
+	for id, r := range checkRank {
+		if other, ok := byRank[r]; ok {
+			t.Errorf("checks %s and %s share rank %d", id, other, r)
+		}
+		byRank[r] = id
+	}
+	if len(checkRank) != len(Checks) {
+		t.Errorf("%d ranks for %d check ids", len(checkRank), len(Checks))
+	}
+}
+
 // takeAway removes one fact from an audit of the seed host in which every
 // check otherwise runs (an active IOMMU, so iommu-mode needs the command
 // line).
