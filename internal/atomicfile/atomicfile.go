@@ -48,14 +48,8 @@ func write1(path string, mode os.FileMode, write func(io.Writer) error, noReplac
 			os.Remove(tmp)
 		}
 	}()
-	if err = f.Chmod(mode); err != nil {
+	if err = fill(f, tmp, mode, write); err != nil {
 		return err
-	}
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", tmp, err)
 	}
 	if err = f.Close(); err != nil {
 		return err
@@ -79,6 +73,21 @@ func write1(path string, mode os.FileMode, write func(io.Writer) error, noReplac
 	return nil
 }
 
+// fill gives the new file f its mode, writes its content and syncs it;
+// name is f's name in errors.
+func fill(f *os.File, name string, mode os.FileMode, write func(io.Writer) error) error {
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", name, err)
+	}
+	return nil
+}
+
 // CreateIn is Create for a file under a host root: every folder on the way
 // is resolved inside fsys's root (kfile.FS), a link at path is never
 // followed, and the content is written to an unnamed file (O_TMPFILE)
@@ -96,14 +105,8 @@ func CreateIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer
 		return err
 	}
 	defer f.Close()
-	if err = f.Chmod(mode); err != nil {
+	if err = fill(f, path, mode, write); err != nil {
 		return err
-	}
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", path, err)
 	}
 	if err = fsys.Link(f, path); err != nil {
 		return err
@@ -136,14 +139,8 @@ func createNamedIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.W
 			fsys.Remove(tmp)
 		}
 	}()
-	if err = f.Chmod(mode); err != nil {
+	if err = fill(f, tmp, mode, write); err != nil {
 		return err
-	}
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", tmp, err)
 	}
 	if err = f.Close(); err != nil {
 		return err
