@@ -4,46 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
-
-// openWatch reports, through the returned function, whether any of
-// files was opened since the call: inotify IN_OPEN.
-func openWatch(t *testing.T, files ...string) (opened func() []string) {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatalf("inotify: %v", err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	wd := map[int32]string{}
-	for _, f := range files {
-		w, err := unix.InotifyAddWatch(fd, f, unix.IN_OPEN)
-		if err != nil {
-			t.Fatalf("inotify watch %s: %v", f, err)
-		}
-		wd[int32(w)] = f
-	}
-	return func() []string {
-		var got []string
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := unix.Read(fd, buf)
-			if err != nil || n <= 0 {
-				return got
-			}
-			for off := 0; off+unix.SizeofInotifyEvent <= n; {
-				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				got = append(got, wd[ev.Wd])
-				off += unix.SizeofInotifyEvent + int(ev.Len)
-			}
-		}
-	}
-}
 
 // TestManagedStaysInTheTree: the files the managed-IRQ judgement reads
 // (issue 22) are read through the tree's FS: links to files outside the
@@ -107,7 +70,7 @@ func TestManagedStaysInTheTree(t *testing.T) {
 			chmodAll(t, root, "smp_affinity", 0o644)
 			chmodAll(t, root, "smp_affinity_list", 0o644)
 			tt.prepare(t, root)
-			opened := openWatch(t, release, ro)
+			opened := hosttest.WatchOpens(t, release, ro)
 			got := managedOf(t, root)
 			if got[26] != "unknown" {
 				t.Errorf("managed of IRQ 26 = %s, want unknown: a file outside the tree was taken for the tree's", got[26])

@@ -5,46 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
-
-// openWatch returns a function listing which of files were opened since
-// the call (inotify IN_OPEN).
-func openWatch(t *testing.T, files ...string) func() []string {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatalf("inotify: %v", err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	wd := map[int32]string{}
-	for _, f := range files {
-		w, err := unix.InotifyAddWatch(fd, f, unix.IN_OPEN)
-		if err != nil {
-			t.Fatalf("inotify watch %s: %v", f, err)
-		}
-		wd[int32(w)] = f
-	}
-	return func() []string {
-		var got []string
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := unix.Read(fd, buf)
-			if err != nil || n <= 0 {
-				return got
-			}
-			for off := 0; off+unix.SizeofInotifyEvent <= n; {
-				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				got = append(got, wd[ev.Wd])
-				off += unix.SizeofInotifyEvent + int(ev.Len)
-			}
-		}
-	}
-}
 
 // TestCaptureStaysInTheTree: capturing a tree whose comm, PCI vendor and
 // pci.ids files are links to files outside it (absolute, and climbing
@@ -87,7 +50,7 @@ func TestCaptureStaysInTheTree(t *testing.T) {
 	link("sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/device", vendor, true)
 	link("usr/share/hwdata/pci.ids", ids, false)
 	link("usr/share/misc/pci.ids", ids, true)
-	opened := openWatch(t, comm, vendor, ids)
+	opened := hosttest.WatchOpens(t, comm, vendor, ids)
 	if _, err := Write(io.Discard, hosttest.Open(t, root), Options{}); err != nil {
 		t.Fatalf("Write: %v", err)
 	}

@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
@@ -94,7 +91,7 @@ func TestReadsStayInTheTree(t *testing.T) {
 	}
 	dirSentinel := filepath.Join(outside, "irq290")
 	plantEscape(t, root, escapeDir, dirSentinel, false)
-	openedDir := watchOpens(t, dirSentinel)
+	openedDir := hosttest.WatchOpens(t, dirSentinel)
 	before := make([]result, len(cmds))
 	for i, c := range cmds {
 		before[i].out, before[i].code = run(c, "before")
@@ -112,7 +109,7 @@ func TestReadsStayInTheTree(t *testing.T) {
 		plantEscape(t, root, rel, sentinel, i%2 == 1)
 		sentinels = append(sentinels, sentinel)
 	}
-	opened := watchOpens(t, sentinels...)
+	opened := hosttest.WatchOpens(t, sentinels...)
 
 	for i, c := range cmds {
 		got, code := run(c, "after")
@@ -207,39 +204,4 @@ func inRoot(dir, target string) string {
 		}
 	}
 	return strings.Join(parts, "/")
-}
-
-// watchOpens reports, through the returned function, which of paths
-// (files, or folders and the files in them) were opened since the last
-// call: inotify IN_OPEN.
-func watchOpens(t *testing.T, paths ...string) (opened func() []string) {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatalf("inotify: %v", err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	wd := map[int32]string{}
-	for _, p := range paths {
-		w, err := unix.InotifyAddWatch(fd, p, unix.IN_OPEN)
-		if err != nil {
-			t.Fatalf("inotify watch %s: %v", p, err)
-		}
-		wd[int32(w)] = p
-	}
-	return func() []string {
-		var got []string
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := unix.Read(fd, buf)
-			if err != nil || n <= 0 {
-				return got
-			}
-			for off := 0; off+unix.SizeofInotifyEvent <= n; {
-				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				got = append(got, wd[ev.Wd])
-				off += unix.SizeofInotifyEvent + int(ev.Len)
-			}
-		}
-	}
 }
