@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,38 +31,12 @@ func liveExec(t *testing.T) Exec {
 	}
 }
 
-// sleepers returns the PIDs of the live (not zombie) processes whose
-// command line is sleep with the marker.
-func sleepers(t *testing.T, marker string) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.HasSuffix(cmdline, []byte("\x00"+marker+"\x00")) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if i := bytes.LastIndexByte(st, ')'); err == nil && i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 // newMarker is a sleep duration no other process on the machine sleeps
 // for; the test kills what it left, should it fail.
 func newMarker(t *testing.T) string {
 	m := fmt.Sprintf("%d.%06d", 5000+rand.IntN(1000), rand.IntN(1_000_000))
 	t.Cleanup(func() {
-		for _, pid := range sleepers(t, m) {
+		for _, pid := range hosttest.LiveWithArg(t, m) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -113,7 +84,7 @@ echo result 7`, marker)
 	if r.Error != "" || r.Result == nil || r.Result.Value != 7 {
 		t.Errorf("run %+v: want result 7", r)
 	}
-	if left := sleepers(t, marker); len(left) > 0 {
+	if left := hosttest.LiveWithArg(t, marker); len(left) > 0 {
 		t.Errorf("%d of the benchmark's sleepers still run after bench returned (PIDs %v...)", len(left), left[:min(len(left), 5)])
 	}
 	if r.Seconds > 30 {
@@ -140,7 +111,7 @@ func TestRunTimeout(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("Run took %v with a 300ms timeout", took)
 	}
-	if left := sleepers(t, marker); len(left) > 0 {
+	if left := hosttest.LiveWithArg(t, marker); len(left) > 0 {
 		t.Errorf("sleepers %v still run", left)
 	}
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,33 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
-
-// liveSleepers returns the PIDs of the live (not zombie) processes
-// whose command line is sleep with the marker.
-func liveSleepers(t *testing.T, marker string) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.HasSuffix(cmdline, []byte("\x00"+marker+"\x00")) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if i := bytes.LastIndexByte(st, ')'); err == nil && i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
 
 // TestBenchLeavesNothing: whatever a benchmark starts is gone when bench
 // returns, and the IRQs are back: 1,000 sleepers left behind by a
@@ -54,7 +26,7 @@ func TestBenchLeavesNothing(t *testing.T) {
 	bin := cliBinary(t)
 	marker := fmt.Sprintf("%d.%06d", 6000+rand.IntN(1000), rand.IntN(1_000_000))
 	t.Cleanup(func() {
-		for _, pid := range liveSleepers(t, marker) {
+		for _, pid := range hosttest.LiveWithArg(t, marker) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -97,7 +69,7 @@ echo result 7`, want: 0, within: 60 * time.Second},
 			if !strings.Contains(said.text(), tt.wantErr) {
 				t.Errorf("stderr does not say %q:\n%s", tt.wantErr, said.text())
 			}
-			if left := liveSleepers(t, marker); len(left) > 0 {
+			if left := hosttest.LiveWithArg(t, marker); len(left) > 0 {
 				t.Errorf("%d of the command's sleepers still run after bench exited (PIDs %v...)", len(left), left[:min(len(left), 5)])
 			}
 			if diff := cmp.Diff(before, liveAffinities(t)); diff != "" {

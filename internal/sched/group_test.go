@@ -11,34 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// withArg returns the PIDs of the live (not zombie) processes whose
-// command line holds arg: the processes a test started, found by a
-// marker only they carry.
-func withArg(t *testing.T, arg string) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(append([]byte{0}, cmdline...), []byte("\x00"+arg+"\x00")) {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if state, _ := statFields(st); err == nil && state != 'Z' && state != 'X' {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
 
 // sleepMarker is a sleep duration no other process on the machine
 // sleeps for, to find the sleepers a test started.
@@ -47,8 +22,8 @@ func sleepMarker() string {
 }
 
 // killMarked ends what a failed test left behind.
-func killwithArg(t *testing.T, marker string) {
-	for _, pid := range withArg(t, marker) {
+func killMarked(t *testing.T, marker string) {
+	for _, pid := range hosttest.LiveWithArg(t, marker) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
@@ -59,7 +34,7 @@ func killwithArg(t *testing.T, marker string) {
 // run ends when it exits, not when the sleepers would have.
 func TestRunGroupLeavesNothing(t *testing.T) {
 	marker := sleepMarker()
-	t.Cleanup(func() { killwithArg(t, marker) })
+	t.Cleanup(func() { killMarked(t, marker) })
 	script := fmt.Sprintf(`i=0; while [ $i -lt 1000 ]; do sleep %[1]s & i=$((i+1)); done
 setsid sleep %[1]s &
 (env -u IRQNUMA_RUN setsid sleep %[1]s >/dev/null 2>&1 </dev/null &) 
@@ -77,7 +52,7 @@ echo result 42`, marker)
 	}
 	// The one that left the group and cleared its environment is the
 	// documented limit: it is the only one allowed to be left.
-	left := withArg(t, marker)
+	left := hosttest.LiveWithArg(t, marker)
 	if len(left) > 1 {
 		t.Errorf("%d sleepers still run after RunGroup returned, want at most the one that hid (PIDs %v...)", len(left), left[:min(len(left), 5)])
 	}
@@ -97,7 +72,7 @@ echo result 42`, marker)
 // exits, not when the holder would close the pipe.
 func TestRunGroupReturnsAtExit(t *testing.T) {
 	marker := sleepMarker()
-	t.Cleanup(func() { killwithArg(t, marker) })
+	t.Cleanup(func() { killMarked(t, marker) })
 	var out bytes.Buffer
 	t0 := time.Now()
 	code, err := RunGroup(context.Background(), Placement{CPUs: allowed(t)},
@@ -108,7 +83,7 @@ func TestRunGroupReturnsAtExit(t *testing.T) {
 	if err != nil || code != 0 || out.String() != "done\n" {
 		t.Errorf("RunGroup = %d, %v, output %q; want 0, nil, %q", code, err, out.String(), "done\n")
 	}
-	if left := withArg(t, marker); len(left) > 0 {
+	if left := hosttest.LiveWithArg(t, marker); len(left) > 0 {
 		t.Errorf("sleepers %v still run", left)
 	}
 }
@@ -120,7 +95,7 @@ func TestRunGroupStops(t *testing.T) {
 	killGrace = 300 * time.Millisecond
 	defer func() { killGrace = old }()
 	marker := sleepMarker()
-	t.Cleanup(func() { killwithArg(t, marker) })
+	t.Cleanup(func() { killMarked(t, marker) })
 	tests := []struct {
 		name   string
 		script string
@@ -146,7 +121,7 @@ func TestRunGroupStops(t *testing.T) {
 			if strings.Contains(out.String(), "never") {
 				t.Errorf("the script carried on after SIGKILL: %q", out.String())
 			}
-			if left := withArg(t, marker); len(left) > 0 {
+			if left := hosttest.LiveWithArg(t, marker); len(left) > 0 {
 				t.Errorf("sleepers %v still run", left)
 			}
 		})
