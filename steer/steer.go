@@ -1,0 +1,365 @@
+// Package steer reads where a NIC sends the packets it receives, past the
+// interrupt: its channels and rings, its RSS indirection table, key and
+// hash function, the fields it hashes per flow type, its ntuple rules,
+// its features and coalescing (ethtool), and which NAPI instance serves
+// each queue, on which IRQ and in which kernel thread (netdev netlink),
+// with the kernel's own knobs beside them (threaded NAPI, defer and GRO
+// flush timeouts, RPS, busy polling).
+//
+// Most of it is not in files: the live host answers over generic netlink
+// and the ethtool ioctl. Those answers sit behind the asker interface,
+// which has three forms: the live host's sockets, the same replies
+// recorded under a root's irqnuma/ folder (a snapshot stores exactly
+// what the live reads returned, and reading a snapshot decodes them
+// again), and the ethtool text a sosreport keeps under
+// sos_commands/networking/. Every fact is known, or says why not in
+// NIC.Unknown: never a guess and never a zero.
+package steer
+
+import "sort"
+
+// Why is why a part of a NIC's steering is not known.
+type Why string
+
+// The reasons a part is unknown.
+const (
+	// WhyDriver: the driver does not implement it (EOPNOTSUPP).
+	WhyDriver Why = "not supported by the driver"
+	// WhyKernel: this kernel has no such netlink family, command or
+	// attribute.
+	WhyKernel Why = "not supported by this kernel"
+	// WhyPermission: the kernel refused the request (EPERM, EACCES);
+	// reading some parts needs CAP_NET_ADMIN.
+	WhyPermission Why = "not permitted"
+	// WhyNotCaptured: a captured root holds no reply for it.
+	WhyNotCaptured Why = "not captured"
+	// WhyUnreadable: a captured reply or text could not be read; Detail
+	// says what is wrong with it.
+	WhyUnreadable Why = "unreadable"
+	// WhyFailed: the kernel answered with another error; Detail names it.
+	WhyFailed Why = "failed"
+)
+
+// Reason is why one part is unknown, with the evidence: the errno or the
+// file that was missing or wrong.
+type Reason struct {
+	Why    Why    `json:"why"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (r Reason) String() string {
+	if r.Detail == "" {
+		return string(r.Why)
+	}
+	return string(r.Why) + " (" + r.Detail + ")"
+}
+
+// Part names one reading of a NIC's steering, as NIC.Unknown keys it.
+type Part string
+
+// The parts of a NIC's steering. A flow type's hash fields are the part
+// PartFlowHash + ":" + the flow type ("rx-flow-hash:udp4"), see
+// FlowHashPart.
+const (
+	PartChannels  Part = "channels"
+	PartRings     Part = "rings"
+	PartRSS       Part = "rss"
+	PartContexts  Part = "rss-contexts"
+	PartFeatures  Part = "features"
+	PartCoalesce  Part = "coalesce"
+	PartFlowHash  Part = "rx-flow-hash"
+	PartRules     Part = "ntuple"
+	PartQueues    Part = "queues"   // netdev queue-get
+	PartNAPI      Part = "napi"     // netdev napi-get
+	PartQStats    Part = "qstats"   // netdev qstats-get
+	PartThreaded  Part = "threaded" // sysfs threaded
+	PartDriver    Part = "driver"   // ethtool -i
+	PartNAPIDefer Part = "napi-defer"
+)
+
+// FlowHashPart is the part of one flow type's hash fields.
+func FlowHashPart(ft FlowType) Part { return PartFlowHash + Part(":"+string(ft)) }
+
+// NIC is everything read about one interface's steering. A part that is
+// nil (or an empty map) is unknown, and Unknown says why; a part that is
+// set is what the kernel, or the capture of it, said.
+type NIC struct {
+	Name  string `json:"name"`
+	Index int    `json:"ifindex,omitempty"` // 0 when not known (a capture without it)
+
+	Driver   *DriverInfo `json:"driver,omitempty"`
+	Channels *Channels   `json:"channels,omitempty"`
+	Rings    *Rings      `json:"rings,omitempty"`
+	RSS      *RSS        `json:"rss,omitempty"`
+	// Contexts are the extra RSS contexts (1 and up); nil when unknown,
+	// empty when the NIC has none.
+	Contexts []RSS              `json:"rss_contexts,omitempty"`
+	Features map[string]Feature `json:"features,omitempty"`
+	Coalesce map[string]uint32  `json:"coalesce,omitempty"` // ethtool's names: rx-usecs, adaptive-rx (0/1), ...
+	// FlowHash is, per flow type, the fields the NIC hashes; a flow
+	// type absent from it is unknown (FlowHashPart says why).
+	FlowHash map[FlowType]HashFields `json:"rx_flow_hash,omitempty"`
+	Rules    *Rules                  `json:"ntuple,omitempty"`
+
+	// Queues and NAPIs come from netdev netlink (queue-get, napi-get).
+	Queues []NetdevQueue `json:"queues,omitempty"`
+	NAPIs  []NAPI        `json:"napis,omitempty"`
+	QStats []QStats      `json:"qstats,omitempty"`
+
+	// Kernel knobs from sysfs, per interface.
+	Sysfs Sysfs `json:"sysfs"`
+
+	// Unknown says why each part that is not set is not known.
+	Unknown map[Part]Reason `json:"unknown,omitempty"`
+}
+
+// SetUnknown records why part is not known.
+func (n *NIC) SetUnknown(p Part, r Reason) {
+	if n.Unknown == nil {
+		n.Unknown = make(map[Part]Reason)
+	}
+	n.Unknown[p] = r
+}
+
+// Why returns why part is unknown, and false when nothing says it is.
+func (n *NIC) Why(p Part) (Reason, bool) {
+	r, ok := n.Unknown[p]
+	return r, ok
+}
+
+// UnknownParts lists the unknown parts in order.
+func (n *NIC) UnknownParts() []Part {
+	out := make([]Part, 0, len(n.Unknown))
+	for p := range n.Unknown {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// DriverInfo is what ethtool -i (ETHTOOL_GDRVINFO) says.
+type DriverInfo struct {
+	Driver   string `json:"driver"`
+	Version  string `json:"version,omitempty"`
+	Firmware string `json:"firmware,omitempty"`
+	BusInfo  string `json:"bus_info,omitempty"`
+}
+
+// Channels is ethtool -l: the maxima and the current counts. A maximum of
+// 0 is the kernel's "n/a" (the driver has no such channel kind), and so
+// is its count.
+type Channels struct {
+	MaxRX       uint32 `json:"max_rx"`
+	MaxTX       uint32 `json:"max_tx"`
+	MaxOther    uint32 `json:"max_other"`
+	MaxCombined uint32 `json:"max_combined"`
+	RX          uint32 `json:"rx"`
+	TX          uint32 `json:"tx"`
+	Other       uint32 `json:"other"`
+	Combined    uint32 `json:"combined"`
+}
+
+// RXQueues is how many queues can receive: combined plus rx-only.
+func (c Channels) RXQueues() uint32 { return c.Combined + c.RX }
+
+// TCPDataSplit is ethtool's tcp-data-split ring setting.
+type TCPDataSplit string
+
+// The values of tcp-data-split (ETHTOOL_TCP_DATA_SPLIT_*).
+const (
+	TCPDataSplitUnknown  TCPDataSplit = "unknown"
+	TCPDataSplitDisabled TCPDataSplit = "off"
+	TCPDataSplitEnabled  TCPDataSplit = "on"
+)
+
+// Rings is ethtool -g. A pointer field is nil when the kernel or the
+// capture did not report it (an older kernel, a driver without it).
+type Rings struct {
+	MaxRX      uint32 `json:"max_rx"`
+	MaxRXMini  uint32 `json:"max_rx_mini"`
+	MaxRXJumbo uint32 `json:"max_rx_jumbo"`
+	MaxTX      uint32 `json:"max_tx"`
+	RX         uint32 `json:"rx"`
+	RXMini     uint32 `json:"rx_mini"`
+	RXJumbo    uint32 `json:"rx_jumbo"`
+	TX         uint32 `json:"tx"`
+
+	RXBufLen     *uint32       `json:"rx_buf_len,omitempty"`
+	CQESize      *uint32       `json:"cqe_size,omitempty"`
+	TxPush       *bool         `json:"tx_push,omitempty"`
+	RxPush       *bool         `json:"rx_push,omitempty"`
+	TCPDataSplit *TCPDataSplit `json:"tcp_data_split,omitempty"`
+	HDSThresh    *uint32       `json:"hds_thresh,omitempty"`
+	HDSThreshMax *uint32       `json:"hds_thresh_max,omitempty"`
+}
+
+// RSS is one RSS context: its indirection table, key and hash function.
+// An empty Table or Key is one the NIC did not report (a driver that has
+// only a hash function, as virtio_net without RSS); Unknown says why at
+// the NIC.
+type RSS struct {
+	Context uint32 `json:"context"`
+	// Rings is the number of rx rings ETHTOOL_GRXRINGS reports, which
+	// ethtool -x prints as "with N RX ring(s)"; 0 when unknown.
+	Rings uint32   `json:"rx_rings,omitempty"`
+	Table []uint32 `json:"table,omitempty"`
+	Key   []byte   `json:"key,omitempty"`
+	// HashFunc is the active hash function's name as the kernel's
+	// string set calls it ("toeplitz", "xor", "crc32"); "" when unknown.
+	HashFunc string `json:"hash_function,omitempty"`
+	// InputXfrm is ETHTOOL_A_RSS_INPUT_XFRM (1: symmetric-xor, 2:
+	// symmetric-or-xor); nil when not reported.
+	InputXfrm *uint32 `json:"input_xfrm,omitempty"`
+}
+
+// Share returns, per queue, how many table entries point at it.
+func (r RSS) Share() map[uint32]int {
+	out := make(map[uint32]int)
+	for _, q := range r.Table {
+		out[q]++
+	}
+	return out
+}
+
+// Feature is one netdev feature (ethtool -k): whether it is on, and
+// whether it can be changed.
+type Feature struct {
+	On    bool `json:"on"`
+	Fixed bool `json:"fixed,omitempty"`
+}
+
+// FlowType is an ethtool flow type as ethtool's rx-flow-hash names it:
+// tcp4, udp4, sctp4, ah4, esp4, ip4, tcp6, ... .
+type FlowType string
+
+// HashFields are the fields a NIC hashes for one flow type, in ethtool's
+// letters (m: L2 destination, v: VLAN, t: L3 protocol, s: IP source, d:
+// IP destination, f: L4 bytes 0-1 (source port), n: L4 bytes 2-3
+// (destination port), r: discard), in that order; "" hashes nothing.
+type HashFields string
+
+// HasPorts reports whether both L4 port halves are hashed.
+func (h HashFields) HasPorts() bool {
+	var f, n bool
+	for _, c := range h {
+		f = f || c == 'f'
+		n = n || c == 'n'
+	}
+	return f && n
+}
+
+// Rules are a NIC's ntuple (flow steering) rules, ethtool -n.
+type Rules struct {
+	// TableSize is the rule table's size when the driver says it (0 when
+	// not); Count the rules it says it holds.
+	TableSize uint32 `json:"table_size,omitempty"`
+	Count     uint32 `json:"count"`
+	Rules     []Rule `json:"rules,omitempty"`
+}
+
+// RuleAction is what a rule does with a matching packet.
+type RuleAction string
+
+// The rule actions.
+const (
+	RuleQueue RuleAction = "queue" // deliver to Queue (in Context when set)
+	RuleDrop  RuleAction = "drop"
+	RuleWake  RuleAction = "wake"
+)
+
+// Rule is one ntuple rule, as ETHTOOL_GRXCLSRULE (struct
+// ethtool_rx_flow_spec) or ethtool -n says it. Match fields are kept as
+// ethtool prints them: an address and its mask, a port and its mask.
+type Rule struct {
+	Location uint32   `json:"location"`
+	FlowType FlowType `json:"flow_type"`
+	SrcIP    string   `json:"src_ip,omitempty"`
+	SrcMask  string   `json:"src_ip_mask,omitempty"`
+	DstIP    string   `json:"dst_ip,omitempty"`
+	DstMask  string   `json:"dst_ip_mask,omitempty"`
+	SrcPort  *uint16  `json:"src_port,omitempty"`
+	DstPort  *uint16  `json:"dst_port,omitempty"`
+	// PortMask is the masks of SrcPort and DstPort (0xffff: exact).
+	SrcPortMask uint16 `json:"src_port_mask,omitempty"`
+	DstPortMask uint16 `json:"dst_port_mask,omitempty"`
+
+	Action  RuleAction `json:"action"`
+	Queue   uint64     `json:"queue,omitempty"`
+	VF      uint32     `json:"vf,omitempty"`      // a rule for a VF's queue (ring_cookie's VF byte)
+	Context *uint32    `json:"context,omitempty"` // FLOW_RSS: the RSS context Queue is an offset in
+}
+
+// QueueType is rx or tx.
+type QueueType string
+
+// The queue types of netdev queue-get.
+const (
+	QueueRX QueueType = "rx"
+	QueueTX QueueType = "tx"
+)
+
+// NetdevQueue is one queue as netdev queue-get reports it.
+type NetdevQueue struct {
+	ID   uint32    `json:"id"`
+	Type QueueType `json:"type"`
+	// NAPI is the NAPI instance's id; 0 when the queue has none.
+	NAPI uint32 `json:"napi_id,omitempty"`
+}
+
+// NAPI is one NAPI instance as netdev napi-get reports it. A pointer
+// field is nil when the kernel did not report it (older kernels have
+// neither the timeouts nor the threaded state).
+type NAPI struct {
+	ID uint32 `json:"id"`
+	// IRQ is the interrupt the instance is tied to; -1 when none.
+	IRQ int `json:"irq"`
+	// PID is the napi/IF-ID kernel thread's when NAPI is threaded; 0
+	// when it is not.
+	PID               int     `json:"pid,omitempty"`
+	DeferHardIRQs     *uint32 `json:"defer_hard_irqs,omitempty"`
+	GROFlushTimeout   *uint64 `json:"gro_flush_timeout,omitempty"` // ns
+	IRQSuspendTimeout *uint64 `json:"irq_suspend_timeout,omitempty"`
+	Threaded          *bool   `json:"threaded,omitempty"`
+}
+
+// QStats is one queue's counters from netdev qstats-get.
+type QStats struct {
+	Queue   uint32    `json:"queue"`
+	Type    QueueType `json:"type"`
+	Packets *uint64   `json:"packets,omitempty"`
+	Bytes   *uint64   `json:"bytes,omitempty"`
+}
+
+// Sysfs is what /sys/class/net/IF says of the kernel's processing: nil
+// fields are files the root does not have.
+type Sysfs struct {
+	Threaded        *int    `json:"threaded,omitempty"` // 0, 1 (2 busy-poll on 6.18+)
+	DeferHardIRQs   *uint32 `json:"napi_defer_hard_irqs,omitempty"`
+	GROFlushTimeout *uint64 `json:"gro_flush_timeout,omitempty"`
+	// RPSFlowCnt is rx-N/rps_flow_cnt by rx queue.
+	RPSFlowCnt map[int]uint32 `json:"rps_flow_cnt,omitempty"`
+}
+
+// Host is the steering of the NICs read, with the kernel-wide knobs.
+type Host struct {
+	NICs []*NIC `json:"nics"`
+	// Sysctls are net.core.{rps_sock_flow_entries,busy_poll,busy_read}
+	// by name, for those the root has.
+	Sysctls map[string]int64 `json:"sysctls,omitempty"`
+	// Source says where the answers came from: "netlink" (live),
+	// "recorded" (a snapshot's irqnuma/ folder), "sosreport" or "none".
+	Source string `json:"source"`
+}
+
+// NIC returns the reading of the interface name, or nil.
+func (h *Host) NIC(name string) *NIC {
+	if h == nil {
+		return nil
+	}
+	for _, n := range h.NICs {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
