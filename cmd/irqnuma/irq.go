@@ -31,7 +31,7 @@ func newIRQListCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return report.WriteIRQsJSON(a.stdout, h, t)
+				return report.WriteIRQsJSON(a.stdout, h, t, nil)
 			}
 			return report.WriteIRQs(a.stdout, report.IRQs(h, t))
 		},
