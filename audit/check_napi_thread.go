@@ -60,14 +60,17 @@ func (a *auditor) napiThreads(c *nicCtx) ([]napiThread, error) {
 			missing = append(missing, napi.PID)
 		}
 	}
-	if len(out) == 0 {
+	switch {
+	case len(out) == 0 && len(missing) == 0:
 		why := fmt.Sprintf("NAPI of %s is threaded, but netdev napi-get named no kthread", c.nic.Name)
 		if r, ok := n.Why(steer.PartNAPI); ok {
 			why = fmt.Sprintf("NAPI of %s is threaded, but its kthreads are unknown: napi-get %s", c.nic.Name, r)
-		} else if len(missing) > 0 {
-			why = fmt.Sprintf("NAPI of %s is threaded, but /proc has none of its kthreads (PIDs %s)", c.nic.Name, intsList(missing, false))
 		}
 		return nil, skip(c.nic.Name, string(CheckNAPIThreadRemote), why)
+	case len(missing) > 0:
+		// Judge those read; say which could not be.
+		return out, skip(c.nic.Name, string(CheckNAPIThreadRemote), fmt.Sprintf("NAPI of %s is threaded, but /proc holds no readable status of %s %s",
+			c.nic.Name, units.Choose(len(missing), "its kthread", "its kthreads"), intsList(missing, false)))
 	}
 	return out, nil
 }
@@ -95,7 +98,7 @@ func napiThreaded(n *steer.NIC) (threaded, known bool) {
 // finding each for all of the NIC's kthreads it applies to.
 func (a *auditor) checkNAPIThreads(c *nicCtx) error {
 	ts, err := a.napiThreads(c)
-	if err != nil || len(ts) == 0 {
+	if len(ts) == 0 {
 		return err
 	}
 	if !c.loc.Known() {
@@ -136,7 +139,7 @@ func (a *auditor) checkNAPIThreads(c *nicCtx) error {
 				kthreadsWords(unpinned), c.nic.Name, a.describeRemote(unpinnedCPUs, local), NodeName(c.loc)),
 			Fix: fix})
 	}
-	return nil
+	return err
 }
 
 // checkNAPIThreadShared: napi-thread-shared. A watched process may run
@@ -144,7 +147,7 @@ func (a *auditor) checkNAPIThreads(c *nicCtx) error {
 // the one they last ran on when they may run anywhere.
 func (a *auditor) checkNAPIThreadShared(c *nicCtx, p *proc.Process) error {
 	ts, err := a.napiThreads(c)
-	if err != nil || len(ts) == 0 {
+	if len(ts) == 0 {
 		return err
 	}
 	allowed := a.online(p.Allowed)
@@ -166,7 +169,7 @@ func (a *auditor) checkNAPIThreadShared(c *nicCtx, p *proc.Process) error {
 		}
 	}
 	if len(hit) == 0 {
-		return nil
+		return err
 	}
 	nodes, _ := a.h.NodesOf(overlap)
 	a.add(Finding{Check: CheckNAPIThreadShared, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
@@ -175,7 +178,7 @@ func (a *auditor) checkNAPIThreadShared(c *nicCtx, p *proc.Process) error {
 			procSubject(p), cpusWord(overlap), units.Choose(overlap.Len(), "shares a core with", "share cores with"), kthreadsWords(hit), c.nic.Name),
 		Fix: c.fix(fmt.Sprintf(`cpus=$(irqnuma mask --nic %s --exclude-irq-cpus) && taskset -a -pc "$cpus" %d  # after irqnuma irq pin %s, which pins the kthreads with the IRQs`,
 			c.ifname, p.PID, c.ifname))})
-	return nil
+	return err
 }
 
 // lastCPU is the CPU a kthread last ran on (its one thread's), -1 when

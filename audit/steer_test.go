@@ -277,6 +277,18 @@ func TestNAPIThreadsUnknown(t *testing.T) {
 	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNotChecked))); diff != "" {
 		t.Errorf("not-checked (-want +got):\n%s", diff)
 	}
+	// One kthread gone from /proc: the others are judged, and it is named.
+	fs = steerRun(t, threadedSeed(func(ks map[int]*proc.Process) {
+		delete(ks, 915)
+		ks[900] = kthread(900, "napi/eth0-8193", cpuset.Range(0, 15), 3)
+	}))
+	want = []string{"info not-checked napi-thread-remote: NAPI of eth0 is threaded, but /proc holds no readable status of its kthread 915"}
+	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNotChecked))); diff != "" {
+		t.Errorf("not-checked, one kthread gone (-want +got):\n%s", diff)
+	}
+	if got := onlyCheck(fs, CheckNAPIThreadRemote); len(got) != 1 || !cmp.Equal(got[0].TID, []int{900}) {
+		t.Errorf("napi-thread-remote with one kthread gone: %v", says(got))
+	}
 }
 
 func TestUDPHash(t *testing.T) {
