@@ -109,25 +109,34 @@ func nicSteer(t *irq.Table, n *steer.NIC, threads map[int]*proc.Process) NICStee
 		}
 		napi := queueNAPI(n, q)
 		if napi != nil {
-			id := napi.ID
-			qj.NAPI = &id
-			if napi.PID > 0 {
-				pid := napi.PID
-				qj.KthreadPID = &pid
-				if p := threads[pid]; p != nil {
-					s := p.Allowed.List()
-					qj.KthreadCPUs = &s
-					if len(p.Threads) > 0 && p.Threads[0].LastCPU >= 0 {
-						last := p.Threads[0].LastCPU
-						qj.KthreadLast = &last
-					}
-				}
-			}
+			qj.setNAPI(napi, threads)
 		}
 		qj.IRQs = queueIRQNumbers(irqs, q, napi)
 		j.Queues = append(j.Queues, qj)
 	}
 	return j
+}
+
+// setNAPI fills in the queue's NAPI instance and its kthread, as /proc
+// read it.
+func (qj *QueueSteerJSON) setNAPI(napi *steer.NAPI, threads map[int]*proc.Process) {
+	id := napi.ID
+	qj.NAPI = &id
+	if napi.PID <= 0 {
+		return
+	}
+	pid := napi.PID
+	qj.KthreadPID = &pid
+	p := threads[pid]
+	if p == nil {
+		return
+	}
+	s := p.Allowed.List()
+	qj.KthreadCPUs = &s
+	if len(p.Threads) > 0 && p.Threads[0].LastCPU >= 0 {
+		last := p.Threads[0].LastCPU
+		qj.KthreadLast = &last
+	}
 }
 
 // rxRings is how many rx rings the NIC has: the RSS reading's ring
