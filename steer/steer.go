@@ -75,6 +75,12 @@ const (
 	PartThreaded  Part = "threaded" // sysfs threaded
 	PartDriver    Part = "driver"   // ethtool -i
 	PartNAPIDefer Part = "napi-defer"
+	// PartRSSTable and PartRSSKey say why a known RSS context has no
+	// Table or Key (a driver that reports only its hash function);
+	// PartRSSRings why RSS.Rings is 0 (ETHTOOL_GRXRINGS failed).
+	PartRSSTable Part = "rss-table"
+	PartRSSKey   Part = "rss-key"
+	PartRSSRings Part = "rss-rings"
 )
 
 // FlowHashPart is the part of one flow type's hash fields.
