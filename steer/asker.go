@@ -67,8 +67,10 @@ type ioctlRequest struct {
 // refuses ':' in a name (dev_valid_name).
 const kernelDir = ":kernel"
 
-// recordDir is where a root keeps the recorded answers.
-const recordDir = "irqnuma/steer"
+// RecordDir is where a root keeps the recorded answers, relative to it.
+const RecordDir = "irqnuma/steer"
+
+const recordDir = RecordDir
 
 // errnoSuffix marks the file that holds the errno a request got.
 const errnoSuffix = ".errno"
