@@ -26,7 +26,7 @@ var rxfhLabels = map[string][]FlowType{
 	"GTP-U and Extension Header over IPV6": {"gtpu6e"},
 	"GTP-U PSC Uplink over IPV6":           {"gtpu6u"},
 	"GTP-U PSC Downlink over IPV6":         {"gtpu6d"},
-	"":                                     {"ip4", "ip6", "ether"},
+	"":                                     {"ip4", "ip6", "ether"}, // no label
 }
 
 // rxfhFields are the field lines of unparse_rxfhashopts, in its order,
@@ -72,7 +72,14 @@ func ParseRxFlowHash(b []byte, ft FlowType) (HashFields, error) {
 	if len(ls) == 0 {
 		return "", textErr(cmd, 0, "no %q line", "... flows use these fields for computing Hash flow key:")
 	}
-	head := strings.TrimLeft(ls[0].text, " \t")
+	// ip4, ip6 and ether have no label: the line starts with the space
+	// before "use" (or "-").
+	head := strings.TrimRight(ls[0].text, " \t")
+	if t := strings.TrimLeft(head, " \t"); strings.HasPrefix(t, "use ") || strings.HasPrefix(t, "- ") {
+		head = " flows " + t
+	} else {
+		head = t
+	}
 	if label, ok := strings.CutSuffix(head, rxfhDiscard); ok {
 		if err := rxfhLabel(label, ft); err != nil {
 			return "", textErr(cmd, ls[0].n, "%v", err)
@@ -82,7 +89,7 @@ func ParseRxFlowHash(b []byte, ft FlowType) (HashFields, error) {
 		}
 		return "r", nil
 	}
-	label, ok := strings.CutSuffix(strings.TrimRight(head, " \t"), rxfhUse)
+	label, ok := strings.CutSuffix(head, rxfhUse)
 	if !ok {
 		return "", textErr(cmd, ls[0].n, "%q is not %q", textClip(head), "LABEL"+rxfhUse)
 	}
