@@ -7,7 +7,9 @@ import "strings"
 // for IF:"), then "NAME: on|off" per feature, a sub-feature indented by
 // a tab (a capture may have lost it), followed by " [fixed]" when the
 // feature cannot be changed, or " [requested on]"/" [requested off]" when
-// the kernel did not apply a request (On is what is active). A capture of
+// the kernel did not apply a request (On is what is active); older
+// ethtool's "Cannot get device ... settings: ERROR" lines are skipped,
+// their features left out. A capture of
 // only some lines (grep " on") gives only those features: a feature
 // absent from the map is not known. The error, wrapping ErrText, names
 // the line that is not ethtool's.
@@ -31,6 +33,12 @@ func ParseEthtoolK(b []byte) (map[string]Feature, error) {
 		}
 		if textElided(t) {
 			return nil, textErr(cmd, l.n, "the capture leaves lines out (%q)", textClip(t))
+		}
+		if strings.HasPrefix(t, "Cannot get ") {
+			// Older ethtool's perror for one offload it could not read,
+			// on stderr, which a sosreport keeps in the same file: that
+			// feature is not in the map.
+			continue
 		}
 		name, f, err := featureLine(t)
 		if err != nil {

@@ -320,3 +320,19 @@ func TestSplitSession(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestParseEthtoolKOld(t *testing.T) {
+	// ethtool 2.6.3x: "Offload parameters", names with spaces, and the
+	// perror of an offload the driver does not report, on stderr.
+	give := "Offload parameters for eth0:\nCannot get device udp large send offload settings: Operation not supported\nrx-checksumming: on\ntcp segmentation offload: off\n"
+	got, err := ParseEthtoolK([]byte(give))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]Feature{"rx-checksumming": {On: true}, "tcp segmentation offload": {}}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, err := ParseEthtoolK([]byte("ntuple-filters: maybe\n")); !errors.Is(err, ErrText) {
+		t.Errorf("ntuple-filters: maybe: err = %v, want ErrText", err)
+	}
+}
