@@ -104,17 +104,26 @@ func isAre(n int) string {
 // dst-ip 192.0.2.2 dst-port 5201".
 func ruleWords(r steer.Rule) string {
 	w := []string{string(r.FlowType)}
-	if r.SrcIP != "" {
+	// An address of mask 0 (the kernel's sense: no bit compared), or
+	// unspecified, and a port of mask 0 match anything: they are left
+	// out, as ethtool -N takes a rule without them.
+	if matchesAddr(r.SrcIP, r.SrcMask) {
 		w = append(w, "src-ip "+r.SrcIP)
 	}
-	if r.DstIP != "" {
+	if matchesAddr(r.DstIP, r.DstMask) {
 		w = append(w, "dst-ip "+r.DstIP)
 	}
-	if r.SrcPort != nil {
+	if r.SrcPort != nil && r.SrcPortMask != 0 {
 		w = append(w, fmt.Sprintf("src-port %d", *r.SrcPort))
 	}
-	if r.DstPort != nil {
+	if r.DstPort != nil && r.DstPortMask != 0 {
 		w = append(w, fmt.Sprintf("dst-port %d", *r.DstPort))
 	}
 	return strings.Join(w, " ")
+}
+
+// matchesAddr reports whether a rule's address match says anything.
+func matchesAddr(ip, mask string) bool {
+	unspecified := func(s string) bool { return s == "" || s == "0.0.0.0" || s == "::" }
+	return !unspecified(ip) && !unspecified(mask)
 }

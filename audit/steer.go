@@ -83,18 +83,11 @@ func (a *auditor) steerSkip(c *nicCtx) error {
 // whose driver supports no RSS at all (no table, no hash fields, no
 // rules) is said to be one.
 func steerUnknown(name string, n *steer.NIC) (why, fix string) {
-	byWhy := map[string][]string{}
-	var order []string
+	var unknown []steer.Part
 	for _, p := range steerParts {
-		r, ok := n.Why(p)
-		if !ok {
-			continue
+		if _, ok := n.Why(p); ok {
+			unknown = append(unknown, p)
 		}
-		k := r.String()
-		if _, seen := byWhy[k]; !seen {
-			order = append(order, k)
-		}
-		byWhy[k] = append(byWhy[k], string(p))
 	}
 	if noRSS(n) {
 		drv := ""
@@ -104,15 +97,48 @@ func steerUnknown(name string, n *steer.NIC) (why, fix string) {
 		return fmt.Sprintf("%s's driver%s supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged", name, drv),
 			"nothing to change on this NIC; a NIC whose driver has RSS can be steered"
 	}
-	if len(order) == 0 {
+	if len(unknown) == 0 {
 		return fmt.Sprintf("%s's steering does not say what the steering checks need", name), ""
 	}
-	parts := make([]string, len(order))
-	for i, k := range order {
-		parts[i] = strings.Join(byWhy[k], ", ") + ": " + k
-	}
-	return fmt.Sprintf("%s's steering is not known in part: %s", name, strings.Join(parts, "; ")),
+	return fmt.Sprintf("%s's steering is not known in part: %s", name, WhyParts(n, unknown)),
 		"run the audit on the live host as root (some replies need CAP_NET_ADMIN), or on a snapshot of it"
+}
+
+// WhyParts says why parts of n are unknown, grouped by why: "rss,
+// queues: not captured; ntuple: not permitted (EPERM)". A group's detail
+// is said when its parts share it, as the errno of one refusal.
+func WhyParts(n *steer.NIC, parts []steer.Part) string {
+	type group struct {
+		parts   []string
+		detail  string
+		details bool // the parts' details differ
+	}
+	groups := map[steer.Why]*group{}
+	var order []steer.Why
+	for _, p := range parts {
+		r, ok := n.Why(p)
+		if !ok {
+			continue
+		}
+		g := groups[r.Why]
+		if g == nil {
+			g = &group{detail: r.Detail}
+			groups[r.Why] = g
+			order = append(order, r.Why)
+		}
+		g.parts = append(g.parts, string(p))
+		g.details = g.details || r.Detail != g.detail
+	}
+	out := make([]string, len(order))
+	for i, w := range order {
+		g := groups[w]
+		r := steer.Reason{Why: w}
+		if !g.details {
+			r.Detail = g.detail
+		}
+		out[i] = strings.Join(g.parts, ", ") + ": " + r.String()
+	}
+	return strings.Join(out, "; ")
 }
 
 // noRSS reports whether the driver said it supports none of the RSS

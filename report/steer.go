@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
@@ -226,45 +227,34 @@ func nothingKnown(n *steer.NIC) bool {
 // ntuple: not supported by the driver (EOPNOTSUPP); queues, napi: not
 // supported by this kernel".
 func unknownWords(n *steer.NIC) string {
-	byWhy := map[string][]string{}
-	var order []string
-	for _, p := range n.UnknownParts() {
-		r, _ := n.Why(p)
-		k := r.String()
-		if _, ok := byWhy[k]; !ok {
-			order = append(order, k)
-		}
-		byWhy[k] = append(byWhy[k], string(p))
+	if w := audit.WhyParts(n, n.UnknownParts()); w != "" {
+		return w
 	}
-	if len(order) == 0 {
-		return "the reading says nothing per queue"
-	}
-	if len(order) == 1 {
-		return order[0]
-	}
-	parts := make([]string, len(order))
-	for i, k := range order {
-		parts[i] = strings.Join(byWhy[k], ", ") + ": " + k
-	}
-	return strings.Join(parts, "; ")
+	return "the reading says nothing per queue"
 }
 
 // writeSteering writes, per NIC, a line saying what its steering is and a
 // table of its rx queues; a NIC with nothing known gets one line saying
 // why.
 func writeSteering(w io.Writer, doc *SteerDoc) error {
-	if doc == nil {
+	if doc == nil || len(doc.NICs) == 0 {
 		return nil
+	}
+	if doc.Source == "none" {
+		// Said once: no NIC of the root has any of it.
+		fmt.Fprintln(w)
+		_, err := fmt.Fprint(w, wrapLine("steering unknown: the root holds no ethtool or netdev netlink capture (a snapshot taken with this version records it)", steerWidth))
+		return err
 	}
 	for _, n := range doc.NICs {
 		fmt.Fprintln(w)
 		if n.Unknown != "" {
-			if err := linef(w, "%s steering unknown: %s", n.NIC, n.Unknown); err != nil {
+			if _, err := fmt.Fprint(w, wrapLine(fmt.Sprintf("%s steering unknown: %s", n.NIC, n.Unknown), steerWidth)); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := linef(w, "%s steering (%s): %s", n.NIC, doc.Source, steerSummary(n.Reading)); err != nil {
+		if _, err := fmt.Fprint(w, wrapLine(fmt.Sprintf("%s steering (%s): %s", n.NIC, doc.Source, steerSummary(n.Reading)), steerWidth)); err != nil {
 			return err
 		}
 		if len(n.Queues) == 0 {
@@ -276,6 +266,10 @@ func writeSteering(w io.Writer, doc *SteerDoc) error {
 	}
 	return nil
 }
+
+// steerWidth is the width the NIC lines wrap at: the queue tables fit
+// in 80 columns, and so do they.
+const steerWidth = 80
 
 // queueRows is a row per rx queue.
 func queueRows(n NICSteerJSON) [][]string {
@@ -370,7 +364,7 @@ func steerSummary(n *steer.NIC) string {
 // whyOr is "unknown: why" for an unknown part.
 func whyOr(n *steer.NIC, p steer.Part) string {
 	if r, ok := n.Why(p); ok {
-		return "unknown (" + r.String() + ")"
+		return "unknown: " + string(r.Why)
 	}
 	return "unknown"
 }
