@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mdlayher/netlink"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
@@ -215,4 +216,73 @@ func BenchmarkRead8x64(b *testing.B) {
 	}
 	b.ReportMetric(float64(genl), "netlink-trips/op")
 	b.ReportMetric(float64(ioctl), "ioctls/op")
+}
+
+// TestRecordedKernelParts: a kernel without the netdev family (6.1), an
+// ethtool family that cannot dump RSS contexts (before 6.11), and one
+// without a command are WhyKernel, from the recorded family answers.
+func TestRecordedKernelParts(t *testing.T) {
+	root := t.TempDir()
+	writeRecorded(t, root, []*NIC{modelNIC(0, 2, 8)})
+	kdir := filepath.Join(root, recordDir, kernelDir)
+	if err := os.Remove(filepath.Join(kdir, "nlctrl.netdev")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kdir, "nlctrl.netdev.errno"), []byte("ENOENT\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[uint32]uint32{1: 0x0e, 11: 0x0e, 15: 0x0e, 17: 0x0e, 38: 0x0a} // no coalesce-get; rss-get without dump
+	if err := os.WriteFile(filepath.Join(kdir, "nlctrl.ethtool"), familyReply(t, "ethtool", 0x1a, ops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Read(openTree(t, root), []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := h.NICs[0]
+	for _, p := range []Part{PartQueues, PartNAPI, PartQStats, PartContexts, PartCoalesce} {
+		if r, _ := n.Why(p); r.Why != WhyKernel {
+			t.Errorf("%s: %v, want not supported by this kernel", p, r)
+		}
+	}
+	if n.RSS == nil || len(n.RSS.Table) != 8 || n.Channels == nil {
+		t.Errorf("the parts this kernel has were not read: rss %v, channels %v", n.RSS, n.Channels)
+	}
+}
+
+// TestBoundedClaims: a driver claiming 2^31 rules, or a string set of
+// 2^31 strings, is not believed and nothing of that size is allocated.
+func TestBoundedClaims(t *testing.T) {
+	root := t.TempDir()
+	writeRecorded(t, root, []*NIC{modelNIC(0, 2, 8)})
+	cnt := newRxnfc(ethtoolGRXClsRlCnt, rxnfcSize)
+	native.PutUint32(cnt[rxnfcRuleCnt:], 1<<31)
+	if err := os.WriteFile(filepath.Join(root, recordDir, "eth0", "ioctl.rxclsrlcnt"), cnt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := openTree(t, root)
+	var n *NIC
+	allocs := testing.AllocsPerRun(1, func() {
+		h, err := Read(fsys, []string{"eth0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = h.NICs[0]
+	})
+	if r, _ := n.Why(PartRules); r.Why != WhyUnreadable || !strings.Contains(r.Detail, "2147483648 rules") {
+		t.Errorf("rules: %v, want unreadable naming the claim", r)
+	}
+	if allocs > 20000 {
+		t.Errorf("%v allocations", allocs)
+	}
+	b := enc(t, func(ae *netlink.AttributeEncoder) {
+		ae.Nested(ethnlStringsetsSet, func(s *netlink.AttributeEncoder) error {
+			s.Uint32(ethnlStringsetID, 4)
+			s.Uint32(ethnlStringsetCount, 1<<31)
+			return nil
+		})
+	})
+	if _, err := decodeStrset(enc(t, func(ae *netlink.AttributeEncoder) { ae.Bytes(ethnlStrsetStringsets, b) })); err == nil {
+		t.Error("a string set of 2^31 strings was accepted")
+	}
 }
