@@ -190,7 +190,7 @@ func compareEthtool(t *testing.T, n *NIC) {
 	compareDriver(t, n)
 }
 
-var featureLine = regexp.MustCompile(`^\s*([a-z0-9-]+): (on|off)( \[fixed\])?`)
+var ethtoolFeature = regexp.MustCompile(`^\s*([a-z0-9-]+): (on|off)( \[fixed\])?`)
 
 func compareFeatures(t *testing.T, n *NIC) {
 	t.Helper()
@@ -199,7 +199,7 @@ func compareFeatures(t *testing.T, n *NIC) {
 	}
 	matched := 0
 	for _, line := range strings.Split(ethtool(t, "-k", n.Name), "\n") {
-		m := featureLine.FindStringSubmatch(line)
+		m := ethtoolFeature.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
