@@ -259,3 +259,23 @@ func compareDriver(t *testing.T, n *NIC) {
 		t.Errorf("driver differs from ethtool -i (-ethtool +read):\n%s", diff)
 	}
 }
+
+// BenchmarkReadLive reads this host's eth0 live: what the requests
+// BenchmarkRead8x64 counts cost against the kernel.
+func BenchmarkReadLive(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	if _, err := os.Stat("/sys/class/net/eth0"); err != nil {
+		b.Skip("no eth0")
+	}
+	fsys, err := kfile.Open("/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Read(fsys, []string{"eth0"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
