@@ -80,6 +80,8 @@ func FuzzIoctlReplies(f *testing.F) {
 	for _, k := range []string{"ioctl.rxclsrule.3", "ioctl.rxclsrule.9", "ioctl.rxclsrlcnt", "ioctl.rxclsrlall", "ioctl.drvinfo", "ioctl.rxfh.tcp4"} {
 		f.Add(seeds[k], uint32(2))
 	}
+	_, full := rxfhAnswers(RSS{Table: []uint32{0, 1, 0, 1}, Key: []byte{1, 2, 3}, HashFunc: "xor"})
+	f.Add(full, uint32(0))
 	f.Fuzz(func(t *testing.T, b []byte, want uint32) {
 		decodeRule(b)
 		decodeRuleCount(b)
@@ -87,6 +89,11 @@ func FuzzIoctlReplies(f *testing.F) {
 			t.Errorf("%d locations for %d asked", len(locs), want)
 		}
 		decodeDrvinfo(b)
+		if len(b) >= rxfhSize {
+			if sizes, err := decodeRxfhSizes(b[:rxfhSize]); err == nil {
+				decodeRxfh(b, sizes, hashFuncNames)
+			}
+		}
 		if v, err := decodeRxnfcData(b); err == nil {
 			hashFields(v)
 		}

@@ -279,3 +279,36 @@ func BenchmarkReadLive(b *testing.B) {
 		}
 	}
 }
+
+// TestLiveRSSIoctl reads eth0's RSS with ETHTOOL_GRSSH, the path of
+// kernels before 6.2, and finds what netlink's RSS_GET says.
+func TestLiveRSSIoctl(t *testing.T) {
+	fsys := liveRoot(t)
+	if _, err := os.Stat("/sys/class/net/eth0"); err != nil {
+		t.Skip("no eth0")
+	}
+	h, err := Read(fsys, []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := h.NICs[0].RSS
+	if want == nil {
+		t.Skip("eth0 has no RSS over netlink")
+	}
+	s := newNLSource(newLiveAsker(), "netlink")
+	defer s.close()
+	sets, err := s.strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &NIC{Name: "eth0"}
+	r, ok := s.readRSSIoctl(n, sets[ethSSRSSHashFuncs])
+	if !ok {
+		t.Fatalf("GRSSH: %v", n.Unknown[PartRSS])
+	}
+	got := r.rss
+	got.Rings, got.InputXfrm = want.Rings, want.InputXfrm // netlink and GRXRINGS say these
+	if diff := cmp.Diff(*want, got); diff != "" {
+		t.Errorf("GRSSH differs from RSS_GET (-netlink +ioctl):\n%s", diff)
+	}
+}

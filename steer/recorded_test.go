@@ -286,3 +286,67 @@ func TestBoundedClaims(t *testing.T) {
 		t.Error("a string set of 2^31 strings was accepted")
 	}
 }
+
+// rxfhAnswers are GRSSH's two answers for an RSS context.
+func rxfhAnswers(r RSS) (sizes, full []byte) {
+	var hfunc byte
+	for i, name := range hashFuncNames {
+		if name == r.HashFunc {
+			hfunc = 1 << i
+		}
+	}
+	sizes = newRxnfc(ethtoolGRSSH, rxfhSize)
+	native.PutUint32(sizes[8:], uint32(len(r.Table)))
+	native.PutUint32(sizes[12:], uint32(len(r.Key)))
+	sizes[16] = hfunc
+	full = append(append([]byte(nil), sizes...), make([]byte, 4*len(r.Table))...)
+	for i, q := range r.Table {
+		native.PutUint32(full[rxfhSize+4*i:], q)
+	}
+	full = append(full, r.Key...)
+	return sizes, full
+}
+
+// TestRecordedRSSIoctl: a kernel without ETHTOOL_MSG_RSS_GET (6.1) has
+// its table, key and hash function read with ETHTOOL_GRSSH.
+func TestRecordedRSSIoctl(t *testing.T) {
+	root := t.TempDir()
+	n := modelNIC(0, 4, 32)
+	writeRecorded(t, root, []*NIC{n})
+	ops := map[uint32]uint32{1: 0x0e, 11: 0x0e, 15: 0x0e, 17: 0x0e, 19: 0x0e}
+	kdir := filepath.Join(root, recordDir, kernelDir)
+	if err := os.WriteFile(filepath.Join(kdir, "nlctrl.ethtool"), familyReply(t, "ethtool", 0x1a, ops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sizes, full := rxfhAnswers(*n.RSS)
+	dir := filepath.Join(root, recordDir, "eth0")
+	for name, b := range map[string][]byte{"ioctl.rssh-sizes": sizes, "ioctl.rssh": full} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := Read(openTree(t, root), []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.NICs[0]
+	if diff := cmp.Diff(n.RSS, got.RSS); diff != "" {
+		t.Errorf("RSS by ioctl (-model +read):\n%s", diff)
+	}
+	if r, _ := got.Why(PartContexts); r.Why != WhyKernel {
+		t.Errorf("contexts: %v, want not supported by this kernel", r)
+	}
+	// The driver of virtio_net without RSS: sizes 0, toeplitz.
+	sizes, _ = rxfhAnswers(RSS{HashFunc: "toeplitz"})
+	if err := os.WriteFile(filepath.Join(dir, "ioctl.rssh-sizes"), sizes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err = Read(openTree(t, root), []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = h.NICs[0]
+	if got.RSS == nil || got.RSS.HashFunc != "toeplitz" || got.RSS.Table != nil || got.Unknown[PartRSSTable].Why != WhyDriver {
+		t.Errorf("virtio-like GRSSH: rss %+v, table %v", got.RSS, got.Unknown[PartRSSTable])
+	}
+}
