@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"errors"
+
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/proc"
@@ -25,6 +27,11 @@ func ReadSteer(fsys kfile.FS, h *topology.Host, t *irq.Table, named []string) (*
 		}
 	}
 	sh, err := readSteer(fsys, names)
+	if errors.Is(err, steer.ErrUnknownInterface) {
+		// A name steer refuses (one no kernel allows, as a hostile
+		// tree's): read the others, and say that one is unreadable.
+		sh, err = readEach(fsys, names)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -41,3 +48,32 @@ func ReadSteer(fsys kfile.FS, h *topology.Host, t *irq.Table, named []string) (*
 	}
 	return sh, threads, nil
 }
+
+// readEach reads the interfaces one at a time; one steer refuses is a
+// NIC whose every part is unreadable, with the error.
+func readEach(fsys kfile.FS, names []string) (*steer.Host, error) {
+	out, err := readSteer(fsys, nil) // the source and the sysctls
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		h, err := readSteer(fsys, []string{name})
+		switch {
+		case errors.Is(err, steer.ErrUnknownInterface):
+			n := &steer.NIC{Name: name}
+			for _, p := range unreadableParts {
+				n.SetUnknown(p, steer.Reason{Why: steer.WhyUnreadable, Detail: err.Error()})
+			}
+			out.NICs = append(out.NICs, n)
+		case err != nil:
+			return nil, err
+		default:
+			out.NICs = append(out.NICs, h.NICs...)
+		}
+	}
+	return out, nil
+}
+
+// unreadableParts are the parts a NIC steer refused has unknown.
+var unreadableParts = []steer.Part{steer.PartDriver, steer.PartChannels, steer.PartRings, steer.PartRSS, steer.PartFeatures,
+	steer.PartCoalesce, steer.PartRules, steer.PartQueues, steer.PartNAPI, steer.PartThreaded}
