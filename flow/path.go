@@ -47,8 +47,8 @@ type Path struct {
 	RPSKnown bool   `json:"rps_known"`
 	// Node is the NIC's node (-1 unknown); CPUNodes the nodes of the
 	// CPUs the processing may land on.
-	Node     int    `json:"nic_node"`
-	CPUNodes string `json:"cpu_nodes,omitempty"`
+	Node     int      `json:"nic_node"`
+	CPUNodes string   `json:"cpu_nodes,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
 }
 
@@ -63,6 +63,7 @@ type RSSPath struct {
 	TableSize  int               `json:"table_size,omitempty"`
 	TableFrom  string            `json:"table_from,omitempty"`
 	Hash       *uint32           `json:"hash"`
+	HashHex    string            `json:"hash_hex,omitempty"` // "0x51ccc178"
 	Index      *int              `json:"index"`
 	IndexRule  string            `json:"index_rule,omitempty"`
 	Queue      *uint32           `json:"queue"`
@@ -139,11 +140,14 @@ func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
 			return
 		}
 	}
+	if !fields.HasPorts() && (f.HasSrcPort || f.HasDstPort) {
+		p.Notes = append(p.Notes, fmt.Sprintf("the NIC does not hash %s's ports (%s): every %s flow between these two addresses lands on one queue", f.FlowType(), fieldsOrNone(fields), f.Proto))
+	}
 	in, err := rsshash.Input(string(fields), f.Tuple())
 	if err == nil {
 		var h uint32
 		if h, err = rsshash.Toeplitz(key, in); err == nil {
-			r.Hash = &h
+			r.Hash, r.HashHex = &h, fmt.Sprintf("0x%08x", h)
 		}
 	}
 	if err != nil {
@@ -160,6 +164,13 @@ func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
 	}
 	q := table[idx]
 	r.Index, r.IndexRule, r.Queue = &idx, rule, &q
+}
+
+func fieldsOrNone(h steer.HashFields) string {
+	if h == "" {
+		return "none"
+	}
+	return string(h)
 }
 
 func appendWhy(whys []string, why string) []string {
@@ -221,7 +232,7 @@ func funcOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) (rsshash.Func, s
 		r.Func, r.FuncFrom = string(rsshash.FuncToeplitz), "default (no NIC, no --rss-func)"
 		return rsshash.FuncToeplitz, ""
 	}
-	return "", "hash function unknown (" + reasonOf(n, steer.PartRSS) + ")"
+	return "", "hash function unknown (" + reasonOf(n, steer.PartRSS) + "; --rss-func names it)"
 }
 
 func keyOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) ([]byte, string) {

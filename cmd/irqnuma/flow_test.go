@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+// msKey is the RSS verification key of Microsoft's specification.
+const msKey = "6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa"
+
+// seedWithSteering copies the seed tree and lays the recorded steering of
+// testdata/flow/seed-steer over it (through the tree's links, as the
+// files sit in a real host's sysfs).
+func seedWithSteering(t *testing.T) string {
+	t.Helper()
+	root := hosttest.Copy(t, "seed")
+	src := filepath.Join("testdata", "flow", "seed-steer")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o444)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestFlowGolden: the text and JSON of flow on a host whose NIC reports
+// its steering (RSS, an ntuple rule), on a sosreport with what-if values,
+// and with what-if values alone.
+func TestFlowGolden(t *testing.T) {
+	seed := seedWithSteering(t)
+	table := filepath.Join("testdata", "flow", "vmxnet3_ens192_ethtool-x.txt")
+	sos := hosttest.Root("sos-ice")
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"rss", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5202", "--nic", "eth0"}},
+		{"ntuple", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5201", "--nic", "eth0"}},
+		{"udp-sd", []string{"--root", seed, "flow", "udp", "66.9.149.187:2794", "161.142.100.80:1766", "--nic", "eth0"}},
+		{"udp6-noport", []string{"--root", seed, "flow", "udp", "[3ffe:2501:200:1fff::7]", "3ffe:2501:200:3::1", "--nic", "eth0"}},
+		{"whatif-xor", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5202", "--nic", "eth0", "--rss-func", "xor"}},
+		{"sos-rule", []string{"--root", sos, "flow", "tcp", "10.0.0.9:40000", "10.0.0.2:5201", "--nic", "em1"}},
+		{"sos-unknown", []string{"--root", sos, "flow", "tcp", "10.0.0.9:40000", "10.0.0.2:5202", "--nic", "em1"}},
+		{"sos-whatif", []string{"--root", sos, "flow", "tcp", "66.9.149.187:2794", "161.142.100.80:1766", "--nic", "em1",
+			"--rss-key", msKey, "--rss-table", table, "--rss-fields", "sdfn", "--rss-func", "toeplitz"}},
+		{"sos-whatif-nofunc", []string{"--root", sos, "flow", "tcp", "66.9.149.187:2794", "161.142.100.80:1766", "--nic", "em1",
+			"--rss-key", msKey, "--rss-table", table, "--rss-fields", "sdfn"}},
+		{"whatif-only", []string{"--root", sos, "flow", "tcp", "[3ffe:2501:200:1fff::7]:2794", "[3ffe:2501:200:3::1]:1766",
+			"--rss-key", strings.ReplaceAll(msKey, ":", ""), "--rss-table", table, "--rss-fields", "sdfn"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, "flow/"+tt.name+".txt", strings.ReplaceAll(out, seed, "SEED"))
+			js, errOut, code := runCLI(t, append(tt.args, "-o", "json")...)
+			if code != 0 || !json.Valid([]byte(js)) {
+				t.Fatalf("-o json: exit %d: %s", code, errOut)
+			}
+			golden(t, "flow/"+tt.name+".json", js)
+		})
+	}
+}
+
+// TestFlowErrors: bad input is one usage error (exit 2) naming what is
+// wrong; a flow no NIC can be said to receive says how to name one.
+func TestFlowErrors(t *testing.T) {
+	sos := hosttest.Root("sos-ice")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"flow", "icmp", "1.2.3.4", "5.6.7.8"}, `flow protocol "icmp": want udp or tcp`},
+		{[]string{"flow", "udp", "fe80::1:52011", "fe80::2"}, "in brackets"},
+		{[]string{"flow", "udp", "1.2.3.4:99999", "5.6.7.8"}, `source "1.2.3.4:99999"`},
+		{[]string{"flow", "udp", "1.2.3.4", "fe80::2"}, "not of one address family"},
+		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--nic", "em1", "--rss-key", "zz"}, "--rss-key"},
+		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--nic", "em1", "--rss-fields", "sdx"}, "--rss-fields"},
+		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--nic", "em1", "--rss-func", "sha"}, "--rss-func"},
+		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--nic", "em1", "--rss-table", "/nonexistent/table"}, "--rss-table"},
+		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8"}, "name it with --nic"},
+		{[]string{"flow", "udp", "1.2.3.4"}, "accepts 3 arg(s)"},
+	}
+	for _, tt := range tests {
+		_, errOut, code := runCLI(t, append([]string{"--root", sos}, tt.args...)...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("irqnuma %s: exit %d, %q; want exit 2 and %q", strings.Join(tt.args, " "), code, errOut, tt.want)
+		}
+	}
+}
+
+// TestFlowLiveVirtio: on a host whose eth0 is virtio_net without RSS (this
+// VM), flow says the queue is unknown and why, and computes no hash.
+func TestFlowLiveVirtio(t *testing.T) {
+	drv, err := os.Readlink("/sys/class/net/eth0/device/driver")
+	if err != nil || filepath.Base(drv) != "virtio_net" {
+		t.Skip("no virtio_net eth0 on this host")
+	}
+	ifc, err := net.InterfaceByName("eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, _ := ifc.Addrs()
+	var dst string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+			dst = n.IP.String()
+		}
+	}
+	if dst == "" {
+		t.Skip("eth0 has no IPv4 address")
+	}
+	out, errOut, code := runCLI(t, "flow", "udp", "10.0.0.1:5000", dst+":5201")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "\nnic         eth0 (") || !strings.Contains(out, "\nqueue       queue unknown: ") || strings.Contains(out, "\nhash        0x") {
+		t.Errorf("flow on virtio eth0:\n%s", out)
+	}
+}
