@@ -16,8 +16,9 @@ import (
 // a queue's rps_flow_cnt), a driver that implements ndo_rx_flow_steer
 // steers each flow to the queue of the CPU its socket was last read on.
 func (p *Path) arfs(n *steer.NIC, st *steer.Host) {
-	ft, ok := n.Features["ntuple-filters"]
-	if !ok || !ft.On {
+	// The kernel's name (netlink), or ethtool -k's (a sosreport).
+	on := n.Features["rx-ntuple-filter"].On || n.Features["ntuple-filters"].On
+	if !on {
 		return
 	}
 	entries, ok := st.Sysctls["net.core.rps_sock_flow_entries"]
