@@ -5,10 +5,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
 
 // msKey is the RSS verification key of Microsoft's specification.
@@ -138,4 +140,65 @@ func TestFlowLiveVirtio(t *testing.T) {
 	if !strings.Contains(out, "\nnic         eth0 (") || !strings.Contains(out, "\nqueue       queue unknown: ") || strings.Contains(out, "\nhash        0x") {
 		t.Errorf("flow on virtio eth0:\n%s", out)
 	}
+}
+
+// TestFlowMicrosoftVectors: all 16 published hashes (IPv4 and IPv6, with
+// and without ports) come out of irqnuma flow --rss-key ... --rss-fields
+// ..., each with its table index in a 128-entry table (the low 7 bits).
+func TestFlowMicrosoftVectors(t *testing.T) {
+	p := filepath.Join(realhosts.Require(t), "nic", "toeplitz", "ms_rss_verification_vectors.tsv")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	table := filepath.Join(dir, "table")
+	var q []string
+	for i := range 128 {
+		q = append(q, strconv.Itoa(i))
+	}
+	if err := os.WriteFile(table, []byte(strings.Join(q, " ")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, ok := strings.CutPrefix(line, "# Key (40 bytes): "); ok {
+			key = strings.TrimSpace(k)
+		}
+		f := strings.Split(line, "\t")
+		if strings.HasPrefix(line, "#") || len(f) != 7 || f[0] == "family" {
+			continue
+		}
+		src, dst := hostPort(f[3], f[4]), hostPort(f[1], f[2])
+		for _, c := range []struct{ fields, hash string }{{"sd", f[5]}, {"sdfn", f[6]}} {
+			args := []string{"--root", hosttest.Root("sos-ice"), "flow", "tcp", src, dst, "--rss-key", key, "--rss-table", table, "--rss-fields", c.fields, "-o", "json"}
+			out, errOut, code := runCLI(t, args...)
+			var got struct {
+				RSS struct {
+					HashHex string `json:"hash_hex"`
+					Index   *int   `json:"index"`
+				} `json:"rss"`
+			}
+			if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+				t.Fatalf("irqnuma %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+			}
+			want, _ := strconv.ParseUint(strings.TrimPrefix(c.hash, "0x"), 16, 32)
+			if got.RSS.HashHex != c.hash || got.RSS.Index == nil || *got.RSS.Index != int(want&127) {
+				t.Errorf("flow tcp %s %s --rss-fields %s: hash %s index %v, want %s index %d", src, dst, c.fields, got.RSS.HashHex, got.RSS.Index, c.hash, want&127)
+			}
+			n++
+		}
+	}
+	if n != 16 {
+		t.Fatalf("%s: %d hashes checked, want 16", p, n)
+	}
+}
+
+// hostPort joins an address and port as flow takes them.
+func hostPort(a, p string) string {
+	if strings.Contains(a, ":") {
+		return "[" + a + "]:" + p
+	}
+	return a + ":" + p
 }
