@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/realhosts"
 )
@@ -201,4 +203,31 @@ func hostPort(a, p string) string {
 		return "[" + a + "]:" + p
 	}
 	return a + ":" + p
+}
+
+// TestFlowREADME: the README's flow blocks on committed trees are what
+// irqnuma prints (the live VM's block is pasted, and says so).
+func TestFlowREADME(t *testing.T) {
+	sos := hosttest.Root("sos-ice")
+	table := filepath.Join(moduleRoot(t), "cmd", "irqnuma", "testdata", "flow", "vmxnet3_ens192_ethtool-x.txt")
+	tests := []struct {
+		cmd  string
+		args []string
+	}{
+		{"$ irqnuma --root testdata/hosts/sos-ice flow tcp 10.0.0.9:40000 10.0.0.2:5201 --nic em1\n",
+			[]string{"--root", sos, "flow", "tcp", "10.0.0.9:40000", "10.0.0.2:5201", "--nic", "em1"}},
+		{"--rss-table cmd/irqnuma/testdata/flow/vmxnet3_ens192_ethtool-x.txt --rss-fields sd --rss-func toeplitz\n",
+			[]string{"--root", sos, "flow", "udp", "66.9.149.187:2794", "161.142.100.80:1766", "--nic", "em1",
+				"--rss-key", msKey, "--rss-table", table, "--rss-fields", "sd", "--rss-func", "toeplitz"}},
+	}
+	for _, tt := range tests {
+		block := readmeBlock(t, "flow", tt.cmd)
+		out, errOut, code := runCLI(t, tt.args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if block != out {
+			t.Errorf("README's flow block is not what irqnuma prints (-README +irqnuma):\n%s", cmp.Diff(block, out))
+		}
+	}
 }
