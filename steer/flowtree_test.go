@@ -20,7 +20,8 @@ const flowOverlay = "../cmd/irqnuma/testdata/flow/seed-steer"
 // Microsoft's verification key, a 128-entry table spreading the 16
 // queues, udp4 hashed on addresses only (sd) and the rest on addresses
 // and ports, one ntuple rule sending TCP to port 5201 to queue 7, NAPI
-// not threaded, each queue's NAPI on its comp IRQ.
+// threaded (sysfs threaded 1), each queue's NAPI on its comp IRQ with its
+// kthread pid 4100+queue.
 func seedSteering() *NIC {
 	n := modelNIC(0, 16, 128)
 	n.Driver = &DriverInfo{Driver: "mlx5_core", Version: "6.8.0", Firmware: "22.39.1002 (MT_0000000359)", BusInfo: "0000:98:00.0"}
@@ -34,10 +35,10 @@ func seedSteering() *NIC {
 	n.Rules = &Rules{TableSize: 1024, Count: 1, Rules: []Rule{
 		{Location: 3, FlowType: "tcp4", DstPort: new(uint16(5201)), DstPortMask: 0xffff, Action: RuleQueue, Queue: 7},
 	}}
-	n.Sysfs.Threaded = new(0)
+	n.Sysfs.Threaded = new(1)
 	for i := range n.NAPIs {
 		n.NAPIs[i].IRQ = 284 + i
-		n.NAPIs[i].PID = 0
+		n.NAPIs[i].PID = 4100 + i
 	}
 	return n
 }

@@ -20,7 +20,9 @@ const msKey = "6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b
 
 // seedWithSteering copies the seed tree and lays the recorded steering of
 // testdata/flow/seed-steer over it (through the tree's links, as the
-// files sit in a real host's sysfs).
+// files sit in a real host's sysfs), with PID 1's routes (eth0 owns
+// 192.0.2.2) and queue 12's NAPI kthread, napi/eth0-8204, allowed on node
+// 1 and last on CPU 20; queue 7's kthread (pid 4107) is not in the tree.
 func seedWithSteering(t *testing.T) string {
 	t.Helper()
 	root := hosttest.Copy(t, "seed")
@@ -43,6 +45,9 @@ func seedWithSteering(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeProc(t, root, 64, testProc{pid: 1, comm: "systemd", allowed: "0-63", sockets: iperf3OnEth0})
+	writeProc(t, root, 64, testProc{pid: 4112, comm: "napi/eth0-8204", allowed: "16-31,48-63",
+		threads: []testThread{{tid: 4112, allowed: "16-31,48-63", lastCPU: 20}}})
 	return root
 }
 
@@ -59,6 +64,7 @@ func TestFlowGolden(t *testing.T) {
 	}{
 		{"rss", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5202", "--nic", "eth0"}},
 		{"ntuple", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5201", "--nic", "eth0"}},
+		{"owner", []string{"--root", seed, "flow", "tcp", "198.51.100.9:40712", "192.0.2.2:5201"}},
 		{"udp-sd", []string{"--root", seed, "flow", "udp", "66.9.149.187:2794", "161.142.100.80:1766", "--nic", "eth0"}},
 		{"udp6-noport", []string{"--root", seed, "flow", "udp", "[3ffe:2501:200:1fff::7]", "3ffe:2501:200:3::1", "--nic", "eth0"}},
 		{"whatif-xor", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5202", "--nic", "eth0", "--rss-func", "xor"}},
