@@ -146,3 +146,36 @@ func FuzzParseKey(f *testing.F) {
 		}
 	})
 }
+
+func TestRuleNeedsPort(t *testing.T) {
+	port := func(p uint16) *uint16 { return &p }
+	r := steer.Rule{FlowType: "udp4", DstPort: port(5201), DstPortMask: 0xffff, Action: steer.RuleQueue, Queue: 3}
+	n := &steer.NIC{Name: "eth0", Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{r}}}
+	f, _ := Parse("udp", "10.0.0.1:4000", "10.0.0.2")
+	p := &Path{}
+	if p.rule(f, n) || len(p.Notes) != 1 {
+		t.Errorf("a rule on a port the flow does not give: decided %v, notes %q", p.Queue, p.Notes)
+	}
+	f, _ = Parse("udp", "10.0.0.1:4000", "10.0.0.2:5201")
+	p = &Path{}
+	if !p.rule(f, n) || p.Queue == nil || *p.Queue != 3 || p.QueueBy != "ntuple rule 0" {
+		t.Errorf("matching rule: queue %v by %q", p.Queue, p.QueueBy)
+	}
+}
+
+func TestARFS(t *testing.T) {
+	n := &steer.NIC{Name: "eth0", Features: map[string]steer.Feature{"rx-ntuple-filter": {On: true}},
+		Sysfs: steer.Sysfs{RPSFlowCnt: map[int]uint32{0: 0, 1: 2048}}}
+	st := &steer.Host{Sysctls: map[string]int64{"rps_sock_flow_entries": 32768}}
+	p := &Path{}
+	p.arfs(n, st)
+	if p.ARFS == "" {
+		t.Error("ntuple on, RFS sized: no aRFS note")
+	}
+	st.Sysctls["rps_sock_flow_entries"] = 0
+	p = &Path{}
+	p.arfs(n, st)
+	if p.ARFS != "" {
+		t.Errorf("rps_sock_flow_entries 0: %q", p.ARFS)
+	}
+}

@@ -289,6 +289,9 @@ func (p *Path) rule(f Flow, n *steer.NIC) bool {
 	for i := range rules {
 		r := &rules[i]
 		if !ruleMatches(r, f) {
+			if needsPort(r, f) {
+				p.Notes = append(p.Notes, fmt.Sprintf("ntuple rule %d matches on a port the flow does not give: with it, the rule may override RSS", r.Location))
+			}
 			continue
 		}
 		if r.FlowType != ft {
@@ -337,6 +340,24 @@ func ruleMatches(r *steer.Rule, f Flow) bool {
 	return addrMatches(r.SrcIP, r.SrcMask, f.Src.Addr()) && addrMatches(r.DstIP, r.DstMask, f.Dst.Addr()) &&
 		portMatches(r.SrcPort, r.SrcPortMask, f.Src.Port(), f.HasSrcPort) &&
 		portMatches(r.DstPort, r.DstPortMask, f.Dst.Port(), f.HasDstPort)
+}
+
+// needsPort reports whether the rule would be judged on a port the flow
+// does not give, its other fields matching.
+func needsPort(r *steer.Rule, f Flow) bool {
+	srcNeeded := r.SrcPort != nil && r.SrcPortMask != 0 && !f.HasSrcPort
+	dstNeeded := r.DstPort != nil && r.DstPortMask != 0 && !f.HasDstPort
+	if !srcNeeded && !dstNeeded {
+		return false
+	}
+	g := f
+	if srcNeeded {
+		g.Src, g.HasSrcPort = netip.AddrPortFrom(f.Src.Addr(), *r.SrcPort), true
+	}
+	if dstNeeded {
+		g.Dst, g.HasDstPort = netip.AddrPortFrom(f.Dst.Addr(), *r.DstPort), true
+	}
+	return ruleMatches(r, g)
 }
 
 func addrMatches(ip, mask string, a netip.Addr) bool {

@@ -21,7 +21,7 @@ func (p *Path) arfs(n *steer.NIC, st *steer.Host) {
 	if !on {
 		return
 	}
-	entries, ok := st.Sysctls["net.core.rps_sock_flow_entries"]
+	entries, ok := st.Sysctls["rps_sock_flow_entries"]
 	flowCnt := false
 	for _, c := range n.Sysfs.RPSFlowCnt {
 		flowCnt = flowCnt || c > 0
