@@ -53,32 +53,87 @@ var ErrNoNIC = usage.New("which NIC receives the flow is unknown")
 // Predict says where f's packets are received and processed on the root
 // fsys.
 func Predict(fsys kfile.FS, f Flow, opt Options) (*Path, error) {
-	p := &Path{Flow: f.String(), Proto: string(f.Proto), FlowType: f.FlowType(),
-		Src: endpoint(f.Src, f.HasSrcPort), Dst: endpoint(f.Dst, f.HasDstPort), Node: -1}
+	pr, err := newPredictor(fsys, opt)
+	if err != nil {
+		return nil, err
+	}
+	return pr.predict(f, hostNet(fsys))
+}
+
+// netView is the network namespace a destination address is looked up
+// in: its tables, or why they are not known.
+type netView struct {
+	net *proc.Net
+	why string
+}
+
+// hostNet is the root's own namespace, PID 1's.
+func hostNet(fsys kfile.FS) netView {
+	n, err := proc.ReadNet(fsys, 1)
+	switch {
+	case errors.Is(err, proc.ErrNoProcess):
+		return netView{why: "no /proc/1 to read the host's addresses from"}
+	case err != nil:
+		return netView{why: err.Error()}
+	}
+	return netView{net: n}
+}
+
+// predictor predicts flows on one reading of the host, each NIC's
+// steering read once.
+type predictor struct {
+	fsys  kfile.FS
+	h     *topology.Host
+	t     *irq.Table
+	opt   Options
+	steer map[string]*steer.Host
+}
+
+func newPredictor(fsys kfile.FS, opt Options) (*predictor, error) {
 	h, t, err := irq.Read(fsys, irq.Options{})
 	if err != nil {
 		return nil, err
 	}
-	nic, err := receiver(h, f, opt, p)
+	return &predictor{fsys: fsys, h: h, t: t, opt: opt, steer: map[string]*steer.Host{}}, nil
+}
+
+// steering returns the steering of one NIC, read once.
+func (pr *predictor) steering(name string) (*steer.Host, error) {
+	if st, ok := pr.steer[name]; ok {
+		return st, nil
+	}
+	st, err := steer.Read(pr.fsys, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	pr.steer[name] = st
+	return st, nil
+}
+
+func (pr *predictor) predict(f Flow, view netView) (*Path, error) {
+	p := &Path{Flow: f.String(), Proto: string(f.Proto), FlowType: f.FlowType(),
+		Src: endpoint(f.Src, f.HasSrcPort), Dst: endpoint(f.Dst, f.HasDstPort), Node: -1}
+	h := pr.h
+	nic, err := receiver(h, f, pr.opt, view, p)
 	if err != nil {
 		return nil, err
 	}
 	var sn *steer.NIC
 	var st *steer.Host
 	if nic != nil {
-		if st, err = steer.Read(fsys, []string{nic.Name}); err != nil {
+		if st, err = pr.steering(nic.Name); err != nil {
 			return nil, err
 		}
 		sn = st.NIC(nic.Name)
 		p.Source = st.Source
 		p.Node = h.Locality(nic).Node
 	}
-	p.steer(f, sn, opt.WhatIf)
+	p.steer(f, sn, pr.opt.WhatIf)
 	if sn != nil {
 		p.arfs(sn, st)
 	}
 	if nic != nil && p.Queue != nil {
-		p.place(fsys, h, t, nic, sn, *p.Queue)
+		p.place(pr.fsys, h, pr.t, nic, sn, *p.Queue)
 	}
 	return p, nil
 }
@@ -86,7 +141,7 @@ func Predict(fsys kfile.FS, f Flow, opt Options) (*Path, error) {
 // receiver returns the NIC that receives f: --nic, else the NIC under
 // the interface owning the destination address. Without either, a
 // complete what-if needs none (nil, nil).
-func receiver(h *topology.Host, f Flow, opt Options, p *Path) (*topology.NIC, error) {
+func receiver(h *topology.Host, f Flow, opt Options, view netView, p *Path) (*topology.NIC, error) {
 	if opt.NIC != "" {
 		nic, err := h.LookupNIC(opt.NIC)
 		if err != nil {
@@ -95,7 +150,7 @@ func receiver(h *topology.Host, f Flow, opt Options, p *Path) (*topology.NIC, er
 		p.NIC, p.NICBy = nic.Name, "--nic"
 		return nic, nil
 	}
-	nics, why := owningNICs(h, f.Dst.Addr())
+	nics, why := owningNICs(h, view, f.Dst.Addr())
 	if len(nics) == 1 {
 		p.NIC, p.NICBy = nics[0].Name, why
 		return nics[0], nil
@@ -108,15 +163,11 @@ func receiver(h *topology.Host, f Flow, opt Options, p *Path) (*topology.NIC, er
 }
 
 // owningNICs returns the NICs under the interface owning a, with why.
-func owningNICs(h *topology.Host, a netip.Addr) ([]*topology.NIC, string) {
-	n, err := proc.ReadNet(h.FS(), 1)
-	if err != nil {
-		if errors.Is(err, proc.ErrNoProcess) {
-			return nil, fmt.Sprintf("no /proc/1 to read the host's addresses from: which interface owns %s is unknown", a)
-		}
-		return nil, err.Error()
+func owningNICs(h *topology.Host, view netView, a netip.Addr) ([]*topology.NIC, string) {
+	if view.net == nil {
+		return nil, fmt.Sprintf("%s: which interface owns %s is unknown", view.why, a)
 	}
-	iface, why, ok := nicuse.AddrOwner(n, a)
+	iface, why, ok := nicuse.AddrOwner(view.net, a)
 	if !ok {
 		return nil, why
 	}

@@ -50,6 +50,9 @@ type Path struct {
 	Node     int      `json:"nic_node"`
 	CPUNodes string   `json:"cpu_nodes,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// Threads are, for a process's flow, where each of its threads last
+	// ran relative to the CPU processing the flow.
+	Threads []ThreadPlace `json:"threads,omitempty"`
 }
 
 // RSSPath is the RSS part: each input, where it came from, and the result.

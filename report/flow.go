@@ -193,3 +193,44 @@ func orNoneText(s string) string {
 	}
 	return s
 }
+
+// FlowProcessesDoc is the JSON document of flow --pid/--comm.
+type FlowProcessesDoc struct {
+	Processes []flow.Process `json:"processes"`
+}
+
+// WriteFlowProcesses writes each process's flows as WriteFlow does, with
+// where its threads last ran relative to each flow's processing CPU.
+func WriteFlowProcesses(w io.Writer, ps []flow.Process) error {
+	for i, p := range ps {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		head := fmt.Sprintf("process %d %s: %d connected sockets", p.PID, p.Comm, len(p.Flows))
+		if p.Skipped > 0 {
+			head += fmt.Sprintf(" (%d listening or unconnected left out)", p.Skipped)
+		}
+		if p.Why != "" {
+			head = fmt.Sprintf("process %d %s: %s", p.PID, p.Comm, p.Why)
+		}
+		if err := linef(w, "%s", head); err != nil {
+			return err
+		}
+		for _, f := range p.Flows {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+			if err := WriteFlow(w, f); err != nil {
+				return err
+			}
+			for _, t := range f.Threads {
+				if err := linef(w, "%-11s %d %s last ran on CPU %d: %s", "thread", t.TID, t.Comm, t.LastCPU, t.Relation); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -4,6 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/flow"
+	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/report"
 )
 
@@ -44,22 +46,50 @@ func (f flowFlags) whatIf() (flow.WhatIf, error) {
 	return w, nil
 }
 
+// flowArgs wants a flow, or none with --pid/--comm.
+func flowArgs(sel *proc.Selection) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case sel.Any() && len(args) > 0:
+			return cli.Usagef("--pid/--comm take the flows from the process's sockets: give no flow (got %q)", args)
+		case !sel.Any() && len(args) != 3:
+			return cli.Usagef("want udp|tcp SRC[:PORT] DST[:PORT], or --pid/--comm (got %d arguments)", len(args))
+		}
+		return nil
+	}
+}
+
 func newFlowCmd(a *app) *cobra.Command {
 	var ff flowFlags
+	var sel proc.Selection
 	c := &cobra.Command{
-		Use:   "flow udp|tcp SRC[:PORT] DST[:PORT]",
+		Use:   "flow udp|tcp SRC[:PORT] DST[:PORT] | --pid PID | --comm NAME",
 		Short: "Say which queue, IRQ or NAPI thread, CPU and node one flow's received packets land on",
-		Args:  usageArgs(cobra.ExactArgs(3)),
+		Args:  flowArgs(&sel),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := flow.Parse(args[0], args[1], args[2])
-			if err != nil {
-				return err
-			}
 			w, err := ff.whatIf()
 			if err != nil {
 				return err
 			}
-			p, err := flow.Predict(a.fs, f, flow.Options{NIC: ff.nic, WhatIf: w})
+			opt := flow.Options{NIC: ff.nic, WhatIf: w}
+			if sel.Any() {
+				if err := sel.Validate(); err != nil {
+					return cli.Usage(err)
+				}
+				ps, err := flow.PredictProcesses(a.fs, sel, opt)
+				if err != nil {
+					return err
+				}
+				if a.json() {
+					return a.writeJSON(report.FlowProcessesDoc{Processes: ps})
+				}
+				return report.WriteFlowProcesses(a.stdout, ps)
+			}
+			f, err := flow.Parse(args[0], args[1], args[2])
+			if err != nil {
+				return err
+			}
+			p, err := flow.Predict(a.fs, f, opt)
 			if err != nil {
 				return err
 			}
@@ -74,5 +104,7 @@ func newFlowCmd(a *app) *cobra.Command {
 	c.Flags().StringVar(&ff.table, "rss-table", "", "what-if indirection table FILE: queue numbers, or ethtool -x output as pasted")
 	c.Flags().StringVar(&ff.fields, "rss-fields", "", "what-if hash fields in ethtool's letters: sd, sdfn")
 	c.Flags().StringVar(&ff.fn, "rss-func", "", "what-if hash function: toeplitz or xor")
+	c.Flags().IntSliceVar(&sel.PIDs, "pid", nil, "every connected socket of this process, as a flow (repeatable)")
+	c.Flags().StringArrayVar(&sel.Comms, "comm", nil, "every connected socket of every process whose comm is exactly this (repeatable)")
 	return c
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,8 +22,12 @@ const msKey = "6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b
 // seedWithSteering copies the seed tree and lays the recorded steering of
 // testdata/flow/seed-steer over it (through the tree's links, as the
 // files sit in a real host's sysfs), with PID 1's routes (eth0 owns
-// 192.0.2.2) and queue 12's NAPI kthread, napi/eth0-8204, allowed on node
-// 1 and last on CPU 20; queue 7's kthread (pid 4107) is not in the tree.
+// 192.0.2.2), each queue q's NAPI kthread napi/eth0-(8192+q), pid 4100+q,
+// allowed on node 1 and last on CPU 16+q, but queue 7's (pid 4107), which
+// is not in the tree; and an iperf3 (pid 4242) with a connection on
+// port 5201 (to queue 7 by the ntuple rule) and one on 5202 (queue 3 by
+// RSS), its threads last on CPU 19 (queue 3's thread's), 51 (its SMT
+// sibling), 20 (another core of node 1) and 3 (node 0).
 func seedWithSteering(t *testing.T) string {
 	t.Helper()
 	root := hosttest.Copy(t, "seed")
@@ -46,8 +51,16 @@ func seedWithSteering(t *testing.T) string {
 		t.Fatal(err)
 	}
 	writeProc(t, root, 64, testProc{pid: 1, comm: "systemd", allowed: "0-63", sockets: iperf3OnEth0})
-	writeProc(t, root, 64, testProc{pid: 4112, comm: "napi/eth0-8204", allowed: "16-31,48-63",
-		threads: []testThread{{tid: 4112, allowed: "16-31,48-63", lastCPU: 20}}})
+	for q := range 16 {
+		if q == 7 {
+			continue
+		}
+		writeProc(t, root, 64, testProc{pid: 4100 + q, comm: fmt.Sprintf("napi/eth0-%d", 8192+q), allowed: "16-31,48-63",
+			threads: []testThread{{tid: 4100 + q, allowed: "16-31,48-63", lastCPU: 16 + q}}})
+	}
+	writeProc(t, root, 64, testProc{pid: 4242, comm: "iperf3", allowed: "0-63",
+		threads: []testThread{{4242, "0-63", 19}, {4243, "0-63", 51}, {4244, "0-63", 20}, {4245, "0-63", 3}},
+		sockets: append(iperf3OnEth0, hosttest.Socket{Proto: "tcp", Local: "192.0.2.2:5202", Remote: "198.51.100.9:40713", Inode: 41003})})
 	return root
 }
 
@@ -65,6 +78,7 @@ func TestFlowGolden(t *testing.T) {
 		{"rss", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5202", "--nic", "eth0"}},
 		{"ntuple", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5201", "--nic", "eth0"}},
 		{"owner", []string{"--root", seed, "flow", "tcp", "198.51.100.9:40712", "192.0.2.2:5201"}},
+		{"pid", []string{"--root", seed, "flow", "--pid", "4242"}},
 		{"udp-sd", []string{"--root", seed, "flow", "udp", "66.9.149.187:2794", "161.142.100.80:1766", "--nic", "eth0"}},
 		{"udp6-noport", []string{"--root", seed, "flow", "udp", "[3ffe:2501:200:1fff::7]", "3ffe:2501:200:3::1", "--nic", "eth0"}},
 		{"whatif-xor", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5202", "--nic", "eth0", "--rss-func", "xor"}},
@@ -110,7 +124,9 @@ func TestFlowErrors(t *testing.T) {
 		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--nic", "em1", "--rss-func", "sha"}, "--rss-func"},
 		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--nic", "em1", "--rss-table", "/nonexistent/table"}, "--rss-table"},
 		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8"}, "name it with --nic"},
-		{[]string{"flow", "udp", "1.2.3.4"}, "accepts 3 arg(s)"},
+		{[]string{"flow", "udp", "1.2.3.4"}, "want udp|tcp SRC[:PORT] DST[:PORT], or --pid/--comm (got 2 arguments)"},
+		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--pid", "1"}, "give no flow"},
+		{[]string{"flow", "--pid", "0"}, "--pid"},
 	}
 	for _, tt := range tests {
 		_, errOut, code := runCLI(t, append([]string{"--root", sos}, tt.args...)...)
