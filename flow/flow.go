@@ -131,6 +131,9 @@ func (pr *predictor) predict(f Flow, view netView) (*Path, error) {
 	p.steer(f, sn, pr.opt.WhatIf)
 	if sn != nil {
 		p.arfs(sn, st)
+		if c := sn.Channels; c != nil && p.Queue != nil && c.RXQueues() > 0 && *p.Queue >= c.RXQueues() {
+			p.Notes = append(p.Notes, fmt.Sprintf("queue %d does not exist: %s has %d rx queues (channels), so the packets' fate is the driver's", *p.Queue, sn.Name, c.RXQueues()))
+		}
 	}
 	if nic != nil && p.Queue != nil {
 		p.place(pr.fsys, h, pr.t, nic, sn, *p.Queue)

@@ -104,6 +104,9 @@ func TestRuleMatches(t *testing.T) {
 		{steer.Rule{FlowType: "tcp4", SrcIP: "10.2.0.0", SrcMask: "255.255.0.0"}, false},
 		{steer.Rule{FlowType: "tcp4", DstIP: "10.0.0.9", DstMask: "0.0.0.0"}, true}, // no bit must match
 		{steer.Rule{FlowType: "tcp6"}, false},
+		{steer.Rule{FlowType: "udp4"}, false},
+		{steer.Rule{FlowType: "ip4", DstIP: "10.0.0.2", DstMask: "255.255.255.255"}, true},
+		{steer.Rule{FlowType: "ip6"}, false},
 		{steer.Rule{FlowType: "ether"}, false},
 	}
 	for _, tt := range tests {

@@ -329,15 +329,16 @@ func (p *Path) decideByRule(r *steer.Rule) {
 	}
 }
 
-// ruleMatches reports whether the flow's fields match a rule's: each set
-// mask bit must match (steer.Rule's masks are the kernel's).
+// ruleMatches reports whether the flow's fields match a rule's: a rule
+// of the flow's type, or an ip4/ip6 (user IP) rule of its family, whose
+// each set mask bit matches (steer.Rule's masks are the kernel's).
 func ruleMatches(r *steer.Rule, f Flow) bool {
-	if !strings.HasPrefix(string(r.FlowType), "tcp") && !strings.HasPrefix(string(r.FlowType), "udp") &&
-		!strings.HasPrefix(string(r.FlowType), "ip") {
-		return false
+	ft := f.FlowType()
+	ip := steer.FlowType("ip4")
+	if !f.Dst.Addr().Is4() {
+		ip = "ip6"
 	}
-	v6 := strings.HasSuffix(string(r.FlowType), "6")
-	if v6 == f.Dst.Addr().Is4() {
+	if r.FlowType != ft && r.FlowType != ip {
 		return false
 	}
 	return addrMatches(r.SrcIP, r.SrcMask, f.Src.Addr()) && addrMatches(r.DstIP, r.DstMask, f.Dst.Addr()) &&

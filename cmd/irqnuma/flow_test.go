@@ -71,10 +71,17 @@ func TestFlowGolden(t *testing.T) {
 	seed := seedWithSteering(t)
 	table := filepath.Join("testdata", "flow", "vmxnet3_ens192_ethtool-x.txt")
 	sos := hosttest.Root("sos-ice")
+	// A table naming queue 9 of em1, which has 8 (ethtool -l).
+	beyond := filepath.Join(t.TempDir(), "table")
+	if err := os.WriteFile(beyond, []byte("9 9 9 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
 	}{
+		{"sos-beyond", []string{"--root", sos, "flow", "udp", "10.0.0.9:4000", "10.0.0.2:5201", "--nic", "em1",
+			"--rss-key", msKey, "--rss-table", beyond, "--rss-fields", "sd", "--rss-func", "toeplitz"}},
 		{"rss", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5202", "--nic", "eth0"}},
 		{"ntuple", []string{"--root", seed, "flow", "tcp", "10.0.0.1:40000", "192.168.1.2:5201", "--nic", "eth0"}},
 		{"owner", []string{"--root", seed, "flow", "tcp", "198.51.100.9:40712", "192.0.2.2:5201"}},
