@@ -439,3 +439,32 @@ func TestStateThreadsTampered(t *testing.T) {
 		t.Errorf("old state: %v, %v, threads %v, calls %v", err, rr.Err(), rr.Threads, ft.calls)
 	}
 }
+
+// FuzzStateThreads: whatever a state file holds, loading it never
+// panics, and every thread it accepts is one restore can move back (a
+// NAPI thread of its NIC, CPUs the host has).
+func FuzzStateThreads(f *testing.F) {
+	root := hosttest.Copy(f, "seed")
+	abs, _ := filepath.Abs(root)
+	f.Add([]byte(`{"version":2,"created":"2026-12-01T18:00:00Z","root":"` + abs + `","entries":[],"threads":[{"pid":812,"comm":"napi/eth0-8193","start_time":4100,"cpus":"0-63","nic":"eth0","napi_id":8193,"queue":0,"dir":"rx","irq":284}]}`))
+	f.Add([]byte(`{"version":2,"created":"2026-12-01T18:00:00Z","root":"` + abs + `","entries":[],"threads":[{"pid":-1,"comm":"napi/eth0-x","cpus":"64","nic":"eth0/..","queue":-2,"irq":-1}]}`))
+	fsys := hosttest.Open(f, root)
+	possible := cpuset.Range(0, 63)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parseState(b)
+		if err != nil {
+			return
+		}
+		if _, err := s.check(fsys); err != nil {
+			return
+		}
+		for _, th := range s.Threads {
+			if err := threadError(th, possible, true); err != nil {
+				t.Errorf("accepted thread %+v: %v", th, err)
+			}
+			if _, ok := napiIDOf(th.Comm, th.NIC); !ok {
+				t.Errorf("accepted thread %q of NIC %q", th.Comm, th.NIC)
+			}
+		}
+	})
+}
