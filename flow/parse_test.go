@@ -152,7 +152,7 @@ func FuzzParseKey(f *testing.F) {
 
 func TestRuleNeedsPort(t *testing.T) {
 	port := func(p uint16) *uint16 { return &p }
-	r := steer.Rule{FlowType: "udp4", DstPort: port(5201), DstPortMask: 0xffff, Action: steer.RuleQueue, Queue: 3}
+	r := steer.Rule{FlowType: "udp4", DstPort: port(5201), DstPortMask: 0xffff, Action: steer.RuleActionQueue, Queue: 3}
 	n := &steer.NIC{Name: "eth0", Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{r}}}
 	f, _ := Parse("udp", "10.0.0.1:4000", "10.0.0.2")
 	p := &Path{}

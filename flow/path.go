@@ -313,9 +313,9 @@ func (p *Path) rule(f Flow, n *steer.NIC) bool {
 func (p *Path) decideByRule(r *steer.Rule) {
 	by := fmt.Sprintf("ntuple rule %d", r.Location)
 	switch {
-	case r.Action == steer.RuleDrop:
+	case r.Action == steer.RuleActionDrop:
 		p.Unknown = "no queue: " + by + " drops the flow"
-	case r.Action != steer.RuleQueue:
+	case r.Action != steer.RuleActionQueue:
 		p.Unknown = fmt.Sprintf("queue unknown: %s's action is %s", by, r.Action)
 	case r.VF != 0:
 		p.Unknown = fmt.Sprintf("no queue of this host: %s sends the flow to VF %d's queue %d", by, r.VF, r.Queue)

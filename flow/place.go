@@ -72,7 +72,7 @@ func napiOf(n *steer.NIC, q uint32) *steer.NAPI {
 		return nil
 	}
 	for _, qu := range n.Queues {
-		if qu.Type != steer.QueueRX || qu.ID != q || qu.NAPI == 0 {
+		if qu.Type != steer.QueueTypeRX || qu.ID != q || qu.NAPI == 0 {
 			continue
 		}
 		for i := range n.NAPIs {

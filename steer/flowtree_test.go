@@ -33,7 +33,7 @@ func seedSteering() *NIC {
 	}
 	n.Contexts = []RSS{}
 	n.Rules = &Rules{TableSize: 1024, Count: 1, Rules: []Rule{
-		{Location: 3, FlowType: "tcp4", DstPort: new(uint16(5201)), DstPortMask: 0xffff, Action: RuleQueue, Queue: 7},
+		{Location: 3, FlowType: "tcp4", DstPort: new(uint16(5201)), DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 7},
 	}}
 	n.Sysfs.Threaded = new(1)
 	for i := range n.NAPIs {
