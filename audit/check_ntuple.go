@@ -33,7 +33,7 @@ func (a *auditor) checkNtuple(c *nicCtx) error {
 		return nil
 	}
 	for _, r := range n.Rules.Rules {
-		if r.Action != steer.RuleQueue || r.VF != 0 || r.Context != nil || r.Queue > 1<<31 {
+		if r.Action != steer.RuleActionQueue || r.VF != 0 || r.Context != nil || r.Queue > 1<<31 {
 			continue
 		}
 		q := uint32(r.Queue)

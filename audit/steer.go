@@ -178,7 +178,7 @@ func (s steerCtx) ruleTargets() map[uint32][]uint32 {
 		return out
 	}
 	for _, r := range s.n.Rules.Rules {
-		if r.Action != steer.RuleQueue || r.VF != 0 || r.Context != nil || r.Queue > 1<<31 {
+		if r.Action != steer.RuleActionQueue || r.VF != 0 || r.Context != nil || r.Queue > 1<<31 {
 			continue
 		}
 		out[uint32(r.Queue)] = append(out[uint32(r.Queue)], r.Location)
@@ -214,7 +214,7 @@ func (c *nicCtx) queueNAPI(q uint32) *steer.NAPI {
 		return nil
 	}
 	for _, nq := range n.Queues {
-		if nq.Type != steer.QueueRX || nq.ID != q || nq.NAPI == 0 {
+		if nq.Type != steer.QueueTypeRX || nq.ID != q || nq.NAPI == 0 {
 			continue
 		}
 		for i := range n.NAPIs {

@@ -41,7 +41,7 @@ func seedSteer() *steer.Host {
 		n.RSS.Table = append(n.RSS.Table, uint32(i%16))
 	}
 	for q := range uint32(16) {
-		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueRX, NAPI: 8193 + q}, steer.NetdevQueue{ID: q, Type: steer.QueueTX, NAPI: 8193 + q})
+		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueTypeRX, NAPI: 8193 + q}, steer.NetdevQueue{ID: q, Type: steer.QueueTypeTX, NAPI: 8193 + q})
 		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: 284 + int(q), DeferHardIRQs: u32(0), GROFlushTimeout: u64(0), Threaded: boolp(false)})
 	}
 	return &steer.Host{NICs: []*steer.NIC{n}, Sysctls: map[string]int64{"busy_poll": 0, "busy_read": 0}, Source: "netlink"}
@@ -113,7 +113,7 @@ func TestRSSTable(t *testing.T) {
 		}},
 		{name: "one queue left out, a rule sends to it", give: func(n *steer.NIC) {
 			n.RSS.Table = table(128, 15)
-			n.Rules = &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 1, FlowType: "tcp4", Action: steer.RuleQueue, Queue: 15}}}
+			n.Rules = &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 1, FlowType: "tcp4", Action: steer.RuleActionQueue, Queue: 15}}}
 		}, want: []string{"info rss-queue-unused queue 15: queue 15 gets no RSS traffic: the table of 128 entries names queues 0-14 only (ntuple rules send flows to queue 15): their IRQs' placement matters little, the named queues' matters"}},
 		{name: "rings unknown: from the channels", give: func(n *steer.NIC) {
 			n.RSS.Rings, n.RSS.Table = 0, table(64, 2)
@@ -172,9 +172,9 @@ func TestIRQRemoteWeighted(t *testing.T) {
 // kthread, is remote.
 func TestNtupleRemote(t *testing.T) {
 	port := uint16(5201)
-	rule := steer.Rule{Location: 1, FlowType: "tcp4", DstPort: &port, DstPortMask: 0xffff, Action: steer.RuleQueue, Queue: 6}
+	rule := steer.Rule{Location: 1, FlowType: "tcp4", DstPort: &port, DstPortMask: 0xffff, Action: steer.RuleActionQueue, Queue: 6}
 	fs := steerRun(t, func(n *steer.NIC, tb *irq.Table, _ *Options) {
-		n.Rules = &steer.Rules{TableSize: 1024, Count: 2, Rules: []steer.Rule{rule, {Location: 2, FlowType: "udp4", Action: steer.RuleDrop}}}
+		n.Rules = &steer.Rules{TableSize: 1024, Count: 2, Rules: []steer.Rule{rule, {Location: 2, FlowType: "udp4", Action: steer.RuleActionDrop}}}
 		q, _ := tb.Get(290)
 		q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
 	})

@@ -93,7 +93,7 @@ func nicSteer(t *irq.Table, n *steer.NIC, threads map[int]*proc.Process) NICStee
 	rules := map[uint32][]uint32{}
 	if n.Rules != nil {
 		for _, r := range n.Rules.Rules {
-			if r.Action == steer.RuleQueue && r.VF == 0 && r.Context == nil && r.Queue <= 1<<31 {
+			if r.Action == steer.RuleActionQueue && r.VF == 0 && r.Context == nil && r.Queue <= 1<<31 {
 				rules[uint32(r.Queue)] = append(rules[uint32(r.Queue)], r.Location)
 			}
 		}
@@ -161,7 +161,7 @@ func rxQueues(n *steer.NIC, irqs []*irq.IRQ, share map[uint32]int, rules map[uin
 		seen[q] = true
 	}
 	for _, nq := range n.Queues {
-		if nq.Type == steer.QueueRX {
+		if nq.Type == steer.QueueTypeRX {
 			seen[nq.ID] = true
 		}
 	}
@@ -190,7 +190,7 @@ func rxQueues(n *steer.NIC, irqs []*irq.IRQ, share map[uint32]int, rules map[uin
 // queueNAPI is the NAPI instance serving rx queue q, or nil.
 func queueNAPI(n *steer.NIC, q uint32) *steer.NAPI {
 	for _, nq := range n.Queues {
-		if nq.Type != steer.QueueRX || nq.ID != q || nq.NAPI == 0 {
+		if nq.Type != steer.QueueTypeRX || nq.ID != q || nq.NAPI == 0 {
 			continue
 		}
 		for i := range n.NAPIs {

@@ -37,13 +37,13 @@ func steerOf() (*steer.Host, map[int]*proc.Process) {
 	one := 1
 	n := &steer.NIC{Name: "eth0", Channels: &steer.Channels{MaxCombined: 16, Combined: 4},
 		RSS:   &steer.RSS{Rings: 4, HashFunc: "toeplitz"},
-		Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 7, FlowType: "udp4", Action: steer.RuleQueue, Queue: 3}}},
+		Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 7, FlowType: "udp4", Action: steer.RuleActionQueue, Queue: 3}}},
 		Sysfs: steer.Sysfs{Threaded: &one}}
 	for i := range 128 {
 		n.RSS.Table = append(n.RSS.Table, uint32(i%2))
 	}
 	for q := range uint32(4) {
-		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueRX, NAPI: 8193 + q})
+		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueTypeRX, NAPI: 8193 + q})
 		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: 284 + int(q), PID: 900 + int(q)})
 	}
 	virtio := &steer.NIC{Name: "eth1"}

@@ -284,7 +284,7 @@ func (b *mapBuilder) noRSSQueues(name string) map[int]bool {
 	ruled := map[uint64]bool{}
 	if n.Rules != nil {
 		for _, r := range n.Rules.Rules {
-			if r.Action == steer.RuleQueue && r.Context == nil && r.VF == 0 {
+			if r.Action == steer.RuleActionQueue && r.Context == nil && r.VF == 0 {
 				ruled[r.Queue] = true
 			}
 		}

@@ -20,7 +20,7 @@ import (
 func TestMapMarksNoRSS(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	n := &steer.NIC{Name: "eth0", RSS: &steer.RSS{Rings: 16},
-		Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 3, FlowType: "tcp4", Action: steer.RuleQueue, Queue: 12}}}}
+		Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 3, FlowType: "tcp4", Action: steer.RuleActionQueue, Queue: 12}}}}
 	for i := range 128 {
 		n.RSS.Table = append(n.RSS.Table, uint32(i%8))
 	}
