@@ -25,6 +25,11 @@ func (a *auditor) checkUDPHash(c *nicCtx) error {
 	if c.steer.rings == 1 {
 		return nil // one queue: nothing to spread over
 	}
+	if noRSS(n) {
+		// No RSS at all: the hash fields pick no queue (and virtio_net
+		// without RSS says it hashes nothing); steerSkip says so once.
+		return a.steerSkip(c)
+	}
 	var bad, fixes []string
 	known := false
 	for _, ft := range []steer.FlowType{"udp4", "udp6"} {

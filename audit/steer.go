@@ -24,7 +24,7 @@ const steerSubject = "steering"
 
 // steerParts are the parts the steering checks read, in the order a
 // not-checked finding names them.
-var steerParts = []steer.Part{steer.PartChannels, steer.PartRSS, steer.FlowHashPart("udp4"), steer.FlowHashPart("udp6"),
+var steerParts = []steer.Part{steer.PartChannels, steer.PartRSS, steer.PartRSSTable, steer.FlowHashPart("udp4"), steer.FlowHashPart("udp6"),
 	steer.PartRules, steer.PartQueues, steer.PartNAPI}
 
 // steerCtx is the steering of one audited NIC.
@@ -83,12 +83,6 @@ func (a *auditor) steerSkip(c *nicCtx) error {
 // whose driver supports no RSS at all (no table, no hash fields, no
 // rules) is said to be one.
 func steerUnknown(name string, n *steer.NIC) (why, fix string) {
-	var unknown []steer.Part
-	for _, p := range steerParts {
-		if _, ok := n.Why(p); ok {
-			unknown = append(unknown, p)
-		}
-	}
 	if noRSS(n) {
 		drv := ""
 		if n.Driver != nil && n.Driver.Driver != "" {
@@ -97,11 +91,41 @@ func steerUnknown(name string, n *steer.NIC) (why, fix string) {
 		return fmt.Sprintf("%s's driver%s supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged", name, drv),
 			"nothing to change on this NIC; a NIC whose driver has RSS can be steered"
 	}
+	var unknown []steer.Part
+	for _, p := range steerParts {
+		if _, ok := n.Why(p); ok {
+			unknown = append(unknown, p)
+		}
+	}
 	if len(unknown) == 0 {
 		return fmt.Sprintf("%s's steering does not say what the steering checks need", name), ""
 	}
-	return fmt.Sprintf("%s's steering is not known in part: %s", name, WhyParts(n, unknown)),
-		"run the audit on the live host as root (some replies need CAP_NET_ADMIN), or on a snapshot of it"
+	return fmt.Sprintf("%s's steering is not known in part: %s", name, WhyParts(n, unknown)), unknownFix(n, unknown)
+}
+
+// unknownFix says what would make the parts known, for each reason they
+// are not: a reason no one can change (the driver, the kernel) gets no
+// advice to run the audit again.
+func unknownFix(n *steer.NIC, parts []steer.Part) string {
+	fixes := map[steer.Why]string{
+		steer.WhyPermission:  "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)",
+		steer.WhyNotCaptured: "take the capture with irqnuma snapshot on the host, which records the replies",
+		steer.WhyUnreadable:  "take the capture again: the file named is not what ethtool or the kernel writes",
+		steer.WhyFailed:      "run the audit again; the kernel refused with the error named",
+		steer.WhyDriver:      "nothing to change: the driver does not report it",
+		steer.WhyKernel:      "a newer kernel reports it",
+	}
+	var out []string
+	seen := map[steer.Why]bool{}
+	for _, p := range parts {
+		r, ok := n.Why(p)
+		if !ok || seen[r.Why] {
+			continue
+		}
+		seen[r.Why] = true
+		out = append(out, fixes[r.Why])
+	}
+	return strings.Join(out, "; ")
 }
 
 // WhyParts says why parts of n are unknown, grouped by why: "rss,
@@ -142,14 +166,23 @@ func WhyParts(n *steer.NIC, parts []steer.Part) string {
 }
 
 // noRSS reports whether the driver said it supports none of the RSS
-// table, the hash fields and the flow rules.
+// table, the hash fields and the flow rules: the table (or all of RSS)
+// and the rules are unknown by the driver, and udp4's hash fields are
+// unknown by the driver or empty (virtio_net without RSS answers
+// ETHTOOL_GRXFH with no fields).
 func noRSS(n *steer.NIC) bool {
-	for _, p := range []steer.Part{steer.PartRSS, steer.FlowHashPart("udp4"), steer.PartRules} {
-		if r, ok := n.Why(p); !ok || r.Why != steer.WhyDriver {
-			return false
-		}
+	driver := func(p steer.Part) bool {
+		r, ok := n.Why(p)
+		return ok && r.Why == steer.WhyDriver
 	}
-	return true
+	if !driver(steer.PartRSS) && !driver(steer.PartRSSTable) {
+		return false
+	}
+	if !driver(steer.PartRules) {
+		return false
+	}
+	f, ok := n.FlowHash["udp4"]
+	return driver(steer.FlowHashPart("udp4")) || (ok && f == "")
 }
 
 // tableKnown reports whether the NIC's RSS table is known.

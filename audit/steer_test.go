@@ -379,6 +379,17 @@ func TestSteerUnknownOnce(t *testing.T) {
 				n.SetUnknown(p, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
 			}
 		}, want: []string{`info not-checked eth0 steering: eth0's driver (virtio_net) supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged`}},
+		{name: "virtio_net without RSS, as 6.18 reads it", give: func(n *steer.NIC, o *Options) {
+			// The live VM's eth0: a hash function but no table or key,
+			// ETHTOOL_GRXFH answering no fields, no ntuple.
+			n.Driver.Driver = "virtio_net"
+			n.RSS = &steer.RSS{Rings: 1, HashFunc: "toeplitz"}
+			n.Rules = nil
+			n.FlowHash = map[steer.FlowType]steer.HashFields{"udp4": "", "tcp4": ""}
+			n.SetUnknown(steer.PartRSSTable, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no indirection table"})
+			n.SetUnknown(steer.PartRSSKey, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no hash key"})
+			n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+		}, want: []string{`info not-checked eth0 steering: eth0's driver (virtio_net) supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged`}},
 		{name: "not permitted in part", give: func(n *steer.NIC, o *Options) {
 			n.Rules = nil
 			n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyPermission, Detail: "EPERM"})
@@ -402,5 +413,29 @@ func TestSteerUnknownOnce(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSteerUnknownFix: the fix of a part not known follows why it is not:
+// a driver that does not report it gets no advice to run as root.
+func TestSteerUnknownFix(t *testing.T) {
+	tests := []struct {
+		give []steer.Reason
+		want string
+	}{
+		{give: []steer.Reason{{Why: steer.WhyPermission, Detail: "EPERM"}}, want: "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)"},
+		{give: []steer.Reason{{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"}}, want: "nothing to change: the driver does not report it"},
+		{give: []steer.Reason{{Why: steer.WhyNotCaptured}, {Why: steer.WhyKernel}}, want: "take the capture with irqnuma snapshot on the host, which records the replies; a newer kernel reports it"},
+	}
+	for _, tt := range tests {
+		n := &steer.NIC{Name: "eth0"}
+		parts := []steer.Part{steer.PartRules, steer.PartNAPI}
+		for i, r := range tt.give {
+			n.SetUnknown(parts[i], r)
+		}
+		_, fix := steerUnknown("eth0", n)
+		if fix != tt.want {
+			t.Errorf("steerUnknown fix for %v = %q, want %q", tt.give, fix, tt.want)
+		}
 	}
 }
