@@ -340,8 +340,11 @@ func steerSummary(n *steer.NIC) string {
 			s += ", " + r.HashFunc
 		}
 		parts = append(parts, s)
-	} else {
+	} else if _, ok := n.Why(steer.PartRSS); ok || r == nil {
 		parts = append(parts, "RSS table "+whyOr(n, steer.PartRSS))
+	} else {
+		// RSS answered (a hash function) but without a table.
+		parts = append(parts, "RSS table "+whyOr(n, steer.PartRSSTable))
 	}
 	if n.Rules != nil {
 		parts = append(parts, units.Plural(len(n.Rules.Rules), "ntuple rule", "ntuple rules"))

@@ -128,3 +128,17 @@ func TestWriteIRQsJSONSteer(t *testing.T) {
 		t.Errorf("the JSON lacks the reading or the kthread: %s", got.String())
 	}
 }
+
+// TestSteerSummaryTableUnknown: a NIC whose RSS reply has a hash function
+// but no table (virtio_net without RSS, as 6.18 answers) says why the
+// table is unknown, not a bare "unknown".
+func TestSteerSummaryTableUnknown(t *testing.T) {
+	n := &steer.NIC{Name: "eth0", RSS: &steer.RSS{Rings: 1, HashFunc: "toeplitz"}}
+	n.SetUnknown(steer.PartRSSTable, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no indirection table"})
+	n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+	got := steerSummary(n)
+	want := "channels unknown; RSS table unknown: not supported by the driver; ntuple rules unknown: not supported by the driver; NAPI ids unknown"
+	if got != want {
+		t.Errorf("steerSummary = %q, want %q", got, want)
+	}
+}
