@@ -19,8 +19,10 @@ var ringKeys = map[string]bool{
 // Push, TX push buff len, TCP data split and HDS thresh. A capture may
 // lack the section headers: the second "RX:" then starts the current
 // settings, in ethtool's order. "n/a" is 0 for the four counts (the
-// kernel reports none of that kind) and nil for the newer fields; "TCP
-// data split: n/a" is TCPDataSplitUnknown. The error, wrapping ErrText,
+// kernel reports none of that kind) and nil for the newer fields, "TCP
+// data split: n/a" included: ethtool prints n/a when the kernel sent no
+// ETHTOOL_A_RINGS_TCP_DATA_SPLIT (it sends none for "unknown", and older
+// kernels have none), which the netlink reading has as nil. The error, wrapping ErrText,
 // names what is missing or not ethtool's.
 func ParseEthtoolG(b []byte) (*Rings, error) {
 	m := newMaxCur("ethtool -g", "Ring parameters for ")
@@ -89,7 +91,7 @@ func (m *maxCur) ringExtras(r *Rings) error {
 	var s TCPDataSplit
 	switch v {
 	case textNA:
-		s = TCPDataSplitUnknown
+		return nil
 	case "on":
 		s = TCPDataSplitEnabled
 	case "off":
