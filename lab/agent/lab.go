@@ -136,12 +136,23 @@ func prepare(cfg config) (*lab, error) {
 		return nil, err
 	}
 	macs := macsPresent()
-	for _, c := range cfg.NICs {
+	// Each NIC the kernel named otherwise first gets a name no NIC has,
+	// so that no rename meets a name still taken.
+	for i, c := range cfg.NICs {
 		dev, ok := macs[c.MAC]
 		if !ok {
 			return nil, fmt.Errorf("no NIC with MAC %s", c.MAC)
 		}
 		if dev != c.Name {
+			tmp := fmt.Sprintf("labnic%d", i)
+			if err := sh("ip", "link", "set", "dev", dev, "name", tmp); err != nil {
+				return nil, err
+			}
+			macs[c.MAC] = tmp
+		}
+	}
+	for _, c := range cfg.NICs {
+		if dev := macs[c.MAC]; dev != c.Name {
 			if err := sh("ip", "link", "set", "dev", dev, "name", c.Name); err != nil {
 				return nil, err
 			}
