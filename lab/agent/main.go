@@ -42,6 +42,7 @@ type nicCfg struct {
 	PeerMAC    string `json:"peer_mac"`
 	Node       int    `json:"node"`
 	QueuePairs int    `json:"queue_pairs"`
+	RSS        bool   `json:"rss"` // virtio-net rss=on,hash=on
 }
 
 func (n nicCfg) ip() string { return strings.Split(n.Addr, "/")[0] }
@@ -98,6 +99,7 @@ func main() {
 		{"snapshot", scenarioSnapshot},
 		{"attribution", scenarioAttribution},
 		{"bench", scenarioBench},
+		{"steer", scenarioSteer},
 	} {
 		current = s.name
 		t0 := time.Now()
