@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/pci"
 	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -32,7 +33,11 @@ var (
 	procFiles = []string{
 		"proc/interrupts", "proc/cmdline", "proc/stat", "proc/softirqs", "proc/net/softnet_stat",
 		"proc/sys/kernel/osrelease",
+		// steer.Read: the kernel-wide steering knobs.
+		"proc/sys/net/core/rps_sock_flow_entries", "proc/sys/net/core/busy_poll", "proc/sys/net/core/busy_read",
 	}
+	// steer.Read, per /sys/class/net entry.
+	netdevFiles = []string{"ifindex", "threaded", "napi_defer_hard_irqs", "gro_flush_timeout"}
 	// Folders whose existence or listing the readers use even when
 	// empty: /proc/irq, the NIC class, IOMMU units and groups, nodes.
 	folders = []string{
@@ -131,6 +136,9 @@ func (c *capturer) capture() error {
 	if err := c.nics(); err != nil {
 		return err
 	}
+	if err := c.steering(); err != nil {
+		return err
+	}
 	for _, dev := range c.expand("sys/bus/pci/devices/*") {
 		if err := c.pciFunction(dev); err != nil {
 			return err
@@ -202,7 +210,7 @@ func (c *capturer) nics() error {
 			c.skip(netdev+"/device", err)
 			continue
 		}
-		for _, f := range []string{"speed", "operstate"} {
+		for _, f := range append([]string{"speed", "operstate"}, netdevFiles...) {
 			if err := c.file(netdev + "/" + f); err != nil {
 				return err
 			}
@@ -218,6 +226,11 @@ func (c *capturer) nics() error {
 				}
 				if err := c.file(q + file); err != nil {
 					return err
+				}
+				if file == "/rps_cpus" {
+					if err := c.file(q + "/rps_flow_cnt"); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -239,6 +252,53 @@ func (c *capturer) nics() error {
 				if err := c.file(m); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// steering records, on the live root, what the kernel answers over
+// netlink and the ethtool ioctl about every interface's steering
+// (steer.Record), under irqnuma/steer/: reading the snapshot replays it.
+// A tree has no kernel to ask; what it holds of irqnuma/steer/ (a
+// snapshot's) is copied as it is.
+func (c *capturer) steering() error {
+	if !c.fs.Live() {
+		return c.copyTree(steer.RecordDir)
+	}
+	var names []string
+	for _, link := range c.expand("sys/class/net/*") {
+		names = append(names, path.Base(link))
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return steer.Record(c.fs, names, func(rel string, data []byte) error {
+		if err := c.addDir(parent(rel)); err != nil {
+			return err
+		}
+		c.files[rel] = true
+		return c.w.file(rel, data, 0o644)
+	})
+}
+
+// copyTree records every folder and file under rel.
+func (c *capturer) copyTree(rel string) error {
+	fi, err := c.fs.Lstat(c.abs(rel))
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	if err := c.dir(rel); err != nil {
+		return err
+	}
+	for _, e := range c.expand(rel + "/*") {
+		if err := c.copyTree(e); err != nil {
+			return err
+		}
+		if fi, err := c.fs.Lstat(c.abs(e)); err == nil && fi.Mode().IsRegular() {
+			if err := c.file(e); err != nil {
+				return err
 			}
 		}
 	}

@@ -75,6 +75,13 @@ const (
 	PartThreaded  Part = "threaded" // sysfs threaded
 	PartDriver    Part = "driver"   // ethtool -i
 	PartNAPIDefer Part = "napi-defer"
+	// PartRSSTable and PartRSSKey say why a known RSS context has no
+	// Table or Key (a driver that reports only its hash function);
+	// PartRSSRings why RSS.Rings is 0 (ETHTOOL_GRXRINGS failed).
+	PartRSSTable  Part = "rss-table"
+	PartRSSKey    Part = "rss-key"
+	PartRSSRings  Part = "rss-rings"
+	PartPrivFlags Part = "priv-flags" // ethtool --show-priv-flags
 )
 
 // FlowHashPart is the part of one flow type's hash fields.
@@ -100,6 +107,10 @@ type NIC struct {
 	// type absent from it is unknown (FlowHashPart says why).
 	FlowHash map[FlowType]HashFields `json:"rx_flow_hash,omitempty"`
 	Rules    *Rules                  `json:"ntuple,omitempty"`
+	// PrivFlags are the driver's private flags (ethtool
+	// --show-priv-flags: i40e's flow-director-atr steers flows past
+	// RSS); nil when unknown.
+	PrivFlags map[string]bool `json:"priv_flags,omitempty"`
 
 	// Queues and NAPIs come from netdev netlink (queue-get, napi-get).
 	Queues []NetdevQueue `json:"queues,omitempty"`

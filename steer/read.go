@@ -1,0 +1,232 @@
+package steer
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// sysctls are the kernel-wide knobs read into Host.Sysctls.
+var sysctls = []string{"rps_sock_flow_entries", "busy_poll", "busy_read"}
+
+// The parts a source answers, for a root that has none.
+var sourceParts = []Part{
+	PartDriver, PartChannels, PartRings, PartRSS, PartContexts, PartFeatures, PartCoalesce,
+	PartRules, PartQueues, PartNAPI, PartQStats,
+}
+
+// Read reads the steering of the interfaces names on the root fsys. The
+// parts that are not files come from the live kernel (netlink and the
+// ethtool ioctl) on the live root, from the first tree source the root
+// holds otherwise (a snapshot's recorded replies, a sosreport's ethtool
+// text), and are unknown with WhyNotCaptured when it holds none; the
+// sysfs and procfs knobs come from the root's files whatever the source.
+// An interface the root's /sys/class/net does not have is an error.
+func Read(fsys kfile.FS, names []string) (*Host, error) {
+	src, err := openSource(fsys)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	return readWith(fsys, names, src)
+}
+
+// Record reads the live host's steering of names as Read does, and
+// hands every netlink and ioctl answer to put under the relative path a
+// root keeps it at (irqnuma/steer/IF/KEY, see recorded.go), so that a
+// root holding these files reads as the live host did.
+func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) error) error {
+	if !fsys.Live() {
+		return fmt.Errorf("record steering: %s is not the live root", fsys.Root())
+	}
+	rec := &recorder{live: newLiveAsker(), put: put}
+	src := newNLSource(rec, "netlink")
+	defer src.close()
+	if _, err := readWith(fsys, names, src); err != nil {
+		return err
+	}
+	return rec.err
+}
+
+// openSource picks where the non-file parts come from.
+func openSource(fsys kfile.FS) (source, error) {
+	if fsys.Live() {
+		return newNLSource(newLiveAsker(), "netlink"), nil
+	}
+	for _, t := range treeSources {
+		if s, ok := t.open(fsys); ok {
+			return s, nil
+		}
+	}
+	return noSource{}, nil
+}
+
+// noSource is a root without any answers: every part not captured.
+type noSource struct{}
+
+func (noSource) name() string { return "none" }
+func (noSource) close() error { return nil }
+func (noSource) read(n *NIC) {
+	for _, p := range sourceParts {
+		n.SetUnknown(p, Reason{Why: WhyNotCaptured, Detail: "the root holds no netlink, ioctl or ethtool capture"})
+	}
+}
+
+func readWith(fsys kfile.FS, names []string, src source) (*Host, error) {
+	h := &Host{Source: src.name()}
+	var err error
+	if h.Sysctls, err = readSysctls(fsys); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		n := &NIC{Name: name}
+		if err := readSysfs(fsys, n); err != nil {
+			return nil, err
+		}
+		src.read(n)
+		h.NICs = append(h.NICs, n)
+	}
+	return h, nil
+}
+
+// ErrUnknownInterface is wrapped by Read's error for a name the root's
+// /sys/class/net does not have.
+var ErrUnknownInterface = errors.New("no such interface")
+
+// readSysfs reads /sys/class/net/IF: the index and the NAPI knobs.
+func readSysfs(fsys kfile.FS, n *NIC) error {
+	if n.Name == "" || n.Name == "." || n.Name == ".." || strings.ContainsAny(n.Name, "/: \t\n") {
+		return fmt.Errorf("interface %q: %w", n.Name, ErrUnknownInterface)
+	}
+	dir := fsys.Path("sys/class/net", n.Name)
+	if _, err := fsys.Stat(dir); err != nil {
+		if !kfile.IsNotExist(err) {
+			return err
+		}
+		if _, cerr := fsys.Stat(fsys.Path("sys/class/net")); cerr == nil || fsys.Live() {
+			return fmt.Errorf("interface %s: %w (%s)", n.Name, ErrUnknownInterface, dir)
+		}
+		return nil // a capture without /sys/class/net: its source says what it has
+	}
+	var err error
+	var idx *int64
+	if idx, err = readInt(fsys, dir+"/ifindex", 1, 1<<31-1); err != nil {
+		return err
+	}
+	if idx != nil {
+		n.Index = int(*idx)
+	}
+	if err := readKnobs(fsys, dir, &n.Sysfs); err != nil {
+		return err
+	}
+	return readRPSFlowCnt(fsys, dir, &n.Sysfs)
+}
+
+func readKnobs(fsys kfile.FS, dir string, s *Sysfs) error {
+	t, err := readInt(fsys, dir+"/threaded", 0, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	if t != nil {
+		v := int(*t)
+		s.Threaded = &v
+	}
+	d, err := readInt(fsys, dir+"/napi_defer_hard_irqs", 0, 1<<32-1)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		v := uint32(*d)
+		s.DeferHardIRQs = &v
+	}
+	g, err := readUint64(fsys, dir+"/gro_flush_timeout")
+	if err != nil {
+		return err
+	}
+	s.GROFlushTimeout = g
+	return nil
+}
+
+func readRPSFlowCnt(fsys kfile.FS, dir string, s *Sysfs) error {
+	ents, err := fsys.ReadDir(dir + "/queues")
+	if kfile.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		q, ok := strings.CutPrefix(e.Name(), "rx-")
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(q)
+		if err != nil || i < 0 || strconv.Itoa(i) != q {
+			continue
+		}
+		v, err := readInt(fsys, dir+"/queues/"+e.Name()+"/rps_flow_cnt", 0, 1<<32-1)
+		if err != nil {
+			return err
+		}
+		if v != nil {
+			if s.RPSFlowCnt == nil {
+				s.RPSFlowCnt = map[int]uint32{}
+			}
+			s.RPSFlowCnt[i] = uint32(*v)
+		}
+	}
+	return nil
+}
+
+// readSysctls reads /proc/sys/net/core's steering knobs the root has.
+func readSysctls(fsys kfile.FS) (map[string]int64, error) {
+	var out map[string]int64
+	for _, name := range sysctls {
+		v, err := readInt(fsys, fsys.Path("proc/sys/net/core", name), -1<<31, 1<<31-1)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[name] = *v
+		}
+	}
+	return out, nil
+}
+
+// readInt reads a decimal attribute in [lo, hi]; nil when the file is
+// absent.
+func readInt(fsys kfile.FS, p string, lo, hi int64) (*int64, error) {
+	s, err := fsys.String(p)
+	if kfile.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || v < lo || v > hi {
+		return nil, kfile.Malformedf(p, "not an integer in [%d, %d]: %q", lo, hi, clipString(s))
+	}
+	return &v, nil
+}
+
+func readUint64(fsys kfile.FS, p string) (*uint64, error) {
+	s, err := fsys.String(p)
+	if kfile.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return nil, kfile.Malformedf(p, "not an unsigned integer: %q", clipString(s))
+	}
+	return &v, nil
+}
