@@ -3,7 +3,9 @@
 package lab
 
 import (
+	"debug/elf"
 	"maps"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -43,4 +45,28 @@ func mergeFiles(a, b []guestFile) []guestFile {
 		}
 	}
 	return out
+}
+
+// linksNAPI reports whether the virtio_net module among modules calls
+// netif_queue_set_napi (an undefined symbol it imports): only then does
+// netdev queue-get name each queue's NAPI. Nil when no virtio_net.ko is
+// among them.
+func linksNAPI(t *testing.T, modules []string) *bool {
+	for _, m := range modules {
+		if filepath.Base(m) != "virtio_net.ko" {
+			continue
+		}
+		f, err := elf.Open(m)
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		defer f.Close()
+		syms, err := f.Symbols()
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		links := slices.ContainsFunc(syms, func(s elf.Symbol) bool { return s.Section == elf.SHN_UNDEF && s.Name == "netif_queue_set_napi" })
+		return &links
+	}
+	return nil
 }

@@ -45,6 +45,10 @@ type guestConfig struct {
 	NICs     []guestNIC `json:"nics"`
 	NVMeNode int        `json:"nvme_node"`
 	Export   bool       `json:"export"` // print a snapshot of the guest (LAB_REFRESH)
+	// LinksNAPI says whether the kernel's virtio_net tells netdev
+	// netlink each queue's NAPI (it calls netif_queue_set_napi, from
+	// the module's imports); nil when no virtio_net module was found.
+	LinksNAPI *bool `json:"virtio_net_links_napi"`
 }
 
 // labTopology is the guest every kernel boots: CPUs 0-3 on node 0 and 4-7
@@ -52,7 +56,7 @@ type guestConfig struct {
 // node 1, a 2-queue-pair NIC behind one on node 0.
 func labTopology(k preparedKernel, export bool) guestConfig {
 	return guestConfig{
-		Kernel: k.Name, Release: k.Release, Export: export,
+		Kernel: k.Name, Release: k.Release, Export: export, LinksNAPI: k.LinksNAPI,
 		Nodes: []string{"0-3", "4-7"},
 		NICs: []guestNIC{
 			{Name: "eth0", MAC: "52:54:00:1a:b0:01", Addr: "192.0.2.2/24", Peer: "192.0.2.1", PeerMAC: "52:54:00:1a:c0:01", Node: 1, QueuePairs: 4, Tap: "labtap0"},

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/snapshot"
 	"github.com/irqnuma/irqnuma/steer"
 )
 
@@ -23,13 +25,17 @@ import (
 // info line and does not run; a part not listed runs and must pass.
 // Remove a part from here when its work lands.
 var waits = map[string]string{
-	"reading":     "H3 (the steering in topology -o json) on H1 (steer.Read over netlink)",
-	"napi":        "H1 (netdev queue-get/napi-get in steer.Read) and H3 (in the JSON)",
+	"cli":         "H3 (the steering in topology -o json; until then steer.Read is checked in the agent)",
+	"rss-ioctl":   "H1 (RSS from the ETHTOOL_GRSSH ioctl where ethtool netlink has no rss-get, as on 6.1: the reading says \"not supported by this kernel\" while ethtool -x shows the table)",
+	"feature-":    "H1 (the kernel's unnamed feature bits are read as one feature named \"\", which ethtool -k does not list)",
+	"tcp-split":   "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
 	"audit-table": "H3 (the rss-queue-unused check)",
 	"audit-napi":  "H3 (the check of remote threaded-NAPI kthreads)",
 	"pin-napi":    "H4 (irq pin and restore of NAPI kthreads)",
-	"snapshot":    "H1 (the snapshot's recorded netlink and ioctl replies) and H3",
 }
+
+// noRSSGet: the guest's ethtool netlink has no rss-get (the 6.1 guest).
+var noRSSGet bool
 
 // landed reports whether part runs; when it waits, it says so.
 func landed(part string) bool {
@@ -52,6 +58,7 @@ func (l *lab) rssNIC() *nic {
 
 // steerTruth is what the guest's ethtool and sysfs say of one NIC.
 type steerTruth struct {
+	text     map[string]string            // ethtool's output by option: -l, -g, -x, -k
 	channels map[string]map[string]string // ethtool -l
 	rings    map[string]map[string]string // ethtool -g
 	rss      rssText                      // ethtool -x
@@ -60,12 +67,13 @@ type steerTruth struct {
 }
 
 func readTruth(ifname string) steerTruth {
-	t := steerTruth{
-		channels: ethSections(ethtool("-l", ifname)),
-		rings:    ethSections(ethtool("-g", ifname)),
+	t := steerTruth{text: map[string]string{}}
+	for _, opt := range []string{"-l", "-g", "-x", "-k"} {
+		t.text[opt] = ethtool(opt, ifname)
 	}
+	t.channels, t.rings = ethSections(t.text["-l"]), ethSections(t.text["-g"])
 	var err error
-	x, k := ethtool("-x", ifname), ethtool("-k", ifname)
+	x, k := t.text["-x"], t.text["-k"]
 	if t.rss, err = parseEthtoolX(x); err != nil {
 		must("ethtool-x-text", false, "%v\n%s", err, x)
 	}
@@ -153,6 +161,7 @@ func weighted(w []int) func(t steerTruth) (bool, string) {
 // kthreads with the IRQs; a snapshot reads as the live guest.
 func scenarioSteer(l *lab) {
 	n := l.rssNIC()
+	noRSSGet = l.cfg.Kernel == "6.1"
 	before := affinities()
 	defer steerCleanup(n, before)
 	for _, s := range steerSteps(n) {
@@ -323,11 +332,49 @@ func runOut(name string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// liveReading is irqnuma's reading of ifname on the live guest: steer.Read
+// itself (the reader the CLI's -o json carries), and, once the CLI shows
+// it, topology -o json's, which must equal it byte for byte (the queue
+// counters aside: they move between two reads).
+func liveReading(step, ifname string) (*steer.NIC, []byte) {
+	nic, b := readRoot("/", ifname)
+	if waits["cli"] == "" {
+		cli, cb := steerDoc(ifname)
+		check(step+"-cli", cli != nil && string(cb) == string(b), "irqnuma topology -o json:\n%s\nsteer.Read:\n%s", cb, b)
+	}
+	return nic, b
+}
+
+// readRoot is steer.Read of ifname on root ("/": the live guest), and
+// its JSON without the queue counters.
+func readRoot(root, ifname string) (*steer.NIC, []byte) {
+	fsys, err := kfile.Open(root)
+	if err != nil {
+		must("open-root", false, "%s: %v", root, err)
+	}
+	defer fsys.Close()
+	h, err := steer.Read(fsys, []string{ifname})
+	if err != nil || h.NIC(ifname) == nil {
+		must("steer-read", false, "steer.Read %s on %s: %v", ifname, root, err)
+	}
+	return h.NIC(ifname), steerJSON(h.NIC(ifname))
+}
+
+// steerJSON is a NIC's reading as JSON, without qstats.
+func steerJSON(n *steer.NIC) []byte {
+	c := *n
+	c.QStats = nil
+	b, err := json.Marshal(&c)
+	if err != nil {
+		must("steer-json", false, "%v", err)
+	}
+	return b
+}
+
 // steerDoc finds the steering irqnuma reports for ifname in `irqnuma
 // [args] topology -o json`: the object with the NIC's name that carries
-// the steer model's "sysfs" field. It returns the object as the JSON
-// irqnuma wrote, decoded into steer.NIC, and re-encoded (sorted keys)
-// for byte comparisons.
+// the steer model's "sysfs" field, decoded into steer.NIC, and its JSON
+// as steerJSON writes it.
 func steerDoc(ifname string, args ...string) (*steer.NIC, []byte) {
 	var doc any
 	jsonOf(&doc, append(args, "topology")...)
@@ -337,7 +384,7 @@ func steerDoc(ifname string, args ...string) (*steer.NIC, []byte) {
 	var nic steer.NIC
 	err := json.Unmarshal(b, &nic)
 	must("reading-decode", err == nil, "%v\n%s", err, b)
-	return &nic, b
+	return &nic, steerJSON(&nic)
 }
 
 func findSteer(v any, ifname string) map[string]any {
@@ -362,12 +409,11 @@ func findSteer(v any, ifname string) map[string]any {
 }
 
 // compareReading checks irqnuma's reading of ifname against the guest's
-// ethtool and sysfs, one check per part.
+// ethtool and sysfs, one check per part: against the agent's reading of
+// ethtool's text, and against package steer's text parsers' (which must
+// read the guest's ethtool as netlink does).
 func compareReading(step, ifname string, t steerTruth) {
-	if !landed("reading") {
-		return
-	}
-	got, _ := steerDoc(ifname)
+	got, _ := liveReading(step, ifname)
 	for _, p := range []struct {
 		name string
 		diff []string
@@ -377,9 +423,50 @@ func compareReading(step, ifname string, t steerTruth) {
 		{"features", diffFeatures(got, t)},
 		{"rings", diffRings(got, t)},
 		{"threaded", diffThreaded(got, t)},
+		{"text-parsers", diffParsers(got, t)},
 	} {
 		check(step+"-"+p.name, len(p.diff) == 0, "irqnuma vs the guest's ethtool/sysfs: %v (unknown: %v)", p.diff, got.Unknown)
 	}
+}
+
+// diffParsers compares the reading with steer.ParseEthtoolL, -G and -X
+// of the same guest's text.
+func diffParsers(got *steer.NIC, t steerTruth) []string {
+	var d []string
+	c, err := steer.ParseEthtoolL([]byte(t.text["-l"]))
+	if err != nil || got.Channels == nil || *c != *got.Channels {
+		d = append(d, fmt.Sprintf("ParseEthtoolL %+v (%v), reading %+v", c, err, got.Channels))
+	}
+	g, err := steer.ParseEthtoolG([]byte(t.text["-g"]))
+	if err != nil || got.Rings == nil || !ringsAgree(*g, *got.Rings) {
+		d = append(d, fmt.Sprintf("ParseEthtoolG %s (%v), reading %s", js(g), err, js(got.Rings)))
+	}
+	x, err := steer.ParseEthtoolX([]byte(t.text["-x"]))
+	switch {
+	case noRSSGet && !landed("rss-ioctl"):
+	case err != nil || got.RSS == nil:
+		d = append(d, fmt.Sprintf("ParseEthtoolX: %v; reading %s", err, js(got.RSS)))
+	case !slices.Equal(x.RSS.Table, got.RSS.Table) || !slices.Equal(x.RSS.Key, got.RSS.Key) || x.RSS.HashFunc != got.RSS.HashFunc || x.RSS.Rings != got.RSS.Rings:
+		d = append(d, fmt.Sprintf("ParseEthtoolX %s (unknown %v), reading %s", js(x.RSS), x.Unknown, js(got.RSS)))
+	}
+	return d
+}
+
+// ringsAgree: the counts equal, and each setting the text shows (an
+// ethtool prints only those it knows) equals the reading's.
+func ringsAgree(text, nl steer.Rings) bool {
+	base := func(r steer.Rings) [8]uint32 {
+		return [8]uint32{r.MaxRX, r.MaxRXMini, r.MaxRXJumbo, r.MaxTX, r.RX, r.RXMini, r.RXJumbo, r.TX}
+	}
+	ok := base(text) == base(nl)
+	u := func(a, b *uint32) bool { return a == nil || (b != nil && *a == *b) }
+	ok = ok && u(text.RXBufLen, nl.RXBufLen) && u(text.CQESize, nl.CQESize) && u(text.HDSThresh, nl.HDSThresh) && u(text.HDSThreshMax, nl.HDSThreshMax)
+	bl := func(a, b *bool) bool { return a == nil || (b != nil && *a == *b) }
+	ok = ok && bl(text.TxPush, nl.TxPush) && bl(text.RxPush, nl.RxPush)
+	if text.TCPDataSplit != nil && *text.TCPDataSplit == steer.TCPDataSplitUnknown && nl.TCPDataSplit == nil && !landed("tcp-split") {
+		return ok
+	}
+	return ok && (text.TCPDataSplit == nil || (nl.TCPDataSplit != nil && *text.TCPDataSplit == *nl.TCPDataSplit))
 }
 
 func diffU32(out *[]string, what string, got uint32, text string) {
@@ -408,6 +495,9 @@ func diffChannels(got *steer.NIC, t steerTruth) []string {
 }
 
 func diffRSS(got *steer.NIC, t steerTruth) []string {
+	if noRSSGet && !landed("rss-ioctl") {
+		return nil
+	}
 	r := got.RSS
 	if r == nil {
 		return []string{"rss unknown"}
@@ -437,6 +527,9 @@ func diffFeatures(got *steer.NIC, t steerTruth) []string {
 		}
 	}
 	for name := range got.Features {
+		if name == "" && !landed("feature-") {
+			continue
+		}
 		if _, ok := t.features[name]; !ok {
 			d = append(d, name+": irqnuma lists it, ethtool -k does not")
 		}
@@ -473,7 +566,13 @@ func diffRings(got *steer.NIC, t steerTruth) []string {
 	}
 	opt("RX Buf Len", r.RXBufLen)
 	opt("CQE Size", r.CQESize)
-	if s, printed := t.rings["current"]["TCP data split"]; printed != (r.TCPDataSplit != nil) || (printed && s != string(*r.TCPDataSplit)) {
+	// ethtool prints "n/a" when the kernel sent no tcp-data-split (it
+	// sends none while the driver's is ETHTOOL_TCP_DATA_SPLIT_UNKNOWN).
+	s, printed := t.rings["current"]["TCP data split"]
+	if s == "n/a" {
+		printed = false
+	}
+	if printed != (r.TCPDataSplit != nil) || (printed && s != string(*r.TCPDataSplit)) {
 		d = append(d, fmt.Sprintf("tcp data split: irqnuma %v, ethtool %q", r.TCPDataSplit, s))
 	}
 	return d
@@ -491,10 +590,7 @@ func diffThreaded(got *steer.NIC, t steerTruth) []string {
 // the queue's virtioN-input.Q and its kthread the napi/IF-ID thread; on
 // one without, the reading says the kernel does not support it.
 func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) {
-	if !landed("napi") {
-		return
-	}
-	got, _ := steerDoc(n.Name)
+	got, _ := liveReading("napi", n.Name)
 	if !netdevQueues(l) {
 		for _, p := range []steer.Part{steer.PartQueues, steer.PartNAPI} {
 			r, ok := got.Why(p)
@@ -513,6 +609,10 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 	for _, x := range got.NAPIs {
 		napis[x.ID] = x
 	}
+	links := l.cfg.LinksNAPI
+	if links == nil {
+		must("virtio-net-links-napi", false, "the host found no virtio_net module to read its imports")
+	}
 	for q, id := range q2napi {
 		var qid uint32
 		for _, g := range got.Queues {
@@ -520,10 +620,18 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 				qid = g.NAPI
 			}
 		}
-		x := napis[id]
-		check(fmt.Sprintf("napi-queue%d", q), qid == id && x.ID == id && x.IRQ == rxIRQ[q] && x.PID == threads[id],
-			"queue %d: irqnuma NAPI %d (IRQ %d, pid %d); the guest: NAPI %d (SO_INCOMING_NAPI_ID), IRQ %d (/proc/interrupts input.%d), pid %d (napi/%s-%d)",
-			q, qid, x.IRQ, x.PID, id, rxIRQ[q], q, threads[id], n.Name, id)
+		x, listed := napis[id]
+		ok := listed && x.PID == threads[id]
+		if *links {
+			ok = ok && qid == id && x.IRQ == rxIRQ[q]
+		} else {
+			// The driver names no queue's NAPI (and sets no NAPI's
+			// IRQ): netlink says none, and so must the reading.
+			ok = ok && qid == 0 && (x.IRQ == -1 || x.IRQ == rxIRQ[q])
+		}
+		check(fmt.Sprintf("napi-queue%d", q), ok,
+			"queue %d: irqnuma queue NAPI %d, NAPI %d listed %v (IRQ %d, pid %d); the guest: NAPI %d (SO_INCOMING_NAPI_ID), IRQ %d (/proc/interrupts input.%d), pid %d (napi/%s-%d); virtio_net calls netif_queue_set_napi: %v",
+			q, qid, id, listed, x.IRQ, x.PID, id, rxIRQ[q], q, threads[id], n.Name, id, *links)
 	}
 }
 
@@ -665,17 +773,23 @@ func pinNAPI(l *lab, n *nic, threads map[uint32]int) {
 	}
 }
 
-// steerSnapshot: a snapshot of the guest, opened with --root, reads the
-// NIC's steering byte for byte as the live guest does.
+// steerSnapshot: a snapshot of the guest, opened as a root, reads the
+// NIC's steering byte for byte as the live guest does: steer.Read on the
+// unpacked snapshot, and, once the CLI shows it, topology --root.
 func steerSnapshot(n *nic) {
-	if !landed("snapshot") {
-		return
-	}
 	const snap = "/tmp/lab-steer.tar.gz"
+	_, live := readRoot("/", n.Name)
 	r := irqnuma("snapshot", "-o", snap)
 	must("snapshot", r.code == 0, "%s", r)
-	live, liveJSON := steerDoc(n.Name)
-	got, gotJSON := steerDoc(n.Name, "--root", snap)
-	check("snapshot-reading", string(liveJSON) == string(gotJSON) && reflect.DeepEqual(live, got),
-		"live:\n%s\nsnapshot:\n%s", liveJSON, gotJSON)
+	dir, cleanup, err := snapshot.Open(context.Background(), snap, snapshot.Limits{})
+	if err != nil {
+		must("snapshot-open", false, "%v", err)
+	}
+	defer cleanup()
+	_, got := readRoot(dir, n.Name)
+	check("snapshot-reading", string(live) == string(got), "live:\n%s\nsnapshot:\n%s", live, got)
+	if landed("cli") {
+		_, cli := steerDoc(n.Name, "--root", snap)
+		check("snapshot-cli", string(live) == string(cli), "live:\n%s\ntopology --root:\n%s", live, cli)
+	}
 }
