@@ -733,15 +733,14 @@ func auditNAPI(n *nic, threads map[uint32]int) {
 	jsonOf(&d, "audit", "--fail-on", "never", "--nic", n.Name)
 	named := map[int]bool{}
 	for _, f := range d.Findings {
-		if f.NIC == n.Name && strings.Contains(f.Check, "napi") {
-			named[f.PID] = true
+		if f.NIC == n.Name && f.Check == "napi-thread-remote" {
 			for _, t := range f.TID {
 				named[t] = true
 			}
 		}
 	}
 	for id, pid := range threads {
-		check(fmt.Sprintf("audit-napi-%d", id), named[pid], "napi/%s-%d (pid %d) on the other node: audit findings %+v", n.Name, id, pid, d.Findings)
+		check(fmt.Sprintf("audit-napi-%d", id), named[pid], "napi/%s-%d (pid %d) on the other node: napi-thread-remote names it? audit findings %+v", n.Name, id, pid, d.Findings)
 	}
 }
 
