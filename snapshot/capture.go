@@ -136,9 +136,6 @@ func (c *capturer) capture() error {
 	if err := c.nics(); err != nil {
 		return err
 	}
-	if err := c.steering(); err != nil {
-		return err
-	}
 	for _, dev := range c.expand("sys/bus/pci/devices/*") {
 		if err := c.pciFunction(dev); err != nil {
 			return err
@@ -183,7 +180,8 @@ func (c *capturer) irqs() error {
 // nics records what topology.readNIC reads of each /sys/class/net entry:
 // the link, the netdev's device link, speed, operstate and queue
 // steering, and the locality, ids and msi_irqs of the device's PCI
-// function (or of the device itself when it is not on PCI).
+// function (or of the device itself when it is not on PCI); then what
+// the kernel answers of each interface's steering (steering).
 func (c *capturer) nics() error {
 	for _, link := range c.expand("sys/class/net/*") {
 		if err := c.entry(link); err != nil {
@@ -194,6 +192,9 @@ func (c *capturer) nics() error {
 			continue // noted by entry
 		}
 		if err := c.dir(netdev); err != nil {
+			return err
+		}
+		if err := c.steerFiles(netdev); err != nil {
 			return err
 		}
 		// topology.IfaceNICs: the interfaces below a VLAN, bond or bridge.
@@ -210,29 +211,13 @@ func (c *capturer) nics() error {
 			c.skip(netdev+"/device", err)
 			continue
 		}
-		for _, f := range append([]string{"speed", "operstate"}, netdevFiles...) {
+		for _, f := range []string{"speed", "operstate"} {
 			if err := c.file(netdev + "/" + f); err != nil {
 				return err
 			}
 		}
-		for _, p := range []string{"queues/rx-*", "queues/tx-*"} {
-			for _, q := range c.expand(netdev + "/" + p) {
-				file := "/rps_cpus"
-				if strings.HasPrefix(path.Base(q), "tx-") {
-					file = "/xps_cpus"
-				}
-				if err := c.dir(q); err != nil {
-					return err
-				}
-				if err := c.file(q + file); err != nil {
-					return err
-				}
-				if file == "/rps_cpus" {
-					if err := c.file(q + "/rps_flow_cnt"); err != nil {
-						return err
-					}
-				}
-			}
+		if err := c.queues(netdev); err != nil {
+			return err
 		}
 		if err := c.entry(dev + "/driver"); err != nil {
 			return err
@@ -253,6 +238,44 @@ func (c *capturer) nics() error {
 					return err
 				}
 			}
+		}
+	}
+	// What the kernel says of each interface past its files.
+	return c.steering()
+}
+
+// queues records each queue's folder and steering file: rps_cpus of an
+// rx queue, xps_cpus of a tx queue.
+func (c *capturer) queues(netdev string) error {
+	for _, p := range []string{"queues/rx-*", "queues/tx-*"} {
+		for _, q := range c.expand(netdev + "/" + p) {
+			files := []string{"rps_cpus"}
+			if strings.HasPrefix(path.Base(q), "tx-") {
+				files = []string{"xps_cpus"}
+			}
+			if err := c.dir(q); err != nil {
+				return err
+			}
+			for _, f := range files {
+				if err := c.file(q + "/" + f); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// steerFiles records what steer.Read reads of every interface, virtual
+// ones too: its index, NAPI knobs and rx queues' rps_flow_cnt.
+func (c *capturer) steerFiles(netdev string) error {
+	files := append([]string(nil), netdevFiles...)
+	for _, q := range c.expand(netdev + "/queues/rx-*") {
+		files = append(files, strings.TrimPrefix(q, netdev+"/")+"/rps_flow_cnt")
+	}
+	for _, f := range files {
+		if err := c.file(netdev + "/" + f); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -184,6 +184,9 @@ func decodeGenl(b []byte) ([]genlMsg, error) {
 		if native.Uint32(b[off+8:]) != 0 || native.Uint32(b[off+12:]) != 0 {
 			return nil, fmt.Errorf("message at byte %d: sequence and port are not 0", off)
 		}
+		if native.Uint16(b[off+18:]) != 0 {
+			return nil, fmt.Errorf("message at byte %d: the generic netlink header's reserved bytes are not 0", off)
+		}
 		m := genlMsg{
 			Type:    native.Uint16(b[off+4:]),
 			Flags:   native.Uint16(b[off+6:]),

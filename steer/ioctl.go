@@ -21,6 +21,16 @@ const (
 	ethtoolGRXClsRlCnt = 0x2e
 	ethtoolGRXClsRule  = 0x2f
 	ethtoolGRXClsRlAll = 0x30
+	ethtoolGRSSH       = 0x46
+
+	// struct ethtool_rxfh: cmd, rss_context, indir_size, key_size
+	// (u32s), hfunc (u8), reserved bytes to 24, then the table's u32s
+	// and the key's bytes.
+	rxfhSize = 24
+	// maxIndir and maxKey bound the sizes GRSSH may claim: the largest
+	// tables drivers have are 2,048 entries (ice), keys 52 bytes.
+	maxIndir = 1 << 16
+	maxKey   = 1 << 10
 
 	drvinfoSize   = 196
 	rxnfcSize     = 192
@@ -72,6 +82,51 @@ func newRxnfc(cmd uint32, size int) []byte {
 	b := make([]byte, size)
 	native.PutUint32(b, cmd)
 	return b
+}
+
+// rxfhSizes is GRSSH's first answer: the table's entries and the key's
+// bytes, and the hash function's mask.
+type rxfhSizes struct {
+	indir, key uint32
+	hfunc      uint32
+}
+
+func decodeRxfhSizes(b []byte) (rxfhSizes, error) {
+	if len(b) != rxfhSize {
+		return rxfhSizes{}, fmt.Errorf("ethtool_rxfh of %d bytes, want %d", len(b), rxfhSize)
+	}
+	s := rxfhSizes{indir: native.Uint32(b[8:]), key: native.Uint32(b[12:]), hfunc: uint32(b[16])}
+	if s.indir > maxIndir || s.key > maxKey {
+		return rxfhSizes{}, fmt.Errorf("an indirection table of %d entries and a key of %d bytes, more than %d and %d", s.indir, s.key, maxIndir, maxKey)
+	}
+	return s, nil
+}
+
+// decodeRxfh reads GRSSH's second answer, asked with sizes.
+func decodeRxfh(b []byte, sizes rxfhSizes, hfuncs []string) (rssReply, error) {
+	want := rxfhSize + 4*int(sizes.indir) + int(sizes.key)
+	if len(b) != want {
+		return rssReply{}, fmt.Errorf("ethtool_rxfh of %d bytes, want %d", len(b), want)
+	}
+	if native.Uint32(b[8:]) != sizes.indir || native.Uint32(b[12:]) != sizes.key {
+		return rssReply{}, fmt.Errorf("the sizes changed between the two requests")
+	}
+	r := rssReply{hasTable: sizes.indir > 0, hasKey: sizes.key > 0}
+	var err error
+	end := rxfhSize + 4*int(sizes.indir)
+	if r.rss.Table, err = decodeTable(b[rxfhSize:end]); err != nil {
+		return rssReply{}, err
+	}
+	if len(r.rss.Table) == 0 {
+		r.rss.Table = nil
+	}
+	if sizes.key > 0 {
+		r.rss.Key = append([]byte(nil), b[end:]...)
+	}
+	if r.hfunc = uint32(b[16]); r.hfunc != 0 {
+		r.rss.HashFunc, err = hashFuncName(r.hfunc, hfuncs)
+	}
+	return r, err
 }
 
 // decodeDrvinfo reads struct ethtool_drvinfo.

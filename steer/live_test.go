@@ -259,3 +259,56 @@ func compareDriver(t *testing.T, n *NIC) {
 		t.Errorf("driver differs from ethtool -i (-ethtool +read):\n%s", diff)
 	}
 }
+
+// BenchmarkReadLive reads this host's eth0 live: what the requests
+// BenchmarkRead8x64 counts cost against the kernel.
+func BenchmarkReadLive(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	if _, err := os.Stat("/sys/class/net/eth0"); err != nil {
+		b.Skip("no eth0")
+	}
+	fsys, err := kfile.Open("/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Read(fsys, []string{"eth0"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestLiveRSSIoctl reads eth0's RSS with ETHTOOL_GRSSH, the path of
+// kernels before 6.2, and finds what netlink's RSS_GET says.
+func TestLiveRSSIoctl(t *testing.T) {
+	fsys := liveRoot(t)
+	if _, err := os.Stat("/sys/class/net/eth0"); err != nil {
+		t.Skip("no eth0")
+	}
+	h, err := Read(fsys, []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := h.NICs[0].RSS
+	if want == nil {
+		t.Skip("eth0 has no RSS over netlink")
+	}
+	s := newNLSource(newLiveAsker(), "netlink")
+	defer s.close()
+	sets, err := s.strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &NIC{Name: "eth0"}
+	r, ok := s.readRSSIoctl(n, sets[ethSSRSSHashFuncs])
+	if !ok {
+		t.Fatalf("GRSSH: %v", n.Unknown[PartRSS])
+	}
+	got := r.rss
+	got.Rings, got.InputXfrm = want.Rings, want.InputXfrm // netlink and GRXRINGS say these
+	if diff := cmp.Diff(*want, got); diff != "" {
+		t.Errorf("GRSSH differs from RSS_GET (-netlink +ioctl):\n%s", diff)
+	}
+}

@@ -204,7 +204,15 @@ func (s *nlSource) readFeatures(n *NIC, sets stringSets, setsErr error) {
 // dump where the kernel can (6.11 and later).
 func (s *nlSource) readRSS(n *NIC, hfuncs []string) {
 	dec := func(b []byte) (rssReply, error) { return decodeRSS(b, hfuncs) }
-	r, ok := getPart(s, n, PartRSS, "ethtool.rss", ethnlMsgRSSGet, "rss-get", dec)
+	var r rssReply
+	var ok bool
+	if f, err := s.family("ethtool"); err == nil && !f.has(ethnlMsgRSSGet) {
+		// Before 6.2 netlink has no RSS message: ethtool -x asks the
+		// ioctl, and so does this.
+		r, ok = s.readRSSIoctl(n, hfuncs)
+	} else {
+		r, ok = getPart(s, n, PartRSS, "ethtool.rss", ethnlMsgRSSGet, "rss-get", dec)
+	}
 	if ok {
 		rss := r.rss
 		n.RSS = &rss
@@ -238,6 +246,28 @@ func (s *nlSource) readRSS(n *NIC, hfuncs []string) {
 		}
 	}
 	n.Contexts = ctxs
+}
+
+// readRSSIoctl reads context 0 with ETHTOOL_GRSSH: once with no room
+// for the table and key, which returns their sizes and the hash
+// function, then, when either is not empty, with room for both.
+func (s *nlSource) readRSSIoctl(n *NIC, hfuncs []string) (rssReply, bool) {
+	sizes, ok := ioctlPart(s, n, PartRSS, "ioctl.rssh-sizes", newRxnfc(ethtoolGRSSH, rxfhSize), decodeRxfhSizes)
+	if !ok {
+		return rssReply{}, false
+	}
+	if sizes.indir == 0 && sizes.key == 0 {
+		name, err := hashFuncName(sizes.hfunc, hfuncs)
+		if err != nil {
+			n.SetUnknown(PartRSS, reasonOf(&unreadableError{what: s.ask.where(n.Name, "ioctl.rssh-sizes"), err: err}))
+			return rssReply{}, false
+		}
+		return rssReply{rss: RSS{HashFunc: name}}, true
+	}
+	buf := newRxnfc(ethtoolGRSSH, rxfhSize+4*int(sizes.indir)+int(sizes.key))
+	native.PutUint32(buf[8:], sizes.indir)
+	native.PutUint32(buf[12:], sizes.key)
+	return ioctlPart(s, n, PartRSS, "ioctl.rssh", buf, func(b []byte) (rssReply, error) { return decodeRxfh(b, sizes, hfuncs) })
 }
 
 // netdevDump dumps one netdev command filtered by the interface's index.

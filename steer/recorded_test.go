@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mdlayher/netlink"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
@@ -215,4 +216,137 @@ func BenchmarkRead8x64(b *testing.B) {
 	}
 	b.ReportMetric(float64(genl), "netlink-trips/op")
 	b.ReportMetric(float64(ioctl), "ioctls/op")
+}
+
+// TestRecordedKernelParts: a kernel without the netdev family (6.1), an
+// ethtool family that cannot dump RSS contexts (before 6.11), and one
+// without a command are WhyKernel, from the recorded family answers.
+func TestRecordedKernelParts(t *testing.T) {
+	root := t.TempDir()
+	writeRecorded(t, root, []*NIC{modelNIC(0, 2, 8)})
+	kdir := filepath.Join(root, recordDir, kernelDir)
+	if err := os.Remove(filepath.Join(kdir, "nlctrl.netdev")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kdir, "nlctrl.netdev.errno"), []byte("ENOENT\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[uint32]uint32{1: 0x0e, 11: 0x0e, 15: 0x0e, 17: 0x0e, 38: 0x0a} // no coalesce-get; rss-get without dump
+	if err := os.WriteFile(filepath.Join(kdir, "nlctrl.ethtool"), familyReply(t, "ethtool", 0x1a, ops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Read(openTree(t, root), []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := h.NICs[0]
+	for _, p := range []Part{PartQueues, PartNAPI, PartQStats, PartContexts, PartCoalesce} {
+		if r, _ := n.Why(p); r.Why != WhyKernel {
+			t.Errorf("%s: %v, want not supported by this kernel", p, r)
+		}
+	}
+	if n.RSS == nil || len(n.RSS.Table) != 8 || n.Channels == nil {
+		t.Errorf("the parts this kernel has were not read: rss %v, channels %v", n.RSS, n.Channels)
+	}
+}
+
+// TestBoundedClaims: a driver claiming 2^31 rules, or a string set of
+// 2^31 strings, is not believed and nothing of that size is allocated.
+func TestBoundedClaims(t *testing.T) {
+	root := t.TempDir()
+	writeRecorded(t, root, []*NIC{modelNIC(0, 2, 8)})
+	cnt := newRxnfc(ethtoolGRXClsRlCnt, rxnfcSize)
+	native.PutUint32(cnt[rxnfcRuleCnt:], 1<<31)
+	if err := os.WriteFile(filepath.Join(root, recordDir, "eth0", "ioctl.rxclsrlcnt"), cnt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := openTree(t, root)
+	var n *NIC
+	allocs := testing.AllocsPerRun(1, func() {
+		h, err := Read(fsys, []string{"eth0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = h.NICs[0]
+	})
+	if r, _ := n.Why(PartRules); r.Why != WhyUnreadable || !strings.Contains(r.Detail, "2147483648 rules") {
+		t.Errorf("rules: %v, want unreadable naming the claim", r)
+	}
+	if allocs > 20000 {
+		t.Errorf("%v allocations", allocs)
+	}
+	b := enc(t, func(ae *netlink.AttributeEncoder) {
+		ae.Nested(ethnlStringsetsSet, func(s *netlink.AttributeEncoder) error {
+			s.Uint32(ethnlStringsetID, 4)
+			s.Uint32(ethnlStringsetCount, 1<<31)
+			return nil
+		})
+	})
+	if _, err := decodeStrset(enc(t, func(ae *netlink.AttributeEncoder) { ae.Bytes(ethnlStrsetStringsets, b) })); err == nil {
+		t.Error("a string set of 2^31 strings was accepted")
+	}
+}
+
+// rxfhAnswers are GRSSH's two answers for an RSS context.
+func rxfhAnswers(r RSS) (sizes, full []byte) {
+	var hfunc byte
+	for i, name := range hashFuncNames {
+		if name == r.HashFunc {
+			hfunc = 1 << i
+		}
+	}
+	sizes = newRxnfc(ethtoolGRSSH, rxfhSize)
+	native.PutUint32(sizes[8:], uint32(len(r.Table)))
+	native.PutUint32(sizes[12:], uint32(len(r.Key)))
+	sizes[16] = hfunc
+	full = append(append([]byte(nil), sizes...), make([]byte, 4*len(r.Table))...)
+	for i, q := range r.Table {
+		native.PutUint32(full[rxfhSize+4*i:], q)
+	}
+	full = append(full, r.Key...)
+	return sizes, full
+}
+
+// TestRecordedRSSIoctl: a kernel without ETHTOOL_MSG_RSS_GET (6.1) has
+// its table, key and hash function read with ETHTOOL_GRSSH.
+func TestRecordedRSSIoctl(t *testing.T) {
+	root := t.TempDir()
+	n := modelNIC(0, 4, 32)
+	writeRecorded(t, root, []*NIC{n})
+	ops := map[uint32]uint32{1: 0x0e, 11: 0x0e, 15: 0x0e, 17: 0x0e, 19: 0x0e}
+	kdir := filepath.Join(root, recordDir, kernelDir)
+	if err := os.WriteFile(filepath.Join(kdir, "nlctrl.ethtool"), familyReply(t, "ethtool", 0x1a, ops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sizes, full := rxfhAnswers(*n.RSS)
+	dir := filepath.Join(root, recordDir, "eth0")
+	for name, b := range map[string][]byte{"ioctl.rssh-sizes": sizes, "ioctl.rssh": full} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := Read(openTree(t, root), []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.NICs[0]
+	if diff := cmp.Diff(n.RSS, got.RSS); diff != "" {
+		t.Errorf("RSS by ioctl (-model +read):\n%s", diff)
+	}
+	if r, _ := got.Why(PartContexts); r.Why != WhyKernel {
+		t.Errorf("contexts: %v, want not supported by this kernel", r)
+	}
+	// The driver of virtio_net without RSS: sizes 0, toeplitz.
+	sizes, _ = rxfhAnswers(RSS{HashFunc: "toeplitz"})
+	if err := os.WriteFile(filepath.Join(dir, "ioctl.rssh-sizes"), sizes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err = Read(openTree(t, root), []string{"eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = h.NICs[0]
+	if got.RSS == nil || got.RSS.HashFunc != "toeplitz" || got.RSS.Table != nil || got.Unknown[PartRSSTable].Why != WhyDriver {
+		t.Errorf("virtio-like GRSSH: rss %+v, table %v", got.RSS, got.Unknown[PartRSSTable])
+	}
 }

@@ -279,8 +279,10 @@ const (
 )
 
 // Rule is one ntuple rule, as ETHTOOL_GRXCLSRULE (struct
-// ethtool_rx_flow_spec) or ethtool -n says it. Match fields are kept as
-// ethtool prints them: an address and its mask, a port and its mask.
+// ethtool_rx_flow_spec) or ethtool -n says it: an address and its mask,
+// a port and its mask, each mask in the kernel's sense (a set bit must
+// match; ethtool prints masks inverted, and ParseEthtoolN turns them
+// back).
 type Rule struct {
 	Location uint32   `json:"location"`
 	FlowType FlowType `json:"flow_type"`

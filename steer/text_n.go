@@ -1,6 +1,7 @@
 package steer
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -35,10 +36,10 @@ var ruleIgnored = map[string]bool{
 // ParseEthtoolN reads the output of ethtool -n IF (do_grxclass and
 // rxclass.c): "N RX rings available", "Total N rules", then per rule
 // "Filter: LOCATION", its "Rule Type:" (or "Flow Type: Raw Ethernet"),
-// its match lines and "Action: ...". Addresses and their masks are kept
-// as ethtool prints them (ethtool inverts the kernel's mask: "mask:
-// 0.0.0.0" matches every bit); port masks are turned back into the
-// kernel's (0xffff: the port must match). When ethtool could not get the
+// its match lines and "Action: ...". Masks are turned back into the
+// kernel's, as the ioctl gives them (a set bit must match): ethtool
+// prints them inverted, so its "mask: 0.0.0.0" is 255.255.255.255 here,
+// and its port "mask: 0x0" is 0xffff. When ethtool could not get the
 // rules ("rxclass: Cannot get RX class rule count: Operation not
 // supported"), Rules is nil and Unknown says why. Every rule the total
 // counts must be there: the error, wrapping ErrText, says which part is
@@ -179,7 +180,20 @@ func addrMask(v string, addr, mask *string) error {
 	if !ok || a == "" || m == "" {
 		return errf("%q is not ADDR mask: MASK", textClip(v))
 	}
-	*addr, *mask = a, m
+	ip, err := netip.ParseAddr(a)
+	if err != nil {
+		return errf("address %q is not an IPv4 or IPv6 address", textClip(a))
+	}
+	mk, err := netip.ParseAddr(m)
+	if err != nil || mk.Is4() != ip.Is4() {
+		return errf("mask %q is not an address of %s's family", textClip(m), textClip(a))
+	}
+	inv := mk.AsSlice()
+	for i := range inv {
+		inv[i] = ^inv[i]
+	}
+	kmask, _ := netip.AddrFromSlice(inv)
+	*addr, *mask = ip.String(), kmask.String()
 	return nil
 }
 

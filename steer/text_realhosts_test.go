@@ -533,7 +533,7 @@ func TestRealhostsEthtoolN(t *testing.T) {
 	}
 	want := &RulesText{RXRings: u32p(4), Rules: &Rules{Count: 1, Rules: []Rule{{
 		Location: 7679, FlowType: "ip4",
-		SrcIP: "10.251.0.194", SrcMask: "0.0.0.0", DstIP: "0.0.0.0", DstMask: "255.255.255.255",
+		SrcIP: "10.251.0.194", SrcMask: "255.255.255.255", DstIP: "0.0.0.0", DstMask: "0.0.0.0",
 		Action: RuleDrop,
 	}}}}
 	if diff := cmp.Diff(want, got); diff != "" {

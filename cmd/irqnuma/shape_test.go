@@ -27,7 +27,7 @@ const maxCognitive = 30
 // function joins it.
 var overCognitive = map[string]int{
 	"irqbalance (*Settings).parseArgs": 69,
-	"snapshot (*capturer).nics":        57,
+	"snapshot (*capturer).nics":        44,
 	"affinity spreadOrder":             43,
 	"realhosts parseConsole":           43,
 	"irq Load":                         39,
