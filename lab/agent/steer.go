@@ -26,16 +26,12 @@ import (
 // Remove a part from here when its work lands.
 var waits = map[string]string{
 	"cli":         "H3 (the steering in topology -o json; until then steer.Read is checked in the agent)",
-	"rss-ioctl":   "H1 (RSS from the ETHTOOL_GRSSH ioctl where ethtool netlink has no rss-get, as on 6.1: the reading says \"not supported by this kernel\" while ethtool -x shows the table)",
 	"feature-":    "H1 (the kernel's unnamed feature bits are read as one feature named \"\", which ethtool -k does not list)",
 	"tcp-split":   "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
 	"audit-table": "H3 (the rss-queue-unused check)",
 	"audit-napi":  "H3 (the check of remote threaded-NAPI kthreads)",
 	"pin-napi":    "H4 (irq pin and restore of NAPI kthreads)",
 }
-
-// noRSSGet: the guest's ethtool netlink has no rss-get (the 6.1 guest).
-var noRSSGet bool
 
 // landed reports whether part runs; when it waits, it says so.
 func landed(part string) bool {
@@ -161,7 +157,6 @@ func weighted(w []int) func(t steerTruth) (bool, string) {
 // kthreads with the IRQs; a snapshot reads as the live guest.
 func scenarioSteer(l *lab) {
 	n := l.rssNIC()
-	noRSSGet = l.cfg.Kernel == "6.1"
 	before := affinities()
 	defer steerCleanup(n, before)
 	for _, s := range steerSteps(n) {
@@ -443,7 +438,6 @@ func diffParsers(got *steer.NIC, t steerTruth) []string {
 	}
 	x, err := steer.ParseEthtoolX([]byte(t.text["-x"]))
 	switch {
-	case noRSSGet && !landed("rss-ioctl"):
 	case err != nil || got.RSS == nil:
 		d = append(d, fmt.Sprintf("ParseEthtoolX: %v; reading %s", err, js(got.RSS)))
 	case !slices.Equal(x.RSS.Table, got.RSS.Table) || !slices.Equal(x.RSS.Key, got.RSS.Key) || x.RSS.HashFunc != got.RSS.HashFunc || x.RSS.Rings != got.RSS.Rings:
@@ -495,9 +489,6 @@ func diffChannels(got *steer.NIC, t steerTruth) []string {
 }
 
 func diffRSS(got *steer.NIC, t steerTruth) []string {
-	if noRSSGet && !landed("rss-ioctl") {
-		return nil
-	}
 	r := got.RSS
 	if r == nil {
 		return []string{"rss unknown"}
