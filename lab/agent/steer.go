@@ -29,8 +29,8 @@ var waits = map[string]string{
 	"feature-":    "H1 (the kernel's unnamed feature bits are read as one feature named \"\", which ethtool -k does not list)",
 	"tcp-split":   "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
 	"audit-table": "H3 (the rss-queue-unused check)",
-	"audit-napi":  "H3 (the check of remote threaded-NAPI kthreads)",
-	"pin-napi":    "H4 (irq pin and restore of NAPI kthreads)",
+	"audit-napi":  "H3 (napi-thread-remote; its branch as of 18:30 names the kthreads on 6.12, and on 6.1, without netdev napi-get, says not-checked)",
+	"pin-napi":    "H4 (irq pin and restore of NAPI kthreads; its branch as of 18:30 moves no napi/eth2-* thread here: virtio_net names no NAPI's queue or IRQ on either kernel, and it moves only threads it can pair)",
 }
 
 // landed reports whether part runs; when it waits, it says so.
@@ -745,6 +745,7 @@ func pinNAPI(l *lab, n *nic, threads map[uint32]int) {
 	const state = "/tmp/lab-steer-pin.json"
 	r := irqnuma("irq", "pin", n.Name, "--state", state)
 	must("napi-pin", r.code == 0, "%s", r)
+	info("napi-pin-output", "%s", strings.ReplaceAll(r.String(), "\n", " | "))
 	for _, q := range n.queues() {
 		aff := mustCPUs(affinityList(q.irq))
 		check(fmt.Sprintf("napi-pin-irq%d", q.irq), aff != 0 && aff.within(local), "IRQ %d (%s %d) smp_affinity_list %s, node %d CPUs %s", q.irq, q.dir, q.queue, aff, n.node, local)
