@@ -22,8 +22,14 @@ import (
 	"github.com/irqnuma/irqnuma/irq"
 )
 
-// stateVersion is the version of the state file format.
-const stateVersion = 1
+// stateVersion is the version of the state file format: 1 saves files
+// only; 2 adds the NAPI threads a pin moved, and is what a pin that
+// moved threads writes, so an irqnuma that cannot restore them refuses
+// the file by its version.
+const (
+	stateVersion        = 1
+	stateVersionThreads = 2
+)
 
 // maxStateSize bounds a state file: a few hundred bytes per entry, and a
 // host has at most a few tens of thousands of IRQs and queues.
@@ -51,6 +57,25 @@ type pinState struct {
 	// is only restored on the same root.
 	Root    string       `json:"root"`
 	Entries []savedValue `json:"entries"`
+	// Threads are the NAPI kernel threads the pin moved, with the CPUs
+	// each could run on before (version 2).
+	Threads []savedThread `json:"threads,omitempty"`
+}
+
+// savedThread is one kernel thread and the CPUs it could run on. Its pid,
+// name and start time together name it: restore moves it back only if
+// the pid is still that task.
+type savedThread struct {
+	PID   int    `json:"pid"`
+	Comm  string `json:"comm"`
+	Start uint64 `json:"start_time"` // /proc/PID/stat field 22
+	CPUs  string `json:"cpus"`       // list form
+	// What it was paired with, for the report.
+	NIC   string `json:"nic"`
+	NAPI  uint32 `json:"napi_id,omitempty"`
+	Queue int    `json:"queue"`
+	Dir   string `json:"dir,omitempty"`
+	IRQ   int    `json:"irq"`
 }
 
 // savedValue is one file and the value it held.
@@ -311,8 +336,8 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
 	}
-	if s.Version != stateVersion {
-		return nil, refuse("version %d, want %d", s.Version, stateVersion)
+	if s.Version != stateVersion && s.Version != stateVersionThreads {
+		return nil, refuse("version %d, want %d or %d", s.Version, stateVersion, stateVersionThreads)
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -321,7 +346,7 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	if !sameRoot(s.Root, abs) {
 		return nil, refuse("saved for root %q, not %q", s.Root, abs)
 	}
-	if len(s.Entries) == 0 {
+	if len(s.Entries) == 0 && len(s.Threads) == 0 {
 		return nil, refuse("no entries")
 	}
 	for i, e := range s.Entries {
@@ -332,6 +357,9 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	possible, hasPossible, err := possibleCPUs(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("validate state: %w", err)
+	}
+	if err := checkThreads(s.Threads, possible, hasPossible); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
 	}
 	bad = map[int]error{}
 	first := make(map[string]int, len(s.Entries))
@@ -575,4 +603,53 @@ func (l *Lock) Release() error {
 		err = fmt.Errorf("unlock %s: %w", name, uerr)
 	}
 	return err
+}
+
+// maxPID is the kernel's PID_MAX_LIMIT (4M on 64-bit hosts).
+const maxPID = 1 << 22
+
+// checkThreads says why the saved threads cannot be restored, nil when
+// every one can: a pid in the kernel's range, once; a NAPI thread's name
+// of the NIC it is saved for; CPUs in list form, not empty, that the
+// host can have. Any one refuses the whole file, before anything is
+// written: a state naming another task, or a set the kernel would not
+// take, is not a file a pin wrote.
+func checkThreads(threads []savedThread, possible cpuset.Set, hasPossible bool) error {
+	seen := map[int]bool{}
+	for i, t := range threads {
+		if err := threadError(t, possible, hasPossible); err != nil {
+			return fmt.Errorf("thread %d: %w", i, err)
+		}
+		if seen[t.PID] {
+			return fmt.Errorf("thread %d: pid %d appears twice", i, t.PID)
+		}
+		seen[t.PID] = true
+	}
+	return nil
+}
+
+// threadError says why one saved thread cannot be restored, nil when it
+// can. Pin asks it of every thread before it saves them.
+func threadError(t savedThread, possible cpuset.Set, hasPossible bool) error {
+	if t.PID <= 0 || t.PID > maxPID {
+		return fmt.Errorf("pid %d: not a pid (1 to %d)", t.PID, maxPID)
+	}
+	if _, ok := napiIDOf(t.Comm, t.NIC); !ok || !isNAPIComm(t.Comm) {
+		return fmt.Errorf("pid %d: %q is not a NAPI thread of NIC %q (napi/NIC-ID)", t.PID, clip(t.Comm), clip(t.NIC))
+	}
+	if t.Queue < -1 || t.IRQ < -1 {
+		return fmt.Errorf("%s (pid %d): queue %d, IRQ %d: want -1 or more", t.Comm, t.PID, t.Queue, t.IRQ)
+	}
+	set, err := cpuset.ParseList(t.CPUs)
+	if err != nil {
+		return fmt.Errorf("%s (pid %d): cpus %q: %v", t.Comm, t.PID, clip(t.CPUs), err)
+	}
+	if set.IsEmpty() {
+		return fmt.Errorf("%s (pid %d): cpus %q: empty", t.Comm, t.PID, clip(t.CPUs))
+	}
+	if extra := set.Difference(possible); hasPossible && !extra.IsEmpty() {
+		return fmt.Errorf("%s (pid %d): cpus %q: %s %s %s on this host (possible: %s)", t.Comm, t.PID, clip(t.CPUs),
+			units.Choose(extra.Len(), "CPU", "CPUs"), clip(extra.String()), units.Choose(extra.Len(), "does not exist", "do not exist"), possible)
+	}
+	return nil
 }

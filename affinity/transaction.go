@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -88,6 +90,13 @@ type PinRequest struct {
 	// longer transaction (a pin, a run, its restore); Pin then does not
 	// take the lock itself.
 	Lock *Lock
+	// Steering is the NICs' steering when the caller has read it; nil:
+	// Pin reads it (steer.Read) to find their threaded NAPI.
+	Steering *steer.Host
+	// Threads moves the NAPI threads; nil: the running kernel's on the
+	// live host, and none on a captured root, whose threads are reported
+	// and left alone.
+	Threads ThreadAffinity
 }
 
 // PinResult is what Pin did, or would do in a dry run.
@@ -95,7 +104,11 @@ type PinResult struct {
 	Strategy Strategy
 	Targets  []Target
 	Rows     []Row
-	Notes    []string
+	// Threads are the NIC's NAPI kernel threads: those moved with their
+	// IRQ, and those left alone with why. Empty when NAPI is not
+	// threaded.
+	Threads []ThreadRow
+	Notes   []string
 	// StateFile holds the values the writes replaced; "" when nothing
 	// was written (a dry run, nothing to change).
 	StateFile string
@@ -167,13 +180,17 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	for i, s := range plan.Steps {
 		res.Rows = append(res.Rows, stepRow(s, files[i]))
 	}
-	res.Changes = len(changes)
+	ta := threadsOf(req.Root, req.Threads)
+	if res.Threads, err = pinThreads(req, plan, ta); err != nil {
+		return nil, err
+	}
+	res.Changes = len(changes) + len(threadChanges(res.Threads))
 	if req.Planned != nil {
 		if err := req.Planned(res); err != nil {
 			return nil, err
 		}
 	}
-	if req.DryRun || len(changes) == 0 {
+	if req.DryRun || res.Changes == 0 {
 		return res, nil
 	}
 
@@ -188,21 +205,63 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		}
 		defer lock.Release()
 	}
-	if res.StateFile, err = saveState(req, changes); err != nil {
+	if res.StateFile, err = saveState(req, changes, res.Threads); err != nil {
 		return nil, err
 	}
 	applied, stop := irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
+	if stop == irq.StopCompleted && len(threadChanges(res.Threads)) > 0 {
+		// The threads follow their IRQs; a thread that fails undoes
+		// them too, newest first: its threads, then every IRQ.
+		if stop = applyThreads(ctx, ta, res.Threads, req.KeepGoing); stop != irq.StopCompleted {
+			irq.Rollback(req.Writer, req.Root, changes, applied)
+		}
+	}
 	res.Stop = stop
 	if stop == irq.StopInterrupted {
 		res.Cause = context.Cause(ctx)
 	}
 	res.record(applied, stepOf)
+	res.recordThreads(ta)
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
 	if len(res.RollbackFailed) == 0 && (stop == irq.StopInterrupted || stop == irq.StopFailed) {
 		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
 	}
 	return res, nil
+}
+
+// pinThreads plans the NAPI threads of the plan's NICs, reading their
+// steering unless the request has it.
+func pinThreads(req PinRequest, plan *pinPlan, ta ThreadAffinity) ([]ThreadRow, error) {
+	var nics []string
+	for _, s := range plan.Steps {
+		if !slices.Contains(nics, s.NIC) {
+			nics = append(nics, s.NIC)
+		}
+	}
+	sh, failed := readSteering(req.Root, req.Steering, nics)
+	return planThreads(req.Root, sh, failed, plan, ta)
+}
+
+// recordThreads reads back where the threads may run, and names the
+// threads whose move or rollback failed.
+func (res *PinResult) recordThreads(ta ThreadAffinity) {
+	readBackThreads(ta, res.Threads)
+	for i := range res.Threads {
+		r := &res.Threads[i]
+		if r.Result == irq.ResultPlanned {
+			r.Result = irq.ResultUnchanged // a write before it failed
+		}
+		switch {
+		case strings.HasPrefix(r.Error, "rollback: "):
+			res.RollbackFailed = append(res.RollbackFailed, r.Name()+": "+strings.TrimPrefix(r.Error, "rollback: "))
+		case r.Result == irq.ResultFailed:
+			res.Failed = append(res.Failed, r.Name()+": "+r.Error)
+		}
+		if r.Result == irq.ResultChanged {
+			res.Changed++
+		}
+	}
 }
 
 // planRequest reads the host and the request's NICs' IRQs, and plans.
@@ -285,7 +344,7 @@ func (p *pinPlan) dedupe() error {
 // saveState reads the values the writes replace, under the lock the
 // caller holds, puts them in the changes and saves them to the state
 // file, whose path it returns.
-func saveState(req PinRequest, changes []irq.Change) (string, error) {
+func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow) (string, error) {
 	state, err := newState(req.Root, req.Now)
 	if err != nil {
 		return "", err
@@ -310,6 +369,17 @@ func saveState(req PinRequest, changes []irq.Change) (string, error) {
 	}
 	for i := range changes {
 		changes[i].From, changes[i].FromRaw = state.Entries[i].Value, raws[i]
+	}
+	for _, i := range threadChanges(threads) {
+		r := threads[i]
+		t := savedThread{PID: r.PID, Comm: r.Comm, Start: r.start, CPUs: r.from.String(), NIC: r.NIC, NAPI: r.NAPI, Queue: r.Queue, Dir: r.Dir, IRQ: r.IRQ}
+		if err := threadError(t, possible, hasPossible); err != nil {
+			return "", fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
+		}
+		state.Threads = append(state.Threads, t)
+	}
+	if len(state.Threads) > 0 {
+		state.Version = stateVersionThreads
 	}
 	path := req.StatePath
 	if path == "" {
@@ -483,7 +553,9 @@ func irqbalanceWarning(fsys kfile.FS, h *topology.Host, t *irq.Table, plan *pinP
 type RestoreResult struct {
 	StateFile string
 	Rows      []Row
-	Notes     []string
+	// Threads are the NAPI threads the pin moved and what became of each.
+	Threads []ThreadRow
+	Notes   []string
 	// Total is the values the state file holds; Failed names those that
 	// could not be written and Gone those whose IRQ or queue no longer
 	// exists, with why.
@@ -518,7 +590,10 @@ func (r *RestoreResult) Err() error {
 // has gone (a driver reload) is reported, not written. A state file fully
 // restored is renamed FILE.restored. The error is for what stops the
 // restore before any write; what became of each value is in the result.
-func Restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer) (*RestoreResult, error) {
+//
+// threads moves back the NAPI threads the pin moved; nil: the running
+// kernel's on the live host, and none on a captured root.
+func Restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer, threads ThreadAffinity) (*RestoreResult, error) {
 	// A state file that is not there is said before the lock is taken,
 	// which would make <root>/var/lib/irqnuma.
 	if statePath != "" {
@@ -535,20 +610,20 @@ func Restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer)
 		return nil, err
 	}
 	defer lock.Release()
-	return restore(ctx, fsys, statePath, w)
+	return restore(ctx, fsys, statePath, w, threads)
 }
 
 // RestoreHeld is Restore under a lock of root the caller holds (see
 // PinRequest.Lock).
-func RestoreHeld(ctx context.Context, lock *Lock, fsys kfile.FS, statePath string, w irq.Writer) (*RestoreResult, error) {
+func RestoreHeld(ctx context.Context, lock *Lock, fsys kfile.FS, statePath string, w irq.Writer, threads ThreadAffinity) (*RestoreResult, error) {
 	if err := lock.held(fsys); err != nil {
 		return nil, err
 	}
-	return restore(ctx, fsys, statePath, w)
+	return restore(ctx, fsys, statePath, w, threads)
 }
 
 // restore is Restore once the lock is held.
-func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer) (*RestoreResult, error) {
+func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer, threads ThreadAffinity) (*RestoreResult, error) {
 	var err error
 	if statePath == "" {
 		if statePath, err = newestState(fsys); err != nil {
@@ -563,7 +638,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath, err)
 	}
-	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries), Rows: []Row{}, Notes: []string{}}
+	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads), Rows: []Row{}, Notes: []string{}}
 	owners := irqOwners(fsys)
 	var changes []irq.Change
 	var rowOf []int
@@ -622,6 +697,8 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer)
 			row.fill(irq.ChangeResult{Result: irq.ResultUnchanged, ReadBack: irq.ReadBackOf(fsys, row.File)})
 		}
 	}
+	// The threads go back after their IRQs, as the pin moved them.
+	res.restoreThreads(fsys, threadsOf(fsys, threads), state.Threads)
 	if isLive(fsys) {
 		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
 	} else {

@@ -318,7 +318,7 @@ func (b *bencher) group(ctx context.Context, node int) (err error) {
 // signal does not cut it short.
 func (b *bencher) restore(ctx context.Context, stateFile string) error {
 	b.req.Observer.Restoring(stateFile)
-	rr, err := affinity.RestoreHeld(context.WithoutCancel(ctx), b.lock, b.req.Root, stateFile, b.req.Writer)
+	rr, err := affinity.RestoreHeld(context.WithoutCancel(ctx), b.lock, b.req.Root, stateFile, b.req.Writer, nil)
 	if err == nil {
 		b.req.Observer.Restored(rr)
 		err = rr.Err()

@@ -457,6 +457,17 @@ func Apply(ctx context.Context, w Writer, fsys kfile.FS, changes []Change, opt A
 	return res, stop
 }
 
+// Rollback writes back the From value of every change res says was made,
+// newest first, and reads every file back again: for a caller whose own
+// later step failed after Apply completed (a NAPI thread that follows its
+// IRQ).
+func Rollback(w Writer, fsys kfile.FS, changes []Change, res []ChangeResult) {
+	rollback(w, fsys, changes, res)
+	for i, c := range changes {
+		res[i].ReadBack = ReadBackOf(fsys, c.Path)
+	}
+}
+
 // rollback writes back the From value of every changed entry, newest first.
 func rollback(w Writer, fsys kfile.FS, changes []Change, res []ChangeResult) {
 	for i := len(changes) - 1; i >= 0; i-- {

@@ -16,7 +16,10 @@ type taskStat struct {
 	comm         string
 	state        string // field 3: "R", "S", ...
 	utime, stime uint64 // fields 14 and 15, clock ticks
-	processor    int    // field 39, the CPU it last ran on; -1 when unknown
+	// start is field 22, starttime: clock ticks after boot the task
+	// started at; a pid and its start time name one task for good.
+	start     uint64
+	processor int // field 39, the CPU it last ran on; -1 when unknown
 }
 
 // readTaskStat reads and parses a stat file. The command name sits in
@@ -49,6 +52,11 @@ func parseTaskStat(path string, b []byte) (taskStat, error) {
 	}
 	if st.stime, err = strconv.ParseUint(string(f[12]), 10, 64); err != nil {
 		return st, fmt.Errorf("read %s: stime %q is not a number", path, clip(f[12]))
+	}
+	if len(f) > 19 {
+		if st.start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
+			return st, fmt.Errorf("read %s: starttime %q is not a number", path, clip(f[19]))
+		}
 	}
 	if len(f) > 36 {
 		cpu, err := strconv.ParseInt(string(f[36]), 10, 64)

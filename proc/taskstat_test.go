@@ -13,10 +13,11 @@ func TestParseTaskStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.comm != "iperf3 ) (x" || st.state != "S" || st.utime != 90 || st.stime != 6 || st.processor != 21 {
+	if st.comm != "iperf3 ) (x" || st.state != "S" || st.utime != 90 || st.stime != 6 || st.start != 2869 || st.processor != 21 {
 		t.Errorf("parseTaskStat = %+v", st)
 	}
-	for _, bad := range []string{"", "4242 iperf3 S", "4242 (x) S 1 2", "4242 (x) S 1 1 1 1 1 1 1 1 1 1 x 6 0"} {
+	for _, bad := range []string{"", "4242 iperf3 S", "4242 (x) S 1 2", "4242 (x) S 1 1 1 1 1 1 1 1 1 1 x 6 0",
+		"4242 (x) S 1 1 1 1 1 1 1 1 1 1 1 6 0 0 20 0 2 0 -5 0"} {
 		_, err := parseTaskStat("proc/1/stat", []byte(bad))
 		if err == nil || !strings.Contains(err.Error(), "proc/1/stat") {
 			t.Errorf("parseTaskStat(%q) = %v, want an error naming the file", bad, err)

@@ -62,12 +62,15 @@ func setOrUnknown(s *string) string {
 
 // PinDoc is the JSON document of `irq pin` and `irq restore`.
 type PinDoc struct {
-	Plan      []affinity.Row `json:"plan"`
-	StateFile string         `json:"state_file"`
-	DryRun    bool           `json:"dry_run"`
-	Strategy  string         `json:"strategy,omitempty"`
-	Targets   []PinTarget    `json:"targets"`
-	Notes     []string       `json:"notes"`
+	Plan []affinity.Row `json:"plan"`
+	// Threads are the NAPI kernel threads moved with their IRQs, or left
+	// alone with why; empty when NAPI is not threaded.
+	Threads   []affinity.ThreadRow `json:"threads"`
+	StateFile string               `json:"state_file"`
+	DryRun    bool                 `json:"dry_run"`
+	Strategy  string               `json:"strategy,omitempty"`
+	Targets   []PinTarget          `json:"targets"`
+	Notes     []string             `json:"notes"`
 }
 
 // PinTarget is where a pin places one NIC's IRQs, and why there.
@@ -80,7 +83,7 @@ type PinTarget struct {
 
 // NewPinDoc is the document of a pin's result.
 func NewPinDoc(res *affinity.PinResult, dryRun bool) PinDoc {
-	doc := PinDoc{Plan: res.Rows, StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes}
+	doc := PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes}
 	for _, tg := range res.Targets {
 		doc.Targets = append(doc.Targets, PinTarget{NIC: tg.NIC, CPUs: tg.CPUs.String(), Source: tg.Source, Left: append([]string{}, tg.Left...)})
 	}
@@ -89,7 +92,62 @@ func NewPinDoc(res *affinity.PinResult, dryRun bool) PinDoc {
 
 // NewRestoreDoc is the document of a restore's result.
 func NewRestoreDoc(res *affinity.RestoreResult) PinDoc {
-	return PinDoc{Plan: res.Rows, StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes}
+	return PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes}
+}
+
+// orEmpty makes a nil list an empty one, so JSON says [].
+func orEmpty(rows []affinity.ThreadRow) []affinity.ThreadRow {
+	if rows == nil {
+		return []affinity.ThreadRow{}
+	}
+	return rows
+}
+
+// WritePinThreads writes a line per NAPI thread of a pin or restore:
+// "napi/eth0-8193 (pid 812, queue rx-3, IRQ 41): 0-7 -> 4", then what
+// became of it (with results) and why it was left alone.
+func WritePinThreads(w io.Writer, rows []affinity.ThreadRow, results bool) error {
+	for _, r := range rows {
+		where := []string{"pid " + strconv.Itoa(r.PID)}
+		if r.Queue >= 0 {
+			where = append(where, "queue "+queueName(r.Queue, r.Dir))
+		}
+		if r.IRQ >= 0 {
+			where = append(where, "IRQ "+strconv.Itoa(r.IRQ))
+		}
+		var move string
+		if r.To != "" {
+			move = fmt.Sprintf("%s -> %s", units.OrDash(r.From), r.To)
+		} else if r.From != "" {
+			move = "on " + r.From
+		}
+		if (results && r.Result != irq.ResultSkipped) || r.Action == affinity.ActionKeep {
+			move = strings.TrimSpace(move + " " + threadOutcome(r, results))
+		}
+		var parts []string
+		for _, p := range []string{move, r.Error} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		line := fmt.Sprintf("%s (%s): %s", r.Comm, strings.Join(where, ", "), strings.Join(parts, "; "))
+		if err := linef(w, "%s", line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// threadOutcome says what became of a thread's step.
+func threadOutcome(r affinity.ThreadRow, results bool) string {
+	out := "(" + string(r.Result)
+	if r.Action == affinity.ActionKeep {
+		out = "(already there"
+	}
+	if results && r.Affinity != nil {
+		out += ", now " + *r.Affinity
+	}
+	return out + ")"
 }
 
 // WritePinTargets says, a line per NIC, where a pin places its IRQs.

@@ -72,7 +72,7 @@ func needRoot(a *app, what, instead string) error {
 // pinRequest turns the flags into what affinity.Pin takes.
 func pinRequest(a *app, nics []string, f pinFlags) (affinity.PinRequest, error) {
 	req := affinity.PinRequest{Root: a.fs, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
-		StatePath: f.state, Writer: a.writer, Now: a.now(),
+		StatePath: f.state, Writer: a.writer, Threads: a.threads, Now: a.now(),
 		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps, CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs}}
 	var err error
 	if req.Options.Strategy, err = affinity.ParseStrategy(f.strategy); err != nil {
@@ -136,7 +136,12 @@ func writePin(a *app, doc report.PinDoc, results, withAction bool) error {
 	if a.json() {
 		return a.writeJSON(doc)
 	}
-	if err := report.WritePin(a.stdout, doc.Plan, results, withAction); err != nil {
+	if len(doc.Plan) > 0 || len(doc.Threads) == 0 {
+		if err := report.WritePin(a.stdout, doc.Plan, results, withAction); err != nil {
+			return err
+		}
+	}
+	if err := report.WritePinThreads(a.stdout, doc.Threads, results); err != nil {
 		return err
 	}
 	report.WriteNotes(a.stderr, doc.Notes)
@@ -163,7 +168,7 @@ func runRestore(a *app, args []string) error {
 		path = args[0]
 	}
 	defer shutdown.Critical()()
-	res, err := affinity.Restore(a.ctx, a.fs, path, a.writer)
+	res, err := affinity.Restore(a.ctx, a.fs, path, a.writer, a.threads)
 	if err != nil {
 		return err
 	}

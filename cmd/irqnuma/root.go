@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/version"
@@ -36,7 +37,10 @@ type app struct {
 // fixed clock, a non-root user), each on its own app, so CLI tests can run
 // in parallel.
 type sys struct {
-	writer  irq.Writer          // every write to /proc/irq and sysfs
+	writer irq.Writer // every write to /proc/irq and sysfs
+	// threads moves NAPI kernel threads (sched_setaffinity); nil: the
+	// kernel's on the live host, none on a captured root.
+	threads affinity.ThreadAffinity
 	geteuid func() int          // root or not, for writes to the live host
 	now     func() time.Time    // state file names and watch samples
 	getenv  func(string) string // COLUMNS, for the width of human output

@@ -1,0 +1,458 @@
+package affinity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/steer"
+)
+
+// This file pins threaded NAPI with the IRQs: when a NIC's NAPI runs in
+// napi/IF-ID kernel threads, the packets of a queue are processed where
+// its thread runs, not where its IRQ lands, so a pin that moves the IRQ
+// moves the thread of the queue's NAPI instance to the same CPUs.
+
+// ThreadRow is one NAPI kernel thread of a pin or a restore, as the JSON
+// document and the text output show it.
+type ThreadRow struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"`
+	NIC  string `json:"nic"`
+	// NAPI is the NAPI instance's id; 0 when not known.
+	NAPI uint32 `json:"napi_id,omitempty"`
+	// Queue and IRQ are those the thread was paired with; -1 when not
+	// known.
+	Queue  int        `json:"queue"`
+	Dir    string     `json:"dir,omitempty"`
+	IRQ    int        `json:"irq"`
+	From   string     `json:"from"`
+	To     string     `json:"to"`
+	Action Action     `json:"action"`
+	Result irq.Result `json:"result"`
+	Error  string     `json:"error"`
+	// Affinity is the thread's CPUs read back after the run (null in a
+	// dry run, or when it cannot be read).
+	Affinity *string `json:"affinity"`
+
+	start uint64     // its start time, which with the pid names it
+	to    cpuset.Set // where it goes
+	from  cpuset.Set // where it was (what rollback writes)
+}
+
+// Name names a thread in messages: "napi/eth0-8193 (pid 812)".
+func (r ThreadRow) Name() string {
+	return fmt.Sprintf("%s (pid %d)", r.Comm, r.PID)
+}
+
+// napiPrefix is the comm of a NIC's NAPI threads before the NAPI id:
+// napi_kthread_create names them "napi/%s-%d" (netdev name, napi id).
+func napiPrefix(nic string) string { return "napi/" + nic + "-" }
+
+// napiIDOf returns the NAPI id of nic's thread comm, and false when comm
+// is no NAPI thread of nic's.
+func napiIDOf(comm, nic string) (uint32, bool) {
+	rest, ok := strings.CutPrefix(comm, napiPrefix(nic))
+	if !ok || rest == "" || (len(rest) > 1 && rest[0] == '0') {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(rest, 10, 32)
+	return uint32(id), err == nil
+}
+
+// napiComm reports whether comm is a NAPI thread of nic's.
+func napiComm(comm, nic string) bool {
+	_, ok := napiIDOf(comm, nic)
+	return ok
+}
+
+// isNAPIComm reports whether comm is a NAPI thread's name: "napi/" a
+// netdev name, "-" and a decimal NAPI id.
+func isNAPIComm(comm string) bool {
+	rest, ok := strings.CutPrefix(comm, "napi/")
+	i := strings.LastIndexByte(rest, '-')
+	if !ok || i <= 0 {
+		return false
+	}
+	_, err := strconv.ParseUint(rest[i+1:], 10, 32)
+	return err == nil && !strings.ContainsAny(rest[:i], "/: \t\n")
+}
+
+// readSteering reads each NIC's steering for its NAPI threads, unless
+// the caller has read it. A NIC whose reading fails (an interface the
+// root's /sys/class/net does not have, a capture inferred from IRQ names)
+// is left out with why: its threads are named and left alone, and its
+// IRQs are still pinned.
+func readSteering(fsys kfile.FS, given *steer.Host, nics []string) (*steer.Host, map[string]error) {
+	if given != nil {
+		return given, nil
+	}
+	h := &steer.Host{}
+	failed := map[string]error{}
+	for _, name := range nics {
+		one, err := steer.Read(fsys, []string{name})
+		if err != nil {
+			failed[name] = err
+			continue
+		}
+		h.NICs = append(h.NICs, one.NICs...)
+		h.Source = one.Source
+	}
+	return h, failed
+}
+
+// threadPlanner pairs the plan's IRQs with the NAPI threads of their
+// queues.
+type threadPlanner struct {
+	fsys    kfile.FS
+	threads ThreadAffinity   // nil: the threads are not moved
+	failed  map[string]error // the NICs whose steering could not be read
+	rows    []ThreadRow
+	byPID   map[int]int // index in rows
+}
+
+// planThreads returns a row for every NAPI thread of the plan's NICs:
+// those paired with an IRQ the plan places get its CPUs; those that
+// cannot be paired say why and are left alone. A NIC whose NAPI is not
+// threaded has no rows.
+func planThreads(fsys kfile.FS, sh *steer.Host, failed map[string]error, plan *pinPlan, threads ThreadAffinity) ([]ThreadRow, error) {
+	p := &threadPlanner{fsys: fsys, threads: threads, failed: failed, byPID: map[int]int{}}
+	var nics []string
+	for _, s := range plan.Steps {
+		if s.IRQ >= 0 && !slices.Contains(nics, s.NIC) {
+			nics = append(nics, s.NIC)
+		}
+	}
+	for _, name := range nics {
+		if err := p.nic(name, sh.NIC(name), plan.Steps); err != nil {
+			return nil, err
+		}
+	}
+	return p.rows, nil
+}
+
+// nic plans the threads of one NIC.
+func (p *threadPlanner) nic(name string, n *steer.NIC, steps []planStep) error {
+	var why string
+	switch {
+	case p.failed[name] != nil:
+		why = "its queue is unknown: " + p.failed[name].Error() + "; not moved"
+	case n == nil:
+		why = "its queue is unknown: the NIC's steering was not read; not moved"
+	default:
+		if r, unknown := n.Why(steer.PartNAPI); unknown {
+			why = "its queue is unknown: netdev napi-get " + r.String() + "; not moved"
+			if r.Why == steer.WhyKernel {
+				why = "its queue is unknown on this kernel (no netdev napi-get); not moved"
+			}
+		}
+	}
+	if why != "" {
+		return p.unpaired(name, why)
+	}
+	if !threaded(n) {
+		return nil
+	}
+	for _, s := range steps {
+		if s.NIC != name || s.IRQ < 0 || (s.Action != ActionChange && s.Action != ActionKeep) {
+			continue
+		}
+		for _, napi := range napisOf(n, s) {
+			if err := p.add(name, napi, s); err != nil {
+				return err
+			}
+		}
+	}
+	for _, napi := range n.NAPIs {
+		if _, ok := p.byPID[napi.PID]; napi.PID > 0 && !ok {
+			why := "not moved: its IRQ is unknown (napi-get reports none) and no queue this pin places is served by it"
+			if napi.IRQ >= 0 {
+				why = "not moved: its IRQ " + strconv.Itoa(napi.IRQ) + " is not one this pin places"
+			}
+			if err := p.skip(name, napi.PID, napi.ID, napi.IRQ, why); err != nil {
+				return err
+			}
+		}
+	}
+	// Threads netdev does not list (a NAPI instance never registered,
+	// as virtio_net's tx NAPI) still run the NIC's work.
+	return p.unpaired(name, "not moved: netdev napi-get does not list it, so its queue and IRQ are unknown")
+}
+
+// threaded reports whether any of the NIC's NAPI instances runs in a
+// kernel thread, by napi-get's pid, or the NIC's sysfs threaded says it
+// may.
+func threaded(n *steer.NIC) bool {
+	for _, napi := range n.NAPIs {
+		if napi.PID > 0 {
+			return true
+		}
+	}
+	return n.Sysfs.Threaded != nil && *n.Sysfs.Threaded != 0
+}
+
+// napisOf returns the threaded NAPI instances of a step's IRQ: those
+// napi-get ties to it, else, for instances napi-get gives no IRQ, those
+// queue-get says serve its queue (an rx vector's rx queue, a tx
+// vector's tx queue, a combined vector's both).
+func napisOf(n *steer.NIC, s planStep) []steer.NAPI {
+	var out []steer.NAPI
+	for _, napi := range n.NAPIs {
+		if napi.PID > 0 && napi.IRQ == s.IRQ {
+			out = append(out, napi)
+		}
+	}
+	if len(out) > 0 || s.Queue < 0 {
+		return out
+	}
+	for _, q := range n.Queues {
+		if q.NAPI == 0 || q.ID != uint32(s.Queue) || (s.Dir != "" && string(q.Type) != s.Dir) {
+			continue
+		}
+		for _, napi := range n.NAPIs {
+			if napi.ID == q.NAPI && napi.PID > 0 && napi.IRQ < 0 && !slices.ContainsFunc(out, func(o steer.NAPI) bool { return o.ID == napi.ID }) {
+				out = append(out, napi)
+			}
+		}
+	}
+	return out
+}
+
+// add plans the thread of napi to the CPUs of step s.
+func (p *threadPlanner) add(nic string, napi steer.NAPI, s planStep) error {
+	if j, ok := p.byPID[napi.PID]; ok {
+		prev := &p.rows[j]
+		if !prev.to.Equal(s.To) && prev.Action != ActionSkipUnknown {
+			prev.Action, prev.Result = ActionSkipUnknown, irq.ResultSkipped
+			prev.Error = fmt.Sprintf("not moved: it serves IRQs %d and %d, which this pin places on different CPUs (%s and %s)", prev.IRQ, s.IRQ, prev.to, s.To)
+			prev.To = ""
+		}
+		return nil
+	}
+	task, err := p.task(napi.PID)
+	if err != nil || task == nil {
+		return err
+	}
+	r := ThreadRow{PID: napi.PID, Comm: task.Comm, NIC: nic, NAPI: napi.ID, Queue: s.Queue, Dir: s.Dir, IRQ: s.IRQ,
+		From: cpusOrUnknown(task.Allowed), To: s.To.String(), Action: ActionChange, Result: irq.ResultPlanned,
+		start: task.Start, to: s.To, from: task.Allowed}
+	switch {
+	case !napiComm(task.Comm, nic):
+		r.Action, r.Result, r.To = ActionSkipUnknown, irq.ResultSkipped, ""
+		r.Error = fmt.Sprintf("not moved: netdev names pid %d as NAPI %d's thread, but its name %q is not a NAPI thread's", napi.PID, napi.ID, task.Comm)
+	case p.threads == nil:
+		r.Action, r.Result = ActionSkipUnknown, irq.ResultSkipped
+		r.Error = "not moved: " + errCaptured.Error()
+	default:
+		if r.from, err = p.threads.Get(napi.PID); err != nil {
+			return fmt.Errorf("save current value: %s: %w", r.Name(), err)
+		}
+		r.From = r.from.String()
+		if r.from.Equal(s.To) {
+			r.Action, r.Result = ActionKeep, irq.ResultUnchanged
+		}
+	}
+	p.byPID[r.PID] = len(p.rows)
+	p.rows = append(p.rows, r)
+	return nil
+}
+
+// task reads a thread's name, start time and CPUs; nil when it has
+// exited meanwhile. A tree that holds only its comm gives the name with
+// no CPUs.
+func (p *threadPlanner) task(pid int) (*proc.Task, error) {
+	t, err := proc.ReadTask(p.fsys, pid)
+	if errors.Is(err, proc.ErrNoProcess) {
+		return nil, nil
+	}
+	if errors.Is(err, proc.ErrPartial) {
+		// A snapshot keeps every task's comm and no more: the thread is
+		// named, its CPUs unknown.
+		comm, cerr := p.fsys.String(p.fsys.Path("proc", strconv.Itoa(pid), "comm"))
+		if cerr == nil {
+			return &proc.Task{PID: pid, Comm: comm}, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("NAPI thread: %w", err)
+	}
+	return &t, nil
+}
+
+// cpusOrUnknown is a thread's CPUs as a row shows them: "" when not
+// known (a task may never run on no CPU, so the empty set is unknown).
+func cpusOrUnknown(s cpuset.Set) string {
+	if s.IsEmpty() {
+		return ""
+	}
+	return s.String()
+}
+
+// skip adds a row for a thread left alone, with why.
+func (p *threadPlanner) skip(nic string, pid int, napi uint32, irqN int, why string) error {
+	task, err := p.task(pid)
+	if err != nil || task == nil {
+		return err
+	}
+	p.byPID[pid] = len(p.rows)
+	p.rows = append(p.rows, ThreadRow{PID: pid, Comm: task.Comm, NIC: nic, NAPI: napi, Queue: -1, IRQ: irqN,
+		From: cpusOrUnknown(task.Allowed), Action: ActionSkipUnknown, Result: irq.ResultSkipped, Error: why})
+	return nil
+}
+
+// unpaired adds a row, saying why, for each of the NIC's NAPI threads
+// found by name under /proc and not planned yet.
+func (p *threadPlanner) unpaired(nic, why string) error {
+	pids, err := proc.FindByCommPrefix(p.fsys, napiPrefix(nic))
+	if err != nil {
+		if kfile.IsNotExist(err) {
+			return nil // a capture without processes
+		}
+		return fmt.Errorf("NAPI threads of %s: %w", nic, err)
+	}
+	for _, pid := range pids {
+		if _, ok := p.byPID[pid]; ok {
+			continue
+		}
+		task, err := p.task(pid)
+		if err != nil {
+			return err
+		}
+		if task == nil {
+			continue
+		}
+		// "napi/eth0-x-5" is eth0-x's, not eth0's.
+		id, ok := napiIDOf(task.Comm, nic)
+		if !ok {
+			continue
+		}
+		if err := p.skip(nic, pid, id, -1, why); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// threadChanges returns the indexes of the rows to write.
+func threadChanges(rows []ThreadRow) []int {
+	var out []int
+	for i, r := range rows {
+		if r.Action == ActionChange {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// applyThreads sets each planned thread's CPUs, in order, after the
+// IRQs were written. A failure (unless keepGoing) or a cancelled ctx
+// stops it, and the threads set are rolled back newest first; the
+// caller then rolls back the IRQs, which were written before them. It
+// returns why it stopped.
+func applyThreads(ctx context.Context, ta ThreadAffinity, rows []ThreadRow, keepGoing bool) irq.Stop {
+	todo := threadChanges(rows)
+	stop := irq.StopCompleted
+	var done []int
+	for _, i := range todo {
+		if ctx.Err() != nil {
+			stop = irq.StopInterrupted
+			break
+		}
+		r := &rows[i]
+		if err := ta.Set(r.PID, r.to); err != nil {
+			r.Result, r.Error = irq.ResultFailed, err.Error()
+			if !keepGoing {
+				stop = irq.StopFailed
+				break
+			}
+			continue
+		}
+		r.Result = irq.ResultChanged
+		done = append(done, i)
+	}
+	if stop != irq.StopCompleted {
+		for k := len(done) - 1; k >= 0; k-- {
+			r := &rows[done[k]]
+			if err := ta.Set(r.PID, r.from); err != nil {
+				r.Error = "rollback: " + err.Error()
+				continue
+			}
+			r.Result = irq.ResultRolledBack
+		}
+	}
+	return stop
+}
+
+// readBackThreads reads where every thread may run now.
+func readBackThreads(ta ThreadAffinity, rows []ThreadRow) {
+	if ta == nil {
+		return
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Result == irq.ResultSkipped {
+			continue
+		}
+		if set, err := ta.Get(r.PID); err == nil {
+			s := set.String()
+			r.Affinity = &s
+		}
+	}
+}
+
+// restoreThreads moves each saved thread back to its CPUs, if its pid is
+// still the task the pin moved (the same name and start time): a thread
+// that has exited, or whose pid a new task has taken, is reported as
+// gone and not touched. Every thread is tried, whatever fails.
+func (res *RestoreResult) restoreThreads(fsys kfile.FS, ta ThreadAffinity, saved []savedThread) {
+	for _, t := range saved {
+		r := ThreadRow{PID: t.PID, Comm: t.Comm, NIC: t.NIC, NAPI: t.NAPI, Queue: t.Queue, Dir: t.Dir, IRQ: t.IRQ,
+			To: t.CPUs, Action: ActionRestore, Result: irq.ResultUnchanged}
+		to, _ := cpuset.ParseList(t.CPUs) // validated with the state
+		task, err := proc.ReadTask(fsys, t.PID)
+		switch {
+		case errors.Is(err, proc.ErrNoProcess) || (err == nil && (task.Comm != t.Comm || task.Start != t.Start)):
+			r.Result, r.Error = irq.ResultGone, r.Name()+" is gone: not restored"
+			res.Gone = append(res.Gone, r.Name())
+			res.Threads = append(res.Threads, r)
+			continue
+		case err != nil:
+			r.Result, r.Error = irq.ResultFailed, err.Error()
+		case ta == nil:
+			r.From = task.Allowed.String()
+			r.Result, r.Error = irq.ResultFailed, "not restored: "+errCaptured.Error()
+		default:
+			r.restore(ta, to)
+		}
+		if r.Result == irq.ResultFailed {
+			res.Failed = append(res.Failed, r.Name()+": "+r.Error)
+		}
+		res.Threads = append(res.Threads, r)
+	}
+}
+
+// restore moves one thread back to cpus, and reads where it may run.
+func (r *ThreadRow) restore(ta ThreadAffinity, to cpuset.Set) {
+	cur, err := ta.Get(r.PID)
+	if err == nil {
+		r.From = cur.String()
+	}
+	if err == nil && cur.Equal(to) {
+		r.Action = ActionKeep
+	} else if err := ta.Set(r.PID, to); err != nil {
+		r.Result, r.Error = irq.ResultFailed, err.Error()
+	} else {
+		r.Result = irq.ResultChanged
+	}
+	if set, err := ta.Get(r.PID); err == nil {
+		s := set.String()
+		r.Affinity = &s
+	}
+}
