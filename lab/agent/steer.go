@@ -30,7 +30,7 @@ var waits = map[string]string{
 	"tcp-split":   "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
 	"audit-table": "H3 (the rss-queue-unused check)",
 	"audit-napi":  "H3 (napi-thread-remote; its branch as of 18:30 names the kthreads on 6.12, and on 6.1, without netdev napi-get, says not-checked)",
-	"pin-napi":    "H4 (irq pin and restore of NAPI kthreads; its branch as of 18:30 moves no napi/eth2-* thread here: virtio_net names no NAPI's queue or IRQ on either kernel, and it moves only threads it can pair)",
+	"pin-napi":    "H4 (irq pin and restore of NAPI kthreads; main at 8d233ef moves no napi/eth2-* thread here (lab run 18:31): virtio_net names no NAPI's queue or IRQ on either kernel, and it moves only threads it can pair)",
 }
 
 // landed reports whether part runs; when it waits, it says so.
