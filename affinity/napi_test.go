@@ -92,7 +92,7 @@ func napiHost(t *testing.T) (root string, sh *steer.Host, ft *fakeThreads) {
 		NAPIs: []steer.NAPI{
 			{ID: 8193, IRQ: 284, PID: 812}, {ID: 8194, IRQ: 285, PID: 813}, {ID: 8195, IRQ: -1, PID: 814},
 		},
-		Queues: []steer.NetdevQueue{{ID: 2, Type: steer.QueueRX, NAPI: 8195}, {ID: 2, Type: steer.QueueTX}},
+		Queues: []steer.NetdevQueue{{ID: 2, Type: steer.QueueTypeRX, NAPI: 8195}, {ID: 2, Type: steer.QueueTypeTX}},
 		Sysfs:  steer.Sysfs{Threaded: &one},
 	}}}
 	all := cpuset.Range(0, 63)

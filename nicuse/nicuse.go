@@ -395,3 +395,11 @@ func bestRoute(routes []proc.Route, a netip.Addr, ok func(proc.Route) bool) (*pr
 	}
 	return best, tie
 }
+
+// AddrOwner returns the interface of n's namespace that owns the local
+// address a (if_inet6 for IPv6; for IPv4 the interface whose on-link
+// route holds it), with why; ok is false, and why says so, when that is
+// not known.
+func AddrOwner(n *proc.Net, a netip.Addr) (iface, why string, ok bool) {
+	return resolver{n: n}.owner(a)
+}

@@ -212,7 +212,7 @@ func netdevReplies(t testing.TB, n *NIC, out map[string][]byte) {
 		qs = append(qs, msg(netdevCmdQueueGet, enc(t, func(ae *netlink.AttributeEncoder) {
 			ae.Uint32(netdevQueueID, q.ID)
 			ae.Uint32(netdevQueueIfindex, uint32(n.Index))
-			ae.Uint32(netdevQueueType, map[QueueType]uint32{QueueRX: 0, QueueTX: 1}[q.Type])
+			ae.Uint32(netdevQueueType, map[QueueType]uint32{QueueTypeRX: 0, QueueTypeTX: 1}[q.Type])
 			if q.NAPI != 0 {
 				ae.Uint32(netdevQueueNAPIID, q.NAPI)
 			}
@@ -240,7 +240,7 @@ func netdevReplies(t testing.TB, n *NIC, out map[string][]byte) {
 		stats = append(stats, msg(netdevCmdQStats, enc(t, func(ae *netlink.AttributeEncoder) {
 			ae.Uint32(netdevQStatsIfindex, uint32(n.Index))
 			typ, base := uint32(0), uint16(netdevQStatsRxPackets)
-			if s.Type == QueueTX {
+			if s.Type == QueueTypeTX {
 				typ, base = 1, netdevQStatsTxPackets
 			}
 			ae.Uint32(netdevQStatsQueueType, typ)
@@ -313,9 +313,9 @@ func encodeRule(r Rule) []byte {
 	}
 	cookie := r.Queue | uint64(r.VF)<<32
 	switch r.Action {
-	case RuleDrop:
+	case RuleActionDrop:
 		cookie = rxClsFlowDisc
-	case RuleWake:
+	case RuleActionWake:
 		cookie = rxClsFlowWake
 	}
 	native.PutUint64(fs[fsRingCookie:], cookie)
@@ -339,8 +339,8 @@ func modelNIC(i, q, size int) *NIC {
 		Coalesce: map[string]uint32{"rx-usecs": 8, "rx-frames": 128, "tx-usecs": 16, "tx-frames": 32, "adaptive-rx": 1, "adaptive-tx": 0},
 		FlowHash: map[FlowType]HashFields{},
 		Rules: &Rules{TableSize: 1024, Count: 2, Rules: []Rule{
-			{Location: 3, FlowType: "tcp4", DstPort: new(uint16(5201)), DstPortMask: 0xffff, Action: RuleQueue, Queue: 7},
-			{Location: 9, FlowType: "udp4", DstPort: new(uint16(53)), DstPortMask: 0xffff, Action: RuleDrop},
+			{Location: 3, FlowType: "tcp4", DstPort: new(uint16(5201)), DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 7},
+			{Location: 9, FlowType: "udp4", DstPort: new(uint16(53)), DstPortMask: 0xffff, Action: RuleActionDrop},
 		}},
 		Sysfs: Sysfs{Threaded: new(1), DeferHardIRQs: u32(2), GROFlushTimeout: u64(200000), RPSFlowCnt: map[int]uint32{}},
 	}
@@ -359,13 +359,13 @@ func modelNIC(i, q, size int) *NIC {
 	n.FlowHash["udp4"] = "sd"
 	for j := range q {
 		napi := uint32(8192 + 64*i + j)
-		n.Queues = append(n.Queues, NetdevQueue{ID: uint32(j), Type: QueueRX, NAPI: napi})
+		n.Queues = append(n.Queues, NetdevQueue{ID: uint32(j), Type: QueueTypeRX, NAPI: napi})
 		n.NAPIs = append(n.NAPIs, NAPI{ID: napi, IRQ: 100 + 64*i + j, PID: 4000 + 64*i + j, DeferHardIRQs: u32(2), GROFlushTimeout: u64(200000)})
-		n.QStats = append(n.QStats, QStats{Queue: uint32(j), Type: QueueRX, Packets: u64(uint64(1e10) + uint64(j)), Bytes: u64(uint64(j) * 1500)})
+		n.QStats = append(n.QStats, QStats{Queue: uint32(j), Type: QueueTypeRX, Packets: u64(uint64(1e10) + uint64(j)), Bytes: u64(uint64(j) * 1500)})
 		n.Sysfs.RPSFlowCnt[j] = 0
 	}
 	for j := range q {
-		n.Queues = append(n.Queues, NetdevQueue{ID: uint32(j), Type: QueueTX, NAPI: uint32(8192 + 64*i + j)})
+		n.Queues = append(n.Queues, NetdevQueue{ID: uint32(j), Type: QueueTypeTX, NAPI: uint32(8192 + 64*i + j)})
 	}
 	return n
 }

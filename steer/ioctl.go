@@ -218,11 +218,11 @@ func decodeRule(b []byte) (Rule, error) {
 	cookie := native.Uint64(fs[fsRingCookie:])
 	switch cookie {
 	case rxClsFlowDisc:
-		r.Action = RuleDrop
+		r.Action = RuleActionDrop
 	case rxClsFlowWake:
-		r.Action = RuleWake
+		r.Action = RuleActionWake
 	default:
-		r.Action = RuleQueue
+		r.Action = RuleActionQueue
 		r.Queue = cookie & ringMask
 		r.VF = uint32((cookie & ringVFMask) >> 32)
 	}

@@ -79,7 +79,7 @@ func checkNAPI(t *testing.T, n *NIC, wantRX int) {
 	}
 	rx := 0
 	for _, q := range n.Queues {
-		if q.Type != QueueRX {
+		if q.Type != QueueTypeRX {
 			continue
 		}
 		rx++
@@ -121,7 +121,7 @@ func TestLiveThreadedEth0(t *testing.T) {
 	rx, _ := filepath.Glob("/sys/class/net/eth0/queues/rx-*")
 	checkNAPI(t, n, len(rx))
 	for _, q := range n.Queues {
-		if q.Type == QueueRX && q.NAPI == 0 {
+		if q.Type == QueueTypeRX && q.NAPI == 0 {
 			t.Errorf("eth0 rx queue %d has no NAPI", q.ID)
 		}
 	}

@@ -43,9 +43,9 @@ const (
 func queueType(v uint32) (QueueType, error) {
 	switch v {
 	case netdevQueueTypeRX:
-		return QueueRX, nil
+		return QueueTypeRX, nil
 	case netdevQueueTypeTX:
-		return QueueTX, nil
+		return QueueTypeTX, nil
 	}
 	return "", fmt.Errorf("queue type %d is neither rx nor tx", v)
 }
@@ -157,7 +157,7 @@ func decodeQStats(b []byte) (QStats, error) {
 	if err == nil && (!haveID || !haveType) {
 		err = fmt.Errorf("queue stats without the queue's id or type")
 	}
-	if s.Type == QueueRX {
+	if s.Type == QueueTypeRX {
 		s.Packets, s.Bytes = rxp, rxb
 	} else {
 		s.Packets, s.Bytes = txp, txb

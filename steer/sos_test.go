@@ -72,7 +72,7 @@ func TestSosIce(t *testing.T) {
 	any0 := uint16(0)
 	wantRules := &Rules{Count: 1, Rules: []Rule{{
 		Location: 1023, FlowType: "tcp4", SrcIP: "0.0.0.0", SrcMask: "0.0.0.0", DstIP: "10.0.0.2", DstMask: "255.255.255.255",
-		SrcPort: &any0, DstPort: &port, DstPortMask: 0xffff, Action: RuleQueue, Queue: 2,
+		SrcPort: &any0, DstPort: &port, DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 2,
 	}}}
 	if diff := cmp.Diff(wantRules, n.Rules); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)

@@ -273,9 +273,9 @@ type RuleAction string
 
 // The rule actions.
 const (
-	RuleQueue RuleAction = "queue" // deliver to Queue (in Context when set)
-	RuleDrop  RuleAction = "drop"
-	RuleWake  RuleAction = "wake"
+	RuleActionQueue RuleAction = "queue" // deliver to Queue (in Context when set)
+	RuleActionDrop  RuleAction = "drop"
+	RuleActionWake  RuleAction = "wake"
 )
 
 // Rule is one ntuple rule, as ETHTOOL_GRXCLSRULE (struct
@@ -307,8 +307,8 @@ type QueueType string
 
 // The queue types of netdev queue-get.
 const (
-	QueueRX QueueType = "rx"
-	QueueTX QueueType = "tx"
+	QueueTypeRX QueueType = "rx"
+	QueueTypeTX QueueType = "tx"
 )
 
 // NetdevQueue is one queue as netdev queue-get reports it.

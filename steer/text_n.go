@@ -220,17 +220,17 @@ func portMask(v string, port **uint16, mask *uint16) error {
 func ruleAction(r *Rule, v string) error {
 	switch {
 	case v == "Drop":
-		r.Action = RuleDrop
+		r.Action = RuleActionDrop
 		return nil
 	case v == "Wake-on-LAN":
-		r.Action = RuleWake
+		r.Action = RuleActionWake
 		return nil
 	case strings.HasPrefix(v, "Direct to queue "):
 		q, err := strconv.ParseUint(strings.TrimPrefix(v, "Direct to queue "), 10, 64)
 		if err != nil {
 			return errf("action %q: queue is not a number", textClip(v))
 		}
-		r.Action, r.Queue = RuleQueue, q
+		r.Action, r.Queue = RuleActionQueue, q
 		return nil
 	case strings.HasPrefix(v, "Direct to VF "):
 		var vf, q uint64
@@ -241,7 +241,7 @@ func ruleAction(r *Rule, v string) error {
 			return errf("action %q is not Direct to VF N queue N", textClip(v))
 		}
 		// ethtool prints the ring cookie's VF byte less one.
-		r.Action, r.VF, r.Queue = RuleQueue, uint32(vf)+1, q
+		r.Action, r.VF, r.Queue = RuleActionQueue, uint32(vf)+1, q
 		return nil
 	case strings.HasPrefix(v, "Direct to RSS Context "):
 		return rssAction(r, strings.TrimPrefix(v, "Direct to RSS Context "))
@@ -263,6 +263,6 @@ func rssAction(r *Rule, v string) error {
 		}
 	}
 	c32 := uint32(ctx)
-	r.Action, r.Context, r.Queue = RuleQueue, &c32, q
+	r.Action, r.Context, r.Queue = RuleActionQueue, &c32, q
 	return nil
 }

@@ -534,7 +534,7 @@ func TestRealhostsEthtoolN(t *testing.T) {
 	want := &RulesText{RXRings: u32p(4), Rules: &Rules{Count: 1, Rules: []Rule{{
 		Location: 7679, FlowType: "ip4",
 		SrcIP: "10.251.0.194", SrcMask: "255.255.255.255", DstIP: "0.0.0.0", DstMask: "0.0.0.0",
-		Action: RuleDrop,
+		Action: RuleActionDrop,
 	}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("i40e rule (-want +got):\n%s", diff)
@@ -605,12 +605,12 @@ func TestRealhostsYNL(t *testing.T) {
 		want []YNLDump
 	}{
 		{"ena_queue_get_8q.txt", "", []YNLDump{{
-			Queues:  append(queues(QueueRX, 0, 8201, 8202, 8203, 8204, 8205, 8206, 8207, 8208), queues(QueueTX, 0, 8201, 8202, 8203, 8204, 8205, 8206, 8207, 8208)...),
+			Queues:  append(queues(QueueTypeRX, 0, 8201, 8202, 8203, 8204, 8205, 8206, 8207, 8208), queues(QueueTypeTX, 0, 8201, 8202, 8203, 8204, 8205, 8206, 8207, 8208)...),
 			Ifindex: []int{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2},
 		}}},
 		// "[...]" twice: rx 0-4 and tx 0-4 are what is there.
 		{"gve_queue_get_PARTIAL.txt", "", []YNLDump{{
-			Queues:  append(queues(QueueRX, 0, 8313, 8314, 8315, 8316, 8317), queues(QueueTX, 0, 8297, 8298, 8299, 8300, 8301)...),
+			Queues:  append(queues(QueueTypeRX, 0, 8313, 8314, 8315, 8316, 8317), queues(QueueTypeTX, 0, 8297, 8298, 8299, 8300, 8301)...),
 			Ifindex: []int{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, Elided: true,
 		}}},
 		{"ice_e810_eth4_napi_get_4q.txt", "", []YNLDump{{
@@ -640,20 +640,20 @@ func TestRealhostsYNL(t *testing.T) {
 		{"mlx5_eth4_napi_get_after_sysfs_20000_100.txt", "", []YNLDump{{NAPIs: []NAPI{napi(345, 527, 100, 20000), napi(344, 327, 100, 20000)}, Ifindex: []int{7, 7}}}},
 		// rx queue 0 has no NAPI id.
 		{"tg3_queue_get_v1_rx0_without_napi.txt", "", []YNLDump{{
-			Queues:  append(queues(QueueRX, 0, 0, 146, 147, 148), queues(QueueTX, 0, 145)...),
+			Queues:  append(queues(QueueTypeRX, 0, 0, 146, 147, 148), queues(QueueTypeTX, 0, 145)...),
 			Ifindex: []int{2, 2, 2, 2, 2},
 		}}},
 		{"tg3_queue_get_v3.txt", "", []YNLDump{{
-			Queues:  append(queues(QueueRX, 0, 8194, 8195, 8196, 8197), queues(QueueTX, 0, 8193)...),
+			Queues:  append(queues(QueueTypeRX, 0, 8194, 8195, 8196, 8197), queues(QueueTypeTX, 0, 8193)...),
 			Ifindex: []int{2, 2, 2, 2, 2},
 		}}},
 		{"tsnep_queue_get_and_napi_get.txt", "cli.py", []YNLDump{
-			{Queues: append(queues(QueueRX, 0, 9, 10), queues(QueueTX, 0, 9, 10)...), Ifindex: []int{11, 11, 11, 11}},
+			{Queues: append(queues(QueueTypeRX, 0, 9, 10), queues(QueueTypeTX, 0, 9, 10)...), Ifindex: []int{11, 11, 11, 11}},
 			{NAPIs: []NAPI{withSuspend(napi(9, 42, 0, 0))}, Ifindex: []int{11}},
 		}},
 		// tx queues without a NAPI id.
 		{"virtio_net_ens4_queue_get_tx_without_napi.txt", "", []YNLDump{{
-			Queues:  append(queues(QueueRX, 0, 8289, 8290, 8291, 8292), queues(QueueTX, 0, 0, 0, 0, 0)...),
+			Queues:  append(queues(QueueTypeRX, 0, 8289, 8290, 8291, 8292), queues(QueueTypeTX, 0, 0, 0, 0, 0)...),
 			Ifindex: []int{2, 2, 2, 2, 2, 2, 2, 2},
 		}}},
 	}

@@ -201,10 +201,10 @@ Filter: 3
 	one := uint32(1)
 	want := &RulesText{RXRings: u32p(8), Rules: &Rules{Count: 3, Rules: []Rule{
 		{Location: 1, FlowType: "tcp4", SrcIP: "0.0.0.0", SrcMask: "0.0.0.0", DstIP: "192.168.1.10", DstMask: "255.255.255.255",
-			SrcPort: p(0), SrcPortMask: 0, DstPort: p(5201), DstPortMask: 0xffff, Action: RuleQueue, Queue: 6},
+			SrcPort: p(0), SrcPortMask: 0, DstPort: p(5201), DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 6},
 		{Location: 2, FlowType: "udp6", SrcIP: "::", SrcMask: "::", DstIP: "fe80::1", DstMask: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
-			SrcPort: p(0), DstPort: p(4791), DstPortMask: 0xffff, Action: RuleQueue, VF: 1, Queue: 3},
-		{Location: 3, FlowType: "ether", Action: RuleQueue, Context: &one, Queue: 2},
+			SrcPort: p(0), DstPort: p(4791), DstPortMask: 0xffff, Action: RuleActionQueue, VF: 1, Queue: 3},
+		{Location: 3, FlowType: "ether", Action: RuleActionQueue, Context: &one, Queue: 2},
 	}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

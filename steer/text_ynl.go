@@ -92,7 +92,7 @@ func (y *YNLDump) add(d map[string]any, qIf, nIf *[]int) error {
 	}
 	if t, isQueue := d["type"]; isQueue {
 		ts, _ := t.(string)
-		if ts != string(QueueRX) && ts != string(QueueTX) {
+		if ts != string(QueueTypeRX) && ts != string(QueueTypeTX) {
 			return errf("queue type %v is not 'rx' or 'tx'", t)
 		}
 		napi, _, err := pyInt(d, "napi-id", 0, 1<<32-1)

@@ -13,6 +13,7 @@ import (
 // TestImportRules holds the layering ARCHITECTURE.md describes: the
 // exporter links no renderer and no planner, watch links no planner and no
 // renderer, bench links no renderer and nothing below it links bench,
+// rsshash links only the standard library,
 // only cmd/irqnuma imports cobra (and pflag, whose errors
 // internal/cli also words), no library imports
 // flag, and test support never reaches a non-test build.
@@ -68,6 +69,15 @@ func TestImportRules(t *testing.T) {
 		}
 		if links(r.from, r.to) {
 			t.Errorf("%s links %s", r.from, r.to)
+		}
+	}
+	// rsshash is pure: the standard library only.
+	if _, ok := pkgs["rsshash"]; !ok {
+		t.Error("no package rsshash")
+	}
+	for _, d := range pkgs["rsshash"].Deps {
+		if p, ok := pkgs[strings.TrimPrefix(d, mod)]; ok && !p.Standard {
+			t.Errorf("rsshash links %s: it uses the standard library only", d)
 		}
 	}
 	for name, p := range pkgs {

@@ -152,6 +152,8 @@ func readingCommands(t *testing.T, root string) [][]string {
 	return append(cmds,
 		[]string{"mask", "--nic", nic},
 		[]string{"irq", "pin", "--dry-run", "-o", "json", "--state", "/dev/null", nic},
+		[]string{"flow", "tcp", "10.0.0.1:40000", "10.0.0.2:5201", "--nic", nic},
+		[]string{"flow", "udp", "[fe80::1]:40000", "[fe80::2]:5201", "--nic", nic, "-o", "json"},
 		bench)
 }
 
