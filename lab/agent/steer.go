@@ -610,7 +610,7 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 	for q, id := range q2napi {
 		var qid uint32
 		for _, g := range got.Queues {
-			if g.Type == steer.QueueRX && int(g.ID) == q {
+			if g.Type == steer.QueueTypeRX && int(g.ID) == q {
 				qid = g.NAPI
 			}
 		}
