@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -153,6 +154,13 @@ type Options struct {
 	// against ("virtio-pci" for a virtio NIC). A NIC missing from it is
 	// matched by its netdev driver.
 	PCIDrivers map[string]string
+	// Steer is the steering of the audited NICs (steer.Read): channels,
+	// RSS, flow rules, NAPI; nil when not read.
+	Steer *steer.Host
+	// NAPIThreads holds the napi/IF-N kernel threads of threaded NAPI
+	// instances, by PID, as /proc/PID read them (their affinity and last
+	// CPU); a thread missing from it could not be read.
+	NAPIThreads map[int]*proc.Process
 }
 
 // Run runs every registered check (see check) on the NICs, their IRQs
@@ -303,6 +311,7 @@ type nicCtx struct {
 	whereCores map[int]cpuset.Set
 	irqCores   cpuset.Set
 	localNodes cpuset.Set // the nodes of the local CPUs
+	steer      steerCtx   // the NIC's steering
 	// ifname is what a fix command names the NIC by: its interface, or
 	// "<interface>" for a NIC the tree knows only by its PCI address or
 	// virtio device (see fix).
@@ -366,6 +375,7 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 	if c.loc.Known() {
 		c.localNodes, _ = a.h.NodesOf(c.loc.CPUs)
 	}
+	c.steer = a.steerContext(n.Name)
 	if len(c.irqs) == 0 {
 		a.notCheckedAt(SeverityWarning, n.Name, "irqs", fmt.Sprintf("no IRQs of %s found in /proc/interrupts or /proc/irq", n.Name))
 	} else if len(c.queues) == 0 {

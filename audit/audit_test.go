@@ -200,7 +200,7 @@ func TestAuditUnknowns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tb := loadHost(t, "seed")
 			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
-				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet")}
+				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
 				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
 			opts.Uses = usesOn("eth0", p)

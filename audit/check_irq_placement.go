@@ -123,5 +123,31 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 	}
 	nodes, _ := a.h.NodesOf(f.CPUs)
 	f.Nodes = nodes.IDs()
+	weighByTable(c, q, &f)
 	a.add(f)
+}
+
+// weighByTable weighs a remote queue IRQ by the share of the RSS table
+// its queue holds, when the table is known: the message says the share,
+// and a queue the table leaves out (and no flow rule targets) gets no
+// RSS traffic, so its placement is worth knowing, not a warning.
+func weighByTable(c *nicCtx, q *irq.IRQ, f *Finding) {
+	s := c.steer
+	if !s.tableKnown() || q.Owner == nil || q.Owner.Queue < 0 || q.Owner.Dir == "tx" {
+		return
+	}
+	qn := uint32(q.Owner.Queue)
+	if s.share[qn] > 0 {
+		f.Message += "; its queue takes " + s.shareOf(qn)
+		return
+	}
+	if len(s.ruleTargets()[qn]) > 0 {
+		f.Message += "; its queue takes no RSS traffic but flow rules send to it"
+		return
+	}
+	f.Severity = SeverityInfo
+	f.Message += "; its queue gets no RSS traffic (the table names it in none of its " + fmt.Sprint(s.entries) + " entries)"
+	if f.Group != "" {
+		f.Group += "; their queues get no RSS traffic"
+	}
 }

@@ -49,7 +49,8 @@ func TestRegistry(t *testing.T) {
 		got = append(got, ch.ids[0])
 	}
 	want := []Check{CheckNICNodeUnknown, CheckIRQRemote, CheckIRQSharedCPU, CheckIrqbalance, CheckProcAbsent, CheckProcRemote,
-		CheckRPSRemote, CheckIRQManaged, CheckQueuesVsCPUs, CheckCPUGovernor, CheckIOMMUMode, CheckProcNICUnknown}
+		CheckRPSRemote, CheckRSSQueueMissing, CheckNtupleRemote, CheckNAPIThreadRemote, CheckIRQManaged, CheckUDPHashNoPorts,
+		CheckQueuesVsCPUs, CheckChannelsVsCores, CheckCPUGovernor, CheckNAPISettings, CheckIOMMUMode, CheckProcNICUnknown}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run order (-want +got):\n%s", diff)
 	}
@@ -116,17 +117,22 @@ func TestCheckNeeds(t *testing.T) {
 		h, tb := loadHost(t, "seed")
 		opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
 			IOMMU:   &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3},
-			Cmdline: topology.ParseCmdline("ro quiet")}
+			Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 		p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
 			Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
 		opts.Uses = usesOn("eth0", p)
 		take(h, tb, &opts, p)
 		return Run(h, tb, []*proc.Process{p}, opts)
 	}
-	// namesCheck returns the not-checked findings about ch.
+	// namesCheck returns the not-checked findings about ch; the steering
+	// checks share theirs (steerSubject).
 	namesCheck := func(fs []Finding, ch *check) []string {
 		var out []string
 		for _, f := range onlyCheck(fs, CheckNotChecked) {
+			if f.Subject == steerSubject && slices.Contains(ch.needs, factSteer) {
+				out = append(out, f.Subject+": "+f.Message)
+				continue
+			}
 			for _, id := range ch.ids {
 				if strings.Contains(f.Subject, string(id)) {
 					out = append(out, f.Subject+": "+f.Message)

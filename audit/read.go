@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -35,6 +36,10 @@ type State struct {
 	// Processes says which NICs each of Procs uses and which the audit
 	// judged it against (Processes); set by Read, nil after ReadHost.
 	Processes []ProcessNIC
+	// Steer is the audited NICs' steering (ReadSteer), read once by
+	// ReadHost; NAPIThreads the napi kthreads of threaded NAPI, by PID.
+	Steer       *steer.Host
+	NAPIThreads map[int]*proc.Process
 }
 
 // Absent returns an error naming the first selector that matched no
@@ -50,13 +55,17 @@ func (st *State) Absent() error {
 }
 
 // ReadHost reads what an audit looks at under root: the topology, the
-// selected NICs' IRQs and the watched processes, without auditing.
+// selected NICs' IRQs and steering, and the watched processes, without
+// auditing.
 func ReadHost(fsys kfile.FS, s Selection) (*State, error) {
 	h, t, err := irq.Read(fsys, irq.Options{NICs: s.NICs})
 	if err != nil {
 		return nil, err
 	}
 	st := &State{Host: h, IRQs: t, NICs: s.NICs}
+	if st.Steer, st.NAPIThreads, err = ReadSteer(fsys, h, t, s.NICs); err != nil {
+		return nil, err
+	}
 	if s.Any() {
 		if st.Procs, st.Matches, err = proc.SelectPresent(fsys, s.Selection); err != nil {
 			return nil, err
@@ -99,6 +108,7 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 	}
 	opts.ProcRoot = filepath.Join(fsys.Root(), "proc")
 	opts.Uses = st.Uses
+	opts.Steer, opts.NAPIThreads = st.Steer, st.NAPIThreads
 	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
 	st.Processes = Processes(AuditedNICs(st.Host, st.IRQs, s.NICs), st.Procs, opts)
 	return nil

@@ -92,7 +92,7 @@ func TestAuditJSONShape(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff(map[string]int{"error": 0, "warning": 1, "info": 3}, raw.Summary); diff != "" {
+	if diff := cmp.Diff(map[string]int{"error": 0, "warning": 1, "info": 4}, raw.Summary); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"slices"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 type IRQDoc struct {
 	IRQs  []IRQJSON `json:"irqs"`
 	Notes []string  `json:"notes"`
+	// Steer is the listed NICs' steering; absent when it was not read.
+	Steer *SteerDoc `json:"steer,omitempty"`
 }
 
 // IRQJSON is one IRQ. Unknown values are null: affinity and effective when
@@ -135,8 +138,9 @@ func irqNotes(h *topology.Host, t *irq.Table) []string {
 // WriteIRQsJSON writes the irq list document exactly as encoding/json
 // writes IRQs(h, t) indented by two spaces, but one IRQ at a time and
 // straight from the table: the document of a host with thousands of IRQs
-// and CPUs is never held whole, and no map or reflection is involved.
-func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table) error {
+// and CPUs is never held whole, and no map or reflection is involved but
+// for the steering (sd, nil when not read), which is small.
+func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cols := newPerCPUCols(t.CPUs)
 	bw.WriteString("{\n  \"irqs\": [")
@@ -168,6 +172,14 @@ func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table) error {
 		}
 		b = append(b, "\n  ]"...)
 		bw.Write(b)
+	}
+	if sd != nil {
+		sb, err := json.MarshalIndent(sd, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.WriteString(",\n  \"steer\": ")
+		bw.Write(sb)
 	}
 	bw.WriteString("\n}\n")
 	return bw.Flush()
@@ -384,6 +396,9 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 	}
 	header := []string{"IRQ", "NAME", "NIC", "QUEUE", "AFFINITY", "EFFECTIVE", "DEV-NODE", "CPU-NODES", "LOCAL", "MANAGED", "TOTAL"}
 	if err := writeTable(w, header, rows); err != nil {
+		return err
+	}
+	if err := writeSteering(w, doc.Steer); err != nil {
 		return err
 	}
 	return writeNotes(w, doc.Notes)

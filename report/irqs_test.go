@@ -33,7 +33,7 @@ func TestWriteIRQsJSON(t *testing.T) {
 			if err := enc.Encode(IRQs(h, tt)); err != nil {
 				t.Fatal(err)
 			}
-			if err := WriteIRQsJSON(&got, h, tt); err != nil {
+			if err := WriteIRQsJSON(&got, h, tt, nil); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want.String(), got.String()); diff != "" {

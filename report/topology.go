@@ -29,6 +29,9 @@ type TopologyDoc struct {
 	// Isolated and NohzFull above are two of its sets.
 	Isolation IsolationJSON `json:"isolation"`
 	IOMMU     IOMMUJSON     `json:"iommu"`
+	// Steer is the NICs' steering (Steering); absent when it was not
+	// read.
+	Steer *SteerDoc `json:"steer,omitempty"`
 }
 
 // IsolationJSON is the host's CPU isolation, kind by kind.
@@ -280,6 +283,9 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no NICs with a device")
 	} else if err := writeTable(w, []string{"NODE", "NIC", "DRIVER", "PCI", "RX/TX", "SPEED", "STATE", "IRQS", "DEVICE"}, rows); err != nil {
+		return err
+	}
+	if err := writeSteering(w, doc.Steer); err != nil {
 		return err
 	}
 	return writeNotes(w, doc.Notes)

@@ -346,7 +346,8 @@ func (c *capturer) pciFunction(dir string) error {
 
 // processes records every process's comm (proc.FindByComm reads them
 // all), irqbalance's command line and environment, and what
-// proc.Read reads of the processes the options name.
+// proc.Read reads of the processes the options name and of the napi
+// kthreads (audit.ReadSteer reads them).
 func (c *capturer) processes() error {
 	want := map[string]bool{}
 	for _, p := range c.opts.Processes.PIDs {
@@ -368,7 +369,9 @@ func (c *capturer) processes() error {
 		if err := c.file(d + "/comm"); err != nil {
 			return err
 		}
-		full := want[pid]
+		// A napi/IF-ID kernel thread of threaded NAPI: the audit reads
+		// its affinity and last CPU.
+		full := want[pid] || strings.HasPrefix(comm, "napi/")
 		for _, name := range c.opts.Processes.Comms {
 			full = full || comm == name
 		}

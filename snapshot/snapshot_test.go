@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -530,5 +531,47 @@ func TestSnapshotPCIIDs(t *testing.T) {
 	}
 	if a, b := name(root), name(got); a != b || b != "Mellanox Technologies / MT2892 Family [ConnectX-6 Dx]" {
 		t.Errorf("eth0 named %q on the host, %q from the snapshot", a, b)
+	}
+}
+
+// TestSnapshotNAPIThreads: the napi/IF-ID kthreads of threaded NAPI are
+// captured as a named process is, so the audit of the snapshot reads
+// their affinity and last CPU as on the host; other kthreads are not.
+func TestSnapshotNAPIThreads(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	for pid, comm := range map[int]string{812: "napi/eth0-8193", 813: "ksoftirqd/3"} {
+		d := filepath.Join(root, "proc", strconv.Itoa(pid))
+		for _, f := range [][2]string{
+			{"comm", comm + "\n"},
+			{"stat", fmt.Sprintf("%d (%s) S 2 0 0 0 -1 2129984 0 0 0 0 0 5 0 0 20 0 1 0 42 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 17 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, comm)},
+			{"status", fmt.Sprintf("Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nCpus_allowed:\t00000000,00020000\nCpus_allowed_list:\t17\nMems_allowed_list:\t0-1\n", comm, pid, pid)},
+		} {
+			for _, dir := range []string{d, filepath.Join(d, "task", strconv.Itoa(pid))} {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, f[0]), []byte(f[1]), 0o444); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	want, err := proc.Read(hosttest.Open(t, root), 812)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := snap(t, root, Options{})
+	got, err := proc.Read(hosttest.Open(t, dir), 812)
+	if err != nil {
+		t.Fatalf("the snapshot lacks the napi kthread: %v", err)
+	}
+	if got.Allowed.List() != "17" || len(got.Threads) != 1 || got.Threads[0].LastCPU != 17 {
+		t.Errorf("kthread from the snapshot: allowed %s, threads %+v; want 17, last CPU 17", got.Allowed, got.Threads)
+	}
+	if diff := cmp.Diff(want.Allowed.List(), got.Allowed.List()); diff != "" {
+		t.Errorf("allowed (-tree +snapshot):\n%s", diff)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "proc/813/status")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("another kthread's status was captured (err %v)", err)
 	}
 }

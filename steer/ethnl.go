@@ -397,6 +397,11 @@ func decodeFeatures(b []byte, names []string) (map[string]Feature, error) {
 	}
 	out := make(map[string]Feature, len(names))
 	for i, name := range names {
+		if name == "" {
+			// A bit the kernel's netdev_features_strings leaves unnamed
+			// (a retired feature): ethtool -k does not show it either.
+			continue
+		}
 		idx := uint32(i)
 		out[name] = Feature{On: active.on[idx], Fixed: !hw.on[idx] || nochange.on[idx]}
 	}

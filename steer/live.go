@@ -5,14 +5,20 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
 
-// liveAsker asks the running kernel: one generic netlink socket and one
-// datagram socket for the ethtool ioctl, both opened on first use.
+// liveAsker asks the running kernel: one generic netlink socket
+// (mdlayher/genetlink's, which frames the genl header and checks each
+// reply's sequence and port against the request) and one datagram
+// socket for the ethtool ioctl, both opened on first use. Families are
+// looked up with steer's own CTRL_CMD_GETFAMILY request through the same
+// socket, not genetlink.GetFamily, so that the lookup is an answer like
+// any other: recorded by a snapshot and replayed from it.
 type liveAsker struct {
-	conn    *netlink.Conn
+	conn    *genetlink.Conn
 	connErr error
 	fd      int
 	fdErr   error
@@ -23,7 +29,7 @@ func newLiveAsker() *liveAsker { return &liveAsker{fd: -1} }
 
 func (a *liveAsker) genl(req genlRequest) ([]genlMsg, error) {
 	if a.conn == nil && a.connErr == nil {
-		a.conn, a.connErr = netlink.Dial(unix.NETLINK_GENERIC, nil)
+		a.conn, a.connErr = genetlink.Dial(nil)
 		if a.conn != nil {
 			// Extended acks and strict checking make an unknown
 			// attribute an error rather than a silent no.
@@ -34,32 +40,32 @@ func (a *liveAsker) genl(req genlRequest) ([]genlMsg, error) {
 	if a.connErr != nil {
 		return nil, a.connErr
 	}
-	data := make([]byte, genlHdrLen+len(req.attrs))
-	data[0] = req.cmd
-	data[1] = req.version
-	copy(data[genlHdrLen:], req.attrs)
 	flags := netlink.Request
 	if req.dump {
 		flags |= netlink.Dump
 	}
-	msgs, err := a.conn.Execute(netlink.Message{
-		Header: netlink.Header{Type: netlink.HeaderType(req.family), Flags: flags},
-		Data:   data,
-	})
+	sent, err := a.conn.Send(genetlink.Message{
+		Header: genetlink.Header{Command: req.cmd, Version: req.version},
+		Data:   req.attrs,
+	}, req.family, flags)
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	out := make([]genlMsg, 0, len(msgs))
-	for _, m := range msgs {
-		if len(m.Data) < genlHdrLen {
-			return nil, unreadable(req.key, "reply message of %d bytes, shorter than the generic netlink header", len(m.Data))
-		}
+	gmsgs, nmsgs, err := a.conn.Receive()
+	if err == nil {
+		err = netlink.Validate(sent, nmsgs)
+	}
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	out := make([]genlMsg, 0, len(gmsgs))
+	for i, m := range gmsgs {
 		out = append(out, genlMsg{
-			Type:    uint16(m.Header.Type),
-			Flags:   uint16(m.Header.Flags),
-			Cmd:     m.Data[0],
-			Version: m.Data[1],
-			Attrs:   m.Data[genlHdrLen:],
+			Type:    uint16(nmsgs[i].Header.Type),
+			Flags:   uint16(nmsgs[i].Header.Flags),
+			Cmd:     m.Header.Command,
+			Version: m.Header.Version,
+			Attrs:   m.Data,
 		})
 	}
 	return out, nil

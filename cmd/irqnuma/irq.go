@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 )
@@ -30,10 +31,17 @@ func newIRQListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.json() {
-				return report.WriteIRQsJSON(a.stdout, h, t)
+			sh, threads, err := audit.ReadSteer(a.fs, h, t, nics)
+			if err != nil {
+				return err
 			}
-			return report.WriteIRQs(a.stdout, report.IRQs(h, t))
+			sd := report.Steering(t, sh, threads)
+			if a.json() {
+				return report.WriteIRQsJSON(a.stdout, h, t, sd)
+			}
+			doc := report.IRQs(h, t)
+			doc.Steer = sd
+			return report.WriteIRQs(a.stdout, doc)
 		},
 	}
 	c.Flags().StringArrayVar(&nics, "nic", nil, "only this NIC's IRQs (repeatable)")

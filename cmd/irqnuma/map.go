@@ -88,5 +88,5 @@ func buildMap(fsys kfile.FS, s selection) (*hostmap.Map, error) {
 	if err := st.Audit(fsys, s.Selection); err != nil {
 		return nil, err
 	}
-	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs, Uses: st.Uses, Findings: st.Findings}), nil
+	return hostmap.Build(st.Host, st.IRQs, st.Procs, hostmap.Options{NICs: s.NICs, Uses: st.Uses, Findings: st.Findings, Steer: st.Steer}), nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 )
@@ -18,7 +19,12 @@ func newTopologyCmd(a *app) *cobra.Command {
 				return err
 			}
 			h.NamePCIDevices()
+			sh, threads, err := audit.ReadSteer(a.fs, h, t, nil)
+			if err != nil {
+				return err
+			}
 			doc := report.Topology(h, t)
+			doc.Steer = report.Steering(t, sh, threads)
 			if a.json() {
 				return a.writeJSON(doc)
 			}

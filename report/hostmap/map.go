@@ -16,6 +16,7 @@ import (
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
@@ -83,6 +84,9 @@ type CPU struct {
 	Remote    bool `json:"remote"`
 	Conflict  bool `json:"conflict"`
 	Requested bool `json:"requested"`
+	// NoRSS: every queue IRQ here serves a queue that gets no RSS
+	// traffic.
+	NoRSS bool `json:"no_rss,omitempty"`
 	// Label is the cell text both renderers draw, markers included.
 	Label string `json:"label"`
 }
@@ -99,6 +103,10 @@ type IRQ struct {
 	// effective affinity), "inactive" (not started; the request is shown).
 	Landing irq.Land `json:"landing"`
 	Remote  bool     `json:"remote"` // this CPU is not local to the NIC
+	// NoRSS: the NIC's RSS table names its queue in none of its entries
+	// and no flow rule sends to it, so it gets no RSS traffic (absent
+	// when the table is unknown or names the queue).
+	NoRSS bool `json:"no_rss,omitempty"`
 }
 
 // NIC is one NIC as the picture shows it.
@@ -126,6 +134,9 @@ type NIC struct {
 	UnplacedIRQs []int      `json:"unplaced_irqs"`
 	RemoteIRQs   []int      `json:"remote_irqs"`
 	SharedIRQs   []int      `json:"shared_irqs"` // queue IRQs sharing a CPU with another queue
+	// NoRSSIRQs are the queue IRQs whose queue gets no RSS traffic (see
+	// IRQ.NoRSS); absent when the RSS table is unknown.
+	NoRSSIRQs []int `json:"no_rss_irqs,omitempty"`
 }
 
 // Process is one watched process.
@@ -185,6 +196,9 @@ type Options struct {
 	// theirs: irq-shared-cpu and proc-irq-overlap, on the CPUs where the
 	// IRQs they name land; the map judges none itself.
 	Findings []audit.Finding
+	// Steer is the NICs' steering (audit.State.Steer): a queue its NIC's
+	// RSS table leaves out is marked; nil marks none.
+	Steer *steer.Host
 }
 
 // Build computes the picture of h from its IRQ table and the watched
@@ -194,7 +208,7 @@ type Options struct {
 // given: its conflicts are the audit's (Options.Findings).
 func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *Map {
 	b := &mapBuilder{h: h, t: t, m: &Map{Notes: append(slices.Clone(h.Notes), t.Notes...)},
-		cells: make(map[int]*CPU, len(h.CPUs)), judged: indexFindings(opt.Findings)}
+		cells: make(map[int]*CPU, len(h.CPUs)), judged: indexFindings(opt.Findings), steer: opt.Steer}
 	for _, c := range h.CPUs {
 		b.cells[c.ID] = &CPU{ID: c.ID, Online: c.Online, Isolated: c.Isolated}
 	}
@@ -221,6 +235,7 @@ func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *
 		keys[n.Name] = n.Key
 	}
 	for _, c := range b.cells {
+		c.NoRSS = len(c.IRQs) > 0 && !slices.ContainsFunc(c.IRQs, func(mi IRQ) bool { return !mi.NoRSS })
 		c.Label = cellLabel(c, keys)
 	}
 	m.Packages = groupNodes(h, b.cells)
@@ -254,6 +269,33 @@ type mapBuilder struct {
 	cells   map[int]*CPU
 	judged  map[judgedIRQ][]*audit.Finding
 	outside []int // CPUs an affinity names that the host lacks
+	steer   *steer.Host
+}
+
+// noRSSQueues returns the rx queues of the NIC the RSS table names in
+// none of its entries and no flow rule sends to; nil when its table is
+// unknown.
+func (b *mapBuilder) noRSSQueues(name string) map[int]bool {
+	n := b.steer.NIC(name)
+	if n == nil || n.RSS == nil || len(n.RSS.Table) == 0 {
+		return nil
+	}
+	share := n.RSS.Share()
+	ruled := map[uint64]bool{}
+	if n.Rules != nil {
+		for _, r := range n.Rules.Rules {
+			if r.Action == steer.RuleActionQueue && r.Context == nil && r.VF == 0 {
+				ruled[r.Queue] = true
+			}
+		}
+	}
+	out := map[int]bool{}
+	for _, q := range b.t.ForNIC(name) {
+		if o := q.Owner; o.Kind == irq.KindQueue && o.Queue >= 0 && o.Dir != "tx" && share[uint32(o.Queue)] == 0 && !ruled[uint64(o.Queue)] {
+			out[o.Queue] = true
+		}
+	}
+	return out
 }
 
 // placeNIC puts a NIC's queue IRQs on the cells they land on and notes
@@ -265,12 +307,17 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 		LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
 		PCIAbsent: n.PCIAbsent, QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
 	var queueCPUs []int
+	noRSS := b.noRSSQueues(n.Name)
 	for _, q := range b.t.ForNIC(n.Name) {
 		if q.Owner.Kind != irq.KindQueue {
 			mn.OtherIRQs = append(mn.OtherIRQs, q.IRQ)
 			continue
 		}
 		mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
+		quiet := noRSS[q.Owner.Queue] && q.Owner.Dir != "tx"
+		if quiet {
+			mn.NoRSSIRQs = append(mn.NoRSSIRQs, q.IRQ)
+		}
 		p := audit.Place(h, q)
 		if !p.HasWhere || p.Where.IsEmpty() {
 			mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
@@ -286,7 +333,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 				continue
 			}
 			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
-				Requested: requested, Landing: how, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu)}
+				Requested: requested, Landing: how, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu), NoRSS: quiet}
 			c.IRQs = append(c.IRQs, mi)
 			c.Requested = c.Requested || requested
 			if mi.Remote {
@@ -504,7 +551,8 @@ func assignKeys(nics []NIC) {
 
 // cellLabel is the text of a CPU's cell: its queue IRQs ("q3" for one,
 // "2q" for two of one NIC, "3+" for several NICs), its watched threads
-// ("P" last ran here, "p" may run here), then the markers: "!" conflict,
+// ("P" last ran here, "p" may run here), then the markers: "-" no RSS
+// traffic for any of its queues, "!" conflict,
 // "*" remote, "?" requested affinity, "i" isolated; "x" for an offline
 // CPU; "." when nothing applies.
 func cellLabel(c *CPU, keys map[string]string) string {
@@ -526,6 +574,9 @@ func cellLabel(c *CPU, keys map[string]string) string {
 			}
 		}
 		b.WriteString(key)
+	}
+	if c.NoRSS {
+		b.WriteByte('-')
 	}
 	switch {
 	case len(c.LastRan) > 0:

@@ -403,6 +403,9 @@ func nicLines(n NIC) []string {
 	if k := len(n.RemoteIRQs); k > 0 {
 		notes = append(notes, fmt.Sprintf("%d remote (*)", k))
 	}
+	if k := len(n.NoRSSIRQs); k > 0 {
+		notes = append(notes, fmt.Sprintf("%d get no RSS traffic (-)", k))
+	}
 	if k := len(n.UnplacedIRQs); k > 0 {
 		notes = append(notes, fmt.Sprintf("%d with unknown affinity (%s)", k, irqList(n.UnplacedIRQs)))
 	}
@@ -583,7 +586,7 @@ func legendItems(m *Map) []string {
 		}
 		items = append(items, "NICs: "+strings.Join(names, ", "))
 	}
-	var procs, requested, isolated, offline bool
+	var procs, requested, isolated, offline, noRSS bool
 	procs = len(m.Processes) > 0
 	for _, p := range m.Packages {
 		for _, n := range p.Nodes {
@@ -592,9 +595,13 @@ func legendItems(m *Map) []string {
 					requested = requested || th.Requested
 					isolated = isolated || th.Isolated
 					offline = offline || !th.Online
+					noRSS = noRSS || th.NoRSS
 				}
 			}
 		}
+	}
+	if noRSS {
+		items = append(items, "- = its queues get no RSS traffic (the RSS table leaves them out)")
 	}
 	if procs {
 		items = append(items, "P = a watched thread last ran here", "p = a watched thread may run here")

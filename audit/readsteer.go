@@ -1,0 +1,79 @@
+package audit
+
+import (
+	"errors"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/steer"
+	"github.com/irqnuma/irqnuma/topology"
+)
+
+// readSteer is the audit's one call to steer.Read: the steering of the
+// named interfaces on fsys.
+func readSteer(fsys kfile.FS, names []string) (*steer.Host, error) { return steer.Read(fsys, names) }
+
+// ReadSteer reads the steering of the NICs an audit of h covers (those
+// named, or every NIC with IRQs) that have an interface name, and the
+// napi kthreads of those whose NAPI is threaded (by the PIDs netdev
+// napi-get gave). A kthread /proc cannot give is left out, and the
+// checks name it.
+func ReadSteer(fsys kfile.FS, h *topology.Host, t *irq.Table, named []string) (*steer.Host, map[int]*proc.Process, error) {
+	names := []string{}
+	for _, n := range Audited(h, t, named) {
+		if n.HasIfName() {
+			names = append(names, n.Name)
+		}
+	}
+	sh, err := readSteer(fsys, names)
+	if errors.Is(err, steer.ErrUnknownInterface) {
+		// A name steer refuses (one no kernel allows, as a hostile
+		// tree's): read the others, and say that one is unreadable.
+		sh, err = readEach(fsys, names)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	threads := map[int]*proc.Process{}
+	for _, n := range sh.NICs {
+		for _, napi := range n.NAPIs {
+			if napi.PID <= 0 || threads[napi.PID] != nil {
+				continue
+			}
+			if p, err := proc.Read(fsys, napi.PID); err == nil {
+				threads[napi.PID] = p
+			}
+		}
+	}
+	return sh, threads, nil
+}
+
+// readEach reads the interfaces one at a time; one steer refuses is a
+// NIC whose every part is unreadable, with the error.
+func readEach(fsys kfile.FS, names []string) (*steer.Host, error) {
+	out, err := readSteer(fsys, nil) // the source and the sysctls
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		h, err := readSteer(fsys, []string{name})
+		switch {
+		case errors.Is(err, steer.ErrUnknownInterface):
+			n := &steer.NIC{Name: name}
+			for _, p := range unreadableParts {
+				n.SetUnknown(p, steer.Reason{Why: steer.WhyUnreadable, Detail: err.Error()})
+			}
+			out.NICs = append(out.NICs, n)
+		case err != nil:
+			return nil, err
+		default:
+			out.NICs = append(out.NICs, h.NICs...)
+		}
+	}
+	return out, nil
+}
+
+// unreadableParts are the parts a NIC steer refused has unknown.
+var unreadableParts = []steer.Part{steer.PartDriver, steer.PartChannels, steer.PartRings, steer.PartRSS, steer.PartFeatures,
+	steer.PartCoalesce, steer.PartRules, steer.PartQueues, steer.PartNAPI, steer.PartThreaded}
