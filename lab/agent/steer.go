@@ -25,11 +25,7 @@ import (
 // info line and does not run; a part not listed runs and must pass.
 // Remove a part from here when its work lands.
 var waits = map[string]string{
-	"cli":         "H3 (the steering in topology -o json; until then steer.Read is checked in the agent)",
-	"feature-":    "H1 (the kernel's unnamed feature bits are read as one feature named \"\", which ethtool -k does not list)",
-	"tcp-split":   "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
-	"audit-table": "H3 (the rss-queue-unused check)",
-	"audit-napi":  "H3 (napi-thread-remote)",
+	"tcp-split": "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
 	// A kernel without netdev napi-get (6.1) still names each NAPI's
 	// kthread napi/IF-ID, from which irqnuma could judge and pin them.
 	"audit-napi-no-netdev": "H3 (napi-thread-remote where netdev napi-get is missing: its branch at 57f10a6 says not-checked on 6.1)",
