@@ -28,8 +28,8 @@ var waits = map[string]string{
 	"tcp-split": "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
 	// A kernel without netdev napi-get (6.1) still names each NAPI's
 	// kthread napi/IF-ID, from which irqnuma could judge and pin them.
-	"audit-napi-no-netdev": "H3 (napi-thread-remote where netdev napi-get is missing: its branch at 57f10a6 says not-checked on 6.1)",
-	"pin-napi":             "H4 (irq pin and restore of NAPI kthreads; main at 8d233ef moves no napi/eth2-* thread here (lab run 18:31): virtio_net names no NAPI's queue or IRQ on either kernel, and it moves only threads it can pair)",
+	"audit-napi-no-netdev": "H3 (napi-thread-remote where netdev napi-get is missing: main at 6039c70 says not-checked for eth2 on 6.1; lab run 18:51)",
+	"pin-napi":             "H4 (irq pin and restore of NAPI kthreads: main at 6039c70 moves no napi/eth2-* thread on either kernel, lab run 18:51; virtio_net names no NAPI's queue or IRQ, and pin moves only threads it can pair)",
 }
 
 // landed reports whether part runs; when it waits, it says so.
