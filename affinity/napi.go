@@ -411,30 +411,30 @@ func readBackThreads(ta ThreadAffinity, rows []ThreadRow) {
 // still the task the pin moved (the same name and start time): a thread
 // that has exited, or whose pid a new task has taken, is reported as
 // gone and not touched. Every thread is tried, whatever fails.
-func (res *RestoreResult) restoreThreads(fsys kfile.FS, ta ThreadAffinity, saved []savedThread) {
+func (r *RestoreResult) restoreThreads(fsys kfile.FS, ta ThreadAffinity, saved []savedThread) {
 	for _, t := range saved {
-		r := ThreadRow{PID: t.PID, Comm: t.Comm, NIC: t.NIC, NAPI: t.NAPI, Queue: t.Queue, Dir: t.Dir, IRQ: t.IRQ,
+		row := ThreadRow{PID: t.PID, Comm: t.Comm, NIC: t.NIC, NAPI: t.NAPI, Queue: t.Queue, Dir: t.Dir, IRQ: t.IRQ,
 			To: t.CPUs, Action: ActionRestore, Result: irq.ResultUnchanged}
 		to, _ := cpuset.ParseList(t.CPUs) // validated with the state
 		task, err := proc.ReadTask(fsys, t.PID)
 		switch {
 		case errors.Is(err, proc.ErrNoProcess) || (err == nil && (task.Comm != t.Comm || task.Start != t.Start)):
-			r.Result, r.Error = irq.ResultGone, r.Name()+" is gone: not restored"
-			res.Gone = append(res.Gone, r.Name())
-			res.Threads = append(res.Threads, r)
+			row.Result, row.Error = irq.ResultGone, row.Name()+" is gone: not restored"
+			r.Gone = append(r.Gone, row.Name())
+			r.Threads = append(r.Threads, row)
 			continue
 		case err != nil:
-			r.Result, r.Error = irq.ResultFailed, err.Error()
+			row.Result, row.Error = irq.ResultFailed, err.Error()
 		case ta == nil:
-			r.From = task.Allowed.String()
-			r.Result, r.Error = irq.ResultFailed, "not restored: "+errCaptured.Error()
+			row.From = task.Allowed.String()
+			row.Result, row.Error = irq.ResultFailed, "not restored: "+errCaptured.Error()
 		default:
-			r.restore(ta, to)
+			row.restore(ta, to)
 		}
-		if r.Result == irq.ResultFailed {
-			res.Failed = append(res.Failed, r.Name()+": "+r.Error)
+		if row.Result == irq.ResultFailed {
+			r.Failed = append(r.Failed, row.Name()+": "+row.Error)
 		}
-		res.Threads = append(res.Threads, r)
+		r.Threads = append(r.Threads, row)
 	}
 }
 
