@@ -7,7 +7,8 @@
 // boots nothing; `make vmtest` runs it. It fetches Debian's kernel
 // packages with apt-get download, builds a static irqnuma and the guest
 // agent (lab/agent), writes a busybox initramfs (with Debian's iperf3 and
-// the libraries it loads, for the bench scenario) and boots each kernel
+// the libraries it loads, for the bench scenario, and the host's ethtool
+// with its libraries, for the steer scenario) and boots each kernel
 // in a network namespace it creates, with multi-queue taps whose only
 // peer is the guest, and an iperf3 server. The agent runs the scenarios inside the guest and reports
 // each check on the second serial port; the driver turns them into one

@@ -53,7 +53,8 @@ func requireStatic(t *testing.T, path string) {
 // guestBinaries are the programs every initramfs holds, built once.
 type guestBinaries struct {
 	Irqnuma, Agent, Busybox string
-	// Extra are the other programs' files: iperf3 and its libraries.
+	// Extra are the other programs' files: iperf3, ethtool and their
+	// libraries.
 	Extra []guestFile
 }
 
@@ -64,12 +65,12 @@ func buildGuestBinaries(t *testing.T, dir string) guestBinaries {
 	g := guestBinaries{Irqnuma: filepath.Join(dir, "irqnuma"), Agent: filepath.Join(dir, "agent"), Busybox: bb}
 	buildStatic(t, "./cmd/irqnuma", g.Irqnuma)
 	buildStatic(t, "./lab/agent", g.Agent)
-	g.Extra = prepareIperf3(t)
+	g.Extra = mergeFiles(prepareIperf3(t), prepareEthtool(t))
 	return g
 }
 
 // writeInitramfs writes the guest's root: /init is the agent, irqnuma and
-// busybox in /bin, iperf3 in /bin with its loader and libraries, the
+// busybox in /bin, iperf3 and ethtool in /bin with their loader and libraries, the
 // kernel's modules in /lib/modules with their load order in
 // /etc/lab/modules, and the run's configuration in /etc/lab/config.json.
 func writeInitramfs(t *testing.T, path string, g guestBinaries, k preparedKernel, config []byte) {

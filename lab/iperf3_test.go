@@ -191,7 +191,7 @@ func inTree(x, rel string) (string, error) {
 		} else {
 			p = filepath.Join(filepath.Dir(p), target)
 		}
-		if !strings.HasPrefix(p, filepath.Clean(x)+"/") {
+		if root := strings.TrimSuffix(filepath.Clean(x), "/") + "/"; !strings.HasPrefix(p, root) {
 			return "", fmt.Errorf("%s leads out of the packages", rel)
 		}
 	}

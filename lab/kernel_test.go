@@ -43,6 +43,9 @@ type preparedKernel struct {
 	Release string   // 6.1.0-57-amd64 (uname -r)
 	Vmlinuz string   // path in the cache
 	Modules []string // uncompressed .ko paths in the cache, in load order
+	// LinksNAPI: whether its virtio_net names each queue's NAPI to
+	// netdev netlink (nil: no virtio_net module).
+	LinksNAPI *bool
 }
 
 // cacheDir is where downloads and unpacked kernels stay between runs:
@@ -123,6 +126,7 @@ func prepareKernel(t *testing.T, k labKernel) preparedKernel {
 	for _, m := range lines[1:] {
 		pk.Modules = append(pk.Modules, filepath.Join(dir, "modules", m))
 	}
+	pk.LinksNAPI = linksNAPI(t, pk.Modules)
 	return pk
 }
 

@@ -29,7 +29,12 @@ type guestNIC struct {
 	PeerMAC    string `json:"peer_mac"`    // the tap's MAC: both sides have static neighbours
 	Node       int    `json:"node"`        // the pxb-pcie expander's numa_node
 	QueuePairs int    `json:"queue_pairs"` // tap queues = virtio-net queue pairs
-	Tap        string `json:"-"`
+	// RSS is virtio-net's rss=on,hash=on: the device steers by a
+	// Toeplitz hash and an indirection table the guest sets (QEMU does
+	// it in software; the tap has vhost off), so the guest's ethtool
+	// -x reports a table and a key and -X changes them.
+	RSS bool   `json:"rss"`
+	Tap string `json:"-"`
 }
 
 // guestConfig is /etc/lab/config.json: what the guest is and what to do.
@@ -40,6 +45,10 @@ type guestConfig struct {
 	NICs     []guestNIC `json:"nics"`
 	NVMeNode int        `json:"nvme_node"`
 	Export   bool       `json:"export"` // print a snapshot of the guest (LAB_REFRESH)
+	// LinksNAPI says whether the kernel's virtio_net tells netdev
+	// netlink each queue's NAPI (it calls netif_queue_set_napi, from
+	// the module's imports); nil when no virtio_net module was found.
+	LinksNAPI *bool `json:"virtio_net_links_napi"`
 }
 
 // labTopology is the guest every kernel boots: CPUs 0-3 on node 0 and 4-7
@@ -47,11 +56,12 @@ type guestConfig struct {
 // node 1, a 2-queue-pair NIC behind one on node 0.
 func labTopology(k preparedKernel, export bool) guestConfig {
 	return guestConfig{
-		Kernel: k.Name, Release: k.Release, Export: export,
+		Kernel: k.Name, Release: k.Release, Export: export, LinksNAPI: k.LinksNAPI,
 		Nodes: []string{"0-3", "4-7"},
 		NICs: []guestNIC{
 			{Name: "eth0", MAC: "52:54:00:1a:b0:01", Addr: "192.0.2.2/24", Peer: "192.0.2.1", PeerMAC: "52:54:00:1a:c0:01", Node: 1, QueuePairs: 4, Tap: "labtap0"},
 			{Name: "eth1", MAC: "52:54:00:1a:b0:02", Addr: "198.51.100.2/24", Peer: "198.51.100.1", PeerMAC: "52:54:00:1a:c0:02", Node: 0, QueuePairs: 2, Tap: "labtap1"},
+			{Name: "eth2", MAC: "52:54:00:1a:b0:03", Addr: "203.0.113.2/24", Peer: "203.0.113.1", PeerMAC: "52:54:00:1a:c0:03", Node: 1, QueuePairs: 4, RSS: true, Tap: "labtap2"},
 		},
 		NVMeNode: 1,
 	}
@@ -84,9 +94,16 @@ func qemuArgs(k preparedKernel, c guestConfig, initrd, console, results string) 
 	}
 	for i, n := range c.NICs {
 		rp := rootPort(n.Node)
+		rss := ""
+		if n.RSS {
+			// QEMU's eBPF steering is not loadable here (it says
+			// "libbpf: failed to initialize skeleton BPF object
+			// 'rss_bpf': -95"); hash=on makes it steer in software.
+			rss = ",rss=on,hash=on"
+		}
 		a = append(a,
-			"-netdev", fmt.Sprintf("tap,id=n%d,ifname=%s,script=no,downscript=no,queues=%d", i, n.Tap, n.QueuePairs),
-			"-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mq=on,vectors=%d,mac=%s,bus=%s,romfile=", i, 2*n.QueuePairs+2, n.MAC, rp))
+			"-netdev", fmt.Sprintf("tap,id=n%d,ifname=%s,script=no,downscript=no,vhost=off,queues=%d", i, n.Tap, n.QueuePairs),
+			"-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mq=on%s,vectors=%d,mac=%s,bus=%s,romfile=", i, rss, 2*n.QueuePairs+2, n.MAC, rp))
 	}
 	rp := rootPort(c.NVMeNode)
 	a = append(a,

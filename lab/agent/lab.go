@@ -135,17 +135,10 @@ func prepare(cfg config) (*lab, error) {
 	if l.nodes, err = nodeCPUs(); err != nil {
 		return nil, err
 	}
-	macs := macsPresent()
+	if err := nameNICs(cfg.NICs); err != nil {
+		return nil, err
+	}
 	for _, c := range cfg.NICs {
-		dev, ok := macs[c.MAC]
-		if !ok {
-			return nil, fmt.Errorf("no NIC with MAC %s", c.MAC)
-		}
-		if dev != c.Name {
-			if err := sh("ip", "link", "set", "dev", dev, "name", c.Name); err != nil {
-				return nil, err
-			}
-		}
 		for _, args := range [][]string{
 			{"addr", "add", c.Addr, "dev", c.Name},
 			{"link", "set", "dev", c.Name, "up"},
@@ -178,6 +171,34 @@ func prepare(cfg config) (*lab, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// nameNICs gives each NIC its configured name. Each the kernel named
+// otherwise first gets a name no NIC has, so that no rename meets a name
+// still taken.
+func nameNICs(nics []nicCfg) error {
+	macs := macsPresent()
+	for i, c := range nics {
+		dev, ok := macs[c.MAC]
+		if !ok {
+			return fmt.Errorf("no NIC with MAC %s", c.MAC)
+		}
+		if dev != c.Name {
+			tmp := fmt.Sprintf("labnic%d", i)
+			if err := sh("ip", "link", "set", "dev", dev, "name", tmp); err != nil {
+				return err
+			}
+			macs[c.MAC] = tmp
+		}
+	}
+	for _, c := range nics {
+		if dev := macs[c.MAC]; dev != c.Name {
+			if err := sh("ip", "link", "set", "dev", dev, "name", c.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (l *lab) findNVMe() error {

@@ -2,8 +2,10 @@
 // systems, loads the modules the lab's devices need, names and addresses
 // the NICs, then runs each scenario: it runs the static irqnuma in /bin
 // and compares what it says with the kernel's own files and writes, which
-// the agent reads itself (no irqnuma package is imported, so a bug in
-// irqnuma's readers cannot hide itself). Every check is one "LAB {json}"
+// the agent reads itself (no irqnuma reader of files is imported, so a
+// bug in one cannot hide itself). The steer scenario calls steer.Read
+// and snapshot.Open itself, as the thing under test, against the guest's
+// own ethtool and sockets. Every check is one "LAB {json}"
 // line on the second serial port, read by the host driver (package lab).
 // When done it powers the guest off.
 //
@@ -32,6 +34,9 @@ type config struct {
 	NICs     []nicCfg `json:"nics"`
 	NVMeNode int      `json:"nvme_node"`
 	Export   bool     `json:"export"`
+	// LinksNAPI: whether virtio_net names each queue's NAPI to netdev
+	// netlink (the host read the module's imports); nil: not known.
+	LinksNAPI *bool `json:"virtio_net_links_napi"`
 }
 
 type nicCfg struct {
@@ -42,6 +47,7 @@ type nicCfg struct {
 	PeerMAC    string `json:"peer_mac"`
 	Node       int    `json:"node"`
 	QueuePairs int    `json:"queue_pairs"`
+	RSS        bool   `json:"rss"` // virtio-net rss=on,hash=on
 }
 
 func (n nicCfg) ip() string { return strings.Split(n.Addr, "/")[0] }
@@ -98,6 +104,7 @@ func main() {
 		{"snapshot", scenarioSnapshot},
 		{"attribution", scenarioAttribution},
 		{"bench", scenarioBench},
+		{"steer", scenarioSteer},
 	} {
 		current = s.name
 		t0 := time.Now()

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 )
 
@@ -39,11 +42,18 @@ func scenarioSnapshot(l *lab) {
 		var live, got any
 		jsonOf(&live, args...)
 		jsonOf(&got, append([]string{"--root", snap}, args...)...)
+		// Where the steering's answers came from differs by design:
+		// "netlink" live, "recorded" from the snapshot.
+		for _, v := range []any{live, got} {
+			if st, ok := v.(map[string]any)["steer"].(map[string]any); ok {
+				delete(st, "source")
+			}
+		}
 		if strip != nil {
 			strip(live)
 			strip(got)
 		}
-		check(name, reflect.DeepEqual(live, got), "live vs snapshot:\nlive: %.4000s\nsnapshot: %.4000s", js(live), js(got))
+		check(name, reflect.DeepEqual(live, got), "live vs snapshot: %v\nlive: %.4000s\nsnapshot: %.4000s", jsonDiff("", live, got), js(live), js(got))
 	}
 	same("audit", nil, "audit", "--fail-on", "never")
 	same("irq-list", func(v any) {
@@ -69,4 +79,43 @@ func scenarioSnapshot(l *lab) {
 func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// jsonDiff names the paths where two decoded JSON values differ (at most
+// 20), with both values.
+func jsonDiff(path string, a, b any) []string {
+	var out []string
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: %.200s vs %.200s", path, js(a), js(b))}
+		}
+		keys := map[string]bool{}
+		for k := range av {
+			keys[k] = true
+		}
+		for k := range bv {
+			keys[k] = true
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			out = append(out, jsonDiff(path+"."+k, av[k], bv[k])...)
+		}
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || len(av) != len(bv) {
+			return []string{fmt.Sprintf("%s: %.200s vs %.200s", path, js(a), js(b))}
+		}
+		for i := range av {
+			out = append(out, jsonDiff(fmt.Sprintf("%s[%d]", path, i), av[i], bv[i])...)
+		}
+	default:
+		if !reflect.DeepEqual(a, b) {
+			out = append(out, fmt.Sprintf("%s: %.200s vs %.200s", path, js(a), js(b)))
+		}
+	}
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return out
 }
