@@ -25,7 +25,6 @@ import (
 // info line and does not run; a part not listed runs and must pass.
 // Remove a part from here when its work lands.
 var waits = map[string]string{
-	"tcp-split": "H2 (ParseEthtoolG reads \"TCP data split: n/a\", which ethtool prints when the kernel sent no tcp-data-split, as \"unknown\"; netlink's reading has none)",
 	// A kernel without netdev napi-get (6.1) still names each NAPI's
 	// kthread napi/IF-ID, from which irqnuma could judge and pin them.
 	"audit-napi-no-netdev": "H3 (napi-thread-remote where netdev napi-get is missing: main at 6039c70 says not-checked for eth2 on 6.1; lab run 18:51)",
@@ -456,9 +455,6 @@ func ringsAgree(text, nl steer.Rings) bool {
 	ok = ok && u(text.RXBufLen, nl.RXBufLen) && u(text.CQESize, nl.CQESize) && u(text.HDSThresh, nl.HDSThresh) && u(text.HDSThreshMax, nl.HDSThreshMax)
 	bl := func(a, b *bool) bool { return a == nil || (b != nil && *a == *b) }
 	ok = ok && bl(text.TxPush, nl.TxPush) && bl(text.RxPush, nl.RxPush)
-	if text.TCPDataSplit != nil && *text.TCPDataSplit == steer.TCPDataSplitUnknown && nl.TCPDataSplit == nil && !landed("tcp-split") {
-		return ok
-	}
 	return ok && (text.TCPDataSplit == nil || (nl.TCPDataSplit != nil && *text.TCPDataSplit == *nl.TCPDataSplit))
 }
 
