@@ -146,7 +146,7 @@ func run(t *testing.T, name string, args ...string) string {
 func TestLiveVeth(t *testing.T) {
 	fsys := liveRoot(t)
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command")
+		t.Skip("no ip command (apt-get install iproute2; .ci/run installs it)")
 	}
 	ns := fmt.Sprintf("irqnuma-steer-%d", os.Getpid())
 	ifname := fmt.Sprintf("irqst%d", os.Getpid()%100000)
