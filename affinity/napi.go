@@ -38,6 +38,9 @@ type ThreadRow struct {
 	Action Action     `json:"action"`
 	Result irq.Result `json:"result"`
 	Error  string     `json:"error"`
+	// Note says why a thread goes to the CPUs of its NIC's queue IRQs
+	// (all of them, not one queue's): its queue is unknown, and why.
+	Note string `json:"note,omitempty"`
 	// Affinity is the thread's CPUs read back after the run (null in a
 	// dry run, or when it cannot be read).
 	Affinity *string `json:"affinity"`
@@ -138,24 +141,29 @@ func planThreads(fsys kfile.FS, sh *steer.Host, failed map[string]error, plan *p
 	return p.rows, nil
 }
 
-// nic plans the threads of one NIC.
+// nic plans the threads of one NIC. A thread paired with a queue's IRQ
+// goes with that IRQ; a thread that cannot be paired (a kernel without
+// netdev napi-get, a driver that links no NAPI to a queue or IRQ, a
+// NAPI instance netdev does not list) goes to the union of the CPUs the
+// pin gives the NIC's queue IRQs, where it would go whichever queue it
+// serves.
 func (p *threadPlanner) nic(name string, n *steer.NIC, steps []planStep) error {
-	var why string
 	switch {
 	case p.failed[name] != nil:
-		why = "its queue is unknown: " + p.failed[name].Error() + "; not moved"
+		return p.unpaired(name, cpuset.Set{}, "its queue is unknown: "+p.failed[name].Error()+"; not moved")
 	case n == nil:
-		why = "its queue is unknown: the NIC's steering was not read; not moved"
-	default:
-		if r, unknown := n.Why(steer.PartNAPI); unknown {
-			why = "its queue is unknown: netdev napi-get " + r.String() + "; not moved"
-			if r.Why == steer.WhyKernel {
-				why = "its queue is unknown on this kernel (no netdev napi-get); not moved"
-			}
-		}
+		return p.unpaired(name, cpuset.Set{}, "its queue is unknown: the NIC's steering was not read; not moved")
 	}
-	if why != "" {
-		return p.unpaired(name, why)
+	union := queueCPUs(name, steps)
+	if r, unknown := n.Why(steer.PartNAPI); unknown {
+		why := "its queue is unknown: netdev napi-get " + r.String()
+		if r.Why == steer.WhyKernel {
+			why = "its queue is unknown on this kernel (no netdev napi-get)"
+		}
+		if !threaded(n) {
+			return p.unpaired(name, cpuset.Set{}, why+"; not moved: the NIC's NAPI is not known to be threaded")
+		}
+		return p.unpaired(name, union, why)
 	}
 	if !threaded(n) {
 		return nil
@@ -171,19 +179,52 @@ func (p *threadPlanner) nic(name string, n *steer.NIC, steps []planStep) error {
 		}
 	}
 	for _, napi := range n.NAPIs {
-		if _, ok := p.byPID[napi.PID]; napi.PID > 0 && !ok {
-			why := "not moved: its IRQ is unknown (napi-get reports none) and no queue this pin places is served by it"
-			if napi.IRQ >= 0 {
-				why = "not moved: its IRQ " + strconv.Itoa(napi.IRQ) + " is not one this pin places"
-			}
-			if err := p.skip(name, napi.PID, napi.ID, napi.IRQ, why); err != nil {
-				return err
-			}
+		if err := p.leftover(name, n, napi, union); err != nil {
+			return err
 		}
 	}
 	// Threads netdev does not list (a NAPI instance never registered,
 	// as virtio_net's tx NAPI) still run the NIC's work.
-	return p.unpaired(name, "not moved: netdev napi-get does not list it, so its queue and IRQ are unknown")
+	return p.unpaired(name, union, "its queue is unknown: netdev napi-get does not list it")
+}
+
+// leftover plans a listed NAPI thread the pin's steps did not pair: one
+// whose IRQ or queue is known but not placed by this pin is left alone;
+// one netdev ties to no IRQ and no queue goes to the union of the NIC's
+// queue IRQs' CPUs.
+func (p *threadPlanner) leftover(name string, n *steer.NIC, napi steer.NAPI, union cpuset.Set) error {
+	if _, ok := p.byPID[napi.PID]; napi.PID <= 0 || ok {
+		return nil
+	}
+	switch {
+	case napi.IRQ >= 0:
+		return p.skip(name, napi.PID, napi.ID, napi.IRQ, "not moved: its IRQ "+strconv.Itoa(napi.IRQ)+" is not one this pin places")
+	case slices.ContainsFunc(n.Queues, func(q steer.NetdevQueue) bool { return q.NAPI == napi.ID }):
+		return p.skip(name, napi.PID, napi.ID, -1, "not moved: its IRQ is unknown (napi-get reports none) and no queue this pin places is served by it")
+	}
+	return p.moveUnpaired(name, napi.PID, napi.ID, union, "its queue is unknown ("+driverName(n)+" links no NAPI to a queue or IRQ)")
+}
+
+// driverName is the NIC's driver as ethtool -i names it, or "its
+// driver" when not read.
+func driverName(n *steer.NIC) string {
+	if n.Driver != nil && n.Driver.Driver != "" {
+		return n.Driver.Driver
+	}
+	return "its driver"
+}
+
+// queueCPUs is the union of the CPUs the plan gives nic's queue IRQs
+// (those it moves and those already in place): where a NAPI thread of
+// the NIC's whose queue is unknown goes.
+func queueCPUs(nic string, steps []planStep) cpuset.Set {
+	var out cpuset.Set
+	for _, s := range steps {
+		if s.NIC == nic && s.IRQ >= 0 && s.Queue >= 0 && (s.Action == ActionChange || s.Action == ActionKeep) {
+			out = out.Union(s.To)
+		}
+	}
+	return out
 }
 
 // threaded reports whether any of the NIC's NAPI instances runs in a
@@ -236,26 +277,45 @@ func (p *threadPlanner) add(nic string, napi steer.NAPI, s planStep) error {
 		}
 		return nil
 	}
-	task, err := p.task(napi.PID)
+	return p.plan(ThreadRow{PID: napi.PID, NIC: nic, NAPI: napi.ID, Queue: s.Queue, Dir: s.Dir, IRQ: s.IRQ}, s.To,
+		fmt.Sprintf("not moved: netdev names pid %d as NAPI %d's thread, but its name %%q is not a NAPI thread's", napi.PID, napi.ID))
+}
+
+// moveUnpaired plans a NAPI thread whose queue is unknown to to, the
+// CPUs of the NIC's queue IRQs, saying why; with to empty (the pin
+// places none of the NIC's queue IRQs) it is left alone.
+func (p *threadPlanner) moveUnpaired(nic string, pid int, napi uint32, to cpuset.Set, why string) error {
+	if to.IsEmpty() {
+		return p.skip(nic, pid, napi, -1, why+"; not moved: this pin places none of "+nic+"'s queue IRQs")
+	}
+	return p.plan(ThreadRow{PID: pid, NIC: nic, NAPI: napi, Queue: -1, IRQ: -1,
+		Note: why}, to,
+		"not moved: its name %q is not a NAPI thread's")
+}
+
+// plan adds row r, moving its thread to to, after reading its name,
+// start time and CPUs; notNAPI is the error (with a %q for the name)
+// when its name is not one of the NIC's NAPI threads.
+func (p *threadPlanner) plan(r ThreadRow, to cpuset.Set, notNAPI string) error {
+	task, err := p.task(r.PID)
 	if err != nil || task == nil {
 		return err
 	}
-	r := ThreadRow{PID: napi.PID, Comm: task.Comm, NIC: nic, NAPI: napi.ID, Queue: s.Queue, Dir: s.Dir, IRQ: s.IRQ,
-		From: cpusOrUnknown(task.Allowed), To: s.To.String(), Action: ActionChange, Result: irq.ResultPlanned,
-		start: task.Start, to: s.To, from: task.Allowed}
+	r.Comm, r.From, r.To, r.Action, r.Result = task.Comm, cpusOrUnknown(task.Allowed), to.String(), ActionChange, irq.ResultPlanned
+	r.start, r.to, r.from = task.Start, to, task.Allowed
 	switch {
-	case !napiComm(task.Comm, nic):
+	case !napiComm(task.Comm, r.NIC):
 		r.Action, r.Result, r.To = ActionSkipUnknown, irq.ResultSkipped, ""
-		r.Error = fmt.Sprintf("not moved: netdev names pid %d as NAPI %d's thread, but its name %q is not a NAPI thread's", napi.PID, napi.ID, task.Comm)
+		r.Error = fmt.Sprintf(notNAPI, task.Comm)
 	case p.threads == nil:
 		r.Action, r.Result = ActionSkipUnknown, irq.ResultSkipped
 		r.Error = "not moved: " + errCaptured.Error()
 	default:
-		if r.from, err = p.threads.Get(napi.PID); err != nil {
+		if r.from, err = p.threads.Get(r.PID); err != nil {
 			return fmt.Errorf("save current value: %s: %w", r.Name(), err)
 		}
 		r.From = r.from.String()
-		if r.from.Equal(s.To) {
+		if r.from.Equal(to) {
 			r.Action, r.Result = ActionKeep, irq.ResultUnchanged
 		}
 	}
@@ -307,9 +367,10 @@ func (p *threadPlanner) skip(nic string, pid int, napi uint32, irqN int, why str
 	return nil
 }
 
-// unpaired adds a row, saying why, for each of the NIC's NAPI threads
-// found by name under /proc and not planned yet.
-func (p *threadPlanner) unpaired(nic, why string) error {
+// unpaired plans each of the NIC's NAPI threads found by name under
+// /proc and not planned yet: to to, saying why its queue is unknown; left
+// alone, saying why, when to is empty.
+func (p *threadPlanner) unpaired(nic string, to cpuset.Set, why string) error {
 	pids, err := proc.FindByCommPrefix(p.fsys, napiPrefix(nic))
 	if err != nil {
 		if kfile.IsNotExist(err) {
@@ -333,7 +394,12 @@ func (p *threadPlanner) unpaired(nic, why string) error {
 		if !ok {
 			continue
 		}
-		if err := p.skip(nic, pid, id, -1, why); err != nil {
+		if to.IsEmpty() {
+			err = p.skip(nic, pid, id, -1, why)
+		} else {
+			err = p.moveUnpaired(nic, pid, id, to, why)
+		}
+		if err != nil {
 			return err
 		}
 	}

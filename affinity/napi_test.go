@@ -115,7 +115,11 @@ func threadLines(rows []ThreadRow) []string {
 		if r.Affinity != nil {
 			aff = *r.Affinity
 		}
-		out = append(out, fmt.Sprintf("%s pid=%d napi=%d q=%d irq=%d %s->%s %s %s now=%s %s", r.Comm, r.PID, r.NAPI, r.Queue, r.IRQ, r.From, r.To, r.Action, r.Result, aff, r.Error))
+		line := fmt.Sprintf("%s pid=%d napi=%d q=%d irq=%d %s->%s %s %s now=%s %s", r.Comm, r.PID, r.NAPI, r.Queue, r.IRQ, r.From, r.To, r.Action, r.Result, aff, r.Error)
+		if r.Note != "" {
+			line += "| " + r.Note
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -123,7 +127,8 @@ func threadLines(rows []ThreadRow) []string {
 // TestPinNAPIThreads: each threaded NAPI instance's kthread gets its
 // IRQ's CPUs (paired by napi-get's IRQ, or by queue where napi-get has
 // none, and also when the IRQ itself is already in place), the threads
-// that cannot be paired are named and left alone, the state file holds
+// netdev does not list goes to the CPUs of the NIC's queue IRQs, saying
+// why, the state file holds
 // each moved thread's pid, name, start time and CPUs, and restore puts
 // every thread and IRQ back exactly.
 func TestPinNAPIThreads(t *testing.T) {
@@ -137,12 +142,12 @@ func TestPinNAPIThreads(t *testing.T) {
 		"napi/eth0-8193 pid=812 napi=8193 q=0 irq=284 0-63->16 change changed now=16 ",
 		"napi/eth0-8194 pid=813 napi=8194 q=1 irq=285 0-63->17 change changed now=17 ",
 		"napi/eth0-8195 pid=814 napi=8195 q=2 irq=286 0-63->18 change changed now=18 ",
-		"napi/eth0-0 pid=815 napi=0 q=-1 irq=-1 0-63-> skip-unknown skipped now=- not moved: netdev napi-get does not list it, so its queue and IRQ are unknown",
+		"napi/eth0-0 pid=815 napi=0 q=-1 irq=-1 0-63->16-31 change changed now=16-31 | its queue is unknown: netdev napi-get does not list it",
 	}
 	if diff := cmp.Diff(want, threadLines(res.Threads)); diff != "" {
 		t.Errorf("thread rows (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"812=16", "813=17", "814=18"}, ft.calls); diff != "" {
+	if diff := cmp.Diff([]string{"812=16", "813=17", "814=18", "815=16-31"}, ft.calls); diff != "" {
 		t.Errorf("sched_setaffinity calls (-want +got):\n%s", diff)
 	}
 	if res.Changes != res.Changed || res.Changed < 3 {
@@ -159,7 +164,7 @@ func TestPinNAPIThreads(t *testing.T) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Version != 2 || len(st.Threads) != 3 || st.Threads[0]["pid"] != 812.0 || st.Threads[0]["comm"] != "napi/eth0-8193" ||
+	if st.Version != 2 || len(st.Threads) != 4 || st.Threads[0]["pid"] != 812.0 || st.Threads[0]["comm"] != "napi/eth0-8193" ||
 		st.Threads[0]["start_time"] != 4100.0 || st.Threads[0]["cpus"] != "0-63" {
 		t.Errorf("state file: %s", b)
 	}
@@ -169,7 +174,7 @@ func TestPinNAPIThreads(t *testing.T) {
 	if err != nil || rr.Err() != nil {
 		t.Fatalf("Restore: %v, %v", err, rr.Err())
 	}
-	if diff := cmp.Diff([]string{"812=0-63", "813=0-63", "814=0-63"}, ft.calls); diff != "" {
+	if diff := cmp.Diff([]string{"812=0-63", "813=0-63", "814=0-63", "815=0-63"}, ft.calls); diff != "" {
 		t.Errorf("restore's sched_setaffinity calls (-want +got):\n%s", diff)
 	}
 	for pid, s := range ft.cpus {
@@ -180,7 +185,7 @@ func TestPinNAPIThreads(t *testing.T) {
 	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree not back as it was (-before +after):\n%s", diff)
 	}
-	if rr.Total != len(rr.Rows)+3 || len(rr.Threads) != 3 || rr.Threads[2].Result != irq.ResultChanged {
+	if rr.Total != len(rr.Rows)+4 || len(rr.Threads) != 4 || rr.Threads[3].Result != irq.ResultChanged {
 		t.Errorf("restore result: total %d, %d rows, threads %v", rr.Total, len(rr.Rows), threadLines(rr.Threads))
 	}
 }
@@ -290,13 +295,14 @@ func TestRestoreNAPIReusedPID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"813=0-63"}, ft.calls); diff != "" {
+	if diff := cmp.Diff([]string{"813=0-63", "815=0-63"}, ft.calls); diff != "" {
 		t.Errorf("sched_setaffinity calls (-want +got):\n%s", diff)
 	}
 	want := []string{
 		"napi/eth0-8193 pid=812 napi=8193 q=0 irq=284 ->0-63 restore gone now=- napi/eth0-8193 (pid 812) is gone: not restored",
 		"napi/eth0-8194 pid=813 napi=8194 q=1 irq=285 17->0-63 restore changed now=0-63 ",
 		"napi/eth0-8195 pid=814 napi=8195 q=2 irq=286 ->0-63 restore gone now=- napi/eth0-8195 (pid 814) is gone: not restored",
+		"napi/eth0-0 pid=815 napi=0 q=-1 irq=-1 16-31->0-63 restore changed now=0-63 ",
 	}
 	if diff := cmp.Diff(want, threadLines(rr.Threads)); diff != "" {
 		t.Errorf("thread rows (-want +got):\n%s", diff)
@@ -306,29 +312,80 @@ func TestRestoreNAPIReusedPID(t *testing.T) {
 	}
 }
 
-// TestPinNAPIUnpaired: where the pairing is unknown (a kernel without
-// netdev napi-get, 6.1) the NIC's napi/IF-N threads are named and nothing
-// is moved; NAPI not threaded has no rows; a captured root's threads are
-// reported and left alone.
+// TestPinNAPIUnpaired: where a thread cannot be paired with its queue (a
+// kernel without netdev napi-get, 6.1; a driver that links no NAPI to a
+// queue or IRQ, virtio_net on 6.12) the NIC's napi/IF-N threads go to
+// the CPUs of its queue IRQs, saying why, are saved with the IRQs, and
+// restore puts them back exactly; NAPI not threaded has no rows; a
+// captured root's threads are reported and left alone.
 func TestPinNAPIUnpaired(t *testing.T) {
+	unpaired := func(t *testing.T, edit func(n *steer.NIC), why string) {
+		root, sh, ft := napiHost(t)
+		before := hosttest.Files(t, root)
+		edit(sh.NICs[0])
+		res, err := napiPin(t, root, sh, ft, context.Background())
+		if err != nil || res.Err() != nil {
+			t.Fatalf("Pin: %v, %v", err, res.Err())
+		}
+		note := "| " + why + ""
+		want := []string{
+			"napi/eth0-8193 pid=812 napi=8193 q=-1 irq=-1 0-63->16-31 change changed now=16-31 " + note,
+			"napi/eth0-8194 pid=813 napi=8194 q=-1 irq=-1 0-63->16-31 change changed now=16-31 " + note,
+			"napi/eth0-8195 pid=814 napi=8195 q=-1 irq=-1 0-63->16-31 change changed now=16-31 " + note,
+			"napi/eth0-0 pid=815 napi=0 q=-1 irq=-1 0-63->16-31 change changed now=16-31 " + note,
+		}
+		if sh.NICs[0].NAPIs != nil {
+			want[3] = "napi/eth0-0 pid=815 napi=0 q=-1 irq=-1 0-63->16-31 change changed now=16-31 | its queue is unknown: netdev napi-get does not list it"
+		}
+		if diff := cmp.Diff(want, threadLines(res.Threads)); diff != "" {
+			t.Errorf("thread rows (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"812=16-31", "813=16-31", "814=16-31", "815=16-31"}, ft.calls); diff != "" {
+			t.Errorf("sched_setaffinity calls (-want +got):\n%s", diff)
+		}
+		// 816, napi/eth0-x-5, is another NIC's and stays where it was.
+		if ft.cpus[816].String() != "0-63" {
+			t.Errorf("pid 816 (napi/eth0-x-5) moved to %s", ft.cpus[816])
+		}
+		ft.calls = nil
+		rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, ft)
+		if err != nil || rr.Err() != nil {
+			t.Fatalf("Restore: %v, %v", err, rr.Err())
+		}
+		if diff := cmp.Diff([]string{"812=0-63", "813=0-63", "814=0-63", "815=0-63"}, ft.calls); diff != "" {
+			t.Errorf("restore's sched_setaffinity calls (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
+			t.Errorf("tree not back as it was (-before +after):\n%s", diff)
+		}
+	}
 	t.Run("no napi-get", func(t *testing.T) {
+		unpaired(t, func(n *steer.NIC) {
+			n.NAPIs, n.Queues = nil, nil
+			n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "netdev has no napi-get"})
+		}, "its queue is unknown on this kernel (no netdev napi-get)")
+	})
+	t.Run("driver links no queue", func(t *testing.T) {
+		unpaired(t, func(n *steer.NIC) {
+			n.Driver = &steer.DriverInfo{Driver: "virtio_net"}
+			n.Queues = []steer.NetdevQueue{{ID: 0, Type: steer.QueueTypeRX}, {ID: 0, Type: steer.QueueTypeTX}}
+			for i := range n.NAPIs {
+				n.NAPIs[i].IRQ = -1
+			}
+		}, "its queue is unknown (virtio_net links no NAPI to a queue or IRQ)")
+	})
+	t.Run("no napi-get, threaded unknown", func(t *testing.T) {
 		root, sh, ft := napiHost(t)
 		n := sh.NICs[0]
-		n.NAPIs, n.Queues = nil, nil
+		n.NAPIs, n.Queues, n.Sysfs.Threaded = nil, nil, nil
 		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "netdev has no napi-get"})
 		res, err := napiPin(t, root, sh, ft, context.Background())
 		if err != nil || res.Err() != nil {
 			t.Fatalf("Pin: %v, %v", err, res.Err())
 		}
-		why := "its queue is unknown on this kernel (no netdev napi-get); not moved"
-		want := []string{
-			"napi/eth0-8193 pid=812 napi=8193 q=-1 irq=-1 0-63-> skip-unknown skipped now=- " + why,
-			"napi/eth0-8194 pid=813 napi=8194 q=-1 irq=-1 0-63-> skip-unknown skipped now=- " + why,
-			"napi/eth0-8195 pid=814 napi=8195 q=-1 irq=-1 0-63-> skip-unknown skipped now=- " + why,
-			"napi/eth0-0 pid=815 napi=0 q=-1 irq=-1 0-63-> skip-unknown skipped now=- " + why,
-		}
-		if diff := cmp.Diff(want, threadLines(res.Threads)); diff != "" {
-			t.Errorf("thread rows (-want +got):\n%s", diff)
+		got := threadLines(res.Threads)
+		if len(got) != 4 || got[0] != "napi/eth0-8193 pid=812 napi=8193 q=-1 irq=-1 0-63-> skip-unknown skipped now=- its queue is unknown on this kernel (no netdev napi-get); not moved: the NIC's NAPI is not known to be threaded" {
+			t.Errorf("thread rows:\n%s", strings.Join(got, "\n"))
 		}
 		if len(ft.calls) != 0 || strings.Contains(mustRead(t, res.StateFile), "threads") {
 			t.Errorf("moved %v, state %s", ft.calls, mustRead(t, res.StateFile))

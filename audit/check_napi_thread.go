@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
@@ -26,15 +27,18 @@ func init() {
 		nic: (*auditor).checkNAPIThreads, proc: (*auditor).checkNAPIThreadShared})
 }
 
-// napiThread is one NAPI kthread of a NIC, read from /proc.
+// napiThread is one NAPI kthread of a NIC, read from /proc; napi is nil
+// for a kthread found by name, whose NAPI instance netdev does not give
+// (its queue is unknown).
 type napiThread struct {
 	napi *steer.NAPI
 	p    *proc.Process
 }
 
-// napiThreads returns the NIC's NAPI kthreads as /proc read them, and
-// the error to return when NAPI is threaded but they cannot be judged;
-// none and nil when NAPI is not threaded.
+// napiThreads returns the NIC's NAPI kthreads as /proc read them (those
+// netdev napi-get names, then those found by name that it does not),
+// and the error to return when NAPI is threaded but they cannot be
+// judged; none and nil when NAPI is not threaded.
 func (a *auditor) napiThreads(c *nicCtx) ([]napiThread, error) {
 	n := c.steer.n
 	if n == nil {
@@ -60,6 +64,7 @@ func (a *auditor) napiThreads(c *nicCtx) ([]napiThread, error) {
 			missing = append(missing, napi.PID)
 		}
 	}
+	out = append(out, a.napiThreadsByName(c.nic.Name, n)...)
 	switch {
 	case len(out) == 0 && len(missing) == 0:
 		why := fmt.Sprintf("NAPI of %s is threaded, but netdev napi-get named no kthread", c.nic.Name)
@@ -73,6 +78,20 @@ func (a *auditor) napiThreads(c *nicCtx) ([]napiThread, error) {
 			c.nic.Name, units.Choose(len(missing), "its kthread", "its kthreads"), intsList(missing, false)))
 	}
 	return out, nil
+}
+
+// napiThreadsByName returns the NIC's kthreads found by name in /proc
+// (ReadSteer) that netdev does not name, by PID.
+func (a *auditor) napiThreadsByName(name string, n *steer.NIC) []napiThread {
+	var out []napiThread
+	for pid, p := range a.opts.NAPIThreads {
+		if !isNAPIThreadOf(p.Comm, name) || slices.ContainsFunc(n.NAPIs, func(napi steer.NAPI) bool { return napi.PID == pid }) {
+			continue
+		}
+		out = append(out, napiThread{p: p})
+	}
+	slices.SortFunc(out, func(x, y napiThread) int { return x.p.PID - y.p.PID })
+	return out
 }
 
 // napiThreaded says whether the NIC's NAPI is threaded (sysfs threaded,
@@ -194,7 +213,7 @@ func lastCPU(ths []proc.Thread) int {
 func kthreadPIDs(ts []napiThread) []int {
 	out := make([]int, len(ts))
 	for i, t := range ts {
-		out[i] = t.napi.PID
+		out[i] = t.p.PID
 	}
 	slices.Sort(out)
 	return out
@@ -210,10 +229,22 @@ func kthreadsSubject(ts []napiThread) string {
 }
 
 // kthreadsWords is "the NAPI kthread napi/eth0-8193 (PID 812)" or "4
-// NAPI kthreads (PIDs 812-815)".
+// NAPI kthreads (PIDs 812-815)"; those whose queue is unknown (found by
+// name) are named: "2 NAPI kthreads (PIDs 812-813; queue unknown:
+// napi/eth0-8193 (PID 812), napi/eth0-0 (PID 813))".
 func kthreadsWords(ts []napiThread) string {
 	if len(ts) == 1 {
-		return "the NAPI kthread " + threadName(ts[0].p.Comm, ts[0].napi.PID)
+		return "the NAPI kthread " + threadName(ts[0].p.Comm, ts[0].p.PID)
 	}
-	return fmt.Sprintf("%d NAPI kthreads (PIDs %s)", len(ts), cpuset.New(kthreadPIDs(ts)...).List())
+	var unknown []string
+	for _, t := range ts {
+		if t.napi == nil {
+			unknown = append(unknown, threadName(t.p.Comm, t.p.PID))
+		}
+	}
+	more := ""
+	if len(unknown) > 0 {
+		more = "; queue unknown: " + strings.Join(unknown, ", ")
+	}
+	return fmt.Sprintf("%d NAPI kthreads (PIDs %s%s)", len(ts), cpuset.New(kthreadPIDs(ts)...).List(), more)
 }

@@ -2,12 +2,17 @@ package audit
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/irqbalance"
 	"github.com/irqnuma/irqnuma/proc"
@@ -437,5 +442,105 @@ func TestSteerUnknownFix(t *testing.T) {
 		if fix != tt.want {
 			t.Errorf("steerUnknown fix for %v = %q, want %q", tt.give, fix, tt.want)
 		}
+	}
+}
+
+// TestNAPIThreadsByName: kthreads netdev does not name, found by name in
+// /proc (ReadSteer), are judged as the named ones, whatever queue they
+// serve: with no napi-get (6.1) all of them, and beside napi-get's the
+// one it does not list (virtio_net's tx NAPI, napi/eth0-0), each named
+// by its name and PID.
+func TestNAPIThreadsByName(t *testing.T) {
+	fs := steerRun(t, func(n *steer.NIC, _ *irq.Table, o *Options) {
+		n.Sysfs.Threaded = intp(1)
+		n.NAPIs, n.Queues = nil, nil
+		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		o.NAPIThreads = map[int]*proc.Process{
+			812: kthread(812, "napi/eth0-8193", cpuset.Range(0, 15), 3),
+			813: kthread(813, "napi/eth0-8194", cpuset.Range(0, 15), 4),
+			816: kthread(816, "napi/eth0-x-5", cpuset.Range(0, 15), 3), // eth0-x's
+		}
+	})
+	want := []string{"error napi-thread-remote NAPI kthreads 812-813: 2 NAPI kthreads (PIDs 812-813; queue unknown: napi/eth0-8193 (PID 812), napi/eth0-8194 (PID 813)) of eth0 run on CPUs 0-15 (node 0), off the NIC's node 1 (by affinity or last CPU): the receive work runs there whatever the IRQs' placement"}
+	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNAPIThreadRemote))); diff != "" {
+		t.Errorf("no napi-get (-want +got):\n%s", diff)
+	}
+	if got := onlyCheck(fs, CheckNotChecked); len(got) != 0 {
+		t.Errorf("not-checked: %v", says(got))
+	}
+	// napi-get's kthreads pinned locally, and the tx one it does not list
+	// on node 0.
+	fs = steerRun(t, threadedSeed(func(ks map[int]*proc.Process) {
+		ks[950] = kthread(950, "napi/eth0-0", cpuset.Range(0, 15), 2)
+	}))
+	want = []string{"error napi-thread-remote NAPI kthread 950: the NAPI kthread napi/eth0-0 (PID 950) of eth0 runs on CPUs 0-15 (node 0), off the NIC's node 1 (by affinity or last CPU): the receive work runs there whatever the IRQs' placement"}
+	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNAPIThreadRemote))); diff != "" {
+		t.Errorf("unlisted tx kthread (-want +got):\n%s", diff)
+	}
+	// Shared: a process on a by-name kthread's core.
+	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+	fs = steerRun(t, func(n *steer.NIC, _ *irq.Table, o *Options) {
+		n.Sysfs.Threaded = intp(1)
+		n.NAPIs, n.Queues = nil, nil
+		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		o.NAPIThreads = map[int]*proc.Process{812: kthread(812, "napi/eth0-8193", cpuset.New(22), 22)}
+	}, p)
+	if got := onlyCheck(fs, CheckNAPIThreadShared); len(got) != 1 || !cmp.Equal(got[0].TID, []int{812}) {
+		t.Errorf("napi-thread-shared: %v", says(got))
+	}
+}
+
+// TestReadSteerNAPIByName: ReadSteer finds a threaded NIC's napi/IF-N
+// kthreads by name in a tree's /proc, and not another NIC's.
+func TestReadSteerNAPIByName(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	writeKthread := func(pid int, comm string) {
+		dir := filepath.Join(root, "proc", strconv.Itoa(pid))
+		files := map[string]string{
+			"comm":   comm + "\n",
+			"stat":   fmt.Sprintf("%d (%s) S 2 0 0 0 -1 2129984 0 0 0 0 0 52 0 0 20 0 1 0 4100 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, comm),
+			"status": fmt.Sprintf("Name:\t%s\nUmask:\t0000\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t2\nThreads:\t1\nCpus_allowed:\tffff\nCpus_allowed_list:\t0-15\nMems_allowed_list:\t0-1\n", comm, pid, pid),
+		}
+		for _, d := range []string{dir, filepath.Join(dir, "task", strconv.Itoa(pid))} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, body := range files {
+				if err := os.WriteFile(filepath.Join(d, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	writeKthread(812, "napi/eth0-8193")
+	writeKthread(815, "napi/eth0-0")
+	writeKthread(816, "napi/eth0-x-5")
+	fsys := hosttest.Open(t, root)
+	h, tb := loadHost(t, "seed")
+	read := func() []int {
+		t.Helper()
+		_, ks, err := ReadSteer(fsys, h, tb, []string{"eth0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pids []int
+		for pid, p := range ks {
+			if p.PID != pid || p.Allowed.List() != "0-15" {
+				t.Errorf("kthread %d read as %+v", pid, p)
+			}
+			pids = append(pids, pid)
+		}
+		slices.Sort(pids)
+		return pids
+	}
+	if got := read(); len(got) != 0 {
+		t.Errorf("NAPI threaded unknown: kthreads %v, want none", got)
+	}
+	if err := os.WriteFile(filepath.Join(root, "sys/class/net/eth0/threaded"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); !slices.Equal(got, []int{812, 815}) {
+		t.Errorf("threaded: kthreads %v, want [812 815]", got)
 	}
 }

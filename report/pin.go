@@ -118,6 +118,11 @@ func WritePinThreads(w io.Writer, rows []affinity.ThreadRow, results bool) error
 		var move string
 		if r.To != "" {
 			move = fmt.Sprintf("%s -> %s", units.OrDash(r.From), r.To)
+			if r.Note != "" {
+				// A thread whose queue is unknown goes with all of its
+				// NIC's queue IRQs.
+				move = fmt.Sprintf("%s: %s (the CPUs of %s's queue IRQs)", r.Note, move, r.NIC)
+			}
 		} else if r.From != "" {
 			move = "on " + r.From
 		}

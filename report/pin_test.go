@@ -24,6 +24,8 @@ func TestWritePinThreads(t *testing.T) {
 			Action: affinity.ActionKeep, Result: irq.ResultUnchanged},
 		{PID: 815, Comm: "napi/eth0-0", NIC: "eth0", Queue: -1, IRQ: -1, From: "0-7",
 			Action: affinity.ActionSkipUnknown, Result: irq.ResultSkipped, Error: "its queue is unknown on this kernel (no netdev napi-get); not moved"},
+		{PID: 817, Comm: "napi/eth2-8193", NIC: "eth2", Queue: -1, IRQ: -1, From: "0-7", To: "4-7", Note: "its queue is unknown (virtio_net links no NAPI to a queue or IRQ)",
+			Action: affinity.ActionChange, Result: irq.ResultPlanned},
 		{PID: 816, Comm: "napi/e\x1b[2J-1", NIC: "e\x1b[2J", Queue: -1, IRQ: -1,
 			Action: affinity.ActionSkipUnknown, Result: irq.ResultSkipped, Error: "not moved"},
 	}
@@ -35,6 +37,7 @@ func TestWritePinThreads(t *testing.T) {
 		"napi/eth0-8193 (pid 812, queue rx-3, IRQ 41): 0-7 -> 4",
 		"napi/eth0-8194 (pid 813, queue 4, IRQ 42): 5 -> 5 (already there)",
 		"napi/eth0-0 (pid 815): on 0-7; its queue is unknown on this kernel (no netdev napi-get); not moved",
+		"napi/eth2-8193 (pid 817): its queue is unknown (virtio_net links no NAPI to a queue or IRQ): 0-7 -> 4-7 (the CPUs of eth2's queue IRQs)",
 		`napi/e\x1b[2J-1 (pid 816): not moved`,
 	}
 	if diff := cmp.Diff(want, strings.Split(strings.TrimSuffix(plan.String(), "\n"), "\n")); diff != "" {

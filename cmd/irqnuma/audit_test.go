@@ -780,3 +780,38 @@ func TestAuditRealhosts(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditNAPIThreadsByName: threaded NAPI (sysfs threaded 1) on a tree
+// whose netdev names no kthread (as 6.1, which has no napi-get): the
+// audit finds eth0's napi/eth0-N kthreads by name in /proc and judges
+// them, a kthread pinned to node 0 remote and one allowed everywhere
+// unpinned, each named by its name and PID; another NIC's kthread
+// (napi/eth0-x-5) is not eth0's.
+func TestAuditNAPIThreadsByName(t *testing.T) {
+	t.Parallel()
+	root := hosttest.Copy(t, "seed")
+	put(t, root, "sys/class/net/eth0/threaded", "1\n")
+	writeProc(t, root, 64, testProc{pid: 900, comm: "napi/eth0-8193", allowed: "0-15"})
+	writeProc(t, root, 64, testProc{pid: 901, comm: "napi/eth0-0", allowed: "0-63",
+		threads: []testThread{{tid: 901, allowed: "0-63", lastCPU: 20}}})
+	writeProc(t, root, 64, testProc{pid: 902, comm: "napi/eth0-x-5", allowed: "0-15"})
+	doc, _ := auditJSON(t, root, "--nic", "eth0")
+	remote, unpinned := byCheck(doc, audit.CheckNAPIThreadRemote), byCheck(doc, audit.CheckNAPIThreadUnpinned)
+	if len(remote) != 1 || !slices.Equal(remote[0].TID, []int{900}) || !strings.Contains(remote[0].Message, "the NAPI kthread napi/eth0-8193 (PID 900) of eth0 runs on CPUs 0-15") {
+		t.Errorf("napi-thread-remote %+v, want napi/eth0-8193 (PID 900) named", remote)
+	}
+	if len(unpinned) != 1 || !slices.Equal(unpinned[0].TID, []int{901}) || !strings.Contains(unpinned[0].Message, "napi/eth0-0 (PID 901)") {
+		t.Errorf("napi-thread-unpinned %+v, want napi/eth0-0 (PID 901) named", unpinned)
+	}
+	for _, f := range byCheck(doc, audit.CheckNotChecked) {
+		if strings.Contains(f.Message, "kthread") {
+			t.Errorf("not-checked: %s", f.Message)
+		}
+	}
+	// Threaded NAPI off: the same kthreads are not judged.
+	put(t, root, "sys/class/net/eth0/threaded", "0\n")
+	doc, _ = auditJSON(t, root, "--nic", "eth0")
+	if got := append(byCheck(doc, audit.CheckNAPIThreadRemote), byCheck(doc, audit.CheckNAPIThreadUnpinned)...); len(got) != 0 {
+		t.Errorf("threaded 0: %+v", got)
+	}
+}

@@ -31,7 +31,15 @@ func newIRQPinCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "pin NIC...",
 		Short: "Move a NIC's IRQs to its own node's CPUs, saving the old affinity for restore",
-		Args:  pinArgs,
+		Long: `Move a NIC's IRQs to its own node's CPUs, saving the old affinity for restore.
+
+With threaded NAPI (/sys/class/net/NIC/threaded), the NIC's napi/NIC-ID kernel
+threads move too, in the same transaction and state file: each with the IRQ
+netdev pairs it with (napi-get's IRQ, or queue-get's queue), and a thread that
+cannot be paired (a kernel without napi-get; a driver that ties no NAPI to a
+queue or IRQ, as virtio_net) to the CPUs the pin gives the NIC's queue IRQs,
+saying why. irq restore puts IRQs and threads back.`,
+		Args: pinArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.config != "" {
 				return runPinConfig(a, cmd, f)

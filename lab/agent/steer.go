@@ -24,12 +24,7 @@ import (
 // on main yet, and whose work each waits on. A part listed reports one
 // info line and does not run; a part not listed runs and must pass.
 // Remove a part from here when its work lands.
-var waits = map[string]string{
-	// A kernel without netdev napi-get (6.1) still names each NAPI's
-	// kthread napi/IF-ID, from which irqnuma could judge and pin them.
-	"audit-napi-no-netdev": "H3 (napi-thread-remote where netdev napi-get is missing: main at 6039c70 says not-checked for eth2 on 6.1; lab run 18:51)",
-	"pin-napi":             "H4 (irq pin and restore of NAPI kthreads: main at 6039c70 moves no napi/eth2-* thread on either kernel, lab run 18:51; virtio_net names no NAPI's queue or IRQ, and pin moves only threads it can pair)",
-}
+var waits = map[string]string{}
 
 // landed reports whether part runs; when it waits, it says so.
 func landed(part string) bool {
@@ -681,10 +676,11 @@ func setKthreadAffinity(pid int, c cpus) {
 // the other node: the audit reports the kthreads, irq pin moves IRQs and kthreads
 // to the NIC's node, irq restore brings both back exactly.
 func steerPin(l *lab, n *nic, threads map[uint32]int) {
+	// Without netdev napi-get (6.1) the audit finds the kthreads by name
+	// in /proc, and irq pin moves those it cannot pair with a queue (6.1;
+	// 6.12's virtio_net ties no NAPI to a queue or IRQ) with the NIC's
+	// queue IRQs.
 	auditOn, pinOn := landed("audit-napi"), landed("pin-napi")
-	if !netdevQueues(l) {
-		auditOn = auditOn && landed("audit-napi-no-netdev")
-	}
 	if !auditOn && !pinOn {
 		return
 	}
@@ -736,9 +732,20 @@ func auditNAPI(n *nic, threads map[uint32]int) {
 func pinNAPI(l *lab, n *nic, threads map[uint32]int) {
 	local := l.nodes[n.node]
 	irqsBefore := affinities()
+	// Every napi/IF-ID kthread of the NIC, the rx ones and virtio_net's
+	// tx ones (napi/IF-0), which netdev does not list: pin moves them all
+	// with the queue IRQs, and restore puts them all back.
 	kBefore := map[int]cpus{}
-	for _, pid := range threads {
-		kBefore[pid] = kthreadAffinity(pid)
+	all := napiThreads(n.Name)
+	for _, pids := range all {
+		for _, pid := range pids {
+			kBefore[pid] = kthreadAffinity(pid)
+		}
+	}
+	for id, pid := range threads {
+		if !slices.Contains(all[id], pid) {
+			must("napi-pin-kthreads", false, "napi/%s-%d (pid %d) not among the NIC's kthreads %v", n.Name, id, pid, all)
+		}
 	}
 	const state = "/tmp/lab-steer-pin.json"
 	r := irqnuma("irq", "pin", n.Name, "--state", state)
@@ -748,9 +755,11 @@ func pinNAPI(l *lab, n *nic, threads map[uint32]int) {
 		aff := mustCPUs(affinityList(q.irq))
 		check(fmt.Sprintf("napi-pin-irq%d", q.irq), aff != 0 && aff.within(local), "IRQ %d (%s %d) smp_affinity_list %s, node %d CPUs %s", q.irq, q.dir, q.queue, aff, n.node, local)
 	}
-	for id, pid := range threads {
-		a := kthreadAffinity(pid)
-		check(fmt.Sprintf("napi-pin-kthread-%d", id), a != 0 && a.within(local), "napi/%s-%d (pid %d) affinity %s, node %d CPUs %s", n.Name, id, pid, a, n.node, local)
+	for id, pids := range all {
+		for _, pid := range pids {
+			a := kthreadAffinity(pid)
+			check(fmt.Sprintf("napi-pin-kthread-%d-pid%d", id, pid), a != 0 && a.within(local), "napi/%s-%d (pid %d) affinity %s, node %d CPUs %s", n.Name, id, pid, a, n.node, local)
+		}
 	}
 	r = irqnuma("irq", "restore", state)
 	check("napi-restore-exit", r.code == 0, "%s", r)
