@@ -24,8 +24,12 @@ type Cell struct {
 	// run their softirq) instead of the other cores of that node.
 	Shared bool `json:"shared"`
 	// Membind binds the command's memory to its node (MPOL_BIND).
-	Membind bool   `json:"membind"`
-	Doc     string `json:"doc"`
+	Membind bool `json:"membind"`
+	// Flow, for a flow placement, is where the command runs relative to
+	// the core C that takes the flow's queue IRQ (FlowSameCore,
+	// FlowSibling, FlowOtherCore); "" for the others.
+	Flow string `json:"flow,omitempty"`
+	Doc  string `json:"doc"`
 }
 
 // MembindSuffix turns a cell's name into its variant with memory bound
@@ -51,7 +55,7 @@ var baseCells = []Cell{
 var DefaultCells = []string{"local", "local+membind", "shared", "app-remote", "irq-remote", "remote"}
 
 // Cells returns every placement bench knows: each base cell, then its
-// membind variant.
+// membind variant; then the flow placements, which need --flow.
 func Cells() []Cell {
 	var out []Cell
 	for _, c := range baseCells {
@@ -62,7 +66,7 @@ func Cells() []Cell {
 		m.Doc = "as " + c.Name + ", with the command's memory bound to its node (MPOL_BIND)"
 		out = append(out, m)
 	}
-	return out
+	return append(out, flowCells...)
 }
 
 // CellNames returns the names of every placement, in catalogue order.
@@ -75,7 +79,8 @@ func CellNames() []string {
 }
 
 // ParseCells turns --placements into cells: a comma-separated list of
-// names, "default" for DefaultCells, "all" for every cell. Each cell is
+// names, "default" for DefaultCells, "all" for every cell but the flow
+// placements, which need --flow and are asked for by name. Each cell is
 // kept once, in the order given.
 func ParseCells(s string) ([]Cell, error) {
 	all := Cells()
@@ -91,7 +96,11 @@ func ParseCells(s string) ([]Cell, error) {
 		case "default":
 			names = append(names, DefaultCells...)
 		case "all":
-			names = append(names, CellNames()...)
+			for _, c := range all {
+				if c.Flow == "" { // the flow placements need --flow: named only
+					names = append(names, c.Name)
+				}
+			}
 		default:
 			if _, ok := byName[f]; !ok {
 				return nil, usagef("--placements: unknown placement %q (known: %s, default, all)", f, strings.Join(CellNames(), ", "))

@@ -11,7 +11,9 @@ type Options struct {
 	NIC        string
 	Placements string // ParseCells' form; "" is "default"
 	RemoteNode int    // negative: the farthest node from the NIC's
-	Repeat     int
+	// Flow is --flow, "udp|tcp SRC[:PORT] DST[:PORT]"; "" none.
+	Flow   string
+	Repeat int
 	// Regexp and JSONPath choose the parser (NewParser).
 	Regexp, JSONPath  string
 	DryRun, KeepGoing bool
@@ -45,6 +47,13 @@ func (o Options) Request(fsys kfile.FS, command []string) (Request, error) {
 	}
 	if o.Timeout < 0 {
 		return r, usagef("--timeout %s: want 0 (none) or more", o.Timeout)
+	}
+	if o.Flow != "" {
+		f, err := ParseFlow(o.Flow)
+		if err != nil {
+			return r, err
+		}
+		r.Flow = &f
 	}
 	if o.Placements == "" {
 		o.Placements = "default"

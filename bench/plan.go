@@ -28,10 +28,12 @@ type Plan struct {
 	Nodes      []Split `json:"nodes"` // the NIC's node, then the remote one
 	// Cells are the placements asked for, in order; those the host does
 	// not allow have Applicable false and a Reason.
-	Cells   []PlannedCell `json:"cells"`
-	Command []string      `json:"command"`
-	Parser  Parser        `json:"parser"`
-	Repeat  int           `json:"repeat"`
+	Cells []PlannedCell `json:"cells"`
+	// Flow is the flow of the flow placements; nil when none is asked.
+	Flow    *FlowPlan `json:"flow,omitempty"`
+	Command []string  `json:"command"`
+	Parser  Parser    `json:"parser"`
+	Repeat  int       `json:"repeat"`
 }
 
 // Split is how bench divides one node's usable CPUs (online, not
@@ -62,7 +64,7 @@ type PlannedCell struct {
 // planMatrix places the cells on the host under root for the NIC nic of
 // h (whose IRQs t holds); remote chooses the remote node (nil: the
 // farthest from the NIC's).
-func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells []Cell, remote *int) (*Plan, error) {
+func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells []Cell, remote *int, fp *FlowPlan) (*Plan, error) {
 	n, err := h.LookupNIC(nic)
 	if err != nil {
 		return nil, err
@@ -71,7 +73,7 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 	if loc.Node < 0 {
 		return nil, fmt.Errorf("%w: %s: its NUMA node is unknown (locality %s), so nothing is local or remote to it", affinity.ErrLocalityUnknown, nic, loc.Source)
 	}
-	p := &Plan{NIC: nic, Driver: n.Driver, Device: n.PCI, NICNode: loc.Node, Locality: loc.Source, QueueIRQs: []int{}}
+	p := &Plan{NIC: nic, Driver: n.Driver, Device: n.PCI, NICNode: loc.Node, Locality: loc.Source, QueueIRQs: []int{}, Flow: fp}
 	if p.Device == "" {
 		p.Device = n.Virtio
 	}
@@ -98,8 +100,17 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 		splits[node] = s
 		p.Nodes = append(p.Nodes, s)
 	}
+	if fp != nil {
+		if err := fp.flowCores(fsys, h, p.NICNode); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range cells {
-		p.Cells = append(p.Cells, p.place(c, splits))
+		if c.Flow != "" {
+			p.Cells = append(p.Cells, p.placeFlow(c))
+		} else {
+			p.Cells = append(p.Cells, p.place(c, splits))
+		}
 	}
 	return p, nil
 }

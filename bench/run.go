@@ -12,6 +12,8 @@ import (
 
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/flow"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/irq"
@@ -30,10 +32,13 @@ type Request struct {
 	Cells []Cell // the placements, in order; nil: DefaultCells
 	// RemoteNode chooses the remote node; nil: the farthest from the NIC.
 	RemoteNode *int
-	Repeat     int      // runs of each cell, at least 1
-	Command    []string // the benchmark: its name (found in PATH) and arguments
-	Parser     Parser
-	DryRun     bool // plan and audit, change and run nothing
+	// Flow is the flow of the flow placements (--flow); nil: none, and
+	// those placements are refused.
+	Flow    *flow.Flow
+	Repeat  int      // runs of each cell, at least 1
+	Command []string // the benchmark: its name (found in PATH) and arguments
+	Parser  Parser
+	DryRun  bool // plan and audit, change and run nothing
 	// KeepGoing carries on past a failed run instead of stopping the
 	// matrix (the host is restored either way).
 	KeepGoing bool
@@ -121,8 +126,8 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return res, err
 	}
 	defer b.lock.Release()
-	for _, node := range b.irqNodes() {
-		if err = b.group(ctx, node); err != nil {
+	for _, g := range b.irqGroups() {
+		if err = b.group(ctx, g); err != nil {
 			break
 		}
 	}
@@ -183,7 +188,11 @@ func prepare(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planMatrix(req.Root, h, t, nic, req.Cells, req.RemoteNode)
+	fp, err := req.flowPlan(t, nic)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planMatrix(req.Root, h, t, nic, req.Cells, req.RemoteNode, fp)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +215,31 @@ func prepare(req Request) (*Result, error) {
 		return nil, fmt.Errorf("%w (PID %d): it would move %s's IRQs during the runs; stop it for the bench (systemctl stop irqbalance), or give --allow-irqbalance if it bans them", ErrIrqbalance, b.PIDs[0], nic)
 	}
 	return res, nil
+}
+
+// flowPlan predicts the flow's queue and IRQ when a flow placement is
+// asked for; nil when none is. A flow without a flow placement, or a
+// flow placement without a flow, is a usage error.
+func (r Request) flowPlan(t *irq.Table, nic string) (*FlowPlan, error) {
+	want := slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.Flow != "" })
+	switch {
+	case !want && r.Flow != nil:
+		return nil, usagef("--flow is for the flow placements: add flow-same-core, flow-sibling or flow-other-core to --placements")
+	case !want:
+		return nil, nil
+	case r.Flow == nil:
+		return nil, usagef("the flow placements need the flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\" (finding it with --observe during a first run is not there yet)")
+	}
+	fp, err := predictFlow(r.Root, *r.Flow, nic)
+	if err != nil {
+		return nil, err
+	}
+	if fp.IRQ >= 0 {
+		if x, ok := t.Get(fp.IRQ); ok && x.Managed {
+			fp.Managed = true
+		}
+	}
+	return fp, nil
 }
 
 // chooseNIC returns name, checked, or the host's only NIC with queue
@@ -242,31 +276,38 @@ type bencher struct {
 	sampler *watch.Sampler
 }
 
-// irqNodes are the nodes the applicable cells pin the IRQs to, in the
-// order of their first cell.
-func (b *bencher) irqNodes() []int {
-	var nodes []int
-	for _, c := range b.res.Plan.Cells {
-		if c.Applicable && !slices.Contains(nodes, c.IRQNode) {
-			nodes = append(nodes, c.IRQNode)
-		}
-	}
-	return nodes
+// irqGroup is a set of cells that pin the IRQs to the same CPUs.
+type irqGroup struct {
+	node  int
+	cpus  cpuset.Set
+	cells []int // indexes into Result.Cells
 }
 
-// group pins the IRQs to node's IRQ CPUs, runs the cells that want them
-// there, and restores what the pin changed whatever happens meanwhile.
-func (b *bencher) group(ctx context.Context, node int) (err error) {
+// irqGroups groups the applicable cells by the CPUs they pin the IRQs
+// to, in the order of their first cell.
+func (b *bencher) irqGroups() []irqGroup {
+	var gs []irqGroup
+	for i, c := range b.res.Cells {
+		if !c.Applicable {
+			continue
+		}
+		k := slices.IndexFunc(gs, func(g irqGroup) bool { return g.cpus.Equal(c.IRQCPUs) })
+		if k < 0 {
+			gs = append(gs, irqGroup{node: c.IRQNode, cpus: c.IRQCPUs})
+			k = len(gs) - 1
+		}
+		gs[k].cells = append(gs[k].cells, i)
+	}
+	return gs
+}
+
+// group pins the IRQs to the group's CPUs, runs its cells, and restores
+// what the pin changed whatever happens meanwhile.
+func (b *bencher) group(ctx context.Context, g irqGroup) (err error) {
+	node, cells, irqCPUs := g.node, g.cells, g.cpus
 	if err := ctx.Err(); err != nil {
 		return b.stop(fmt.Errorf("stopped before pinning to node %d: %w", node, context.Cause(ctx)))
 	}
-	var cells []int
-	for i, c := range b.res.Cells {
-		if c.Applicable && c.IRQNode == node {
-			cells = append(cells, i)
-		}
-	}
-	irqCPUs := b.res.Cells[cells[0]].IRQCPUs
 	pin, err := affinity.Pin(ctx, affinity.PinRequest{
 		Root: b.req.Root, NICs: []string{b.res.Plan.NIC}, Writer: b.req.Writer, Now: b.req.Now(), Lock: b.lock,
 		Options: affinity.PlanOptions{Strategy: affinity.StrategySpread, CPUs: irqCPUs},

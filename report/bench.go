@@ -115,12 +115,43 @@ func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 		}
 		fmt.Fprintf(b, "node %d: IRQs on %s, the command on %s\n", s.Node, cpusWord(s.IRQCPUs), orNone(s.AppCPUs))
 	}
+	if p.Flow != nil {
+		writeBenchFlow(b, p)
+	}
 	linef(b, "command: %s", shellJoin(p.Command))
 	linef(b, "result: %s; %s per placement", p.Parser, units.Plural(p.Repeat, "run", "runs"))
 	fmt.Fprintf(b, "audit at the start: %s\n", strings.TrimPrefix(Verdict(doc.Audit.Findings, audit.SeverityWarning), "verdict: "))
 	for _, f := range doc.Audit.Findings {
 		linef(b, "  %s %s: %s", f.Severity, f.Check, f.Message)
 	}
+}
+
+// writeBenchFlow says where the flow of the flow placements lands and
+// which CPUs those placements use.
+func writeBenchFlow(b *bytes.Buffer, p *bench.Plan) {
+	f := p.Flow
+	if f.Queue == nil {
+		linef(b, "flow %s: %s", f.Flow, f.Unknown)
+		return
+	}
+	irqWord := "IRQ unknown"
+	if f.IRQ >= 0 {
+		irqWord = fmt.Sprintf("IRQ %d", f.IRQ)
+	}
+	if f.NAPIPID > 0 {
+		irqWord += fmt.Sprintf(", NAPI thread %d", f.NAPIPID)
+	}
+	linef(b, "flow %s: queue %d (%s), %s", f.Flow, *f.Queue, f.QueueBy, irqWord)
+	if f.Core < 0 {
+		return
+	}
+	cpu := func(c int, why string) string {
+		if c < 0 {
+			return "none (" + why + ")"
+		}
+		return strconv.Itoa(c)
+	}
+	linef(b, "flow placements: %s's queue IRQs on CPU %d; SMT sibling %s; other core %s", p.NIC, f.Core, cpu(f.Sibling, f.SiblingWhy), cpu(f.Other, f.OtherWhy))
 }
 
 // benchRow is an applicable cell's row: its summary and its median

@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/flow"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/irq"
+)
+
+// seedFlow is a UDP flow into the seed's eth0 (udp4 hashed sd there).
+const seedFlow = "udp 192.0.2.9:40000 192.0.2.2:5201"
+
+// seedSteer copies the seed tree and lays over it the recorded steering
+// of eth0 that irqnuma flow's tests use (cmd/irqnuma/testdata/flow/
+// seed-steer: a key, a 128-entry table over 16 queues, udp4 hashed sd,
+// threaded NAPI).
+func seedSteer(t *testing.T) string {
+	t.Helper()
+	root := hosttest.Copy(t, "seed")
+	src := filepath.Join("..", "cmd", "irqnuma", "testdata", "flow", "seed-steer")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o444)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// flowRequest is a dry-run request for cells with --flow fl.
+func flowRequest(t *testing.T, root, cells, fl string) Request {
+	t.Helper()
+	o := Options{NIC: "eth0", Placements: cells, Flow: fl, Repeat: 1, RemoteNode: -1, DryRun: true}
+	r, err := o.Request(hosttest.Open(t, root), iperf3Cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestFlowPlanSeed: on the seed with its steering, the flow's queue and
+// IRQ are flow's prediction, all three flow cells pin the IRQs to one
+// CPU C of the NIC's node 1 and run the command on C, on C's SMT sibling
+// (thread_siblings_list) and on another core that is no sibling of C,
+// beside the node-wide cells.
+func TestFlowPlanSeed(t *testing.T) {
+	root := seedSteer(t)
+	req := flowRequest(t, root, "local,flow-same-core,flow-sibling,flow-other-core", seedFlow)
+	res, err := Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"local irq 1:16-23,48-55 app 1:24-31,56-63 mem -",
+		"flow-same-core irq 1:16 app 1:16 mem -",
+		"flow-sibling irq 1:16 app 1:48 mem -",
+		"flow-other-core irq 1:16 app 1:17 mem -",
+	}
+	var got []string
+	for _, c := range res.Plan.Cells {
+		got = append(got, cellLine(c))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	p, err := flow.Predict(req.Root, *req.Flow, flow.Options{NIC: "eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := res.Plan.Flow
+	if p.Queue == nil || p.IRQ == nil || fp.Queue == nil || *fp.Queue != *p.Queue || fp.IRQ != p.IRQ.IRQ || fp.QueueBy != "rss" {
+		t.Fatalf("flow plan %+v, flow's prediction %+v", fp, p)
+	}
+	if fp.NAPIPID != p.NAPI.PID || fp.NAPIPID == 0 {
+		t.Errorf("NAPI thread %d, flow says %+v", fp.NAPIPID, p.NAPI)
+	}
+	h, _, err := irq.Read(req.Root, irq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cpuset.New(fp.Core)
+	if !h.SiblingsOf(c).Contains(fp.Sibling) || h.CoreOf(fp.Other) == h.CoreOf(fp.Core) || h.SiblingsOf(c).Contains(fp.Other) {
+		t.Errorf("C %d, sibling %d, other %d: siblings of C are %s", fp.Core, fp.Sibling, fp.Other, h.SiblingsOf(c))
+	}
+}
+
+// TestFlowNoSMT: on cnto-worker2 (SMT off, 32 CPUs, one thread a core)
+// the sibling cell is kept, not applicable, saying the host has SMT
+// off; same-core and other-core run on two different cores of the NIC's
+// node.
+func TestFlowNoSMT(t *testing.T) {
+	c := realhosts.MustLookup(t, "cnto-worker2")
+	fsys := hosttest.Open(t, realhosts.Root(t, c))
+	h, tab, err := irq.Read(fsys, irq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hostSMT(h) {
+		t.Fatal("cnto-worker2 has SMT on in this capture; the test needs a host with SMT off")
+	}
+	q := uint32(0)
+	nic := "eno4"
+	irqs := tab.ForNIC(nic)
+	if len(irqs) == 0 {
+		t.Fatalf("%s has no IRQs in the capture", nic)
+	}
+	fp := &FlowPlan{Flow: "udp 10.0.0.1:1 10.0.0.2:2", Queue: &q, QueueBy: "rss", IRQ: irqs[0].IRQ, Core: -1, Sibling: -1, Other: -1}
+	cells, _ := ParseCells("flow-same-core,flow-sibling,flow-other-core")
+	p, err := planMatrix(fsys, h, tab, nic, cells, nil, fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, sib, other := p.Cells[0], p.Cells[1], p.Cells[2]
+	t.Logf("%s; %s; %s", cellLine(same), cellLine(sib), cellLine(other))
+	if sib.Applicable || sib.Reason != "no SMT sibling: the host has SMT off" {
+		t.Errorf("flow-sibling: %s", cellLine(sib))
+	}
+	if !same.Applicable || !other.Applicable {
+		t.Fatalf("same %s; other %s", cellLine(same), cellLine(other))
+	}
+	a, b := same.AppCPUs.IDs()[0], other.AppCPUs.IDs()[0]
+	if h.CoreOf(a) == h.CoreOf(b) || h.NodeOf(b) != p.NICNode || !same.IRQCPUs.Equal(same.AppCPUs) || !other.IRQCPUs.Equal(same.IRQCPUs) {
+		t.Errorf("same %s, other %s on node %d", cellLine(same), cellLine(other), p.NICNode)
+	}
+}
+
+// TestFlowQueueUnknown: on the seed without recorded steering flow
+// cannot tell the queue; bench refuses the flow cells with flow's own
+// reason, and with no other cell asked refuses the bench.
+func TestFlowQueueUnknown(t *testing.T) {
+	root := hosttest.Shared(t, "seed")
+	req := flowRequest(t, root, "flow-same-core,flow-sibling,flow-other-core", seedFlow)
+	p, err := flow.Predict(req.Root, *req.Flow, flow.Options{NIC: "eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Queue != nil || !strings.HasPrefix(p.Unknown, "queue unknown: ") {
+		t.Fatalf("flow predicts queue %v (%q) on the bare seed", p.Queue, p.Unknown)
+	}
+	res, err := Run(context.Background(), req)
+	if res != nil || err == nil || err.Error() != "no placement asked for can run on this host: "+p.Unknown {
+		t.Errorf("result %v, error %v; want none, and flow's reason %q", res, err, p.Unknown)
+	}
+	// Beside a node-wide cell, the bench goes on without the flow cells.
+	req = flowRequest(t, root, "local,flow-sibling", seedFlow)
+	res, err = Run(context.Background(), req)
+	if err != nil || !res.Cells[0].Applicable || res.Cells[1].Applicable || res.Cells[1].Reason != p.Unknown {
+		t.Errorf("err %v, cells %+v", err, res.Cells)
+	}
+}
+
+// TestFlowUsage: --flow and the flow placements go together, and a
+// flow that does not parse is one clear usage error.
+func TestFlowUsage(t *testing.T) {
+	fsys := hosttest.Open(t, hosttest.Shared(t, "seed"))
+	tests := []struct{ cells, flow, want string }{
+		{"flow-sibling", "udp 192.0.2.9", `--flow "udp 192.0.2.9": want "udp|tcp SRC[:PORT] DST[:PORT]" (3 words, 2 given)`},
+		{"flow-sibling", "sctp 192.0.2.9 192.0.2.2", `--flow: flow protocol "sctp": want udp or tcp`},
+		{"flow-sibling", "", "the flow placements need the flow"},
+		{"local", seedFlow, "--flow is for the flow placements"},
+		{"all", seedFlow, "--flow is for the flow placements"},
+	}
+	for _, tt := range tests {
+		o := Options{NIC: "eth0", Placements: tt.cells, Flow: tt.flow, Repeat: 1, RemoteNode: -1, DryRun: true}
+		r, err := o.Request(fsys, iperf3Cmd)
+		if err == nil {
+			_, err = Run(context.Background(), r)
+		}
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s --flow %q: %v; want usage error with %q", tt.cells, tt.flow, err, tt.want)
+		}
+	}
+}
+
+// TestRunFlowSeed runs the three flow cells on a copy of the seed with
+// its steering: one pin of the queue IRQs to C for all three, each run
+// on its CPU with the IRQs on C, and the tree as it was afterwards.
+func TestRunFlowSeed(t *testing.T) {
+	root := seedSteer(t)
+	before := hosttest.Files(t, root)
+	f := &fakeIperf3{t: t, root: root, doc: iperf3Sample(t, "tcp.json")}
+	w := &failingWriter{}
+	req := flowRequest(t, root, "flow-same-core,flow-sibling,flow-other-core", seedFlow)
+	rec := &recorder{w: w}
+	req.DryRun, req.Writer, req.Exec, req.Observer = false, w, f.exec, rec
+	res, err := Run(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, strings.Join(rec.events, "\n"))
+	}
+	want := []string{"16 / 16 / ", "48 / 16 / ", "17 / 16 / "}
+	if diff := cmp.Diff(want, f.seen); diff != "" {
+		t.Errorf("app CPUs / IRQ CPUs / memory per run (-want +got):\n%s", diff)
+	}
+	if len(res.StateFiles) != 1 || len(res.Unrestored) != 0 {
+		t.Errorf("state files %v, unrestored %v", res.StateFiles, res.Unrestored)
+	}
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
+		t.Errorf("tree not as it was (-before +after):\n%s", diff)
+	}
+}
