@@ -220,3 +220,25 @@ func TestRunFlowSeed(t *testing.T) {
 		t.Errorf("tree not as it was (-before +after):\n%s", diff)
 	}
 }
+
+// FuzzParseFlow: any --flow gives a flow whose words parse back to it,
+// or a usage error; never a panic.
+func FuzzParseFlow(f *testing.F) {
+	for _, s := range []string{seedFlow, "tcp [fe80::1]:5201 [fe80::2]", "udp 1.2.3.4", "sctp a b", " udp  1.2.3.4:1   5.6.7.8:2 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fl, err := ParseFlow(s)
+		if err != nil {
+			if !errors.Is(err, ErrUsage) {
+				t.Fatalf("%q: %v is not a usage error", s, err)
+			}
+			return
+		}
+		w := strings.Fields(s)
+		again, err := flow.Parse(w[0], w[1], w[2])
+		if err != nil || again != fl {
+			t.Fatalf("%q: %+v, then %+v, %v", s, fl, again, err)
+		}
+	})
+}
