@@ -324,3 +324,104 @@ func TestBenchManyNICs(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d, %q", code, stderr, cli.ExitUsage, want)
 	}
 }
+
+// benchFlowArgs are the README's flow dry run after --root: the three
+// flow placements for a UDP flow into the seed's eth0, received by a
+// one-off iperf3 server.
+var benchFlowArgs = []string{"bench", "--dry-run", "--nic", "eth0", "--placements", "flow-same-core,flow-sibling,flow-other-core",
+	"--flow", "udp 192.0.2.9:40000 192.0.2.2:5201", "--", "iperf3", "-s", "-1", "-J"}
+
+// TestBenchFlowREADME: the README's dry run of the flow placements, on
+// the seed with its recorded steering laid over it (seedWithSteering),
+// is what irqnuma prints: flow's queue and IRQ, C, its sibling and
+// another core; and on the bare seed, whose steering is not recorded,
+// the bench is refused with flow's own reason.
+func TestBenchFlowREADME(t *testing.T) {
+	t.Parallel()
+	block := readmeBlock(t, "bench", "$ irqnuma --root seed-steer "+shellJoinArgs(benchFlowArgs)+"\n")
+	out, stderr, code := runCLI(t, append([]string{"--root", seedWithSteering(t)}, benchFlowArgs...)...)
+	if code != 0 {
+		t.Fatalf("bench --dry-run: exit %d: %s", code, stderr)
+	}
+	if block != out {
+		t.Errorf("README's flow dry run is not what irqnuma prints (-README +irqnuma):\n%s", cmp.Diff(block, out))
+	}
+	flowOut, _, fcode := runCLI(t, "--root", hosttest.Shared(t, "seed"), "flow", "--nic", "eth0", "udp", "192.0.2.9:40000", "192.0.2.2:5201")
+	_, why, ok := strings.Cut(flowOut, "queue       ")
+	why, _, _ = strings.Cut(why, "\n")
+	if fcode != 0 || !ok || !strings.HasPrefix(why, "queue unknown: ") {
+		t.Fatalf("flow on the bare seed: exit %d:\n%s", fcode, flowOut)
+	}
+	_, stderr, code = runCLI(t, append([]string{"--root", hosttest.Shared(t, "seed")}, benchFlowArgs...)...)
+	if want := "irqnuma: no placement asked for can run on this host: " + why + "\n"; code == 0 || stderr != want {
+		t.Errorf("bare seed: exit %d, stderr %q; want %q", code, stderr, want)
+	}
+}
+
+// shellJoinArgs writes args as the README's command line does: words
+// with a space in double quotes.
+func shellJoinArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.Contains(a, " ") {
+			a = `"` + a + `"`
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// TestBenchFlowLive: on this host, bench's flow placements stand on
+// flow's live reading of the NIC. Where flow cannot tell the queue (this
+// VM's virtio eth0: one queue, no RSS key or table), a real bench of them
+// is refused with flow's reason before anything changes; where it can,
+// the dry run's flow is flow's queue and IRQ. The IRQ affinities are as
+// before either way.
+func TestBenchFlowLive(t *testing.T) {
+	t.Parallel()
+	nic, before := liveBench(t)
+	const fl = "udp 192.0.2.9:40000 192.0.2.2:5201"
+	out, stderr, code := runCLI(t, "-o", "json", "flow", "--nic", nic, "udp", "192.0.2.9:40000", "192.0.2.2:5201")
+	if code != 0 {
+		t.Fatalf("flow: exit %d: %s", code, stderr)
+	}
+	var path struct {
+		Queue   *uint32 `json:"queue"`
+		Unknown string  `json:"queue_unknown"`
+		IRQ     *struct {
+			IRQ int `json:"irq"`
+		} `json:"irq"`
+	}
+	if err := json.Unmarshal([]byte(out), &path); err != nil {
+		t.Fatalf("flow -o json: %v\n%s", err, out)
+	}
+	args := []string{"bench", "--nic", nic, "--repeat", "1", "--placements", "flow-same-core,flow-sibling,flow-other-core",
+		"--flow", fl, "--", "iperf3", "-s", "-1", "-J"}
+	if path.Queue == nil {
+		_, stderr, code = runCLI(t, args...)
+		if want := "irqnuma: no placement asked for can run on this host: " + path.Unknown + "\n"; code == 0 || path.Unknown == "" || stderr != want {
+			t.Errorf("exit %d, stderr %q; want flow's reason: %q", code, stderr, want)
+		}
+		t.Logf("refused (exit %d): %s", code, stderr)
+	} else {
+		out, stderr, code = runCLI(t, append([]string{"-o", "json"}, append(args[:1:1], append([]string{"--dry-run"}, args[1:]...)...)...)...)
+		var doc struct {
+			Plan struct {
+				Flow struct {
+					Queue *uint32 `json:"queue"`
+					IRQ   int     `json:"irq"`
+				} `json:"flow"`
+			} `json:"plan"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+			t.Fatalf("bench --dry-run: exit %d, %v: %s", code, err, stderr)
+		}
+		f := doc.Plan.Flow
+		if f.Queue == nil || *f.Queue != *path.Queue || path.IRQ == nil || f.IRQ != path.IRQ.IRQ {
+			t.Errorf("bench's flow %+v; flow says queue %d, IRQ %+v", f, *path.Queue, path.IRQ)
+		}
+	}
+	if diff := cmp.Diff(before, liveAffinities(t)); diff != "" {
+		t.Errorf("IRQ affinity not as it was (-before +after):\n%s", diff)
+	}
+}
