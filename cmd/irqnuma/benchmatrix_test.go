@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -355,6 +356,19 @@ func TestBenchFlowREADME(t *testing.T) {
 	_, stderr, code = runCLI(t, append([]string{"--root", hosttest.Shared(t, "seed")}, benchFlowArgs...)...)
 	if want := "irqnuma: no placement asked for can run on this host: " + why + "\n"; code == 0 || stderr != want {
 		t.Errorf("bare seed: exit %d, stderr %q; want %q", code, stderr, want)
+	}
+	// Beside a node-wide cell the dry run goes on, the flow's line and
+	// its cells saying why.
+	args := slices.Clone(benchFlowArgs)
+	args[5] = "local,flow-sibling"
+	out, stderr, code = runCLI(t, append([]string{"--root", hosttest.Shared(t, "seed")}, args...)...)
+	if !regexp.MustCompile(`\nflow-sibling +- +- +- +not applicable: queue unknown: `).MatchString(out) {
+		t.Errorf("bare seed: flow-sibling's row does not say queue unknown:\n%s", out)
+	}
+	for _, want := range []string{"\nflow udp 192.0.2.9:40000 to 192.0.2.2:5201: " + why + "\n", "    not applicable: " + why + "\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("bare seed, local and flow-sibling: exit %d (%s), output lacks %q:\n%s", code, stderr, want, out)
+		}
 	}
 }
 
