@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -130,7 +131,20 @@ func observeFlow(a *app, p *flow.Path, d time.Duration) error {
 	case p.NIC == "":
 		return cli.Usagef("--observe needs the receiving NIC: %s (name it with --nic)", p.NICBy)
 	}
-	o, err := flow.Observe(a.fs, p.NIC, d)
+	// flow.Observe, with a word on stderr once the first sample is taken:
+	// traffic started after it is counted.
+	first, err := flow.ReadCounters(a.fs, p.NIC)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	fmt.Fprintf(a.stderr, "observing %s's rx queues for %s (%s)\n", p.NIC, d, first.Source)
+	time.Sleep(d)
+	second, err := flow.ReadCounters(a.fs, p.NIC)
+	if err != nil {
+		return err
+	}
+	o, err := flow.Diff(first, second, time.Since(t0))
 	if err != nil {
 		return err
 	}

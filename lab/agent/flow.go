@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -48,6 +50,7 @@ type oneFlow struct {
 	observed       *flowJSON
 	sent           int
 	sendErr, irqOK string
+	keep           io.Closer // the guest's socket of the flow, open until predicted
 }
 
 func (f *oneFlow) args() []string {
@@ -58,9 +61,11 @@ func (f *oneFlow) args() []string {
 // into the RSS NIC, each from its own source port, the queue irqnuma
 // flow predicts is the rx queue whose IRQ count rose (the agent reads
 // /proc/interrupts itself), with the default table, with ethtool -X
-// equal 2 (no flow on queues 2 and 3) and with a weighted table; with
-// the default table irqnuma flow --observe says each landed, by qstats
-// where the kernel has them (6.12), else by the IRQ counts (6.1).
+// equal 2 (no flow on queues 2 and 3) and with a weighted table. With
+// the default table each flow is predicted by irqnuma flow PROTO SRC DST
+// --observe, which must also say it landed (by qstats where the kernel
+// has them, 6.12, else by the IRQ counts); with the others, all 32 at
+// once by irqnuma flow --pid from the agent's sockets, kept open.
 func scenarioFlow(l *lab) {
 	n := l.rssNIC()
 	defer ethtool("-X", n.Name, "default")
@@ -84,40 +89,62 @@ func scenarioFlow(l *lab) {
 			if i >= 16 {
 				proto = "tcp"
 			}
-			f := &oneFlow{proto: proto, sport: 40000 + 100*ti + i, dport: 6000 + i, peer: n.Peer, guestIP: n.ip()}
+			f := &oneFlow{proto: proto, sport: 40000 + 100*ti + i, dport: 6000 + 7*i, peer: n.Peer, guestIP: n.ip()}
 			f.run(rxIRQ, t.observe)
 			flows = append(flows, f)
+		}
+		if !t.observe {
+			predictByPID(flows)
+		}
+		for _, f := range flows {
+			if f.keep != nil {
+				f.keep.Close()
+			}
 		}
 		judgeFlows(t, flows)
 	}
 	observedText(n, rxIRQ)
 }
 
-// run sends the flow and reads the IRQ counts around it, and irqnuma's
-// prediction (with --observe over the traffic when observe).
+// run sends the flow and reads the IRQ counts around it; with observe,
+// irqnuma flow --observe runs over the traffic (sent once irqnuma says
+// its first sample is taken) and gives the prediction.
 func (f *oneFlow) run(rxIRQ map[int]uint32, observe bool) {
 	before, err := readInterrupts()
 	if err != nil {
 		panic(err)
 	}
 	var cmd *exec.Cmd
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
+	count := 30
 	if observe {
-		// The flow runs for about 0.5s from irqnuma's start; irqnuma
-		// predicts, samples, waits 300ms and samples again within it.
-		cmd = exec.Command("/bin/irqnuma", append(f.args(), "--observe", "300ms", "-o", "json")...)
-		cmd.Stdout, cmd.Stderr = &out, &out
+		count = 40
+		cmd = exec.Command("/bin/irqnuma", append(f.args(), "--observe", "250ms", "-o", "json")...)
+		cmd.Stdout = &out
+		pipe, err := cmd.StderrPipe()
+		if err != nil {
+			panic(err)
+		}
 		if err := cmd.Start(); err != nil {
 			panic(err)
 		}
+		// "observing eth2's rx queues for 250ms (...)": the first sample is taken.
+		first, _ := bufio.NewReader(pipe).ReadString('\n')
+		errOut.WriteString(first)
+		defer func() {
+			io.Copy(&errOut, pipe)
+			cmd.Wait()
+			var j flowJSON
+			if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+				f.irqOK = fmt.Sprintf("irqnuma %s: %v: %.500s %.500s", strings.Join(f.args(), " "), err, out.String(), errOut.String())
+				return
+			}
+			f.predicted, f.observed = j.Queue, &j
+		}()
 	}
-	count := 40
+	f.sent, f.sendErr, f.keep = receiveFlow(f.proto, f.guestIP, f.peer, f.sport, f.dport, count)
 	if observe {
-		count = 200
-	}
-	f.sent, f.sendErr = receiveFlow(f.proto, f.guestIP, f.peer, f.sport, f.dport, count)
-	if observe {
-		cmd.Wait()
+		time.Sleep(50 * time.Millisecond)
 	}
 	after, err := readInterrupts()
 	if err != nil {
@@ -135,35 +162,56 @@ func (f *oneFlow) run(rxIRQ map[int]uint32, observe bool) {
 			f.busiest = -2
 		}
 	}
-	var j flowJSON
-	if !observe {
-		r := irqnuma(append(f.args(), "-o", "json")...)
-		out.WriteString(r.stdout + r.stderr)
+}
+
+// predictByPID predicts every flow at once from the agent's own
+// connected sockets (irqnuma flow --pid), which run kept open.
+func predictByPID(flows []*oneFlow) {
+	var doc struct {
+		Processes []struct {
+			Flows []struct {
+				Proto   string  `json:"proto"`
+				Src     string  `json:"src"`
+				Dst     string  `json:"dst"`
+				Queue   *uint32 `json:"queue"`
+				Unknown string  `json:"queue_unknown"`
+			} `json:"flows"`
+		} `json:"processes"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
-		f.irqOK = fmt.Sprintf("irqnuma %s: %v: %.500s", strings.Join(f.args(), " "), err, out.String())
-		return
+	jsonOf(&doc, "flow", "--pid", strconv.Itoa(os.Getpid()))
+	for _, f := range flows {
+		for _, p := range doc.Processes {
+			for _, pf := range p.Flows {
+				if pf.Proto == f.proto && pf.Src == f.peer+":"+strconv.Itoa(f.sport) && pf.Dst == f.guestIP+":"+strconv.Itoa(f.dport) {
+					f.predicted, f.observed = pf.Queue, &flowJSON{Queue: pf.Queue, Unknown: pf.Unknown}
+				}
+			}
+		}
+		if f.observed == nil && f.irqOK == "" {
+			f.irqOK = "irqnuma flow --pid lists no such flow"
+		}
 	}
-	f.predicted, f.observed = j.Queue, &j
 }
 
 // receiveFlow asks the namespace's responder for one flow from sport
-// to this guest's dport, takes it in, and returns how many packets or
-// chunks the responder said went, with any error either side saw.
-func receiveFlow(proto, guest, peer string, sport, dport, count int) (int, string) {
+// to this guest's dport and takes it in on a socket connected to the
+// peer (a connected UDP socket, the accepted TCP one), which it returns
+// open; with how many packets or chunks the responder said went, and
+// any error either side saw.
+func receiveFlow(proto, guest, peer string, sport, dport, count int) (int, string, io.Closer) {
 	var wg sync.WaitGroup
 	var recvErr error
+	var keep io.Closer
 	var udp *net.UDPConn
 	ip := net.ParseIP(guest)
 	switch proto {
 	case "udp":
-		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: ip, Port: dport})
+		c, err := net.DialUDP("udp4", &net.UDPAddr{IP: ip, Port: dport}, &net.UDPAddr{IP: net.ParseIP(peer), Port: sport})
 		if err != nil {
-			return 0, err.Error()
+			return 0, err.Error(), nil
 		}
-		defer c.Close()
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		udp = c
+		udp, keep = c, c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -177,7 +225,7 @@ func receiveFlow(proto, guest, peer string, sport, dport, count int) (int, strin
 	default:
 		ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: ip, Port: dport})
 		if err != nil {
-			return 0, err.Error()
+			return 0, err.Error(), nil
 		}
 		defer ln.Close()
 		wg.Add(1)
@@ -189,25 +237,26 @@ func receiveFlow(proto, guest, peer string, sport, dport, count int) (int, strin
 				recvErr = err
 				return
 			}
-			defer c.Close()
+			keep = c
 			c.SetDeadline(time.Now().Add(3 * time.Second))
 			_, recvErr = io.Copy(io.Discard, c)
 		}()
 	}
 	req, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.ParseIP(peer), Port: 9000})
 	if err != nil {
-		return 0, err.Error()
+		return 0, err.Error(), keep
 	}
 	defer req.Close()
 	b, _ := json.Marshal(map[string]any{"port": dport, "count": count, "proto": proto, "src_port": sport})
 	if _, err := req.Write(b); err != nil {
-		return 0, err.Error()
+		return 0, err.Error(), keep
 	}
 	req.SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 512)
 	k, err := req.Read(buf)
 	if err != nil {
-		return 0, "no answer from the responder: " + err.Error()
+		wg.Wait()
+		return 0, "no answer from the responder: " + err.Error(), keep
 	}
 	var reply struct {
 		Sent  int    `json:"sent"`
@@ -215,14 +264,14 @@ func receiveFlow(proto, guest, peer string, sport, dport, count int) (int, strin
 	}
 	json.Unmarshal(buf[:k], &reply)
 	if udp != nil {
-		udp.SetReadDeadline(time.Now().Add(50 * time.Millisecond)) // the last packets in
+		udp.SetReadDeadline(time.Now().Add(30 * time.Millisecond)) // the last packets in
 	}
 	wg.Wait()
 	why := reply.Error
 	if recvErr != nil {
 		why += " guest: " + recvErr.Error()
 	}
-	return reply.Sent, strings.TrimSpace(why)
+	return reply.Sent, strings.TrimSpace(why), keep
 }
 
 // judgeFlows checks one table's flows: each arrived on one queue, the
@@ -277,7 +326,10 @@ func observedText(n *nic, rxIRQ map[int]uint32) {
 		panic(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	sent, why := receiveFlow("udp", f.guestIP, f.peer, f.sport, f.dport, 400)
+	sent, why, keep := receiveFlow("udp", f.guestIP, f.peer, f.sport, f.dport, 400)
+	if keep != nil {
+		keep.Close()
+	}
 	err := cmd.Wait()
 	info("observe-text", "$ irqnuma %s --observe 2s   (%d packets sent %s; exit %v)\n%s", strings.Join(f.args(), " "), sent, why, err, out.String())
 }
