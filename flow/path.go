@@ -53,6 +53,9 @@ type Path struct {
 	// Threads are, for a process's flow, where each of its threads last
 	// ran relative to the CPU processing the flow.
 	Threads []ThreadPlace `json:"threads,omitempty"`
+	// Observed is what the NIC's per-queue counters did while the flow
+	// ran (--observe), judged against Queue.
+	Observed *Observation `json:"observed,omitempty"`
 }
 
 // RSSPath is the RSS part: each input, where it came from, and the result.

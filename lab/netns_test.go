@@ -108,11 +108,18 @@ func inNetns(name string, f func() error) error {
 // trafficRequest is what the guest asks the responder for: count UDP
 // packets to its port, spread over flows source ports so that the tap
 // spreads them over the queues, within seconds.
+//
+// With SrcPort set (firstFlowPort..lastFlowPort) it is one flow of Proto
+// from that port instead, for the flow scenario: udp sends Count
+// 64-byte packets, tcp connects to the guest's Port and writes Count
+// 1 KiB chunks, both paced over about Count*2 ms.
 type trafficRequest struct {
-	Port    int `json:"port"`
-	Count   int `json:"count"`
-	Flows   int `json:"flows"`
-	Seconds int `json:"seconds"`
+	Port    int    `json:"port"`
+	Count   int    `json:"count"`
+	Flows   int    `json:"flows"`
+	Seconds int    `json:"seconds"`
+	Proto   string `json:"proto,omitempty"`
+	SrcPort int    `json:"src_port,omitempty"`
 }
 
 // Bounds of the traffic one guest can ask for.
@@ -123,12 +130,16 @@ const (
 	maxSecondsPerReq = 10
 	responderPort    = 9000
 	sinkPort         = 9001 // where the guest sends its own traffic; drained here
+	firstFlowPort    = 40000
+	lastFlowPort     = 40999
+	maxFlowCount     = 500
 )
 
 // responder serves trafficRequests on port 9000 of the namespace. It
 // answers only addresses of the namespace's own subnets and stops when
 // the test ends.
 type responder struct {
+	ns    string
 	conn  *net.UDPConn
 	sink  *net.UDPConn
 	flows []*net.UDPConn
@@ -140,7 +151,7 @@ type responder struct {
 }
 
 func startResponder(t *testing.T, ns string, subnets []*net.IPNet) *responder {
-	r := &responder{log: t.Logf}
+	r := &responder{ns: ns, log: t.Logf}
 	err := inNetns(ns, func() error {
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{Port: responderPort})
 		if err != nil {
@@ -212,6 +223,10 @@ func (r *responder) serve(from *net.UDPAddr, req trafficRequest) {
 		r.log("responder: request %d refused: over %d", r.reqs, maxRequests)
 		return
 	}
+	if req.SrcPort != 0 {
+		r.serveFlow(from, req)
+		return
+	}
 	req.Count = min(max(req.Count, 0), maxCount)
 	req.Flows = min(max(req.Flows, 1), maxFlows)
 	req.Seconds = min(max(req.Seconds, 1), maxSecondsPerReq)
@@ -232,6 +247,58 @@ func (r *responder) serve(from *net.UDPAddr, req trafficRequest) {
 	r.mu.Unlock()
 	reply, _ := json.Marshal(map[string]int{"sent": sent})
 	r.conn.WriteToUDP(reply, from)
+}
+
+// serveFlow sends one flow from req.SrcPort to the guest's req.Port,
+// from a socket made in the namespace, then says how many packets (udp)
+// or chunks (tcp) went, or why none.
+func (r *responder) serveFlow(from *net.UDPAddr, req trafficRequest) {
+	reply := map[string]any{}
+	if req.SrcPort < firstFlowPort || req.SrcPort > lastFlowPort || (req.Proto != "udp" && req.Proto != "tcp") {
+		reply["error"] = fmt.Sprintf("want proto udp or tcp and a source port %d-%d", firstFlowPort, lastFlowPort)
+	} else {
+		count := min(max(req.Count, 1), maxFlowCount)
+		sent := 0
+		err := inNetns(r.ns, func() error {
+			var err error
+			sent, err = sendFlow(req.Proto, req.SrcPort, &net.UDPAddr{IP: from.IP, Port: req.Port}, count)
+			return err
+		})
+		reply["sent"] = sent
+		if err != nil {
+			reply["error"] = err.Error()
+		}
+	}
+	b, _ := json.Marshal(reply)
+	r.conn.WriteToUDP(b, from)
+}
+
+// sendFlow sends count packets or chunks of one flow from local port
+// src to dst, 2 ms apart.
+func sendFlow(proto string, src int, dst *net.UDPAddr, count int) (int, error) {
+	var c net.Conn
+	var err error
+	size := 64
+	if proto == "udp" {
+		c, err = net.DialUDP("udp4", &net.UDPAddr{Port: src}, dst)
+	} else {
+		size = 1024
+		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: src}, Timeout: 2 * time.Second}
+		c, err = d.Dial("tcp4", (&net.TCPAddr{IP: dst.IP, Port: dst.Port}).String())
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	buf := make([]byte, size)
+	sent := 0
+	for ; sent < count; sent++ {
+		if _, err := c.Write(buf); err != nil {
+			return sent, err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return sent, nil
 }
 
 // startIperf3Server runs iperf3's server in the namespace on addr, port

@@ -38,6 +38,9 @@ func WriteFlow(w io.Writer, p *flow.Path) error {
 	for _, n := range p.Notes {
 		add("note", n)
 	}
+	if p.Observed != nil {
+		flowObservedLines(p.Observed, add)
+	}
 	for _, l := range lines {
 		if err := linef(w, "%-11s %s", l[0], l[1]); err != nil {
 			return err
@@ -78,6 +81,37 @@ func flowRSSLines(p *flow.Path, add func(k, v string)) {
 	case r.Queue == nil && p.Queue != nil && r.Unknown != "":
 		add("rss", r.Unknown)
 	}
+}
+
+// flowObservedLines says what each queue's counter did and the verdict.
+func flowObservedLines(o *flow.Observation, add func(k, v string)) {
+	src := o.Source
+	if o.NotQStats != "" {
+		src += "; " + o.NotQStats
+	}
+	add("observed", fmt.Sprintf("%.1fs on %s, counters: %s", o.Seconds, o.NIC, src))
+	for _, d := range o.Queues {
+		v := fmt.Sprintf("queue %d: +%d", d.Queue, d.Delta)
+		if d.Reset {
+			v = fmt.Sprintf("queue %d: unknown (counter reset)", d.Queue)
+		}
+		if len(d.IRQs) > 0 {
+			v += " (irq " + joinInts(d.IRQs) + ")"
+		}
+		add("rose", v)
+	}
+	add("verdict", o.Verdict)
+	for _, n := range o.Notes {
+		add("note", n)
+	}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 // fieldWords spells out ethtool's letters.

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/flow"
@@ -12,6 +15,7 @@ import (
 // flowFlags are flow's what-if flags, as given.
 type flowFlags struct {
 	nic, key, table, fields, fn string
+	observe                     time.Duration
 }
 
 // whatIf reads the what-if flags (the table from a file of this
@@ -73,6 +77,9 @@ func newFlowCmd(a *app) *cobra.Command {
 			}
 			opt := flow.Options{NIC: ff.nic, WhatIf: w}
 			if sel.Any() {
+				if ff.observe != 0 {
+					return cli.Usagef("--observe watches one flow: give it as udp|tcp SRC:PORT DST:PORT, not --pid/--comm")
+				}
 				if err := sel.Validate(); err != nil {
 					return cli.Usage(err)
 				}
@@ -93,6 +100,9 @@ func newFlowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := observeFlow(a, p, ff.observe); err != nil {
+				return err
+			}
 			if a.json() {
 				return a.writeJSON(p)
 			}
@@ -104,7 +114,41 @@ func newFlowCmd(a *app) *cobra.Command {
 	c.Flags().StringVar(&ff.table, "rss-table", "", "what-if indirection table FILE: queue numbers, or ethtool -x output as pasted")
 	c.Flags().StringVar(&ff.fields, "rss-fields", "", "what-if hash fields in ethtool's letters: sd, sdfn")
 	c.Flags().StringVar(&ff.fn, "rss-func", "", "what-if hash function: toeplitz or xor")
+	c.Flags().DurationVar(&ff.observe, "observe", 0, "sample the NIC's per-queue rx counters before and after DURATION (2s) while the flow runs, and say whether it landed on the predicted queue")
 	c.Flags().IntSliceVar(&sel.PIDs, "pid", nil, "every connected socket of this process, as a flow (repeatable)")
 	c.Flags().StringArrayVar(&sel.Comms, "comm", nil, "every connected socket of every process whose comm is exactly this (repeatable)")
 	return c
+}
+
+// observeFlow samples the receiving NIC's per-queue rx counters over d
+// (none when d is 0) and judges the prediction by them.
+func observeFlow(a *app, p *flow.Path, d time.Duration) error {
+	switch {
+	case d == 0:
+		return nil
+	case d < 0:
+		return cli.Usagef("--observe %s: want a positive duration", d)
+	case p.NIC == "":
+		return cli.Usagef("--observe needs the receiving NIC: %s (name it with --nic)", p.NICBy)
+	}
+	// flow.Observe, with a word on stderr once the first sample is taken:
+	// traffic started after it is counted.
+	first, err := flow.ReadCounters(a.fs, p.NIC)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	fmt.Fprintf(a.stderr, "observing %s's rx queues for %s (%s)\n", p.NIC, d, first.Source)
+	time.Sleep(d)
+	second, err := flow.ReadCounters(a.fs, p.NIC)
+	if err != nil {
+		return err
+	}
+	o, err := flow.Diff(first, second, time.Since(t0))
+	if err != nil {
+		return err
+	}
+	o.Judge(p.Queue, p.Unknown)
+	p.Observed = o
+	return nil
 }

@@ -260,3 +260,44 @@ func TestFlowREADME(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowObserve: --observe on a tree samples its recorded qstats twice
+// (a tree's counters do not move, so nothing rose, and it says so, with
+// the counter source), and is refused with --pid or a negative duration.
+func TestFlowObserve(t *testing.T) {
+	seed := seedWithSteering(t)
+	out, errOut, code := runCLI(t, "--root", seed, "flow", "tcp", "198.51.100.9:40713", "192.0.2.2:5202", "--observe", "10ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"queue       3 (rss)", "counters: netdev qstats rx packets\n", "rose        queue 3: +0", "verdict     no rx counter of eth0 rose in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, code := runCLI(t, "--root", seed, "flow", "tcp", "198.51.100.9:40713", "192.0.2.2:5202", "--observe", "10ms", "-o", "json")
+	var doc struct {
+		Queue    *uint32 `json:"queue"`
+		Observed struct {
+			Source    string  `json:"counter_source"`
+			Predicted *uint32 `json:"predicted_queue"`
+			Landed    *bool   `json:"landed"`
+			Queues    []struct {
+				Queue uint32 `json:"queue"`
+			} `json:"queues"`
+		} `json:"observed"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, js)
+	}
+	if doc.Queue == nil || doc.Observed.Predicted == nil || *doc.Observed.Predicted != *doc.Queue || doc.Observed.Landed != nil ||
+		len(doc.Observed.Queues) != 16 || doc.Observed.Source != "netdev qstats rx packets" {
+		t.Errorf("json observed %+v (queue %v)", doc.Observed, doc.Queue)
+	}
+	for _, args := range [][]string{{"--pid", "1", "--observe", "1s"}, {"tcp", "198.51.100.9:40713", "192.0.2.2:5202", "--observe", "-1s"}} {
+		_, errOut, code := runCLI(t, append([]string{"--root", seed, "flow"}, args...)...)
+		if code != 2 {
+			t.Errorf("flow %q: exit %d (%s), want 2", args, code, errOut)
+		}
+	}
+}

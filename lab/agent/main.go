@@ -105,6 +105,7 @@ func main() {
 		{"attribution", scenarioAttribution},
 		{"bench", scenarioBench},
 		{"steer", scenarioSteer},
+		{"flow", scenarioFlow},
 	} {
 		current = s.name
 		t0 := time.Now()

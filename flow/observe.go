@@ -1,0 +1,248 @@
+package flow
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/steer"
+)
+
+// The sources of per-queue rx counters, best first.
+const (
+	// CountersQStats is netdev qstats-get's rx packets per queue.
+	CountersQStats = "netdev qstats rx packets"
+	// CountersIRQ is the sum over CPUs of each rx queue IRQ's count in
+	// /proc/interrupts: interrupts, not packets (NAPI takes many packets
+	// per interrupt).
+	CountersIRQ = "queue IRQ count (/proc/interrupts)"
+)
+
+// Counters is one sample of a NIC's per-queue rx counters.
+type Counters struct {
+	NIC    string
+	Source string // CountersQStats or CountersIRQ
+	// NotQStats says why qstats were not used ("" when they were).
+	NotQStats string
+	// Queues holds each rx queue's counter; IRQs the IRQs summed for it
+	// (nil for qstats); Mixed the queues whose IRQ also serves tx.
+	Queues map[uint32]uint64
+	IRQs   map[uint32][]int
+	Mixed  map[uint32]bool
+}
+
+// ReadCounters samples nic's per-queue rx counters on fsys: netdev
+// qstats where the driver has them, else its rx queue IRQs' counts.
+func ReadCounters(fsys kfile.FS, nic string) (*Counters, error) {
+	st, err := steer.Read(fsys, []string{nic})
+	if err != nil {
+		return nil, err
+	}
+	c := &Counters{NIC: nic, Queues: map[uint32]uint64{}}
+	n := st.NIC(nic)
+	if n != nil {
+		for _, s := range n.QStats {
+			if s.Type == steer.QueueTypeRX && s.Packets != nil {
+				c.Queues[s.Queue] = *s.Packets
+			}
+		}
+	}
+	if len(c.Queues) > 0 {
+		c.Source = CountersQStats
+		return c, nil
+	}
+	c.NotQStats = "no rx qstats (" + reasonOf(n, steer.PartQStats) + ")"
+	_, t, err := irq.Read(fsys, irq.Options{NICs: []string{nic}})
+	if err != nil {
+		return nil, err
+	}
+	c.Source, c.IRQs, c.Mixed = CountersIRQ, map[uint32][]int{}, map[uint32]bool{}
+	for i := range t.IRQs {
+		x := &t.IRQs[i]
+		o := x.Owner
+		if o == nil || o.NIC != nic || o.Kind != irq.KindQueue || o.Dir == "tx" || o.Queue < 0 || x.Counts == nil {
+			continue
+		}
+		q := uint32(o.Queue)
+		c.Queues[q] += x.Total()
+		c.IRQs[q] = append(c.IRQs[q], x.IRQ)
+		if o.Dir != "rx" {
+			c.Mixed[q] = true
+		}
+	}
+	if len(c.Queues) == 0 {
+		return nil, fmt.Errorf("no per-queue rx counter of %s: %s, and /proc/interrupts names no rx queue IRQ of it", nic, c.NotQStats)
+	}
+	return c, nil
+}
+
+// QueueDelta is how much one rx queue's counter rose.
+type QueueDelta struct {
+	Queue uint32 `json:"queue"`
+	Delta uint64 `json:"delta"`
+	// IRQs are the IRQs counted for the queue (IRQ counters only).
+	IRQs []int `json:"irqs,omitempty"`
+	// Reset: the counter went back (the queue was recreated), so its
+	// delta is unknown and Delta 0.
+	Reset bool `json:"reset,omitempty"`
+}
+
+// Observation is what the per-queue counters did over an interval, and
+// whether the flow landed where it was predicted.
+type Observation struct {
+	NIC       string       `json:"nic"`
+	Source    string       `json:"counter_source"`
+	NotQStats string       `json:"qstats_unused_why,omitempty"`
+	Seconds   float64      `json:"seconds"`
+	Queues    []QueueDelta `json:"queues"`
+	// Busiest is the queue whose counter rose most; nil when none rose
+	// or several rose equally most (Tied names them).
+	Busiest      *uint32  `json:"busiest_queue"`
+	BusiestDelta uint64   `json:"busiest_delta"`
+	Tied         []uint32 `json:"tied_queues,omitempty"`
+	Predicted    *uint32  `json:"predicted_queue"`
+	// Landed is whether Busiest is Predicted; nil when that cannot be
+	// said (no prediction, nothing rose, a tie).
+	Landed  *bool    `json:"landed"`
+	Verdict string   `json:"verdict"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// Observe samples nic's per-queue rx counters, waits d while the
+// user's traffic runs, samples them again and returns each queue's rise
+// (Judge then says whether a flow landed on its predicted queue).
+func Observe(fsys kfile.FS, nic string, d time.Duration) (*Observation, error) {
+	a, err := ReadCounters(fsys, nic)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	time.Sleep(d)
+	b, err := ReadCounters(fsys, nic)
+	if err != nil {
+		return nil, err
+	}
+	return Diff(a, b, time.Since(t0))
+}
+
+// Diff returns each queue's rise from sample a to b, taken over took.
+// Both samples must come from the same NIC and source.
+func Diff(a, b *Counters, took time.Duration) (*Observation, error) {
+	if a.NIC != b.NIC || a.Source != b.Source {
+		return nil, fmt.Errorf("the samples differ: %s by %s, then %s by %s", a.NIC, a.Source, b.NIC, b.Source)
+	}
+	o := &Observation{NIC: a.NIC, Source: a.Source, NotQStats: a.NotQStats, Seconds: took.Seconds()}
+	for q, after := range b.Queues {
+		before, ok := a.Queues[q]
+		d := QueueDelta{Queue: q, IRQs: b.IRQs[q]}
+		switch {
+		case !ok:
+			o.Notes = append(o.Notes, fmt.Sprintf("queue %d appeared between the samples: its rise is unknown", q))
+			d.Reset = true
+		case after < before:
+			o.Notes = append(o.Notes, fmt.Sprintf("queue %d's counter went back (%d to %d): its rise is unknown", q, before, after))
+			d.Reset = true
+		default:
+			d.Delta = after - before
+		}
+		if b.Mixed[q] {
+			o.Notes = append(o.Notes, fmt.Sprintf("queue %d's IRQ also serves tx: its count includes tx completions", q))
+		}
+		o.Queues = append(o.Queues, d)
+	}
+	for q := range a.Queues {
+		if _, ok := b.Queues[q]; !ok {
+			o.Notes = append(o.Notes, fmt.Sprintf("queue %d went away between the samples", q))
+		}
+	}
+	sort.Slice(o.Queues, func(i, j int) bool { return o.Queues[i].Queue < o.Queues[j].Queue })
+	sort.Strings(o.Notes)
+	var top []uint32
+	for _, d := range o.Queues {
+		switch {
+		case d.Delta > o.BusiestDelta:
+			o.BusiestDelta, top = d.Delta, []uint32{d.Queue}
+		case d.Delta == o.BusiestDelta && d.Delta > 0:
+			top = append(top, d.Queue)
+		}
+	}
+	switch len(top) {
+	case 0:
+	case 1:
+		o.Busiest = &top[0]
+	default:
+		o.Tied = top
+	}
+	return o, nil
+}
+
+// Judge says whether the flow predicted to land on queue predicted (nil:
+// not predicted, why in unknown) landed there.
+func (o *Observation) Judge(predicted *uint32, unknown string) {
+	o.Predicted, o.Landed = predicted, nil
+	unit := "packets"
+	if o.Source == CountersIRQ {
+		unit = "interrupts"
+	}
+	secs := fmt.Sprintf("%.1fs", o.Seconds)
+	switch {
+	case o.BusiestDelta == 0:
+		o.Verdict = fmt.Sprintf("no rx counter of %s rose in %s: no traffic arrived on it (is the flow running, and received by %s?)", o.NIC, secs, o.NIC)
+	case o.Busiest == nil:
+		o.Verdict = fmt.Sprintf("queues %s rose equally most (+%d %s each): which one the flow is on cannot be told", queueList(o.Tied), o.BusiestDelta, unit)
+	case predicted == nil:
+		o.Verdict = fmt.Sprintf("queue %d rose most (+%d %s); the flow's queue was not predicted (%s)", *o.Busiest, o.BusiestDelta, unit, unknown)
+	case *o.Busiest == *predicted:
+		t := true
+		o.Landed = &t
+		o.Verdict = fmt.Sprintf("landed on the predicted queue %d: it rose most (+%d %s in %s)%s", *predicted, o.BusiestDelta, unit, secs, o.others(*predicted, unit))
+	default:
+		f := false
+		o.Landed = &f
+		o.Verdict = fmt.Sprintf("not on the predicted queue %d (+%d %s): queue %d rose most (+%d %s in %s)", *predicted, o.delta(*predicted), unit, *o.Busiest, o.BusiestDelta, unit, secs)
+	}
+	if predicted != nil && o.Busiest == nil && o.BusiestDelta > 0 {
+		for _, q := range o.Tied {
+			if q == *predicted {
+				return
+			}
+		}
+		f := false
+		o.Landed = &f
+		o.Verdict += fmt.Sprintf("; the predicted queue %d is not among them (+%d %s)", *predicted, o.delta(*predicted), unit)
+	}
+}
+
+func (o *Observation) delta(q uint32) uint64 {
+	for _, d := range o.Queues {
+		if d.Queue == q {
+			return d.Delta
+		}
+	}
+	return 0
+}
+
+// others says what else rose, when something did.
+func (o *Observation) others(q uint32, unit string) string {
+	var rose []string
+	for _, d := range o.Queues {
+		if d.Queue != q && d.Delta > 0 {
+			rose = append(rose, fmt.Sprintf("%d +%d", d.Queue, d.Delta))
+		}
+	}
+	if len(rose) == 0 {
+		return "; no other queue rose"
+	}
+	return "; other queues rose too (" + strings.Join(rose, ", ") + " " + unit + "): other traffic, or part of the flow elsewhere"
+}
+
+func queueList(qs []uint32) string {
+	s := make([]string, len(qs))
+	for i, q := range qs {
+		s[i] = fmt.Sprint(q)
+	}
+	return strings.Join(s, ", ")
+}
