@@ -44,9 +44,13 @@ func newLabNet(t *testing.T, name string, nics []guestNIC) *labNet {
 		}
 	})
 	// No IPv6: no router or neighbour solicitations, so the only packets
-	// on the taps are the ones the scenarios ask for.
+	// on the taps are the ones the scenarios ask for. The flow scenario's
+	// source ports are reserved, so that no socket of the namespace is
+	// given one as its ephemeral port while a flow needs it (a run lost
+	// one flow to "bind: address already in use").
 	ipCmd(t, "netns", "exec", name, "sh", "-c",
-		"echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6 && echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6")
+		"echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6 && echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6"+
+			fmt.Sprintf(" && echo %d-%d > /proc/sys/net/ipv4/ip_local_reserved_ports", firstFlowPort, lastFlowPort))
 	ipCmd(t, "-n", name, "link", "set", "lo", "up")
 	for _, n := range nics {
 		ipCmd(t, "-n", name, "tuntap", "add", "dev", n.Tap, "mode", "tap", "multi_queue")
