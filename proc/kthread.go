@@ -3,7 +3,6 @@ package proc
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -60,25 +59,5 @@ func ReadTask(fsys kfile.FS, pid int) (Task, error) {
 // thread's comm is its full name (Linux 5.17 and later print it whole,
 // past the 15 bytes of a task's comm).
 func FindByCommPrefix(fsys kfile.FS, prefix string) ([]int, error) {
-	dir := fsys.Path("proc")
-	ents, err := fsys.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
-		}
-		comm, err := fsys.String(filepath.Join(dir, e.Name(), "comm"))
-		if err != nil {
-			continue // gone meanwhile, or a tree without it
-		}
-		if strings.HasPrefix(comm, prefix) {
-			pids = append(pids, pid)
-		}
-	}
-	slices.Sort(pids)
-	return pids, nil
+	return findComm(fsys, func(comm string) bool { return strings.HasPrefix(comm, prefix) })
 }

@@ -82,8 +82,13 @@ var ErrPartial = errors.New("not captured in full")
 
 // FindByComm returns the PIDs whose comm is exactly name, ascending.
 func FindByComm(fsys kfile.FS, name string) ([]int, error) {
-	root := fsys.Root()
-	dir := filepath.Join(root, "proc")
+	return findComm(fsys, func(comm string) bool { return comm == name })
+}
+
+// findComm returns the PIDs whose comm match accepts, ascending: the one
+// walk of /proc behind FindByComm and FindByCommPrefix.
+func findComm(fsys kfile.FS, match func(comm string) bool) ([]int, error) {
+	dir := fsys.Path("proc")
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
@@ -96,9 +101,9 @@ func FindByComm(fsys kfile.FS, name string) ([]int, error) {
 		}
 		comm, err := fsys.String(filepath.Join(dir, e.Name(), "comm"))
 		if err != nil {
-			continue // gone, or a kernel thread we may not read
+			continue // gone meanwhile, or a tree without it
 		}
-		if comm == name {
+		if match(comm) {
 			pids = append(pids, pid)
 		}
 	}
