@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,25 +26,7 @@ const seedFlow = "udp 192.0.2.9:40000 192.0.2.2:5201"
 func seedSteer(t *testing.T) string {
 	t.Helper()
 	root := hosttest.Copy(t, "seed")
-	src := filepath.Join("..", "cmd", "irqnuma", "testdata", "flow", "seed-steer")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o444)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hosttest.Overlay(t, root, filepath.Join("..", "cmd", "irqnuma", "testdata", "flow", "seed-steer"))
 	return root
 }
 

@@ -31,25 +31,7 @@ const msKey = "6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b
 func seedWithSteering(t *testing.T) string {
 	t.Helper()
 	root := hosttest.Copy(t, "seed")
-	src := filepath.Join("testdata", "flow", "seed-steer")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o444)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hosttest.Overlay(t, root, filepath.Join("testdata", "flow", "seed-steer"))
 	writeProc(t, root, 64, testProc{pid: 1, comm: "systemd", allowed: "0-63", sockets: iperf3OnEth0})
 	for q := range 16 {
 		if q == 7 {

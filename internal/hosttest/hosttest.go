@@ -83,6 +83,35 @@ func Copy(t testing.TB, name string) string {
 	return dst
 }
 
+// Overlay lays the files of the folder src over the tree root (a Copy),
+// each written read-only as a host's pseudo-files are: a committed tree
+// plus what one set of tests adds to it (cmd/irqnuma/testdata/flow's
+// seed-steer: the seed host with recorded steering).
+func Overlay(t testing.TB, root, src string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o444)
+	})
+	if err != nil {
+		t.Fatalf("hosttest.Overlay(%s): %v", src, err)
+	}
+}
+
 // Shared returns a copy of the committed tree name with a real host's
 // modes, as Copy makes, shared by every test that only reads it: made
 // once per content of the tree (a SHA-256 of its names, modes, links and
