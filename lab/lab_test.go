@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,16 @@ func TestLab(t *testing.T) {
 	}
 }
 
+// onlyScenarios is $IRQNUMA_LAB_SCENARIOS split at commas, nil when unset:
+// the scenarios a run is limited to.
+func onlyScenarios() []string {
+	v := os.Getenv("IRQNUMA_LAB_SCENARIOS")
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
 func baseNames(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
@@ -85,6 +96,9 @@ func checkLines(t *testing.T, lines []labLine) {
 		}
 	}
 	for _, s := range scenarios {
+		if only := onlyScenarios(); only != nil && !slices.Contains(only, s) {
+			continue
+		}
 		t.Run(s, func(t *testing.T) {
 			n := 0
 			for _, l := range by[s] {

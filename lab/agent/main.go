@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,8 @@ type config struct {
 	// LinksNAPI: whether virtio_net names each queue's NAPI to netdev
 	// netlink (the host read the module's imports); nil: not known.
 	LinksNAPI *bool `json:"virtio_net_links_napi"`
+	// Only, when not empty, is the scenarios to run.
+	Only []string `json:"only"`
 }
 
 type nicCfg struct {
@@ -107,6 +110,9 @@ func main() {
 		{"steer", scenarioSteer},
 		{"flow", scenarioFlow},
 	} {
+		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.name) {
+			continue
+		}
 		current = s.name
 		t0 := time.Now()
 		func() {
