@@ -199,7 +199,7 @@ func (c *checker) pickQueue() (*int, string) {
 		return &q, "--queue"
 	}
 	if c.st.Channels == nil {
-		return nil, "none: give --queue (the channel count is unknown)"
+		return nil, "the channel count is unknown: give --queue"
 	}
 	n := int(c.st.Channels.RXQueues())
 	if n < 2 {
