@@ -217,7 +217,7 @@ func (c *checker) xdp() Prereq {
 	const what = "no XDP program on the NIC"
 	why := "not read: an attached program is rtnetlink's IFLA_XDP, which irqnuma does not read; `ip -d link show " + c.nic.Name + "` prints it (xdp, prog/xdp id N)"
 	if !c.fsys.Live() {
-		why = "not captured: " + why
+		why = "not captured: an attached program is rtnetlink's IFLA_XDP, which a capture does not hold"
 	}
 	return unknown(IDXDP, what, why, "ip link set dev "+c.nic.Name+" xdp off (when ip link shows one)")
 }
