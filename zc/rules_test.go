@@ -206,3 +206,17 @@ func TestCheckErrors(t *testing.T) {
 		t.Errorf("Check(eth9): %v", err)
 	}
 }
+
+// TestCheckBadKernelFiles: a release or io_uring file that does not parse
+// leaves its prerequisite unknown, naming the file, never a guess.
+func TestCheckBadKernelFiles(t *testing.T) {
+	root := sosTree(t, iceCaptures)
+	writeFiles(t, root, map[string]string{fileOSRelease: "linux\x1b[2J\n", fileIOURingOff: "off\n"})
+	r := check(t, root, Options{})
+	if p := prereq(t, r, IDKernel); p.Status != StatusUnknown || !strings.Contains(p.Evidence, "osrelease") || !strings.Contains(p.Evidence, "no MAJOR.MINOR") {
+		t.Errorf("bad osrelease: %+v", p)
+	}
+	if p := prereq(t, r, IDIOURing); p.Status != StatusUnknown || !strings.Contains(p.Evidence, "io_uring_disabled") {
+		t.Errorf("bad io_uring_disabled: %+v", p)
+	}
+}
