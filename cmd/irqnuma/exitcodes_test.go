@@ -60,10 +60,6 @@ func TestExitCodes(t *testing.T) {
 			json:       cell{args: []string{"--dry-run", "--", "iperf3", "-J"}, code: 0}},
 		{cmd: []string{"snapshot"}, badValue: usage(`--pid "x"`, "--pid", "x"),
 			json: usage("a snapshot is a .tar.gz")},
-		// serve's NICs are read at every scrape (one may appear later):
-		// TestServeKeepsServing.
-		{cmd: []string{"serve"}, badValue: usage(`--listen "nocolon"`, "--listen", "nocolon"),
-			json: usage("-o json: irqnuma serve has no JSON output")},
 	}
 	check := func(t *testing.T, s sys, args []string, c cell, wantJSON bool) {
 		t.Helper()

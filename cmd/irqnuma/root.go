@@ -55,7 +55,7 @@ func hostSys() sys {
 // sorted by name).
 var commands = []func(*app) *cobra.Command{
 	newTopologyCmd, newIRQCmd, newAuditCmd, newMapCmd, newWatchCmd, newMaskCmd,
-	newExecCmd, newSnapshotCmd, newServeCmd, newBenchCmd, newManCmd, newFlowCmd,
+	newExecCmd, newSnapshotCmd, newBenchCmd, newManCmd, newFlowCmd,
 }
 
 func newRoot(a *app) *cobra.Command {
