@@ -37,7 +37,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/irqnuma
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(EXPORTER_BIN) ./cmd/irqnuma-exporter
 
-# The two binaries, the CLI's manual pages and the bash, zsh and fish completions,
+# The two binaries, their manual pages and the bash, zsh and fish completions,
 # laid out under PREFIX as distribution packages do (DESTDIR for staging).
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -49,6 +49,7 @@ install: build
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	$(BIN) __man $(DESTDIR)$(PREFIX)/share/man/man1
+	$(EXPORTER_BIN) __man $(DESTDIR)$(PREFIX)/share/man/man1
 	$(BIN) completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/irqnuma
 	$(BIN) completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_irqnuma
 	$(BIN) completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/irqnuma.fish

@@ -21,10 +21,11 @@ import (
 	"github.com/irqnuma/irqnuma/snapshot"
 )
 
-// usageText is what -h prints, before the flags.
-const usageText = `Usage: irqnuma-exporter [flags]
-
-irqnuma-exporter is irqnuma's Prometheus exporter: on every scrape of /metrics
+// short is the exporter's one line, description and examples the rest
+// of what -h prints and the manual page says.
+const (
+	short       = "Prometheus exporter of irqnuma's audit, with its own process and Go metrics"
+	description = `irqnuma-exporter is irqnuma's Prometheus exporter: on every scrape of /metrics
 it reads the host afresh and runs the audit (the same checks as irqnuma audit),
 and answers
 
@@ -36,22 +37,24 @@ and answers
   irqnuma_process_nic{selector,nic,attribution} 1 per NIC their sockets use
   irqnuma_scrape_duration_seconds, irqnuma_scrape_error, irqnuma_build_info
 
-with its own process_*, go_* and promhttp_* series, in OpenMetrics to a
-scraper that asks for it, else in the text format 0.0.4. A scrape only reads;
-nothing but /metrics (GET, HEAD) is served. The default address is loopback:
-listening elsewhere shows the host's layout to whoever can reach the port.
-Read failures are logged on stderr and answered with irqnuma_scrape_error 1;
-it never exits for them (a NIC or a mount may come later). Four scrapes are
-answered at a time; a fifth gets 503. On SIGTERM it takes no new scrape and
-answers those in flight before it exits.
-
-Examples:
-  irqnuma-exporter
+with its own process_*, go_* and promhttp_metric_handler_* series, in
+OpenMetrics to a scraper that asks for it, else in the text format 0.0.4.
+A scrape only reads; nothing but /metrics (GET, HEAD) is served. The default
+address is loopback: listening elsewhere shows the host's layout to whoever
+can reach the port. Read failures are logged on stderr and answered with
+irqnuma_scrape_error 1; it never exits for them (a NIC or a mount may come
+later). Four scrapes are answered at a time; a fifth gets 503 (counted in
+promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
+new scrape and lets those in flight finish for up to 0.9 s.`
+	examples = `  irqnuma-exporter
   irqnuma-exporter --listen 127.0.0.1:9143 --nic eth0 --comm iperf3
-  irqnuma-exporter --root host1.tar.gz --listen 127.0.0.1:9144
-
-Flags:
-`
+  irqnuma-exporter --root host1.tar.gz --listen 127.0.0.1:9144`
+	exitStatus = `  0      stopped by its caller's context (tests), or -h, --version
+  1      runtime error: the address cannot be listened on, a snapshot
+         cannot be unpacked
+  2      usage error: a bad flag, value or argument
+  128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM)`
+)
 
 // options are the exporter's flags.
 type options struct {
@@ -104,20 +107,24 @@ func parse(args []string, stdout io.Writer) (*options, bool, error) {
 	o := &options{}
 	fl := flag.NewFlagSet("irqnuma-exporter", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
-	fl.StringVar(&o.listen, "listen", exporter.DefaultListen, "address to serve /metrics on, HOST:PORT")
-	fl.StringVar(&o.root, "root", "/", "host root folder holding proc/ and sys/, or a snapshot .tar.gz")
-	fl.Var(stringsFlag{&o.sel.NICs}, "nic", "audit only this NIC (repeatable)")
-	fl.Var(pidsFlag{&o.sel.PIDs}, "pid", "watch this process and all its threads (repeatable, or a comma-separated list)")
-	fl.Var(stringsFlag{&o.sel.Comms}, "comm", "watch every process whose comm is exactly this (repeatable)")
+	fl.StringVar(&o.listen, "listen", exporter.DefaultListen, "address to serve /metrics on, `HOST:PORT`")
+	fl.StringVar(&o.root, "root", "/", "the host's root: a `folder` holding proc/ and sys/, or a snapshot .tar.gz")
+	fl.Var(stringsFlag{&o.sel.NICs}, "nic", "audit only this `NIC` (repeatable)")
+	fl.Var(pidsFlag{&o.sel.PIDs}, "pid", "watch the process `PID` and all its threads (repeatable, or a comma-separated list)")
+	fl.Var(stringsFlag{&o.sel.Comms}, "comm", "watch every process whose comm is exactly `NAME` (repeatable)")
 	fl.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usageText)
+			fmt.Fprintf(stdout, "Usage: irqnuma-exporter [flags]\n\n%s\n\nExamples:\n%s\n\nFlags:\n", description, examples)
 			fl.SetOutput(stdout)
 			fl.PrintDefaults()
 			return nil, true, nil
 		}
 		return nil, false, cli.Usagef("%v (see irqnuma-exporter -h)", err)
+	}
+	if fl.NArg() == 2 && fl.Arg(0) == "__man" {
+		// make install: the manual page, from the same text as -h.
+		return nil, true, writeManPage(fl, fl.Arg(1))
 	}
 	if fl.NArg() > 0 {
 		return nil, false, cli.Usagef("unexpected argument %q: irqnuma-exporter takes flags only", fl.Arg(0))
