@@ -28,6 +28,7 @@ import (
 	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/snapshot"
 )
 
@@ -469,4 +470,31 @@ func BenchmarkScrape(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzParse: any flag values give options that pass the selection's own
+// validation and a HOST:PORT, or one usage error; never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add("127.0.0.1:9143", "1,2", "iperf3", "eth0")
+	f.Add("9143", "0", "", "")
+	f.Add(":0", "-1", "a\x00b", "eth\xff")
+	f.Add("[::1]:1", "1,,2", "x", "")
+	f.Fuzz(func(t *testing.T, listen, pids, comm, nic string) {
+		o, done, err := parse([]string{"--listen", listen, "--pid", pids, "--comm", comm, "--nic", nic}, io.Discard)
+		if err != nil {
+			if !usage.Is(err) {
+				t.Fatalf("parse error %v is not a usage error", err)
+			}
+			return
+		}
+		if done {
+			t.Fatal("done without -h")
+		}
+		if verr := o.sel.Validate(); verr != nil {
+			t.Fatalf("accepted a selection Validate refuses: %v", verr)
+		}
+		if len(o.sel.PIDs) == 0 {
+			t.Fatalf("--pid %q accepted as no process", pids)
+		}
+	})
 }
