@@ -64,7 +64,7 @@ type options struct {
 	version bool
 }
 
-// strings is a repeatable string flag.
+// stringsFlag is a repeatable string flag.
 type stringsFlag struct{ v *[]string }
 
 func (s stringsFlag) String() string {
