@@ -62,10 +62,6 @@ func TestExitCodes(t *testing.T) {
 			unknownNIC: &cell{[]string{"eth9"}, cli.ExitUsage, `unknown NIC "eth9"`}, json: cell{args: []string{"eth0"}, code: 0}},
 		{cmd: []string{"snapshot"}, badValue: usage(`--pid "x"`, "--pid", "x"),
 			json: usage("a snapshot is a .tar.gz")},
-		// serve's NICs are read at every scrape (one may appear later):
-		// TestServeKeepsServing.
-		{cmd: []string{"serve"}, badValue: usage(`--listen "nocolon"`, "--listen", "nocolon"),
-			json: usage("-o json: irqnuma serve has no JSON output")},
 	}
 	check := func(t *testing.T, s sys, args []string, c cell, wantJSON bool) {
 		t.Helper()
