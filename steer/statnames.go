@@ -15,10 +15,11 @@ import (
 // (virtio_net renamed its counters) uses the first that names a queue.
 var rxQueueNamings = map[string][]naming{
 	// virtio_net.c: "rx_queue_%u_%s" over virtnet_rq_stats_desc
-	// ("packets", ...) from 4.16, renamed "rx%u_%s"; from 6.10 rx
-	// packets moved to netdev qstats (virtnet_rq_stats_desc_qstat) and
-	// ethtool -S names none ("rx%u_hw_packets" are the device's own
-	// counters, present only with VIRTIO_NET_F_DEVICE_STATS: not used).
+	// ("packets", ...), later renamed "rx%u_%s"; when virtio_net gained
+	// netdev qstats (the lab's 6.12 has them, its 6.1 not) rx packets
+	// moved there (virtnet_rq_stats_desc_qstat) and ethtool -S names
+	// none ("rx%u_hw_packets" are the device's own counters, present
+	// only with VIRTIO_NET_F_DEVICE_STATS: not used).
 	"virtio_net": {{{"rx_queue_", "_packets"}}, {{"rx", "_packets"}}},
 	// en_stats.h: MLX5E_DECLARE_RX_STAT(type, fld) "rx%d_"#fld, and
 	// rq_stats_desc has packets: "rx%d_packets" per channel's rq.

@@ -26,7 +26,7 @@ var (
 		"tx_queue_0_packets", "tx_queue_0_bytes", "tx_queue_0_xdp_tx", "tx_queue_0_xdp_tx_drops", "tx_queue_0_kicks",
 		"tx_queue_1_packets", "tx_queue_1_bytes", "tx_queue_1_xdp_tx", "tx_queue_1_xdp_tx_drops", "tx_queue_1_kicks",
 	}
-	// virtio_net after the rename to "rx%u_%s", before 6.10, with device
+	// virtio_net after the rename to "rx%u_%s", before qstats, with device
 	// stats ("rx%u_hw_%s": the device's counters, not used).
 	virtioRenamed = []string{
 		"rx0_packets", "rx0_bytes", "rx0_drops", "rx0_kicks", "rx0_hw_packets", "rx0_hw_bytes",
@@ -323,7 +323,7 @@ func TestStatsLive(t *testing.T) {
 	}
 	idx, err := RXQueuePackets(s.Driver, s.Names)
 	if s.Driver == "virtio_net" {
-		// Before 6.10 virtio_net names queue 0's packets; after, qstats
+		// Before qstats virtio_net names queue 0's packets; after, qstats
 		// count them and ethtool -S does not.
 		has := false
 		for _, n := range s.Names {
