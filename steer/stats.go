@@ -24,7 +24,11 @@ import (
 // not as many as the buffer has room for; since a December 2025 fix to
 // net/ethtool/ioctl.c (taken into stable kernels) it answers a len or
 // n_stats that is not the current count with 0 and no data. The reads
-// below ask with the count they expect and refuse any other answer.
+// below ask with the count they expect and refuse any other answer; on
+// an older kernel, a count that grew between two requests (a channel
+// change) makes it write past the request, and the live asker's buffer
+// ends at a guard page, so that is EFAULT (errWrotePast), never a write
+// into the program's memory.
 const (
 	ethtoolGStrings  = 0x1b
 	ethtoolGStats    = 0x1d
