@@ -238,9 +238,15 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 		}
 		p.Steps = append(p.Steps, s)
 	}
-	if !opt.XPS {
-		return
+	if opt.XPS {
+		p.planXPS(nic, queueCPUs, managedQueue, len(opt.IRQs) > 0)
 	}
+}
+
+// planXPS sets each tx queue's xps_cpus to the CPUs of the queue IRQ
+// with its index; with only some IRQs placed (filtered), a tx queue
+// whose queue IRQ is not one of them is left out.
+func (p *pinPlan) planXPS(nic *topology.NIC, queueCPUs map[int]cpuset.Set, managedQueue map[int]bool, filtered bool) {
 	for _, tq := range nic.Queues {
 		if tq.Kind != "tx" {
 			continue
@@ -250,7 +256,7 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 		case !tq.Known:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no readable xps_cpus: left alone", nic.Name, tq.Index))
 			continue
-		case !ok && len(opt.IRQs) > 0:
+		case !ok && filtered:
 			continue // its queue IRQ is not one this plan places
 		case !ok:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no queue IRQ with index %d: xps_cpus left alone", nic.Name, tq.Index, tq.Index))
