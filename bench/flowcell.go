@@ -12,9 +12,10 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-// The flow placements: the NIC's queue IRQs (with the flow's queue IRQ
-// and its NAPI thread) on one core C of the NIC's node, the command on
-// C, on C's SMT sibling, or on another physical core of that node.
+// The flow placements: the flow's queue IRQ (and its NAPI thread) on
+// one core C of the NIC's node, the NIC's other IRQs left where they
+// are, the command on C, on C's SMT sibling, or on another physical
+// core of that node.
 const (
 	FlowSameCore  = "same-core"
 	FlowSibling   = "sibling"
@@ -48,7 +49,8 @@ type FlowPlan struct {
 	Managed    bool   `json:"irq_managed,omitempty"` // its affinity is the kernel's
 	NAPIPID    int    `json:"napi_pid,omitempty"`
 	Processing string `json:"processing,omitempty"`
-	// Core is the CPU C that takes the queue IRQs, -1 when none is usable.
+	// Core is the CPU C that takes the flow's queue IRQ, -1 when none is
+	// usable.
 	Core int `json:"core"`
 	// Sibling and Other are the command's CPU of flow-sibling and
 	// flow-other-core, -1 with SiblingWhy or OtherWhy when there is none.
@@ -182,6 +184,6 @@ func (p *Plan) placeFlow(c Cell) PlannedCell {
 		return pc
 	}
 	pc.Applicable, pc.IRQNode, pc.AppNode = true, p.NICNode, p.NICNode
-	pc.IRQCPUs, pc.AppCPUs = cpuset.New(fp.Core), cpuset.New(app)
+	pc.IRQCPUs, pc.AppCPUs, pc.PinIRQs = cpuset.New(fp.Core), cpuset.New(app), []int{fp.IRQ}
 	return pc
 }

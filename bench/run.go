@@ -100,7 +100,8 @@ type CellResult struct {
 }
 
 // Run audits the host, plans the matrix and, unless req.DryRun, runs it:
-// for each placement of the IRQs, one pin of the NIC's queue IRQs (saved
+// for each placement of the IRQs, one pin of the NIC's IRQs (a flow
+// placement's: the flow's queue IRQ alone, with its NAPI thread; saved
 // to a state file first, under the root's lock held throughout), every
 // run of the cells that need it (repeats interleaved across cells), and
 // the restore of what the pin changed — also when a run fails and when
@@ -276,24 +277,25 @@ type bencher struct {
 	sampler *watch.Sampler
 }
 
-// irqGroup is a set of cells that pin the IRQs to the same CPUs.
+// irqGroup is a set of cells that pin the same IRQs to the same CPUs.
 type irqGroup struct {
 	node  int
 	cpus  cpuset.Set
+	irqs  []int // PlannedCell.PinIRQs: empty for all the NIC's
 	cells []int // indexes into Result.Cells
 }
 
-// irqGroups groups the applicable cells by the CPUs they pin the IRQs
-// to, in the order of their first cell.
+// irqGroups groups the applicable cells by the IRQs they pin and the
+// CPUs they pin them to, in the order of their first cell.
 func (b *bencher) irqGroups() []irqGroup {
 	var gs []irqGroup
 	for i, c := range b.res.Cells {
 		if !c.Applicable {
 			continue
 		}
-		k := slices.IndexFunc(gs, func(g irqGroup) bool { return g.cpus.Equal(c.IRQCPUs) })
+		k := slices.IndexFunc(gs, func(g irqGroup) bool { return g.cpus.Equal(c.IRQCPUs) && slices.Equal(g.irqs, c.PinIRQs) })
 		if k < 0 {
-			gs = append(gs, irqGroup{node: c.IRQNode, cpus: c.IRQCPUs})
+			gs = append(gs, irqGroup{node: c.IRQNode, cpus: c.IRQCPUs, irqs: c.PinIRQs})
 			k = len(gs) - 1
 		}
 		gs[k].cells = append(gs[k].cells, i)
@@ -310,7 +312,7 @@ func (b *bencher) group(ctx context.Context, g irqGroup) (err error) {
 	}
 	pin, err := affinity.Pin(ctx, affinity.PinRequest{
 		Root: b.req.Root, NICs: []string{b.res.Plan.NIC}, Writer: b.req.Writer, Now: b.req.Now(), Lock: b.lock,
-		Options: affinity.PlanOptions{Strategy: affinity.StrategySpread, CPUs: irqCPUs},
+		Options: affinity.PlanOptions{Strategy: affinity.StrategySpread, CPUs: irqCPUs, IRQs: g.irqs},
 		Planned: func(p *affinity.PinResult) error { b.req.Observer.Pinning(p); return nil },
 	})
 	if err != nil {

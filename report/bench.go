@@ -151,7 +151,12 @@ func writeBenchFlow(b *bytes.Buffer, p *bench.Plan) {
 		}
 		return strconv.Itoa(c)
 	}
-	linef(b, "flow placements: %s's queue IRQs on CPU %d; SMT sibling %s; other core %s", p.NIC, f.Core, cpu(f.Sibling, f.SiblingWhy), cpu(f.Other, f.OtherWhy))
+	moved := fmt.Sprintf("IRQ %d", f.IRQ)
+	if f.NAPIPID > 0 {
+		moved += fmt.Sprintf(" and NAPI thread %d", f.NAPIPID)
+	}
+	linef(b, "flow placements: %s on CPU %d, %s's other IRQs left where they are; SMT sibling %s; other core %s",
+		moved, f.Core, p.NIC, cpu(f.Sibling, f.SiblingWhy), cpu(f.Other, f.OtherWhy))
 }
 
 // benchRow is an applicable cell's row: its summary and its median
