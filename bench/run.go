@@ -33,8 +33,12 @@ type Request struct {
 	// RemoteNode chooses the remote node; nil: the farthest from the NIC.
 	RemoteNode *int
 	// Flow is the flow of the flow placements (--flow); nil: none, and
-	// those placements are refused.
-	Flow    *flow.Flow
+	// those placements are refused unless Observe finds the queue.
+	Flow *flow.Flow
+	// Observe finds the flow's queue instead (--observe): the command
+	// runs once first, unpinned, while the NIC's per-queue rx counters
+	// are sampled, and the queue that rose clearly is the flow's.
+	Observe bool
 	Repeat  int      // runs of each cell, at least 1
 	Command []string // the benchmark: its name (found in PATH) and arguments
 	Parser  Parser
@@ -111,7 +115,7 @@ type CellResult struct {
 // the matrix or which runs failed.
 func Run(ctx context.Context, req Request) (*Result, error) {
 	req = req.defaults()
-	res, err := prepare(req)
+	res, err := prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -158,8 +162,9 @@ func (r Request) defaults() Request {
 }
 
 // prepare checks the request, reads and audits the host and plans the
-// matrix; nothing has changed when it returns.
-func prepare(req Request) (*Result, error) {
+// matrix; nothing has changed when it returns (with --observe the
+// command has run once, unpinned).
+func prepare(ctx context.Context, req Request) (*Result, error) {
 	switch {
 	case req.Repeat < 1:
 		return nil, usagef("--repeat %d: want 1 or more", req.Repeat)
@@ -189,7 +194,7 @@ func prepare(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp, err := req.flowPlan(t, nic)
+	fp, err := req.flowPlan(ctx, h, t, nic)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +207,9 @@ func prepare(req Request) (*Result, error) {
 	for _, c := range plan.Cells {
 		res.Cells = append(res.Cells, CellResult{PlannedCell: c, Runs: []RunResult{}})
 	}
-	if !slices.ContainsFunc(plan.Cells, func(c PlannedCell) bool { return c.Applicable }) {
+	// A dry run with --observe shows the matrix: the queue is found by
+	// the first run it does not make.
+	if !slices.ContainsFunc(plan.Cells, func(c PlannedCell) bool { return c.Applicable }) && !(req.DryRun && req.Observe) {
 		return res, fmt.Errorf("no placement asked for can run on this host: %s", plan.Cells[0].Reason)
 	}
 	if req.DryRun || req.AllowIrqbalance {
@@ -218,20 +225,31 @@ func prepare(req Request) (*Result, error) {
 	return res, nil
 }
 
-// flowPlan predicts the flow's queue and IRQ when a flow placement is
-// asked for; nil when none is. A flow without a flow placement, or a
-// flow placement without a flow, is a usage error.
-func (r Request) flowPlan(t *irq.Table, nic string) (*FlowPlan, error) {
+// flowPlan predicts the flow's queue and IRQ (--flow), or finds them
+// with a first run (--observe), when a flow placement is asked for; nil
+// when none is. A flow without a flow placement, or a flow placement
+// without a flow, is a usage error.
+func (r Request) flowPlan(ctx context.Context, h *topology.Host, t *irq.Table, nic string) (*FlowPlan, error) {
 	want := slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.Flow != "" })
 	switch {
+	case r.Flow != nil && r.Observe:
+		return nil, usagef("give --flow or --observe, not both: --observe finds the queue of a flow --flow would name")
 	case !want && r.Flow != nil:
 		return nil, usagef("--flow is for the flow placements: add flow-same-core, flow-sibling or flow-other-core to --placements")
+	case !want && r.Observe:
+		return nil, usagef("--observe finds the flow of the flow placements: add flow-same-core, flow-sibling or flow-other-core to --placements")
 	case !want:
 		return nil, nil
-	case r.Flow == nil:
-		return nil, usagef("the flow placements need the flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\" (finding it with --observe during a first run is not there yet)")
+	case r.Flow == nil && !r.Observe:
+		return nil, usagef("the flow placements need the flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\", or --observe to find its queue during a first run")
 	}
-	fp, err := predictFlow(r.Root, *r.Flow, nic)
+	var fp *FlowPlan
+	var err error
+	if r.Observe {
+		fp, err = r.observeFlow(ctx, h, nic)
+	} else {
+		fp, err = predictFlow(r.Root, *r.Flow, nic)
+	}
 	if err != nil {
 		return nil, err
 	}
