@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/flow"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/sched"
 )
 
@@ -45,14 +48,17 @@ func bumpIRQ(t *testing.T, root string, irq int, by uint64) {
 	t.Fatalf("no IRQ %d in %s", irq, p)
 }
 
-// observing is a fake command for --observe: its first run (the
-// observing one) raises the seed's queue IRQ counts by bumps (IRQ ->
-// rise); later runs are fakeIperf3's.
+// observing is a fake command for --observe, with fake per-queue
+// packet counters (netdev qstats): its first run (the observing one)
+// raises them by bumps (queue -> rise), and raises the seed's queue IRQ
+// counts by irqBumps (IRQ -> rise); later runs are fakeIperf3's.
 type observing struct {
-	f      *fakeIperf3
-	bumps  map[int]uint64
-	first  []string // the observing run's CPUs
-	called int
+	f        *fakeIperf3
+	bumps    map[uint32]uint64
+	irqBumps map[int]uint64
+	qstats   map[uint32]uint64 // the counters now; nil: the tree's IRQ counts
+	first    []string          // the observing run's CPUs
+	called   int
 }
 
 func (o *observing) exec(ctx context.Context, p sched.Placement, args []string, s sched.Streams) (int, error) {
@@ -61,11 +67,31 @@ func (o *observing) exec(ctx context.Context, p sched.Placement, args []string, 
 		return o.f.exec(ctx, p, args, s)
 	}
 	o.first = append(o.first, p.CPUs.String())
-	for irq, by := range o.bumps {
+	for q, by := range o.bumps {
+		o.qstats[q] += by
+	}
+	for irq, by := range o.irqBumps {
 		bumpIRQ(o.f.t, o.f.root, irq, by)
 	}
 	s.Stdout.Write(o.f.doc)
 	return 0, nil
+}
+
+// counters samples the fake qstats, or the tree's IRQ counts.
+func (o *observing) counters(fsys kfile.FS, nic string) (*flow.Counters, error) {
+	if o.qstats == nil {
+		return flow.ReadCounters(fsys, nic)
+	}
+	return &flow.Counters{NIC: nic, Source: flow.CountersQStats, Queues: maps.Clone(o.qstats)}, nil
+}
+
+// seedQStats are fake rx packet counters of the seed's 16 queues.
+func seedQStats() map[uint32]uint64 {
+	m := map[uint32]uint64{}
+	for q := range uint32(16) {
+		m[q] = 1000 + uint64(q)
+	}
+	return m
 }
 
 // observeRequest is a bench of the three flow cells on root with
@@ -77,19 +103,20 @@ func observeRequest(t *testing.T, root string, o *observing, w *failingWriter) R
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Writer, r.Exec = w, o.exec
+	r.Writer, r.Exec, r.Counters = w, o.exec, o.counters
 	return r
 }
 
 // TestObserveFlowSeed: on the bare seed, whose steering is not recorded
 // (so --flow cannot tell a queue), --observe's first run, on every
-// online CPU, sees queue 3's IRQ 287 rise by 500 and queue 0's by 20:
-// queue 3 is the flow's, found by observation and said so; then IRQ 287
-// alone is pinned to C for the flow cells, and the tree is as before.
+// online CPU, sees queue 3's packets rise by 5000 and queue 0's by 20:
+// queue 3 is the flow's, found by observation and said so; its IRQ is
+// 287 (mlx5_comp3), pinned alone to C for the flow cells; the tree is
+// as before.
 func TestObserveFlowSeed(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	f := &fakeIperf3{t: t, root: root, doc: iperf3Sample(t, "tcp.json")}
-	o := &observing{f: f, bumps: map[int]uint64{287: 500, 284: 20}}
+	o := &observing{f: f, bumps: map[uint32]uint64{3: 5000, 0: 20}, qstats: seedQStats()}
 	w := &failingWriter{}
 	req := observeRequest(t, root, o, w)
 	var during []string
@@ -105,7 +132,7 @@ func TestObserveFlowSeed(t *testing.T) {
 	if fp.Queue == nil || *fp.Queue != 3 || fp.IRQ != 287 || fp.Flow != "" || fp.Observed == nil {
 		t.Fatalf("flow plan %+v; want queue 3, IRQ 287, observed", fp)
 	}
-	if want := "observed: +500 interrupts on it, at most +20 on another queue, during the observing run ("; !strings.HasPrefix(fp.QueueBy, want) {
+	if want := "observed: +5000 packets on it, at most +20 on another queue, during the observing run ("; !strings.HasPrefix(fp.QueueBy, want) {
 		t.Errorf("QueueBy %q, want it to start %q", fp.QueueBy, want)
 	}
 	if diff := cmp.Diff([]string{"16", "16", "16"}, during); diff != "" {
@@ -122,25 +149,30 @@ func TestObserveFlowSeed(t *testing.T) {
 }
 
 // TestObserveUnclear: when the observing run shows no queue clearly —
-// nothing rose, two queues tied, two rose comparably, or too little —
-// the flow cells are refused with why, after that one run and before
-// any write.
+// nothing rose, two queues tied, two rose comparably, too little, or
+// the counters are IRQ counts (interrupts, not packets) — the flow
+// cells are refused with why, after that one run and before any write.
 func TestObserveUnclear(t *testing.T) {
 	tests := []struct {
-		name  string
-		bumps map[int]uint64
-		want  string
+		name     string
+		bumps    map[uint32]uint64
+		irqBumps map[int]uint64 // with IRQ counts, not qstats
+		want     string
 	}{
-		{"nothing", nil, "queue unknown: no rx queue counter of eth0 rose during the observing run"},
-		{"tie", map[int]uint64{287: 500, 290: 500}, "queue unknown: queues 3, 6 rose equally most (+500 interrupts each)"},
-		{"comparable", map[int]uint64{287: 500, 290: 200}, "queue unknown: queues 3 (+500 interrupts) and 6 (+200) rose comparably (less than 4 times apart)"},
-		{"trickle", map[int]uint64{287: 5}, "queue unknown: queue 3 rose most, by only 5 interrupts"},
+		{"nothing", nil, nil, "queue unknown: no rx queue counter of eth0 rose during the observing run"},
+		{"tie", map[uint32]uint64{3: 500, 6: 500}, nil, "queue unknown: queues 3, 6 rose equally most (+500 packets each)"},
+		{"comparable", map[uint32]uint64{3: 500, 6: 200}, nil, "queue unknown: queues 3 (+500 packets) and 6 (+200) rose comparably (less than 4 times apart)"},
+		{"trickle", map[uint32]uint64{3: 5}, nil, "queue unknown: queue 3 rose most, by only 5 packets"},
+		{"irq counts", nil, map[int]uint64{287: 500}, "queue unknown: eth0 has no per-queue packet counter (no rx qstats ("},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := hosttest.Copy(t, "seed")
 			f := &fakeIperf3{t: t, root: root, doc: iperf3Sample(t, "tcp.json")}
-			o := &observing{f: f, bumps: tt.bumps}
+			o := &observing{f: f, bumps: tt.bumps, irqBumps: tt.irqBumps}
+			if tt.irqBumps == nil {
+				o.qstats = seedQStats()
+			}
 			w := &failingWriter{}
 			res, err := Run(context.Background(), observeRequest(t, root, o, w))
 			if res != nil || err == nil || !strings.HasPrefix(err.Error(), "no placement asked for can run on this host: "+tt.want) {

@@ -39,10 +39,13 @@ type Request struct {
 	// runs once first, unpinned, while the NIC's per-queue rx counters
 	// are sampled, and the queue that rose clearly is the flow's.
 	Observe bool
-	Repeat  int      // runs of each cell, at least 1
-	Command []string // the benchmark: its name (found in PATH) and arguments
-	Parser  Parser
-	DryRun  bool // plan and audit, change and run nothing
+	// Counters samples the NIC's per-queue rx counters for Observe; nil:
+	// flow.ReadCounters on Root.
+	Counters func(fsys kfile.FS, nic string) (*flow.Counters, error)
+	Repeat   int      // runs of each cell, at least 1
+	Command  []string // the benchmark: its name (found in PATH) and arguments
+	Parser   Parser
+	DryRun   bool // plan and audit, change and run nothing
 	// KeepGoing carries on past a failed run instead of stopping the
 	// matrix (the host is restored either way).
 	KeepGoing bool
