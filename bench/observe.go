@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/irqnuma/irqnuma/flow"
 	"github.com/irqnuma/irqnuma/internal/sched"
@@ -12,15 +11,12 @@ import (
 )
 
 // How clearly the observing run must show the flow's queue (--observe):
-// its packet counter must rise by at least ObserveMinRise, and by at
-// least ObserveRatio times as much as any other queue's. Fewer is a
-// handshake or ARP, not a benchmark's flow; a rise within ObserveRatio
-// of another queue's is two flows, or one spread, and which is "the"
-// flow cannot be told. Only packet counters (netdev qstats) can tell:
-// a queue IRQ's count is interrupts, and NAPI takes a busy queue's
-// packets with few of them (in the lab's 6.1 guest, during a 20 Mbit/s
-// UDP iperf3, the flow's queue rose +3 interrupts and a quiet one +246),
-// so IRQ counts refuse the flow placements.
+// its counter must rise by at least ObserveMinRise, and by at least
+// ObserveRatio times as much as any other queue's. Fewer is a handshake
+// or ARP, not a benchmark's flow; a rise within ObserveRatio of another
+// queue's is two flows, or one spread, and which is "the" flow cannot be
+// told. The counters are flow.ReadCounters': netdev qstats' packets, else
+// the queue IRQs' counts, which are interrupts (QueueBy says which).
 const (
 	ObserveMinRise = 10
 	ObserveRatio   = 4
@@ -107,11 +103,11 @@ func (r Request) observeFlow(ctx context.Context, h *topology.Host, nic string) 
 // else why no queue can be told.
 func judgeObserved(o *flow.Observation) (q uint32, by, why string) {
 	unit := "packets"
+	if o.Source == flow.CountersIRQ {
+		unit = "interrupts"
+	}
 	during := fmt.Sprintf("during the observing run (%.1fs, %s)", o.Seconds, o.Source)
 	switch {
-	case o.Source != flow.CountersQStats:
-		return 0, "", fmt.Sprintf("queue unknown: %s has no per-queue packet counter (%s), and its rx queue IRQs' counts are interrupts, not packets: NAPI takes a busy queue's packets with few interrupts, so the IRQ that rose most need not be the flow's queue (%s: %s); give --flow",
-			o.NIC, o.NotQStats, during, deltaList(o))
 	case o.BusiestDelta == 0:
 		return 0, "", fmt.Sprintf("queue unknown: no rx queue counter of %s rose %s: the command's traffic did not arrive on %s", o.NIC, during, o.NIC)
 	case o.Busiest == nil:
@@ -141,18 +137,4 @@ func idList32(qs []uint32) string {
 		ids[i] = int(q)
 	}
 	return idList(ids)
-}
-
-// deltaList is each queue's rise, "0 +246, 2 +3", the queues that rose.
-func deltaList(o *flow.Observation) string {
-	var parts []string
-	for _, d := range o.Queues {
-		if d.Delta > 0 {
-			parts = append(parts, fmt.Sprintf("queue %d +%d", d.Queue, d.Delta))
-		}
-	}
-	if len(parts) == 0 {
-		return "none rose"
-	}
-	return strings.Join(parts, ", ")
 }

@@ -149,9 +149,9 @@ func TestObserveFlowSeed(t *testing.T) {
 }
 
 // TestObserveUnclear: when the observing run shows no queue clearly —
-// nothing rose, two queues tied, two rose comparably, too little, or
-// the counters are IRQ counts (interrupts, not packets) — the flow
-// cells are refused with why, after that one run and before any write.
+// nothing rose, two queues tied, two rose comparably (by qstats or by
+// the seed's IRQ counts), too little — the flow cells are refused with
+// why, after that one run and before any write.
 func TestObserveUnclear(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -163,7 +163,7 @@ func TestObserveUnclear(t *testing.T) {
 		{"tie", map[uint32]uint64{3: 500, 6: 500}, nil, "queue unknown: queues 3, 6 rose equally most (+500 packets each)"},
 		{"comparable", map[uint32]uint64{3: 500, 6: 200}, nil, "queue unknown: queues 3 (+500 packets) and 6 (+200) rose comparably (less than 4 times apart)"},
 		{"trickle", map[uint32]uint64{3: 5}, nil, "queue unknown: queue 3 rose most, by only 5 packets"},
-		{"irq counts", nil, map[int]uint64{287: 500}, "queue unknown: eth0 has no per-queue packet counter (no rx qstats ("},
+		{"irq counts", nil, map[int]uint64{287: 500, 290: 300}, "queue unknown: queues 3 (+500 interrupts) and 6 (+300) rose comparably"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,5 +234,23 @@ func TestObserveUsage(t *testing.T) {
 		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s --flow %q --observe: %v; want usage error with %q", tt.cells, tt.flow, err, tt.want)
 		}
+	}
+}
+
+// TestObserveIRQCounts: without qstats the queue IRQs' counts decide,
+// said as interrupts: on the seed queue 3's IRQ 287 rose by 500 and
+// queue 0's by 20.
+func TestObserveIRQCounts(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	f := &fakeIperf3{t: t, root: root, doc: iperf3Sample(t, "tcp.json")}
+	o := &observing{f: f, irqBumps: map[int]uint64{287: 500, 284: 20}}
+	res, err := Run(context.Background(), observeRequest(t, root, o, &failingWriter{}))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	fp := res.Plan.Flow
+	want := "observed: +500 interrupts on it, at most +20 on another queue, during the observing run ("
+	if fp.Queue == nil || *fp.Queue != 3 || fp.IRQ != 287 || !strings.HasPrefix(fp.QueueBy, want) || !strings.Contains(fp.QueueBy, "queue IRQ count") {
+		t.Errorf("flow plan %+v; want queue 3, IRQ 287, by %q… (queue IRQ count)", fp, want)
 	}
 }

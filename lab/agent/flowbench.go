@@ -57,8 +57,7 @@ const flowBenchPort = 45000
 // scenarioFlowBench: irqnuma bench runs the three flow placements with
 // a single-stream UDP iperf3 whose server (in the test's namespace)
 // sends into the RSS NIC (-R), for the flow given with --flow, then
-// found with --observe (which must find the queue --flow predicted by
-// netdev qstats, and is refused where the kernel has none). With
+// found with --observe (which must find the queue --flow predicted). With
 // threaded NAPI on and the NIC's queue IRQs first moved to the other
 // node, each applicable row has the flow's queue IRQ on one CPU C of the
 // NIC's node and the command on C or on another core of that node
@@ -88,31 +87,12 @@ func scenarioFlowBench(l *lab) {
 	}
 	fl := fmt.Sprintf("udp %s:5201 %s:%d", n.Peer, n.ip(), flowBenchPort)
 	predicted, _ := flowBench(l, n, "flow", "--flow", fl)
-	if !netdevQueues(l) {
-		observeRefused(n)
-		return
-	}
-	// The same flow found instead by its packet counters (netdev
-	// qstats) during a first, unpinned run: the queue --flow predicted.
+	// The same flow found instead by its counters during a first,
+	// unpinned run (qstats on 6.12, the queue IRQs' counts on 6.1): the
+	// queue --flow predicted.
 	observed, by := flowBench(l, n, "observe", "--observe")
-	check("observe-queue", observed == predicted && strings.HasPrefix(by, "observed: ") && strings.Contains(by, "netdev qstats"),
+	check("observe-queue", observed == predicted && strings.HasPrefix(by, "observed: "),
 		"--observe found queue %d (%s); --flow predicted queue %d", observed, by, predicted)
-}
-
-// observeRefused: on a kernel without the netdev family (6.1: no
-// qstats) bench --observe has only the queue IRQs' counts, which are
-// interrupts, not packets; it refuses the flow placements after its
-// first run, saying so, and changes nothing.
-func observeRefused(n *nic) {
-	before, threads := affinities(), napiAffinities(n.Name)
-	r := irqnuma("bench", "--nic", n.Name, "--repeat", "1", "--placements", "flow-same-core,flow-sibling,flow-other-core", "--observe",
-		"--", "iperf3", "-c", n.Peer, "-u", "-b", "20M", "-t", "2", "-R", "--cport", itoa(flowBenchPort), "-J")
-	info("observe-stderr", "%.3000s", r.stderr)
-	check("observe-refused", r.code != 0 && strings.Contains(r.stderr, "no placement asked for can run on this host: queue unknown: "+n.Name+" has no per-queue packet counter") &&
-		strings.Contains(r.stderr, "interrupts, not packets"), "%s", r)
-	d := diffAffinities(before, affinities())
-	dt := diffThreads(threads, napiAffinities(n.Name))
-	check("observe-unchanged", len(d) == 0 && len(dt) == 0, "IRQs %v, threads %v as before", d, dt)
 }
 
 // flowBench runs the flow placements with how (--flow FLOW or
