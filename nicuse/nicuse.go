@@ -9,6 +9,12 @@
 // device with SO_BINDTODEVICE, which /proc does not show, a tree without
 // the files) stays unknown and says why.
 //
+// A process in another network namespace than the host's is resolved in
+// its own, and the interface its sockets use is followed to the host by
+// the namespace's links (nslink): a veth to its peer and the host's
+// route, a macvlan, ipvlan or VLAN to its lower device, a VF to its PF
+// (netns.go).
+//
 // It sits between proc, which reads sockets and routes, and topology,
 // which knows the NICs; audit, watch and the renderers take its Use.
 package nicuse
