@@ -87,7 +87,9 @@ func (r resolver) follow(iface string, remote netip.Addr) (nics []string, how st
 		}
 		kind := l.Kind
 		if kind == "" {
-			kind = "device"
+			// A VF's device is named by IFLA_PARENT_DEV_NAME, which
+			// kernels before 5.17 do not send.
+			kind = "a device with no parent device named (IFLA_PARENT_DEV_NAME, Linux 5.17 and later)"
 		}
 		return nil, fmt.Sprintf("%s (%s) leads to no interface of the host that can be followed", chain(hops, l.Name), kind), false
 	}

@@ -92,6 +92,8 @@ func TestOfNetns(t *testing.T) {
 			AttributionUnknown, nil, "eth0's link on the host: interface index 99: no interface has that index"},
 		{"PCI device that is no VF", []hosttest.NsLink{lo, {Index: 6, Name: "net1", ParentDev: "0000:3b:00.0", ParentBus: "pci"}}, "net1", conn,
 			AttributionUnknown, nil, "net1 is PCI function 0000:3b:00.0 (numa_node 1), no VF (no physfn)"},
+		{"device without a parent named", []hosttest.NsLink{lo, {Index: 6, Name: "net1"}}, "net1", conn, AttributionUnknown, nil,
+			"net1 (a device with no parent device named (IFLA_PARENT_DEV_NAME, Linux 5.17 and later)) leads to no interface"},
 		{"interface the dump lacks", []hosttest.NsLink{lo}, "eth0", conn, AttributionUnknown, nil, "eth0 is not among the links of netns 4026532201"},
 		{"dummy device", []hosttest.NsLink{lo, {Index: 2, Name: "eth0", Kind: "dummy"}}, "eth0", conn, AttributionUnknown, nil,
 			"eth0 (dummy) leads to no interface of the host that can be followed"},
