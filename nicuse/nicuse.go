@@ -9,6 +9,12 @@
 // device with SO_BINDTODEVICE, which /proc does not show, a tree without
 // the files) stays unknown and says why.
 //
+// A process in another network namespace than the host's is resolved in
+// its own, and the interface its sockets use is followed to the host by
+// the namespace's links (nslink): a veth to its peer and the host's
+// route, a macvlan, ipvlan or VLAN to its lower device, a VF to its PF
+// (netns.go).
+//
 // It sits between proc, which reads sockets and routes, and topology,
 // which knows the NICs; audit, watch and the renderers take its Use.
 package nicuse
@@ -52,6 +58,12 @@ type Use struct {
 	// Attribution is AttributionSockets.
 	NICs        []string    `json:"nics"`
 	Attribution Attribution `json:"attribution"`
+	// Netns is the network namespace its sockets are in ("net:[INODE]")
+	// when that is not PID 1's: its interfaces were followed to the
+	// host's (a veth to its peer and the host's route, a macvlan or
+	// ipvlan to its lower device, a VF to its PF), which How says hop
+	// by hop; "" in PID 1's.
+	Netns string `json:"netns,omitempty"`
 	// How says what showed it, one line per kind of socket ("tcp
 	// 192.0.2.2:5201 -> 192.0.2.1:40712: routed through eth0
 	// (192.0.2.0/24)"), or why nothing could be told.
@@ -112,14 +124,15 @@ func Of(h *topology.Host, p *proc.Process) Use {
 	case !n.SocketsKnown:
 		u.How = append(u.How, n.Why)
 		return u
-	case n.Namespace != "" && n.InitNamespace != "" && n.Namespace != n.InitNamespace:
-		u.How = append(u.How, fmt.Sprintf("it runs in network namespace %s, not PID 1's %s: its interfaces are not this host's NICs by name", n.Namespace, n.InitNamespace))
-		return u
 	case len(n.Sockets) == 0:
 		u.How = append(u.How, "it has no TCP or UDP sockets (yet)")
 		return u
 	}
 	r := resolver{h: h, n: n}
+	if host := hostNamespace(h, n); n.Namespace != "" && host != "" && n.Namespace != host {
+		r.away = newAway(h, p)
+		u.Netns = n.Namespace
+	}
 	var groups []*group
 	byReason := map[string]*group{}
 	for _, s := range n.Sockets {
@@ -226,6 +239,9 @@ type path struct {
 type resolver struct {
 	h *topology.Host
 	n *proc.Net
+	// away is the process's namespace when it is not PID 1's: its
+	// interfaces are followed to the host's; nil in PID 1's.
+	away *away
 }
 
 // socket says where one socket's traffic goes.
@@ -234,6 +250,8 @@ func (r resolver) socket(s proc.Socket) path {
 	switch {
 	case local.IsLoopback() || (s.Connected() && (remote.IsLoopback() || remote == local || r.ownsV6(remote))):
 		return path{kind: kindLoopback, reason: "stays on the host (loopback)"}
+	case !s.Connected() && local.IsUnspecified() && r.away != nil:
+		return r.wildcardAway()
 	case !s.Connected() && local.IsUnspecified():
 		return path{kind: kindAny, reason: "bound to every address: any NIC (or the one SO_BINDTODEVICE names, which /proc does not show)"}
 	case !s.Connected() && local.IsMulticast():
@@ -262,6 +280,9 @@ func (r resolver) socket(s proc.Socket) path {
 	// What could not be told is said too: a connection whose peer has no
 	// route is not grouped with a listener on the same address.
 	p := path{kind: kindNIC, reason: strings.Join(append(reasons, unknown...), "; ")}
+	if r.away != nil {
+		return r.followAll(p, ifaces, remote)
+	}
 	var notNIC []string
 	for _, iface := range ifaces {
 		nics, err := r.h.IfaceNICs(iface)

@@ -396,7 +396,7 @@ func (c *capturer) processes() error {
 // process records what proc.Read and ReadThreadStats read, and what
 // proc.ReadNet reads for nicuse: the fd links to sockets (no other fd),
 // the network namespace link, and the namespace's socket and route
-// tables.
+// tables; in another namespace than the host's, its links (netns).
 func (c *capturer) process(d string) error {
 	for _, f := range []string{"status", "stat", "numa_maps", "cmdline"} {
 		if err := c.file(d + "/" + f); err != nil {
@@ -424,6 +424,9 @@ func (c *capturer) process(d string) error {
 		if err := c.entry(l); err != nil {
 			return err
 		}
+	}
+	if err := c.netns(d); err != nil {
+		return err
 	}
 	for _, f := range netFiles {
 		if err := c.fileUpTo(d+"/net/"+f, proc.MaxNetFile); err != nil {

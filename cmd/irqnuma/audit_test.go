@@ -40,6 +40,7 @@ type auditProcess struct {
 	How         []string `json:"how"`
 	Judged      []string `json:"judged"`
 	JudgedBy    string   `json:"judged_by"`
+	Netns       string   `json:"netns"`
 }
 
 type auditFinding struct {

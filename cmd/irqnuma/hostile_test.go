@@ -427,6 +427,17 @@ func TestHostileSockets(t *testing.T) {
 		{name: "garbage route table", mutate: func(t *testing.T, root string) {
 			put(t, root, "proc/4242/net/route", "Iface\n"+strings.Repeat("eth0 x\n", 100_000))
 		}, want: "route: line 2"},
+		{name: "garbage namespace links", mutate: func(t *testing.T, root string) {
+			inNetns(t, root, hosttest.NsLinksBytes(nil))
+			put(t, root, "irqnuma/netns/4026532201/links", "\x10\x00\x00\x00garbage!garbage!")
+		}, want: "links: read "},
+		{name: "namespace links past the bound", mutate: func(t *testing.T, root string) {
+			inNetns(t, root, nil)
+			put(t, root, "irqnuma/netns/4026532201/links", strings.Repeat("\x00", 17<<20))
+		}, want: "too large"},
+		{name: "a veth whose peer no interface is", mutate: func(t *testing.T, root string) {
+			inNetns(t, root, hosttest.NsLinksBytes([]hosttest.NsLink{{Index: 2, Name: "eth0", Kind: "veth", Link: 1 << 30, HasNetNSID: true}}))
+		}, want: "no interface has that index"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -451,5 +462,22 @@ func TestHostileSockets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// inNetns puts process 4242 of a hostile test in network namespace
+// 4026532201 (the host's is 4026531840) with links recorded as the
+// bytes links (none when nil).
+func inNetns(t *testing.T, root string, links []byte) {
+	t.Helper()
+	for rel, target := range map[string]string{"proc/4242/ns/net": "net:[4026532201]", "proc/1/ns/net": "net:[4026531840]"} {
+		mkdir(t, root, filepath.Dir(rel))
+		if err := os.Symlink(target, filepath.Join(root, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hosttest.WriteNsLinks(t, root, 4026532201, "net:[4026531840]", 0, nil)
+	if links != nil {
+		put(t, root, "irqnuma/netns/4026532201/links", string(links))
 	}
 }

@@ -1,0 +1,167 @@
+package nslink
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// sample is a pod's namespace: lo, a veth whose peer is ifindex 9 of the
+// namespace it calls 0, a macvlan on that namespace's 3, a VF.
+var sample = []hosttest.NsLink{
+	{Index: 1, Name: "lo", Flags: 0x9},
+	{Index: 2, Name: "eth0", Kind: "veth", Link: 9, HasNetNSID: true, Flags: 0x1003},
+	{Index: 4, Name: "net1", Kind: "macvlan", Link: 3, HasNetNSID: true, NetNSID: 0},
+	{Index: 6, Name: "net2", ParentDev: "0000:3b:02.1", ParentBus: "pci"},
+}
+
+func TestDecodeLinks(t *testing.T) {
+	t.Parallel()
+	got, err := decodeLinks(hosttest.NsLinksBytes(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Link{
+		{Index: 1, Name: "lo", Flags: 0x9},
+		{Index: 2, Name: "eth0", Kind: "veth", Link: 9, HasLinkNetNSID: true, Flags: 0x1003},
+		{Index: 4, Name: "net1", Kind: "macvlan", Link: 3, HasLinkNetNSID: true},
+		{Index: 6, Name: "net2", ParentDev: "0000:3b:02.1", ParentBus: "pci"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decodeLinks (-want +got):\n%s", diff)
+	}
+	if !got[0].Loopback() || got[1].Loopback() {
+		t.Errorf("Loopback: lo %v, eth0 %v", got[0].Loopback(), got[1].Loopback())
+	}
+	if id, err := decodeNSID(hosttest.NsIDBytes(0)); err != nil || id != 0 {
+		t.Errorf("decodeNSID(0) = %d, %v", id, err)
+	}
+	if id, err := decodeNSID(hosttest.NsIDBytes(-1)); err != nil || id != -1 {
+		t.Errorf("decodeNSID(-1) = %d, %v", id, err)
+	}
+}
+
+func TestDecodeLinksMalformed(t *testing.T) {
+	t.Parallel()
+	good := hosttest.NsLinksBytes(sample[:1])
+	mut := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+	tests := []struct {
+		name string
+		give []byte
+		want string
+	}{
+		{"short header", good[:10], "shorter than its header"},
+		{"length past the end", mut(func(b []byte) []byte { b[0] = 0xff; return b }), "does not fit"},
+		{"sequence set", mut(func(b []byte) []byte { b[8] = 1; return b }), "sequence and port are not 0"},
+		{"not RTM_NEWLINK", mut(func(b []byte) []byte { b[4] = 20; return b }), "not RTM_NEWLINK"},
+		{"empty dump", hosttest.NsLinksBytes(nil), ""},
+		{"short ifinfomsg", mut(func(b []byte) []byte { binary.NativeEndian.PutUint32(b, 24); return b[:24] }), "shorter than struct ifinfomsg"},
+		{"index 0", mut(func(b []byte) []byte { b[16+4] = 0; return b }), "is not an interface index"},
+		{"name without NUL", mut(func(b []byte) []byte { b[len(b)-2] = 'x'; b[len(b)-1] = 'y'; return b }), "not NUL-terminated"},
+		{"attribute past the end", mut(func(b []byte) []byte { b[32] = 0x40; return b }), "does not fit"},
+		{"two links of one index", append(append([]byte(nil), good...), good...), "index 1 twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeLinks(tt.give)
+			if tt.want == "" {
+				if err != nil || len(got) != 0 {
+					t.Errorf("decodeLinks = %v, %v; want no links", got, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("decodeLinks = %v, %v; want an error saying %q", got, err, tt.want)
+			}
+		})
+	}
+	if _, err := decodeNSID(append(hosttest.NsIDBytes(0), hosttest.NsIDBytes(1)...)); err == nil {
+		t.Error("decodeNSID of two replies: no error")
+	}
+}
+
+// TestReadRecorded reads a recording as a snapshot holds it, and says
+// why when it holds none, or a bad one.
+func TestReadRecorded(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	hosttest.WriteNsLinks(t, root, 4026532201, "net:[4026531840]", 0, sample)
+	fsys, err := kfile.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := HostNamespace(fsys); got != "net:[4026531840]" {
+		t.Errorf("HostNamespace = %q", got)
+	}
+	ls, err := Read(fsys, 4242, "net:[4026532201]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ls.Known || !ls.InitNSIDKnown || len(ls.Links) != 4 || ls.Source != "recorded" {
+		t.Fatalf("Read = %+v", ls)
+	}
+	eth0, _ := ls.ByName("eth0")
+	net2, _ := ls.ByIndex(6)
+	if !ls.InHost(eth0) || ls.InHost(net2) {
+		t.Errorf("InHost(eth0) = %v, InHost(net2) = %v", ls.InHost(eth0), ls.InHost(net2))
+	}
+	ls, err = Read(fsys, 4242, "net:[4026532999]")
+	if err != nil || ls.Known || !strings.Contains(ls.Why, "irqnuma/netns/4026532999/links not captured") {
+		t.Errorf("not captured: %+v, %v", ls, err)
+	}
+	hosttest.WriteNsLinks(t, root, 4026532300, "net:[4026531840]", 0, nil)
+	dir := filepath.Join(root, RecordDir, "4026532300")
+	if err := os.WriteFile(filepath.Join(dir, "links"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "init-nsid"), filepath.Join(dir, "init-nsid.errno")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "init-nsid.errno"), []byte("EPERM\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, _ = Read(fsys, 4242, "net:[4026532300]")
+	if ls.Known || !strings.Contains(ls.Why, "links: read ") || !strings.Contains(ls.Why, "shorter than its header") || !strings.Contains(ls.InitWhy, "the kernel answered EPERM") {
+		t.Errorf("bad recording: %+v", ls)
+	}
+	if _, err := Read(fsys, 1, "mnt:[4026531840]"); !errors.Is(err, ErrBadNamespace) {
+		t.Errorf("Read(mnt:) = %v, want ErrBadNamespace", err)
+	}
+}
+
+// TestDecodeReal decodes replies Linux 6.18 sent (testdata/README).
+func TestDecodeReal(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		dir, name, kind string
+		link            int
+	}{{"veth", "inn032781", "veth", -1}, {"macvlan", "inn032782", "macvlan", 4}} {
+		b, err := os.ReadFile(filepath.Join("testdata", tt.dir, "links"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := decodeLinks(b)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.dir, err)
+		}
+		ls := &Links{Links: links, InitNSIDKnown: true}
+		if b, err = os.ReadFile(filepath.Join("testdata", tt.dir, "init-nsid")); err != nil {
+			t.Fatal(err)
+		}
+		if ls.InitNSID, err = decodeNSID(b); err != nil || ls.InitNSID != 0 {
+			t.Errorf("%s: init-nsid %d, %v; want 0", tt.dir, ls.InitNSID, err)
+		}
+		lo, okLo := ls.ByIndex(1)
+		l, ok := ls.ByName(tt.name)
+		if len(links) != 2 || !okLo || !lo.Loopback() || lo.Name != "lo" || !ok || l.Kind != tt.kind || !ls.InHost(l) || (tt.link > 0 && l.Link != tt.link) {
+			t.Errorf("%s: %+v", tt.dir, links)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package nslink
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+// FuzzDecodeLinks: any bytes a root holds as a recorded link dump decode
+// to links or an error, never a panic, and what decodes holds what
+// Read promises (an index, a name, no index twice).
+func FuzzDecodeLinks(f *testing.F) {
+	f.Add(hosttest.NsLinksBytes(sample))
+	f.Add(hosttest.NsLinksBytes(sample[:1]))
+	f.Add([]byte{})
+	for _, dir := range []string{"veth", "macvlan"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", dir, "links")); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		links, err := decodeLinks(b)
+		if err != nil {
+			return
+		}
+		seen := map[int]bool{}
+		for _, l := range links {
+			if l.Index <= 0 || l.Name == "" || l.Link < 0 || seen[l.Index] {
+				t.Fatalf("decodeLinks gave %+v", l)
+			}
+			seen[l.Index] = true
+		}
+	})
+}
+
+// FuzzDecodeNSID: any bytes decode to an id of -1 or more, or an error.
+func FuzzDecodeNSID(f *testing.F) {
+	f.Add(hosttest.NsIDBytes(0))
+	f.Add(hosttest.NsIDBytes(-1))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := decodeNSID(b); err == nil && id < -1 {
+			t.Fatalf("decodeNSID = %d", id)
+		}
+	})
+}

@@ -1,0 +1,269 @@
+// Package nslink reads the network interfaces of a process's network
+// namespace over rtnetlink: each link's index, name, kind (veth,
+// macvlan, ipvlan, …), the link it sits on (IFLA_LINK, and the namespace
+// that link is in, IFLA_LINK_NETNSID) and the device it belongs to
+// (IFLA_PARENT_DEV_NAME and _BUS_NAME: an SR-IOV VF's PCI function), with
+// the id the namespace gives the host's (RTM_GETNSID), so that an
+// interface can be followed out of a container to the host.
+//
+// sysfs shows only the namespace it was mounted in, so another
+// namespace's links are not files: on the live root they are asked of
+// the kernel from a socket made inside the namespace (mdlayher/netlink's
+// Config.NetNS), and the raw replies can be handed to Record's caller; a
+// captured root keeps them under irqnuma/netns/INODE/ (the namespace's
+// inode, as /proc/PID/ns/net names it) and Read decodes them again, so a
+// snapshot reads as the live host did. Every reply is decoded here
+// against the kernel's uapi (linux/rtnetlink.h, linux/if_link.h,
+// linux/net_namespace.h), bounded and fuzzed.
+package nslink
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"golang.org/x/sys/unix"
+)
+
+// RecordDir is where a root keeps the recorded replies, relative to it:
+// RecordDir/INODE/links and RecordDir/INODE/init-nsid, or the same name
+// with ".errno" holding the errno the request got.
+const RecordDir = "irqnuma/netns"
+
+// The recorded files of one namespace.
+const (
+	fileLinks    = "links"
+	fileInitNSID = "init-nsid"
+	errnoSuffix  = ".errno"
+)
+
+// maxReply bounds one recorded reply: a host with thousands of
+// interfaces dumps a few MB.
+const maxReply = 16 << 20
+
+// Link is one interface of a namespace as RTM_NEWLINK describes it.
+type Link struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// Kind is IFLA_INFO_KIND ("veth", "macvlan", "ipvlan", "bridge"); ""
+	// for a device with no link ops (a physical NIC, a VF, lo).
+	Kind string `json:"kind"`
+	// Link is IFLA_LINK, the index of the interface it sits on (a veth's
+	// peer, a macvlan's lower device); 0 when it sits on none.
+	Link int `json:"link"`
+	// LinkNetNSID is IFLA_LINK_NETNSID, the id (in this namespace's
+	// table) of the namespace Link is in; HasLinkNetNSID is false when
+	// the kernel sent none: Link is then in this namespace.
+	LinkNetNSID    int  `json:"link_netnsid"`
+	HasLinkNetNSID bool `json:"has_link_netnsid"`
+	// ParentDev and ParentBus are IFLA_PARENT_DEV_NAME and
+	// IFLA_PARENT_DEV_BUS_NAME ("0000:3b:02.1", "pci"): the device the
+	// interface belongs to; "" when it has none or the kernel (before
+	// 5.17) does not send them.
+	ParentDev string `json:"parent_dev"`
+	ParentBus string `json:"parent_bus"`
+	// Flags are ifi_flags (IFF_UP, IFF_LOOPBACK, …).
+	Flags uint32 `json:"flags"`
+}
+
+// Loopback reports whether the link is a loopback device.
+func (l Link) Loopback() bool { return l.Flags&unix.IFF_LOOPBACK != 0 }
+
+// Links is what a namespace's links are, or why they are unknown.
+type Links struct {
+	// Namespace is "net:[INODE]" as /proc/PID/ns/net names it.
+	Namespace string
+	Links     []Link
+	// Known is false when the links could not be read; Why says why.
+	Known bool
+	Why   string
+	// InitNSID is the id this namespace gives the host's namespace
+	// (HostNamespace), which a LinkNetNSID equal to it names; InitNSIDKnown is false when none
+	// could be had (InitWhy says why): no link's peer is then known to
+	// be the host's.
+	InitNSID      int
+	InitNSIDKnown bool
+	InitWhy       string
+	// Source is "netlink" on the live root, "recorded" on a captured one.
+	Source string
+}
+
+// ByIndex returns the link with index i.
+func (ls *Links) ByIndex(i int) (Link, bool) {
+	for _, l := range ls.Links {
+		if l.Index == i {
+			return l, true
+		}
+	}
+	return Link{}, false
+}
+
+// ByName returns the link named name.
+func (ls *Links) ByName(name string) (Link, bool) {
+	for _, l := range ls.Links {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Link{}, false
+}
+
+// InHost reports whether l's Link is an interface of the host's
+// namespace (HostNamespace).
+func (ls *Links) InHost(l Link) bool {
+	return l.HasLinkNetNSID && ls.InitNSIDKnown && l.LinkNetNSID == ls.InitNSID
+}
+
+// ErrBadNamespace is wrapped by the error for a namespace name that is
+// not "net:[INODE]".
+var ErrBadNamespace = errors.New("not a network namespace link")
+
+// Inode returns the inode of a namespace named as /proc/PID/ns/net's
+// link reads ("net:[4026532281]").
+func Inode(ns string) (uint64, error) {
+	v, ok := strings.CutPrefix(ns, "net:[")
+	v, ok2 := strings.CutSuffix(v, "]")
+	if !ok || !ok2 {
+		return 0, fmt.Errorf("%q: %w", clip(ns), ErrBadNamespace)
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("%q: %w", clip(ns), ErrBadNamespace)
+	}
+	return n, nil
+}
+
+// Read returns the links of the network namespace ns ("net:[INODE]")
+// that process pid is in: asked of the kernel on the live root, read
+// from the root's RecordDir otherwise. What cannot be had is
+// Links.Known false with why, never an error; only a namespace name that
+// is not one is.
+func Read(fsys kfile.FS, pid int, ns string) (*Links, error) {
+	ino, err := Inode(ns)
+	if err != nil {
+		return nil, err
+	}
+	if fsys.Live() {
+		return readLive(fsys, pid, ino, nil)
+	}
+	return readRecorded(fsys, ino), nil
+}
+
+// Record reads the links of pid's namespace ns on the live root as Read
+// does and hands each raw reply (or the errno it got) to put, under the
+// path relative to the root that Read reads it back from.
+func Record(fsys kfile.FS, pid int, ns string, put func(rel string, data []byte) error) (*Links, error) {
+	if !fsys.Live() {
+		return nil, fmt.Errorf("record the links of %s: %s is not the live root", ns, fsys.Root())
+	}
+	ino, err := Inode(ns)
+	if err != nil {
+		return nil, err
+	}
+	var putErr error
+	ls, err := readLive(fsys, pid, ino, func(name string, data []byte) {
+		if putErr == nil {
+			putErr = put(filepath.Join(RecordDir, strconv.FormatUint(ino, 10), name), data)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ls, putErr
+}
+
+// readRecorded reads a namespace's recorded replies.
+func readRecorded(fsys kfile.FS, ino uint64) *Links {
+	dir := filepath.Join(fsys.Root(), RecordDir, strconv.FormatUint(ino, 10))
+	ls := &Links{Namespace: fmt.Sprintf("net:[%d]", ino), Source: "recorded"}
+	b, err := recorded(fsys, dir, fileLinks)
+	if err == nil {
+		var links []Link
+		if links, err = decodeLinks(b); err != nil {
+			err = kfile.Malformed(filepath.Join(dir, fileLinks), err)
+		}
+		ls.Links = links
+	}
+	setLinks(ls, err)
+	b, err = recorded(fsys, dir, fileInitNSID)
+	if err == nil {
+		if ls.InitNSID, err = decodeNSID(b); err != nil {
+			err = kfile.Malformed(filepath.Join(dir, fileInitNSID), err)
+		}
+	}
+	setInit(ls, err)
+	return ls
+}
+
+// recorded reads dir/name, or the errno dir/name.errno holds.
+func recorded(fsys kfile.FS, dir, name string) ([]byte, error) {
+	b, err := fsys.ReadLimit(filepath.Join(dir, name), maxReply)
+	if !kfile.IsNotExist(err) {
+		return b, err
+	}
+	eb, eerr := fsys.ReadLimit(filepath.Join(dir, name+errnoSuffix), 64)
+	if kfile.IsNotExist(eerr) {
+		return nil, fmt.Errorf("%s not captured", filepath.Join(dir, name))
+	}
+	if eerr != nil {
+		return nil, eerr
+	}
+	errno, perr := parseErrno(eb)
+	if perr != nil {
+		return nil, kfile.Malformed(filepath.Join(dir, name+errnoSuffix), perr)
+	}
+	return nil, fmt.Errorf("the kernel answered %s", errnoName(errno))
+}
+
+// setLinks records the outcome of reading the links.
+func setLinks(ls *Links, err error) {
+	if err != nil {
+		ls.Links, ls.Why = nil, "its links: "+err.Error()
+		return
+	}
+	ls.Known = true
+}
+
+// setInit records the outcome of asking PID 1's namespace's id.
+func setInit(ls *Links, err error) {
+	switch {
+	case err != nil:
+		ls.InitWhy = "the id it gives the host's namespace: " + err.Error()
+	case ls.InitNSID < 0:
+		ls.InitWhy = "it gives the host's namespace no id (NETNSA_NSID_NOT_ASSIGNED): none of its links is on the host's side"
+	default:
+		ls.InitNSIDKnown = true
+	}
+}
+
+// parseErrno reads an errno file: the errno's name and a newline.
+func parseErrno(b []byte) (unix.Errno, error) {
+	s := strings.TrimSuffix(string(b), "\n")
+	for e := unix.Errno(1); e < 4096; e++ {
+		if errnoName(e) == s {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("not an errno name: %q", clip(s))
+}
+
+// errnoName is the errno's name as the kernel's sources spell it.
+func errnoName(e unix.Errno) string {
+	if e == unix.EOPNOTSUPP {
+		return "EOPNOTSUPP"
+	}
+	if name := unix.ErrnoName(e); name != "" {
+		return name
+	}
+	return fmt.Sprintf("errno %d", int(e))
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
