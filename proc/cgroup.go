@@ -17,8 +17,8 @@ type CgroupVersion string
 
 // The cgroup versions.
 const (
-	CgroupV1 CgroupVersion = "v1" // the v1 cpuset hierarchy, /sys/fs/cgroup/cpuset
-	CgroupV2 CgroupVersion = "v2" // the unified hierarchy
+	CgroupVersionV1 CgroupVersion = "v1" // the v1 cpuset hierarchy, /sys/fs/cgroup/cpuset
+	CgroupVersionV2 CgroupVersion = "v2" // the unified hierarchy
 )
 
 // Partition is a v2 cpuset's cpuset.cpus.partition: whether its CPUs are
@@ -109,13 +109,13 @@ func ReadCgroup(fsys kfile.FS, p string) (*Cgroup, error) {
 	}
 	rel := strings.TrimPrefix(p, "/")
 	if fileExists(fsys, fsys.Path(cgroupMount, "cgroup.controllers")) {
-		return readGroup(fsys, p, CgroupV2, fsys.Path(cgroupMount, rel))
+		return readGroup(fsys, p, CgroupVersionV2, fsys.Path(cgroupMount, rel))
 	}
 	if dir := fsys.Path(cgroupV1Cpuset, rel); fileExists(fsys, path.Join(dir, "cgroup.procs")) {
-		return readGroup(fsys, p, CgroupV1, dir)
+		return readGroup(fsys, p, CgroupVersionV1, dir)
 	}
 	if fileExists(fsys, fsys.Path(cgroupHybrid, "cgroup.controllers")) {
-		return readGroup(fsys, p, CgroupV2, fsys.Path(cgroupHybrid, rel))
+		return readGroup(fsys, p, CgroupVersionV2, fsys.Path(cgroupHybrid, rel))
 	}
 	return nil, fmt.Errorf("%s: %w (%s holds neither a cgroup v2 hierarchy nor a v1 cpuset one)", p, ErrNoCgroup, fsys.Path(cgroupMount))
 }
@@ -139,7 +139,7 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 		return nil, kfile.Malformed(path.Join(dir, "cgroup.procs"), err)
 	}
 	cpus, mems, excl := "cpuset.cpus.effective", "cpuset.mems.effective", ""
-	if v == CgroupV1 {
+	if v == CgroupVersionV1 {
 		cpus, mems, excl = "cpuset.effective_cpus", "cpuset.effective_mems", "cpuset.cpu_exclusive"
 	}
 	if g.CPUsKnown, err = readSet(fsys, path.Join(dir, cpus), &g.CPUs); err != nil {
@@ -151,7 +151,7 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 	if !g.CPUsKnown {
 		g.Why = "no " + path.Join(dir, cpus) + " (the cpuset controller is not enabled for this group)"
 	}
-	if v == CgroupV1 {
+	if v == CgroupVersionV1 {
 		n, err := fsys.Int(path.Join(dir, excl))
 		if err != nil && !kfile.IsNotExist(err) {
 			return nil, err

@@ -90,7 +90,7 @@ func TestCgroupLive(t *testing.T) {
 	if !slices.Equal(g.PIDs, []int{pid}) || g.Path != "/"+name {
 		t.Errorf("ReadCgroup(/%s) = %+v, want its one process %d", name, g, pid)
 	}
-	if !v2 && (!g.CPUsKnown || !g.CPUs.Equal(want) || g.Version != CgroupV1 || !g.Mems.Equal(cpuset.New(0))) {
+	if !v2 && (!g.CPUsKnown || !g.CPUs.Equal(want) || g.Version != CgroupVersionV1 || !g.Mems.Equal(cpuset.New(0))) {
 		t.Errorf("ReadCgroup(/%s) = CPUs %v (known %v) mems %v %s, want %v on node 0, v1", name, g.CPUs, g.CPUsKnown, g.Mems, g.Version, want)
 	}
 	if v2 && g.CPUsKnown != fileExists(fsys, filepath.Join(dir, "cpuset.cpus.effective")) {
@@ -127,7 +127,7 @@ func TestCgroupHybridLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Version != CgroupV2 || g.CPUsKnown || g.Why == "" || !slices.Equal(g.PIDs, []int{pid}) {
+	if g.Version != CgroupVersionV2 || g.CPUsKnown || g.Why == "" || !slices.Equal(g.PIDs, []int{pid}) {
 		t.Errorf("ReadCgroup(/%s) = %+v, want v2 with process %d, CPUs unknown saying why", name, g, pid)
 	}
 }

@@ -157,7 +157,7 @@ func TestReadCgroupV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Cgroup{Path: "/" + podScope, Version: CgroupV2, Dir: filepath.Join(root, "sys/fs/cgroup", podScope), PIDs: []int{4244, 4245},
+	want := &Cgroup{Path: "/" + podScope, Version: CgroupVersionV2, Dir: filepath.Join(root, "sys/fs/cgroup", podScope), PIDs: []int{4244, 4245},
 		CPUs: cpuset.New(5, 7), CPUsKnown: true, Mems: cpuset.New(1), MemsKnown: true, Partition: PartitionIsolated, Exclusive: true}
 	if diff := cmp.Diff(want, g, cmp.Comparer(cpuset.Set.Equal)); diff != "" {
 		t.Errorf("ReadCgroup(pod) (-want +got):\n%s", diff)
@@ -214,11 +214,11 @@ func TestReadCgroupV1(t *testing.T) {
 	})
 	fsys := hosttest.Open(t, root)
 	g, err := ReadCgroup(fsys, "/kubepods/pod1/c1")
-	if err != nil || g.Version != CgroupV1 || !g.CPUs.Equal(cpuset.New(2, 3)) || !g.Mems.Equal(cpuset.New(0)) || !g.Exclusive || !slices.Equal(g.PIDs, []int{77}) {
+	if err != nil || g.Version != CgroupVersionV1 || !g.CPUs.Equal(cpuset.New(2, 3)) || !g.Mems.Equal(cpuset.New(0)) || !g.Exclusive || !slices.Equal(g.PIDs, []int{77}) {
 		t.Errorf("ReadCgroup(v1 c1) = %+v, %v", g, err)
 	}
 	g, err = ReadCgroup(fsys, "/system.slice/x.service")
-	if err != nil || g.Version != CgroupV2 || g.CPUsKnown || !slices.Equal(g.PIDs, []int{99}) {
+	if err != nil || g.Version != CgroupVersionV2 || g.CPUsKnown || !slices.Equal(g.PIDs, []int{99}) {
 		t.Errorf("ReadCgroup(hybrid unified) = %+v, %v; want v2, CPUs unknown", g, err)
 	}
 	if p, err := CgroupOf(fsys, 77); err != nil || p != "/kubepods/pod1/c1" {
