@@ -52,7 +52,7 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 
 // exclusiveWord says what makes a group's CPUs its own.
 func exclusiveWord(g *proc.Cgroup) string {
-	if g.Version == proc.CgroupV1 {
+	if g.Version == proc.CgroupVersionV1 {
 		return "cpuset.cpu_exclusive 1"
 	}
 	return "cpuset.cpus.partition " + string(g.Partition)

@@ -350,12 +350,9 @@ func (c *capturer) pciFunction(dir string) error {
 // name (those in the groups too) and of the napi
 // kthreads (audit.ReadSteer reads them).
 func (c *capturer) processes() error {
-	want, err := c.cgroups()
+	want, err := c.wanted()
 	if err != nil {
 		return err
-	}
-	for _, p := range c.opts.Processes.PIDs {
-		want[strconv.Itoa(p)] = true
 	}
 	for _, d := range c.expand("proc/[0-9]*") {
 		pid := path.Base(d)

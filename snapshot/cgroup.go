@@ -21,6 +21,19 @@ var (
 	}
 )
 
+// wanted returns the PIDs to capture in full: the options' --pid and
+// the processes in their --cgroup groups (which it records).
+func (c *capturer) wanted() (map[string]bool, error) {
+	want, err := c.cgroups()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range c.opts.Processes.PIDs {
+		want[strconv.Itoa(p)] = true
+	}
+	return want, nil
+}
+
 // cgroups records the groups the options name (--cgroup) and returns
 // the PIDs in them, which are captured in full as a --pid's are.
 func (c *capturer) cgroups() (map[string]bool, error) {
