@@ -436,6 +436,38 @@ func (m Match) Err() error {
 	return fmt.Errorf("%s: %w", m.Selector, ErrNoProcess)
 }
 
+// selectCgroups reads each group and keeps of its processes those /proc
+// lists (one listing, however many PIDs a cgroup.procs names).
+func selectCgroups(fsys kfile.FS, groups []string) ([]Match, error) {
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	ents, err := fsys.ReadDir(fsys.Path("proc"))
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	listed := make(map[int]bool, len(ents))
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
+			listed[pid] = true
+		}
+	}
+	var out []Match
+	for _, c := range groups {
+		m := Match{Selector: CgroupSelector(c), PIDs: []int{}}
+		g, err := ReadCgroup(fsys, c)
+		if err != nil && !errors.Is(err, ErrNoCgroup) {
+			return nil, err
+		}
+		if g != nil {
+			m.Group = g
+			m.PIDs = slices.DeleteFunc(slices.Clone(g.PIDs), func(pid int) bool { return !listed[pid] })
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // SelectPresent resolves a selection into the processes that run now,
 // and says for each selector what it matched: a PID that does not exist
 // or a comm no process has is no error here (a benchmark may not have
@@ -458,18 +490,14 @@ func SelectPresent(fsys kfile.FS, sel Selection) ([]*Process, []Match, error) {
 		matches = append(matches, Match{Selector: CommSelector(c), PIDs: found})
 		want = append(want, found...)
 	}
-	for _, c := range sel.Cgroups {
-		m := Match{Selector: CgroupSelector(c), PIDs: []int{}}
-		g, err := ReadCgroup(fsys, c)
-		if err != nil && !errors.Is(err, ErrNoCgroup) {
-			return nil, nil, err
-		}
-		if g != nil {
-			m.Group, m.PIDs = g, slices.Clone(g.PIDs)
-		}
-		matches = append(matches, m)
+	gm, err := selectCgroups(fsys, sel.Cgroups)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range gm {
 		want = append(want, m.PIDs...)
 	}
+	matches = append(matches, gm...)
 	slices.Sort(want)
 	want = slices.Compact(want)
 	var out []*Process
