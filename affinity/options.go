@@ -28,12 +28,15 @@ type PickOptions struct {
 	ExcludeIRQ    bool
 	OnePerCore    bool
 	Count         *int
+	// Within is the group the CPUs must stay inside (--cgroup); alone it
+	// is the candidates.
+	Within *Within
 }
 
 // Request checks the options and turns them into a pick request. Every
 // refusal wraps ErrUsage and names the flag.
 func (o PickOptions) Request() (PickRequest, error) {
-	r := PickRequest{ExcludeIRQCPUs: o.ExcludeIRQ, OnePerCore: o.OnePerCore, CPUs: o.CPUs, Exclude: o.Exclude}
+	r := PickRequest{ExcludeIRQCPUs: o.ExcludeIRQ, OnePerCore: o.OnePerCore, CPUs: o.CPUs, Exclude: o.Exclude, Within: o.Within}
 	sources := 0
 	for _, given := range []bool{o.NIC != nil, o.Node != nil, !o.CPUs.IsEmpty()} {
 		if given {
@@ -41,8 +44,8 @@ func (o PickOptions) Request() (PickRequest, error) {
 		}
 	}
 	switch {
-	case sources != 1:
-		return r, usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus")
+	case sources > 1 || (sources == 0 && o.Within == nil):
+		return r, usagef("choose the candidate CPUs with exactly one of --nic, --node or --cpus (or --cgroup alone)")
 	case o.Node != nil && *o.Node < 0:
 		return r, usagef("--node %d: want a node id", *o.Node)
 	case o.NIC != nil && *o.NIC == "":

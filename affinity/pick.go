@@ -51,11 +51,21 @@ type PickRequest struct {
 	OnePerCore bool
 	// Count keeps the first Count CPUs in ascending order; 0 keeps all.
 	Count int
+	// Within keeps only the CPUs a group may use (a --cgroup's); alone,
+	// without a NIC, node or list, its CPUs are the candidates.
+	Within *Within
+}
+
+// Within is a set of CPUs a pick must stay inside, and what it is
+// ("cgroup /pods/a (cpuset.cpus.effective)").
+type Within struct {
+	CPUs cpuset.Set
+	From string
 }
 
 // Drop is one filter's share of the candidates it removed.
 type Drop struct {
-	Reason string     `json:"reason"` // "offline", "isolated", "excluded", "irq", "irq-siblings"
+	Reason string     `json:"reason"` // "offline", "isolated", "excluded", "outside", "irq", "irq-siblings"
 	CPUs   cpuset.Set `json:"cpus"`
 }
 
@@ -107,10 +117,15 @@ func pickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		p.Excluded = p.Excluded.Union(gone)
 	}
 	drop("offline", left.Difference(h.Online))
-	if r.CPUs.IsEmpty() {
+	// Isolated CPUs stay when the user named them: a CPU list, or a
+	// group's CPUs as the candidates (a pod's exclusive CPUs often are).
+	if r.CPUs.IsEmpty() && !r.withinOnly() {
 		drop("isolated", h.IsolatedCPUs())
 	}
 	drop("excluded", r.Exclude)
+	if r.Within != nil {
+		drop("outside", left.Difference(r.Within.CPUs))
+	}
 	beforeIRQ := left
 	if r.ExcludeIRQCPUs {
 		cpus, err := p.irqCPUs(h, t, r.NIC)
@@ -160,15 +175,30 @@ func PickOn(fsys kfile.FS, r PickRequest) (*Pick, error) {
 	return pickCPUs(h, t, r)
 }
 
-// candidates fills in Source and Candidates from the request's source.
-func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
-	sources := 0
+// sources counts the candidate sources the request names.
+func (r PickRequest) sources() int {
+	n := 0
 	for _, set := range []bool{r.NIC != "", r.Node != nil, !r.CPUs.IsEmpty()} {
 		if set {
-			sources++
+			n++
 		}
 	}
+	return n
+}
+
+// withinOnly reports whether Within is the candidates' only source.
+func (r PickRequest) withinOnly() bool { return r.Within != nil && r.sources() == 0 }
+
+// candidates fills in Source and Candidates from the request's source.
+func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
+	sources := r.sources()
 	switch {
+	case sources == 0 && r.Within != nil:
+		p.Candidates, p.Source = r.Within.CPUs, r.Within.From
+		if r.ExcludeIRQCPUs && r.NIC == "" {
+			return fmt.Errorf("%w: excluding IRQ CPUs needs the NIC whose IRQs to avoid", ErrBadPick)
+		}
+		return nil
 	case sources == 0:
 		return fmt.Errorf("%w: choose the candidate CPUs with a NIC, a node or a CPU list", ErrBadPick)
 	case sources > 1:

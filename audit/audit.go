@@ -136,6 +136,10 @@ type Options struct {
 	// Partial are the selectors that matched processes the tree holds
 	// only in part (proc.Match.Partial), with those PIDs.
 	Partial []proc.Match
+	// Cgroups are what each --cgroup of the selection found: the group
+	// (its processes, CPUs, memory nodes, partition), nil when the root
+	// holds no such group.
+	Cgroups []proc.Match
 	// Irqbalance is what irqbalance.Read found.
 	Irqbalance *irqbalance.Settings
 	// Cmdline is the kernel command line; IOMMU the host's IOMMU state;

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // Watched processes that do not run: proc-absent.
@@ -12,9 +14,14 @@ func init() {
 }
 
 // procAbsent: proc-absent. A process named with --pid or --comm that does
-// not run, or that the tree holds only in part.
+// not run, or that the tree holds only in part; a --cgroup that names no
+// group, or one without a running process.
 func (a *auditor) procAbsent() error {
 	for _, sel := range a.opts.Absent {
+		if sel.Kind == proc.SelectorKindCgroup {
+			a.cgroupAbsent(sel)
+			continue
+		}
 		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel.String(),
 			Message: fmt.Sprintf("no process matches %s under %s: nothing about it was checked", sel, a.opts.ProcRoot),
 			Fix:     "start it, or name it as /proc/PID/comm does (the executable's name, cut to 15 bytes)"})
@@ -28,4 +35,24 @@ func (a *auditor) procAbsent() error {
 		}
 	}
 	return nil
+}
+
+// cgroupAbsent: a --cgroup the root does not hold, or one that holds no
+// running process.
+func (a *auditor) cgroupAbsent(sel proc.Selector) {
+	for _, m := range a.opts.Cgroups {
+		if m.Selector != sel {
+			continue
+		}
+		if m.Group == nil {
+			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel.String(),
+				Message: fmt.Sprintf("no control group %s under %s: nothing about it was checked", sel.Cgroup, filepath.Join(filepath.Dir(a.opts.ProcRoot), "sys/fs/cgroup")),
+				Fix:     "name it as /proc/PID/cgroup shows it for one of its processes (cat /proc/PID/cgroup)"})
+			return
+		}
+		a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel.String(),
+			Message: fmt.Sprintf("control group %s (%s) holds no running process: none was checked", m.Group.Path, m.Group.Dir),
+			Fix:     "start the workload in it, or name the group its processes are in (cat /proc/PID/cgroup)"})
+		return
+	}
 }

@@ -32,7 +32,8 @@ type State struct {
 	Findings []Finding
 	// NICs are the NICs named by the selection; nil means every NIC.
 	NICs []string
-	// Matches says what each --pid and --comm of the selection found.
+	// Matches says what each --pid, --comm and --cgroup of the selection
+	// found; a --cgroup's Match holds its group (Groups).
 	Matches []proc.Match
 	// Uses says which NICs each of Procs uses (nicuse), in Procs' order.
 	Uses []nicuse.Use
@@ -43,6 +44,20 @@ type State struct {
 	// ReadHost; NAPIThreads the napi kthreads of threaded NAPI, by PID.
 	Steer       *steer.Host
 	NAPIThreads map[int]*proc.Process
+}
+
+// Groups are the control groups the selection's --cgroup found, in its
+// order: their processes, CPUs and memory nodes and whether the CPUs are
+// theirs alone. A --cgroup the root does not hold has none (its Match
+// says so).
+func (st *State) Groups() []*proc.Cgroup {
+	var out []*proc.Cgroup
+	for _, m := range st.Matches {
+		if m.Group != nil {
+			out = append(out, m.Group)
+		}
+	}
+	return out
 }
 
 // Absent returns an error naming the first selector that matched no
@@ -104,6 +119,9 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 	for _, m := range st.Matches {
 		if len(m.Partial) > 0 {
 			opts.Partial = append(opts.Partial, m)
+		}
+		if m.Selector.Kind == proc.SelectorKindCgroup {
+			opts.Cgroups = append(opts.Cgroups, m)
 		}
 		if len(m.PIDs) == 0 && len(m.Partial) == 0 {
 			opts.Absent = append(opts.Absent, m.Selector)

@@ -318,12 +318,14 @@ func parseNumaMaps(path string, b []byte) (map[int]uint64, error) {
 	return kb, nil
 }
 
-// Selection names processes: by PID, and by exact comm (every process
-// whose comm is that). audit, serve, map, watch and snapshot all take one
-// from --pid and --comm.
+// Selection names processes: by PID, by exact comm (every process whose
+// comm is that) and by control group (every process in it). audit, serve,
+// map, watch and snapshot all take one from --pid, --comm and --cgroup.
 type Selection struct {
 	PIDs  []int
 	Comms []string
+	// Cgroups are groups as the user wrote them (see CleanCgroupPath).
+	Cgroups []string
 }
 
 // ErrSelection is wrapped by Validate's errors: a selection that names
@@ -342,11 +344,16 @@ func (s Selection) Validate() error {
 			return fmt.Errorf("%w: --comm: empty name", ErrSelection)
 		}
 	}
+	for _, c := range s.Cgroups {
+		if _, err := CleanCgroupPath(c); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // Any reports whether the selection names processes.
-func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 }
+func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 || len(s.Cgroups) > 0 }
 
 // SelectorKind is what a Selector names processes by.
 type SelectorKind string
@@ -355,14 +362,18 @@ type SelectorKind string
 const (
 	SelectorKindPID  SelectorKind = "pid"  // one process by its id
 	SelectorKindComm SelectorKind = "comm" // every process with this comm
+	// SelectorKindCgroup selects every process in one control group.
+	SelectorKindCgroup SelectorKind = "cgroup"
 )
 
 // Selector is one --pid or --comm of a Selection: its kind and its value
-// (PID for SelectorKindPID, Comm for SelectorKindComm). String is for display.
+// (PID for SelectorKindPID, Comm for SelectorKindComm, Cgroup, as the
+// user wrote it, for SelectorKindCgroup). String is for display.
 type Selector struct {
-	Kind SelectorKind
-	PID  int
-	Comm string
+	Kind   SelectorKind
+	PID    int
+	Comm   string
+	Cgroup string
 }
 
 // PIDSelector selects the process pid.
@@ -371,10 +382,15 @@ func PIDSelector(pid int) Selector { return Selector{Kind: SelectorKindPID, PID:
 // CommSelector selects every process whose comm is comm.
 func CommSelector(comm string) Selector { return Selector{Kind: SelectorKindComm, Comm: comm} }
 
+// CgroupSelector selects every process in the control group p.
+func CgroupSelector(p string) Selector { return Selector{Kind: SelectorKindCgroup, Cgroup: p} }
+
 // String is the selector as the user gave it: "--pid 4242", "--comm
-// iperf3".
+// iperf3", "--cgroup /pods/a".
 func (s Selector) String() string {
 	switch s.Kind {
+	case SelectorKindCgroup:
+		return "--cgroup " + s.Cgroup
 	case SelectorKindPID:
 		return "--pid " + strconv.Itoa(s.PID)
 	case SelectorKindComm:
@@ -396,6 +412,10 @@ type Match struct {
 	// Partial are the PIDs it named that the tree holds only in part
 	// (their comm, not their status), left out of PIDs.
 	Partial []int
+	// Group is what a --cgroup found: the group's processes (PIDs holds
+	// those that run), CPUs and memory nodes; nil when the root holds no
+	// such group.
+	Group *Cgroup
 }
 
 // Err is the error of a selector that matched no running process:
@@ -410,8 +430,42 @@ func (m Match) Err() error {
 		return fmt.Errorf("%s: process %d: %w (the tree has its comm but not its status)", m.Selector, m.Partial[0], ErrPartial)
 	case len(m.Exited) > 0:
 		return fmt.Errorf("%s: %w", m.Selector, ErrZombie)
+	case m.Selector.Kind == SelectorKindCgroup && m.Group == nil:
+		return fmt.Errorf("%s: %w", m.Selector, ErrNoCgroup)
 	}
 	return fmt.Errorf("%s: %w", m.Selector, ErrNoProcess)
+}
+
+// selectCgroups reads each group and keeps of its processes those /proc
+// lists (one listing, however many PIDs a cgroup.procs names).
+func selectCgroups(fsys kfile.FS, groups []string) ([]Match, error) {
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	ents, err := fsys.ReadDir(fsys.Path("proc"))
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	listed := make(map[int]bool, len(ents))
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
+			listed[pid] = true
+		}
+	}
+	var out []Match
+	for _, c := range groups {
+		m := Match{Selector: CgroupSelector(c), PIDs: []int{}}
+		g, err := ReadCgroup(fsys, c)
+		if err != nil && !errors.Is(err, ErrNoCgroup) {
+			return nil, err
+		}
+		if g != nil {
+			m.Group = g
+			m.PIDs = slices.DeleteFunc(slices.Clone(g.PIDs), func(pid int) bool { return !listed[pid] })
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // SelectPresent resolves a selection into the processes that run now,
@@ -436,6 +490,14 @@ func SelectPresent(fsys kfile.FS, sel Selection) ([]*Process, []Match, error) {
 		matches = append(matches, Match{Selector: CommSelector(c), PIDs: found})
 		want = append(want, found...)
 	}
+	gm, err := selectCgroups(fsys, sel.Cgroups)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range gm {
+		want = append(want, m.PIDs...)
+	}
+	matches = append(matches, gm...)
 	slices.Sort(want)
 	want = slices.Compact(want)
 	var out []*Process

@@ -347,13 +347,14 @@ func (c *capturer) pciFunction(dir string) error {
 }
 
 // processes records every process's comm (proc.FindByComm reads them
-// all), irqbalance's command line and environment, and what
-// proc.Read reads of the processes the options name and of the napi
+// all), irqbalance's command line and environment, the groups the
+// options name, and what proc.Read reads of the processes the options
+// name (those in the groups too) and of the napi
 // kthreads (audit.ReadSteer reads them).
 func (c *capturer) processes() error {
-	want := map[string]bool{}
-	for _, p := range c.opts.Processes.PIDs {
-		want[strconv.Itoa(p)] = true
+	want, err := c.wanted()
+	if err != nil {
+		return err
 	}
 	for _, d := range c.expand("proc/[0-9]*") {
 		pid := path.Base(d)

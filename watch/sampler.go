@@ -291,7 +291,9 @@ func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time
 			return nil, err
 		}
 		for _, m := range matches {
-			if err := m.Err(); err != nil && m.Selector.Kind == proc.SelectorKindPID {
+			// A --pid or --cgroup names what must be there; a --comm
+			// may start later.
+			if err := m.Err(); err != nil && (m.Selector.Kind == proc.SelectorKindPID || (m.Selector.Kind == proc.SelectorKindCgroup && m.Group == nil)) {
 				return nil, err
 			}
 		}

@@ -117,6 +117,7 @@ func newFlowCmd(a *app) *cobra.Command {
 	c.Flags().DurationVar(&ff.observe, "observe", 0, "sample the NIC's per-queue rx counters before and after DURATION (2s) while the flow runs, and say whether it landed on the predicted queue")
 	c.Flags().IntSliceVar(&sel.PIDs, "pid", nil, "every connected socket of this process, as a flow (repeatable)")
 	c.Flags().StringArrayVar(&sel.Comms, "comm", nil, "every connected socket of every process whose comm is exactly this (repeatable)")
+	c.Flags().StringArrayVar(&sel.Cgroups, "cgroup", nil, "every connected socket of every process in this control group (repeatable)")
 	return c
 }
 

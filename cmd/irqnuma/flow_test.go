@@ -116,6 +116,7 @@ func TestFlowErrors(t *testing.T) {
 		{[]string{"flow", "udp", "1.2.3.4"}, "want udp|tcp SRC[:PORT] DST[:PORT], or --pid/--comm (got 2 arguments)"},
 		{[]string{"flow", "udp", "1.2.3.4", "5.6.7.8", "--pid", "1"}, "give no flow"},
 		{[]string{"flow", "--pid", "0"}, "--pid"},
+		{[]string{"flow", "--cgroup", "/a/../b"}, `--cgroup /a/../b: ".." is not a group`},
 	}
 	for _, tt := range tests {
 		_, errOut, code := runCLI(t, append([]string{"--root", sos}, tt.args...)...)

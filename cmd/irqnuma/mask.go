@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/proc"
 )
 
 // pickFlags are the CPU selection flags mask and exec share.
@@ -20,6 +22,7 @@ type pickFlags struct {
 	node, count            int
 	cpus, exclude          cpuset.ListFlag
 	excludeIRQ, onePerCore bool
+	cgroup                 string
 }
 
 // add adds the flags to fs.
@@ -31,6 +34,7 @@ func (f *pickFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.excludeIRQ, "exclude-irq-cpus", false, "drop the CPUs where the NIC's queue IRQs land (and their SMT siblings with --one-per-core)")
 	fs.BoolVar(&f.onePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
 	fs.IntVar(&f.count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
+	fs.StringVar(&f.cgroup, "cgroup", "", "keep only the CPUs this control group may use (cpuset.cpus.effective); alone, they are the candidates, isolated ones included")
 }
 
 // options is what the flags of fs said: a flag not given is left unset
@@ -52,7 +56,15 @@ func (f *pickFlags) options(fs *pflag.FlagSet) affinity.PickOptions {
 // pick picks the CPUs the flags ask for on the host under --root. Notes
 // go to stderr.
 func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
-	r, err := f.options(fs).Request()
+	o := f.options(fs)
+	if fs.Changed("cgroup") {
+		w, err := a.within(f.cgroup)
+		if err != nil {
+			return nil, err
+		}
+		o.Within = w
+	}
+	r, err := o.Request()
 	if err != nil {
 		return nil, err
 	}
@@ -66,12 +78,33 @@ func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
 	return p, nil
 }
 
+// within reads the --cgroup group's CPUs under --root. A group the root
+// lacks, or whose CPUs are unknown, is a usage error naming it: there is
+// nothing to pick inside.
+func (a *app) within(group string) (*affinity.Within, error) {
+	g, err := proc.ReadCgroup(a.fs, group)
+	if errors.Is(err, proc.ErrNoCgroup) || errors.Is(err, proc.ErrSelection) {
+		return nil, cli.Usage(fmt.Errorf("--cgroup: %w", err))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !g.CPUsKnown {
+		return nil, cli.Usagef("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
+	}
+	file := "cpuset.cpus.effective"
+	if g.Version == proc.CgroupVersionV1 {
+		file = "cpuset.effective_cpus"
+	}
+	return &affinity.Within{CPUs: g.CPUs, From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, file, g.CPUs.List())}, nil
+}
+
 func newMaskCmd(a *app) *cobra.Command {
 	var f pickFlags
 	var format string
 	var mem bool
 	c := &cobra.Command{
-		Use:   "mask (--nic NAME | --node N | --cpus LIST) [flags]",
+		Use:   "mask (--nic NAME | --node N | --cpus LIST | --cgroup PATH) [flags]",
 		Short: "Print the CPUs a benchmark should run on, in the form a tool takes",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {

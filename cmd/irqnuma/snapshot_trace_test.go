@@ -53,7 +53,7 @@ func TestSnapshotHoldsWhatReadersRead(t *testing.T) {
 			withProcesses(t, root)
 			cmds := readingCommands(t, root)
 			seen := traceCommands(t, root, cmds)
-			file := snapshotOf(t, root, "--pid", "4242")
+			file := snapshotOf(t, root, "--pid", "4242", "--cgroup", traceCgroup)
 			dir, cleanup, err := snapshot.Open(context.Background(), file, snapshot.Limits{})
 			if err != nil {
 				t.Fatal(err)
@@ -114,7 +114,16 @@ func withProcesses(t *testing.T, root string) {
 		cmdline: []string{"/usr/sbin/irqbalance", "--foreground", "--banirq=9"},
 		environ: []string{"IRQBALANCE_BANNED_CPULIST=1"}})
 	put(t, root, "etc/default/irqbalance", "IRQBALANCE_ONESHOT=0\n")
+	// iperf3 runs in a cgroup v2 group that is an isolated partition.
+	put(t, root, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+	for name, data := range map[string]string{"cgroup.procs": "4242\n", "cpuset.cpus.effective": "0\n",
+		"cpuset.mems.effective": "0\n", "cpuset.cpus.partition": "isolated\n"} {
+		put(t, root, "sys/fs/cgroup"+traceCgroup+"/"+name, data)
+	}
 }
+
+// traceCgroup is the group withProcesses puts iperf3 in.
+const traceCgroup = "/irqnuma.slice/bench.scope"
 
 // readingCommands are the commands that read a root, with what they
 // need of it (its first NIC, the watched process); those about a NIC
@@ -129,11 +138,13 @@ func readingCommands(t *testing.T, root string) [][]string {
 		{"audit", "--fail-on", "never"},
 		{"audit", "-o", "json", "--fail-on", "never", "--pid", "4242"},
 		{"audit", "-o", "json", "--fail-on", "never", "--comm", "iperf3"},
+		{"audit", "-o", "json", "--fail-on", "never", "--cgroup", traceCgroup},
 		{"audit", "--fail-on", "never", "--textfile", textfileArg},
 		{"map", "--color", "never"},
 		{"map", "--svg", "-"},
 		{"mask", "--node", "0", "--format", "numactl"},
 		{"watch", "--count", "1", "--interval", "1ms", "-o", "json", "--pid", "4242"},
+		{"watch", "--count", "1", "--interval", "1ms", "-o", "json", "--cgroup", traceCgroup},
 	}
 	nics := nicNames(t, root)
 	if len(nics) == 0 {

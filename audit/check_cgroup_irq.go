@@ -1,0 +1,73 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/proc"
+)
+
+// CheckCgroupIRQ says a NIC's queue IRQs are delivered to CPUs a
+// --cgroup holds exclusively (a v2 partition root or isolated partition,
+// a v1 cpu_exclusive cpuset): the group was given those CPUs to itself,
+// and the NIC's interrupts and softirqs run there anyway.
+const CheckCgroupIRQ Check = "cgroup-exclusive-irq"
+
+// Exclusive group CPUs taking NIC IRQs: cgroup-exclusive-irq.
+func init() {
+	register(&check{ids: []Check{CheckCgroupIRQ}, rank: 65, nic: judges((*auditor).checkCgroupIRQ)})
+}
+
+// checkCgroupIRQ: cgroup-exclusive-irq, per selected group whose CPUs
+// are its own (known CPUs, exclusive) and the NIC's queue IRQs landing
+// on them.
+func (a *auditor) checkCgroupIRQ(c *nicCtx) {
+	for _, m := range a.opts.Cgroups {
+		g := m.Group
+		if g == nil || !g.Exclusive || !g.CPUsKnown {
+			continue
+		}
+		on := g.CPUs.Intersection(c.irqCPUs)
+		if on.IsEmpty() {
+			continue
+		}
+		var irqs []int
+		for _, q := range c.queues {
+			if w, ok := c.where[q.IRQ]; ok && w.Intersects(on) {
+				irqs = append(irqs, q.IRQ)
+			}
+		}
+		slices.Sort(irqs)
+		nodes, _ := a.h.NodesOf(on)
+		a.add(Finding{Check: CheckCgroupIRQ, Severity: SeverityWarning, NIC: c.nic.Name, Subject: m.Selector.String(),
+			IRQ: irqs, CPUs: on, Nodes: nodes.IDs(),
+			Message: fmt.Sprintf("%s's %s %s %s to %s, which control group %s holds exclusively (%s): its processes share %s with the NIC's interrupts and softirqs%s",
+				c.nic.Name, units.Choose(len(irqs), "queue IRQ", "queue IRQs"), irqsSubjectRange(irqs), units.Choose(len(irqs), "is delivered", "are delivered"),
+				cpusWord(on), g.Path, exclusiveWord(g), units.Choose(on.Len(), "it", "them"), a.irqbalanceOn(on)),
+			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.List()))})
+	}
+}
+
+// exclusiveWord says what makes a group's CPUs its own.
+func exclusiveWord(g *proc.Cgroup) string {
+	if g.Version == proc.CgroupVersionV1 {
+		return "cpuset.cpu_exclusive 1"
+	}
+	return "cpuset.cpus.partition " + string(g.Partition)
+}
+
+// irqbalanceOn says what a running irqbalance will do about IRQs on
+// cpus: leave a pin that keeps them off alone when it bans every one of
+// them, else it may put IRQs back.
+func (a *auditor) irqbalanceOn(cpus cpuset.Set) string {
+	ib := a.opts.Irqbalance
+	if ib == nil || !ib.Running || len(ib.PIDs) == 0 {
+		return ""
+	}
+	if cpus.IsSubsetOf(ib.BannedCPUs) {
+		return fmt.Sprintf("; irqbalance bans them (%s), so a pin that keeps IRQs off them stays", ib.BannedCPUsFrom)
+	}
+	return fmt.Sprintf("; irqbalance (PID %d) does not ban %s and may put IRQs back: add the group's CPUs to IRQBALANCE_BANNED_CPULIST", ib.PIDs[0], units.Choose(cpus.Len(), "it", "them"))
+}
