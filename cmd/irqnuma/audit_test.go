@@ -229,6 +229,14 @@ func TestAuditEveryCheck(t *testing.T) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "16-31",
 				threads: []testThread{{tid: 5001, allowed: "16-31", lastCPU: 40}}, sockets: iperf3OnEth0})
 		}, args: []string{"--pid", "5001"}, check: audit.CheckProcRemote, sev: "error", cpus: "40"},
+		{name: "iperf3 in an isolated partition taking IRQ 285", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "16-17", sockets: iperf3OnEth0})
+			put(t, r, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+			for name, data := range map[string]string{"cgroup.procs": "5001\n", "cpuset.cpus.effective": "16-17\n",
+				"cpuset.mems.effective": "1\n", "cpuset.cpus.partition": "isolated\n"} {
+				put(t, r, "sys/fs/cgroup/pod/"+name, data)
+			}
+		}, args: []string{"--cgroup", "/pod"}, check: audit.CheckCgroupIRQ, sev: "warning", irq: []int{285}, cpus: "17"},
 		{name: "iperf3 on the cores of the queue IRQs", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "17,49", sockets: iperf3OnEth0})
 		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcIRQOverlap, sev: "warning", irq: []int{285}, cpus: "17,49"},
