@@ -60,6 +60,18 @@ type Cgroup struct {
 	// Exclusive says the group's CPUs are its alone: a valid partition
 	// root (v2), cpuset.cpu_exclusive 1 (v1).
 	Exclusive bool
+	// Pod is the Kubernetes pod and container the group is, when the
+	// selection came through one (--pod, --container); nil for a group
+	// named by --cgroup alone.
+	Pod *PodRef
+}
+
+// PodRef names a Kubernetes container: its pod's namespace, name and
+// UID, and the container's name and runtime ID (each "" when the source
+// that found it does not say it).
+type PodRef struct {
+	Namespace, Name, UID string
+	Container, ContainerID string
 }
 
 // ErrNoCgroup is wrapped by ReadCgroup's error for a group the root does
