@@ -119,6 +119,9 @@ type threadPlanner struct {
 	failed  map[string]error // the NICs whose steering could not be read
 	rows    []ThreadRow
 	byPID   map[int]int // index in rows
+	// only: the plan places some of the NIC's queues, so a thread whose
+	// queue is unknown is left alone rather than moved to them.
+	only bool
 }
 
 // planThreads returns a row for every NAPI thread of the plan's NICs:
@@ -126,7 +129,7 @@ type threadPlanner struct {
 // cannot be paired say why and are left alone. A NIC whose NAPI is not
 // threaded has no rows.
 func planThreads(fsys kfile.FS, sh *steer.Host, failed map[string]error, plan *pinPlan, threads ThreadAffinity) ([]ThreadRow, error) {
-	p := &threadPlanner{fsys: fsys, threads: threads, failed: failed, byPID: map[int]int{}}
+	p := &threadPlanner{fsys: fsys, threads: threads, failed: failed, byPID: map[int]int{}, only: plan.Only}
 	var nics []string
 	for _, s := range plan.Steps {
 		if s.IRQ >= 0 && !slices.Contains(nics, s.NIC) {
@@ -287,6 +290,9 @@ func (p *threadPlanner) add(nic string, napi steer.NAPI, s planStep) error {
 func (p *threadPlanner) moveUnpaired(nic string, pid int, napi uint32, to cpuset.Set, why string) error {
 	if to.IsEmpty() {
 		return p.skip(nic, pid, napi, -1, why+"; not moved: this pin places none of "+nic+"'s queue IRQs")
+	}
+	if p.only {
+		return p.skip(nic, pid, napi, -1, why+"; not moved: this pin places only some of "+nic+"'s queues")
 	}
 	return p.plan(ThreadRow{PID: pid, NIC: nic, NAPI: napi, Queue: -1, IRQ: -1,
 		Note: why}, to,

@@ -78,6 +78,10 @@ type PlanOptions struct {
 	// XPS also sets each tx queue's xps_cpus to the CPUs of the queue IRQ
 	// with the same index.
 	XPS bool
+	// Queues, when not empty, places only the queue IRQs of these queue
+	// indexes (zc prepare's one queue); the NIC's other IRQs are left
+	// out of the plan, and so are NAPI threads whose queue is unknown.
+	Queues []int
 }
 
 // planStep is one IRQ (or tx queue, Kind KindXPS) of the plan.
@@ -109,6 +113,8 @@ type pinPlan struct {
 	Targets  []Target
 	Steps    []planStep
 	Notes    []string
+	// Only: the plan places some queues only (PlanOptions.Queues).
+	Only bool
 }
 
 // planPin plans the IRQs (and with XPS the tx queues) of the named NICs.
@@ -130,7 +136,7 @@ func planPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*p
 	if _, err := ParseStrategy(string(opt.Strategy)); err != nil {
 		return nil, err
 	}
-	p := &pinPlan{Strategy: opt.Strategy}
+	p := &pinPlan{Strategy: opt.Strategy, Only: len(opt.Queues) > 0}
 	cursor := map[string]int{} // rotation position per target set
 	for _, name := range nics {
 		nic, ok := h.NICByName(name)
@@ -180,6 +186,9 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 
 	managedQueue := map[int]bool{}
 	for _, q := range qs {
+		if len(opt.Queues) > 0 && (q.Owner.Kind != irq.KindQueue || !slices.Contains(opt.Queues, q.Owner.Queue)) {
+			continue
+		}
 		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
 			From: q.Affinity, HasFrom: q.HasAffinity}
 		switch {
