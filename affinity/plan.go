@@ -185,10 +185,7 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 	}
 
 	managedQueue := map[int]bool{}
-	for _, q := range qs {
-		if len(opt.Queues) > 0 && (q.Owner.Kind != irq.KindQueue || !slices.Contains(opt.Queues, q.Owner.Queue)) {
-			continue
-		}
+	for _, q := range onlyQueues(qs, opt.Queues) {
 		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
 			From: q.Affinity, HasFrom: q.HasAffinity}
 		switch {
@@ -238,6 +235,21 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 		}
 		p.Steps = append(p.Steps, s)
 	}
+}
+
+// onlyQueues keeps the queue IRQs of the queues named; all of qs when
+// none is.
+func onlyQueues(qs []*irq.IRQ, queues []int) []*irq.IRQ {
+	if len(queues) == 0 {
+		return qs
+	}
+	var out []*irq.IRQ
+	for _, q := range qs {
+		if q.Owner.Kind == irq.KindQueue && slices.Contains(queues, q.Owner.Queue) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // targetFor computes the CPUs a NIC's IRQs may go to.

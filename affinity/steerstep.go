@@ -189,65 +189,85 @@ func saveSteer(set steer.Setter, steps []SteerStep) ([]savedStep, error) {
 
 func saveStep(n *steer.NIC, s SteerStep) (savedStep, error) {
 	v := savedStep{NIC: s.NIC}
-	unknown := func(p steer.Part) error { return fmt.Errorf("its current value is unknown (%s)", n.Unknown[p]) }
+	var err error
 	switch {
 	case s.Channels != nil:
-		if n.Channels == nil {
-			return v, unknown(steer.PartChannels)
-		}
-		c, old := *s.Channels, savedChannels{}
-		keep := func(want *uint32, cur uint32) *uint32 {
-			if want == nil {
-				return nil
-			}
-			return &cur
-		}
-		old.RX, old.TX, old.Other, old.Combined = keep(c.RX, n.Channels.RX), keep(c.TX, n.Channels.TX), keep(c.Other, n.Channels.Other), keep(c.Combined, n.Channels.Combined)
-		v.Channels = &old
+		v.Channels, err = saveChannels(n, *s.Channels)
 	case s.RSS != nil:
-		if n.RSS == nil || len(n.RSS.Table) == 0 {
-			return v, unknown(steer.PartRSSTable)
-		}
-		old := savedRSS{Default: steer.IsDefaultTable(n.RSS.Table, n.RSS.Rings)}
-		if !old.Default {
-			old.Table = slices.Clone(n.RSS.Table)
-		}
-		if s.RSS.Key != nil {
-			if len(n.RSS.Key) == 0 {
-				return v, unknown(steer.PartRSSKey)
-			}
-			old.Key = slices.Clone(n.RSS.Key)
-		}
-		v.RSS = &old
+		v.RSS, err = saveRSS(n, *s.RSS)
 	case s.Rings != nil:
-		if n.Rings == nil {
-			return v, unknown(steer.PartRings)
-		}
-		old := savedRings{}
-		if s.Rings.TCPDataSplit != nil {
-			if old.TCPDataSplit = n.Rings.TCPDataSplit; old.TCPDataSplit == nil {
-				return v, errors.New("the driver reports no tcp-data-split")
-			}
-		}
-		if s.Rings.HDSThresh != nil {
-			if old.HDSThresh = n.Rings.HDSThresh; old.HDSThresh == nil {
-				return v, errors.New("the driver reports no hds-thresh")
-			}
-		}
-		v.Rings = &old
+		v.Rings, err = saveRings(n, *s.Rings)
 	case s.Rule != nil:
-		if n.Rules == nil {
-			return v, unknown(steer.PartRules)
-		}
-		old := savedRule{Spec: *s.Rule, Before: []uint32{}}
-		for _, r := range n.Rules.Rules {
-			old.Before = append(old.Before, r.Location)
-		}
-		v.Rule = &old
+		v.Rule, err = saveRule(n, *s.Rule)
 	default:
-		return v, errors.New("a step that changes nothing")
+		err = errors.New("a step that changes nothing")
 	}
-	return v, nil
+	return v, err
+}
+
+// unknownNow says a part's current value is unknown, and why.
+func unknownNow(n *steer.NIC, p steer.Part) error {
+	return fmt.Errorf("its current value is unknown (%s)", n.Unknown[p])
+}
+
+func saveChannels(n *steer.NIC, c steer.ChannelCounts) (*savedChannels, error) {
+	if n.Channels == nil {
+		return nil, unknownNow(n, steer.PartChannels)
+	}
+	keep := func(want *uint32, cur uint32) *uint32 {
+		if want == nil {
+			return nil
+		}
+		return &cur
+	}
+	return &savedChannels{RX: keep(c.RX, n.Channels.RX), TX: keep(c.TX, n.Channels.TX),
+		Other: keep(c.Other, n.Channels.Other), Combined: keep(c.Combined, n.Channels.Combined)}, nil
+}
+
+func saveRSS(n *steer.NIC, r steer.RSSSetting) (*savedRSS, error) {
+	if n.RSS == nil || len(n.RSS.Table) == 0 {
+		return nil, unknownNow(n, steer.PartRSSTable)
+	}
+	old := savedRSS{Default: steer.IsDefaultTable(n.RSS.Table, n.RSS.Rings)}
+	if !old.Default {
+		old.Table = slices.Clone(n.RSS.Table)
+	}
+	if r.Key != nil {
+		if len(n.RSS.Key) == 0 {
+			return nil, unknownNow(n, steer.PartRSSKey)
+		}
+		old.Key = slices.Clone(n.RSS.Key)
+	}
+	return &old, nil
+}
+
+func saveRings(n *steer.NIC, r steer.RingSetting) (*savedRings, error) {
+	if n.Rings == nil {
+		return nil, unknownNow(n, steer.PartRings)
+	}
+	old := savedRings{}
+	if r.TCPDataSplit != nil {
+		if old.TCPDataSplit = n.Rings.TCPDataSplit; old.TCPDataSplit == nil {
+			return nil, errors.New("the driver reports no tcp-data-split")
+		}
+	}
+	if r.HDSThresh != nil {
+		if old.HDSThresh = n.Rings.HDSThresh; old.HDSThresh == nil {
+			return nil, errors.New("the driver reports no hds-thresh")
+		}
+	}
+	return &old, nil
+}
+
+func saveRule(n *steer.NIC, r steer.RuleSpec) (*savedRule, error) {
+	if n.Rules == nil {
+		return nil, unknownNow(n, steer.PartRules)
+	}
+	old := savedRule{Spec: r, Before: []uint32{}}
+	for _, got := range n.Rules.Rules {
+		old.Before = append(old.Before, got.Location)
+	}
+	return &old, nil
 }
 
 // applySteer makes the steps in order; the rows say what became of

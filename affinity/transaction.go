@@ -225,6 +225,26 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	if res.StateFile, err = saveState(req, changes, res.Threads, saved); err != nil {
 		return nil, err
 	}
+	applied, stop := res.apply(ctx, req, changes, saved, ta)
+	res.Stop = stop
+	if stop == irq.StopInterrupted {
+		res.Cause = context.Cause(ctx)
+	}
+	res.record(applied, stepOf)
+	res.recordThreads(ta)
+	res.recordSteer()
+	res.readBack(req.Root, plan)
+	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
+	if len(res.RollbackFailed) == 0 && (stop == irq.StopInterrupted || stop == irq.StopFailed) {
+		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
+	}
+	return res, nil
+}
+
+// apply makes the steering steps, then the IRQ writes, then the thread
+// moves; a failure or a stop at any of them undoes all made before it,
+// newest first.
+func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []irq.Change, saved []savedStep, ta ThreadAffinity) ([]irq.ChangeResult, irq.Stop) {
 	stop := irq.StopCompleted
 	if req.Steer != nil {
 		res.Steer, stop = applySteer(ctx, req.Steer, saved)
@@ -255,19 +275,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 			}
 		}
 	}
-	res.Stop = stop
-	if stop == irq.StopInterrupted {
-		res.Cause = context.Cause(ctx)
-	}
-	res.record(applied, stepOf)
-	res.recordThreads(ta)
-	res.recordSteer()
-	res.readBack(req.Root, plan)
-	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
-	if len(res.RollbackFailed) == 0 && (stop == irq.StopInterrupted || stop == irq.StopFailed) {
-		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
-	}
-	return res, nil
+	return applied, stop
 }
 
 // pinThreads plans the NAPI threads of the plan's NICs, reading their
