@@ -56,6 +56,7 @@ func hostSys() sys {
 var commands = []func(*app) *cobra.Command{
 	newTopologyCmd, newIRQCmd, newAuditCmd, newMapCmd, newWatchCmd, newMaskCmd,
 	newExecCmd, newSnapshotCmd, newServeCmd, newBenchCmd, newManCmd, newFlowCmd,
+	newZCCmd,
 }
 
 func newRoot(a *app) *cobra.Command {
