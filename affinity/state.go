@@ -64,7 +64,8 @@ type pinState struct {
 	Threads []savedThread `json:"threads,omitempty"`
 	// Steer is the old value of each NIC steering step the transaction
 	// made, in the order it made them (version 3); restore undoes them
-	// newest first, after the IRQs and threads.
+	// newest first, before the IRQs (a driver moves its queue IRQs when the
+	// channels change) and threads.
 	Steer []savedStep `json:"steer,omitempty"`
 }
 

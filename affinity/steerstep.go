@@ -17,8 +17,10 @@ import (
 // prepare's channels, RSS table, ntuple rule and rings): each change is a
 // SteerStep, its old value is saved to the state file with the IRQs'
 // before the first write, a failure or a stop undoes the steps made
-// newest first, and irq restore undoes them all, after the IRQs and
-// threads (so the table goes back before the channels shrink).
+// newest first, and irq restore undoes them all newest first (so the
+// table goes back before the channels shrink), then the IRQs: with a
+// channel change the affinity of every IRQ of the NIC is saved too,
+// since the driver may set it when the channels change.
 
 // SteerStep is one change of a NIC's steering. Exactly one of Channels,
 // RSS, Rings and Rule is set.
@@ -286,6 +288,7 @@ func applySteer(ctx context.Context, ch *SteerChange, saved []savedStep) ([]Stee
 		case ch.Fault != nil:
 			if err = ch.Fault(i); err != nil {
 				stop = irq.StopFailed
+				rows[i].Result, rows[i].Error = irq.ResultFailed, err.Error()
 			}
 		}
 		if stop == irq.StopCompleted {
@@ -337,6 +340,30 @@ func undoSteer(set steer.Setter, saved []savedStep, rows []SteerRow) {
 		}
 		rows[i].Result = irq.ResultRolledBack
 	}
+	for _, i := range respread(saved) {
+		if err := undoStep(set, saved[i]); err != nil && rows[i].Error == "" {
+			rows[i].Result, rows[i].Error = irq.ResultFailed, "rollback: "+err.Error()
+		}
+	}
+}
+
+// respread returns the saved default tables of NICs whose channels were
+// also put back: those are set to the default once more after the
+// channels, since a kernel may leave the default table of the old
+// channel count in place when they change (virtio_net on 6.1), and
+// ethtool -x would not read as before. On a kernel that spreads it
+// again itself, the second write is the same table.
+func respread(saved []savedStep) []int {
+	var out []int
+	for i, v := range saved {
+		if v.RSS == nil || !v.RSS.Default {
+			continue
+		}
+		if slices.ContainsFunc(saved, func(c savedStep) bool { return c.NIC == v.NIC && c.Channels != nil }) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // undoStep writes one saved value back.
@@ -433,6 +460,19 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 		}
 		r.Steer = append(r.Steer, row)
 	}
+	for _, i := range respread(saved) {
+		v := saved[i]
+		row := SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: irq.ResultChanged}
+		e := err
+		if e == nil {
+			e = undoStep(set, v)
+		}
+		if e != nil {
+			row.Result, row.Error = irq.ResultFailed, e.Error()
+			r.Failed = append(r.Failed, row.Step+": "+e.Error())
+		}
+		r.Steer = append(r.Steer, row)
+	}
 }
 
 func savedKind(v savedStep) string {
@@ -487,6 +527,53 @@ func (res *PinResult) recordSteer() {
 			res.Failed = append(res.Failed, r.Step+": "+r.Error)
 		case r.Result == irq.ResultChanged:
 			res.Changed++
+		}
+	}
+}
+
+// aroundFiles are the affinity files of the IRQs of each NIC whose
+// channels the transaction changes, other than those it writes itself:
+// a driver may set its queue IRQs' affinity when the channels change
+// (virtio_net does), so their values are saved with the others, put back
+// after a rollback, and written back by irq restore after the channels.
+func aroundFiles(req PinRequest, t *irq.Table, changes []irq.Change) ([]string, error) {
+	if req.Steer == nil {
+		return nil, nil
+	}
+	var out []string
+	for _, s := range req.Steer.Steps {
+		if s.Channels == nil {
+			continue
+		}
+		for _, q := range t.ForNIC(s.NIC) {
+			if !q.HasAffinity || q.Managed {
+				continue
+			}
+			p, err := irq.AffinityFile(req.Root, q.IRQ)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(out, p) && !slices.ContainsFunc(changes, func(c irq.Change) bool { return c.Path == p }) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// putBack writes the saved affinity of the IRQs around a channel change
+// that is not what the files say now, after a rollback.
+func (res *PinResult) putBack(req PinRequest, saved []irq.Change) {
+	var changes []irq.Change
+	for _, c := range saved {
+		if cur, err := irq.ReadValue(req.Root, c.Path); err != nil || cur != c.To {
+			changes = append(changes, irq.Change{Path: c.Path, From: cur, To: c.To})
+		}
+	}
+	applied, _ := irq.Apply(context.WithoutCancel(context.Background()), req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: true})
+	for i, r := range applied {
+		if r.Err != nil {
+			res.RollbackFailed = append(res.RollbackFailed, changes[i].Path+": "+r.Err.Error())
 		}
 	}
 }

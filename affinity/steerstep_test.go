@@ -36,7 +36,13 @@ type fakeNIC struct {
 	hds                   *uint32
 	rules                 []steer.Rule
 	refuse                map[string]error // by operation: "channels", "rss", "rings", "insert", "delete"
-	calls                 []string
+	// keeps: a table nobody configured stays as it is when the channels
+	// change (virtio_net on 6.1) instead of being spread again.
+	keeps bool
+	// onChannels is what the driver does when the channels change (as
+	// virtio_net sets its queue IRQs' affinity).
+	onChannels func()
+	calls      []string
 }
 
 func newFakeNIC(combined uint32) *fakeNIC {
@@ -93,7 +99,10 @@ func (s *fakeSetter) SetChannels(_ string, c steer.ChannelCounts) error {
 		return &steer.SetError{Op: "channels-set", NIC: "eth0", Errno: unix.EINVAL, Message: "requested channel counts are too low for existing indirection table"}
 	}
 	f.combined = n
-	if !f.configured {
+	if f.onChannels != nil {
+		f.onChannels()
+	}
+	if !f.configured && !f.keeps {
 		f.spread()
 	}
 	return nil
@@ -180,6 +189,13 @@ func fakeState(f *fakeNIC) string {
 
 func steerPin(t *testing.T, root string, f *fakeNIC, fault func(int) error) (*PinResult, error) {
 	t.Helper()
+	// Like virtio_net, the driver sets queue 0's IRQ when the channels
+	// change: the transaction must put it back too.
+	f.onChannels = func() {
+		if err := os.WriteFile(filepath.Join(root, "proc/irq/284/smp_affinity_list"), []byte("0\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 	return Pin(context.Background(), PinRequest{
 		Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Options: PlanOptions{Queues: []int{1}, CPUs: cpuset.New(16)},
 		Writer: irq.FileWriter{}, Now: time.Now(), Threads: noThreads{},
@@ -200,9 +216,16 @@ func (noThreads) Set(int, cpuset.Set) error { return errors.New("no threads in a
 // NIC back exactly, the table to the driver's default (not configured)
 // before the channels shrink, and the rule it added deleted.
 func TestSteerPinRestore(t *testing.T) {
+	for _, keeps := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keeps-table-%v", keeps), func(t *testing.T) { steerPinRestore(t, keeps) })
+	}
+}
+
+func steerPinRestore(t *testing.T, keeps bool) {
 	root := hosttest.Copy(t, "seed")
 	before := hosttest.Files(t, root)
 	f := newFakeNIC(1)
+	f.keeps = keeps
 	want := fakeState(f)
 	res, err := steerPin(t, root, f, nil)
 	if err != nil || res.Err() != nil {
@@ -234,8 +257,8 @@ func TestSteerPinRestore(t *testing.T) {
 	if got := fakeState(f); got != want {
 		t.Errorf("after restore: %s\nwant %s", got, want)
 	}
-	if i, j := slices.Index(f.calls, "rss"), slices.Index(f.calls[5:], "channels"); i < 0 || j < 0 || f.calls[5+j-1] != "rss" {
-		t.Errorf("restore's calls %v: want the table set back just before the channels", f.calls[5:])
+	if got := f.calls[4:]; !slices.Equal(got, []string{"rings", "delete", "rss", "channels", "rss"}) {
+		t.Errorf("restore's calls %v: want the rings, the rule, the table before the channels, and the default table again after them", got)
 	}
 	after := hosttest.Files(t, root)
 	for p := range after {

@@ -222,10 +222,18 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 			return nil, err
 		}
 	}
-	if res.StateFile, err = saveState(req, changes, res.Threads, saved); err != nil {
+	around, err := aroundFiles(req, t, changes)
+	if err != nil {
+		return nil, err
+	}
+	var aroundSaved []irq.Change
+	if res.StateFile, aroundSaved, err = saveState(req, changes, res.Threads, saved, around); err != nil {
 		return nil, err
 	}
 	applied, stop := res.apply(ctx, req, changes, saved, ta)
+	if stop != irq.StopCompleted {
+		res.putBack(req, aroundSaved)
+	}
 	res.Stop = stop
 	if stop == irq.StopInterrupted {
 		res.Cause = context.Cause(ctx)
@@ -392,27 +400,27 @@ func (p *pinPlan) dedupe() error {
 // saveState reads the values the writes replace, under the lock the
 // caller holds, puts them in the changes and saves them to the state
 // file, whose path it returns.
-func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps []savedStep) (string, error) {
+func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps []savedStep, around []string) (string, []irq.Change, error) {
 	state, err := newState(req.Root, req.Now)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	paths := make([]string, len(changes))
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	raws, err := state.snapshot(req.Root, paths)
+	raws, err := state.snapshot(req.Root, append(paths, around...))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	// Never save a value restore would refuse: the IRQs would stay moved.
 	possible, hasPossible, err := possibleCPUs(req.Root)
 	if err != nil {
-		return "", fmt.Errorf("save current value: %w", err)
+		return "", nil, fmt.Errorf("save current value: %w", err)
 	}
 	for _, e := range state.Entries {
 		if err := entryError(e, possible, hasPossible); err != nil {
-			return "", fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
+			return "", nil, fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
 		}
 	}
 	for i := range changes {
@@ -422,7 +430,7 @@ func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps 
 		r := threads[i]
 		t := savedThread{PID: r.PID, Comm: r.Comm, Start: r.start, CPUs: r.from.String(), NIC: r.NIC, NAPI: r.NAPI, Queue: r.Queue, Dir: r.Dir, IRQ: r.IRQ}
 		if err := threadError(t, possible, hasPossible); err != nil {
-			return "", fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
+			return "", nil, fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
 		}
 		state.Threads = append(state.Threads, t)
 	}
@@ -432,11 +440,15 @@ func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps 
 	if state.Steer = steps; len(steps) > 0 {
 		state.Version = stateVersionSteer
 	}
+	var aroundSaved []irq.Change
+	for _, e := range state.Entries[len(changes):] {
+		aroundSaved = append(aroundSaved, irq.Change{Path: e.Path, To: e.Value})
+	}
 	path := req.StatePath
 	if path == "" {
 		path = defaultStatePath(req.Root, state.Created)
 	}
-	return path, state.Save(req.Root, path)
+	return path, aroundSaved, state.Save(req.Root, path)
 }
 
 // record fills in the rows of the changes written, from their results.
@@ -692,6 +704,10 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 		return nil, fmt.Errorf("%s: %w", statePath, err)
 	}
 	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads) + len(state.Steer), Rows: []Row{}, Notes: []string{}}
+	// The steering goes back first, newest step first: a rule deleted,
+	// the table back before the channels shrink under it; then the IRQs,
+	// so those a driver moved when its channels changed go back too.
+	res.restoreSteer(fsys, state.Steer)
 	owners := irqOwners(fsys)
 	var changes []irq.Change
 	var rowOf []int
@@ -752,9 +768,6 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 	}
 	// The threads go back after their IRQs, as the pin moved them.
 	res.restoreThreads(fsys, threadsOf(fsys, threads), state.Threads)
-	// The steering goes back last, newest step first: a rule deleted,
-	// the table back before the channels shrink under it.
-	res.restoreSteer(fsys, state.Steer)
 	if isLive(fsys) {
 		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
 	} else {

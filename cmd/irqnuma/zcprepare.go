@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/steer"
 )
 
@@ -33,24 +34,10 @@ func newZCPrepareCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "prepare NIC --queue Q --port P",
 		Short: "Set a NIC up for zero-copy receive on one queue, undoably (irq restore)",
-		Long: `Set a NIC up for io_uring zero-copy receive on queue Q, in one transaction:
-
-  channels      at least Q+1 and 2, if fewer
-  RSS table     spread equally over every other queue (ethtool -X NIC equal, without Q)
-  ntuple rules  tcp4 and tcp6 dst-port P to queue Q
-  rings         tcp-data-split on, hds-thresh 0
-  IRQ           Q's IRQ (and its NAPI thread) pinned to one core of the NIC's node
-
-then print the CPUs for the application: another physical core of the same
-node, never the IRQ core's SMT sibling, in the forms mask prints. Every value
-it changes is saved to the state file before the first change; a failure or a
-stop signal rolls back newest first; irq restore undoes it all.
-
-A NIC that cannot do zero-copy receive is refused before anything changes,
-with the reasons. --partial applies the steps the NIC supports and lists the
-others with why (the NIC still cannot bind zero-copy receive); --dry-run shows
-the plan and the refusal.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		// No JSON document yet: -o json is refused rather than mixed
+		// with the plan's text.
+		Annotations: map[string]string{"json": "none"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("queue") || !cmd.Flags().Changed("port") {
 				return cli.Usagef("zc prepare needs --queue and --port")
@@ -350,7 +337,9 @@ func applyZC(a *app, plan *zcPlan, f zcPrepareFlags, refusal error) error {
 	if err != nil {
 		return err
 	}
-	writeZCResult(a.stdout, res)
+	if err := writePin(a, report.NewPinDoc(res, false), true, true); err != nil {
+		return err
+	}
 	if res.Changes > 0 {
 		if err := pinOutcome(a, res); err != nil {
 			return err
@@ -383,26 +372,5 @@ func writeZCPlan(w io.Writer, p *zcPlan) {
 		if s, err := p.appPick.Format(format, false); err == nil {
 			fmt.Fprintf(w, "  %-8s %s\n", format, s)
 		}
-	}
-}
-
-// writeZCResult prints what became of each step.
-func writeZCResult(w io.Writer, res *affinity.PinResult) {
-	for _, r := range res.Steer {
-		line := fmt.Sprintf("  %-11s %s", r.Result, strings.TrimPrefix(r.Step, r.NIC+" "))
-		if r.Error != "" {
-			line += ": " + r.Error
-		}
-		fmt.Fprintln(w, line)
-	}
-	for _, r := range res.Rows {
-		fmt.Fprintf(w, "  %-11s IRQ %d (queue %d) to %s\n", r.Result, r.IRQ, r.Queue, r.To)
-	}
-	for _, r := range res.Threads {
-		line := fmt.Sprintf("  %-11s %s to %s", r.Result, r.Name(), r.To)
-		if r.Error != "" {
-			line += ": " + r.Error
-		}
-		fmt.Fprintln(w, line)
 	}
 }
