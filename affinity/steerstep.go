@@ -561,8 +561,10 @@ func aroundFiles(req PinRequest, t *irq.Table, changes []irq.Change) ([]string, 
 	return out, nil
 }
 
-// putBack writes the saved affinity of the IRQs around a channel change
-// that is not what the files say now, after a rollback.
+// putBack writes back, after a rollback, every saved affinity that is
+// not what its file says now: those around a channel change, and those
+// of the IRQs the pin places, which the driver may have moved before the
+// pin wrote them.
 func (res *PinResult) putBack(req PinRequest, saved []irq.Change) {
 	var changes []irq.Change
 	for _, c := range saved {

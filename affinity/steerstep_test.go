@@ -189,11 +189,14 @@ func fakeState(f *fakeNIC) string {
 
 func steerPin(t *testing.T, root string, f *fakeNIC, fault func(int) error) (*PinResult, error) {
 	t.Helper()
-	// Like virtio_net, the driver sets queue 0's IRQ when the channels
-	// change: the transaction must put it back too.
+	// Like virtio_net, the driver sets its queue IRQs (queue 0's, and
+	// queue 1's, which the pin places) when the channels change: the
+	// transaction must put them back too.
 	f.onChannels = func() {
-		if err := os.WriteFile(filepath.Join(root, "proc/irq/284/smp_affinity_list"), []byte("0\n"), 0o644); err != nil {
-			t.Error(err)
+		for _, n := range []string{"284", "285"} {
+			if err := os.WriteFile(filepath.Join(root, "proc/irq", n, "smp_affinity_list"), []byte("0\n"), 0o644); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 	return Pin(context.Background(), PinRequest{

@@ -226,13 +226,13 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var aroundSaved []irq.Change
-	if res.StateFile, aroundSaved, err = saveState(req, changes, res.Threads, saved, around); err != nil {
+	var savedAll []irq.Change
+	if res.StateFile, savedAll, err = saveState(req, changes, res.Threads, saved, around); err != nil {
 		return nil, err
 	}
 	applied, stop := res.apply(ctx, req, changes, saved, ta)
 	if stop != irq.StopCompleted {
-		res.putBack(req, aroundSaved)
+		res.putBack(req, savedAll)
 	}
 	res.Stop = stop
 	if stop == irq.StopInterrupted {
@@ -440,15 +440,15 @@ func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps 
 	if state.Steer = steps; len(steps) > 0 {
 		state.Version = stateVersionSteer
 	}
-	var aroundSaved []irq.Change
-	for _, e := range state.Entries[len(changes):] {
-		aroundSaved = append(aroundSaved, irq.Change{Path: e.Path, To: e.Value})
+	var savedAll []irq.Change
+	for _, e := range state.Entries {
+		savedAll = append(savedAll, irq.Change{Path: e.Path, To: e.Value})
 	}
 	path := req.StatePath
 	if path == "" {
 		path = defaultStatePath(req.Root, state.Created)
 	}
-	return path, aroundSaved, state.Save(req.Root, path)
+	return path, savedAll, state.Save(req.Root, path)
 }
 
 // record fills in the rows of the changes written, from their results.
