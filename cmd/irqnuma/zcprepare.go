@@ -165,17 +165,17 @@ func (p *zcPlan) planChannels(n *steer.NIC, q uint32) (uint32, error) {
 	case c.MaxCombined > 0:
 		v := need - c.RX
 		if v > c.MaxCombined {
-			return 0, cli.Usagef("--queue %d: %s has at most %d combined channels", q, n.Name, c.MaxCombined)
+			return 0, p.noChannels(fmt.Sprintf("%s has at most %d combined channels", n.Name, c.MaxCombined))
 		}
 		step.Channels.Combined = &v
 	case c.MaxRX > 0:
 		v := need - c.Combined
 		if v > c.MaxRX {
-			return 0, cli.Usagef("--queue %d: %s has at most %d rx channels", q, n.Name, c.MaxRX)
+			return 0, p.noChannels(fmt.Sprintf("%s has at most %d rx channels", n.Name, c.MaxRX))
 		}
 		step.Channels.RX = &v
 	default:
-		return 0, cli.Usagef("--queue %d: %s reports no rx or combined channels to add", q, n.Name)
+		return 0, p.noChannels(n.Name + " reports no rx or combined channels to add")
 	}
 	p.Steps = append(p.Steps, step)
 	return need, nil
@@ -252,6 +252,15 @@ func (p *zcPlan) planRings(n *steer.NIC) {
 	}
 }
 
+// noChannels says the NIC cannot have the channels queue Q needs: a
+// blocker, with the channels and the table skipped.
+func (p *zcPlan) noChannels(why string) error {
+	why = fmt.Sprintf("queue %d needs %d rx queues: %s", p.Queue, max(p.Queue+1, 2), why)
+	p.skip("channels", why)
+	p.Blockers = append(p.Blockers, "channels: "+why)
+	return nil
+}
+
 func (p *zcPlan) skip(step, why string) { p.Skipped = append(p.Skipped, zcSkip{Step: step, Why: why}) }
 
 // pickCPUs chooses the IRQ's core (the first core of the NIC's local
@@ -298,7 +307,7 @@ func runZCPrepare(a *app, nic string, f zcPrepareFlags) error {
 	if err != nil {
 		return err
 	}
-	plan.Blockers = zcBlockers(a.fs, n)
+	plan.Blockers = append(zcBlockers(a.fs, n), plan.Blockers...)
 	if err := plan.pickCPUs(a.fs); err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/steer"
 )
 
@@ -55,8 +53,9 @@ func TestPlanZC(t *testing.T) {
 	if err != nil || len(p.Steps) != 2 || *p.Steps[0].Channels.Combined != 4 || slices3(p.Steps[1].RSS.Table) != "0,1,2" {
 		t.Errorf("queue 3: %v, %v", err, stepNames(p.Steps))
 	}
-	if _, err := planZC(labVirtio(), 4, 9000); !errors.Is(err, usage.ErrUsage) {
-		t.Errorf("queue 4 of 4 channels: %v, want a usage error", err)
+	if p, err := planZC(labVirtio(), 4, 9000); err != nil || len(p.Steps) != 0 || len(p.Blockers) != 1 ||
+		p.Blockers[0] != "channels: queue 4 needs 5 rx queues: eth2 has at most 4 combined channels" {
+		t.Errorf("queue 4 of 4 channels: %v, %+v; want it blocked, nothing planned", err, p)
 	}
 	bn := labVirtio()
 	on, hds := steer.TCPDataSplitDisabled, uint32(256)
