@@ -1,6 +1,9 @@
 # irqnuma: build, test, lint, fuzz and benchmark.
 GO ?= go
 BIN ?= bin/irqnuma
+# The Prometheus exporter, a binary of its own so that the CLI does not
+# link prometheus/client_golang.
+EXPORTER_BIN ?= bin/irqnuma-exporter
 FUZZTIME ?= 10s
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -32,18 +35,21 @@ LDFLAGS = -s -w -X '$(VPKG).version=$(VERSION)' -X '$(VPKG).revision=$(REVISION)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/irqnuma
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(EXPORTER_BIN) ./cmd/irqnuma-exporter
 
-# The binary, its manual pages and the bash, zsh and fish completions,
+# The two binaries, their manual pages and the bash, zsh and fish completions,
 # laid out under PREFIX as distribution packages do (DESTDIR for staging).
 PREFIX ?= /usr/local
 DESTDIR ?=
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/irqnuma
+	install -D -m 0755 $(EXPORTER_BIN) $(DESTDIR)$(PREFIX)/bin/irqnuma-exporter
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	$(BIN) __man $(DESTDIR)$(PREFIX)/share/man/man1
+	$(EXPORTER_BIN) __man $(DESTDIR)$(PREFIX)/share/man/man1
 	$(BIN) completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/irqnuma
 	$(BIN) completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_irqnuma
 	$(BIN) completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/irqnuma.fish

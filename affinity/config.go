@@ -285,5 +285,5 @@ func planPinConfig(h *topology.Host, t *irq.Table, c *PinConfig) (*pinPlan, erro
 
 func sameOptions(a, b PlanOptions) bool {
 	return a.Strategy == b.Strategy && (a.Node == nil) == (b.Node == nil) && (a.Node == nil || *a.Node == *b.Node) &&
-		a.CPUs.Equal(b.CPUs) && a.Exclude.Equal(b.Exclude) && a.XPS == b.XPS
+		a.CPUs.Equal(b.CPUs) && a.Exclude.Equal(b.Exclude) && a.XPS == b.XPS && slices.Equal(a.IRQs, b.IRQs)
 }

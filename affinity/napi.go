@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/steer"
@@ -119,9 +120,10 @@ type threadPlanner struct {
 	failed  map[string]error // the NICs whose steering could not be read
 	rows    []ThreadRow
 	byPID   map[int]int // index in rows
-	// only: the plan places some of the NIC's queues, so a thread whose
-	// queue is unknown is left alone rather than moved to them.
-	only bool
+	// only is why a thread whose queue is unknown is left alone when
+	// the plan places only some IRQs (PlanOptions.IRQs); "" when it
+	// places all of them.
+	only string
 }
 
 // planThreads returns a row for every NAPI thread of the plan's NICs:
@@ -129,7 +131,11 @@ type threadPlanner struct {
 // cannot be paired say why and are left alone. A NIC whose NAPI is not
 // threaded has no rows.
 func planThreads(fsys kfile.FS, sh *steer.Host, failed map[string]error, plan *pinPlan, threads ThreadAffinity) ([]ThreadRow, error) {
-	p := &threadPlanner{fsys: fsys, threads: threads, failed: failed, byPID: map[int]int{}, only: plan.Only}
+	p := &threadPlanner{fsys: fsys, threads: threads, failed: failed, byPID: map[int]int{}}
+	if len(plan.Only) > 0 {
+		p.only = "not moved: this pin places only " + units.Choose(len(plan.Only), "IRQ ", "IRQs ") + irqList(plan.Only) +
+			", and the thread may serve another queue"
+	}
 	var nics []string
 	for _, s := range plan.Steps {
 		if s.IRQ >= 0 && !slices.Contains(nics, s.NIC) {
@@ -288,11 +294,11 @@ func (p *threadPlanner) add(nic string, napi steer.NAPI, s planStep) error {
 // CPUs of the NIC's queue IRQs, saying why; with to empty (the pin
 // places none of the NIC's queue IRQs) it is left alone.
 func (p *threadPlanner) moveUnpaired(nic string, pid int, napi uint32, to cpuset.Set, why string) error {
+	if p.only != "" {
+		return p.skip(nic, pid, napi, -1, why+"; "+p.only)
+	}
 	if to.IsEmpty() {
 		return p.skip(nic, pid, napi, -1, why+"; not moved: this pin places none of "+nic+"'s queue IRQs")
-	}
-	if p.only {
-		return p.skip(nic, pid, napi, -1, why+"; not moved: this pin places only some of "+nic+"'s queues")
 	}
 	return p.plan(ThreadRow{PID: pid, NIC: nic, NAPI: napi, Queue: -1, IRQ: -1,
 		Note: why}, to,

@@ -78,11 +78,18 @@ type PlanOptions struct {
 	// XPS also sets each tx queue's xps_cpus to the CPUs of the queue IRQ
 	// with the same index.
 	XPS bool
-	// Queues, when not empty, places only the queue IRQs of these queue
-	// indexes (zc prepare's one queue); the NIC's other IRQs are left
-	// out of the plan, and so are NAPI threads whose queue is unknown.
-	Queues []int
+	// IRQs, when not empty, limits the plan to these IRQs of the NICs
+	// (e.g. one flow's queue IRQ): every other IRQ, tx queue and NAPI
+	// thread of the NICs is left out of the plan, neither written nor
+	// saved, so a restore puts back exactly what was moved. Each must
+	// be one of the NICs' IRQs. NAPI threads go only with an IRQ they
+	// are paired with; one whose queue is unknown is left alone.
+	IRQs []int
 }
+
+// ErrNotNICIRQ: PlanOptions.IRQs names an IRQ that is none of the
+// NICs'.
+var ErrNotNICIRQ = usage.New("not an IRQ of the NIC")
 
 // planStep is one IRQ (or tx queue, Kind KindXPS) of the plan.
 type planStep struct {
@@ -113,8 +120,9 @@ type pinPlan struct {
 	Targets  []Target
 	Steps    []planStep
 	Notes    []string
-	// Only: the plan places some queues only (PlanOptions.Queues).
-	Only bool
+	// Only is PlanOptions.IRQs: the plan places these IRQs and nothing
+	// else of the NICs; empty: all of them.
+	Only []int
 }
 
 // planPin plans the IRQs (and with XPS the tx queues) of the named NICs.
@@ -136,8 +144,9 @@ func planPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*p
 	if _, err := ParseStrategy(string(opt.Strategy)); err != nil {
 		return nil, err
 	}
-	p := &pinPlan{Strategy: opt.Strategy, Only: len(opt.Queues) > 0}
+	p := &pinPlan{Strategy: opt.Strategy, Only: slices.Clone(opt.IRQs)}
 	cursor := map[string]int{} // rotation position per target set
+	var all []int              // every IRQ of the NICs, for checking opt.IRQs
 	for _, name := range nics {
 		nic, ok := h.NICByName(name)
 		if !ok {
@@ -152,9 +161,29 @@ func planPin(h *topology.Host, t *irq.Table, nics []string, opt PlanOptions) (*p
 		if len(qs) == 0 {
 			return nil, fmt.Errorf("%s: %w in this host's /proc/interrupts or msi_irqs", name, ErrNoIRQs)
 		}
+		for _, q := range qs {
+			all = append(all, q.IRQ)
+		}
+		if len(opt.IRQs) > 0 {
+			qs = slices.DeleteFunc(slices.Clone(qs), func(q *irq.IRQ) bool { return !slices.Contains(opt.IRQs, q.IRQ) })
+		}
 		p.planNIC(h, nic, qs, tg.CPUs, opt, cursor)
 	}
+	for _, n := range opt.IRQs {
+		if !slices.Contains(all, n) {
+			return nil, fmt.Errorf("IRQ %d: %w %s (%s: %s)", n, ErrNotNICIRQ, strings.Join(nics, ", "), units.Choose(len(all), "its IRQ", "their IRQs"), irqList(all))
+		}
+	}
 	return p, nil
+}
+
+// irqList is a list of IRQ numbers as messages show it.
+func irqList(irqs []int) string {
+	s := make([]string, len(irqs))
+	for i, n := range irqs {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, " ")
 }
 
 func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, target cpuset.Set, opt PlanOptions, cursor map[string]int) {
@@ -185,7 +214,7 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 	}
 
 	managedQueue := map[int]bool{}
-	for _, q := range onlyQueues(qs, opt.Queues) {
+	for _, q := range qs {
 		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
 			From: q.Affinity, HasFrom: q.HasAffinity}
 		switch {
@@ -209,9 +238,15 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 		}
 		p.Steps = append(p.Steps, s)
 	}
-	if !opt.XPS {
-		return
+	if opt.XPS {
+		p.planXPS(nic, queueCPUs, managedQueue, len(opt.IRQs) > 0)
 	}
+}
+
+// planXPS sets each tx queue's xps_cpus to the CPUs of the queue IRQ
+// with its index; with only some IRQs placed (filtered), a tx queue
+// whose queue IRQ is not one of them is left out.
+func (p *pinPlan) planXPS(nic *topology.NIC, queueCPUs map[int]cpuset.Set, managedQueue map[int]bool, filtered bool) {
 	for _, tq := range nic.Queues {
 		if tq.Kind != "tx" {
 			continue
@@ -221,6 +256,8 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 		case !tq.Known:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no readable xps_cpus: left alone", nic.Name, tq.Index))
 			continue
+		case !ok && filtered:
+			continue // its queue IRQ is not one this plan places
 		case !ok:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no queue IRQ with index %d: xps_cpus left alone", nic.Name, tq.Index, tq.Index))
 			continue
@@ -235,21 +272,6 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 		}
 		p.Steps = append(p.Steps, s)
 	}
-}
-
-// onlyQueues keeps the queue IRQs of the queues named; all of qs when
-// none is.
-func onlyQueues(qs []*irq.IRQ, queues []int) []*irq.IRQ {
-	if len(queues) == 0 {
-		return qs
-	}
-	var out []*irq.IRQ
-	for _, q := range qs {
-		if q.Owner.Kind == irq.KindQueue && slices.Contains(queues, q.Owner.Queue) {
-			out = append(out, q)
-		}
-	}
-	return out
 }
 
 // targetFor computes the CPUs a NIC's IRQs may go to.

@@ -169,6 +169,16 @@ func TestPlanPin(t *testing.T) {
 			"vm virtio", "vm-virtio", []string{"eth0"}, PlanOptions{},
 			[]string{"37 0-1 keep", "38 0 change", "39 0 change"},
 		},
+		{
+			// One flow's queue IRQ to one CPU: the other 16 IRQs are
+			// not in the plan at all.
+			"seed one irq", "seed", []string{"eth0"}, PlanOptions{CPUs: cpuset.New(20), IRQs: []int{290}},
+			[]string{"290 20 change"},
+		},
+		{
+			"seed two irqs xps", "seed", []string{"eth0"}, PlanOptions{CPUs: cpuset.New(20), IRQs: []int{299, 284}, XPS: true},
+			[]string{"284 20 change", "299 20 change", "tx-0 20 change", "tx-15 20 change"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

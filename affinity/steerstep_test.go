@@ -200,7 +200,7 @@ func steerPin(t *testing.T, root string, f *fakeNIC, fault func(int) error) (*Pi
 		}
 	}
 	return Pin(context.Background(), PinRequest{
-		Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Options: PlanOptions{Queues: []int{1}, CPUs: cpuset.New(16)},
+		Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Options: PlanOptions{IRQs: []int{285}, CPUs: cpuset.New(16)},
 		Writer: irq.FileWriter{}, Now: time.Now(), Threads: noThreads{},
 		Steer: &SteerChange{Setter: &fakeSetter{nic: f}, Steps: zcSteps(), Fault: fault},
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/proc"
 	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/zc"
 )
 
 // Severity says how much a finding matters for a network benchmark.
@@ -161,6 +162,11 @@ type Options struct {
 	// instances, by PID, as /proc/PID read them (their affinity and last
 	// CPU); a thread missing from it could not be read.
 	NAPIThreads map[int]*proc.Process
+	// ZC are the zero-copy checks of the audited NICs (zc.Check) by NIC,
+	// and ZCErr why one could not be made; both nil when the audit was
+	// not asked for them (Selection.ZC).
+	ZC    map[string]*zc.Report
+	ZCErr map[string]error
 }
 
 // Run runs every registered check (see check) on the NICs, their IRQs

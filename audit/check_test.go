@@ -50,7 +50,8 @@ func TestRegistry(t *testing.T) {
 	}
 	want := []Check{CheckNICNodeUnknown, CheckIRQRemote, CheckIRQSharedCPU, CheckIrqbalance, CheckProcAbsent, CheckProcRemote,
 		CheckRPSRemote, CheckRSSQueueMissing, CheckNtupleRemote, CheckNAPIThreadRemote, CheckIRQManaged, CheckUDPHashNoPorts,
-		CheckQueuesVsCPUs, CheckChannelsVsCores, CheckCPUGovernor, CheckNAPISettings, CheckIOMMUMode, CheckProcNICUnknown}
+		CheckQueuesVsCPUs, CheckChannelsVsCores, CheckCPUGovernor, CheckNAPISettings, CheckIOMMUMode, CheckProcNICUnknown,
+		CheckZCBlocked}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run order (-want +got):\n%s", diff)
 	}

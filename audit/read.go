@@ -18,6 +18,9 @@ import (
 type Selection struct {
 	NICs []string
 	proc.Selection
+	// ZC asks for the zero-copy prerequisites of each audited NIC too:
+	// ZCModeReceive or ZCModeSend; "" for none.
+	ZC ZCMode
 }
 
 // State is one reading of a host and its audit: the topology, the
@@ -109,6 +112,9 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 	opts.ProcRoot = filepath.Join(fsys.Root(), "proc")
 	opts.Uses = st.Uses
 	opts.Steer, opts.NAPIThreads = st.Steer, st.NAPIThreads
+	if s.ZC != "" {
+		opts.ZC, opts.ZCErr = readZC(fsys, st, s)
+	}
 	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
 	st.Processes = Processes(AuditedNICs(st.Host, st.IRQs, s.NICs), st.Procs, opts)
 	return nil

@@ -12,9 +12,10 @@ import (
 	"github.com/irqnuma/irqnuma/topology"
 )
 
-// The flow placements: the NIC's queue IRQs (with the flow's queue IRQ
-// and its NAPI thread) on one core C of the NIC's node, the command on
-// C, on C's SMT sibling, or on another physical core of that node.
+// The flow placements: the flow's queue IRQ (and its NAPI thread) on
+// one core C of the NIC's node, the NIC's other IRQs left where they
+// are, the command on C, on C's SMT sibling, or on another physical
+// core of that node.
 const (
 	FlowSameCore  = "same-core"
 	FlowSibling   = "sibling"
@@ -41,6 +42,9 @@ type FlowPlan struct {
 	Queue   *uint32 `json:"queue"`
 	QueueBy string  `json:"queue_by,omitempty"`
 	Unknown string  `json:"queue_unknown,omitempty"`
+	// Observed is what --observe's first run saw of the NIC's per-queue
+	// counters; nil without --observe (Flow is then "").
+	Observed *flow.Observation `json:"observed,omitempty"`
 	// IRQ is the queue's interrupt, -1 when unknown; NAPIPID its NAPI
 	// kthread when NAPI is threaded (0: none known); Processing what runs
 	// its NET_RX work (flow.Path.Processing).
@@ -48,7 +52,8 @@ type FlowPlan struct {
 	Managed    bool   `json:"irq_managed,omitempty"` // its affinity is the kernel's
 	NAPIPID    int    `json:"napi_pid,omitempty"`
 	Processing string `json:"processing,omitempty"`
-	// Core is the CPU C that takes the queue IRQs, -1 when none is usable.
+	// Core is the CPU C that takes the flow's queue IRQ, -1 when none is
+	// usable.
 	Core int `json:"core"`
 	// Sibling and Other are the command's CPU of flow-sibling and
 	// flow-other-core, -1 with SiblingWhy or OtherWhy when there is none.
@@ -86,15 +91,20 @@ func predictFlow(fsys kfile.FS, f flow.Flow, nic string) (*FlowPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp := &FlowPlan{Flow: p.Flow, Queue: p.Queue, QueueBy: p.QueueBy, Unknown: p.Unknown, IRQ: -1,
-		Processing: p.Processing, Core: -1, Sibling: -1, Other: -1}
+	fp := &FlowPlan{IRQ: -1, Core: -1, Sibling: -1, Other: -1}
+	fp.fromPath(p)
+	return fp, nil
+}
+
+// fromPath takes the flow's queue, IRQ and NAPI thread from flow's path.
+func (fp *FlowPlan) fromPath(p *flow.Path) {
+	fp.Flow, fp.Queue, fp.QueueBy, fp.Unknown, fp.Processing = p.Flow, p.Queue, p.QueueBy, p.Unknown, p.Processing
 	if p.Queue != nil && p.IRQ != nil {
 		fp.IRQ = p.IRQ.IRQ
 	}
 	if p.NAPI != nil && p.NAPI.Threaded {
 		fp.NAPIPID = p.NAPI.PID
 	}
-	return fp, nil
 }
 
 // flowCores chooses C, the first CPU of the first usable core of node,
@@ -155,7 +165,7 @@ func (p *Plan) placeFlow(c Cell) PlannedCell {
 	app := -1
 	switch {
 	case fp == nil:
-		pc.Reason = "no flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\""
+		pc.Reason = "no flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\" or --observe"
 		return pc
 	case fp.Queue == nil:
 		pc.Reason = fp.Unknown // flow's words: "queue unknown: …", "no queue: …"
@@ -182,6 +192,6 @@ func (p *Plan) placeFlow(c Cell) PlannedCell {
 		return pc
 	}
 	pc.Applicable, pc.IRQNode, pc.AppNode = true, p.NICNode, p.NICNode
-	pc.IRQCPUs, pc.AppCPUs = cpuset.New(fp.Core), cpuset.New(app)
+	pc.IRQCPUs, pc.AppCPUs, pc.PinIRQs = cpuset.New(fp.Core), cpuset.New(app), []int{fp.IRQ}
 	return pc
 }

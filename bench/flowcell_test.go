@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -176,8 +177,9 @@ func TestFlowUsage(t *testing.T) {
 }
 
 // TestRunFlowSeed runs the three flow cells on a copy of the seed with
-// its steering: one pin of the queue IRQs to C for all three, each run
-// on its CPU with the IRQs on C, and the tree as it was afterwards.
+// its steering: one pin of the flow's queue IRQ alone to C for all
+// three, each run on its CPU with that IRQ on C and every other queue
+// IRQ of eth0 where it was, and the tree as it was afterwards.
 func TestRunFlowSeed(t *testing.T) {
 	root := seedSteer(t)
 	before := hosttest.Files(t, root)
@@ -186,20 +188,55 @@ func TestRunFlowSeed(t *testing.T) {
 	req := flowRequest(t, root, "flow-same-core,flow-sibling,flow-other-core", seedFlow)
 	rec := &recorder{w: w}
 	req.DryRun, req.Writer, req.Exec, req.Observer = false, w, f.exec, rec
+	others := slices.DeleteFunc(slices.Clone(seedQueueIRQs), func(n int) bool { return n == 284 })
+	was := perIRQ(t, root, others)
+	var during []string
+	f.onRun = func() {
+		during = append(during, affinities(t, root, []int{284}).String())
+		if diff := cmp.Diff(was, perIRQ(t, root, others)); diff != "" {
+			t.Errorf("run %d: other queue IRQs moved (-before +during):\n%s", f.runs, diff)
+		}
+	}
 	res, err := Run(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, strings.Join(rec.events, "\n"))
 	}
-	want := []string{"16 / 16 / ", "48 / 16 / ", "17 / 16 / "}
-	if diff := cmp.Diff(want, f.seen); diff != "" {
-		t.Errorf("app CPUs / IRQ CPUs / memory per run (-want +got):\n%s", diff)
+	if fp := res.Plan.Flow; fp.IRQ != 284 || fp.Core != 16 {
+		t.Fatalf("flow IRQ %d on C %d; the test expects IRQ 284 (queue 0) on 16", fp.IRQ, fp.Core)
 	}
-	if len(res.StateFiles) != 1 || len(res.Unrestored) != 0 {
-		t.Errorf("state files %v, unrestored %v", res.StateFiles, res.Unrestored)
+	if diff := cmp.Diff([]string{"16", "16", "16"}, during); diff != "" {
+		t.Errorf("IRQ 284's affinity per run (-want +got):\n%s", diff)
+	}
+	var apps []string
+	for _, s := range f.seen {
+		app, _, _ := strings.Cut(s, " / ")
+		apps = append(apps, app)
+	}
+	if diff := cmp.Diff([]string{"16", "48", "17"}, apps); diff != "" {
+		t.Errorf("app CPUs per run (-want +got):\n%s", diff)
+	}
+	for _, c := range res.Cells {
+		if !slices.Equal(c.PinIRQs, []int{284}) {
+			t.Errorf("%s pins IRQs %v, want [284]", c.Name, c.PinIRQs)
+		}
+	}
+	// One IRQ write and one back: nothing else of eth0 was touched.
+	if w.n != 2 || len(res.StateFiles) != 1 || len(res.Unrestored) != 0 {
+		t.Errorf("%d writes, state files %v, unrestored %v; want 2, one file, none", w.n, res.StateFiles, res.Unrestored)
 	}
 	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree not as it was (-before +after):\n%s", diff)
 	}
+}
+
+// perIRQ reads each IRQ's smp_affinity_list under root.
+func perIRQ(t *testing.T, root string, irqs []int) map[int]string {
+	t.Helper()
+	out := map[int]string{}
+	for _, n := range irqs {
+		out[n] = affinities(t, root, []int{n}).String()
+	}
+	return out
 }
 
 // FuzzParseFlow: any --flow gives a flow whose words parse back to it,

@@ -12,8 +12,10 @@ type Options struct {
 	Placements string // ParseCells' form; "" is "default"
 	RemoteNode int    // negative: the farthest node from the NIC's
 	// Flow is --flow, "udp|tcp SRC[:PORT] DST[:PORT]"; "" none.
-	Flow   string
-	Repeat int
+	Flow string
+	// Observe is --observe: find the flow's queue during a first run.
+	Observe bool
+	Repeat  int
 	// Regexp and JSONPath choose the parser (NewParser).
 	Regexp, JSONPath  string
 	DryRun, KeepGoing bool
@@ -34,7 +36,7 @@ const DefaultTimeout = 10 * time.Minute
 // The caller adds the writer, clock, streams and observer.
 func (o Options) Request(fsys kfile.FS, command []string) (Request, error) {
 	r := Request{Root: fsys, NIC: o.NIC, Repeat: o.Repeat, Command: command, DryRun: o.DryRun,
-		KeepGoing: o.KeepGoing, AllowIrqbalance: o.AllowIrqbalance, Timeout: o.Timeout}
+		KeepGoing: o.KeepGoing, AllowIrqbalance: o.AllowIrqbalance, Timeout: o.Timeout, Observe: o.Observe}
 	if o.RemoteNode >= 0 {
 		n := o.RemoteNode
 		r.RemoteNode = &n

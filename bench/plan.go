@@ -59,6 +59,10 @@ type PlannedCell struct {
 	IRQCPUs    cpuset.Set `json:"irq_cpus"`
 	AppCPUs    cpuset.Set `json:"app_cpus"`
 	MemNodes   cpuset.Set `json:"mem_nodes"` // empty: memory not bound
+	// PinIRQs are the only IRQs the cell pins to IRQCPUs (a flow cell: the
+	// flow's queue IRQ, with its NAPI thread), every other IRQ of the
+	// NIC left where it is; empty: all the NIC's IRQs.
+	PinIRQs []int `json:"pin_irqs,omitempty"`
 }
 
 // planMatrix places the cells on the host under root for the NIC nic of

@@ -33,12 +33,19 @@ type Request struct {
 	// RemoteNode chooses the remote node; nil: the farthest from the NIC.
 	RemoteNode *int
 	// Flow is the flow of the flow placements (--flow); nil: none, and
-	// those placements are refused.
-	Flow    *flow.Flow
-	Repeat  int      // runs of each cell, at least 1
-	Command []string // the benchmark: its name (found in PATH) and arguments
-	Parser  Parser
-	DryRun  bool // plan and audit, change and run nothing
+	// those placements are refused unless Observe finds the queue.
+	Flow *flow.Flow
+	// Observe finds the flow's queue instead (--observe): the command
+	// runs once first, unpinned, while the NIC's per-queue rx counters
+	// are sampled, and the queue that rose clearly is the flow's.
+	Observe bool
+	// Counters samples the NIC's per-queue rx counters for Observe; nil:
+	// flow.ReadCounters on Root.
+	Counters func(fsys kfile.FS, nic string) (*flow.Counters, error)
+	Repeat   int      // runs of each cell, at least 1
+	Command  []string // the benchmark: its name (found in PATH) and arguments
+	Parser   Parser
+	DryRun   bool // plan and audit, change and run nothing
 	// KeepGoing carries on past a failed run instead of stopping the
 	// matrix (the host is restored either way).
 	KeepGoing bool
@@ -100,7 +107,8 @@ type CellResult struct {
 }
 
 // Run audits the host, plans the matrix and, unless req.DryRun, runs it:
-// for each placement of the IRQs, one pin of the NIC's queue IRQs (saved
+// for each placement of the IRQs, one pin of the NIC's IRQs (a flow
+// placement's: the flow's queue IRQ alone, with its NAPI thread; saved
 // to a state file first, under the root's lock held throughout), every
 // run of the cells that need it (repeats interleaved across cells), and
 // the restore of what the pin changed — also when a run fails and when
@@ -110,7 +118,7 @@ type CellResult struct {
 // the matrix or which runs failed.
 func Run(ctx context.Context, req Request) (*Result, error) {
 	req = req.defaults()
-	res, err := prepare(req)
+	res, err := prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +165,9 @@ func (r Request) defaults() Request {
 }
 
 // prepare checks the request, reads and audits the host and plans the
-// matrix; nothing has changed when it returns.
-func prepare(req Request) (*Result, error) {
+// matrix; nothing has changed when it returns (with --observe the
+// command has run once, unpinned).
+func prepare(ctx context.Context, req Request) (*Result, error) {
 	switch {
 	case req.Repeat < 1:
 		return nil, usagef("--repeat %d: want 1 or more", req.Repeat)
@@ -188,7 +197,7 @@ func prepare(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp, err := req.flowPlan(t, nic)
+	fp, err := req.flowPlan(ctx, h, t, nic)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +210,9 @@ func prepare(req Request) (*Result, error) {
 	for _, c := range plan.Cells {
 		res.Cells = append(res.Cells, CellResult{PlannedCell: c, Runs: []RunResult{}})
 	}
-	if !slices.ContainsFunc(plan.Cells, func(c PlannedCell) bool { return c.Applicable }) {
+	// A dry run with --observe shows the matrix: the queue is found by
+	// the first run it does not make.
+	if !slices.ContainsFunc(plan.Cells, func(c PlannedCell) bool { return c.Applicable }) && !(req.DryRun && req.Observe) {
 		return res, fmt.Errorf("no placement asked for can run on this host: %s", plan.Cells[0].Reason)
 	}
 	if req.DryRun || req.AllowIrqbalance {
@@ -217,20 +228,31 @@ func prepare(req Request) (*Result, error) {
 	return res, nil
 }
 
-// flowPlan predicts the flow's queue and IRQ when a flow placement is
-// asked for; nil when none is. A flow without a flow placement, or a
-// flow placement without a flow, is a usage error.
-func (r Request) flowPlan(t *irq.Table, nic string) (*FlowPlan, error) {
+// flowPlan predicts the flow's queue and IRQ (--flow), or finds them
+// with a first run (--observe), when a flow placement is asked for; nil
+// when none is. A flow without a flow placement, or a flow placement
+// without a flow, is a usage error.
+func (r Request) flowPlan(ctx context.Context, h *topology.Host, t *irq.Table, nic string) (*FlowPlan, error) {
 	want := slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.Flow != "" })
 	switch {
+	case r.Flow != nil && r.Observe:
+		return nil, usagef("give --flow or --observe, not both: --observe finds the queue of a flow --flow would name")
 	case !want && r.Flow != nil:
 		return nil, usagef("--flow is for the flow placements: add flow-same-core, flow-sibling or flow-other-core to --placements")
+	case !want && r.Observe:
+		return nil, usagef("--observe finds the flow of the flow placements: add flow-same-core, flow-sibling or flow-other-core to --placements")
 	case !want:
 		return nil, nil
-	case r.Flow == nil:
-		return nil, usagef("the flow placements need the flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\" (finding it with --observe during a first run is not there yet)")
+	case r.Flow == nil && !r.Observe:
+		return nil, usagef("the flow placements need the flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\", or --observe to find its queue during a first run")
 	}
-	fp, err := predictFlow(r.Root, *r.Flow, nic)
+	var fp *FlowPlan
+	var err error
+	if r.Observe {
+		fp, err = r.observeFlow(ctx, h, nic)
+	} else {
+		fp, err = predictFlow(r.Root, *r.Flow, nic)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -276,24 +298,25 @@ type bencher struct {
 	sampler *watch.Sampler
 }
 
-// irqGroup is a set of cells that pin the IRQs to the same CPUs.
+// irqGroup is a set of cells that pin the same IRQs to the same CPUs.
 type irqGroup struct {
 	node  int
 	cpus  cpuset.Set
+	irqs  []int // PlannedCell.PinIRQs: empty for all the NIC's
 	cells []int // indexes into Result.Cells
 }
 
-// irqGroups groups the applicable cells by the CPUs they pin the IRQs
-// to, in the order of their first cell.
+// irqGroups groups the applicable cells by the IRQs they pin and the
+// CPUs they pin them to, in the order of their first cell.
 func (b *bencher) irqGroups() []irqGroup {
 	var gs []irqGroup
 	for i, c := range b.res.Cells {
 		if !c.Applicable {
 			continue
 		}
-		k := slices.IndexFunc(gs, func(g irqGroup) bool { return g.cpus.Equal(c.IRQCPUs) })
+		k := slices.IndexFunc(gs, func(g irqGroup) bool { return g.cpus.Equal(c.IRQCPUs) && slices.Equal(g.irqs, c.PinIRQs) })
 		if k < 0 {
-			gs = append(gs, irqGroup{node: c.IRQNode, cpus: c.IRQCPUs})
+			gs = append(gs, irqGroup{node: c.IRQNode, cpus: c.IRQCPUs, irqs: c.PinIRQs})
 			k = len(gs) - 1
 		}
 		gs[k].cells = append(gs[k].cells, i)
@@ -310,7 +333,7 @@ func (b *bencher) group(ctx context.Context, g irqGroup) (err error) {
 	}
 	pin, err := affinity.Pin(ctx, affinity.PinRequest{
 		Root: b.req.Root, NICs: []string{b.res.Plan.NIC}, Writer: b.req.Writer, Now: b.req.Now(), Lock: b.lock,
-		Options: affinity.PlanOptions{Strategy: affinity.StrategySpread, CPUs: irqCPUs},
+		Options: affinity.PlanOptions{Strategy: affinity.StrategySpread, CPUs: irqCPUs, IRQs: g.irqs},
 		Planned: func(p *affinity.PinResult) error { b.req.Observer.Pinning(p); return nil },
 	})
 	if err != nil {

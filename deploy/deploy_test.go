@@ -385,7 +385,7 @@ func TestSystemdUnits(t *testing.T) {
 		{pin, "Service.ExecStart", " irq pin --config /etc/irqnuma/pin.yaml"},
 		{pin, "Service.StateDirectory", "irqnuma"},
 		{pin, "Install.WantedBy", "multi-user.target"},
-		{exp, "Service.ExecStart", " serve --listen 127.0.0.1:9143"},
+		{exp, "Service.ExecStart", "/irqnuma-exporter --listen 127.0.0.1:9143"},
 		{exp, "Service.DynamicUser", "yes"},
 		{exp, "Service.NoNewPrivileges", "yes"},
 		{exp, "Service.ProtectSystem", "strict"},
@@ -426,8 +426,9 @@ func TestDaemonSet(t *testing.T) {
 				Spec struct {
 					HostPID    bool `yaml:"hostPID"`
 					Containers []struct {
-						Args  []string `yaml:"args"`
-						Ports []struct {
+						Command []string `yaml:"command"`
+						Args    []string `yaml:"args"`
+						Ports   []struct {
 							ContainerPort int `yaml:"containerPort"`
 						} `yaml:"ports"`
 						SecurityContext struct {
@@ -467,8 +468,8 @@ func TestDaemonSet(t *testing.T) {
 		}
 	}
 	c := spec.Containers[0]
-	if !slices.Contains(c.Args, "serve") || !slices.Contains(c.Args, "--root=/host") {
-		t.Errorf("args %q: want serve --root=/host", c.Args)
+	if !slices.Equal(c.Command, []string{"/irqnuma-exporter"}) || !slices.Contains(c.Args, "--root=/host") {
+		t.Errorf("command %q, args %q: want /irqnuma-exporter --root=/host", c.Command, c.Args)
 	}
 	if !c.SecurityContext.ReadOnlyRootFilesystem || c.SecurityContext.AllowPrivilegeEscalation {
 		t.Error("container: want a read-only root filesystem and no privilege escalation")

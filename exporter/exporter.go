@@ -28,10 +28,11 @@
 // textfile collector with WriteTextfile.
 //
 // The package writes the text exposition format itself (WriteText)
-// rather than through prometheus/client_golang: a fixed set of gauges
-// computed per scrape needs no registry, and linking the client library
-// and its protobuf runtime cost every irqnuma command, not only serve,
-// their initialisation at start.
+// rather than through prometheus/client_golang: the CLI imports it for
+// `audit --textfile`, and linking the client library and its protobuf
+// runtime would cost every irqnuma command their initialisation at start.
+// The exporter binary, cmd/irqnuma-exporter, serves Scrape's families
+// through client_golang beside its own process and Go metrics.
 package exporter
 
 import (

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +16,10 @@ import (
 const (
 	// CountersQStats is netdev qstats-get's rx packets per queue.
 	CountersQStats = "netdev qstats rx packets"
+	// CountersEthtool is the driver's per-rx-queue packet counters among
+	// its ethtool statistics (ethtool -S: rx_queue_N_packets, rxN_packets,
+	// rx-N.packets, ..., as steer.RXQueuePackets names them per driver).
+	CountersEthtool = "ethtool -S per-queue rx packets"
 	// CountersIRQ is the sum over CPUs of each rx queue IRQ's count in
 	// /proc/interrupts: interrupts, not packets (NAPI takes many packets
 	// per interrupt).
@@ -24,46 +29,176 @@ const (
 // Counters is one sample of a NIC's per-queue rx counters.
 type Counters struct {
 	NIC    string
-	Source string // CountersQStats or CountersIRQ
-	// NotQStats says why qstats were not used ("" when they were).
-	NotQStats string
+	Source string // CountersQStats, CountersEthtool or CountersIRQ
+	// NotQStats says why qstats were not used ("" when they were);
+	// NotEthtool why the ethtool statistics were not ("" when they were,
+	// or when qstats were).
+	NotQStats  string
+	NotEthtool string
 	// Queues holds each rx queue's counter; IRQs the IRQs summed for it
-	// (nil for qstats); Mixed the queues whose IRQ also serves tx.
+	// (IRQ counts only); Stats the ethtool statistics summed for it
+	// (ethtool only); Mixed the queues whose IRQ also serves tx.
 	Queues map[uint32]uint64
 	IRQs   map[uint32][]int
+	Stats  map[uint32][]string
 	Mixed  map[uint32]bool
 }
 
-// ReadCounters samples nic's per-queue rx counters on fsys: netdev
-// qstats where the driver has them, else its rx queue IRQs' counts.
+// ReadCounters samples nic's per-queue rx counters on fsys once: netdev
+// qstats where the driver has them, else its per-rx-queue ethtool
+// statistics, else its rx queue IRQs' counts.
 func ReadCounters(fsys kfile.FS, nic string) (*Counters, error) {
-	st, err := steer.Read(fsys, []string{nic})
+	s := NewSampler(fsys, nic)
+	defer s.Close()
+	return s.Sample()
+}
+
+// Sampler samples one NIC's per-queue rx counters repeatedly from the
+// source its first sample found best, so that every sample compares:
+// the ethtool statistics' names are read once, and each later sample is
+// one ioctl.
+type Sampler struct {
+	fsys   kfile.FS
+	nic    string
+	source string
+	// notQStats and notEthtool say, from the first sample, why the
+	// better sources were not used.
+	notQStats, notEthtool string
+	stats                 *steer.Stats
+	statIdx               map[uint32][]int
+}
+
+// NewSampler returns a sampler of nic's rx counters on fsys.
+func NewSampler(fsys kfile.FS, nic string) *Sampler { return &Sampler{fsys: fsys, nic: nic} }
+
+// Close releases what the sampler holds (the ethtool ioctl socket).
+func (s *Sampler) Close() error {
+	if s.stats != nil {
+		return s.stats.Close()
+	}
+	return nil
+}
+
+// Sample reads the counters once.
+func (s *Sampler) Sample() (*Counters, error) {
+	c := &Counters{NIC: s.nic, Queues: map[uint32]uint64{}}
+	var err error
+	switch s.source {
+	case "":
+		err = s.first(c)
+	case CountersQStats:
+		err = s.qstats(c)
+	case CountersEthtool:
+		err = s.ethtool(c)
+	default:
+		err = s.irqs(c)
+	}
 	if err != nil {
 		return nil, err
 	}
-	c := &Counters{NIC: nic, Queues: map[uint32]uint64{}}
-	n := st.NIC(nic)
+	c.Source, c.NotQStats, c.NotEthtool = s.source, s.notQStats, s.notEthtool
+	return c, nil
+}
+
+// first tries the sources in order and keeps the first that counts.
+func (s *Sampler) first(c *Counters) error {
+	if err := s.qstats(c); err != nil {
+		return err
+	}
+	if len(c.Queues) > 0 {
+		s.source = CountersQStats
+		return nil
+	}
+	if err := s.openEthtool(); err != nil {
+		return err
+	}
+	if s.stats != nil {
+		s.source = CountersEthtool
+		return s.ethtool(c)
+	}
+	s.source = CountersIRQ
+	if err := s.irqs(c); err != nil {
+		return err
+	}
+	if len(c.Queues) == 0 {
+		return fmt.Errorf("no per-queue rx counter of %s: %s; %s; and /proc/interrupts names no rx queue IRQ of it", s.nic, s.notQStats, s.notEthtool)
+	}
+	return nil
+}
+
+// qstats reads netdev qstats' rx packets; none is not an error (the
+// first sample then says why in notQStats).
+func (s *Sampler) qstats(c *Counters) error {
+	st, err := steer.Read(s.fsys, []string{s.nic})
+	if err != nil {
+		return err
+	}
+	n := st.NIC(s.nic)
 	if n != nil {
-		for _, s := range n.QStats {
-			if s.Type == steer.QueueTypeRX && s.Packets != nil {
-				c.Queues[s.Queue] = *s.Packets
+		for _, q := range n.QStats {
+			if q.Type == steer.QueueTypeRX && q.Packets != nil {
+				c.Queues[q.Queue] = *q.Packets
 			}
 		}
 	}
-	if len(c.Queues) > 0 {
-		c.Source = CountersQStats
-		return c, nil
+	if len(c.Queues) == 0 && s.source == "" {
+		s.notQStats = "no rx qstats (" + reasonOf(n, steer.PartQStats) + ")"
 	}
-	c.NotQStats = "no rx qstats (" + reasonOf(n, steer.PartQStats) + ")"
-	_, t, err := irq.Read(fsys, irq.Options{NICs: []string{nic}})
+	return nil
+}
+
+// openEthtool opens the NIC's ethtool statistics and finds its rx
+// queues' counters; when it cannot, notEthtool says why and s.stats
+// stays nil.
+func (s *Sampler) openEthtool() error {
+	st, err := steer.OpenStats(s.fsys, s.nic)
+	var un *steer.StatsUnavailableError
+	switch {
+	case errors.As(err, &un):
+		s.notEthtool = "no ethtool statistics (" + un.Reason.String() + ")"
+		return nil
+	case err != nil:
+		return err
+	}
+	idx, err := steer.RXQueuePackets(st.Driver, st.Names)
 	if err != nil {
-		return nil, err
+		st.Close()
+		s.notEthtool = "no per-queue ethtool statistics (" + err.Error() + ")"
+		return nil
 	}
-	c.Source, c.IRQs, c.Mixed = CountersIRQ, map[uint32][]int{}, map[uint32]bool{}
+	s.stats, s.statIdx = st, idx
+	return nil
+}
+
+// ethtool reads the statistics and sums each queue's counters.
+func (s *Sampler) ethtool(c *Counters) error {
+	v, err := s.stats.Read()
+	if err != nil {
+		return err
+	}
+	c.Stats = map[uint32][]string{}
+	for q, idx := range s.statIdx {
+		var sum uint64
+		for _, i := range idx {
+			sum += v[i]
+			c.Stats[q] = append(c.Stats[q], s.stats.Names[i])
+		}
+		c.Queues[q] = sum
+	}
+	return nil
+}
+
+// irqs sums each rx queue IRQ's count.
+func (s *Sampler) irqs(c *Counters) error {
+	_, t, err := irq.Read(s.fsys, irq.Options{NICs: []string{s.nic}})
+	if err != nil {
+		return err
+	}
+	c.IRQs, c.Mixed = map[uint32][]int{}, map[uint32]bool{}
 	for i := range t.IRQs {
 		x := &t.IRQs[i]
 		o := x.Owner
-		if o == nil || o.NIC != nic || o.Kind != irq.KindQueue || o.Dir == "tx" || o.Queue < 0 || x.Counts == nil {
+		if o == nil || o.NIC != s.nic || o.Kind != irq.KindQueue || o.Dir == "tx" || o.Queue < 0 || x.Counts == nil {
 			continue
 		}
 		q := uint32(o.Queue)
@@ -73,18 +208,17 @@ func ReadCounters(fsys kfile.FS, nic string) (*Counters, error) {
 			c.Mixed[q] = true
 		}
 	}
-	if len(c.Queues) == 0 {
-		return nil, fmt.Errorf("no per-queue rx counter of %s: %s, and /proc/interrupts names no rx queue IRQ of it", nic, c.NotQStats)
-	}
-	return c, nil
+	return nil
 }
 
 // QueueDelta is how much one rx queue's counter rose.
 type QueueDelta struct {
 	Queue uint32 `json:"queue"`
 	Delta uint64 `json:"delta"`
-	// IRQs are the IRQs counted for the queue (IRQ counters only).
-	IRQs []int `json:"irqs,omitempty"`
+	// IRQs are the IRQs counted for the queue (IRQ counters only);
+	// Stats the ethtool statistics summed for it (ethtool only).
+	IRQs  []int    `json:"irqs,omitempty"`
+	Stats []string `json:"ethtool_stats,omitempty"`
 	// Reset: the counter went back (the queue was recreated), so its
 	// delta is unknown and Delta 0.
 	Reset bool `json:"reset,omitempty"`
@@ -93,11 +227,14 @@ type QueueDelta struct {
 // Observation is what the per-queue counters did over an interval, and
 // whether the flow landed where it was predicted.
 type Observation struct {
-	NIC       string       `json:"nic"`
-	Source    string       `json:"counter_source"`
-	NotQStats string       `json:"qstats_unused_why,omitempty"`
-	Seconds   float64      `json:"seconds"`
-	Queues    []QueueDelta `json:"queues"`
+	NIC       string `json:"nic"`
+	Source    string `json:"counter_source"`
+	NotQStats string `json:"qstats_unused_why,omitempty"`
+	// NotEthtool says why the ethtool statistics were not used, when
+	// the IRQ counts were.
+	NotEthtool string       `json:"ethtool_stats_unused_why,omitempty"`
+	Seconds    float64      `json:"seconds"`
+	Queues     []QueueDelta `json:"queues"`
 	// Busiest is the queue whose counter rose most; nil when none rose
 	// or several rose equally most (Tied names them).
 	Busiest      *uint32  `json:"busiest_queue"`
@@ -115,13 +252,15 @@ type Observation struct {
 // user's traffic runs, samples them again and returns each queue's rise
 // (Judge then says whether a flow landed on its predicted queue).
 func Observe(fsys kfile.FS, nic string, d time.Duration) (*Observation, error) {
-	a, err := ReadCounters(fsys, nic)
+	s := NewSampler(fsys, nic)
+	defer s.Close()
+	a, err := s.Sample()
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
 	time.Sleep(d)
-	b, err := ReadCounters(fsys, nic)
+	b, err := s.Sample()
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +273,10 @@ func Diff(a, b *Counters, took time.Duration) (*Observation, error) {
 	if a.NIC != b.NIC || a.Source != b.Source {
 		return nil, fmt.Errorf("the samples differ: %s by %s, then %s by %s", a.NIC, a.Source, b.NIC, b.Source)
 	}
-	o := &Observation{NIC: a.NIC, Source: a.Source, NotQStats: a.NotQStats, Seconds: took.Seconds()}
+	o := &Observation{NIC: a.NIC, Source: a.Source, NotQStats: a.NotQStats, NotEthtool: a.NotEthtool, Seconds: took.Seconds()}
 	for q, after := range b.Queues {
 		before, ok := a.Queues[q]
-		d := QueueDelta{Queue: q, IRQs: b.IRQs[q]}
+		d := QueueDelta{Queue: q, IRQs: b.IRQs[q], Stats: b.Stats[q]}
 		switch {
 		case !ok:
 			o.Notes = append(o.Notes, fmt.Sprintf("queue %d appeared between the samples: its rise is unknown", q))

@@ -19,7 +19,7 @@ import (
 
 // scenarios are the agent's scenarios, in the order it runs them; each
 // must report at least one check on every kernel.
-var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "zc"}
+var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "flow-bench", "zc"}
 
 // TestLab boots every lab kernel and turns the agent's checks into one
 // subtest per kernel and scenario. IRQNUMA_LAB_REFRESH=1 also rewrites
@@ -49,6 +49,7 @@ func TestLab(t *testing.T) {
 			lines := runGuest(t, k, bins, export, 5*time.Minute)
 			checkLines(t, lines)
 			benchOutput(t, k, lines)
+			flowBenchOutput(t, k, lines)
 			if export {
 				writeExport(t, k, lines)
 			}
@@ -173,6 +174,38 @@ func benchOutput(t *testing.T, k preparedKernel, lines []labLine) {
 	if w := sentFile(t, lines, "watch.txt"); len(w) > 0 {
 		if err := os.WriteFile(filepath.Join(dir, "watch-debian-"+k.Name+".txt"), w, 0o644); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// flowBenchOutput shows the flow-bench scenario's benches (its flow
+// given with --flow, then found with --observe) as irqnuma bench's
+// tables; with IRQNUMA_LAB_OUT=DIR it writes them there as
+// flowbench-<how>-debian-<kernel>.txt.
+func flowBenchOutput(t *testing.T, k preparedKernel, lines []labLine) {
+	for _, how := range []string{"flow", "observe"} {
+		data := sentFile(t, lines, how+"-bench.json")
+		if len(data) == 0 {
+			continue
+		}
+		var doc report.BenchDoc
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Errorf("flow bench (%s) JSON: %v", how, err)
+			continue
+		}
+		var table bytes.Buffer
+		if err := report.WriteBench(&table, doc); err != nil {
+			t.Errorf("flow bench (%s) table: %v", how, err)
+		}
+		t.Logf("irqnuma bench of the flow placements (%s) in the %s guest:\n%s", how, k.Name, table.String())
+		if dir := os.Getenv("IRQNUMA_LAB_OUT"); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Error(err)
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, "flowbench-"+how+"-debian-"+k.Name+".txt"), table.Bytes(), 0o644); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }

@@ -154,6 +154,11 @@ func runGuest(t *testing.T, k preparedKernel, bins guestBinaries, export bool, t
 	}
 	startResponder(t, ns, subnets)
 	startIperf3Server(t, ns, c.NICs[0].Peer)
+	for _, n := range c.NICs[1:] {
+		if n.RSS { // the flow-bench scenario's flow comes in there
+			startIperf3Server(t, ns, n.Peer)
+		}
+	}
 
 	// QEMU itself has crashed under TCG now and then (a segfault within
 	// seconds, before the guest printed anything): such a run says

@@ -130,8 +130,12 @@ func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 // which CPUs those placements use.
 func writeBenchFlow(b *bytes.Buffer, p *bench.Plan) {
 	f := p.Flow
+	name := f.Flow
+	if name == "" {
+		name = "of the command (--observe)"
+	}
 	if f.Queue == nil {
-		linef(b, "flow %s: %s", f.Flow, f.Unknown)
+		linef(b, "flow %s: %s", name, f.Unknown)
 		return
 	}
 	irqWord := "IRQ unknown"
@@ -141,7 +145,7 @@ func writeBenchFlow(b *bytes.Buffer, p *bench.Plan) {
 	if f.NAPIPID > 0 {
 		irqWord += fmt.Sprintf(", NAPI thread %d", f.NAPIPID)
 	}
-	linef(b, "flow %s: queue %d (%s), %s", f.Flow, *f.Queue, f.QueueBy, irqWord)
+	linef(b, "flow %s: queue %d (%s), %s", name, *f.Queue, f.QueueBy, irqWord)
 	if f.Core < 0 {
 		return
 	}
@@ -151,7 +155,12 @@ func writeBenchFlow(b *bytes.Buffer, p *bench.Plan) {
 		}
 		return strconv.Itoa(c)
 	}
-	linef(b, "flow placements: %s's queue IRQs on CPU %d; SMT sibling %s; other core %s", p.NIC, f.Core, cpu(f.Sibling, f.SiblingWhy), cpu(f.Other, f.OtherWhy))
+	moved := fmt.Sprintf("IRQ %d", f.IRQ)
+	if f.NAPIPID > 0 {
+		moved += fmt.Sprintf(" and NAPI thread %d", f.NAPIPID)
+	}
+	linef(b, "flow placements: %s on CPU %d, %s's other IRQs left where they are; SMT sibling %s; other core %s",
+		moved, f.Core, p.NIC, cpu(f.Sibling, f.SiblingWhy), cpu(f.Other, f.OtherWhy))
 }
 
 // benchRow is an applicable cell's row: its summary and its median
@@ -386,6 +395,20 @@ func (p *BenchProgress) Ran(c *bench.PlannedCell, r *bench.RunResult) {
 		v += " " + r.Result.Unit
 	}
 	linef(p.W, "  %s in %.1fs", v, r.Seconds)
+}
+
+// Observing implements bench.FlowObserver: --observe's first run.
+func (p *BenchProgress) Observing(nic string) {
+	linef(p.W, "bench: a first run of the command, unpinned, to find the flow's queue by %s's rx queue counters (--observe)", nic)
+}
+
+// ObservedFlow implements bench.FlowObserver.
+func (p *BenchProgress) ObservedFlow(fp *bench.FlowPlan) {
+	if fp.Queue == nil {
+		linef(p.W, "  %s", fp.Unknown)
+		return
+	}
+	linef(p.W, "  the flow's queue is %d (%s)", *fp.Queue, fp.QueueBy)
 }
 
 // Restoring implements bench.Observer.

@@ -86,8 +86,10 @@ func flowRSSLines(p *flow.Path, add func(k, v string)) {
 // flowObservedLines says what each queue's counter did and the verdict.
 func flowObservedLines(o *flow.Observation, add func(k, v string)) {
 	src := o.Source
-	if o.NotQStats != "" {
-		src += "; " + o.NotQStats
+	for _, why := range []string{o.NotQStats, o.NotEthtool} {
+		if why != "" {
+			src += "; " + why
+		}
 	}
 	add("observed", fmt.Sprintf("%.1fs on %s, counters: %s", o.Seconds, o.NIC, src))
 	for _, d := range o.Queues {
@@ -97,6 +99,9 @@ func flowObservedLines(o *flow.Observation, add func(k, v string)) {
 		}
 		if len(d.IRQs) > 0 {
 			v += " (irq " + joinInts(d.IRQs) + ")"
+		}
+		if len(d.Stats) > 0 {
+			v += " (" + strings.Join(d.Stats, " + ") + ")"
 		}
 		add("rose", v)
 	}

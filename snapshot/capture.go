@@ -33,6 +33,8 @@ var (
 	procFiles = []string{
 		"proc/interrupts", "proc/cmdline", "proc/stat", "proc/softirqs", "proc/net/softnet_stat",
 		"proc/sys/kernel/osrelease",
+		// zc.Check: whether io_uring may be used, and by whom.
+		"proc/sys/kernel/io_uring_disabled", "proc/sys/kernel/io_uring_group",
 		// steer.Read: the kernel-wide steering knobs.
 		"proc/sys/net/core/rps_sock_flow_entries", "proc/sys/net/core/busy_poll", "proc/sys/net/core/busy_read",
 	}

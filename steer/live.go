@@ -1,7 +1,10 @@
 package steer
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"unsafe"
 
@@ -23,6 +26,7 @@ type liveAsker struct {
 	fd      int
 	fdErr   error
 	opened  bool
+	guard   guarded
 }
 
 func newLiveAsker() *liveAsker { return &liveAsker{fd: -1} }
@@ -117,16 +121,69 @@ func (a *liveAsker) ioctl(req ioctlRequest) ([]byte, error) {
 	}
 	var ifr ifreqData
 	copy(ifr.name[:], req.ifname)
-	buf := make([]byte, len(req.buf))
+	buf, err := a.guard.buffer(len(req.buf))
+	if err != nil {
+		return nil, err
+	}
 	copy(buf, req.buf)
 	ifr.data = unsafe.Pointer(&buf[0])
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(a.fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
 	runtime.KeepAlive(&ifr)
-	runtime.KeepAlive(buf)
+	if e == unix.EFAULT {
+		return nil, errWrotePast
+	}
 	if e != 0 {
 		return nil, e
 	}
-	return buf, nil
+	return bytes.Clone(buf), nil
+}
+
+// errWrotePast is the kernel answering with more than the request had
+// room for: kernels before the December 2025 fix to net/ethtool/ioctl.c
+// write as many names or statistics as the driver counts now, whatever
+// count the request carried, so a channel change between two requests
+// makes the answer longer than asked.
+var errWrotePast = errors.New("the kernel's answer was longer than the request (the driver's counts changed between requests)")
+
+// guarded is the buffer the ioctls are answered in: memory of its own
+// (not Go's heap) whose end touches a page that may not be written, so
+// a kernel that writes past the request faults there (EFAULT) instead
+// of overwriting whatever the Go heap has after a slice. It is mapped
+// once and grown when a request needs more.
+type guarded struct {
+	mem  []byte // the mapping; its last page is the guard
+	size int    // the bytes before the guard
+}
+
+// buffer is n bytes ending at the guard page.
+func (g *guarded) buffer(n int) ([]byte, error) {
+	if n > g.size {
+		if err := g.release(); err != nil {
+			return nil, err
+		}
+		page := os.Getpagesize()
+		size := (n + page - 1) / page * page
+		mem, err := unix.Mmap(-1, 0, size+page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return nil, fmt.Errorf("map an ioctl buffer of %d bytes: %w", size+page, err)
+		}
+		if err := unix.Mprotect(mem[size:], unix.PROT_NONE); err != nil {
+			_ = unix.Munmap(mem)
+			return nil, fmt.Errorf("guard an ioctl buffer: %w", err)
+		}
+		g.mem, g.size = mem, size
+	}
+	return g.mem[g.size-n : g.size : g.size], nil
+}
+
+// release unmaps the buffer.
+func (g *guarded) release() error {
+	if g.mem == nil {
+		return nil
+	}
+	err := unix.Munmap(g.mem)
+	g.mem, g.size = nil, 0
+	return err
 }
 
 func (a *liveAsker) where(dir, key string) string {
@@ -147,6 +204,9 @@ func (a *liveAsker) close() error {
 			err = e
 		}
 		a.fd = -1
+	}
+	if e := a.guard.release(); err == nil {
+		err = e
 	}
 	return err
 }

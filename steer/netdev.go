@@ -18,6 +18,9 @@ const (
 	netdevQueueIfindex = 2
 	netdevQueueType    = 3
 	netdevQueueNAPIID  = 4
+	netdevQueueDMABuf  = 5 // 6.12+: the dmabuf binding's id
+	netdevQueueIOURing = 6 // 6.15+: an io_uring zero-copy area (empty nest)
+	netdevQueueXSK     = 7 // 6.15+: an AF_XDP socket (empty nest)
 
 	netdevNAPIIfindex       = 1
 	netdevNAPIID            = 2
@@ -68,6 +71,15 @@ func decodeQueue(b []byte) (NetdevQueue, error) {
 			haveType = true
 		case netdevQueueNAPIID:
 			q.NAPI, err = u32(ad, "queue napi-id")
+		case netdevQueueDMABuf:
+			var v uint32
+			if v, err = u32(ad, "queue dmabuf"); err == nil {
+				q.DMABuf = &v
+			}
+		case netdevQueueIOURing:
+			q.IOURing = true
+		case netdevQueueXSK:
+			q.XSK = true
 		}
 		return err
 	})

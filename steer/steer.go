@@ -317,6 +317,14 @@ type NetdevQueue struct {
 	Type QueueType `json:"type"`
 	// NAPI is the NAPI instance's id; 0 when the queue has none.
 	NAPI uint32 `json:"napi_id,omitempty"`
+	// What else owns the queue's memory, as the kernel reports it on
+	// the queue (netdev_nl_queue_fill): the id of a bound dmabuf
+	// (devmem TCP, 6.12+), an io_uring zero-copy receive area (6.15+),
+	// an AF_XDP socket (6.15+). A kernel older than the attribute never
+	// reports it, so false is "none" only on a kernel that has it.
+	DMABuf  *uint32 `json:"dmabuf,omitempty"`
+	IOURing bool    `json:"io_uring,omitempty"`
+	XSK     bool    `json:"xsk,omitempty"`
 }
 
 // NAPI is one NAPI instance as netdev napi-get reports it. A pointer

@@ -84,7 +84,7 @@ func TestImportRules(t *testing.T) {
 		if p.Standard || !strings.HasPrefix(p.ImportPath, mod) {
 			continue
 		}
-		cli := name == "cmd/irqnuma" || strings.HasPrefix(name, "lab") || strings.HasPrefix(name, "internal/hosttest/gen")
+		cli := name == "cmd/irqnuma" || name == "cmd/irqnuma-exporter" || strings.HasPrefix(name, "lab") || strings.HasPrefix(name, "internal/hosttest/gen")
 		for _, imp := range p.Imports {
 			switch {
 			case imp == "github.com/spf13/cobra" && name != "cmd/irqnuma",

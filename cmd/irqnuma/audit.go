@@ -21,6 +21,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		sel      selection
 		failOn   string
 		textfile string
+		zcMode   string
 	)
 	c := &cobra.Command{
 		Use:   "audit",
@@ -32,6 +33,12 @@ func newAuditCmd(a *app) *cobra.Command {
 			}
 			if err := sel.check(); err != nil {
 				return err
+			}
+			switch audit.ZCMode(zcMode) {
+			case "", audit.ZCModeReceive, audit.ZCModeSend:
+				sel.ZC = audit.ZCMode(zcMode)
+			default:
+				return cli.Usagef("--zc %q: want rx or tx", zcMode)
 			}
 			// An unwritable textfile fails the command after the audit is shown.
 			st, err, writeErr := exporter.ReadAudit(a.fs, sel.Selection, textfile)
@@ -58,6 +65,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		},
 	}
 	sel.flags(c, "audit only this NIC (repeatable)", "watch")
+	c.Flags().StringVar(&zcMode, "zc", "", "judge each NIC's io_uring zero-copy prerequisites too: rx (receive) or tx (send), as zc check does")
 	c.Flags().StringVar(&failOn, "fail-on", "warning", "exit 3 when a finding is at or above: info, warning, error or never")
 	c.Flags().StringVar(&textfile, "textfile", "", "also write the findings as Prometheus metrics to this file, atomically (node_exporter textfile collector)")
 	return c

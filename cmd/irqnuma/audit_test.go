@@ -318,6 +318,19 @@ func TestAuditEveryCheck(t *testing.T) {
 	} else {
 		t.Errorf("sos-ice: channels-vs-cores %+v, want 8 channels (at most 64) for 4 cores", f)
 	}
+	// --zc rx on sos-ice: ice has no queue API and no header split
+	// (blocked); the kernel's files are not captured (unknown).
+	doc, _ = auditJSON(t, hosttest.Root("sos-ice"), "--zc", "rx")
+	if f := byCheck(doc, audit.CheckZCBlocked); len(f) == 3 && f[0].NIC == "em1" {
+		seen[audit.CheckZCBlocked] = true
+	} else {
+		t.Errorf("sos-ice --zc rx: zc-blocked %+v, want queue-api, header-split and flow-rule", f)
+	}
+	if f := byCheck(doc, audit.CheckZCUnknown); len(f) == 6 {
+		seen[audit.CheckZCUnknown] = true
+	} else {
+		t.Errorf("sos-ice --zc rx: zc-unknown %+v, want 6", f)
+	}
 	// No committed tree holds an RSS table, hash fields or NAPI (a
 	// sosreport does not collect them, and only a live host's recording
 	// does): those checks are held by the audit package's tests on

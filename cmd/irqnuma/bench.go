@@ -43,6 +43,7 @@ func newBenchCmd(a *app) *cobra.Command {
 	fs.StringVar(&o.Placements, "placements", "default", "placements to run, comma-separated: names below, default, all")
 	fs.IntVar(&o.Repeat, "repeat", 3, "runs of each placement (median, min and max are shown)")
 	fs.StringVar(&o.Flow, "flow", "", "the flow of the flow-* placements, \"udp|tcp SRC[:PORT] DST[:PORT]\" as irqnuma flow takes it (SRC the peer)")
+	fs.BoolVar(&o.Observe, "observe", false, "find the flow of the flow-* placements during a first, unpinned run of the command: the rx queue whose counter rose clearly")
 	fs.IntVar(&o.RemoteNode, "remote-node", -1, "the node of the remote placements; -1: the farthest from the NIC's")
 	fs.StringVar(&o.Regexp, "regexp", "", "the result is the last match in stdout, line by line: its group named value (and unit), or first group")
 	fs.StringVar(&o.JSONPath, "json-path", "", "the result is the number at this path of the JSON stdout (a.b[0].c)")

@@ -439,3 +439,38 @@ func TestBenchFlowLive(t *testing.T) {
 		t.Errorf("IRQ affinity not as it was (-before +after):\n%s", diff)
 	}
 }
+
+// TestBenchObserveCLI: --observe in a dry run shows the matrix with the
+// flow's line and cells saying the queue is found by the first run the
+// dry run does not make (exit 0, nothing run); with --flow, or without a
+// flow placement, it is a usage error.
+func TestBenchObserveCLI(t *testing.T) {
+	t.Parallel()
+	root := hosttest.Shared(t, "seed")
+	args := []string{"--root", root, "bench", "--dry-run", "--nic", "eth0", "--placements", "local,flow-same-core,flow-other-core", "--observe",
+		"--", "iperf3", "-c", "192.0.2.9", "-J"}
+	out, stderr, code := runCLI(t, args...)
+	why := "queue unknown: --observe finds it during a first run of the command, which a dry run does not make"
+	if code != 0 {
+		t.Fatalf("bench --dry-run --observe: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"\nflow of the command (--observe): " + why + "\n", "\nflow-same-core   -                 -                 -    not applicable: " + why + "\n",
+		"\nflow-other-core  -                 -                 -    not applicable: " + why + "\n", "dry run: nothing was changed or run\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, tt := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--placements", "flow-sibling", "--flow", "udp 192.0.2.9:40000 192.0.2.2:5201"}, "irqnuma: give --flow or --observe, not both"},
+		{[]string{"--placements", "local"}, "irqnuma: --observe finds the flow of the flow placements"},
+	} {
+		a := append([]string{"--root", root, "bench", "--dry-run", "--nic", "eth0", "--observe"}, tt.extra...)
+		_, stderr, code := runCLI(t, append(a, "--", "iperf3", "-c", "192.0.2.9", "-J")...)
+		if code != 2 || !strings.HasPrefix(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.extra, code, stderr, tt.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,5 +27,46 @@ func TestNoArchivedModules(t *testing.T) {
 		if use, ok := archived[fields[0]]; ok {
 			t.Errorf("go.mod requires %s, which is archived: use %s", fields[0], use)
 		}
+	}
+}
+
+// TestCLINoClientGolang: the CLI links no prometheus/client_golang (nor
+// its procfs): its metrics are the exporter package's own text writer,
+// and the client library with its collectors is irqnuma-exporter's alone,
+// so no irqnuma command pays its initialisation at start. The exporter
+// binary links it, which shows the test looks at the right list.
+func TestCLINoClientGolang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list (-short)")
+	}
+	deps := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
+		}
+		return strings.Fields(string(out))
+	}
+	banned := []string{"github.com/prometheus/client_golang", "github.com/prometheus/procfs"}
+	linked := func(deps []string, prefix string) []string {
+		var out []string
+		for _, d := range deps {
+			if d == prefix || strings.HasPrefix(d, prefix+"/") {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	cli := deps("github.com/irqnuma/irqnuma/cmd/irqnuma")
+	for _, b := range banned {
+		if got := linked(cli, b); len(got) > 0 {
+			t.Errorf("cmd/irqnuma links %s: only cmd/irqnuma-exporter may", strings.Join(got, ", "))
+		}
+	}
+	if got := linked(deps("github.com/irqnuma/irqnuma/cmd/irqnuma-exporter"), banned[0]); len(got) == 0 {
+		t.Error("cmd/irqnuma-exporter does not link client_golang: go list is not answering what this test asks")
 	}
 }

@@ -58,12 +58,10 @@ func TestExitCodes(t *testing.T) {
 			unknownNIC: &cell{[]string{"--nic", "eth9", "--dry-run", "--", "iperf3", "-J"}, cli.ExitUsage, `unknown NIC "eth9"`},
 			nonRoot:    &cell{[]string{"--", "iperf3", "-J"}, cli.ExitError, "needs root"},
 			json:       cell{args: []string{"--dry-run", "--", "iperf3", "-J"}, code: 0}},
+		{cmd: []string{"zc", "check"}, badValue: usage(`queue -1`, "eth0", "--queue", "-1"),
+			unknownNIC: &cell{[]string{"eth9"}, cli.ExitUsage, `unknown NIC "eth9"`}, json: cell{args: []string{"eth0"}, code: 0}},
 		{cmd: []string{"snapshot"}, badValue: usage(`--pid "x"`, "--pid", "x"),
 			json: usage("a snapshot is a .tar.gz")},
-		// serve's NICs are read at every scrape (one may appear later):
-		// TestServeKeepsServing.
-		{cmd: []string{"serve"}, badValue: usage(`--listen "nocolon"`, "--listen", "nocolon"),
-			json: usage("-o json: irqnuma serve has no JSON output")},
 	}
 	check := func(t *testing.T, s sys, args []string, c cell, wantJSON bool) {
 		t.Helper()

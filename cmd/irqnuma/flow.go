@@ -133,14 +133,16 @@ func observeFlow(a *app, p *flow.Path, d time.Duration) error {
 	}
 	// flow.Observe, with a word on stderr once the first sample is taken:
 	// traffic started after it is counted.
-	first, err := flow.ReadCounters(a.fs, p.NIC)
+	s := flow.NewSampler(a.fs, p.NIC)
+	defer s.Close()
+	first, err := s.Sample()
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
 	fmt.Fprintf(a.stderr, "observing %s's rx queues for %s (%s)\n", p.NIC, d, first.Source)
 	time.Sleep(d)
-	second, err := flow.ReadCounters(a.fs, p.NIC)
+	second, err := s.Sample()
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// TestMakeInstall runs make install into a folder: the binary, a manual
+// TestMakeInstall runs make install into a folder: the two binaries
+// (irqnuma and irqnuma-exporter), a manual
 // page per command that groff renders without a warning and man -l shows,
 // and the three shells' completions, where distribution packages put them.
 func TestMakeInstall(t *testing.T) {
@@ -19,12 +20,13 @@ func TestMakeInstall(t *testing.T) {
 	if err != nil {
 		t.Skip("no make")
 	}
-	prefix, bin := t.TempDir(), filepath.Join(t.TempDir(), "irqnuma")
-	out, err := exec.Command(mk, "-C", "../..", "install", "PREFIX="+prefix, "BIN="+bin).CombinedOutput()
+	prefix, bins := t.TempDir(), t.TempDir()
+	out, err := exec.Command(mk, "-C", "../..", "install", "PREFIX="+prefix, "BIN="+filepath.Join(bins, "irqnuma"),
+		"EXPORTER_BIN="+filepath.Join(bins, "irqnuma-exporter")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)
 	}
-	for _, f := range []string{"bin/irqnuma", "share/bash-completion/completions/irqnuma",
+	for _, f := range []string{"bin/irqnuma", "bin/irqnuma-exporter", "share/bash-completion/completions/irqnuma",
 		"share/zsh/site-functions/_irqnuma", "share/fish/vendor_completions.d/irqnuma.fish"} {
 		if st, err := os.Stat(filepath.Join(prefix, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
@@ -37,7 +39,8 @@ func TestMakeInstall(t *testing.T) {
 	}
 	pages, _ := filepath.Glob(filepath.Join(prefix, "share/man/man1/*.1"))
 	want := []string{"irqnuma.1", "irqnuma-audit.1", "irqnuma-bench.1", "irqnuma-exec.1", "irqnuma-flow.1", "irqnuma-irq.1", "irqnuma-irq-list.1", "irqnuma-irq-pin.1",
-		"irqnuma-irq-restore.1", "irqnuma-map.1", "irqnuma-mask.1", "irqnuma-serve.1", "irqnuma-snapshot.1", "irqnuma-topology.1", "irqnuma-watch.1"}
+		"irqnuma-irq-restore.1", "irqnuma-map.1", "irqnuma-mask.1", "irqnuma-exporter.1", "irqnuma-snapshot.1", "irqnuma-topology.1", "irqnuma-watch.1",
+		"irqnuma-zc.1", "irqnuma-zc-check.1"}
 	if len(pages) != len(want) {
 		t.Errorf("%d manual pages, want %d: %v", len(pages), len(want), pages)
 	}

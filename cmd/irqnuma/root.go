@@ -55,7 +55,7 @@ func hostSys() sys {
 // sorted by name).
 var commands = []func(*app) *cobra.Command{
 	newTopologyCmd, newIRQCmd, newAuditCmd, newMapCmd, newWatchCmd, newMaskCmd,
-	newExecCmd, newSnapshotCmd, newServeCmd, newBenchCmd, newManCmd, newFlowCmd,
+	newExecCmd, newSnapshotCmd, newBenchCmd, newManCmd, newFlowCmd,
 	newZCCmd,
 }
 
@@ -81,7 +81,12 @@ func newRoot(a *app) *cobra.Command {
 	root.PersistentFlags().StringVar(&a.root, "root", "/", "host root folder holding proc/ and sys/, or a snapshot .tar.gz")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cli.FlagError(err) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if merr := movedCommand(cmd, cmd.Flags().Args()); merr != nil {
+			return merr
+		}
+		return cli.FlagError(err)
+	})
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	for _, c := range commands {
@@ -124,11 +129,33 @@ func (a *app) writeJSON(v any) error {
 // json reports whether -o json was asked for.
 func (a *app) json() bool { return a.output == "json" }
 
+// moved are the commands that left the CLI, and where they went.
+var moved = map[string]string{
+	"irqnuma serve": "irqnuma-exporter, a binary of its own with the same flags (make build puts it in bin/)",
+}
+
+// movedCommand is the usage error saying where the command args[0] of
+// cmd went, or nil when it is not one that moved. A moved command's
+// flags are not cmd's, so the flag error cmd's parse meets (with args
+// what it parsed before) asks it too.
+func movedCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if to, ok := moved[cmd.CommandPath()+" "+args[0]]; ok {
+		return cli.Usagef("%s %s is now %s", cmd.CommandPath(), args[0], to)
+	}
+	return nil
+}
+
 // usageArgs makes a validator's errors usage errors; a command with subcommands
 // names the nearest (cobra suggests only at the root with no validator).
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := v(cmd, args); err != nil && cmd.HasSubCommands() {
+			if err := movedCommand(cmd, args); err != nil {
+				return err
+			}
 			cmd.SuggestionsMinimumDistance = 2 // cobra's own default, set only on its path
 			return cli.UnknownCommand(cmd.CommandPath(), args[0], cmd.SuggestionsFor(args[0]))
 		} else if err != nil {

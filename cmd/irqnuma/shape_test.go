@@ -41,7 +41,6 @@ var overCognitive = map[string]int{
 	"hostmap nodeBoxes":                33,
 	"watch (*differ).irqs":             33,
 	"irqbalance Read":                  32,
-	"affinity (*pinPlan).planNIC":      32,
 	"topology scanPCIIDs":              31,
 	"affinity restore":                 31,
 	"exporter hostSeries":              31,

@@ -162,7 +162,6 @@ func TestStopSignals(t *testing.T) {
 		{"unpacking a snapshot, SIGHUP", []string{"--root", big, "irq", "list"}, syscall.SIGHUP, 129},
 		{"watch between samples, SIGTERM", []string{"--root", hosttest.Root("seed"), "watch", "--interval", "10s", "-o", "json"}, syscall.SIGTERM, 143},
 		{"watch between samples, SIGINT", []string{"--root", hosttest.Root("seed"), "watch", "--interval", "10s"}, syscall.SIGINT, 130},
-		{"serve, SIGTERM", []string{"--root", hosttest.Root("seed"), "serve", "--listen", "127.0.0.1:0"}, syscall.SIGTERM, 143},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,6 +154,8 @@ func readingCommands(t *testing.T, root string) [][]string {
 		[]string{"irq", "pin", "--dry-run", "-o", "json", "--state", "/dev/null", nic},
 		[]string{"flow", "tcp", "10.0.0.1:40000", "10.0.0.2:5201", "--nic", nic},
 		[]string{"flow", "udp", "[fe80::1]:40000", "[fe80::2]:5201", "--nic", nic, "-o", "json"},
+		[]string{"zc", "check", nic, "--queue", "1", "--port", "9000"},
+		[]string{"zc", "check", nic, "--send", "-o", "json"},
 		bench)
 }
 

@@ -57,7 +57,10 @@ func pairedRuns(b *testing.B, rounds int, cmds ...[]string) (medians []time.Dura
 // and /sys against a hello-world Go binary built the same way (irq list)
 // and against hwloc's lstopo-no-graphics (topology, when installed), in
 // paired runs: each round runs every command once, and the medians of
-// the times and of the per-round ratios are reported.
+// the times and of the per-round ratios are reported. irqnuma-exporter
+// --version, which does nothing but start (the client library's and its
+// collectors' initialisation), shows what the CLI would pay at each start
+// if it linked prometheus/client_golang (TestCLINoClientGolang).
 func BenchmarkStartup(b *testing.B) {
 	if _, err := os.Stat("/proc/interrupts"); err != nil {
 		b.Skip("no live /proc")
@@ -72,12 +75,18 @@ func BenchmarkStartup(b *testing.B) {
 	buildStatic(b, filepath.Join(dir, "src"), hello)
 	bin := filepath.Join(dir, "irqnuma")
 	buildStatic(b, ".", bin)
+	exp := filepath.Join(dir, "irqnuma-exporter")
+	buildStatic(b, "../irqnuma-exporter", exp)
 	const rounds = 201
 	for b.Loop() {
-		med, ratio := pairedRuns(b, rounds, []string{hello}, []string{bin, "irq", "list"})
+		med, ratio := pairedRuns(b, rounds, []string{hello}, []string{bin, "irq", "list"}, []string{bin, "--version"},
+			[]string{exp, "--version"})
 		b.ReportMetric(float64(med[0].Microseconds()), "hello-µs")
 		b.ReportMetric(float64(med[1].Microseconds()), "irq-list-µs")
 		b.ReportMetric(ratio[1], "irq-list/hello")
+		b.ReportMetric(float64(med[2].Microseconds()), "version-µs")
+		b.ReportMetric(float64(med[3].Microseconds()), "exporter-version-µs")
+		b.ReportMetric(ratio[3], "exporter-version/hello")
 		if lstopo, err := exec.LookPath("lstopo-no-graphics"); err == nil {
 			med, ratio := pairedRuns(b, rounds, []string{lstopo}, []string{bin, "topology"})
 			b.ReportMetric(float64(med[0].Microseconds()), "lstopo-µs")

@@ -21,6 +21,9 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		{[]string{"irq", "pinn", "eth0"}, "irqnuma: unknown command \"pinn\" for \"irqnuma irq\"; did you mean \"pin\"?\n"},
 		{[]string{"irq", "lst"}, "irqnuma: unknown command \"lst\" for \"irqnuma irq\"; did you mean \"list\"?\n"},
 		{[]string{"--root", "testdata/none", "irq", "restor"}, "irqnuma: unknown command \"restor\" for \"irqnuma irq\"; did you mean \"restore\"?\n"},
+		// A command that left the CLI says where it went, with its flags too.
+		{[]string{"serve", "--listen", "127.0.0.1:9143"}, "irqnuma: irqnuma serve is now irqnuma-exporter, a binary of its own with the same flags (make build puts it in bin/)\n"},
+		{[]string{"--root", "testdata/none", "serve"}, "irqnuma: irqnuma serve is now irqnuma-exporter, a binary of its own with the same flags (make build puts it in bin/)\n"},
 		{[]string{"frobnicate"}, "irqnuma: unknown command \"frobnicate\" for \"irqnuma\" (see irqnuma --help)\n"},
 		{[]string{"irq", "frobnicate"}, "irqnuma: unknown command \"frobnicate\" for \"irqnuma irq\" (see irqnuma irq --help)\n"},
 		// A command without subcommands keeps cobra's word for an extra

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -85,4 +86,19 @@ func TestTextfileFolderMissing(t *testing.T) {
 	if code != cli.ExitError || !strings.Contains(stdout, "verdict:") || !strings.Contains(stderr, path) {
 		t.Errorf("exit %d, stderr %q, stdout %q; want exit 1 after the audit, naming %s", code, stderr, stdout, path)
 	}
+}
+
+// findingSeries renders irqnuma_finding samples as "check severity nic
+// subject = value", sorted.
+func findingSeries(mf *dto.MetricFamily) []string {
+	var out []string
+	for _, m := range mf.GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		out = append(out, strings.Join([]string{l["check"], l["severity"], l["nic"], l["subject"]}, " | ")+" = "+model.SampleValue(m.GetGauge().GetValue()).String())
+	}
+	sort.Strings(out)
+	return out
 }

@@ -1,17 +1,66 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
 
-// newZCCmd is the zc parent: zero-copy receive's check and prepare.
-// (A minimal parent while zc check lands separately; check adds itself
-// here.)
+	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/zc"
+)
+
 func newZCCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "zc",
-		Short: "Check and prepare a NIC for io_uring zero-copy receive",
+		Short: "Check a NIC for io_uring zero-copy receive and send, and prepare it for receive",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	c.AddCommand(newZCPrepareCmd(a))
+	c.AddCommand(newZCCheckCmd(a), newZCPrepareCmd(a))
+	return c
+}
+
+func newZCCheckCmd(a *app) *cobra.Command {
+	var (
+		queue, port int
+		send        bool
+	)
+	c := &cobra.Command{
+		Use:   "check IF [--queue Q] [--port P] | check IF --send",
+		Short: "Say which prerequisites of zero-copy receive (or send) hold on a NIC, with the evidence and the fix",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := zc.Options{Send: send}
+			if cmd.Flags().Changed("queue") {
+				o.Queue = &queue
+			}
+			if cmd.Flags().Changed("port") {
+				o.Port = &port
+			}
+			h, err := topology.Read(a.fs)
+			if err != nil {
+				return err
+			}
+			r, err := zc.Check(a.fs, h, args[0], o)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				err = a.writeJSON(r)
+			} else {
+				err = report.WriteZC(a.stdout, r)
+			}
+			if err != nil {
+				return err
+			}
+			if r.Blocker() != nil {
+				return cli.Exit(cli.ExitFindings, nil)
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&queue, "queue", 0, "the rx queue for zero-copy receive (default: the last rx queue, which ethtool -X IF equal N-1 leaves out)")
+	c.Flags().IntVar(&port, "port", 0, "the TCP port the application receives on (default: any port a flow rule steers to the queue)")
+	c.Flags().BoolVar(&send, "send", false, "check zero-copy send instead: the kernel, io_uring and the NIC's IOMMU mode")
 	return c
 }

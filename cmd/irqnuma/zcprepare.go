@@ -15,8 +15,11 @@ import (
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/steer"
+	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/zc"
 )
 
 // zcFault, when set (only in a binary built with the lab's labfault
@@ -82,54 +85,40 @@ type zcSkip struct {
 	Why  string `json:"why"`
 }
 
-// zcQueueDrivers are the drivers with the queue-management API zero-copy
-// receive needs (netdev_queue_mgmt_ops), as issue 25 and
-// Documentation/networking/iou-zcrx.rst list them.
-var zcQueueDrivers = []string{"bnxt_en", "mlx5_core", "fbnic", "gve"}
-
-// zcBlockers is this command's own reading of what stops zero-copy
-// receive on the NIC (kernel, driver queue API, header split, ntuple),
-// first blocker first; zc check's verdict replaces it once it is on
-// main.
-func zcBlockers(fsys kfile.FS, n *steer.NIC) []string {
+// zcBlockers are zc check's prerequisites that do not hold and that
+// the plan does not make hold (zc.Check with the NIC's reading), first
+// blocker first: the refusal.
+func zcBlockers(fsys kfile.FS, n *steer.NIC, p *zcPlan) ([]string, error) {
+	h, err := topology.Read(fsys)
+	if err != nil {
+		return nil, err
+	}
+	q, port := p.Queue, p.Port
+	r, err := zc.Check(fsys, h, n.Name, zc.Options{Queue: &q, Port: &port, Steer: n})
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	if rel, err := fsys.String(fsys.Path("proc/sys/kernel/osrelease")); err == nil {
-		if maj, min, ok := parseKernel(rel); ok && (maj < 6 || maj == 6 && min < 15) {
-			out = append(out, fmt.Sprintf("kernel %s: zero-copy receive needs 6.15 or later", strings.TrimSpace(rel)))
+	for _, b := range r.Blockers() {
+		if !p.fixes(b.ID) {
+			out = append(out, b.What+": "+b.Evidence)
 		}
 	}
-	switch {
-	case n.Driver == nil:
-		out = append(out, "the driver is unknown ("+n.Unknown[steer.PartDriver].String()+"): whether it has the queue-management API is not known")
-	case !slices.Contains(zcQueueDrivers, n.Driver.Driver):
-		out = append(out, fmt.Sprintf("driver %s has no queue-management API (%s have)", n.Driver.Driver, strings.Join(zcQueueDrivers, ", ")))
-	}
-	if n.Rings == nil || n.Rings.TCPDataSplit == nil || *n.Rings.TCPDataSplit == steer.TCPDataSplitUnknown {
-		out = append(out, "header split: tcp-data-split is not reported, so it cannot be turned on")
-	}
-	if n.Rules == nil {
-		out = append(out, "ntuple: the rules cannot be read ("+n.Unknown[steer.PartRules].String()+")")
-	}
-	return out
+	return out, nil
 }
 
-func parseKernel(s string) (major, minor int, ok bool) {
-	parts := strings.SplitN(strings.TrimSpace(s), ".", 3)
-	if len(parts) < 2 {
-		return 0, 0, false
+// fixes reports whether a step of the plan makes prerequisite id hold.
+func (p *zcPlan) fixes(id zc.ID) bool {
+	for _, s := range p.Steps {
+		switch {
+		case id == zc.IDChannels && s.Channels != nil,
+			id == zc.IDRSS && s.RSS != nil,
+			id == zc.IDFlowRule && s.Rule != nil,
+			id == zc.IDHeaderSplt && s.Rings != nil:
+			return true
+		}
 	}
-	var err1, err2 error
-	major, err1 = strconv.Atoi(parts[0])
-	minor, err2 = strconv.Atoi(leadingDigits(parts[1]))
-	return major, minor, err1 == nil && err2 == nil
-}
-
-func leadingDigits(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
+	return false
 }
 
 // planZC plans the steering steps from the NIC's reading.
@@ -252,12 +241,11 @@ func (p *zcPlan) planRings(n *steer.NIC) {
 	}
 }
 
-// noChannels says the NIC cannot have the channels queue Q needs: a
-// blocker, with the channels and the table skipped.
+// noChannels says the NIC cannot have the channels queue Q needs: the
+// channels are skipped (zc check names the blocker).
 func (p *zcPlan) noChannels(why string) error {
 	why = fmt.Sprintf("queue %d needs %d rx queues: %s", p.Queue, max(p.Queue+1, 2), why)
-	p.skip("channels", why)
-	p.Blockers = append(p.Blockers, "channels: "+why)
+	p.skip("channels", why) // zc check's channels prerequisite is the blocker
 	return nil
 }
 
@@ -307,7 +295,11 @@ func runZCPrepare(a *app, nic string, f zcPrepareFlags) error {
 	if err != nil {
 		return err
 	}
-	plan.Blockers = append(zcBlockers(a.fs, n), plan.Blockers...)
+	blockers, err := zcBlockers(a.fs, n, plan)
+	if err != nil {
+		return err
+	}
+	plan.Blockers = append(blockers, plan.Blockers...)
 	if err := plan.pickCPUs(a.fs); err != nil {
 		return err
 	}
@@ -338,9 +330,20 @@ func applyZC(a *app, plan *zcPlan, f zcPrepareFlags, refusal error) error {
 	}
 	defer set.Close()
 	defer shutdown.Critical()()
+	irqs, err := queueIRQs(a.fs, plan.NIC, plan.Queue)
+	if err != nil {
+		return err
+	}
+	nics := []string{plan.NIC}
+	if len(irqs) == 0 {
+		// The queue has no IRQ before its channel exists: the steering
+		// is made alone, and the IRQ is pinned by running prepare again.
+		nics = nil
+		fmt.Fprintf(a.stderr, "%s queue %d has no IRQ yet: run zc prepare again once the channels are set to pin it\n", plan.NIC, plan.Queue)
+	}
 	res, err := affinity.Pin(a.ctx, affinity.PinRequest{
-		Root: a.fs, NICs: []string{plan.NIC}, Writer: a.writer, Threads: a.threads, Now: a.now(), StatePath: f.state,
-		Options: affinity.PlanOptions{Queues: []int{plan.Queue}, CPUs: cpuset.New(plan.IRQCPU)},
+		Root: a.fs, NICs: nics, Writer: a.writer, Threads: a.threads, Now: a.now(), StatePath: f.state,
+		Options: affinity.PlanOptions{IRQs: irqs, CPUs: cpuset.New(plan.IRQCPU)},
 		Steer:   &affinity.SteerChange{Setter: set, Steps: plan.Steps, Fault: zcFault},
 	})
 	if err != nil {
@@ -382,4 +385,20 @@ func writeZCPlan(w io.Writer, p *zcPlan) {
 			fmt.Fprintf(w, "  %-8s %s\n", format, s)
 		}
 	}
+}
+
+// queueIRQs are the IRQs serving queue q of nic (a combined vector, or
+// its rx and tx vectors).
+func queueIRQs(fsys kfile.FS, nic string, q int) ([]int, error) {
+	_, t, err := irq.Read(fsys, irq.Options{NICs: []string{nic}})
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, i := range t.ForNIC(nic) {
+		if i.Owner != nil && i.Owner.Kind == irq.KindQueue && i.Owner.Queue == q {
+			out = append(out, i.IRQ)
+		}
+	}
+	return out, nil
 }

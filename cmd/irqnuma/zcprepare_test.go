@@ -53,8 +53,8 @@ func TestPlanZC(t *testing.T) {
 	if err != nil || len(p.Steps) != 2 || *p.Steps[0].Channels.Combined != 4 || slices3(p.Steps[1].RSS.Table) != "0,1,2" {
 		t.Errorf("queue 3: %v, %v", err, stepNames(p.Steps))
 	}
-	if p, err := planZC(labVirtio(), 4, 9000); err != nil || len(p.Steps) != 0 || len(p.Blockers) != 1 ||
-		p.Blockers[0] != "channels: queue 4 needs 5 rx queues: eth2 has at most 4 combined channels" {
+	if p, err := planZC(labVirtio(), 4, 9000); err != nil || len(p.Steps) != 0 || len(p.Skipped) == 0 ||
+		p.Skipped[0].Why != "queue 4 needs 5 rx queues: eth2 has at most 4 combined channels" {
 		t.Errorf("queue 4 of 4 channels: %v, %+v; want it blocked, nothing planned", err, p)
 	}
 	bn := labVirtio()
@@ -91,7 +91,7 @@ func TestZCPrepareRefuses(t *testing.T) {
 	root := hosttest.Copy(t, "vm-virtio")
 	before := treeFiles(t, root)
 	out, stderr, code := runCLI(t, "--root", root, "zc", "prepare", "eth0", "--queue", "1", "--port", "9000", "--dry-run")
-	if code != cli.ExitError || !strings.Contains(stderr, "eth0 cannot do zero-copy receive: the driver is unknown") || !strings.Contains(out, "application CPUs") {
+	if code != cli.ExitError || !strings.Contains(stderr, "eth0 cannot do zero-copy receive: ") || !strings.Contains(out, "application CPUs") {
 		t.Errorf("dry run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 	_, stderr, code = runCLI(t, "--root", root, "zc", "prepare", "eth0", "--queue", "1", "--port", "9000")

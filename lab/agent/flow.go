@@ -119,7 +119,10 @@ func (f *oneFlow) run(rxIRQ map[int]uint32, observe bool) {
 	count := 30
 	if observe {
 		count = 40
-		cmd = exec.Command("/bin/irqnuma", append(f.args(), "--observe", "250ms", "-o", "json")...)
+		// 750ms: the host's responder, on a loaded machine, can take
+		// more than 250ms to start a flow's traffic, and a second sample
+		// of one ethtool ioctl (6.1) closes the window on time.
+		cmd = exec.Command("/bin/irqnuma", append(f.args(), "--observe", "750ms", "-o", "json")...)
 		cmd.Stdout = &out
 		pipe, err := cmd.StderrPipe()
 		if err != nil {
@@ -128,7 +131,7 @@ func (f *oneFlow) run(rxIRQ map[int]uint32, observe bool) {
 		if err := cmd.Start(); err != nil {
 			panic(err)
 		}
-		// "observing eth2's rx queues for 250ms (...)": the first sample is taken.
+		// "observing eth2's rx queues for 750ms (...)": the first sample is taken.
 		first, _ := bufio.NewReader(pipe).ReadString('\n')
 		errOut.WriteString(first)
 		defer func() {

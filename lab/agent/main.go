@@ -109,6 +109,7 @@ func main() {
 		{"bench", scenarioBench},
 		{"steer", scenarioSteer},
 		{"flow", scenarioFlow},
+		{"flow-bench", scenarioFlowBench},
 		{"zc", scenarioZC},
 	} {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.name) {

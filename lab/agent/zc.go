@@ -38,7 +38,7 @@ func scenarioZC(l *lab) {
 
 	r := irqnuma(append(args, "--dry-run")...)
 	check("dry-run-refuses", r.code == 1 && strings.Contains(r.stderr, "cannot do zero-copy receive") &&
-		strings.Contains(r.stdout, "virtio_net has no queue-management API") && strings.Contains(r.stdout, "header split"),
+		strings.Contains(r.stdout, "virtio_net does not implement netdev_queue_mgmt_ops") && strings.Contains(r.stdout, "header split"),
 		"the dry run names the driver's missing queue API and header split and refuses: %s", r)
 	r = irqnuma(args...)
 	check("refuses", r.code == 1 && strings.Contains(r.stderr, "nothing was changed"), "without --partial nothing is changed: %s", r)

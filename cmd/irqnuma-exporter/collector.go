@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/irqnuma/irqnuma/exporter"
+)
+
+// scrapeTimeout bounds one scrape, as the CLI's exporter did: past it the
+// answer is 503.
+const scrapeTimeout = 30 * time.Second
+
+// collector turns each scrape of the exporter package into client_golang
+// metrics: every Family a gauge of the same name, help and label names,
+// every Sample one series. It adds nothing of its own, so a series or a
+// label the exporter package adds (per-pod labels) is served as it is.
+// One Collect is one read of the host.
+type collector struct {
+	scrape func() []exporter.Family
+	log    io.Writer
+}
+
+// Describe sends nothing: the families and their labels are the exporter
+// package's, known at each scrape (an unchecked collector; the registry
+// still refuses two series of one name with different labels).
+func (c *collector) Describe(chan<- *prometheus.Desc) {}
+
+// Collect reads the host once and sends every series. A series whose
+// label value is not valid UTF-8 (an interface name may hold any byte) is
+// left out and logged, as exporter.WriteText does; the rest is sent.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	for _, f := range c.scrape() {
+		desc := prometheus.NewDesc(f.Name, f.Help, f.Labels, nil)
+		for _, s := range f.Samples {
+			m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, s.Value, s.Values...)
+			if err != nil {
+				c.logf("scrape: series left out: %s: %v", f.Name, err)
+				continue
+			}
+			ch <- m
+		}
+	}
+}
+
+func (c *collector) logf(format string, args ...any) {
+	if c.log != nil {
+		fmt.Fprintf(c.log, "irqnuma-exporter: "+format+"\n", args...)
+	}
+}
+
+// newHandler is the exporter's HTTP handler: /metrics, GET and HEAD only,
+// from a registry of its own holding the host's series (e), the process
+// and Go collectors and promhttp's own counters; OpenMetrics to a client
+// that asks for it, gzip or zstd when accepted, four scrapes at a time (a
+// fifth is 503), 503 past 30 s. Gathering errors are logged and what could
+// be gathered is served.
+func newHandler(e *exporter.Exporter, logw io.Writer) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	for _, c := range []prometheus.Collector{
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewGoCollector(),
+		&collector{scrape: e.Scrape, log: logw},
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	metrics := promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:            log.New(logw, "irqnuma-exporter: ", 0),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: exporter.MaxInFlight,
+		Timeout:             scrapeTimeout,
+		EnableOpenMetrics:   true,
+	}))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		metrics.ServeHTTP(w, r)
+	})
+	return mux, nil
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/exporter"
+	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/internal/version"
+	"github.com/irqnuma/irqnuma/snapshot"
+)
+
+// short is the exporter's one line, description and examples the rest
+// of what -h prints and the manual page says.
+const (
+	short       = "Prometheus exporter of irqnuma's audit, with its own process and Go metrics"
+	description = `irqnuma-exporter is irqnuma's Prometheus exporter: on every scrape of /metrics
+it reads the host afresh and runs the audit (the same checks as irqnuma audit),
+and answers
+
+  irqnuma_finding{check,severity,nic,subject}  1 per current finding
+  irqnuma_irq_local{irq,nic,queue}             1 local, 0 remote (absent when unknown)
+  irqnuma_irq_effective_cpu{irq,nic,queue}     the one CPU the IRQ is delivered to
+  irqnuma_nic_numa_node{nic}                   the NIC's local node (absent when unknown)
+  irqnuma_process_present{selector}            1 when a --pid/--comm process runs, 0 when not
+  irqnuma_process_nic{selector,nic,attribution} 1 per NIC their sockets use
+  irqnuma_scrape_duration_seconds, irqnuma_scrape_error, irqnuma_build_info
+
+with its own process_*, go_* and promhttp_metric_handler_* series, in
+OpenMetrics to a scraper that asks for it, else in the text format 0.0.4.
+A scrape only reads; nothing but /metrics (GET, HEAD) is served. The default
+address is loopback: listening elsewhere shows the host's layout to whoever
+can reach the port. Read failures are logged on stderr and answered with
+irqnuma_scrape_error 1; it never exits for them (a NIC or a mount may come
+later). Four scrapes are answered at a time; a fifth gets 503 (counted in
+promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
+new scrape and lets those in flight finish for up to 0.9 s.`
+	examples = `  irqnuma-exporter
+  irqnuma-exporter --listen 127.0.0.1:9143 --nic eth0 --comm iperf3
+  irqnuma-exporter --root host1.tar.gz --listen 127.0.0.1:9144`
+	exitStatus = `  0      stopped by its caller's context (tests), or -h, --version
+  1      runtime error: the address cannot be listened on, a snapshot
+         cannot be unpacked
+  2      usage error: a bad flag, value or argument
+  128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM)`
+)
+
+// options are the exporter's flags.
+type options struct {
+	listen  string
+	root    string
+	sel     audit.Selection
+	version bool
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag struct{ v *[]string }
+
+func (s stringsFlag) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return strings.Join(*s.v, ",")
+}
+
+func (s stringsFlag) Set(v string) error { *s.v = append(*s.v, v); return nil }
+
+// pidsFlag is a repeatable --pid that also takes a comma-separated list,
+// as the CLI's does.
+type pidsFlag struct{ v *[]int }
+
+func (p pidsFlag) String() string {
+	if p.v == nil {
+		return ""
+	}
+	var s []string
+	for _, n := range *p.v {
+		s = append(s, strconv.Itoa(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func (p pidsFlag) Set(v string) error {
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("%q: not a number", f)
+		}
+		*p.v = append(*p.v, n)
+	}
+	return nil
+}
+
+// parse reads the flags; a mistake in them is a usage error (exit 2).
+func parse(args []string, stdout io.Writer) (*options, bool, error) {
+	o := &options{}
+	fl := flag.NewFlagSet("irqnuma-exporter", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.StringVar(&o.listen, "listen", exporter.DefaultListen, "address to serve /metrics on, `HOST:PORT`")
+	fl.StringVar(&o.root, "root", "/", "the host's root: a `folder` holding proc/ and sys/, or a snapshot .tar.gz")
+	fl.Var(stringsFlag{&o.sel.NICs}, "nic", "audit only this `NIC` (repeatable)")
+	fl.Var(pidsFlag{&o.sel.PIDs}, "pid", "watch the process `PID` and all its threads (repeatable, or a comma-separated list)")
+	fl.Var(stringsFlag{&o.sel.Comms}, "comm", "watch every process whose comm is exactly `NAME` (repeatable)")
+	fl.BoolVar(&o.version, "version", false, "print the version and exit")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: irqnuma-exporter [flags]\n\n%s\n\nExamples:\n%s\n\nFlags:\n", description, examples)
+			fl.SetOutput(stdout)
+			fl.PrintDefaults()
+			return nil, true, nil
+		}
+		return nil, false, cli.Usagef("%v (see irqnuma-exporter -h)", err)
+	}
+	if fl.NArg() == 2 && fl.Arg(0) == "__man" {
+		// make install: the manual page, from the same text as -h.
+		return nil, true, writeManPage(fl, fl.Arg(1))
+	}
+	if fl.NArg() > 0 {
+		return nil, false, cli.Usagef("unexpected argument %q: irqnuma-exporter takes flags only", fl.Arg(0))
+	}
+	if err := o.sel.Validate(); err != nil {
+		return nil, false, cli.Usage(err)
+	}
+	if _, _, err := net.SplitHostPort(o.listen); err != nil {
+		return nil, false, cli.Usagef("--listen %q: want HOST:PORT: %v", o.listen, err)
+	}
+	return o, false, nil
+}
+
+// run is the exporter: flags, the root opened once, then /metrics until
+// ctx ends. It returns the exit code (internal/cli's).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return cli.Code(ctx, serve(ctx, args, stdout, stderr), stderr)
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, done, err := parse(args, stdout)
+	if err != nil || done {
+		return err
+	}
+	if o.version {
+		fmt.Fprintln(stdout, version.Get().String())
+		return nil
+	}
+	fsys, closeRoot, err := openRoot(ctx, o.root)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := closeRoot(); err != nil {
+			fmt.Fprintf(stderr, "irqnuma-exporter: %s\n", safetext.Escape(err.Error()))
+		}
+	}()
+	// What the host lacks now may come later (a NIC's driver, a mount):
+	// said, and served as irqnuma_scrape_error 1, no exit.
+	if _, err := audit.Read(fsys, o.sel); err != nil {
+		fmt.Fprintf(stderr, "irqnuma-exporter: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
+	}
+	h, err := newHandler(exporter.New(fsys, o.sel, stderr), stderr)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	if host, _, _ := net.SplitHostPort(o.listen); !isLoopback(host) {
+		fmt.Fprintf(stderr, "irqnuma-exporter: warning: %s is not a loopback address: anyone who can reach it sees this host's layout\n", o.listen)
+	}
+	fmt.Fprintf(stderr, "irqnuma-exporter: serving http://%s/metrics\n", ln.Addr())
+	return exporter.Serve(ctx, ln, h)
+}
+
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// openRoot opens --root once: a folder as it is (one that does not exist
+// is left to the scrapes, which answer irqnuma_scrape_error 1 and name
+// it), a snapshot unpacked into a temporary folder that the returned
+// close removes.
+func openRoot(ctx context.Context, root string) (kfile.FS, func() error, error) {
+	var cleanups []func() error
+	closeAll := func() error {
+		var errs []error
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			errs = append(errs, cleanups[i]())
+		}
+		return errors.Join(errs...)
+	}
+	if st, err := os.Stat(root); err == nil && !st.IsDir() {
+		if !snapshot.IsArchive(root) {
+			return kfile.FS{}, nil, cli.Usagef("--root %s: neither a folder nor a snapshot .tar.gz", root)
+		}
+		dir, cleanup, err := snapshot.Open(ctx, root, snapshot.Limits{})
+		if err != nil {
+			return kfile.FS{}, nil, err
+		}
+		// Removed when the exporter ends, and by the signal handler if a
+		// stop signal finds it still unpacking past its grace.
+		cleanups = append(cleanups, shutdown.OnExit(cleanup))
+		root = dir
+	} else if err := kfile.CheckRoot(root); err != nil {
+		return kfile.FS{}, nil, err
+	}
+	fsys, err := kfile.Open(root)
+	if err != nil {
+		closeAll()
+		return kfile.FS{}, nil, fmt.Errorf("root: %w", err)
+	}
+	cleanups = append(cleanups, fsys.Close)
+	return fsys, closeAll, nil
+}
