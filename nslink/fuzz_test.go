@@ -3,6 +3,7 @@ package nslink
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
@@ -27,10 +28,25 @@ func FuzzDecodeLinks(f *testing.F) {
 		}
 		seen := map[int]bool{}
 		for _, l := range links {
-			if l.Index <= 0 || l.Name == "" || l.Link < 0 || seen[l.Index] {
+			if l.Index <= 0 || l.Name == "" || l.Link < 0 || seen[l.Index] ||
+				l.XDP.Attached > XDPAttachedMulti || (!l.XDP.Reported && l.XDP != XDP{}) {
 				t.Fatalf("decodeLinks gave %+v", l)
 			}
 			seen[l.Index] = true
+		}
+	})
+}
+
+// FuzzDecodeXDP: any nested IFLA_XDP decodes to a known mode or an
+// error.
+func FuzzDecodeXDP(f *testing.F) {
+	f.Add(xdpAttr(0))
+	f.Add(xdpAttr(1, [2]uint32{4, 42}, [2]uint32{5, 42}))
+	f.Add(xdpAttr(4, [2]uint32{6, 7}, [2]uint32{7, 9}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		x, err := decodeXDP(b)
+		if err == nil && (!x.Reported || x.Attached > XDPAttachedMulti || strings.HasPrefix(x.Mode(), "mode")) {
+			t.Fatalf("decodeXDP gave %+v", x)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/steer"
 )
 
@@ -218,5 +219,44 @@ func TestCheckBadKernelFiles(t *testing.T) {
 	}
 	if p := prereq(t, r, IDIOURing); p.Status != StatusUnknown || !strings.Contains(p.Evidence, "io_uring_disabled") {
 		t.Errorf("bad io_uring_disabled: %+v", p)
+	}
+}
+
+// TestCheckXDP judges the NIC's IFLA_XDP in the host namespace's links a
+// root records: none holds, a program fails with its id and mode, no
+// recording or no such link is unknown.
+func TestCheckXDP(t *testing.T) {
+	q, port := 3, 9000
+	tests := []struct {
+		name   string
+		xdp    *hosttest.NsXDP
+		link   string
+		status Status
+		says   string
+	}{
+		{"none", &hosttest.NsXDP{}, "em1", StatusHolds, "no XDP program attached (IFLA_XDP: none)"},
+		{"driver", &hosttest.NsXDP{Attached: 1, ProgID: 42}, "em1", StatusFails, "program id 42 attached in driver mode"},
+		{"generic", &hosttest.NsXDP{Attached: 2, ProgID: 7}, "em1", StatusFails, "program id 7 attached in generic mode"},
+		{"not sent", nil, "em1", StatusUnknown, "sent no IFLA_XDP for em1"},
+		{"other link", &hosttest.NsXDP{}, "em2", StatusUnknown, "em1 is not among the links of net:[4026531840]"},
+	}
+	for _, tt := range tests {
+		root := sosTree(t, iceCaptures)
+		hosttest.WriteNsLinks(t, root, 4026531840, "net:[4026531840]", 0, []hosttest.NsLink{
+			{Index: 1, Name: "lo", Flags: 0x9, XDP: &hosttest.NsXDP{}},
+			{Index: 2, Name: tt.link, Flags: 0x1003, XDP: tt.xdp},
+		})
+		p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
+		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) {
+			t.Errorf("%s: %s = %s (%q), want %s saying %q", tt.name, IDXDP, p.Status, p.Evidence, tt.status, tt.says)
+		}
+		if tt.status == StatusFails && p.Fix != "ip link set dev em1 xdp off" {
+			t.Errorf("%s: fix %q", tt.name, p.Fix)
+		}
+	}
+	root := sosTree(t, iceCaptures)
+	p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
+	if p.Status != StatusUnknown || !strings.Contains(p.Evidence, "not captured") {
+		t.Errorf("no recording: %+v", p)
 	}
 }
