@@ -107,12 +107,35 @@ func scenarioFlowBench(l *lab) {
 // flow's queue and how bench found it.
 func flowBench(l *lab, n *nic, threaded bool, name string, how ...string) (uint32, string) {
 	before, threads := affinities(), napiAffinities(n.Name)
+	diag := readFlowDiag(n.Name)
 	stop := pollIRQs(n.queueIRQs())
+	socks := map[string]bool{}
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		for {
+			for _, s := range udpSockets(flowBenchPort) {
+				mu.Lock()
+				socks[s] = true
+				mu.Unlock()
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
 	args := append([]string{"bench", "--nic", n.Name, "--repeat", "1", "-o", "json",
 		"--placements", "flow-same-core,flow-sibling,flow-other-core"}, how...)
 	r := irqnuma(append(args, "--", "iperf3", "-c", n.Peer, "-u", "-b", "20M", "-t", "2", "-R",
 		"--cport", itoa(flowBenchPort), "-J")...)
 	samples := stop()
+	close(done)
+	mu.Lock()
+	info(name+"-udp-sockets", "the guest's UDP sockets on port %d during the bench (local->remote, hex): %v", flowBenchPort, socks)
+	mu.Unlock()
+	diag.report(name, readFlowDiag(n.Name))
 	info(name+"-stderr", "%.6000s", r.stderr)
 	d := diffAffinities(before, affinities())
 	check(name+"-restored", len(d) == 0, "every smp_affinity_list as before the bench: %v", d)
