@@ -55,6 +55,7 @@ type oneFlow struct {
 	sendErr, irqOK string
 	nic            string
 	source         string    // where the rx packets were counted
+	inWindow       uint64    // packets on any rx queue by irqnuma --observe's exit
 	keep           io.Closer // the guest's socket of the flow, open until predicted
 }
 
@@ -142,9 +143,19 @@ func (f *oneFlow) run(rxIRQ map[int]uint32, observe bool) {
 		// "observing eth2's rx queues for 750ms (...)": the first sample is taken.
 		first, _ := bufio.NewReader(pipe).ReadString('\n')
 		errOut.WriteString(first)
-		defer func() {
+		// The counters as irqnuma exits: whether any of the flow had
+		// arrived inside its window.
+		exited := make(chan *flow.Counters, 1)
+		go func() {
 			io.Copy(&errOut, pipe)
 			cmd.Wait()
+			exited <- mustCounters(fsys, f.nic)
+		}()
+		defer func() {
+			atExit := <-exited
+			for q, n := range atExit.Queues {
+				f.inWindow += n - before.Queues[q]
+			}
 			var j flowJSON
 			if err := json.Unmarshal(out.Bytes(), &j); err != nil {
 				f.irqOK = fmt.Sprintf("irqnuma %s: %v: %.500s %.500s", strings.Join(f.args(), " "), err, out.String(), errOut.String())
@@ -305,7 +316,7 @@ func receiveFlow(proto, guest, peer string, sport, dport, count int) (int, strin
 // predicted one, which the table allows; with --observe, irqnuma saw
 // the same.
 func judgeFlows(t flowTable, flows []*oneFlow) {
-	var bad, notLanded []string
+	var bad, notLanded, late []string
 	queues := map[uint32]int{}
 	source, truth := "", ""
 	for _, f := range flows {
@@ -325,8 +336,14 @@ func judgeFlows(t flowTable, flows []*oneFlow) {
 		}
 		if o := f.observed; t.observe && o != nil && o.Observed != nil {
 			source = o.Observed.Source
-			if o.Observed.Landed == nil || !*o.Observed.Landed {
-				notLanded = append(notLanded, id+": "+o.Observed.Verdict)
+			switch {
+			case o.Observed.Landed != nil && *o.Observed.Landed:
+			case f.inWindow == 0 && o.Observed.Busiest == nil:
+				// irqnuma saw nothing and nothing had come: the
+				// responder (on a loaded host) sent after the window.
+				late = append(late, id)
+			default:
+				notLanded = append(notLanded, fmt.Sprintf("%s: %s (%d packets had arrived by its exit)", id, o.Observed.Verdict, f.inWindow))
 			}
 		} else if t.observe {
 			notLanded = append(notLanded, id+": no observation")
@@ -336,9 +353,9 @@ func judgeFlows(t flowTable, flows []*oneFlow) {
 		"%d of %d flows (16 udp, 16 tcp) arrived on the predicted queue, by the rx queues' packets (%s); flows per queue %v; wrong:\n%s",
 		len(flows)-len(bad), len(flows), truth, queues, strings.Join(bad, "\n"))
 	if t.observe {
-		check("observe-"+t.name, len(notLanded) == 0,
-			"irqnuma flow --observe (counters: %s) said %d of %d landed on the predicted queue; not:\n%s",
-			source, len(flows)-len(notLanded), len(flows), strings.Join(notLanded, "\n"))
+		check("observe-"+t.name, len(notLanded) == 0 && 2*len(late) < len(flows),
+			"irqnuma flow --observe (counters: %s) said %d of %d landed on the predicted queue; %d saw nothing, rightly (none of the flow had arrived when it ended: %v); wrong:\n%s",
+			source, len(flows)-len(notLanded)-len(late), len(flows), len(late), late, strings.Join(notLanded, "\n"))
 	}
 }
 
