@@ -22,16 +22,8 @@ type flowDiag struct {
 func readFlowDiag(ifname string) flowDiag {
 	d := flowDiag{packets: map[int]uint64{}}
 	d.reasm = snmpIP("ReasmReqds")
-	for _, line := range strings.Split(ethtool("-S", ifname), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(k, "rx_queue_") || !strings.HasSuffix(k, "_packets") {
-			continue
-		}
-		q, err1 := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(k, "rx_queue_"), "_packets"))
-		n, err2 := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err1 == nil && err2 == nil {
-			d.packets[q] = n
-		}
+	for q, n := range mustCounters(liveFS(), ifname).Queues {
+		d.packets[int(q)] = n
 	}
 	d.rss = ethtool("-x", ifname)
 	d.udp4 = ethtool("-n", ifname, "rx-flow-hash", "udp4")
