@@ -198,7 +198,11 @@ func liveFS() kfile.FS {
 // packets, so IRQ counts do not do.
 func mustCounters(fsys kfile.FS, nic string) *flow.Counters {
 	c, err := flow.ReadCounters(fsys, nic)
-	must("rx-packets", err == nil && c.Source != flow.CountersIRQ, "%s's per-queue rx packets: %v (%+v)", nic, err, c)
+	if err != nil || c.Source == flow.CountersIRQ {
+		// must only when failing: one check line per reading floods
+		// the guest's serial console.
+		must("rx-packets", false, "%s's per-queue rx packets: %v (%+v)", nic, err, c)
+	}
 	return c
 }
 
