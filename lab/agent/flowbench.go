@@ -77,7 +77,10 @@ func scenarioFlowBench(l *lab) {
 	// 6.12 the guest stopped reporting after the first run (2 boots of
 	// 2). With it off both kernels take every datagram on the predicted
 	// queue (6.12: +3480 per run). Why threaded polling stalls in this
-	// guest (8 vCPUs on a loaded 2-CPU host) is not known.
+	// guest (8 vCPUs on a loaded 2-CPU host) is not known, nor whether
+	// it alone is the cause: with it off, once (6.1, load 21), bench's
+	// observing run also took 31.4s for 2s with +336 packets, though
+	// every check passed.
 	threaded := false
 	// The NIC's queue IRQs on the other node first, so that the flow's
 	// IRQ must move to C and back, and the others must stay there.
