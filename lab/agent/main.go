@@ -110,6 +110,7 @@ func main() {
 		{"steer", scenarioSteer},
 		{"flow", scenarioFlow},
 		{"flow-bench", scenarioFlowBench},
+		{"cgroup", scenarioCgroup},
 	} {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.name) {
 			continue
