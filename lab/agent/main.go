@@ -111,6 +111,7 @@ func main() {
 		{"flow", scenarioFlow},
 		{"flow-bench", scenarioFlowBench},
 		{"zc", scenarioZC},
+		{"cgroup", scenarioCgroup},
 	} {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.name) {
 			continue
