@@ -431,6 +431,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"--listen", "9143", "--root", seed}, cli.ExitUsage, `--listen "9143": want HOST:PORT`},
 		{[]string{"--pid", "0", "--root", seed}, cli.ExitUsage, "--pid 0: not a process id"},
 		{[]string{"--pid", "x"}, cli.ExitUsage, `invalid value "x" for flag -pid`},
+		{[]string{"--cgroup", "/a/../b", "--root", seed}, cli.ExitUsage, `--cgroup /a/../b: ".." is not a group`},
+		{[]string{"--cgroup", "", "--root", seed}, cli.ExitUsage, "--cgroup: empty path"},
 		{[]string{"--bogus"}, cli.ExitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"serve"}, cli.ExitUsage, `unexpected argument "serve"`},
 		{[]string{"--root", "/etc/hostname"}, cli.ExitUsage, "neither a folder nor a snapshot"},
