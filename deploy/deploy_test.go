@@ -24,16 +24,25 @@ import (
 
 // labelsOf are the labels of each exported metric.
 var labelsOf = map[string][]string{
-	exporter.MetricFinding:        {"check", "severity", "nic", "subject"},
-	exporter.MetricIRQLocal:       {"irq", "nic", "queue"},
-	exporter.MetricIRQEffective:   {"irq", "nic", "queue"},
-	exporter.MetricNICNode:        {"nic"},
-	exporter.MetricProcessPresent: {"selector"},
-	exporter.MetricProcessNIC:     {"selector", "nic", "attribution"},
-	exporter.MetricScrapeDuration: nil,
-	exporter.MetricScrapeError:    nil,
-	exporter.MetricBuildInfo:      {"version", "revision", "goversion"},
+	exporter.MetricFinding:         {"check", "severity", "nic", "subject"},
+	exporter.MetricIRQLocal:        {"irq", "nic", "queue"},
+	exporter.MetricIRQEffective:    {"irq", "nic", "queue"},
+	exporter.MetricNICNode:         {"nic"},
+	exporter.MetricProcessPresent:  {"selector"},
+	exporter.MetricProcessNIC:      {"selector", "nic", "attribution"},
+	exporter.MetricPodCPUs:         podLabels,
+	exporter.MetricPodExclusive:    podLabels,
+	exporter.MetricPodProcesses:    podLabels,
+	exporter.MetricPodExclusiveIRQ: append(slices.Clone(podLabels), "nic"),
+	exporter.MetricPodNICRemote:    append(slices.Clone(podLabels), "nic"),
+	exporter.MetricPodFinding:      append([]string{"check", "severity", "nic"}, podLabels...),
+	exporter.MetricScrapeDuration:  nil,
+	exporter.MetricScrapeError:     nil,
+	exporter.MetricBuildInfo:       {"version", "revision", "goversion"},
 }
+
+// podLabels name a selected group on every irqnuma_pod_* series.
+var podLabels = []string{"cgroup", "namespace", "pod", "container"}
 
 // targetLabels are the labels Prometheus adds to every scraped series.
 var targetLabels = []string{"instance", "job"}
@@ -316,8 +325,15 @@ func TestRulesTestSeriesAreReal(t *testing.T) {
 // samples as "name{labels}" -> value text.
 func nps2Series(t *testing.T) map[string]string {
 	t.Helper()
+	return samples(t, exporter.New(hosttest.Open(t, hosttest.Root("nps2")), audit.Selection{}, nil).Scrape())
+}
+
+// samples returns fams' samples as "name{labels}" -> value text, the
+// labels sorted as Prometheus prints them.
+func samples(t *testing.T, fams []exporter.Family) map[string]string {
+	t.Helper()
 	var text bytes.Buffer
-	if _, err := exporter.WriteText(&text, exporter.New(hosttest.Open(t, hosttest.Root("nps2")), audit.Selection{}, nil).Scrape()); err != nil {
+	if _, err := exporter.WriteText(&text, fams); err != nil {
 		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
