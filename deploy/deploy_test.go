@@ -450,6 +450,9 @@ func TestDaemonSet(t *testing.T) {
 						SecurityContext struct {
 							ReadOnlyRootFilesystem   bool `yaml:"readOnlyRootFilesystem"`
 							AllowPrivilegeEscalation bool `yaml:"allowPrivilegeEscalation"`
+							Capabilities             struct {
+								Drop []string `yaml:"drop"`
+							} `yaml:"capabilities"`
 						} `yaml:"securityContext"`
 						VolumeMounts []struct {
 							Name      string `yaml:"name"`
@@ -487,8 +490,9 @@ func TestDaemonSet(t *testing.T) {
 	if !slices.Equal(c.Command, []string{"/irqnuma-exporter"}) || !slices.Contains(c.Args, "--root=/host") {
 		t.Errorf("command %q, args %q: want /irqnuma-exporter --root=/host", c.Command, c.Args)
 	}
-	if !c.SecurityContext.ReadOnlyRootFilesystem || c.SecurityContext.AllowPrivilegeEscalation {
-		t.Error("container: want a read-only root filesystem and no privilege escalation")
+	if !c.SecurityContext.ReadOnlyRootFilesystem || c.SecurityContext.AllowPrivilegeEscalation ||
+		!slices.Equal(c.SecurityContext.Capabilities.Drop, []string{"ALL"}) {
+		t.Error("container: want a read-only root filesystem, no privilege escalation and every capability dropped (it runs as UID 0 for the kubelet's socket)")
 	}
 	hostPaths := map[string]string{}
 	for _, v := range spec.Volumes {
@@ -501,7 +505,11 @@ func TestDaemonSet(t *testing.T) {
 		}
 		mounted[hostPaths[m.Name]+" -> "+m.MountPath] = true
 	}
-	for _, want := range []string{"/proc -> /host/proc", "/sys -> /host/sys"} {
+	// /proc and /sys for the host, /sys/fs/cgroup and /var/lib/kubelet
+	// (the pod resources socket, the CPU manager checkpoint) for the pod
+	// selections.
+	for _, want := range []string{"/proc -> /host/proc", "/sys -> /host/sys", "/sys/fs/cgroup -> /host/sys/fs/cgroup",
+		"/var/lib/kubelet -> /host/var/lib/kubelet"} {
 		if !mounted[want] {
 			t.Errorf("no mount %s (have %v)", want, mounted)
 		}
