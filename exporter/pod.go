@@ -3,7 +3,6 @@ package exporter
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/proc"
@@ -35,7 +34,7 @@ type podGroup struct {
 // selection's order.
 func podGroups(st *audit.State) []podGroup {
 	var out []podGroup
-	seen := map[string]bool{}
+	seen := map[[4]string]bool{}
 	for _, m := range st.Matches {
 		g := m.Group
 		if g == nil {
@@ -45,7 +44,7 @@ func podGroups(st *audit.State) []podGroup {
 		if p := g.Pod; p != nil {
 			ls[1], ls[2], ls[3] = p.Namespace, p.Name, p.Container
 		}
-		k := strings.Join(ls, "\x00")
+		k := [4]string(ls)
 		if seen[k] {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
@@ -247,4 +248,41 @@ func TestPodSeriesPromtool(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
+}
+
+// FuzzPodSeries: whatever a group's path and pod names hold (a cgroup
+// folder's name may hold any byte but '/', a pod's labels what the API
+// server took), the per-group series are one text exposition Prometheus'
+// parser reads, each group's sample once; a label value that is not
+// UTF-8 leaves the sample out and says so, never a panic.
+func FuzzPodSeries(f *testing.F) {
+	f.Add("/kubepods.slice/a", "bench", "iperf", "iperf3", "0-3", true)
+	f.Add("/a\"b\\c\nd", "", "", "", "", false)
+	f.Add("/\xff", "ns", "p\x00", "c", "5", true)
+	f.Fuzz(func(t *testing.T, path, ns, pod, ctr, cpus string, exclusive bool) {
+		g := &proc.Cgroup{Path: path, Exclusive: exclusive, Partition: proc.PartitionRoot,
+			Pod: &proc.PodRef{Namespace: ns, Name: pod, Container: ctr}}
+		if set, err := cpuset.ParseList(cpus); err == nil {
+			g.CPUs, g.CPUsKnown = set, true
+		}
+		st := &audit.State{Matches: []proc.Match{
+			{Selector: proc.CgroupSelector(path), PIDs: []int{1}, Group: g},
+			{Selector: proc.CgroupSelector(path), PIDs: []int{1}, Group: g},
+		}}
+		var buf bytes.Buffer
+		skipped, err := WriteText(&buf, podSeries(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, perr := parser.TextToMetricFamilies(bytes.NewReader(buf.Bytes()))
+		if perr != nil {
+			t.Fatalf("parse: %v\n%s", perr, buf.String())
+		}
+		if skipped == nil {
+			if n := len(mfs[MetricPodProcesses].GetMetric()); n != 1 {
+				t.Errorf("%d %s samples for one group selected twice, want 1", n, MetricPodProcesses)
+			}
+		}
+	})
 }
