@@ -431,6 +431,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"--listen", "9143", "--root", seed}, cli.ExitUsage, `--listen "9143": want HOST:PORT`},
 		{[]string{"--pid", "0", "--root", seed}, cli.ExitUsage, "--pid 0: not a process id"},
 		{[]string{"--pid", "x"}, cli.ExitUsage, `invalid value "x" for flag -pid`},
+		{[]string{"--cgroup", "/a/../b", "--root", seed}, cli.ExitUsage, `--cgroup /a/../b: ".." is not a group`},
+		{[]string{"--cgroup", "", "--root", seed}, cli.ExitUsage, "--cgroup: empty path"},
 		{[]string{"--bogus"}, cli.ExitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"serve"}, cli.ExitUsage, `unexpected argument "serve"`},
 		{[]string{"--root", "/etc/hostname"}, cli.ExitUsage, "neither a folder nor a snapshot"},
@@ -475,12 +477,12 @@ func BenchmarkScrape(b *testing.B) {
 // FuzzParse: any flag values give options that pass the selection's own
 // validation and a HOST:PORT, or one usage error; never a panic.
 func FuzzParse(f *testing.F) {
-	f.Add("127.0.0.1:9143", "1,2", "iperf3", "eth0")
-	f.Add("9143", "0", "", "")
-	f.Add(":0", "-1", "a\x00b", "eth\xff")
-	f.Add("[::1]:1", "1,,2", "x", "")
-	f.Fuzz(func(t *testing.T, listen, pids, comm, nic string) {
-		o, done, err := parse([]string{"--listen", listen, "--pid", pids, "--comm", comm, "--nic", nic}, io.Discard)
+	f.Add("127.0.0.1:9143", "1,2", "iperf3", "eth0", "/kubepods.slice/a")
+	f.Add("9143", "0", "", "", "")
+	f.Add(":0", "-1", "a\x00b", "eth\xff", "/a/../b")
+	f.Add("[::1]:1", "1,,2", "x", "", "/sys/fs/cgroup/cpuset/x")
+	f.Fuzz(func(t *testing.T, listen, pids, comm, nic, cgroup string) {
+		o, done, err := parse([]string{"--listen", listen, "--pid", pids, "--comm", comm, "--nic", nic, "--cgroup", cgroup}, io.Discard)
 		if err != nil {
 			if !usage.Is(err) {
 				t.Fatalf("parse error %v is not a usage error", err)
