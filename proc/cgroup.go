@@ -70,7 +70,7 @@ type Cgroup struct {
 // UID, and the container's name and runtime ID (each "" when the source
 // that found it does not say it).
 type PodRef struct {
-	Namespace, Name, UID string
+	Namespace, Name, UID   string
 	Container, ContainerID string
 }
 
