@@ -58,7 +58,10 @@
 // `audit --textfile`, and linking the client library and its protobuf
 // runtime would cost every irqnuma command their initialisation at start.
 // The exporter binary, cmd/irqnuma-exporter, serves Scrape's families
-// through client_golang beside its own process and Go metrics.
+// through client_golang's promhttp (its negotiation, compression, bound
+// on scrapes in flight and timeout) beside its own process and Go
+// metrics; this package serves no HTTP of its own, and holds only the
+// server's graceful stop (Serve) and the bounds the binary uses.
 package exporter
 
 import (
@@ -122,37 +125,26 @@ func family(name string, labels ...string) Family {
 type Exporter struct {
 	// read reads and audits the host: audit.Read of root and the
 	// selection (tests give their own).
-	read  func() (*audit.State, error)
-	mu    sync.Mutex // one read of the host at a time
-	logMu sync.Mutex // one log line at a time
-	log   io.Writer  // failed reads and refused scrapes; nil: none
-	// inFlight holds a token per HTTP scrape being read.
-	inFlight chan struct{}
-
-	// Refused scrapes not yet logged (Exporter.refused).
-	refMu      sync.Mutex
-	refLast    time.Time // when a line was last logged
-	refPending int
-	refTimer   *time.Timer
-	refEvery   time.Duration // 0: refusalLogEvery (tests set less)
+	read func() (*audit.State, error)
+	mu   sync.Mutex // one read of the host, and its log line, at a time
+	log  io.Writer  // failed reads; nil: none
 }
 
 // New returns an exporter that reads and audits root with sel on each
 // scrape (audit.Read), one scrape at a time. Each failed read (the scrape
-// itself answers irqnuma_scrape_error 1) and the refused scrapes (a line
-// per interval) are logged to log, a line at a time, when log is not nil.
+// itself answers irqnuma_scrape_error 1) is logged to log, a line at a
+// time, when log is not nil.
 func New(fsys kfile.FS, sel audit.Selection, log io.Writer) *Exporter {
 	read := func() (*audit.State, error) { return audit.Read(fsys, sel) }
-	return &Exporter{read: read, log: log, inFlight: make(chan struct{}, MaxInFlight)}
+	return &Exporter{read: read, log: log}
 }
 
-// logf writes one line to the log, "irqnuma: " first.
+// logf writes one line to the log, "irqnuma: " first; its caller holds
+// e.mu.
 func (e *Exporter) logf(format string, args ...any) {
 	if e.log == nil {
 		return
 	}
-	e.logMu.Lock()
-	defer e.logMu.Unlock()
 	fmt.Fprintf(e.log, "irqnuma: "+format+"\n", args...)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
@@ -55,7 +56,7 @@ func (s *syncBuffer) String() string {
 // handlerOf is the binary's handler on a host tree.
 func handlerOf(t testing.TB, root string, sel audit.Selection) http.Handler {
 	t.Helper()
-	h, err := newHandler(exporter.New(hosttest.Open(t, root), sel, nil), io.Discard)
+	h, err := newHandler(exporter.New(hosttest.Open(t, root), sel, nil).Scrape, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,11 +280,13 @@ func TestFindingsMatchAudit(t *testing.T) {
 }
 
 // TestHandlerMethodsPaths: /metrics only, GET and HEAD only; a gzip
-// scrape is compressed.
+// scrape is compressed, and holds the same series.
 func TestHandlerMethodsPaths(t *testing.T) {
 	h := handlerOf(t, hosttest.Root("seed"), audit.Selection{})
-	if resp, _ := get(t, h, http.MethodGet, "/", ""); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("GET /: %d, want 404", resp.StatusCode)
+	for _, path := range []string{"/", "/debug/pprof/", "/metrics/"} {
+		if resp, _ := get(t, h, http.MethodGet, path, ""); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
 	}
 	resp, _ := get(t, h, http.MethodPost, "/metrics", "")
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
@@ -297,7 +300,14 @@ func TestHandlerMethodsPaths(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Header().Get("Content-Encoding") != "gzip" {
-		t.Errorf("gzip scrape: Content-Encoding %q", rec.Header().Get("Content-Encoding"))
+		t.Fatalf("gzip scrape: Content-Encoding %q", rec.Header().Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := io.ReadAll(zr); err != nil || !bytes.Contains(body, []byte("\nirqnuma_scrape_error 0\n")) {
+		t.Errorf("gzip body: %v, %.200q; want the host's series", err, body)
 	}
 }
 

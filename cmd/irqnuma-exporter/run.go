@@ -174,7 +174,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, err := audit.Read(fsys, o.sel); err != nil {
 		fmt.Fprintf(stderr, "irqnuma-exporter: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
 	}
-	h, err := newHandler(exporter.New(fsys, o.sel, stderr), stderr)
+	h, err := newHandler(exporter.New(fsys, o.sel, stderr).Scrape, stderr)
 	if err != nil {
 		return err
 	}
