@@ -41,7 +41,7 @@ func (c *capturer) netns(d string) error {
 		return c.w.file(rel, data, 0o644)
 	}
 	if !c.files[path.Join(nslink.RecordDir, "host")] {
-		if err := nslink.RecordHost(c.fs, put); err != nil {
+		if _, err := nslink.RecordHost(c.fs, put); err != nil {
 			c.note("network namespaces not captured: " + err.Error())
 			return nil
 		}
