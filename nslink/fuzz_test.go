@@ -1,6 +1,7 @@
 package nslink
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,37 @@ func FuzzDecodeNSID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if id, err := decodeNSID(b); err == nil && id < -1 {
 			t.Fatalf("decodeNSID = %d", id)
+		}
+	})
+}
+
+// FuzzParseIPLink: any text parses to links with a positive, unique
+// index, a name, and program ids only where a mode is attached, or to
+// an ErrIPLink.
+func FuzzParseIPLink(f *testing.F) {
+	for _, name := range sosIPLink {
+		if b, err := os.ReadFile(filepath.Join("testdata/sos", name)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("7: em1: <UP> mtu 9000 xdpmulti qdisc mq\n    prog/xdpgeneric id 5 \n    prog/xdpoffload id 6 \n"))
+	f.Add([]byte("7: em1@if3: <UP> mtu 9000 xdp[9]/id:4 qdisc mq\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		links, err := ParseIPLink(b)
+		if err != nil {
+			if !errors.Is(err, ErrIPLink) {
+				t.Fatalf("ParseIPLink error %v is no ErrIPLink", err)
+			}
+			return
+		}
+		seen := map[int]bool{}
+		for _, l := range links {
+			x := l.XDP
+			if l.Index <= 0 || seen[l.Index] || l.Name == "" || strings.ContainsAny(l.Name, ": \t@") || !x.Reported ||
+				(x.Attached == XDPAttachedNone && x != XDP{Reported: true}) {
+				t.Fatalf("ParseIPLink gave %+v", l)
+			}
+			seen[l.Index] = true
 		}
 	})
 }

@@ -260,3 +260,44 @@ func TestCheckXDP(t *testing.T) {
 		t.Errorf("no recording: %+v", p)
 	}
 }
+
+// TestCheckXDPSos judges the NIC's XDP from a sosreport's `ip -s -d
+// link` (else `ip -d address`) when the root records no links: the real
+// output of a namespace with a program on g0 (generic) and v0 (driver)
+// (nslink/testdata/sos), with one of its links renamed em1.
+func TestCheckXDPSos(t *testing.T) {
+	q, port := 3, 9000
+	const src = "sosreport sos_commands/networking/"
+	tests := []struct {
+		file, rename string
+		status       Status
+		says         string
+	}{
+		{"ip_-s_-d_link", "g0@g1", StatusFails, "program id 97 attached in generic mode (" + src + "ip_-s_-d_link)"},
+		{"ip_-s_-d_link", "v0@v1", StatusFails, "program id 97 attached in driver mode (" + src + "ip_-s_-d_link)"},
+		{"ip_-s_-d_link", "g1@g0", StatusHolds, "no XDP program attached (" + src + "ip_-s_-d_link: no xdp on em1)"},
+		{"ip_-s_-d_link", "", StatusUnknown, "em1 is not among the links of the " + src + "ip_-s_-d_link"},
+		{"ip_-d_address", "v0@v1", StatusFails, "program id 97 attached in driver mode (" + src + "ip_-d_address)"},
+		{"ip_-s_-d_link", "garbage", StatusUnknown, `ip_-s_-d_link: line 1: "em1": no link index: not ip link output`},
+	}
+	for _, tt := range tests {
+		b, err := os.ReadFile(filepath.Join("..", "nslink", "testdata", "sos", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		switch tt.rename {
+		case "":
+		case "garbage":
+			text = "em1\n"
+		default:
+			text = strings.Replace(text, " "+tt.rename+": ", " em1: ", 1)
+		}
+		root := sosTree(t, iceCaptures)
+		writeFiles(t, root, map[string]string{"sos_commands/networking/" + tt.file: text})
+		p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
+		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) {
+			t.Errorf("%s with %s as em1: %s = %s (%q), want %s saying %q", tt.file, tt.rename, IDXDP, p.Status, p.Evidence, tt.status, tt.says)
+		}
+	}
+}

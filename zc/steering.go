@@ -226,14 +226,22 @@ func (c *checker) xdp() Prereq {
 	}
 	l, ok := ls.ByName(name)
 	switch {
+	case !ok && ls.Namespace == "":
+		return unknown(IDXDP, what, fmt.Sprintf("%s is not among the links of the %s", name, ls.Source), fix+" (when ip link shows one)")
 	case !ok:
 		return unknown(IDXDP, what, fmt.Sprintf("%s is not among the links of %s (%s)", name, ls.Namespace, ls.Source), fix+" (when ip link shows one)")
 	case !l.XDP.Reported:
 		return unknown(IDXDP, what, "the kernel sent no IFLA_XDP for "+name, fix+" (when ip link shows one)")
+	case l.XDP.Attached == nslink.XDPAttachedNone && ls.Namespace == "":
+		return holds(IDXDP, what, fmt.Sprintf("no XDP program attached (%s: no xdp on %s)", ls.Source, name))
 	case l.XDP.Attached == nslink.XDPAttachedNone:
 		return holds(IDXDP, what, "no XDP program attached (IFLA_XDP: none)")
 	}
-	return fails(IDXDP, what, xdpEvidence(l.XDP)+"; zero-copy receive refuses a queue of a device with XDP (EEXIST)", fix)
+	from := ""
+	if ls.Namespace == "" {
+		from = " (" + ls.Source + ")"
+	}
+	return fails(IDXDP, what, xdpEvidence(l.XDP)+from+"; zero-copy receive refuses a queue of a device with XDP (EEXIST)", fix)
 }
 
 // xdpEvidence says which programs are attached in which mode.
@@ -258,12 +266,20 @@ func xdpEvidence(x nslink.XDP) string {
 
 // hostLinks reads the links of the host's network namespace: live, by
 // PID 1's namespace or irqnuma's own; on a captured root, its
-// recording. nil with why when they cannot be had.
+// recording, else a sosreport's `ip -s -d link` (nslink.ReadSos: no
+// Namespace, Source names the file). nil with why when they cannot be
+// had.
 func hostLinks(fsys kfile.FS) (*nslink.Links, string) {
 	ns := nslink.HostNamespace(fsys)
 	if ns == "" {
 		if !fsys.Live() {
-			return nil, "not captured: the root records no host network namespace (" + nslink.RecordDir + "/host)"
+			if ls, found := nslink.ReadSos(fsys); found {
+				if !ls.Known {
+					return nil, "not read: " + ls.Why
+				}
+				return ls, ""
+			}
+			return nil, "not captured: the root records no host network namespace (" + nslink.RecordDir + "/host) and holds no sosreport ip -s -d link"
 		}
 		return nil, "not read: the host's network namespace is unknown"
 	}
