@@ -23,8 +23,9 @@ const (
 // eth0's node, with a process in it. With a queue IRQ moved onto that
 // CPU, audit --cgroup reports cgroup-exclusive-irq; after irq pin
 // --exclude of the group's CPUs the finding is gone and no queue IRQ is
-// delivered there; exec --cgroup runs a command on the group's CPUs
-// only. The guest is left as found: affinities restored, group removed,
+// delivered there; exec --cgroup refuses to run a command outside the
+// partition on its CPU, naming --join, and exec --cgroup --join runs
+// one inside the group on its CPU only. The guest is left as found: affinities restored, group removed,
 // cgroup2 unmounted.
 func scenarioCgroup(l *lab) {
 	n := l.nic("eth0")
@@ -189,10 +190,14 @@ func cgroupFindings(nic string) []finding {
 	return out
 }
 
-// execInGroup: exec --cgroup starts a command on the group's CPUs only
-// (Cpus_allowed_list); it does not join the group (/proc/PID/cgroup).
+// execInGroup: exec --cgroup, outside the partition, is one usage
+// error naming --join; exec --cgroup --join starts a command inside the
+// group (/proc/PID/cgroup) on the group's CPU only (Cpus_allowed_list).
 func execInGroup(cpu int) {
-	stop, pid := startHold([]string{"/bin/irqnuma", "exec", "--cgroup", "/" + cgName, "--"})
+	r := irqnuma("exec", "--cgroup", "/"+cgName, "--", "/bin/irqnuma", "--version")
+	check("exec-outside", r.code == 2 && strings.Contains(r.stderr, "partition root") && strings.Contains(r.stderr, "--join"),
+		"exec --cgroup /%s without --join: %s", cgName, r)
+	stop, pid := startHold([]string{"/bin/irqnuma", "exec", "--cgroup", "/" + cgName, "--join", "--"})
 	defer stop()
 	status := readFile(fmt.Sprintf("/proc/%d/status", pid))
 	allowed := ""
@@ -203,5 +208,5 @@ func execInGroup(cpu int) {
 	}
 	check("exec-cpus", allowed == itoa(cpu), "exec --cgroup /%s: Cpus_allowed_list %q, group CPU %d", cgName, allowed, cpu)
 	cg := strings.TrimSpace(readFile(fmt.Sprintf("/proc/%d/cgroup", pid)))
-	check("exec-cgroup", cg == "0::/", "exec --cgroup /%s: /proc/%d/cgroup %q (runs on the group's CPUs, not in it)", cgName, pid, cg)
+	check("exec-cgroup", cg == "0::/"+cgName, "exec --cgroup /%s --join: /proc/%d/cgroup %q, want 0::/%s", cgName, pid, cg, cgName)
 }
