@@ -147,7 +147,7 @@ func statusError(msg, path, group string) error {
 	case kindNotAllowed:
 		return fmt.Errorf("%w %s: %s: %w", ErrTrampoline, group, strings.TrimSuffix(text, " ("+ErrNotAllowed.Error()+")"), ErrNotAllowed)
 	case kindExec:
-		if n, err := strconv.Atoi(text); err == nil {
+		if n, err := strconv.Atoi(text); err == nil && n > 0 {
 			return fmt.Errorf("%w %s: exec %s: %w", ErrTrampoline, group, path, syscall.Errno(n))
 		}
 	}

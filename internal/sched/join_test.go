@@ -218,3 +218,21 @@ func TestStatusRoundTrip(t *testing.T) {
 func notAllowedError() error {
 	return SetAffinity(0, cpuset.New(cpuset.MaxID))
 }
+
+// FuzzStatusError: whatever the status pipe carries is one error that
+// wraps ErrTrampoline, never a panic.
+func FuzzStatusError(f *testing.F) {
+	for _, s := range []string{
+		statusMessage(fmt.Errorf("%w: asked for CPUs 1, got 0", ErrNarrowed)),
+		statusMessage(notAllowedError()),
+		statusMessage(fmt.Errorf("exec /bin/x: %w", syscall.EACCES)),
+		"exec\n-1", "exec\n99999999999999999999", "narrowed", "", "\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		if err := statusError(msg, "/bin/x", "/g"); !errors.Is(err, ErrTrampoline) {
+			t.Fatalf("statusError(%q) = %v, want it to wrap ErrTrampoline", msg, err)
+		}
+	})
+}
