@@ -85,15 +85,9 @@ func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, *proc.Cgr
 	return p, g, nil
 }
 
-// within reads the --cgroup group's CPUs under --root. A group the root
+// withinGroup reads the --cgroup group and its CPUs under --root. A group the root
 // lacks, or whose CPUs are unknown, is a usage error naming it: there is
 // nothing to pick inside.
-func (a *app) within(group string) (*affinity.Within, error) {
-	w, _, err := a.withinGroup(group)
-	return w, err
-}
-
-// withinGroup is within that also returns the group read.
 func (a *app) withinGroup(group string) (*affinity.Within, *proc.Cgroup, error) {
 	g, err := proc.ReadCgroup(a.fs, group)
 	if errors.Is(err, proc.ErrNoCgroup) || errors.Is(err, proc.ErrSelection) {
