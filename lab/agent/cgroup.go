@@ -90,13 +90,33 @@ func scenarioCgroup(l *lab) {
 	execInGroup(cpu)
 }
 
-// settle sends traffic both ways so that pending IRQ moves complete;
-// the group's CPU is left out of the senders: a process outside the
-// partition may not run there (sched_setaffinity says EINVAL).
+// settle sends traffic both ways, a little at a time, until no queue
+// IRQ of n has a move pending (x86 moves an IRQ at its next interrupt:
+// effective_affinity outside smp_affinity_list until then), for at most
+// 8 rounds; the checks after it say what did not settle. The group's CPU
+// is left out of the senders: a process outside the partition may not
+// run there (sched_setaffinity says EINVAL).
 func settle(l *lab, n *nic, cpu int) {
-	n.rx(3000)
-	n.tx(200, l.online()&^(1<<cpu))
-	time.Sleep(200 * time.Millisecond)
+	for range 8 {
+		n.rx(500)
+		n.tx(50, l.online()&^(1<<cpu))
+		time.Sleep(50 * time.Millisecond)
+		if !movePending(n) {
+			return
+		}
+	}
+}
+
+// movePending says whether a queue IRQ of n is delivered outside the
+// CPUs it was asked onto.
+func movePending(n *nic) bool {
+	for _, q := range n.queues() {
+		want, err := parseCPUs(strings.TrimSpace(readFile(irqDir(q.irq) + "/smp_affinity_list")))
+		if err != nil || !effective(q.irq).within(want) {
+			return true
+		}
+	}
+	return false
 }
 
 // makeGroup mounts cgroup2 if it is not, enables cpuset for the root's
@@ -206,7 +226,7 @@ func execInGroup(cpu int) {
 			allowed = strings.TrimSpace(v)
 		}
 	}
-	check("exec-cpus", allowed == itoa(cpu), "exec --cgroup /%s: Cpus_allowed_list %q, group CPU %d", cgName, allowed, cpu)
+	check("exec-cpus", allowed == itoa(cpu), "exec --cgroup /%s --join: Cpus_allowed_list %q, group CPU %d", cgName, allowed, cpu)
 	cg := strings.TrimSpace(readFile(fmt.Sprintf("/proc/%d/cgroup", pid)))
 	check("exec-cgroup", cg == "0::/"+cgName, "exec --cgroup /%s --join: /proc/%d/cgroup %q, want 0::/%s", cgName, pid, cg, cgName)
 }
