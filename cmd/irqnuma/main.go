@@ -7,10 +7,12 @@ import (
 	"os"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 )
 
 func main() {
+	sched.Trampoline() // exec --join's: returns unless this process is one
 	ctx, stop := shutdown.NotifyContext(context.Background())
 	code := shutdown.Run(ctx, cli.ExitError, func() int {
 		return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 )
 
@@ -22,6 +23,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/gol
 // real process (a shell script, signals, a pipe) runs the code under test
 // without a go build of its own.
 func TestMain(m *testing.M) {
+	sched.Trampoline() // exec --join starts this binary as its trampoline
 	if filepath.Base(os.Args[0]) == "irqnuma" {
 		ctx, stop := shutdown.NotifyContext(context.Background())
 		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -56,47 +56,54 @@ func (f *pickFlags) options(fs *pflag.FlagSet) affinity.PickOptions {
 // pick picks the CPUs the flags ask for on the host under --root. Notes
 // go to stderr.
 func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
+	p, _, err := a.pickIn(fs, f)
+	return p, err
+}
+
+// pickIn is pick that also returns the --cgroup group, nil without one.
+func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, *proc.Cgroup, error) {
 	o := f.options(fs)
+	var g *proc.Cgroup
 	if fs.Changed("cgroup") {
-		w, err := a.within(f.cgroup)
+		w, cg, err := a.withinGroup(f.cgroup)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		o.Within = w
+		o.Within, g = w, cg
 	}
 	r, err := o.Request()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := affinity.PickOn(a.fs, r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", safetext.Escape(n))
 	}
-	return p, nil
+	return p, g, nil
 }
 
-// within reads the --cgroup group's CPUs under --root. A group the root
+// withinGroup reads the --cgroup group and its CPUs under --root. A group the root
 // lacks, or whose CPUs are unknown, is a usage error naming it: there is
 // nothing to pick inside.
-func (a *app) within(group string) (*affinity.Within, error) {
+func (a *app) withinGroup(group string) (*affinity.Within, *proc.Cgroup, error) {
 	g, err := proc.ReadCgroup(a.fs, group)
 	if errors.Is(err, proc.ErrNoCgroup) || errors.Is(err, proc.ErrSelection) {
-		return nil, cli.Usage(fmt.Errorf("--cgroup: %w", err))
+		return nil, nil, cli.Usage(fmt.Errorf("--cgroup: %w", err))
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !g.CPUsKnown {
-		return nil, cli.Usagef("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
+		return nil, nil, cli.Usagef("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
 	}
 	file := "cpuset.cpus.effective"
 	if g.Version == proc.CgroupVersionV1 {
 		file = "cpuset.effective_cpus"
 	}
-	return &affinity.Within{CPUs: g.CPUs, From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, file, g.CPUs.List())}, nil
+	return &affinity.Within{CPUs: g.CPUs, From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, file, g.CPUs.List())}, g, nil
 }
 
 func newMaskCmd(a *app) *cobra.Command {

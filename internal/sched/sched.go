@@ -1,7 +1,8 @@
 // Package sched sets where a new process runs and allocates from its
 // first instruction: the CPU affinity (sched_setaffinity) and the NUMA
 // memory policy (set_mempolicy MPOL_BIND) it inherits from the thread
-// that forks it.
+// that forks it, or, started inside a control group (Placement.Join),
+// sets on itself before it execve's the command (join.go).
 //
 // Both are per-thread attributes in Linux, and a child created by
 // clone(2) copies them from the calling thread. Go's os/exec forks from
@@ -46,7 +47,17 @@ type Placement struct {
 	// MemNodes binds the command's memory to these nodes (MPOL_BIND);
 	// empty leaves the memory policy as it is.
 	MemNodes cpuset.Set
+	// Join, when set, starts the command inside this control group,
+	// through a trampoline (see Group): CPUs and MemNodes must be ones
+	// the group allows.
+	Join *Group
 }
+
+// ErrNotAllowed is wrapped when the kernel refuses a CPU set none of
+// whose CPUs the caller's cpuset allows (sched_setaffinity's EINVAL): a
+// partition root's CPUs, say, which the kernel takes out of every group
+// outside it.
+var ErrNotAllowed = errors.New("no CPU of the set is one this process's cpuset allows")
 
 // Start starts cmd with p applied before the command's first
 // instruction; see the package documentation for how. It fails, without
@@ -54,6 +65,9 @@ type Placement struct {
 func Start(cmd *exec.Cmd, p Placement) error {
 	if p.CPUs.IsEmpty() {
 		return errors.New("start: empty CPU set")
+	}
+	if p.Join != nil {
+		return startJoined(cmd, p)
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -119,9 +133,13 @@ func dynamicSet(s cpuset.Set, nbits int) unix.CPUSetDynamic {
 	return d
 }
 
-// SetAffinity sets the CPU affinity of thread tid (0: the calling thread).
+// SetAffinity sets the CPU affinity of thread tid (0: the calling
+// thread). The kernel's EINVAL, none of cpus allowed, wraps ErrNotAllowed.
 func SetAffinity(tid int, cpus cpuset.Set) error {
 	if err := unix.SchedSetaffinityDynamic(tid, dynamicSet(cpus, 0)); err != nil {
+		if err == unix.EINVAL {
+			return fmt.Errorf("sched_setaffinity(%d, %s): %w (%w)", tid, cpus, err, ErrNotAllowed)
+		}
 		return fmt.Errorf("sched_setaffinity(%d, %s): %w", tid, cpus, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"math/bits"
 	"os"
 	"os/exec"
@@ -190,9 +191,13 @@ func TestStartErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := exec.Command("true")
-			if err := Start(cmd, tt.give); err == nil {
+			err := Start(cmd, tt.give)
+			if err == nil {
 				cmd.Wait()
 				t.Fatalf("Start(%+v) = nil, want an error", tt.give)
+			}
+			if tt.name == "CPU not allowed" && !errors.Is(err, ErrNotAllowed) {
+				t.Errorf("Start(CPU %d) = %v, want ErrNotAllowed", m+1, err)
 			}
 			if cmd.Process != nil {
 				t.Errorf("Start(%+v) failed but started the command", tt.give)

@@ -23,8 +23,9 @@ const (
 // eth0's node, with a process in it. With a queue IRQ moved onto that
 // CPU, audit --cgroup reports cgroup-exclusive-irq; after irq pin
 // --exclude of the group's CPUs the finding is gone and no queue IRQ is
-// delivered there; exec --cgroup runs a command on the group's CPUs
-// only. The guest is left as found: affinities restored, group removed,
+// delivered there; exec --cgroup refuses to run a command outside the
+// partition on its CPU, naming --join, and exec --cgroup --join runs
+// one inside the group on its CPU only. The guest is left as found: affinities restored, group removed,
 // cgroup2 unmounted.
 func scenarioCgroup(l *lab) {
 	n := l.nic("eth0")
@@ -89,13 +90,33 @@ func scenarioCgroup(l *lab) {
 	execInGroup(cpu)
 }
 
-// settle sends traffic both ways so that pending IRQ moves complete;
-// the group's CPU is left out of the senders: a process outside the
-// partition may not run there (sched_setaffinity says EINVAL).
+// settle sends traffic both ways, a little at a time, until no queue
+// IRQ of n has a move pending (x86 moves an IRQ at its next interrupt:
+// effective_affinity outside smp_affinity_list until then), for at most
+// 8 rounds; the checks after it say what did not settle. The group's CPU
+// is left out of the senders: a process outside the partition may not
+// run there (sched_setaffinity says EINVAL).
 func settle(l *lab, n *nic, cpu int) {
-	n.rx(3000)
-	n.tx(200, l.online()&^(1<<cpu))
-	time.Sleep(200 * time.Millisecond)
+	for range 8 {
+		n.rx(500)
+		n.tx(50, l.online()&^(1<<cpu))
+		time.Sleep(50 * time.Millisecond)
+		if !movePending(n) {
+			return
+		}
+	}
+}
+
+// movePending says whether a queue IRQ of n is delivered outside the
+// CPUs it was asked onto.
+func movePending(n *nic) bool {
+	for _, q := range n.queues() {
+		want, err := parseCPUs(strings.TrimSpace(readFile(irqDir(q.irq) + "/smp_affinity_list")))
+		if err != nil || !effective(q.irq).within(want) {
+			return true
+		}
+	}
+	return false
 }
 
 // makeGroup mounts cgroup2 if it is not, enables cpuset for the root's
@@ -189,10 +210,14 @@ func cgroupFindings(nic string) []finding {
 	return out
 }
 
-// execInGroup: exec --cgroup starts a command on the group's CPUs only
-// (Cpus_allowed_list); it does not join the group (/proc/PID/cgroup).
+// execInGroup: exec --cgroup, outside the partition, is one usage
+// error naming --join; exec --cgroup --join starts a command inside the
+// group (/proc/PID/cgroup) on the group's CPU only (Cpus_allowed_list).
 func execInGroup(cpu int) {
-	stop, pid := startHold([]string{"/bin/irqnuma", "exec", "--cgroup", "/" + cgName, "--"})
+	r := irqnuma("exec", "--cgroup", "/"+cgName, "--", "/bin/irqnuma", "--version")
+	check("exec-outside", r.code == 2 && strings.Contains(r.stderr, "partition root") && strings.Contains(r.stderr, "--join"),
+		"exec --cgroup /%s without --join: %s", cgName, r)
+	stop, pid := startHold([]string{"/bin/irqnuma", "exec", "--cgroup", "/" + cgName, "--join", "--"})
 	defer stop()
 	status := readFile(fmt.Sprintf("/proc/%d/status", pid))
 	allowed := ""
@@ -201,7 +226,7 @@ func execInGroup(cpu int) {
 			allowed = strings.TrimSpace(v)
 		}
 	}
-	check("exec-cpus", allowed == itoa(cpu), "exec --cgroup /%s: Cpus_allowed_list %q, group CPU %d", cgName, allowed, cpu)
+	check("exec-cpus", allowed == itoa(cpu), "exec --cgroup /%s --join: Cpus_allowed_list %q, group CPU %d", cgName, allowed, cpu)
 	cg := strings.TrimSpace(readFile(fmt.Sprintf("/proc/%d/cgroup", pid)))
-	check("exec-cgroup", cg == "0::/", "exec --cgroup /%s: /proc/%d/cgroup %q (runs on the group's CPUs, not in it)", cgName, pid, cg)
+	check("exec-cgroup", cg == "0::/"+cgName, "exec --cgroup /%s --join: /proc/%d/cgroup %q, want 0::/%s", cgName, pid, cg, cgName)
 }
