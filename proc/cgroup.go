@@ -58,8 +58,10 @@ type Cgroup struct {
 	PartitionInvalid bool
 	PartitionWhy     string
 	// Exclusive says the group's CPUs are its alone: a valid partition
-	// root (v2), cpuset.cpu_exclusive 1 (v1).
-	Exclusive bool
+	// root (v2), cpuset.cpu_exclusive 1 (v1), the kubelet's CPU
+	// manager; ExclusiveBy says which.
+	Exclusive   bool
+	ExclusiveBy string
 	// Pod is the Kubernetes pod and container the group is, when the
 	// selection came through one (--pod, --container); nil for a group
 	// named by --cgroup alone.
@@ -70,7 +72,7 @@ type Cgroup struct {
 // UID, and the container's name and runtime ID (each "" when the source
 // that found it does not say it).
 type PodRef struct {
-	Namespace, Name, UID string
+	Namespace, Name, UID   string
 	Container, ContainerID string
 }
 
@@ -169,6 +171,9 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 			return nil, err
 		}
 		g.Exclusive = n == 1
+		if g.Exclusive {
+			g.ExclusiveBy = excl + " 1"
+		}
 		return g, nil
 	}
 	return g, readPartition(fsys, g)
@@ -202,6 +207,9 @@ func readPartition(fsys kfile.FS, g *Cgroup) error {
 		return kfile.Malformed(f, err)
 	}
 	g.Exclusive = !g.PartitionInvalid && (g.Partition == PartitionRoot || g.Partition == PartitionIsolated)
+	if g.Exclusive {
+		g.ExclusiveBy = "cpuset.cpus.partition " + string(g.Partition)
+	}
 	return nil
 }
 
