@@ -98,11 +98,17 @@ func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
 // List lists every pod the kubelet runs.
 func (c *Client) List(ctx context.Context) ([]APIPod, error) {
-	b, err := c.call(ctx, methodList, nil)
+	b, err := c.ListRaw(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return decodeList(b)
+}
+
+// ListRaw is List's answer undecoded: the ListPodResourcesResponse
+// message as the kubelet sent it.
+func (c *Client) ListRaw(ctx context.Context) ([]byte, error) {
+	return c.call(ctx, methodList, nil)
 }
 
 // Get asks for one pod; a pod the kubelet does not run is an error

@@ -145,3 +145,22 @@ func FuzzDecodeList(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordReplay: what Record takes from the kubelet, written into a
+// tree as a snapshot does, is read back on the tree as the API's answer.
+func TestRecordReplay(t *testing.T) {
+	root := v2SystemdTree(t, "")
+	sock := serve(t, &testKubelet{})
+	note, err := Record(context.Background(), sock, func(rel string, data []byte) error {
+		writeTree(t, root, map[string]string{rel: string(data)})
+		return nil
+	})
+	if err != nil || note != "" {
+		t.Fatalf("Record = %q, %v", note, err)
+	}
+	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, "")
+	checkIperf(t, matches, "pod resources API (cpu_ids")
+	if note, err := Record(context.Background(), filepath.Join(t.TempDir(), "none.sock"), nil); err != nil || !strings.Contains(note, "none.sock") {
+		t.Errorf("Record without a socket = %q, %v; want a note naming it", note, err)
+	}
+}

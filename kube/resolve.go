@@ -22,10 +22,11 @@ type node struct {
 	cgroups map[string]*podCgroup
 	// api is the pod resources API's List, when the kubelet answered;
 	// apiWhy why it was not asked or did not answer.
-	api    []APIPod
-	apiOK  bool
-	apiWhy string
-	ck     *Checkpoint
+	api     []APIPod
+	apiOK   bool
+	apiWhy  string
+	apiFrom string
+	ck      *Checkpoint
 }
 
 // Resolve finds the groups of sel's --pod and --container values on the
@@ -79,7 +80,9 @@ func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) 
 	if n.cgroups, err = readPodCgroups(fsys); err != nil {
 		return nil, err
 	}
-	n.askAPI(ctx, socket)
+	if err := n.askAPI(ctx, fsys, socket); err != nil {
+		return nil, err
+	}
 	f := fsys.Path(CheckpointFile)
 	b, err := fsys.ReadLimit(f, maxMessage)
 	switch {
@@ -94,33 +97,74 @@ func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) 
 	return n, nil
 }
 
-// askAPI lists the pods over the kubelet's socket.
-func (n *node) askAPI(ctx context.Context, sock string) {
+// askAPI lists the pods over the kubelet's socket, or on a tree from
+// the answer a snapshot recorded (RecordFile).
+func (n *node) askAPI(ctx context.Context, fsys kfile.FS, sock string) error {
 	if sock == "" {
-		n.apiWhy = "the kubelet's pod resources API is asked only on the live root"
-		return
+		return n.recorded(fsys)
 	}
+	b, err := listRaw(ctx, sock)
+	if err != nil {
+		n.apiWhy = err.Error()
+		return nil
+	}
+	if n.api, err = decodeList(b); err != nil {
+		return fmt.Errorf("%s %s: %w", sock, methodList, err)
+	}
+	n.apiOK, n.apiFrom = true, "the kubelet's pod resources API (List)"
+	return nil
+}
+
+// listRaw asks the kubelet's List over sock, if it is there.
+func listRaw(ctx context.Context, sock string) ([]byte, error) {
 	if _, err := os.Stat(sock); err != nil {
-		n.apiWhy = "no " + sock
-		return
+		return nil, fmt.Errorf("no %s", sock)
 	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	c := NewClient(sock)
 	defer c.Close()
-	pods, err := c.List(ctx)
-	if err != nil {
-		n.apiWhy = err.Error()
-		return
+	return c.ListRaw(ctx)
+}
+
+// recorded reads the List answer a snapshot recorded.
+func (n *node) recorded(fsys kfile.FS) error {
+	f := fsys.Path(RecordFile)
+	b, err := fsys.ReadLimit(f, maxMessage)
+	if kfile.IsNotExist(err) {
+		n.apiWhy = "no kubelet to ask on a tree, and no " + f
+		return nil
 	}
-	n.api, n.apiOK = pods, true
+	if err != nil {
+		return err
+	}
+	if n.api, err = decodeList(b); err != nil {
+		return kfile.Malformed(f, err)
+	}
+	n.apiOK, n.apiFrom = true, "the kubelet's pod resources API (List) as recorded in "+f
+	return nil
+}
+
+// RecordFile is where a snapshot keeps the kubelet's List answer (the
+// ListPodResourcesResponse message as sent) for Resolve to read back.
+const RecordFile = "irqnuma/kube/podresources-list.pb"
+
+// Record asks the kubelet's List over socket and hands the answer to put
+// as RecordFile; a socket that is not there, or a kubelet that does not
+// answer, records nothing, and the returned note says why.
+func Record(ctx context.Context, socket string, put func(rel string, data []byte) error) (note string, err error) {
+	b, err := listRaw(ctx, socket)
+	if err != nil {
+		return "the kubelet's pod resources API not recorded: " + err.Error(), nil
+	}
+	return "", put(RecordFile, b)
 }
 
 // source says where the exclusive CPUs come from.
 func (n *node) source() string {
 	switch {
 	case n.apiOK:
-		return "the kubelet's pod resources API (List)"
+		return n.apiFrom
 	case n.ck != nil:
 		return fmt.Sprintf("%s (%s layout, policy %s; %s)", CheckpointFile, n.ck.Layout, n.ck.Policy, n.apiWhy)
 	}
