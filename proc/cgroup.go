@@ -74,6 +74,18 @@ type Cgroup struct {
 type PodRef struct {
 	Namespace, Name, UID   string
 	Container, ContainerID string
+	// Devices are the devices the kubelet's pod resources API says the
+	// container was given (nil when the API did not answer).
+	Devices []PodDevice
+}
+
+// PodDevice is one resource's devices given to a container, as the
+// device plugin reports them: their IDs (a VF's PCI address for SR-IOV
+// plugins) and NUMA nodes (none when the plugin gives no topology).
+type PodDevice struct {
+	Resource string
+	IDs      []string
+	Nodes    []int
 }
 
 // ErrNoCgroup is wrapped by ReadCgroup's error for a group the root does
