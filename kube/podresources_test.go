@@ -126,6 +126,10 @@ func TestResolveAPI(t *testing.T) {
 	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server", "default/gone"}}, sock)
 	checkIperf(t, matches, "pod resources API (cpu_ids")
 	checkMissing(t, matches, proc.PodSelector("default/gone"), "the kubelet's pod resources API lists no pod default/gone")
+	ip := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group.Pod
+	if len(ip.Devices) != 1 || ip.Devices[0].Resource != "intel.com/sriov_netdevice" || !slices.Equal(ip.Devices[0].IDs, []string{"0000:3b:02.1"}) || !slices.Equal(ip.Devices[0].Nodes, []int{1}) {
+		t.Errorf("iperf3's devices = %+v, want the VF 0000:3b:02.1 on node 1", ip.Devices)
+	}
 }
 
 // FuzzDecodeList: any bytes decode or are an error, never a panic.

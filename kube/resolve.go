@@ -256,7 +256,25 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 			}
 		}
 		g.ExclusiveCPUs, g.ExclusiveBy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
+		g.Pod.Devices = devices(api, g.Pod.Container)
 		out = append(out, g)
+	}
+	return out
+}
+
+// devices are the devices the API gives the container name.
+func devices(api *APIPod, name string) []proc.PodDevice {
+	if api == nil || name == "" {
+		return nil
+	}
+	var out []proc.PodDevice
+	for _, c := range api.Containers {
+		if c.Name != name {
+			continue
+		}
+		for _, d := range c.Devices {
+			out = append(out, proc.PodDevice{Resource: d.Resource, IDs: d.IDs, Nodes: d.Nodes})
+		}
 	}
 	return out
 }
