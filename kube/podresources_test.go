@@ -124,7 +124,7 @@ func TestResolveAPI(t *testing.T) {
 	root := v2SystemdTree(t, `{"policyName":"static","defaultCpuSet":"0-7","checksum":1}`)
 	sock := serve(t, &testKubelet{})
 	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server", "default/gone"}}, sock)
-	checkIperf(t, matches, "pod resources API (cpu_ids")
+	checkIperf(t, matches, "pod resources API: cpu_ids")
 	checkMissing(t, matches, proc.PodSelector("default/gone"), "the kubelet's pod resources API lists no pod default/gone")
 	ip := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group.Pod
 	if len(ip.Devices) != 1 || ip.Devices[0].Resource != "intel.com/sriov_netdevice" || !slices.Equal(ip.Devices[0].IDs, []string{"0000:3b:02.1"}) || !slices.Equal(ip.Devices[0].Nodes, []int{1}) {
@@ -163,7 +163,7 @@ func TestRecordReplay(t *testing.T) {
 		t.Fatalf("Record = %q, %v", note, err)
 	}
 	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, "")
-	checkIperf(t, matches, "pod resources API (cpu_ids")
+	checkIperf(t, matches, "pod resources API: cpu_ids")
 	if note, err := Record(context.Background(), filepath.Join(t.TempDir(), "none.sock"), nil); err != nil || !strings.Contains(note, "none.sock") {
 		t.Errorf("Record without a socket = %q, %v; want a note naming it", note, err)
 	}

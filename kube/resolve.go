@@ -166,9 +166,9 @@ func (n *node) source() string {
 	case n.apiOK:
 		return n.apiFrom
 	case n.ck != nil:
-		return fmt.Sprintf("%s (%s layout, policy %s; %s)", CheckpointFile, n.ck.Layout, n.ck.Policy, n.apiWhy)
+		return fmt.Sprintf("/%s (%s layout, policy %s; %s)", CheckpointFile, n.ck.Layout, n.ck.Policy, n.apiWhy)
 	}
-	return fmt.Sprintf("the cgroup tree and /var/log/pods alone (no %s; %s): no exclusive CPUs known", CheckpointFile, n.apiWhy)
+	return fmt.Sprintf("the cgroup tree and /var/log/pods alone (no /%s; %s): no exclusive CPUs known", CheckpointFile, n.apiWhy)
 }
 
 // pod resolves "ns/name": its UIDs from /var/log/pods, the running one's
@@ -287,7 +287,7 @@ func (n *node) exclusive(api *APIPod, uid, name, id string) (cpuset.Set, string)
 		}
 		for _, c := range api.Containers {
 			if c.Name == name && !c.CPUs.IsEmpty() {
-				return c.CPUs, "the kubelet's pod resources API (cpu_ids " + c.CPUs.List() + ")"
+				return c.CPUs, "the kubelet's pod resources API: cpu_ids " + c.CPUs.List()
 			}
 		}
 		return cpuset.Set{}, ""
@@ -296,7 +296,7 @@ func (n *node) exclusive(api *APIPod, uid, name, id string) (cpuset.Set, string)
 		return cpuset.Set{}, ""
 	}
 	if s, ok := n.ck.CPUs(uid, name, id); ok {
-		return s, fmt.Sprintf("the kubelet's CPU manager (%s, %s layout: %s)", CheckpointFile, n.ck.Layout, s.List())
+		return s, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, s.List())
 	}
 	return cpuset.Set{}, ""
 }
