@@ -25,10 +25,12 @@ import (
 // stateVersion is the version of the state file format: 1 saves files
 // only; 2 adds the NAPI threads a pin moved, and is what a pin that
 // moved threads writes, so an irqnuma that cannot restore them refuses
-// the file by its version.
+// the file by its version; 3 adds the NIC steering a transaction changed
+// (zc prepare), written only by one that changed steering.
 const (
 	stateVersion        = 1
 	stateVersionThreads = 2
+	stateVersionSteer   = 3
 )
 
 // maxStateSize bounds a state file: a few hundred bytes per entry, and a
@@ -60,6 +62,11 @@ type pinState struct {
 	// Threads are the NAPI kernel threads the pin moved, with the CPUs
 	// each could run on before (version 2).
 	Threads []savedThread `json:"threads,omitempty"`
+	// Steer is the old value of each NIC steering step the transaction
+	// made, in the order it made them (version 3); restore undoes them
+	// newest first, before the IRQs (a driver moves its queue IRQs when the
+	// channels change) and threads.
+	Steer []savedStep `json:"steer,omitempty"`
 }
 
 // savedThread is one kernel thread and the CPUs it could run on. Its pid,
@@ -336,8 +343,11 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
 	}
-	if s.Version != stateVersion && s.Version != stateVersionThreads {
-		return nil, refuse("version %d, want %d or %d", s.Version, stateVersion, stateVersionThreads)
+	if s.Version != stateVersion && s.Version != stateVersionThreads && s.Version != stateVersionSteer {
+		return nil, refuse("version %d, want %d, %d or %d", s.Version, stateVersion, stateVersionThreads, stateVersionSteer)
+	}
+	if len(s.Steer) > 0 && s.Version < stateVersionSteer {
+		return nil, refuse("version %d holds NIC steering, which only version %d has", s.Version, stateVersionSteer)
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -346,8 +356,11 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	if !sameRoot(s.Root, abs) {
 		return nil, refuse("saved for root %q, not %q", s.Root, abs)
 	}
-	if len(s.Entries) == 0 && len(s.Threads) == 0 {
+	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 {
 		return nil, refuse("no entries")
+	}
+	if err := checkSteer(s.Steer); err != nil {
+		return nil, refuse("%v", err)
 	}
 	for i, e := range s.Entries {
 		if _, err := irq.ParseTarget(e.Path); err != nil {

@@ -123,7 +123,7 @@ func TestStateTampered(t *testing.T) {
 		}), `appears twice, with values "50" and "51"`},
 		{"no entries", edit(func(m map[string]any) { m["entries"] = []any{} }), "no entries"},
 		{"other root", edit(func(m map[string]any) { m["root"] = "/" }), `saved for root "/"`},
-		{"version", edit(func(m map[string]any) { m["version"] = 3 }), "version 3"},
+		{"version", edit(func(m map[string]any) { m["version"] = 4 }), "version 4"},
 		{"unknown field", edit(func(m map[string]any) { m["command"] = "rm -rf /" }), "unknown field"},
 		{"trailing data", string(raw) + "{}", "data after the JSON object"},
 		{"not JSON", "state", "invalid"},

@@ -97,6 +97,9 @@ type PinRequest struct {
 	// live host, and none on a captured root, whose threads are reported
 	// and left alone.
 	Threads ThreadAffinity
+	// Steer, when set, is NIC steering changed before the IRQs, in the
+	// same transaction: saved with them, undone with them.
+	Steer *SteerChange
 }
 
 // PinResult is what Pin did, or would do in a dry run.
@@ -108,7 +111,9 @@ type PinResult struct {
 	// IRQ, and those left alone with why. Empty when NAPI is not
 	// threaded.
 	Threads []ThreadRow
-	Notes   []string
+	// Steer is what became of each steering step (PinRequest.Steer).
+	Steer []SteerRow
+	Notes []string
 	// StateFile holds the values the writes replaced; "" when nothing
 	// was written (a dry run, nothing to change).
 	StateFile string
@@ -185,6 +190,12 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		return nil, err
 	}
 	res.Changes = len(changes) + len(threadChanges(res.Threads))
+	if req.Steer != nil {
+		res.Changes += len(req.Steer.Steps)
+		for _, s := range req.Steer.Steps {
+			res.Steer = append(res.Steer, SteerRow{NIC: s.NIC, Step: s.Name(), To: stepTo(s), Result: irq.ResultPlanned})
+		}
+	}
 	if req.Planned != nil {
 		if err := req.Planned(res); err != nil {
 			return nil, err
@@ -205,16 +216,23 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		}
 		defer lock.Release()
 	}
-	if res.StateFile, err = saveState(req, changes, res.Threads); err != nil {
+	var saved []savedStep
+	if req.Steer != nil {
+		if saved, err = saveSteer(req.Steer.Setter, req.Steer.Steps); err != nil {
+			return nil, err
+		}
+	}
+	around, err := aroundFiles(req, t, changes)
+	if err != nil {
 		return nil, err
 	}
-	applied, stop := irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
-	if stop == irq.StopCompleted && len(threadChanges(res.Threads)) > 0 {
-		// The threads follow their IRQs; a thread that fails undoes
-		// them too, newest first: its threads, then every IRQ.
-		if stop = applyThreads(ctx, ta, res.Threads, req.KeepGoing); stop != irq.StopCompleted {
-			irq.Rollback(req.Writer, req.Root, changes, applied)
-		}
+	var savedAll []irq.Change
+	if res.StateFile, savedAll, err = saveState(req, changes, res.Threads, saved, around); err != nil {
+		return nil, err
+	}
+	applied, stop := res.apply(ctx, req, changes, saved, ta)
+	if stop != irq.StopCompleted {
+		res.putBack(req, savedAll)
 	}
 	res.Stop = stop
 	if stop == irq.StopInterrupted {
@@ -222,12 +240,50 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	}
 	res.record(applied, stepOf)
 	res.recordThreads(ta)
+	res.recordSteer()
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
 	if len(res.RollbackFailed) == 0 && (stop == irq.StopInterrupted || stop == irq.StopFailed) {
 		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
 	}
 	return res, nil
+}
+
+// apply makes the steering steps, then the IRQ writes, then the thread
+// moves; a failure or a stop at any of them undoes all made before it,
+// newest first.
+func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []irq.Change, saved []savedStep, ta ThreadAffinity) ([]irq.ChangeResult, irq.Stop) {
+	stop := irq.StopCompleted
+	if req.Steer != nil {
+		res.Steer, stop = applySteer(ctx, req.Steer, saved)
+		if stop == irq.StopCompleted && req.Steer.Fault != nil {
+			if req.Steer.Fault(len(saved)) != nil {
+				stop = irq.StopFailed
+				undoSteer(req.Steer.Setter, saved, res.Steer)
+			}
+		}
+	}
+	applied := make([]irq.ChangeResult, len(changes))
+	for i := range applied {
+		applied[i].Result = irq.ResultUnchanged // the steering before them failed
+	}
+	if stop == irq.StopCompleted {
+		applied, stop = irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
+		if stop != irq.StopCompleted && req.Steer != nil {
+			undoSteer(req.Steer.Setter, saved, res.Steer)
+		}
+	}
+	if stop == irq.StopCompleted && len(threadChanges(res.Threads)) > 0 {
+		// The threads follow their IRQs; a thread that fails undoes
+		// them too, newest first: its threads, then every IRQ.
+		if stop = applyThreads(ctx, ta, res.Threads, req.KeepGoing); stop != irq.StopCompleted {
+			irq.Rollback(req.Writer, req.Root, changes, applied)
+			if req.Steer != nil {
+				undoSteer(req.Steer.Setter, saved, res.Steer)
+			}
+		}
+	}
+	return applied, stop
 }
 
 // pinThreads plans the NAPI threads of the plan's NICs, reading their
@@ -344,27 +400,27 @@ func (p *pinPlan) dedupe() error {
 // saveState reads the values the writes replace, under the lock the
 // caller holds, puts them in the changes and saves them to the state
 // file, whose path it returns.
-func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow) (string, error) {
+func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps []savedStep, around []string) (string, []irq.Change, error) {
 	state, err := newState(req.Root, req.Now)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	paths := make([]string, len(changes))
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	raws, err := state.snapshot(req.Root, paths)
+	raws, err := state.snapshot(req.Root, append(paths, around...))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	// Never save a value restore would refuse: the IRQs would stay moved.
 	possible, hasPossible, err := possibleCPUs(req.Root)
 	if err != nil {
-		return "", fmt.Errorf("save current value: %w", err)
+		return "", nil, fmt.Errorf("save current value: %w", err)
 	}
 	for _, e := range state.Entries {
 		if err := entryError(e, possible, hasPossible); err != nil {
-			return "", fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
+			return "", nil, fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
 		}
 	}
 	for i := range changes {
@@ -374,18 +430,25 @@ func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow) (strin
 		r := threads[i]
 		t := savedThread{PID: r.PID, Comm: r.Comm, Start: r.start, CPUs: r.from.String(), NIC: r.NIC, NAPI: r.NAPI, Queue: r.Queue, Dir: r.Dir, IRQ: r.IRQ}
 		if err := threadError(t, possible, hasPossible); err != nil {
-			return "", fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
+			return "", nil, fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
 		}
 		state.Threads = append(state.Threads, t)
 	}
 	if len(state.Threads) > 0 {
 		state.Version = stateVersionThreads
 	}
+	if state.Steer = steps; len(steps) > 0 {
+		state.Version = stateVersionSteer
+	}
+	var savedAll []irq.Change
+	for _, e := range state.Entries {
+		savedAll = append(savedAll, irq.Change{Path: e.Path, To: e.Value})
+	}
 	path := req.StatePath
 	if path == "" {
 		path = defaultStatePath(req.Root, state.Created)
 	}
-	return path, state.Save(req.Root, path)
+	return path, savedAll, state.Save(req.Root, path)
 }
 
 // record fills in the rows of the changes written, from their results.
@@ -555,7 +618,9 @@ type RestoreResult struct {
 	Rows      []Row
 	// Threads are the NAPI threads the pin moved and what became of each.
 	Threads []ThreadRow
-	Notes   []string
+	// Steer is the NIC steering put back, newest step first.
+	Steer []SteerRow
+	Notes []string
 	// Total is the values the state file holds; Failed names those that
 	// could not be written and Gone those whose IRQ or queue no longer
 	// exists, with why.
@@ -638,7 +703,11 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath, err)
 	}
-	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads), Rows: []Row{}, Notes: []string{}}
+	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads) + len(state.Steer), Rows: []Row{}, Notes: []string{}}
+	// The steering goes back first, newest step first: a rule deleted,
+	// the table back before the channels shrink under it; then the IRQs,
+	// so those a driver moved when its channels changed go back too.
+	res.restoreSteer(fsys, state.Steer)
 	owners := irqOwners(fsys)
 	var changes []irq.Change
 	var rowOf []int

@@ -24,16 +24,25 @@ import (
 
 // labelsOf are the labels of each exported metric.
 var labelsOf = map[string][]string{
-	exporter.MetricFinding:        {"check", "severity", "nic", "subject"},
-	exporter.MetricIRQLocal:       {"irq", "nic", "queue"},
-	exporter.MetricIRQEffective:   {"irq", "nic", "queue"},
-	exporter.MetricNICNode:        {"nic"},
-	exporter.MetricProcessPresent: {"selector"},
-	exporter.MetricProcessNIC:     {"selector", "nic", "attribution"},
-	exporter.MetricScrapeDuration: nil,
-	exporter.MetricScrapeError:    nil,
-	exporter.MetricBuildInfo:      {"version", "revision", "goversion"},
+	exporter.MetricFinding:         {"check", "severity", "nic", "subject"},
+	exporter.MetricIRQLocal:        {"irq", "nic", "queue"},
+	exporter.MetricIRQEffective:    {"irq", "nic", "queue"},
+	exporter.MetricNICNode:         {"nic"},
+	exporter.MetricProcessPresent:  {"selector"},
+	exporter.MetricProcessNIC:      {"selector", "nic", "attribution"},
+	exporter.MetricPodCPUs:         podLabels,
+	exporter.MetricPodExclusive:    podLabels,
+	exporter.MetricPodProcesses:    podLabels,
+	exporter.MetricPodExclusiveIRQ: append(slices.Clone(podLabels), "nic"),
+	exporter.MetricPodNICRemote:    append(slices.Clone(podLabels), "nic"),
+	exporter.MetricPodFinding:      append([]string{"check", "severity", "nic"}, podLabels...),
+	exporter.MetricScrapeDuration:  nil,
+	exporter.MetricScrapeError:     nil,
+	exporter.MetricBuildInfo:       {"version", "revision", "goversion"},
 }
+
+// podLabels name a selected group on every irqnuma_pod_* series.
+var podLabels = []string{"cgroup", "namespace", "pod", "container"}
 
 // targetLabels are the labels Prometheus adds to every scraped series.
 var targetLabels = []string{"instance", "job"}
@@ -316,8 +325,15 @@ func TestRulesTestSeriesAreReal(t *testing.T) {
 // samples as "name{labels}" -> value text.
 func nps2Series(t *testing.T) map[string]string {
 	t.Helper()
+	return samples(t, exporter.New(hosttest.Open(t, hosttest.Root("nps2")), audit.Selection{}, nil).Scrape())
+}
+
+// samples returns fams' samples as "name{labels}" -> value text, the
+// labels sorted as Prometheus prints them.
+func samples(t *testing.T, fams []exporter.Family) map[string]string {
+	t.Helper()
 	var text bytes.Buffer
-	if _, err := exporter.WriteText(&text, exporter.New(hosttest.Open(t, hosttest.Root("nps2")), audit.Selection{}, nil).Scrape()); err != nil {
+	if _, err := exporter.WriteText(&text, fams); err != nil {
 		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
@@ -434,6 +450,9 @@ func TestDaemonSet(t *testing.T) {
 						SecurityContext struct {
 							ReadOnlyRootFilesystem   bool `yaml:"readOnlyRootFilesystem"`
 							AllowPrivilegeEscalation bool `yaml:"allowPrivilegeEscalation"`
+							Capabilities             struct {
+								Drop []string `yaml:"drop"`
+							} `yaml:"capabilities"`
 						} `yaml:"securityContext"`
 						VolumeMounts []struct {
 							Name      string `yaml:"name"`
@@ -471,8 +490,9 @@ func TestDaemonSet(t *testing.T) {
 	if !slices.Equal(c.Command, []string{"/irqnuma-exporter"}) || !slices.Contains(c.Args, "--root=/host") {
 		t.Errorf("command %q, args %q: want /irqnuma-exporter --root=/host", c.Command, c.Args)
 	}
-	if !c.SecurityContext.ReadOnlyRootFilesystem || c.SecurityContext.AllowPrivilegeEscalation {
-		t.Error("container: want a read-only root filesystem and no privilege escalation")
+	if !c.SecurityContext.ReadOnlyRootFilesystem || c.SecurityContext.AllowPrivilegeEscalation ||
+		!slices.Equal(c.SecurityContext.Capabilities.Drop, []string{"ALL"}) {
+		t.Error("container: want a read-only root filesystem, no privilege escalation and every capability dropped (it runs as UID 0 for the kubelet's socket)")
 	}
 	hostPaths := map[string]string{}
 	for _, v := range spec.Volumes {
@@ -485,7 +505,11 @@ func TestDaemonSet(t *testing.T) {
 		}
 		mounted[hostPaths[m.Name]+" -> "+m.MountPath] = true
 	}
-	for _, want := range []string{"/proc -> /host/proc", "/sys -> /host/sys"} {
+	// /proc and /sys for the host, /sys/fs/cgroup and /var/lib/kubelet
+	// (the pod resources socket, the CPU manager checkpoint) for the pod
+	// selections.
+	for _, want := range []string{"/proc -> /host/proc", "/sys -> /host/sys", "/sys/fs/cgroup -> /host/sys/fs/cgroup",
+		"/var/lib/kubelet -> /host/var/lib/kubelet"} {
 		if !mounted[want] {
 			t.Errorf("no mount %s (have %v)", want, mounted)
 		}

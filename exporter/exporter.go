@@ -12,6 +12,12 @@
 //	irqnuma_nic_numa_node{nic}                   the NIC's local node; absent when unknown
 //	irqnuma_process_present{selector}            1 when a process --pid/--comm names runs, 0 when none does
 //	irqnuma_process_nic{selector,nic,attribution} 1 per NIC the selector's processes use, from their sockets
+//	irqnuma_pod_cpus{cgroup,namespace,pod,container}            CPUs in the group's cpuset.cpus.effective; absent when unknown
+//	irqnuma_pod_exclusive{cgroup,namespace,pod,container}       1 when those CPUs are the group's alone, 0 when not
+//	irqnuma_pod_processes{cgroup,namespace,pod,container}       the group's running processes
+//	irqnuma_pod_exclusive_cpu_irqs{cgroup,namespace,pod,container,nic} the NIC's queue IRQs on the group's exclusive CPUs
+//	irqnuma_pod_nic_remote{cgroup,namespace,pod,container,nic}  1 when none of the group's CPUs is local to a NIC it uses
+//	irqnuma_pod_finding{check,severity,nic,cgroup,namespace,pod,container} 1 per finding about the group
 //	irqnuma_scrape_duration_seconds              time the read and the audit took
 //	irqnuma_scrape_error                         1 when the host could not be read, else 0
 //	irqnuma_build_info{version,revision,goversion} 1, naming the build
@@ -27,12 +33,35 @@
 // series. The same text format goes to node_exporter's
 // textfile collector with WriteTextfile.
 //
+// The irqnuma_pod_* series are per selected control group
+// (audit.State.Groups: a --cgroup, or each container a --pod or
+// --container resolves to), as kube-state-metrics labels a container:
+// cgroup is the group's path in its hierarchy ("/kubepods.slice/…"),
+// namespace, pod and container come from the group's proc.PodRef and are
+// "" for a group named by --cgroup alone. No pod UID or container ID
+// label: a restarted container keeps its series. Their number is bounded
+// by the selection: per group six series at most, and the two with a nic
+// label once per audited NIC (exclusive_cpu_irqs, for a group whose CPUs
+// are its own) or per NIC its processes' sockets use (nic_remote).
+// irqnuma_pod_exclusive_cpu_irqs counts the IRQs of the audit's own
+// cgroup-exclusive-irq findings, so it says what `irqnuma audit --cgroup`
+// says; 0 means the NIC's queue IRQs were judged and none lands there.
+// irqnuma_pod_nic_remote is 1 only when every CPU of the group is off the
+// NIC's local CPUs (its packets all cross the interconnect), not for a
+// group spanning nodes. irqnuma_pod_finding repeats irqnuma_finding's
+// findings whose subject is the group's selector (and, for one naming
+// CPUs, whose CPUs are the group's), with the group's labels in place of
+// subject.
+//
 // The package writes the text exposition format itself (WriteText)
 // rather than through prometheus/client_golang: the CLI imports it for
 // `audit --textfile`, and linking the client library and its protobuf
 // runtime would cost every irqnuma command their initialisation at start.
 // The exporter binary, cmd/irqnuma-exporter, serves Scrape's families
-// through client_golang beside its own process and Go metrics.
+// through client_golang's promhttp (its negotiation, compression, bound
+// on scrapes in flight and timeout) beside its own process and Go
+// metrics; this package serves no HTTP of its own, and holds only the
+// server's graceful stop (Serve) and the bounds the binary uses.
 package exporter
 
 import (
@@ -66,19 +95,26 @@ const (
 
 // Metrics lists every metric the exporter exports.
 var Metrics = []string{MetricFinding, MetricIRQLocal, MetricIRQEffective, MetricNICNode, MetricProcessPresent,
-	MetricProcessNIC, MetricScrapeDuration, MetricScrapeError, MetricBuildInfo}
+	MetricProcessNIC, MetricPodCPUs, MetricPodExclusive, MetricPodProcesses, MetricPodExclusiveIRQ, MetricPodNICRemote,
+	MetricPodFinding, MetricScrapeDuration, MetricScrapeError, MetricBuildInfo}
 
 // help is each metric's HELP text.
 var help = map[string]string{
-	MetricFinding:        "Current audit findings with these labels (1 per finding); check ids as in irqnuma audit.",
-	MetricIRQLocal:       "1 when the NIC IRQ is delivered to CPUs local to its NIC, 0 when not; absent when unknown.",
-	MetricIRQEffective:   "The CPU the NIC IRQ is delivered to (effective affinity); absent unless exactly one CPU is known.",
-	MetricNICNode:        "The NUMA node local to the NIC; absent when unknown.",
-	MetricProcessPresent: "1 when a process the selector (--pid N, --comm NAME) names runs, 0 when none does.",
-	MetricProcessNIC:     "1 per NIC the selector's running processes use, from their sockets (attribution=\"sockets\"); nic=\"\" with attribution any, loopback or unknown when their sockets cannot tell.",
-	MetricScrapeDuration: "Seconds the read of the host and the audit took.",
-	MetricScrapeError:    "1 when the host could not be read or audited, 0 otherwise.",
-	MetricBuildInfo:      "Always 1; the labels say which irqnuma build answers.",
+	MetricFinding:         "Current audit findings with these labels (1 per finding); check ids as in irqnuma audit.",
+	MetricIRQLocal:        "1 when the NIC IRQ is delivered to CPUs local to its NIC, 0 when not; absent when unknown.",
+	MetricIRQEffective:    "The CPU the NIC IRQ is delivered to (effective affinity); absent unless exactly one CPU is known.",
+	MetricNICNode:         "The NUMA node local to the NIC; absent when unknown.",
+	MetricProcessPresent:  "1 when a process the selector (--pid N, --comm NAME) names runs, 0 when none does.",
+	MetricProcessNIC:      "1 per NIC the selector's running processes use, from their sockets (attribution=\"sockets\"); nic=\"\" with attribution any, loopback or unknown when their sockets cannot tell.",
+	MetricPodCPUs:         "Number of CPUs in the selected group's cpuset.cpus.effective; absent when unknown.",
+	MetricPodExclusive:    "1 when the group's CPUs are its alone (a valid cpuset partition root, v1 cpu_exclusive), 0 when not; absent when its CPUs are unknown.",
+	MetricPodProcesses:    "Number of the group's processes (cgroup.procs) that run.",
+	MetricPodExclusiveIRQ: "Number of the NIC's queue IRQs delivered to CPUs the group holds exclusively (the audit's cgroup-exclusive-irq); per audited NIC, 0 included, for a group with exclusive known CPUs only.",
+	MetricPodNICRemote:    "1 when none of the group's CPUs is local to a NIC its processes' sockets use, 0 when some are; absent when the NIC's locality or the group's CPUs are unknown.",
+	MetricPodFinding:      "Current audit findings about the selected group (1 per finding), with its cgroup and pod labels; check ids as in irqnuma audit.",
+	MetricScrapeDuration:  "Seconds the read of the host and the audit took.",
+	MetricScrapeError:     "1 when the host could not be read or audited, 0 otherwise.",
+	MetricBuildInfo:       "Always 1; the labels say which irqnuma build answers.",
 }
 
 func family(name string, labels ...string) Family {
@@ -89,37 +125,26 @@ func family(name string, labels ...string) Family {
 type Exporter struct {
 	// read reads and audits the host: audit.Read of root and the
 	// selection (tests give their own).
-	read  func() (*audit.State, error)
-	mu    sync.Mutex // one read of the host at a time
-	logMu sync.Mutex // one log line at a time
-	log   io.Writer  // failed reads and refused scrapes; nil: none
-	// inFlight holds a token per HTTP scrape being read.
-	inFlight chan struct{}
-
-	// Refused scrapes not yet logged (Exporter.refused).
-	refMu      sync.Mutex
-	refLast    time.Time // when a line was last logged
-	refPending int
-	refTimer   *time.Timer
-	refEvery   time.Duration // 0: refusalLogEvery (tests set less)
+	read func() (*audit.State, error)
+	mu   sync.Mutex // one read of the host, and its log line, at a time
+	log  io.Writer  // failed reads; nil: none
 }
 
 // New returns an exporter that reads and audits root with sel on each
 // scrape (audit.Read), one scrape at a time. Each failed read (the scrape
-// itself answers irqnuma_scrape_error 1) and the refused scrapes (a line
-// per interval) are logged to log, a line at a time, when log is not nil.
+// itself answers irqnuma_scrape_error 1) is logged to log, a line at a
+// time, when log is not nil.
 func New(fsys kfile.FS, sel audit.Selection, log io.Writer) *Exporter {
 	read := func() (*audit.State, error) { return audit.Read(fsys, sel) }
-	return &Exporter{read: read, log: log, inFlight: make(chan struct{}, MaxInFlight)}
+	return &Exporter{read: read, log: log}
 }
 
-// logf writes one line to the log, "irqnuma: " first.
+// logf writes one line to the log, "irqnuma: " first; its caller holds
+// e.mu.
 func (e *Exporter) logf(format string, args ...any) {
 	if e.log == nil {
 		return
 	}
-	e.logMu.Lock()
-	defer e.logMu.Unlock()
 	fmt.Fprintf(e.log, "irqnuma: "+format+"\n", args...)
 }
 
@@ -213,8 +238,13 @@ func hostSeries(st *audit.State) []Family {
 		}
 		present.add(v, m.Selector.String())
 	}
-	return []Family{finding, local, effective, node, present, processNICs(st)}
+	return append([]Family{finding, local, effective, node, present, processNICs(st)}, podSeries(st)...)
 }
+
+// Series returns the series of one reading st (the host's and the
+// selected groups'), without the scrape's own (duration, error, build),
+// for a caller that read the State itself.
+func Series(st *audit.State) []Family { return hostSeries(st) }
 
 // processNICs is irqnuma_process_nic: per selector, each NIC its running
 // processes use, or what their sockets say instead.

@@ -2,13 +2,10 @@ package exporter
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"errors"
 	"io"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,43 +58,21 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// serve starts the exporter on a loopback port, logging to log (nil:
-// nowhere), and returns its base URL.
-func serve(t *testing.T, g gather, log io.Writer) string {
+// scrape answers one Scrape of an exporter that reads with g, logging to
+// log (nil: nowhere), in the text format, and parses that with the
+// Prometheus text parser. A series left out fails the test.
+func scrape(t *testing.T, g gather, log io.Writer) map[string]*dto.MetricFamily {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e := New(hosttest.Open(t, ""), audit.Selection{}, log)
-	e.read = g
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, e.Handler()) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
-// scrape fetches /metrics and parses it with the Prometheus text parser.
-func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
+	e := &Exporter{read: g, log: log}
+	var b bytes.Buffer
+	skipped, err := WriteText(&b, e.Scrape())
+	if err != nil || skipped != nil {
+		t.Fatalf("WriteText: %v, left out %v", err, skipped)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
+	mfs, err := p.TextToMetricFamilies(&b)
 	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
+		t.Fatalf("parse the scrape: %v", err)
 	}
 	return mfs
 }
@@ -127,8 +102,7 @@ func TestExporterNPS2(t *testing.T) {
 			t.Errorf("logged: %s", l)
 		}
 	})
-	base := serve(t, gatherTree(root), &log)
-	mfs := scrape(t, base)
+	mfs := scrape(t, gatherTree(root), &log)
 
 	// One irqnuma_finding per finding of the audit, with its labels.
 	st, err := gatherTree(root)()
@@ -214,7 +188,7 @@ func TestExporterUnknownStaysAbsent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mfs := scrape(t, serve(t, gatherTree(root), nil))
+	mfs := scrape(t, gatherTree(root), nil)
 	for _, m := range []string{MetricIRQLocal, MetricNICNode} {
 		if got := series(mfs[m]); len(got) != 0 {
 			t.Errorf("%s = %q, want absent when the NIC's node is unknown", m, got)
@@ -235,8 +209,7 @@ func TestExporterUnknownStaysAbsent(t *testing.T) {
 func TestExporterScrapeError(t *testing.T) {
 	var log syncBuffer
 	boom := errors.New("read root: boom")
-	base := serve(t, func() (*audit.State, error) { return nil, boom }, &log)
-	mfs := scrape(t, base)
+	mfs := scrape(t, func() (*audit.State, error) { return nil, boom }, &log)
 	if diff := cmp.Diff([]string{" 1"}, series(mfs[MetricScrapeError])); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", MetricScrapeError, diff)
 	}
@@ -248,40 +221,13 @@ func TestExporterScrapeError(t *testing.T) {
 	}
 }
 
-func TestExporterOnlyMetrics(t *testing.T) {
-	base := serve(t, gatherTree(hosttest.Root("vm-virtio")), nil)
-	tests := []struct {
-		method, path string
-		want         int
-	}{
-		{http.MethodGet, "/metrics", http.StatusOK},
-		{http.MethodHead, "/metrics", http.StatusOK},
-		{http.MethodPost, "/metrics", http.StatusMethodNotAllowed},
-		{http.MethodGet, "/", http.StatusNotFound},
-		{http.MethodGet, "/debug/pprof/", http.StatusNotFound},
-	}
-	for _, tt := range tests {
-		req, _ := http.NewRequest(tt.method, base+tt.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tt.want {
-			t.Errorf("%s %s = %d, want %d", tt.method, tt.path, resp.StatusCode, tt.want)
-		}
-	}
-}
-
 // TestScrapeIsReadOnly: scraping leaves every file of the tree as it was,
 // content, mode and modification time.
 func TestScrapeIsReadOnly(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	before := treeSum(t, root)
-	base := serve(t, gatherTree(root), nil)
 	for range 3 {
-		scrape(t, base)
+		scrape(t, gatherTree(root), nil)
 	}
 	if after := treeSum(t, root); after != before {
 		t.Error("the tree changed during scrapes")
@@ -364,7 +310,7 @@ func BenchmarkScrapeSynthetic(b *testing.B) {
 }
 
 // TestExporterBadLabel: a NIC name that is not UTF-8 costs its own
-// series, not the scrape or the process.
+// series, named in what WriteText left out, not the scrape.
 func TestExporterBadLabel(t *testing.T) {
 	root := hosttest.Root("vm-virtio")
 	g := func() (*audit.State, error) {
@@ -374,7 +320,16 @@ func TestExporterBadLabel(t *testing.T) {
 		}
 		return st, err
 	}
-	mfs := scrape(t, serve(t, g, nil))
+	var b bytes.Buffer
+	skipped, err := WriteText(&b, (&Exporter{read: g}).Scrape())
+	if err != nil || skipped == nil || !strings.Contains(skipped.Error(), MetricFinding) {
+		t.Errorf("WriteText: %v, left out %v; want the bad %s named", err, skipped, MetricFinding)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(&b)
+	if err != nil {
+		t.Fatalf("parse the scrape: %v", err)
+	}
 	if got := series(mfs[MetricIRQLocal]); len(got) != 3 {
 		t.Errorf("%s = %q, want vm-virtio's 3 series despite the bad finding", MetricIRQLocal, got)
 	}

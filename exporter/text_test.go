@@ -2,15 +2,10 @@ package exporter
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +13,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/version"
 )
 
@@ -87,82 +80,6 @@ func TestWriteTextSkips(t *testing.T) {
 	}
 	if want := "# HELP m h\n# TYPE m gauge\nm{nic=\"eth1\"} 2\n"; b.String() != want {
 		t.Errorf("output %q, want %q", b.String(), want)
-	}
-}
-
-// TestHandlerGzipHead: gzip when asked for, the same metrics; HEAD gets
-// the headers only.
-func TestHandlerGzipHead(t *testing.T) {
-	base := serve(t, gatherTree(hosttest.Root("nps2")), nil)
-	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
-	req.Header.Set("Accept-Encoding", "gzip")
-	resp, err := http.DefaultTransport.RoundTrip(req) // no transparent decompression
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.Header.Get("Content-Encoding") != "gzip" {
-		t.Fatalf("Content-Encoding %q, want gzip", resp.Header.Get("Content-Encoding"))
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
-		t.Errorf("Content-Type %q", ct)
-	}
-	zr, err := gzip.NewReader(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(zr)
-	if err != nil || !bytes.Contains(body, []byte("\nirqnuma_scrape_error 0\n")) {
-		t.Errorf("gzip body: %v, %.200q", err, body)
-	}
-	head, err := http.Head(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(head.Body)
-	head.Body.Close()
-	if head.StatusCode != http.StatusOK || len(b) != 0 || head.ContentLength <= 0 {
-		t.Errorf("HEAD: %s, %d body bytes, Content-Length %d", head.Status, len(b), head.ContentLength)
-	}
-}
-
-// TestHandlerInFlight: past MaxInFlight scrapes at once the next is
-// answered 503 and logged, and the others complete.
-func TestHandlerInFlight(t *testing.T) {
-	release := make(chan struct{})
-	g := func() (*audit.State, error) {
-		<-release
-		return gatherTree(hosttest.Root("vm-virtio"))()
-	}
-	var log syncBuffer
-	e := New(hosttest.Open(t, ""), audit.Selection{}, &log)
-	e.read = g
-	h := e.Handler()
-	get := func() int {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-		return rec.Code
-	}
-	var wg sync.WaitGroup
-	codes := make([]int, MaxInFlight)
-	for i := range MaxInFlight {
-		wg.Go(func() { codes[i] = get() })
-	}
-	for len(e.inFlight) < MaxInFlight { // one reads, the others wait their turn
-		time.Sleep(time.Millisecond)
-	}
-	if code := get(); code != http.StatusServiceUnavailable {
-		t.Errorf("scrape %d: %d, want 503", MaxInFlight+1, code)
-	}
-	close(release)
-	wg.Wait()
-	for i, c := range codes {
-		if c != http.StatusOK {
-			t.Errorf("scrape %d: %d, want 200", i, c)
-		}
-	}
-	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "refused") {
-		t.Errorf("logged %q, want the refusal once", got)
 	}
 }
 

@@ -22,10 +22,15 @@ func repoRoot(t *testing.T) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-// buildStatic builds a static linux/amd64 binary of pkg into dir.
-func buildStatic(t *testing.T, pkg, out string) {
+// buildStatic builds a static linux/amd64 binary of pkg into dir, with
+// the build tags given.
+func buildStatic(t *testing.T, pkg, out string, tags ...string) {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -63,7 +68,8 @@ func buildGuestBinaries(t *testing.T, dir string) guestBinaries {
 	bb, _ := exec.LookPath("busybox")
 	requireStatic(t, bb)
 	g := guestBinaries{Irqnuma: filepath.Join(dir, "irqnuma"), Agent: filepath.Join(dir, "agent"), Busybox: bb}
-	buildStatic(t, "./cmd/irqnuma", g.Irqnuma)
+	// labfault: zc prepare's fault hook (cmd/irqnuma/zcfault_lab.go).
+	buildStatic(t, "./cmd/irqnuma", g.Irqnuma, "labfault")
 	buildStatic(t, "./lab/agent", g.Agent)
 	g.Extra = mergeFiles(prepareIperf3(t), prepareEthtool(t))
 	return g

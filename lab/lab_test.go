@@ -19,7 +19,7 @@ import (
 
 // scenarios are the agent's scenarios, in the order it runs them; each
 // must report at least one check on every kernel.
-var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "flow-bench"}
+var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "flow-bench", "zc", "cgroup"}
 
 // TestLab boots every lab kernel and turns the agent's checks into one
 // subtest per kernel and scenario. IRQNUMA_LAB_REFRESH=1 also rewrites

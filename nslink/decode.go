@@ -145,6 +145,8 @@ func decodeLink(b []byte) (Link, error) {
 			l.ParentDev, err = str("IFLA_PARENT_DEV_NAME", v, maxName)
 		case unix.IFLA_PARENT_DEV_BUS_NAME:
 			l.ParentBus, err = str("IFLA_PARENT_DEV_BUS_NAME", v, maxName)
+		case unix.IFLA_XDP:
+			l.XDP, err = decodeXDP(v)
 		}
 		return err
 	})
@@ -157,6 +159,42 @@ func decodeLink(b []byte) (Link, error) {
 		return Link{}, fmt.Errorf("link %s: IFLA_LINK %d is not an interface index", l.Name, l.Link)
 	}
 	return l, nil
+}
+
+// decodeXDP decodes a nested IFLA_XDP (rtnl_xdp_fill): IFLA_XDP_ATTACHED
+// (u8) and the u32 program ids.
+func decodeXDP(b []byte) (XDP, error) {
+	x := XDP{Reported: true}
+	seen := false
+	err := walk(b, func(t uint16, v []byte) error {
+		var err error
+		switch t {
+		case unix.IFLA_XDP_ATTACHED:
+			if len(v) != 1 {
+				return fmt.Errorf("IFLA_XDP_ATTACHED is %d bytes, not 1", len(v))
+			}
+			if v[0] > XDPAttachedMulti {
+				return fmt.Errorf("IFLA_XDP_ATTACHED %d is not an XDP_ATTACHED_ mode", v[0])
+			}
+			x.Attached, seen = v[0], true
+		case unix.IFLA_XDP_PROG_ID:
+			x.ProgID, err = u32("IFLA_XDP_PROG_ID", v)
+		case unix.IFLA_XDP_DRV_PROG_ID:
+			x.DrvProgID, err = u32("IFLA_XDP_DRV_PROG_ID", v)
+		case unix.IFLA_XDP_SKB_PROG_ID:
+			x.SKBProgID, err = u32("IFLA_XDP_SKB_PROG_ID", v)
+		case unix.IFLA_XDP_HW_PROG_ID:
+			x.HWProgID, err = u32("IFLA_XDP_HW_PROG_ID", v)
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return XDP{}, fmt.Errorf("IFLA_XDP: %w", err)
+	case !seen:
+		return XDP{}, fmt.Errorf("IFLA_XDP has no IFLA_XDP_ATTACHED")
+	}
+	return x, nil
 }
 
 // decodeNSID decodes a recorded RTM_GETNSID reply: one RTM_NEWNSID

@@ -165,3 +165,85 @@ func TestDecodeReal(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRealXDP: Linux 6.18's real dumps carry IFLA_XDP on every
+// link, XDP_ATTACHED_NONE where nothing is attached.
+func TestDecodeRealXDP(t *testing.T) {
+	t.Parallel()
+	for _, dir := range []string{"veth", "macvlan"} {
+		b, err := os.ReadFile(filepath.Join("testdata", dir, "links"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := decodeLinks(b)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		for _, l := range links {
+			if want := (XDP{Reported: true}); l.XDP != want || l.XDP.Mode() != "none" {
+				t.Errorf("%s %s: XDP %+v (%s), want %+v", dir, l.Name, l.XDP, l.XDP.Mode(), want)
+			}
+		}
+	}
+}
+
+// xdpAttr is a nested IFLA_XDP as rtnl_xdp_fill builds it: the mode as
+// a u8, then u32 ids, each attribute padded to 4 bytes.
+func xdpAttr(mode byte, ids ...[2]uint32) []byte {
+	attr := func(p []byte, typ uint16, v []byte) []byte {
+		h := make([]byte, 4)
+		binary.NativeEndian.PutUint16(h, uint16(4+len(v)))
+		binary.NativeEndian.PutUint16(h[2:], typ)
+		p = append(append(p, h...), v...)
+		for len(p)%4 != 0 {
+			p = append(p, 0)
+		}
+		return p
+	}
+	p := attr(nil, 2, []byte{mode}) // IFLA_XDP_ATTACHED
+	for _, id := range ids {
+		p = attr(p, uint16(id[0]), binary.NativeEndian.AppendUint32(nil, id[1]))
+	}
+	return p
+}
+
+func TestDecodeXDP(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want XDP
+		mode string
+	}{
+		{"none", xdpAttr(0), XDP{Reported: true}, "none"},
+		// One mode: IFLA_XDP_PROG_ID and that mode's id (5 = DRV).
+		{"driver", xdpAttr(1, [2]uint32{4, 42}, [2]uint32{5, 42}), XDP{Reported: true, Attached: 1, ProgID: 42, DrvProgID: 42}, "driver"},
+		{"generic", xdpAttr(2, [2]uint32{4, 7}, [2]uint32{6, 7}), XDP{Reported: true, Attached: 2, ProgID: 7, SKBProgID: 7}, "generic"},
+		{"offload", xdpAttr(3, [2]uint32{4, 9}, [2]uint32{7, 9}), XDP{Reported: true, Attached: 3, ProgID: 9, HWProgID: 9}, "offload"},
+		// Multi: each mode's id, no IFLA_XDP_PROG_ID.
+		{"multi", xdpAttr(4, [2]uint32{6, 7}, [2]uint32{7, 9}), XDP{Reported: true, Attached: 4, SKBProgID: 7, HWProgID: 9}, "multi"},
+	} {
+		got, err := decodeXDP(tc.b)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if got != tc.want || got.Mode() != tc.mode {
+			t.Errorf("%s: got %+v (%s), want %+v (%s)", tc.name, got, got.Mode(), tc.want, tc.mode)
+		}
+	}
+	for _, tc := range []struct {
+		name, err string
+		b         []byte
+	}{
+		{"no attached", "no IFLA_XDP_ATTACHED", []byte{8, 0, 4, 0, 1, 0, 0, 0}},
+		{"bad mode", "IFLA_XDP_ATTACHED 5 is not", xdpAttr(5)},
+		{"wide mode", "IFLA_XDP_ATTACHED is 4 bytes", []byte{8, 0, 2, 0, 1, 0, 0, 0}},
+		{"short id", "IFLA_XDP_PROG_ID is 2 bytes", append(xdpAttr(1), 6, 0, 4, 0, 1, 0, 0, 0)},
+		{"truncated", "does not fit", []byte{12, 0, 2, 0, 0}},
+	} {
+		if _, err := decodeXDP(tc.b); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package nslink
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -60,14 +61,35 @@ func HostNamespace(fsys kfile.FS) string {
 }
 
 // RecordHost hands put the name of the live host's namespace
-// (HostNamespace), under the path a captured root keeps it at.
-func RecordHost(fsys kfile.FS, put func(rel string, data []byte) error) error {
+// (HostNamespace) and the raw replies Read decodes its links from, under
+// the paths a captured root keeps them at, so that a reader of the
+// host's own links (zc check's no-xdp: the NIC's IFLA_XDP) reads the
+// snapshot as it read the host. The links it returns say why they are
+// unknown when the kernel could not be asked (Known false): nothing of
+// them is then recorded, and a captured root says "not captured".
+func RecordHost(fsys kfile.FS, put func(rel string, data []byte) error) (*Links, error) {
 	if !fsys.Live() {
-		return fmt.Errorf("record the host's network namespace: %s is not the live root", fsys.Root())
+		return nil, fmt.Errorf("record the host's network namespace: %s is not the live root", fsys.Root())
 	}
-	_, ns, err := hostNSPath(fsys)
+	p, ns, err := hostNSPath(fsys)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return put(filepath.Join(RecordDir, fileHost), []byte(ns+"\n"))
+	ino, err := Inode(ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := put(filepath.Join(RecordDir, fileHost), []byte(ns+"\n")); err != nil {
+		return nil, err
+	}
+	var putErr error
+	ls, err := readLiveAt(fsys, p, ino, func(name string, data []byte) {
+		if putErr == nil {
+			putErr = put(filepath.Join(RecordDir, strconv.FormatUint(ino, 10), name), data)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ls, putErr
 }

@@ -19,8 +19,13 @@ import (
 // /proc/PID/ns/net and must still be inode ino (the process may have
 // gone and its PID come back).
 func readLive(fsys kfile.FS, pid int, ino uint64, rec func(name string, data []byte)) (*Links, error) {
+	return readLiveAt(fsys, filepath.Join(fsys.Root(), "proc", strconv.Itoa(pid), "ns", "net"), ino, rec)
+}
+
+// readLiveAt is readLive for the namespace file nsPath (/proc/PID/ns/net
+// or /proc/self/ns/net).
+func readLiveAt(fsys kfile.FS, nsPath string, ino uint64, rec func(name string, data []byte)) (*Links, error) {
 	ls := &Links{Namespace: fmt.Sprintf("net:[%d]", ino), Source: "netlink"}
-	nsPath := filepath.Join(fsys.Root(), "proc", strconv.Itoa(pid), "ns", "net")
 	ns, err := openNS(nsPath, ino)
 	if err != nil {
 		ls.Why = err.Error()

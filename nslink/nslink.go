@@ -67,6 +67,54 @@ type Link struct {
 	ParentBus string `json:"parent_bus"`
 	// Flags are ifi_flags (IFF_UP, IFF_LOOPBACK, …).
 	Flags uint32 `json:"flags"`
+	// XDP is IFLA_XDP: the XDP programs attached to the interface.
+	XDP XDP `json:"xdp"`
+}
+
+// XDP modes of IFLA_XDP_ATTACHED (enum in linux/if_link.h: "These are
+// stored into IFLA_XDP_ATTACHED on dump").
+const (
+	XDPAttachedNone  = 0 // XDP_ATTACHED_NONE
+	XDPAttachedDrv   = 1 // XDP_ATTACHED_DRV: driver (native) mode
+	XDPAttachedSKB   = 2 // XDP_ATTACHED_SKB: generic mode
+	XDPAttachedHW    = 3 // XDP_ATTACHED_HW: offloaded to the NIC
+	XDPAttachedMulti = 4 // XDP_ATTACHED_MULTI: more than one mode
+)
+
+// XDP is a link's nested IFLA_XDP attribute as rtnl_xdp_fill sends it.
+type XDP struct {
+	// Reported is false when the kernel sent no IFLA_XDP (it always
+	// does since 4.8, so false means an old kernel or a short reply):
+	// whether a program is attached is then unknown.
+	Reported bool `json:"reported"`
+	// Attached is IFLA_XDP_ATTACHED, one of XDPAttachedNone…Multi.
+	Attached uint8 `json:"attached"`
+	// ProgID is IFLA_XDP_PROG_ID, sent when exactly one mode has a
+	// program; DrvProgID, SKBProgID and HWProgID are
+	// IFLA_XDP_DRV/SKB/HW_PROG_ID, the program of each mode; 0 when
+	// not sent.
+	ProgID    uint32 `json:"prog_id"`
+	DrvProgID uint32 `json:"drv_prog_id"`
+	SKBProgID uint32 `json:"skb_prog_id"`
+	HWProgID  uint32 `json:"hw_prog_id"`
+}
+
+// Mode names Attached as ip(8) does: "none", "driver" (xdpdrv),
+// "generic" (xdpgeneric), "offload" (xdpoffload), "multi".
+func (x XDP) Mode() string {
+	switch x.Attached {
+	case XDPAttachedNone:
+		return "none"
+	case XDPAttachedDrv:
+		return "driver"
+	case XDPAttachedSKB:
+		return "generic"
+	case XDPAttachedHW:
+		return "offload"
+	case XDPAttachedMulti:
+		return "multi"
+	}
+	return fmt.Sprintf("mode %d", x.Attached)
 }
 
 // Loopback reports whether the link is a loopback device.

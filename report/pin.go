@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -71,6 +72,9 @@ type PinDoc struct {
 	Strategy  string               `json:"strategy,omitempty"`
 	Targets   []PinTarget          `json:"targets"`
 	Notes     []string             `json:"notes"`
+	// Steer is the NIC steering a transaction changed (zc prepare) or a
+	// restore put back; absent when none.
+	Steer []affinity.SteerRow `json:"steer,omitempty"`
 }
 
 // PinTarget is where a pin places one NIC's IRQs, and why there.
@@ -83,7 +87,7 @@ type PinTarget struct {
 
 // NewPinDoc is the document of a pin's result.
 func NewPinDoc(res *affinity.PinResult, dryRun bool) PinDoc {
-	doc := PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes}
+	doc := PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes, Steer: res.Steer}
 	for _, tg := range res.Targets {
 		doc.Targets = append(doc.Targets, PinTarget{NIC: tg.NIC, CPUs: tg.CPUs.String(), Source: tg.Source, Left: append([]string{}, tg.Left...)})
 	}
@@ -92,7 +96,7 @@ func NewPinDoc(res *affinity.PinResult, dryRun bool) PinDoc {
 
 // NewRestoreDoc is the document of a restore's result.
 func NewRestoreDoc(res *affinity.RestoreResult) PinDoc {
-	return PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes}
+	return PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes, Steer: res.Steer}
 }
 
 // orEmpty makes a nil list an empty one, so JSON says [].
@@ -252,4 +256,22 @@ func WriteRestoreFailures(w io.Writer, res *affinity.RestoreResult) {
 	for _, s := range res.Gone {
 		linef(w, "gone: %s (its driver was reloaded or its device removed: nothing to restore)", s)
 	}
+}
+
+// WriteSteerRows writes a line per NIC steering step of a transaction
+// or a restore: its result, what it set, and why it failed.
+func WriteSteerRows(w io.Writer, rows []affinity.SteerRow) error {
+	for _, r := range rows {
+		line := fmt.Sprintf("%-11s %s", r.Result, safetext.Escape(r.Step))
+		if r.To != "" && !strings.HasSuffix(r.Step, r.To) {
+			line += ": " + safetext.Escape(r.To)
+		}
+		if r.Error != "" {
+			line += ": " + safetext.Escape(r.Error)
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }

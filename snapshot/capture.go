@@ -183,7 +183,7 @@ func (c *capturer) irqs() error {
 // the link, the netdev's device link, speed, operstate and queue
 // steering, and the locality, ids and msi_irqs of the device's PCI
 // function (or of the device itself when it is not on PCI); then what
-// the kernel answers of each interface's steering (steering).
+// the kernel answers past them (kernelAnswers).
 func (c *capturer) nics() error {
 	for _, link := range c.expand("sys/class/net/*") {
 		if err := c.entry(link); err != nil {
@@ -242,8 +242,17 @@ func (c *capturer) nics() error {
 			}
 		}
 	}
-	// What the kernel says of each interface past its files.
-	return c.steering()
+	return c.kernelAnswers()
+}
+
+// kernelAnswers records what the kernel says past the files: of each
+// interface's steering (steering), and of the host namespace's links,
+// their XDP programs (hostNetns).
+func (c *capturer) kernelAnswers() error {
+	if err := c.steering(); err != nil {
+		return err
+	}
+	return c.hostNetns()
 }
 
 // queues records each queue's folder and steering file: rps_cpus of an
@@ -299,13 +308,17 @@ func (c *capturer) steering() error {
 	if len(names) == 0 {
 		return nil
 	}
-	return steer.Record(c.fs, names, func(rel string, data []byte) error {
-		if err := c.addDir(parent(rel)); err != nil {
-			return err
-		}
-		c.files[rel] = true
-		return c.w.file(rel, data, 0o644)
-	})
+	return steer.Record(c.fs, names, c.put)
+}
+
+// put records data, which the kernel answered on the live root, as the
+// file rel.
+func (c *capturer) put(rel string, data []byte) error {
+	if err := c.addDir(parent(rel)); err != nil {
+		return err
+	}
+	c.files[rel] = true
+	return c.w.file(rel, data, 0o644)
 }
 
 // copyTree records every folder and file under rel.

@@ -9,6 +9,32 @@ import (
 	"github.com/irqnuma/irqnuma/proc"
 )
 
+// hostNetns records, once, the host's network namespace and its links
+// (nslink.RecordHost): zc check reads the NIC's IFLA_XDP from them, on
+// the live root from the kernel and on a captured one from this
+// recording. A captured root's recording of them is copied as it is.
+func (c *capturer) hostNetns() error {
+	if !c.fs.Live() {
+		ns := nslink.HostNamespace(c.fs)
+		ino, err := nslink.Inode(ns)
+		if err != nil {
+			return nil // the tree records no host namespace
+		}
+		if err := c.file(path.Join(nslink.RecordDir, "host")); err != nil {
+			return err
+		}
+		return c.copyTree(path.Join(nslink.RecordDir, strconv.FormatUint(ino, 10)))
+	}
+	ls, err := nslink.RecordHost(c.fs, c.put)
+	switch {
+	case err != nil:
+		c.note("the host's network interfaces (zc check's no-xdp) not captured: " + err.Error())
+	case !ls.Known:
+		c.note("the host's network interfaces (zc check's no-xdp) not captured: " + ls.Why)
+	}
+	return nil
+}
+
 // netns records what nicuse follows a process's interfaces by when its
 // network namespace is not the host's: the namespace's links and the id
 // it gives the host's (nslink.Record on the live root; a captured root's
@@ -33,21 +59,14 @@ func (c *capturer) netns(d string) error {
 	if err != nil || c.dirs[path.Join(nslink.RecordDir, strconv.FormatUint(ino, 10))] {
 		return nil // not a namespace link, or recorded for another process
 	}
-	put := func(rel string, data []byte) error {
-		if err := c.addDir(parent(rel)); err != nil {
-			return err
-		}
-		c.files[rel] = true
-		return c.w.file(rel, data, 0o644)
-	}
 	if !c.files[path.Join(nslink.RecordDir, "host")] {
-		if err := nslink.RecordHost(c.fs, put); err != nil {
+		if _, err := nslink.RecordHost(c.fs, c.put); err != nil {
 			c.note("network namespaces not captured: " + err.Error())
 			return nil
 		}
 	}
 	pid, _ := strconv.Atoi(path.Base(d))
-	ls, err := nslink.Record(c.fs, pid, ns, put)
+	ls, err := nslink.Record(c.fs, pid, ns, c.put)
 	if err != nil {
 		return err
 	}

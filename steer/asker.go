@@ -51,7 +51,10 @@ type genlRequest struct {
 	cmd     uint8
 	version uint8
 	dump    bool
-	attrs   []byte
+	// ack asks the kernel to acknowledge the request (NLM_F_ACK): a
+	// set's success is only that acknowledgement.
+	ack   bool
+	attrs []byte
 }
 
 // ioctlRequest is one SIOCETHTOOL request: buf starts with the command

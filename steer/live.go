@@ -32,6 +32,16 @@ type liveAsker struct {
 func newLiveAsker() *liveAsker { return &liveAsker{fd: -1} }
 
 func (a *liveAsker) genl(req genlRequest) ([]genlMsg, error) {
+	msgs, err := a.genlRaw(req)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	return msgs, nil
+}
+
+// genlRaw is genl with netlink's own error, which keeps the extended
+// ack's message (a set's refusal says why in it).
+func (a *liveAsker) genlRaw(req genlRequest) ([]genlMsg, error) {
 	if a.conn == nil && a.connErr == nil {
 		a.conn, a.connErr = genetlink.Dial(nil)
 		if a.conn != nil {
@@ -48,19 +58,22 @@ func (a *liveAsker) genl(req genlRequest) ([]genlMsg, error) {
 	if req.dump {
 		flags |= netlink.Dump
 	}
+	if req.ack {
+		flags |= netlink.Acknowledge
+	}
 	sent, err := a.conn.Send(genetlink.Message{
 		Header: genetlink.Header{Command: req.cmd, Version: req.version},
 		Data:   req.attrs,
 	}, req.family, flags)
 	if err != nil {
-		return nil, errnoOf(err)
+		return nil, err
 	}
 	gmsgs, nmsgs, err := a.conn.Receive()
 	if err == nil {
 		err = netlink.Validate(sent, nmsgs)
 	}
 	if err != nil {
-		return nil, errnoOf(err)
+		return nil, err
 	}
 	out := make([]genlMsg, 0, len(gmsgs))
 	for i, m := range gmsgs {

@@ -23,7 +23,7 @@ func TestFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for l, target := range map[string]string{
-		filepath.Join(vf, "physfn"): "../0000:3b:00.0",
+		filepath.Join(vf, "physfn"):                             "../0000:3b:00.0",
 		filepath.Join(root, "sys/bus/pci/devices/0000:3b:02.1"): "../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:02.1",
 	} {
 		if err := os.Symlink(target, l); err != nil {

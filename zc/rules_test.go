@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/steer"
 )
 
@@ -218,5 +219,85 @@ func TestCheckBadKernelFiles(t *testing.T) {
 	}
 	if p := prereq(t, r, IDIOURing); p.Status != StatusUnknown || !strings.Contains(p.Evidence, "io_uring_disabled") {
 		t.Errorf("bad io_uring_disabled: %+v", p)
+	}
+}
+
+// TestCheckXDP judges the NIC's IFLA_XDP in the host namespace's links a
+// root records: none holds, a program fails with its id and mode, no
+// recording or no such link is unknown.
+func TestCheckXDP(t *testing.T) {
+	q, port := 3, 9000
+	tests := []struct {
+		name   string
+		xdp    *hosttest.NsXDP
+		link   string
+		status Status
+		says   string
+	}{
+		{"none", &hosttest.NsXDP{}, "em1", StatusHolds, "no XDP program attached (IFLA_XDP: none)"},
+		{"driver", &hosttest.NsXDP{Attached: 1, ProgID: 42}, "em1", StatusFails, "program id 42 attached in driver mode"},
+		{"generic", &hosttest.NsXDP{Attached: 2, ProgID: 7}, "em1", StatusFails, "program id 7 attached in generic mode"},
+		{"not sent", nil, "em1", StatusUnknown, "sent no IFLA_XDP for em1"},
+		{"other link", &hosttest.NsXDP{}, "em2", StatusUnknown, "em1 is not among the links of net:[4026531840]"},
+	}
+	for _, tt := range tests {
+		root := sosTree(t, iceCaptures)
+		hosttest.WriteNsLinks(t, root, 4026531840, "net:[4026531840]", 0, []hosttest.NsLink{
+			{Index: 1, Name: "lo", Flags: 0x9, XDP: &hosttest.NsXDP{}},
+			{Index: 2, Name: tt.link, Flags: 0x1003, XDP: tt.xdp},
+		})
+		p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
+		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) {
+			t.Errorf("%s: %s = %s (%q), want %s saying %q", tt.name, IDXDP, p.Status, p.Evidence, tt.status, tt.says)
+		}
+		if tt.status == StatusFails && p.Fix != "ip link set dev em1 xdp off" {
+			t.Errorf("%s: fix %q", tt.name, p.Fix)
+		}
+	}
+	root := sosTree(t, iceCaptures)
+	p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
+	if p.Status != StatusUnknown || !strings.Contains(p.Evidence, "not captured") {
+		t.Errorf("no recording: %+v", p)
+	}
+}
+
+// TestCheckXDPSos judges the NIC's XDP from a sosreport's `ip -s -d
+// link` (else `ip -d address`) when the root records no links: the real
+// output of a namespace with a program on g0 (generic) and v0 (driver)
+// (nslink/testdata/sos), with one of its links renamed em1.
+func TestCheckXDPSos(t *testing.T) {
+	q, port := 3, 9000
+	const src = "sosreport sos_commands/networking/"
+	tests := []struct {
+		file, rename string
+		status       Status
+		says         string
+	}{
+		{"ip_-s_-d_link", "g0@g1", StatusFails, "program id 97 attached in generic mode (" + src + "ip_-s_-d_link)"},
+		{"ip_-s_-d_link", "v0@v1", StatusFails, "program id 97 attached in driver mode (" + src + "ip_-s_-d_link)"},
+		{"ip_-s_-d_link", "g1@g0", StatusHolds, "no XDP program attached (" + src + "ip_-s_-d_link: no xdp on em1)"},
+		{"ip_-s_-d_link", "", StatusUnknown, "em1 is not among the links of the " + src + "ip_-s_-d_link"},
+		{"ip_-d_address", "v0@v1", StatusFails, "program id 97 attached in driver mode (" + src + "ip_-d_address)"},
+		{"ip_-s_-d_link", "garbage", StatusUnknown, `ip_-s_-d_link: line 1: "em1": no link index: not ip link output`},
+	}
+	for _, tt := range tests {
+		b, err := os.ReadFile(filepath.Join("..", "nslink", "testdata", "sos", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		switch tt.rename {
+		case "":
+		case "garbage":
+			text = "em1\n"
+		default:
+			text = strings.Replace(text, " "+tt.rename+": ", " em1: ", 1)
+		}
+		root := sosTree(t, iceCaptures)
+		writeFiles(t, root, map[string]string{"sos_commands/networking/" + tt.file: text})
+		p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
+		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) {
+			t.Errorf("%s with %s as em1: %s = %s (%q), want %s saying %q", tt.file, tt.rename, IDXDP, p.Status, p.Evidence, tt.status, tt.says)
+		}
 	}
 }

@@ -2,9 +2,12 @@ package zc
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/nslink"
 	"github.com/irqnuma/irqnuma/steer"
 )
 
@@ -211,15 +214,94 @@ func ruleTarget(r steer.Rule) string {
 }
 
 // xdp: net_mp_open_rxq refuses a device with an XDP program (EEXIST).
-// Whether one is attached is rtnetlink's IFLA_XDP, which irqnuma does
-// not read.
+// Whether one is attached is the NIC's IFLA_XDP in the host namespace's
+// links (nslink): asked of the kernel live, read from a root's recording.
 func (c *checker) xdp() Prereq {
 	const what = "no XDP program on the NIC"
-	why := "not read: an attached program is rtnetlink's IFLA_XDP, which irqnuma does not read; `ip -d link show " + c.nic.Name + "` prints it (xdp, prog/xdp id N)"
-	if !c.fsys.Live() {
-		why = "not captured: an attached program is rtnetlink's IFLA_XDP, which a capture does not hold"
+	name := c.nic.Name
+	fix := "ip link set dev " + name + " xdp off"
+	ls, why := hostLinks(c.fsys)
+	if ls == nil {
+		return unknown(IDXDP, what, why, fix+" (when `ip -d link show "+name+"` shows one)")
 	}
-	return unknown(IDXDP, what, why, "ip link set dev "+c.nic.Name+" xdp off (when ip link shows one)")
+	l, ok := ls.ByName(name)
+	switch {
+	case !ok && ls.Namespace == "":
+		return unknown(IDXDP, what, fmt.Sprintf("%s is not among the links of the %s", name, ls.Source), fix+" (when ip link shows one)")
+	case !ok:
+		return unknown(IDXDP, what, fmt.Sprintf("%s is not among the links of %s (%s)", name, ls.Namespace, ls.Source), fix+" (when ip link shows one)")
+	case !l.XDP.Reported:
+		return unknown(IDXDP, what, "the kernel sent no IFLA_XDP for "+name, fix+" (when ip link shows one)")
+	case l.XDP.Attached == nslink.XDPAttachedNone && ls.Namespace == "":
+		return holds(IDXDP, what, fmt.Sprintf("no XDP program attached (%s: no xdp on %s)", ls.Source, name))
+	case l.XDP.Attached == nslink.XDPAttachedNone:
+		return holds(IDXDP, what, "no XDP program attached (IFLA_XDP: none)")
+	}
+	from := ""
+	if ls.Namespace == "" {
+		from = " (" + ls.Source + ")"
+	}
+	return fails(IDXDP, what, xdpEvidence(l.XDP)+from+"; zero-copy receive refuses a queue of a device with XDP (EEXIST)", fix)
+}
+
+// xdpEvidence says which programs are attached in which mode.
+func xdpEvidence(x nslink.XDP) string {
+	var ps []string
+	for _, m := range []struct {
+		id   uint32
+		mode string
+	}{{x.DrvProgID, "driver"}, {x.SKBProgID, "generic"}, {x.HWProgID, "offload"}} {
+		if m.id != 0 {
+			ps = append(ps, fmt.Sprintf("program id %d attached in %s mode", m.id, m.mode))
+		}
+	}
+	if len(ps) == 0 {
+		if x.ProgID != 0 {
+			return fmt.Sprintf("program id %d attached in %s mode", x.ProgID, x.Mode())
+		}
+		return "a program attached in " + x.Mode() + " mode (IFLA_XDP gives no id)"
+	}
+	return strings.Join(ps, ", ")
+}
+
+// hostLinks reads the links of the host's network namespace: live, by
+// PID 1's namespace or irqnuma's own; on a captured root, its
+// recording, else a sosreport's `ip -s -d link` (nslink.ReadSos: no
+// Namespace, Source names the file). nil with why when they cannot be
+// had.
+func hostLinks(fsys kfile.FS) (*nslink.Links, string) {
+	ns := nslink.HostNamespace(fsys)
+	if ns == "" {
+		if !fsys.Live() {
+			if ls, found := nslink.ReadSos(fsys); found {
+				if !ls.Known {
+					return nil, "not read: " + ls.Why
+				}
+				return ls, ""
+			}
+			return nil, "not captured: the root records no host network namespace (" + nslink.RecordDir + "/host) and holds no sosreport ip -s -d link"
+		}
+		return nil, "not read: the host's network namespace is unknown"
+	}
+	pids := []int{0}
+	if fsys.Live() {
+		pids = []int{1, os.Getpid()}
+	}
+	var whys []string
+	for _, pid := range pids {
+		ls, err := nslink.Read(fsys, pid, ns)
+		if err != nil {
+			return nil, "not read: " + err.Error()
+		}
+		if ls.Known {
+			return ls, ""
+		}
+		whys = append(whys, ls.Why)
+	}
+	if !fsys.Live() {
+		return nil, "not captured: " + strings.Join(whys, "; ")
+	}
+	return nil, "not read: " + strings.Join(whys, "; ")
 }
 
 // queueFree: net_mp_open_rxq refuses a queue that already has a memory

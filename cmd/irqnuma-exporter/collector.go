@@ -57,17 +57,18 @@ func (c *collector) logf(format string, args ...any) {
 }
 
 // newHandler is the exporter's HTTP handler: /metrics, GET and HEAD only,
-// from a registry of its own holding the host's series (e), the process
+// from a registry of its own holding the host's series (scrape, an
+// exporter.Exporter's Scrape), the process
 // and Go collectors and promhttp's own counters; OpenMetrics to a client
 // that asks for it, gzip or zstd when accepted, four scrapes at a time (a
 // fifth is 503), 503 past 30 s. Gathering errors are logged and what could
 // be gathered is served.
-func newHandler(e *exporter.Exporter, logw io.Writer) (http.Handler, error) {
+func newHandler(scrape func() []exporter.Family, logw io.Writer) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	for _, c := range []prometheus.Collector{
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
-		&collector{scrape: e.Scrape, log: logw},
+		&collector{scrape: scrape, log: logw},
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
@@ -55,7 +56,7 @@ func (s *syncBuffer) String() string {
 // handlerOf is the binary's handler on a host tree.
 func handlerOf(t testing.TB, root string, sel audit.Selection) http.Handler {
 	t.Helper()
-	h, err := newHandler(exporter.New(hosttest.Open(t, root), sel, nil), io.Discard)
+	h, err := newHandler(exporter.New(hosttest.Open(t, root), sel, nil).Scrape, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,11 +280,13 @@ func TestFindingsMatchAudit(t *testing.T) {
 }
 
 // TestHandlerMethodsPaths: /metrics only, GET and HEAD only; a gzip
-// scrape is compressed.
+// scrape is compressed, and holds the same series.
 func TestHandlerMethodsPaths(t *testing.T) {
 	h := handlerOf(t, hosttest.Root("seed"), audit.Selection{})
-	if resp, _ := get(t, h, http.MethodGet, "/", ""); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("GET /: %d, want 404", resp.StatusCode)
+	for _, path := range []string{"/", "/debug/pprof/", "/metrics/"} {
+		if resp, _ := get(t, h, http.MethodGet, path, ""); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
 	}
 	resp, _ := get(t, h, http.MethodPost, "/metrics", "")
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
@@ -297,7 +300,14 @@ func TestHandlerMethodsPaths(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Header().Get("Content-Encoding") != "gzip" {
-		t.Errorf("gzip scrape: Content-Encoding %q", rec.Header().Get("Content-Encoding"))
+		t.Fatalf("gzip scrape: Content-Encoding %q", rec.Header().Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := io.ReadAll(zr); err != nil || !bytes.Contains(body, []byte("\nirqnuma_scrape_error 0\n")) {
+		t.Errorf("gzip body: %v, %.200q; want the host's series", err, body)
 	}
 }
 
@@ -431,6 +441,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"--listen", "9143", "--root", seed}, cli.ExitUsage, `--listen "9143": want HOST:PORT`},
 		{[]string{"--pid", "0", "--root", seed}, cli.ExitUsage, "--pid 0: not a process id"},
 		{[]string{"--pid", "x"}, cli.ExitUsage, `invalid value "x" for flag -pid`},
+		{[]string{"--cgroup", "/a/../b", "--root", seed}, cli.ExitUsage, `--cgroup /a/../b: ".." is not a group`},
+		{[]string{"--cgroup", "", "--root", seed}, cli.ExitUsage, "--cgroup: empty path"},
 		{[]string{"--bogus"}, cli.ExitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"serve"}, cli.ExitUsage, `unexpected argument "serve"`},
 		{[]string{"--root", "/etc/hostname"}, cli.ExitUsage, "neither a folder nor a snapshot"},
@@ -475,12 +487,12 @@ func BenchmarkScrape(b *testing.B) {
 // FuzzParse: any flag values give options that pass the selection's own
 // validation and a HOST:PORT, or one usage error; never a panic.
 func FuzzParse(f *testing.F) {
-	f.Add("127.0.0.1:9143", "1,2", "iperf3", "eth0")
-	f.Add("9143", "0", "", "")
-	f.Add(":0", "-1", "a\x00b", "eth\xff")
-	f.Add("[::1]:1", "1,,2", "x", "")
-	f.Fuzz(func(t *testing.T, listen, pids, comm, nic string) {
-		o, done, err := parse([]string{"--listen", listen, "--pid", pids, "--comm", comm, "--nic", nic}, io.Discard)
+	f.Add("127.0.0.1:9143", "1,2", "iperf3", "eth0", "/kubepods.slice/a")
+	f.Add("9143", "0", "", "", "")
+	f.Add(":0", "-1", "a\x00b", "eth\xff", "/a/../b")
+	f.Add("[::1]:1", "1,,2", "x", "", "/sys/fs/cgroup/cpuset/x")
+	f.Fuzz(func(t *testing.T, listen, pids, comm, nic, cgroup string) {
+		o, done, err := parse([]string{"--listen", listen, "--pid", pids, "--comm", comm, "--nic", nic, "--cgroup", cgroup}, io.Discard)
 		if err != nil {
 			if !usage.Is(err) {
 				t.Fatalf("parse error %v is not a usage error", err)

@@ -35,6 +35,11 @@ and answers
   irqnuma_nic_numa_node{nic}                   the NIC's local node (absent when unknown)
   irqnuma_process_present{selector}            1 when a --pid/--comm process runs, 0 when not
   irqnuma_process_nic{selector,nic,attribution} 1 per NIC their sockets use
+  irqnuma_pod_cpus, irqnuma_pod_exclusive, irqnuma_pod_processes
+                  {cgroup,namespace,pod,container}  per --cgroup group
+  irqnuma_pod_exclusive_cpu_irqs{…,nic}        NIC queue IRQs on its exclusive CPUs
+  irqnuma_pod_nic_remote{…,nic}                1 when none of its CPUs is local to a NIC it uses
+  irqnuma_pod_finding{check,severity,nic,…}    1 per finding about the group
   irqnuma_scrape_duration_seconds, irqnuma_scrape_error, irqnuma_build_info
 
 with its own process_*, go_* and promhttp_metric_handler_* series, in
@@ -48,6 +53,7 @@ promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
 new scrape and lets those in flight finish for up to 0.9 s.`
 	examples = `  irqnuma-exporter
   irqnuma-exporter --listen 127.0.0.1:9143 --nic eth0 --comm iperf3
+  irqnuma-exporter --cgroup /kubepods.slice/kubepods-pod1234.slice
   irqnuma-exporter --root host1.tar.gz --listen 127.0.0.1:9144`
 	exitStatus = `  0      stopped by its caller's context (tests), or -h, --version
   1      runtime error: the address cannot be listened on, a snapshot
@@ -112,6 +118,7 @@ func parse(args []string, stdout io.Writer) (*options, bool, error) {
 	fl.Var(stringsFlag{&o.sel.NICs}, "nic", "audit only this `NIC` (repeatable)")
 	fl.Var(pidsFlag{&o.sel.PIDs}, "pid", "watch the process `PID` and all its threads (repeatable, or a comma-separated list)")
 	fl.Var(stringsFlag{&o.sel.Comms}, "comm", "watch every process whose comm is exactly `NAME` (repeatable)")
+	fl.Var(stringsFlag{&o.sel.Cgroups}, "cgroup", "watch the control group `PATH` (cgroup v2, or v1's cpuset hierarchy): its processes, CPUs and memory nodes, as irqnuma_pod_* series (repeatable)")
 	fl.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -167,7 +174,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, err := audit.Read(fsys, o.sel); err != nil {
 		fmt.Fprintf(stderr, "irqnuma-exporter: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
 	}
-	h, err := newHandler(exporter.New(fsys, o.sel, stderr), stderr)
+	h, err := newHandler(exporter.New(fsys, o.sel, stderr).Scrape, stderr)
 	if err != nil {
 		return err
 	}

@@ -152,6 +152,9 @@ func writePin(a *app, doc report.PinDoc, results, withAction bool) error {
 	if err := report.WritePinThreads(a.stdout, doc.Threads, results); err != nil {
 		return err
 	}
+	if err := report.WriteSteerRows(a.stdout, doc.Steer); err != nil {
+		return err
+	}
 	report.WriteNotes(a.stderr, doc.Notes)
 	return nil
 }

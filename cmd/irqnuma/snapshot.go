@@ -81,12 +81,12 @@ func (a *app) unpackRoot(cmd *cobra.Command) error {
 }
 
 // writesHost reports whether the command would write under --root:
-// irq restore always, irq pin unless --dry-run.
+// irq restore always, irq pin and zc prepare unless --dry-run.
 func writesHost(cmd *cobra.Command) bool {
 	switch cmd.CommandPath() {
 	case "irqnuma irq restore":
 		return true
-	case "irqnuma irq pin":
+	case "irqnuma irq pin", "irqnuma zc prepare":
 		dry, err := cmd.Flags().GetBool("dry-run")
 		return err != nil || !dry
 	}

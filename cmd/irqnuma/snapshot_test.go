@@ -200,6 +200,8 @@ func TestSnapshotCLIErrors(t *testing.T) {
 		{[]string{"audit", "--root", evil}, cli.ExitError, `entry "sys/class/net/evil": unsafe entry: link target "/etc" is absolute`},
 		{[]string{"irq", "pin", "eth0", "--root", seed}, cli.ExitUsage, "a snapshot is read-only"},
 		{[]string{"irq", "restore", "--root", seed}, cli.ExitUsage, "a snapshot is read-only"},
+		{[]string{"zc", "prepare", "eth0", "--queue", "1", "--port", "9000", "--root", seed}, cli.ExitUsage, "a snapshot is read-only; irqnuma zc prepare would write to it"},
+		{[]string{"zc", "prepare", "eth0", "--queue", "1", "--port", "9000", "--partial", "--root", seed}, cli.ExitUsage, "a snapshot is read-only"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runCLI(t, tt.give...)

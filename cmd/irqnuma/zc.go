@@ -12,11 +12,11 @@ import (
 func newZCCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "zc",
-		Short: "Check a NIC for io_uring zero-copy receive and send",
+		Short: "Check a NIC for io_uring zero-copy receive and send, and prepare it for receive",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	c.AddCommand(newZCCheckCmd(a))
+	c.AddCommand(newZCCheckCmd(a), newZCPrepareCmd(a))
 	return c
 }
 

@@ -21,6 +21,17 @@ type NsLink struct {
 	ParentDev  string // IFLA_PARENT_DEV_NAME; "" for none
 	ParentBus  string // IFLA_PARENT_DEV_BUS_NAME
 	Flags      uint32 // ifi_flags
+	// XDP is IFLA_XDP when non-nil: IFLA_XDP_ATTACHED, then, for one
+	// mode, IFLA_XDP_PROG_ID and that mode's id as rtnl_xdp_fill sends
+	// them.
+	XDP *NsXDP
+}
+
+// NsXDP is a link's IFLA_XDP: XDP_ATTACHED_NONE (0), _DRV (1), _SKB
+// (2), _HW (3), and the program's id.
+type NsXDP struct {
+	Attached uint8
+	ProgID   int
 }
 
 // nlAttr appends a netlink attribute, padded to 4 bytes.
@@ -53,7 +64,8 @@ func nlMsg(b []byte, typ, flags uint16, payload []byte) []byte {
 
 // NsLinksBytes is an RTM_GETLINK dump of links as the kernel sends it
 // (rtnl_fill_ifinfo: struct ifinfomsg, then IFLA_IFNAME, IFLA_LINK,
-// IFLA_LINKINFO, IFLA_LINK_NETNSID, IFLA_PARENT_DEV_NAME/BUS_NAME), each
+// IFLA_LINKINFO, IFLA_LINK_NETNSID, IFLA_PARENT_DEV_NAME/BUS_NAME,
+// IFLA_XDP), each
 // message NLM_F_MULTI.
 func NsLinksBytes(links []NsLink) []byte {
 	var out []byte
@@ -75,6 +87,14 @@ func NsLinksBytes(links []NsLink) []byte {
 		if l.ParentDev != "" {
 			p = nlAttr(p, 56, append([]byte(l.ParentDev), 0)) // IFLA_PARENT_DEV_NAME
 			p = nlAttr(p, 57, append([]byte(l.ParentBus), 0)) // IFLA_PARENT_DEV_BUS_NAME
+		}
+		if x := l.XDP; x != nil {
+			v := nlAttr(nil, 2, []byte{x.Attached}) // IFLA_XDP_ATTACHED
+			if x.Attached != 0 {
+				v = nlAttr(v, 4, nlU32(x.ProgID))                    // IFLA_XDP_PROG_ID
+				v = nlAttr(v, 4+uint16(x.Attached), nlU32(x.ProgID)) // IFLA_XDP_{DRV,SKB,HW}_PROG_ID
+			}
+			p = nlAttr(p, 43, v) // IFLA_XDP
 		}
 		out = nlMsg(out, 16, 2, p) // RTM_NEWLINK, NLM_F_MULTI
 	}

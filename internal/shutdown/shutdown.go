@@ -83,7 +83,10 @@ var process struct {
 }
 
 // OnExit registers f to run when the process ends early; the returned
-// function runs f now (if it has not run) and unregisters it.
+// function runs f now (if it has not run) and unregisters it. While the
+// returned function runs f it is a critical section: a stop whose grace
+// ends then waits for it, so a folder half removed is never left behind
+// by the exit.
 func OnExit(f func() error) func() error {
 	process.Lock()
 	id := process.next
@@ -97,10 +100,18 @@ func OnExit(f func() error) func() error {
 		process.Lock()
 		g, ok := process.cleanups[id]
 		delete(process.cleanups, id)
+		if ok {
+			process.critical++
+		}
 		process.Unlock()
 		if !ok {
 			return nil
 		}
+		defer func() {
+			process.Lock()
+			process.critical--
+			process.Unlock()
+		}()
 		return g()
 	}
 }

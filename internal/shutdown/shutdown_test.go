@@ -128,3 +128,44 @@ func TestRunPastGrace(t *testing.T) {
 		t.Errorf("cancelled without a signal: code %d, want 1", code)
 	}
 }
+
+// TestRunWaitsForCleanupInFlight: a command that, as its grace ends, is
+// running an exit function itself (a snapshot folder being removed by
+// its deferred close) holds the exit until that function returns: Run
+// finds the function gone from the list and must not take that for
+// done.
+func TestRunWaitsForCleanupInFlight(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	inside := make(chan struct{})
+	release := make(chan struct{})
+	var finished atomic.Bool
+	undo := OnExit(func() error {
+		close(inside)
+		<-release
+		finished.Store(true)
+		return nil
+	})
+	held := make(chan struct{})
+	var once sync.Once
+	heldPastGrace = func() { once.Do(func() { close(held) }) }
+	defer func() { heldPastGrace = nil }()
+	go func() {
+		<-held // Run is past the grace and waits on the function
+		close(release)
+	}()
+	stuck := make(chan struct{})
+	defer close(stuck)
+	code := Run(ctx, 1, func() int {
+		cancel(Cause(syscall.SIGTERM))
+		go undo()
+		<-inside
+		<-stuck
+		return 0
+	})
+	if code != 143 {
+		t.Errorf("code %d, want 143", code)
+	}
+	if !finished.Load() {
+		t.Error("Run returned while an exit function was still running")
+	}
+}

@@ -110,6 +110,8 @@ func main() {
 		{"steer", scenarioSteer},
 		{"flow", scenarioFlow},
 		{"flow-bench", scenarioFlowBench},
+		{"zc", scenarioZC},
+		{"cgroup", scenarioCgroup},
 	} {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.name) {
 			continue

@@ -1,0 +1,31 @@
+//go:build labfault
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// The lab's guest binary is built with the labfault tag: with
+// IRQNUMA_LAB_ZC_FAULT=N, zc prepare fails before its steering step N
+// (N = the number of steps: before the IRQ), so the lab sees a fault
+// between two changes roll back the ones made. The shipped binary has
+// no such hook.
+func init() {
+	v := os.Getenv("IRQNUMA_LAB_ZC_FAULT")
+	if v == "" {
+		return
+	}
+	at, err := strconv.Atoi(v)
+	if err != nil {
+		return
+	}
+	zcFault = func(i int) error {
+		if i == at {
+			return fmt.Errorf("lab fault injected before step %d", i)
+		}
+		return nil
+	}
+}

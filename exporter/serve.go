@@ -1,0 +1,95 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultListen is where the exporter listens unless told otherwise:
+// loopback only, so exposing the host's layout is a deliberate choice.
+const DefaultListen = "127.0.0.1:9143"
+
+// MaxInFlight bounds the scrapes the exporter answers at once (the
+// binary's promhttp.HandlerOpts.MaxRequestsInFlight); one more is
+// answered 503 Service Unavailable. Each scrape reads the whole host, and
+// they read one at a time (Exporter.Scrape).
+const MaxInFlight = 4
+
+// Bounds of a stop.
+const (
+	// ShutdownWait is how long Serve lets the scrapes in flight when ctx
+	// ends finish: under the one second a command has after a stop
+	// signal (internal/shutdown.Grace), so they are answered before the
+	// process exits.
+	ShutdownWait = 900 * time.Millisecond
+	// cutShort before ShutdownWait ends, the requests still in flight
+	// are cancelled (errStopping), so that a handler that heeds its
+	// request's context answers them while there is time to (promhttp's
+	// answers 503).
+	cutShort = 200 * time.Millisecond
+)
+
+// errStopping is the cause the requests still in flight are cancelled
+// with when a stop's wait nears its end (context.Cause of their
+// context).
+var errStopping = errors.New("irqnuma is stopping")
+
+// Serve answers HTTP on ln with h until ctx ends, then shuts down
+// gracefully: it takes no new request, and lets those in flight finish
+// for up to ShutdownWait. Their contexts do not end with ctx; cutShort
+// before the wait ends they are cancelled with the cause errStopping, so
+// a handler that heeds its context answers them in time (the binary's
+// promhttp handler answers 503). It returns nil after a shutdown caused
+// by ctx in which every request was answered, an error naming how many
+// were not if some handler outlived the wait, and the server's error if
+// it stopped for another reason.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	// Scrapes do not end with ctx: a stop signal lets them finish.
+	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stop(nil)
+	var active atomic.Int64 // handlers running
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			active.Add(1)
+			defer active.Add(-1)
+			h.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	cut := time.AfterFunc(ShutdownWait-cutShort, func() { stop(errStopping) })
+	defer cut.Stop()
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownWait)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		// Shutdown polls for idle connections ever more slowly: past the
+		// wait, every scrape may have been answered (cut short) all the
+		// same, and what is left is idle.
+		srv.Close()
+		if n := active.Load(); n > 0 {
+			err = fmt.Errorf("stop: %d requests still in flight after %v: %w", n, ShutdownWait, err)
+		} else {
+			err = nil
+		}
+	}
+	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
