@@ -52,6 +52,9 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 
 // exclusiveWord says what makes a group's CPUs its own.
 func exclusiveWord(g *proc.Cgroup) string {
+	if g.ExclusiveBy != "" {
+		return g.ExclusiveBy
+	}
 	if g.Version == proc.CgroupVersionV1 {
 		return "cpuset.cpu_exclusive 1"
 	}

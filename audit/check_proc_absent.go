@@ -18,7 +18,7 @@ func init() {
 // group, or one without a running process.
 func (a *auditor) procAbsent() error {
 	for _, sel := range a.opts.Absent {
-		if sel.Kind == proc.SelectorKindCgroup {
+		if sel.Kind.Group() {
 			a.cgroupAbsent(sel)
 			continue
 		}
@@ -43,6 +43,12 @@ func (a *auditor) cgroupAbsent(sel proc.Selector) {
 	for _, m := range a.opts.Cgroups {
 		if m.Selector != sel {
 			continue
+		}
+		if m.Group == nil && sel.Kind != proc.SelectorKindCgroup {
+			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel.String(),
+				Message: fmt.Sprintf("no %s %s on this node (%s): nothing about it was checked", sel.Kind, sel.Pod, m.Why),
+				Fix:     "name a pod that runs on this node (kubectl get pods -A -o wide --field-selector spec.nodeName=NODE), or a container ID crictl ps shows"})
+			return
 		}
 		if m.Group == nil {
 			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel.String(),

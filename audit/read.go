@@ -120,7 +120,7 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 		if len(m.Partial) > 0 {
 			opts.Partial = append(opts.Partial, m)
 		}
-		if m.Selector.Kind == proc.SelectorKindCgroup {
+		if m.Selector.Kind.Group() {
 			opts.Cgroups = append(opts.Cgroups, m)
 		}
 		if len(m.PIDs) == 0 && len(m.Partial) == 0 {

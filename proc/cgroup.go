@@ -58,8 +58,10 @@ type Cgroup struct {
 	PartitionInvalid bool
 	PartitionWhy     string
 	// Exclusive says the group's CPUs are its alone: a valid partition
-	// root (v2), cpuset.cpu_exclusive 1 (v1).
-	Exclusive bool
+	// root (v2), cpuset.cpu_exclusive 1 (v1), the kubelet's CPU
+	// manager; ExclusiveBy says which.
+	Exclusive   bool
+	ExclusiveBy string
 	// Pod is the Kubernetes pod and container the group is, when the
 	// selection came through one (--pod, --container); nil for a group
 	// named by --cgroup alone.
@@ -72,6 +74,18 @@ type Cgroup struct {
 type PodRef struct {
 	Namespace, Name, UID   string
 	Container, ContainerID string
+	// Devices are the devices the kubelet's pod resources API says the
+	// container was given (nil when the API did not answer).
+	Devices []PodDevice
+}
+
+// PodDevice is one resource's devices given to a container, as the
+// device plugin reports them: their IDs (a VF's PCI address for SR-IOV
+// plugins) and NUMA nodes (none when the plugin gives no topology).
+type PodDevice struct {
+	Resource string
+	IDs      []string
+	Nodes    []int
 }
 
 // ErrNoCgroup is wrapped by ReadCgroup's error for a group the root does
@@ -169,6 +183,9 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 			return nil, err
 		}
 		g.Exclusive = n == 1
+		if g.Exclusive {
+			g.ExclusiveBy = excl + " 1"
+		}
 		return g, nil
 	}
 	return g, readPartition(fsys, g)
@@ -202,6 +219,9 @@ func readPartition(fsys kfile.FS, g *Cgroup) error {
 		return kfile.Malformed(f, err)
 	}
 	g.Exclusive = !g.PartitionInvalid && (g.Partition == PartitionRoot || g.Partition == PartitionIsolated)
+	if g.Exclusive {
+		g.ExclusiveBy = "cpuset.cpus.partition " + string(g.Partition)
+	}
 	return nil
 }
 

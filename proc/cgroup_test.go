@@ -158,7 +158,7 @@ func TestReadCgroupV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Cgroup{Path: "/" + podScope, Version: CgroupVersionV2, Dir: filepath.Join(root, "sys/fs/cgroup", podScope), PIDs: []int{4244, 4245},
-		CPUs: cpuset.New(5, 7), CPUsKnown: true, Mems: cpuset.New(1), MemsKnown: true, Partition: PartitionIsolated, Exclusive: true}
+		CPUs: cpuset.New(5, 7), CPUsKnown: true, Mems: cpuset.New(1), MemsKnown: true, Partition: PartitionIsolated, Exclusive: true, ExclusiveBy: "cpuset.cpus.partition isolated"}
 	if diff := cmp.Diff(want, g, cmp.Comparer(cpuset.Set.Equal)); diff != "" {
 		t.Errorf("ReadCgroup(pod) (-want +got):\n%s", diff)
 	}

@@ -326,6 +326,38 @@ type Selection struct {
 	Comms []string
 	// Cgroups are groups as the user wrote them (see CleanCgroupPath).
 	Cgroups []string
+	// Pods ("NAMESPACE/NAME") and Containers (a runtime's container ID,
+	// or a unique prefix of one) are Kubernetes workloads as the user
+	// wrote them. proc cannot find them: Resolved holds, for each one's
+	// Selector, the containers' groups package kube found, and a pod or
+	// container without an entry there is one that was not found.
+	Pods, Containers []string
+	Resolved         map[Selector]PodResolution
+}
+
+// PodResolution is what a --pod or --container resolved to: a group per
+// container, or none and why.
+type PodResolution struct {
+	Groups []PodGroup
+	// Source says where the containers and their CPUs were learnt
+	// ("the kubelet's pod resources API", "cpu_manager_state (v2)").
+	Source string
+	// Why says why nothing was found, when Groups is empty.
+	Why string
+}
+
+// PodGroup is one container's control group and what the kubelet says
+// about it.
+type PodGroup struct {
+	// Path is the container's group within its hierarchy, as ReadCgroup
+	// takes it.
+	Path string
+	Pod  PodRef
+	// ExclusiveBy is non-empty when the kubelet gave the container
+	// exclusive CPUs, and says by what source (the API's cpu_ids,
+	// the CPU manager's checkpoint); ExclusiveCPUs are those CPUs.
+	ExclusiveBy   string
+	ExclusiveCPUs cpuset.Set
 }
 
 // ErrSelection is wrapped by Validate's errors: a selection that names
@@ -349,11 +381,58 @@ func (s Selection) Validate() error {
 			return err
 		}
 	}
+	for _, p := range s.Pods {
+		if _, _, err := SplitPod(p); err != nil {
+			return err
+		}
+	}
+	for _, c := range s.Containers {
+		if err := checkContainerID(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SplitPod splits a --pod value, "NAMESPACE/NAME", each part a
+// Kubernetes object name (lower case letters, digits, '-' and '.').
+func SplitPod(p string) (namespace, name string, err error) {
+	ns, n, ok := strings.Cut(p, "/")
+	if !ok || !isObjectName(ns) || !isObjectName(n) {
+		return "", "", fmt.Errorf("%w: --pod %q: want NAMESPACE/NAME, each of lower case letters, digits, '-' and '.'", ErrSelection, p)
+	}
+	return ns, n, nil
+}
+
+func isObjectName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkContainerID accepts a container ID as runtimes print it: lower
+// case hex, at most 64 digits (a prefix of at least 4).
+func checkContainerID(c string) error {
+	ok := len(c) >= 4 && len(c) <= 64
+	for _, r := range c {
+		ok = ok && (r >= '0' && r <= '9' || r >= 'a' && r <= 'f')
+	}
+	if !ok {
+		return fmt.Errorf("%w: --container %q: want a container ID, 4 to 64 lower case hex digits", ErrSelection, c)
+	}
 	return nil
 }
 
 // Any reports whether the selection names processes.
-func (s Selection) Any() bool { return len(s.PIDs) > 0 || len(s.Comms) > 0 || len(s.Cgroups) > 0 }
+func (s Selection) Any() bool {
+	return len(s.PIDs) > 0 || len(s.Comms) > 0 || len(s.Cgroups) > 0 || len(s.Pods) > 0 || len(s.Containers) > 0
+}
 
 // SelectorKind is what a Selector names processes by.
 type SelectorKind string
@@ -364,7 +443,17 @@ const (
 	SelectorKindComm SelectorKind = "comm" // every process with this comm
 	// SelectorKindCgroup selects every process in one control group.
 	SelectorKindCgroup SelectorKind = "cgroup"
+	// SelectorKindPod and SelectorKindContainer select every process in
+	// a Kubernetes pod's containers' groups, in one container's group.
+	SelectorKindPod       SelectorKind = "pod"
+	SelectorKindContainer SelectorKind = "container"
 )
+
+// Group reports whether the kind selects control groups (--cgroup,
+// --pod, --container): its Match carries the Group.
+func (k SelectorKind) Group() bool {
+	return k == SelectorKindCgroup || k == SelectorKindPod || k == SelectorKindContainer
+}
 
 // Selector is one --pid or --comm of a Selection: its kind and its value
 // (PID for SelectorKindPID, Comm for SelectorKindComm, Cgroup, as the
@@ -374,6 +463,8 @@ type Selector struct {
 	PID    int
 	Comm   string
 	Cgroup string
+	// Pod is a --pod's "NAMESPACE/NAME" or a --container's ID.
+	Pod string
 }
 
 // PIDSelector selects the process pid.
@@ -385,12 +476,22 @@ func CommSelector(comm string) Selector { return Selector{Kind: SelectorKindComm
 // CgroupSelector selects every process in the control group p.
 func CgroupSelector(p string) Selector { return Selector{Kind: SelectorKindCgroup, Cgroup: p} }
 
+// PodSelector selects every process in the pod "NAMESPACE/NAME".
+func PodSelector(p string) Selector { return Selector{Kind: SelectorKindPod, Pod: p} }
+
+// ContainerSelector selects every process in the container id.
+func ContainerSelector(id string) Selector { return Selector{Kind: SelectorKindContainer, Pod: id} }
+
 // String is the selector as the user gave it: "--pid 4242", "--comm
 // iperf3", "--cgroup /pods/a".
 func (s Selector) String() string {
 	switch s.Kind {
 	case SelectorKindCgroup:
 		return "--cgroup " + s.Cgroup
+	case SelectorKindPod:
+		return "--pod " + s.Pod
+	case SelectorKindContainer:
+		return "--container " + s.Pod
 	case SelectorKindPID:
 		return "--pid " + strconv.Itoa(s.PID)
 	case SelectorKindComm:
@@ -414,8 +515,11 @@ type Match struct {
 	Partial []int
 	// Group is what a --cgroup found: the group's processes (PIDs holds
 	// those that run), CPUs and memory nodes; nil when the root holds no
-	// such group.
+	// such group. A --pod matches once per container, each Match with
+	// the same Selector and its container's group.
 	Group *Cgroup
+	// Why says why a --pod or --container found nothing (Group nil).
+	Why string
 }
 
 // Err is the error of a selector that matched no running process:
@@ -432,14 +536,66 @@ func (m Match) Err() error {
 		return fmt.Errorf("%s: %w", m.Selector, ErrZombie)
 	case m.Selector.Kind == SelectorKindCgroup && m.Group == nil:
 		return fmt.Errorf("%s: %w", m.Selector, ErrNoCgroup)
+	case m.Selector.Kind.Group() && m.Group == nil:
+		return fmt.Errorf("%s: %w (%s)", m.Selector, ErrNoPod, m.Why)
 	}
 	return fmt.Errorf("%s: %w", m.Selector, ErrNoProcess)
 }
 
+// ErrNoPod is wrapped by the error of a --pod or --container that names
+// no pod or container the kubelet or the cgroup tree knows.
+var ErrNoPod = errors.New("no such pod or container")
+
+// selectPods reads the groups sel.Resolved holds for each --pod and
+// --container, marking each with its pod and the kubelet's exclusive
+// CPUs; listed says which PIDs /proc lists.
+func selectPods(fsys kfile.FS, sel Selection, listed map[int]bool) ([]Match, error) {
+	var sels []Selector
+	for _, p := range sel.Pods {
+		sels = append(sels, PodSelector(p))
+	}
+	for _, c := range sel.Containers {
+		sels = append(sels, ContainerSelector(c))
+	}
+	var out []Match
+	for _, s := range sels {
+		res, ok := sel.Resolved[s]
+		if !ok {
+			res.Why = "it was not looked up"
+		}
+		n := len(out)
+		for _, pg := range res.Groups {
+			g, err := ReadCgroup(fsys, pg.Path)
+			if errors.Is(err, ErrNoCgroup) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			ref := pg.Pod
+			g.Pod = &ref
+			if pg.ExclusiveBy != "" {
+				g.Exclusive, g.ExclusiveBy = true, pg.ExclusiveBy
+			}
+			pids := slices.DeleteFunc(slices.Clone(g.PIDs), func(pid int) bool { return !listed[pid] })
+			out = append(out, Match{Selector: s, PIDs: pids, Group: g})
+		}
+		if len(out) == n {
+			why := res.Why
+			if why == "" {
+				why = "its containers' groups are gone"
+			}
+			out = append(out, Match{Selector: s, PIDs: []int{}, Why: why})
+		}
+	}
+	return out, nil
+}
+
 // selectCgroups reads each group and keeps of its processes those /proc
 // lists (one listing, however many PIDs a cgroup.procs names).
-func selectCgroups(fsys kfile.FS, groups []string) ([]Match, error) {
-	if len(groups) == 0 {
+func selectCgroups(fsys kfile.FS, sel Selection) ([]Match, error) {
+	groups := sel.Cgroups
+	if len(groups) == 0 && len(sel.Pods) == 0 && len(sel.Containers) == 0 {
 		return nil, nil
 	}
 	ents, err := fsys.ReadDir(fsys.Path("proc"))
@@ -465,7 +621,11 @@ func selectCgroups(fsys kfile.FS, groups []string) ([]Match, error) {
 		}
 		out = append(out, m)
 	}
-	return out, nil
+	pm, err := selectPods(fsys, sel, listed)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, pm...), nil
 }
 
 // SelectPresent resolves a selection into the processes that run now,
@@ -490,7 +650,7 @@ func SelectPresent(fsys kfile.FS, sel Selection) ([]*Process, []Match, error) {
 		matches = append(matches, Match{Selector: CommSelector(c), PIDs: found})
 		want = append(want, found...)
 	}
-	gm, err := selectCgroups(fsys, sel.Cgroups)
+	gm, err := selectCgroups(fsys, sel)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,11 +35,16 @@ func (c *capturer) wanted() (map[string]bool, error) {
 	return want, nil
 }
 
-// cgroups records the groups the options name (--cgroup) and returns
+// cgroups records the groups the options name (--cgroup, and the
+// containers' of --pod and --container with what found them) and returns
 // the PIDs in them, which are captured in full as a --pid's are.
 func (c *capturer) cgroups() (map[string]bool, error) {
 	pids := map[string]bool{}
-	if len(c.opts.Processes.Cgroups) == 0 {
+	groups := append(slices.Clone(c.opts.Processes.Cgroups), c.podGroups()...)
+	if err := c.pods(); err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
 		return pids, nil
 	}
 	for _, f := range cgroupProbes {
@@ -46,7 +52,7 @@ func (c *capturer) cgroups() (map[string]bool, error) {
 			return nil, err
 		}
 	}
-	for _, g := range c.opts.Processes.Cgroups {
+	for _, g := range groups {
 		p, err := proc.CleanCgroupPath(g)
 		if err != nil {
 			return nil, err

@@ -293,7 +293,7 @@ func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time
 		for _, m := range matches {
 			// A --pid or --cgroup names what must be there; a --comm
 			// may start later.
-			if err := m.Err(); err != nil && (m.Selector.Kind == proc.SelectorKindPID || (m.Selector.Kind == proc.SelectorKindCgroup && m.Group == nil)) {
+			if err := m.Err(); err != nil && (m.Selector.Kind == proc.SelectorKindPID || (m.Selector.Kind.Group() && m.Group == nil)) {
 				return nil, err
 			}
 		}

@@ -31,7 +31,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			if !slices.Contains(failOnLevels, failOn) {
 				return cli.Usagef("--fail-on %q: want info, warning, error or never", failOn)
 			}
-			if err := sel.check(); err != nil {
+			if err := sel.check(a); err != nil {
 				return err
 			}
 			switch audit.ZCMode(zcMode) {

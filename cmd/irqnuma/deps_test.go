@@ -70,3 +70,32 @@ func TestCLINoClientGolang(t *testing.T) {
 		t.Error("cmd/irqnuma-exporter does not link client_golang: go list is not answering what this test asks")
 	}
 }
+
+// TestCLINoGRPC: the CLI speaks the kubelet's pod resources API through
+// kube's own client and links no google.golang.org/grpc (it made every
+// start 25% slower) nor k8s.io/kubelet; kube's tests, which serve the
+// real API, do link both, so go list is answering what is asked.
+func TestCLINoGRPC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list (-short)")
+	}
+	list := func(args ...string) string {
+		out, err := exec.Command("go", append([]string{"list", "-deps"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %v: %v", args, err)
+		}
+		return string(out)
+	}
+	cli := list("github.com/irqnuma/irqnuma/cmd/irqnuma")
+	for _, b := range []string{"google.golang.org/grpc\n", "k8s.io/kubelet/"} {
+		if strings.Contains(cli, b) {
+			t.Errorf("cmd/irqnuma links %s", strings.TrimSpace(b))
+		}
+	}
+	if !strings.Contains(cli, "github.com/irqnuma/irqnuma/kube\n") {
+		t.Error("cmd/irqnuma does not link kube: --pod is not wired")
+	}
+	if tests := list("-test", "github.com/irqnuma/irqnuma/kube"); !strings.Contains(tests, "google.golang.org/grpc\n") {
+		t.Error("kube's tests do not link grpc: go list is not answering what this test asks")
+	}
+}

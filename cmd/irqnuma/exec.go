@@ -21,7 +21,7 @@ func newExecCmd(a *app) *cobra.Command {
 	var f pickFlags
 	var membind, join bool
 	c := &cobra.Command{
-		Use:         "exec (--nic NAME | --node N | --cpus LIST | --cgroup PATH [--join]) [flags] [--membind] -- COMMAND [ARGS...]",
+		Use:         "exec (--nic NAME | --node N | --cpus LIST | --cgroup PATH [--join] | --pod NS/NAME | --container ID) [flags] [--membind] -- COMMAND [ARGS...]",
 		Annotations: map[string]string{"json": "none"},
 		Short:       "Run a command on the CPUs mask would pick, from its first instruction",
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -80,8 +80,8 @@ func newFlowCmd(a *app) *cobra.Command {
 				if ff.observe != 0 {
 					return cli.Usagef("--observe watches one flow: give it as udp|tcp SRC:PORT DST:PORT, not --pid/--comm")
 				}
-				if err := sel.Validate(); err != nil {
-					return cli.Usage(err)
+				if err := a.resolvePods(&sel); err != nil {
+					return err
 				}
 				ps, err := flow.PredictProcesses(a.fs, sel, opt)
 				if err != nil {
@@ -118,6 +118,7 @@ func newFlowCmd(a *app) *cobra.Command {
 	c.Flags().IntSliceVar(&sel.PIDs, "pid", nil, "every connected socket of this process, as a flow (repeatable)")
 	c.Flags().StringArrayVar(&sel.Comms, "comm", nil, "every connected socket of every process whose comm is exactly this (repeatable)")
 	c.Flags().StringArrayVar(&sel.Cgroups, "cgroup", nil, "every connected socket of every process in this control group (repeatable)")
+	podFlags(c, &sel, "every connected socket of")
 	return c
 }
 

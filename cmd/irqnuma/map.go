@@ -42,7 +42,7 @@ func newMapCmd(a *app) *cobra.Command {
 			default:
 				return cli.Usagef("--color %q: want auto, always or never", color)
 			}
-			if err := sel.check(); err != nil {
+			if err := sel.check(a); err != nil {
 				return err
 			}
 			m, err := buildMap(a.fs, sel)

@@ -22,7 +22,7 @@ type pickFlags struct {
 	node, count            int
 	cpus, exclude          cpuset.ListFlag
 	excludeIRQ, onePerCore bool
-	cgroup                 string
+	cgroup, pod, container string
 }
 
 // add adds the flags to fs.
@@ -35,6 +35,8 @@ func (f *pickFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.onePerCore, "one-per-core", false, "keep the lowest-numbered thread of each core")
 	fs.IntVar(&f.count, "count", 0, "keep the first K CPUs in ascending order (fewer left is an error)")
 	fs.StringVar(&f.cgroup, "cgroup", "", "keep only the CPUs this control group may use (cpuset.cpus.effective); alone, they are the candidates, isolated ones included")
+	fs.StringVar(&f.pod, "pod", "", "as --cgroup, for the CPUs any container of this Kubernetes pod (NAMESPACE/NAME) may use")
+	fs.StringVar(&f.container, "container", "", "as --cgroup, for this container (its runtime ID or a unique prefix)")
 }
 
 // options is what the flags of fs said: a flag not given is left unset
@@ -63,14 +65,11 @@ func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
 // pickIn is pick that also returns the --cgroup group, nil without one.
 func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, *proc.Cgroup, error) {
 	o := f.options(fs)
-	var g *proc.Cgroup
-	if fs.Changed("cgroup") {
-		w, cg, err := a.withinGroup(f.cgroup)
-		if err != nil {
-			return nil, nil, err
-		}
-		o.Within, g = w, cg
+	w, g, err := a.withinFlags(fs, f)
+	if err != nil {
+		return nil, nil, err
 	}
+	o.Within = w
 	r, err := o.Request()
 	if err != nil {
 		return nil, nil, err
@@ -83,6 +82,67 @@ func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, *proc.Cgr
 		fmt.Fprintf(a.stderr, "irqnuma: note: %s\n", safetext.Escape(n))
 	}
 	return p, g, nil
+}
+
+// withinFlags is the group --cgroup, --pod or --container names (at most
+// one of them), nil for none; and the --cgroup group itself (exec --join
+// starts the command inside it), nil for the others.
+func (a *app) withinFlags(fs *pflag.FlagSet, f *pickFlags) (*affinity.Within, *proc.Cgroup, error) {
+	var sel proc.Selection
+	var given []string
+	for _, name := range []string{"cgroup", "pod", "container"} {
+		if fs.Changed(name) {
+			given = append(given, "--"+name)
+		}
+	}
+	switch {
+	case len(given) > 1:
+		return nil, nil, cli.Usagef("%s: give one group to pick inside", strings.Join(given, " and "))
+	case fs.Changed("cgroup"):
+		return a.withinGroup(f.cgroup)
+	case fs.Changed("pod"):
+		sel.Pods = []string{f.pod}
+	case fs.Changed("container"):
+		sel.Containers = []string{f.container}
+	default:
+		return nil, nil, nil
+	}
+	w, err := a.withinPod(sel)
+	return w, nil, err
+}
+
+// withinPod reads the CPUs of a --pod's containers' groups (their union:
+// what any of them may use) or of a --container's. One not found, or
+// whose CPUs are unknown, is a usage error naming it.
+func (a *app) withinPod(sel proc.Selection) (*affinity.Within, error) {
+	if err := a.resolvePods(&sel); err != nil {
+		return nil, err
+	}
+	_, matches, err := proc.SelectPresent(a.fs, sel)
+	if err != nil {
+		return nil, err
+	}
+	var cpus cpuset.Set
+	var from []string
+	file := "cpuset.cpus.effective"
+	for _, m := range matches {
+		if m.Group == nil {
+			return nil, cli.Usage(m.Err())
+		}
+		if !m.Group.CPUsKnown {
+			return nil, cli.Usagef("%s: container %s's CPUs are unknown: %s", m.Selector, m.Group.Pod.ContainerID, m.Group.Why)
+		}
+		if m.Group.Version == proc.CgroupVersionV1 {
+			file = "cpuset.effective_cpus"
+		}
+		cpus = cpus.Union(m.Group.CPUs)
+		name := m.Group.Pod.Container
+		if name == "" {
+			name = "sandbox"
+		}
+		from = append(from, name+" "+m.Group.CPUs.List())
+	}
+	return &affinity.Within{CPUs: cpus, From: fmt.Sprintf("%s (%s of %s)", matches[0].Selector, file, strings.Join(from, ", "))}, nil
 }
 
 // withinGroup reads the --cgroup group and its CPUs under --root. A group the root
@@ -111,7 +171,7 @@ func newMaskCmd(a *app) *cobra.Command {
 	var format string
 	var mem bool
 	c := &cobra.Command{
-		Use:   "mask (--nic NAME | --node N | --cpus LIST | --cgroup PATH) [flags]",
+		Use:   "mask (--nic NAME | --node N | --cpus LIST | --cgroup PATH | --pod NS/NAME | --container ID) [flags]",
 		Short: "Print the CPUs a benchmark should run on, in the form a tool takes",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {

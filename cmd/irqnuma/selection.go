@@ -5,10 +5,11 @@ import (
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/kube"
 	"github.com/irqnuma/irqnuma/proc"
 )
 
-// selection is the --nic, --pid, --comm and --cgroup of every command
+// selection is the --nic, --pid, --comm, --cgroup, --pod and --container of every command
 // that looks at NICs and watched processes (audit, serve, map, watch,
 // snapshot).
 type selection struct{ audit.Selection }
@@ -23,16 +24,33 @@ func (s *selection) flags(c *cobra.Command, nicHelp, verb string) {
 	c.Flags().IntSliceVar(&s.PIDs, "pid", nil, verb+" this process and all its threads (repeatable)")
 	c.Flags().StringArrayVar(&s.Comms, "comm", nil, verb+" every process whose comm is exactly this (repeatable)")
 	c.Flags().StringArrayVar(&s.Cgroups, "cgroup", nil, verb+" every process in this control group: its path as /proc/PID/cgroup shows it, v2 or the v1 cpuset hierarchy's (repeatable)")
+	podFlags(c, &s.Selection.Selection, verb)
+}
+
+// podFlags adds --pod and --container to c.
+func podFlags(c *cobra.Command, s *proc.Selection, verb string) {
+	c.Flags().StringArrayVar(&s.Pods, "pod", nil, verb+" every process in this Kubernetes pod's containers, NAMESPACE/NAME, each container as a --cgroup (repeatable)")
+	c.Flags().StringArrayVar(&s.Containers, "container", nil, verb+" every process in this container, its runtime ID or a unique prefix (crictl ps), as a --cgroup (repeatable)")
+}
+
+// resolvePods validates s as usage errors and finds its pods' and
+// containers' groups on the root (the kubelet's socket on the live one).
+func (a *app) resolvePods(s *proc.Selection) error {
+	if err := s.Validate(); err != nil {
+		return cli.Usage(err)
+	}
+	return kube.Resolve(a.ctx, a.fs, s, kube.LiveSocket(a.fs))
 }
 
 // processes is the --pid, --comm and --cgroup alone, for the commands that take
 // the processes apart from the NICs (watch, snapshot).
 func (s *selection) processes() proc.Selection { return s.Selection.Selection }
 
-// check validates the values as usage errors.
-func (s *selection) check() error {
+// check validates the values as usage errors and resolves --pod and
+// --container.
+func (s *selection) check(a *app) error {
 	if err := s.Validate(); err != nil {
 		return cli.Usage(err)
 	}
-	return nil
+	return a.resolvePods(&s.Selection.Selection)
 }

@@ -26,7 +26,7 @@ func newSnapshotCmd(a *app) *cobra.Command {
 			if !cmd.Flags().Changed("output") || a.output == "" {
 				return cli.Usagef("snapshot: -o FILE.tar.gz is required (- for stdout)")
 			}
-			if err := sel.check(); err != nil {
+			if err := sel.check(a); err != nil {
 				return err
 			}
 			res, err := snapshot.Create(a.output, a.stdout, a.fs, snapshot.Options{Processes: sel.processes()})

@@ -53,7 +53,7 @@ func TestSnapshotHoldsWhatReadersRead(t *testing.T) {
 			withProcesses(t, root)
 			cmds := readingCommands(t, root)
 			seen := traceCommands(t, root, cmds)
-			file := snapshotOf(t, root, "--pid", "4242", "--cgroup", traceCgroup)
+			file := snapshotOf(t, root, "--pid", "4242", "--cgroup", traceCgroup, "--pod", tracePod)
 			dir, cleanup, err := snapshot.Open(context.Background(), file, snapshot.Limits{})
 			if err != nil {
 				t.Fatal(err)
@@ -120,7 +120,12 @@ func withProcesses(t *testing.T, root string) {
 		"cpuset.mems.effective": "0\n", "cpuset.cpus.partition": "isolated\n"} {
 		put(t, root, "sys/fs/cgroup"+traceCgroup+"/"+name, data)
 	}
+	// and a pod's container holds it too, exclusive by the kubelet.
+	writePod(t, root, 4242, "0", "0", "")
 }
+
+// tracePod is the pod writePod makes.
+const tracePod = "default/iperf-server"
 
 // traceCgroup is the group withProcesses puts iperf3 in.
 const traceCgroup = "/irqnuma.slice/bench.scope"
@@ -139,6 +144,8 @@ func readingCommands(t *testing.T, root string) [][]string {
 		{"audit", "-o", "json", "--fail-on", "never", "--pid", "4242"},
 		{"audit", "-o", "json", "--fail-on", "never", "--comm", "iperf3"},
 		{"audit", "-o", "json", "--fail-on", "never", "--cgroup", traceCgroup},
+		{"audit", "-o", "json", "--fail-on", "never", "--pod", tracePod, "--container", podCtrID[:12]},
+		{"mask", "--pod", tracePod},
 		{"audit", "--fail-on", "never", "--textfile", textfileArg},
 		{"map", "--color", "never"},
 		{"map", "--svg", "-"},

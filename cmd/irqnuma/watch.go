@@ -29,7 +29,7 @@ func newWatchCmd(a *app) *cobra.Command {
 			if count < 0 {
 				return cli.Usagef("--count %d: want 0 (until stopped) or more", count)
 			}
-			if err := sel.check(); err != nil {
+			if err := sel.check(a); err != nil {
 				return err
 			}
 			return runWatch(a, sel, interval, count)

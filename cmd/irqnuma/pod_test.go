@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+)
+
+// A Guaranteed pod on the seed tree as the kubelet and CRI-O lay it out
+// (cgroup v2, systemd driver): iperf3 (PID 5001) in its container on
+// CPUs 16-17, which the v2 checkpoint gives it exclusively; its group is
+// a plain member, so only the kubelet makes the CPUs its own.
+const (
+	podUID   = "7d1c3b9e-5a4f-4e2b-9c8d-0123456789ab"
+	podCtrID = "3f2e9a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b"
+	podGroup = "kubepods.slice/kubepods-pod7d1c3b9e_5a4f_4e2b_9c8d_0123456789ab.slice/crio-" + podCtrID + ".scope"
+)
+
+func addPod(t *testing.T, r string) {
+	t.Helper()
+	writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "16-17", sockets: iperf3OnEth0})
+	writePod(t, r, 5001, "16-17", "1", "0-15,18-63")
+}
+
+// writePod writes the pod's container group holding pid on cpus and
+// mems, the checkpoint giving it cpus (the rest, shared, the default
+// set) and the kubelet's log folder and link naming it.
+func writePod(t *testing.T, r string, pid int, cpus, mems, shared string) {
+	t.Helper()
+	put(t, r, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+	for name, data := range map[string]string{"cgroup.procs": strconv.Itoa(pid) + "\n", "cpuset.cpus.effective": cpus + "\n",
+		"cpuset.mems.effective": mems + "\n", "cpuset.cpus.partition": "member\n"} {
+		put(t, r, "sys/fs/cgroup/"+podGroup+"/"+name, data)
+	}
+	put(t, r, "var/lib/kubelet/cpu_manager_state", `{"policyName":"static","defaultCpuSet":"`+shared+`","entries":{"`+podUID+`":{"iperf3":"`+cpus+`"}},"checksum":1}`)
+	logDir := "var/log/pods/default_iperf-server_" + podUID + "/iperf3"
+	put(t, r, logDir+"/0.log", "")
+	link := filepath.Join(r, "var/log/containers/iperf-server_default_iperf3-"+podCtrID+".log")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/"+logDir+"/0.log", link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAuditPod: --pod takes the container's group with the kubelet's
+// exclusive CPUs, so cgroup-exclusive-irq names IRQ 285 on CPU 17 and
+// says the CPU manager made them exclusive; the same from a snapshot
+// taken with --pod; a pod that does not run is a proc-absent finding
+// naming it.
+func TestAuditPod(t *testing.T) {
+	t.Parallel()
+	root := hosttest.Copy(t, "seed")
+	addPod(t, root)
+	snap := snapshotOf(t, root, "--pod", "default/iperf-server")
+	for _, r := range []string{root, snap} {
+		doc, _ := auditJSON(t, r, "--pod", "default/iperf-server", "--pod", "default/gone", "--container", podCtrID[:12])
+		var hit int
+		for _, f := range byCheck(doc, audit.CheckCgroupIRQ) {
+			if slices.Equal(f.IRQ, []int{285}) && f.CPUs == "17" && strings.Contains(f.Message, "CPU manager") && strings.Contains(f.Message, podGroup) {
+				hit++
+			}
+		}
+		if hit != 2 { // once for --pod, once for --container
+			t.Errorf("%s: cgroup-exclusive-irq findings %+v, want IRQ 285 on 17 by the CPU manager for --pod and --container", r, byCheck(doc, audit.CheckCgroupIRQ))
+		}
+		absent := byCheck(doc, audit.CheckProcAbsent)
+		if len(absent) != 1 || !strings.Contains(absent[0].Message, "no pod default/gone") || !strings.Contains(absent[0].Message, "/var/log/pods") {
+			t.Errorf("%s: proc-absent %+v, want one naming default/gone", r, absent)
+		}
+	}
+}
+
+// TestMaskPod: mask --pod offers the CPUs of the pod's containers, and a
+// pod or container that is not there is a usage error naming it.
+func TestMaskPod(t *testing.T) {
+	t.Parallel()
+	root := hosttest.Copy(t, "seed")
+	addPod(t, root)
+	tests := []struct {
+		give     []string
+		want     string
+		wantCode int
+		wantErr  string
+	}{
+		{[]string{"--pod", "default/iperf-server"}, "16-17\n", 0, ""},
+		{[]string{"--container", podCtrID[:8], "--count", "1"}, "16\n", 0, ""},
+		{[]string{"--pod", "default/gone"}, "", 2, "--pod default/gone: no such pod or container (no folder default_gone_UID in /var/log/pods)"},
+		{[]string{"--container", "abcdef"}, "", 2, "--container abcdef: no such pod or container"},
+		{[]string{"--pod", "gone"}, "", 2, "want NAMESPACE/NAME"},
+		{[]string{"--pod", "default/iperf-server", "--cgroup", "/x"}, "", 2, "--cgroup and --pod: give one group"},
+	}
+	for _, tt := range tests {
+		out, errOut, code := runCLI(t, append([]string{"--root", root, "mask"}, tt.give...)...)
+		if out != tt.want || code != tt.wantCode || !strings.Contains(errOut, tt.wantErr) {
+			t.Errorf("mask %s = %q, %q, exit %d; want %q, exit %d, stderr with %q", strings.Join(tt.give, " "), out, errOut, code, tt.want, tt.wantCode, tt.wantErr)
+		}
+	}
+}

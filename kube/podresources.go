@@ -1,0 +1,240 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+)
+
+// SocketFile is the kubelet's pod resources socket under its root
+// directory (podresources.Socket in pkg/kubelet/apis/podresources).
+const SocketFile = "var/lib/kubelet/pod-resources/kubelet.sock"
+
+// The service's methods (k8s.io/kubelet/pkg/apis/podresources/v1,
+// api.proto). The messages are decoded here by their field numbers: the
+// generated package needs google.golang.org/grpc, whose initialisation
+// the CLI would pay at every start.
+const (
+	methodList        = "/v1.PodResourcesLister/List"
+	methodGet         = "/v1.PodResourcesLister/Get"
+	methodAllocatable = "/v1.PodResourcesLister/GetAllocatableResources"
+)
+
+// maxMessage bounds an answer: the kubelet's own limit on what it sends
+// (podresources.DefaultMaxMsgSize, 16 MiB).
+const maxMessage = 16 << 20
+
+// maxCPU bounds a CPU id the API may carry (cpuset's sets are any size,
+// but an id past this is a corrupt answer, not a CPU).
+const maxCPU = 1 << 22
+
+// ErrUnimplemented is wrapped by a call the kubelet does not serve (Get
+// before 1.27 or without its feature gate): gRPC status 12.
+var ErrUnimplemented = errors.New("the kubelet does not serve this method")
+
+// APIPod is a pod as List or Get says it: its containers and the CPUs
+// the kubelet gave each exclusively (cpu_ids; none for a container on the
+// shared pool), and its devices with their NUMA nodes.
+type APIPod struct {
+	Namespace, Name string
+	// CPUs are the pod-level cpu_ids (pod-level resources), usually none.
+	CPUs       cpuset.Set
+	Containers []APIContainer
+}
+
+// APIContainer is one container of an APIPod.
+type APIContainer struct {
+	Name    string
+	CPUs    cpuset.Set
+	Devices []Device
+}
+
+// Device is one ContainerDevices: a resource's device IDs and the NUMA
+// nodes the device plugin says they are on.
+type Device struct {
+	Resource string
+	IDs      []string
+	Nodes    []int
+}
+
+// Allocatable is GetAllocatableResources' answer: the CPUs the kubelet
+// may hand out and the devices it knows.
+type Allocatable struct {
+	CPUs    cpuset.Set
+	Devices []Device
+}
+
+// Client speaks the pod resources API over the kubelet's unix socket:
+// gRPC's framing and status over net/http's unencrypted HTTP/2.
+type Client struct {
+	socket string
+	hc     *http.Client
+}
+
+// NewClient returns a client of the socket; nothing is dialled yet.
+func NewClient(socket string) *Client {
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}
+	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
+}
+
+// Close closes the client's connection.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+// List lists every pod the kubelet runs.
+func (c *Client) List(ctx context.Context) ([]APIPod, error) {
+	b, err := c.ListRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return decodeList(b)
+}
+
+// ListRaw is List's answer undecoded: the ListPodResourcesResponse
+// message as the kubelet sent it.
+func (c *Client) ListRaw(ctx context.Context) ([]byte, error) {
+	return c.call(ctx, methodList, nil)
+}
+
+// Get asks for one pod; a pod the kubelet does not run is an error
+// from the kubelet (gRPC status NotFound or Unknown, by version).
+func (c *Client) Get(ctx context.Context, namespace, name string) (*APIPod, error) {
+	var req []byte
+	req = protowire.AppendTag(req, 1, protowire.BytesType)
+	req = protowire.AppendString(req, name)
+	req = protowire.AppendTag(req, 2, protowire.BytesType)
+	req = protowire.AppendString(req, namespace)
+	b, err := c.call(ctx, methodGet, req)
+	if err != nil {
+		return nil, err
+	}
+	var p *APIPod
+	err = eachField(b, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
+		if n != 1 || t != protowire.BytesType {
+			return nil
+		}
+		pod, err := decodePod(v)
+		p = &pod
+		return err
+	})
+	if err == nil && p == nil {
+		err = errors.New("GetPodResourcesResponse without pod_resources")
+	}
+	return p, err
+}
+
+// Allocatable asks GetAllocatableResources.
+func (c *Client) Allocatable(ctx context.Context) (*Allocatable, error) {
+	b, err := c.call(ctx, methodAllocatable, nil)
+	if err != nil {
+		return nil, err
+	}
+	var a Allocatable
+	var cpus []int
+	err = eachField(b, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
+		switch n {
+		case 1:
+			d, err := decodeDevice(v)
+			a.Devices = append(a.Devices, d)
+			return err
+		case 2:
+			return appendInts(&cpus, t, v, x)
+		}
+		return nil
+	})
+	a.CPUs = cpuset.New(cpus...)
+	return &a, err
+}
+
+// call makes one unary call: the request in gRPC's frame (a zero
+// compression flag, a 4-byte big-endian length), the answer's single
+// frame back, and the status from the trailers (or the headers of a
+// trailers-only answer).
+func (c *Client) call(ctx context.Context, method string, msg []byte) ([]byte, error) {
+	frame := make([]byte, 5, 5+len(msg))
+	binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
+	frame = append(frame, msg...)
+	u := &url.URL{Scheme: "http", Host: "localhost", Path: method}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(frame))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("TE", "trailers")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage+6))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
+	}
+	if err := grpcStatus(resp); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
+	}
+	b, err := unframe(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
+	}
+	return b, nil
+}
+
+// grpcStatus is the call's gRPC status as an error, nil for OK.
+func grpcStatus(resp *http.Response) error {
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP status %s", resp.Status)
+	}
+	s, msg := resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
+	if s == "" {
+		s, msg = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
+	}
+	code, err := strconv.Atoi(s)
+	switch {
+	case s == "" || err != nil:
+		return fmt.Errorf("no gRPC status in the answer (%q)", clip(s))
+	case code == 0:
+		return nil
+	case code == 12:
+		return fmt.Errorf("%w (gRPC status 12: %s)", ErrUnimplemented, clip(unescape(msg)))
+	}
+	return fmt.Errorf("gRPC status %d: %s", code, clip(unescape(msg)))
+}
+
+// unescape undoes gRPC's percent-encoding of grpc-message.
+func unescape(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// unframe takes the one message out of a unary answer's body.
+func unframe(b []byte) ([]byte, error) {
+	if len(b) < 5 {
+		return nil, fmt.Errorf("answer of %d bytes has no gRPC frame", len(b))
+	}
+	if b[0] != 0 {
+		return nil, fmt.Errorf("answer compressed (flag %d), which was not asked for", b[0])
+	}
+	n := binary.BigEndian.Uint32(b[1:5])
+	if n > maxMessage || uint64(len(b)-5) != uint64(n) {
+		return nil, fmt.Errorf("answer frame says %d bytes, %d follow", n, len(b)-5)
+	}
+	return b[5:], nil
+}

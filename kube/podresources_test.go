@@ -1,0 +1,170 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	podresourcesapi "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/proc"
+)
+
+// testKubelet serves the real pod resources API (the generated service
+// registration of k8s.io/kubelet) with the pods the tree models: the
+// Guaranteed iperf3 on CPUs 2-3 with a VF on node 1, the Burstable app on
+// the shared pool. Get answers as the kubelet does, or Unimplemented
+// when noGet (a kubelet without the feature).
+type testKubelet struct {
+	podresourcesapi.UnimplementedPodResourcesListerServer
+	noGet bool
+}
+
+var testPods = []*podresourcesapi.PodResources{
+	{Name: "iperf-server", Namespace: "default", Containers: []*podresourcesapi.ContainerResources{{
+		Name:   "iperf3",
+		CpuIds: []int64{2, 3},
+		Devices: []*podresourcesapi.ContainerDevices{{ResourceName: "intel.com/sriov_netdevice", DeviceIds: []string{"0000:3b:02.1"},
+			Topology: &podresourcesapi.TopologyInfo{Nodes: []*podresourcesapi.NUMANode{{ID: 1}}}}},
+	}}},
+	{Name: "burst-0", Namespace: "kube-system", Containers: []*podresourcesapi.ContainerResources{{Name: "app"}}},
+}
+
+func (k *testKubelet) List(context.Context, *podresourcesapi.ListPodResourcesRequest) (*podresourcesapi.ListPodResourcesResponse, error) {
+	return &podresourcesapi.ListPodResourcesResponse{PodResources: testPods}, nil
+}
+
+func (k *testKubelet) Get(_ context.Context, r *podresourcesapi.GetPodResourcesRequest) (*podresourcesapi.GetPodResourcesResponse, error) {
+	if k.noGet {
+		return nil, status.Error(codes.Unimplemented, "PodResources API Get method disabled")
+	}
+	for _, p := range testPods {
+		if p.Name == r.PodName && p.Namespace == r.PodNamespace {
+			return &podresourcesapi.GetPodResourcesResponse{PodResources: p}, nil
+		}
+	}
+	return nil, status.Errorf(codes.NotFound, "pod %s not found in %s", r.PodName, r.PodNamespace)
+}
+
+func (k *testKubelet) GetAllocatableResources(context.Context, *podresourcesapi.AllocatableResourcesRequest) (*podresourcesapi.AllocatableResourcesResponse, error) {
+	return &podresourcesapi.AllocatableResourcesResponse{CpuIds: []int64{2, 3, 4, 5, 6, 7},
+		Devices: []*podresourcesapi.ContainerDevices{{ResourceName: "intel.com/sriov_netdevice", DeviceIds: []string{"0000:3b:02.1", "0000:3b:02.2"},
+			Topology: &podresourcesapi.TopologyInfo{Nodes: []*podresourcesapi.NUMANode{{ID: 1}}}}}}, nil
+}
+
+// serve starts k on a unix socket in a temporary folder.
+func serve(t *testing.T, k *testKubelet) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "kubelet.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	podresourcesapi.RegisterPodResourcesListerServer(s, k)
+	go s.Serve(l)
+	t.Cleanup(s.Stop)
+	return sock
+}
+
+// TestClient: List, Get and GetAllocatableResources against the real
+// service decode as the kubelet's protobuf says.
+func TestClient(t *testing.T) {
+	ctx := context.Background()
+	c := NewClient(serve(t, &testKubelet{}))
+	defer c.Close()
+	pods, err := c.List(ctx)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	if len(pods) != 2 || pods[0].Namespace != "default" || pods[0].Name != "iperf-server" || len(pods[0].Containers) != 1 {
+		t.Fatalf("List = %+v", pods)
+	}
+	ip := pods[0].Containers[0]
+	if ip.Name != "iperf3" || !ip.CPUs.Equal(cpuset.New(2, 3)) || len(ip.Devices) != 1 ||
+		ip.Devices[0].Resource != "intel.com/sriov_netdevice" || !slices.Equal(ip.Devices[0].IDs, []string{"0000:3b:02.1"}) || !slices.Equal(ip.Devices[0].Nodes, []int{1}) {
+		t.Errorf("List's iperf3 = %+v", ip)
+	}
+	if app := pods[1].Containers[0]; app.Name != "app" || !app.CPUs.IsEmpty() {
+		t.Errorf("List's app = %+v, want no cpu_ids", app)
+	}
+	p, err := c.Get(ctx, "kube-system", "burst-0")
+	if err != nil || p.Name != "burst-0" || p.Containers[0].Name != "app" {
+		t.Errorf("Get(kube-system/burst-0) = %+v, %v", p, err)
+	}
+	if _, err := c.Get(ctx, "default", "gone"); err == nil || !strings.Contains(err.Error(), "gRPC status 5: pod gone not found in default") {
+		t.Errorf("Get(default/gone) = %v, want NotFound with the kubelet's message", err)
+	}
+	a, err := c.Allocatable(ctx)
+	if err != nil || !a.CPUs.Equal(cpuset.Range(2, 7)) || len(a.Devices) != 1 || len(a.Devices[0].IDs) != 2 {
+		t.Errorf("Allocatable = %+v, %v", a, err)
+	}
+	c2 := NewClient(serve(t, &testKubelet{noGet: true}))
+	defer c2.Close()
+	if _, err := c2.Get(ctx, "default", "iperf-server"); !errors.Is(err, ErrUnimplemented) {
+		t.Errorf("Get on a kubelet without it = %v, want ErrUnimplemented", err)
+	}
+	if _, err := NewClient(filepath.Join(t.TempDir(), "none.sock")).List(ctx); err == nil {
+		t.Error("List on no socket succeeded")
+	}
+}
+
+// TestResolveAPI: with the kubelet answering, its cpu_ids make the
+// container exclusive (the checkpoint, saying otherwise, is not read for
+// it), and a pod the API does not list is missing, named with why.
+func TestResolveAPI(t *testing.T) {
+	root := v2SystemdTree(t, `{"policyName":"static","defaultCpuSet":"0-7","checksum":1}`)
+	sock := serve(t, &testKubelet{})
+	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server", "default/gone"}}, sock)
+	checkIperf(t, matches, "pod resources API: cpu_ids")
+	checkMissing(t, matches, proc.PodSelector("default/gone"), "the kubelet's pod resources API lists no pod default/gone")
+	ip := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group.Pod
+	if len(ip.Devices) != 1 || ip.Devices[0].Resource != "intel.com/sriov_netdevice" || !slices.Equal(ip.Devices[0].IDs, []string{"0000:3b:02.1"}) || !slices.Equal(ip.Devices[0].Nodes, []int{1}) {
+		t.Errorf("iperf3's devices = %+v, want the VF 0000:3b:02.1 on node 1", ip.Devices)
+	}
+}
+
+// FuzzDecodeList: any bytes decode or are an error, never a panic.
+func FuzzDecodeList(f *testing.F) {
+	f.Add([]byte{0x0a, 0x08, 0x0a, 0x01, 'a', 0x22, 0x02, 0x02, 0x03, 0x1a, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		pods, err := decodeList(b)
+		if err != nil {
+			return
+		}
+		for _, p := range pods {
+			for _, c := range p.Containers {
+				if m, ok := c.CPUs.Max(); ok && m >= maxCPU {
+					t.Fatalf("CPU %d past the bound", m)
+				}
+			}
+		}
+	})
+}
+
+// TestRecordReplay: what Record takes from the kubelet, written into a
+// tree as a snapshot does, is read back on the tree as the API's answer.
+func TestRecordReplay(t *testing.T) {
+	root := v2SystemdTree(t, "")
+	sock := serve(t, &testKubelet{})
+	note, err := Record(context.Background(), sock, func(rel string, data []byte) error {
+		writeTree(t, root, map[string]string{rel: string(data)})
+		return nil
+	})
+	if err != nil || note != "" {
+		t.Fatalf("Record = %q, %v", note, err)
+	}
+	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, "")
+	checkIperf(t, matches, "pod resources API: cpu_ids")
+	if note, err := Record(context.Background(), filepath.Join(t.TempDir(), "none.sock"), nil); err != nil || !strings.Contains(note, "none.sock") {
+		t.Errorf("Record without a socket = %q, %v; want a note naming it", note, err)
+	}
+}
