@@ -37,9 +37,10 @@ and answers
   irqnuma_process_nic{selector,nic,attribution} 1 per NIC their sockets use
   irqnuma_pod_cpus, irqnuma_pod_exclusive, irqnuma_pod_processes
                   {cgroup,namespace,pod,container}  per --cgroup group
-  irqnuma_pod_exclusive_cpu_irqs{…,nic}        NIC queue IRQs on its exclusive CPUs
-  irqnuma_pod_nic_remote{…,nic}                1 when none of its CPUs is local to a NIC it uses
-  irqnuma_pod_finding{check,severity,nic,…}    1 per finding about the group
+  irqnuma_pod_exclusive_cpu_irqs{...,nic}      NIC queue IRQs on its exclusive CPUs
+  irqnuma_pod_nic_remote{...,nic}              1 when none of its CPUs is local to a NIC it uses
+  irqnuma_pod_finding{check,severity,nic,...}  1 per finding about the group
+  ("..." are the four pod labels above)
   irqnuma_scrape_duration_seconds, irqnuma_scrape_error, irqnuma_build_info
 
 with its own process_*, go_* and promhttp_metric_handler_* series, in
