@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"strconv"
 
-	"google.golang.org/protobuf/encoding/protowire"
-
 	"github.com/irqnuma/irqnuma/cpuset"
 )
 
@@ -21,15 +19,12 @@ import (
 // directory (podresources.Socket in pkg/kubelet/apis/podresources).
 const SocketFile = "var/lib/kubelet/pod-resources/kubelet.sock"
 
-// The service's methods (k8s.io/kubelet/pkg/apis/podresources/v1,
-// api.proto). The messages are decoded here by their field numbers: the
+// The one method irqnuma asks (k8s.io/kubelet/pkg/apis/podresources/v1,
+// api.proto): List, which every kubelet with the API serves and which
+// gives every pod's CPUs and devices at once. The messages are decoded here by their field numbers: the
 // generated package needs google.golang.org/grpc, whose initialisation
 // the CLI would pay at every start.
-const (
-	methodList        = "/v1.PodResourcesLister/List"
-	methodGet         = "/v1.PodResourcesLister/Get"
-	methodAllocatable = "/v1.PodResourcesLister/GetAllocatableResources"
-)
+const methodList = "/v1.PodResourcesLister/List"
 
 // maxMessage bounds an answer: the kubelet's own limit on what it sends
 // (podresources.DefaultMaxMsgSize, 16 MiB).
@@ -39,11 +34,11 @@ const maxMessage = 16 << 20
 // but an id past this is a corrupt answer, not a CPU).
 const maxCPU = 1 << 22
 
-// ErrUnimplemented is wrapped by a call the kubelet does not serve (Get
-// before 1.27 or without its feature gate): gRPC status 12.
+// ErrUnimplemented is wrapped by a call the kubelet does not serve
+// (gRPC status 12).
 var ErrUnimplemented = errors.New("the kubelet does not serve this method")
 
-// APIPod is a pod as List or Get says it: its containers and the CPUs
+// APIPod is a pod as List says it: its containers and the CPUs
 // the kubelet gave each exclusively (cpu_ids; none for a container on the
 // shared pool), and its devices with their NUMA nodes.
 type APIPod struct {
@@ -66,13 +61,6 @@ type Device struct {
 	Resource string
 	IDs      []string
 	Nodes    []int
-}
-
-// Allocatable is GetAllocatableResources' answer: the CPUs the kubelet
-// may hand out and the devices it knows.
-type Allocatable struct {
-	CPUs    cpuset.Set
-	Devices []Device
 }
 
 // Client speaks the pod resources API over the kubelet's unix socket:
@@ -109,56 +97,6 @@ func (c *Client) List(ctx context.Context) ([]APIPod, error) {
 // message as the kubelet sent it.
 func (c *Client) ListRaw(ctx context.Context) ([]byte, error) {
 	return c.call(ctx, methodList, nil)
-}
-
-// Get asks for one pod; a pod the kubelet does not run is an error
-// from the kubelet (gRPC status NotFound or Unknown, by version).
-func (c *Client) Get(ctx context.Context, namespace, name string) (*APIPod, error) {
-	var req []byte
-	req = protowire.AppendTag(req, 1, protowire.BytesType)
-	req = protowire.AppendString(req, name)
-	req = protowire.AppendTag(req, 2, protowire.BytesType)
-	req = protowire.AppendString(req, namespace)
-	b, err := c.call(ctx, methodGet, req)
-	if err != nil {
-		return nil, err
-	}
-	var p *APIPod
-	err = eachField(b, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
-		if n != 1 || t != protowire.BytesType {
-			return nil
-		}
-		pod, err := decodePod(v)
-		p = &pod
-		return err
-	})
-	if err == nil && p == nil {
-		err = errors.New("GetPodResourcesResponse without pod_resources")
-	}
-	return p, err
-}
-
-// Allocatable asks GetAllocatableResources.
-func (c *Client) Allocatable(ctx context.Context) (*Allocatable, error) {
-	b, err := c.call(ctx, methodAllocatable, nil)
-	if err != nil {
-		return nil, err
-	}
-	var a Allocatable
-	var cpus []int
-	err = eachField(b, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-		switch n {
-		case 1:
-			d, err := decodeDevice(v)
-			a.Devices = append(a.Devices, d)
-			return err
-		case 2:
-			return appendInts(&cpus, t, v, x)
-		}
-		return nil
-	})
-	a.CPUs = cpuset.New(cpus...)
-	return &a, err
 }
 
 // call makes one unary call: the request in gRPC's frame (a zero

@@ -21,11 +21,11 @@ import (
 // testKubelet serves the real pod resources API (the generated service
 // registration of k8s.io/kubelet) with the pods the tree models: the
 // Guaranteed iperf3 on CPUs 2-3 with a VF on node 1, the Burstable app on
-// the shared pool. Get answers as the kubelet does, or Unimplemented
-// when noGet (a kubelet without the feature).
+// the shared pool. Every method answers as the kubelet does; List fails
+// with listErr when it is set.
 type testKubelet struct {
 	podresourcesapi.UnimplementedPodResourcesListerServer
-	noGet bool
+	listErr error
 }
 
 var testPods = []*podresourcesapi.PodResources{
@@ -39,13 +39,13 @@ var testPods = []*podresourcesapi.PodResources{
 }
 
 func (k *testKubelet) List(context.Context, *podresourcesapi.ListPodResourcesRequest) (*podresourcesapi.ListPodResourcesResponse, error) {
+	if k.listErr != nil {
+		return nil, k.listErr
+	}
 	return &podresourcesapi.ListPodResourcesResponse{PodResources: testPods}, nil
 }
 
 func (k *testKubelet) Get(_ context.Context, r *podresourcesapi.GetPodResourcesRequest) (*podresourcesapi.GetPodResourcesResponse, error) {
-	if k.noGet {
-		return nil, status.Error(codes.Unimplemented, "PodResources API Get method disabled")
-	}
 	for _, p := range testPods {
 		if p.Name == r.PodName && p.Namespace == r.PodNamespace {
 			return &podresourcesapi.GetPodResourcesResponse{PodResources: p}, nil
@@ -75,8 +75,8 @@ func serve(t *testing.T, k *testKubelet) string {
 	return sock
 }
 
-// TestClient: List, Get and GetAllocatableResources against the real
-// service decode as the kubelet's protobuf says.
+// TestClient: List against the real service decodes as the kubelet's
+// protobuf says, and its errors keep the kubelet's status and message.
 func TestClient(t *testing.T) {
 	ctx := context.Background()
 	c := NewClient(serve(t, &testKubelet{}))
@@ -96,21 +96,16 @@ func TestClient(t *testing.T) {
 	if app := pods[1].Containers[0]; app.Name != "app" || !app.CPUs.IsEmpty() {
 		t.Errorf("List's app = %+v, want no cpu_ids", app)
 	}
-	p, err := c.Get(ctx, "kube-system", "burst-0")
-	if err != nil || p.Name != "burst-0" || p.Containers[0].Name != "app" {
-		t.Errorf("Get(kube-system/burst-0) = %+v, %v", p, err)
-	}
-	if _, err := c.Get(ctx, "default", "gone"); err == nil || !strings.Contains(err.Error(), "gRPC status 5: pod gone not found in default") {
-		t.Errorf("Get(default/gone) = %v, want NotFound with the kubelet's message", err)
-	}
-	a, err := c.Allocatable(ctx)
-	if err != nil || !a.CPUs.Equal(cpuset.Range(2, 7)) || len(a.Devices) != 1 || len(a.Devices[0].IDs) != 2 {
-		t.Errorf("Allocatable = %+v, %v", a, err)
-	}
-	c2 := NewClient(serve(t, &testKubelet{noGet: true}))
+	// The kubelet's errors come back as its gRPC status and message.
+	c2 := NewClient(serve(t, &testKubelet{listErr: status.Error(codes.Unavailable, "kubelet is restarting")}))
 	defer c2.Close()
-	if _, err := c2.Get(ctx, "default", "iperf-server"); !errors.Is(err, ErrUnimplemented) {
-		t.Errorf("Get on a kubelet without it = %v, want ErrUnimplemented", err)
+	if _, err := c2.List(ctx); err == nil || !strings.Contains(err.Error(), "gRPC status 14: kubelet is restarting") {
+		t.Errorf("List on a failing kubelet = %v, want status 14 with its message", err)
+	}
+	c3 := NewClient(serve(t, &testKubelet{listErr: status.Error(codes.Unimplemented, "method List not implemented")}))
+	defer c3.Close()
+	if _, err := c3.List(ctx); !errors.Is(err, ErrUnimplemented) {
+		t.Errorf("List on a kubelet without it = %v, want ErrUnimplemented", err)
 	}
 	if _, err := NewClient(filepath.Join(t.TempDir(), "none.sock")).List(ctx); err == nil {
 		t.Error("List on no socket succeeded")
