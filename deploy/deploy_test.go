@@ -505,11 +505,13 @@ func TestDaemonSet(t *testing.T) {
 		}
 		mounted[hostPaths[m.Name]+" -> "+m.MountPath] = true
 	}
-	// /proc and /sys for the host, /sys/fs/cgroup and /var/lib/kubelet
-	// (the pod resources socket, the CPU manager checkpoint) for the pod
+	// /proc and /sys for the host, /sys/fs/cgroup, /var/lib/kubelet
+	// (the pod resources socket, the CPU manager checkpoint) and the
+	// kubelet's log folders (pod and container names) for the pod
 	// selections.
 	for _, want := range []string{"/proc -> /host/proc", "/sys -> /host/sys", "/sys/fs/cgroup -> /host/sys/fs/cgroup",
-		"/var/lib/kubelet -> /host/var/lib/kubelet"} {
+		"/var/lib/kubelet -> /host/var/lib/kubelet", "/var/log/pods -> /host/var/log/pods",
+		"/var/log/containers -> /host/var/log/containers"} {
 		if !mounted[want] {
 			t.Errorf("no mount %s (have %v)", want, mounted)
 		}

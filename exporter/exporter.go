@@ -135,7 +135,14 @@ type Exporter struct {
 // itself answers irqnuma_scrape_error 1) is logged to log, a line at a
 // time, when log is not nil.
 func New(fsys kfile.FS, sel audit.Selection, log io.Writer) *Exporter {
-	read := func() (*audit.State, error) { return audit.Read(fsys, sel) }
+	return NewReader(func() (*audit.State, error) { return audit.Read(fsys, sel) }, log)
+}
+
+// NewReader is New with the reading given: read is called once per
+// scrape, one scrape at a time, and its error answered and logged as
+// New's are. The exporter binary gives one that resolves --pod and
+// --container afresh before audit.Read, as pods come and go.
+func NewReader(read func() (*audit.State, error), log io.Writer) *Exporter {
 	return &Exporter{read: read, log: log}
 }
 

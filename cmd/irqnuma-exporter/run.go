@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/version"
+	"github.com/irqnuma/irqnuma/kube"
 	"github.com/irqnuma/irqnuma/snapshot"
 )
 
@@ -36,7 +38,8 @@ and answers
   irqnuma_process_present{selector}            1 when a --pid/--comm process runs, 0 when not
   irqnuma_process_nic{selector,nic,attribution} 1 per NIC their sockets use
   irqnuma_pod_cpus, irqnuma_pod_exclusive, irqnuma_pod_processes
-                  {cgroup,namespace,pod,container}  per --cgroup group
+                  {cgroup,namespace,pod,container}  per --cgroup group,
+                  and per container of a --pod or --container
   irqnuma_pod_exclusive_cpu_irqs{...,nic}      NIC queue IRQs on its exclusive CPUs
   irqnuma_pod_nic_remote{...,nic}              1 when none of its CPUs is local to a NIC it uses
   irqnuma_pod_finding{check,severity,nic,...}  1 per finding about the group
@@ -51,10 +54,21 @@ can reach the port. Read failures are logged on stderr and answered with
 irqnuma_scrape_error 1; it never exits for them (a NIC or a mount may come
 later). Four scrapes are answered at a time; a fifth gets 503 (counted in
 promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
-new scrape and lets those in flight finish for up to 0.9 s.`
+new scrape and lets those in flight finish for up to 0.9 s.
+
+--pod and --container are looked up at every scrape, as irqnuma's are:
+the pod's name from /var/log/pods, its containers' groups from the cgroup
+tree, their exclusive CPUs from the kubelet's pod resources API (one List
+over its socket, at most 10 s: /var/lib/kubelet/pod-resources/kubelet.sock,
+under --root too when a socket is there, as in the DaemonSet) or else the
+CPU manager's checkpoint, or on a snapshot the List answer it recorded. A
+pod that is not running has no irqnuma_pod_* series and
+irqnuma_process_present 0; a lookup that fails (a corrupt checkpoint) is
+irqnuma_scrape_error 1.`
 	examples = `  irqnuma-exporter
   irqnuma-exporter --listen 127.0.0.1:9143 --nic eth0 --comm iperf3
   irqnuma-exporter --cgroup /kubepods.slice/kubepods-pod1234.slice
+  irqnuma-exporter --pod default/iperf-server --container 3f2e9a4b5c6d
   irqnuma-exporter --root host1.tar.gz --listen 127.0.0.1:9144`
 	exitStatus = `  0      stopped by its caller's context (tests), or -h, --version
   1      runtime error: the address cannot be listened on, a snapshot
@@ -120,6 +134,8 @@ func parse(args []string, stdout io.Writer) (*options, bool, error) {
 	fl.Var(pidsFlag{&o.sel.PIDs}, "pid", "watch the process `PID` and all its threads (repeatable, or a comma-separated list)")
 	fl.Var(stringsFlag{&o.sel.Comms}, "comm", "watch every process whose comm is exactly `NAME` (repeatable)")
 	fl.Var(stringsFlag{&o.sel.Cgroups}, "cgroup", "watch the control group `PATH` (cgroup v2, or v1's cpuset hierarchy): its processes, CPUs and memory nodes, as irqnuma_pod_* series (repeatable)")
+	fl.Var(stringsFlag{&o.sel.Pods}, "pod", "watch every container of the Kubernetes pod `NAMESPACE/NAME`, each as a --cgroup, looked up at every scrape (repeatable)")
+	fl.Var(stringsFlag{&o.sel.Containers}, "container", "watch the container `ID` (its runtime ID or a unique prefix, as crictl ps shows it) as a --cgroup, looked up at every scrape (repeatable)")
 	fl.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -172,10 +188,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 	// What the host lacks now may come later (a NIC's driver, a mount):
 	// said, and served as irqnuma_scrape_error 1, no exit.
-	if _, err := audit.Read(fsys, o.sel); err != nil {
+	read := reader(ctx, fsys, o.sel)
+	if _, err := read(); err != nil {
 		fmt.Fprintf(stderr, "irqnuma-exporter: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
 	}
-	h, err := newHandler(exporter.New(fsys, o.sel, stderr).Scrape, stderr)
+	h, err := newHandler(exporter.NewReader(read, stderr).Scrape, stderr)
 	if err != nil {
 		return err
 	}
@@ -188,6 +205,38 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "irqnuma-exporter: serving http://%s/metrics\n", ln.Addr())
 	return exporter.Serve(ctx, ln, h)
+}
+
+// reader is one scrape's reading of the host: --pod and --container
+// looked up afresh (kube.Resolve, over the kubelet's socket when there is
+// one, podSocket; pods come and go between scrapes), then audit.Read.
+// Without --pod or --container it is audit.Read alone.
+func reader(ctx context.Context, fsys kfile.FS, sel audit.Selection) func() (*audit.State, error) {
+	return func() (*audit.State, error) {
+		s := sel
+		s.Resolved = nil // this scrape's, not a map shared with the last
+		if err := kube.Resolve(ctx, fsys, &s.Selection, podSocket(fsys)); err != nil {
+			return nil, fmt.Errorf("--pod, --container: %w", err)
+		}
+		return audit.Read(fsys, s)
+	}
+}
+
+// podSocket is the kubelet's pod resources socket a scrape asks: the
+// live root's (kube.LiveSocket), and under a --root folder the one at its
+// kube.SocketFile when that is a socket, as in the DaemonSet, whose /host
+// holds the node's /var/lib/kubelet. A capture holds no socket: on one,
+// Resolve reads the answer a snapshot recorded. Looked at every scrape,
+// as the kubelet re-creates its socket when it restarts.
+func podSocket(fsys kfile.FS) string {
+	if s := kube.LiveSocket(fsys); s != "" {
+		return s
+	}
+	p := fsys.Path(kube.SocketFile)
+	if st, err := os.Stat(p); err == nil && st.Mode()&fs.ModeSocket != 0 {
+		return p
+	}
+	return ""
 }
 
 func isLoopback(host string) bool {
