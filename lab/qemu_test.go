@@ -49,9 +49,9 @@ type guestConfig struct {
 	// netlink each queue's NAPI (it calls netif_queue_set_napi, from
 	// the module's imports); nil when no virtio_net module was found.
 	LinksNAPI *bool `json:"virtio_net_links_napi"`
-	// Only, when not empty, is the scenarios the agent runs
-	// (IRQNUMA_LAB_SCENARIOS): a loop on one scenario need not wait for
-	// all of them. make vmtest and CI leave it empty and run every one.
+	// Only is the scenarios the agent runs: IRQNUMA_LAB_SCENARIOS (a
+	// loop on one scenario need not wait for all of them), else every
+	// one but the opt-in ones (optInScenarios).
 	Only []string `json:"only,omitempty"`
 }
 
@@ -138,7 +138,7 @@ type labLine struct {
 func runGuest(t *testing.T, k preparedKernel, bins guestBinaries, export bool, timeout time.Duration) []labLine {
 	dir := t.TempDir()
 	c := labTopology(k, export)
-	c.Only = onlyScenarios()
+	c.Only = runScenarios()
 	cfg, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)

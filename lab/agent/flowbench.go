@@ -146,7 +146,10 @@ func flowBench(l *lab, n *nic, threaded bool, name string, how ...string) (uint3
 	d := diffAffinities(before, affinities())
 	check(name+"-restored", len(d) == 0, "every smp_affinity_list as before the bench: %v", d)
 	dt := diffThreads(threads, napiAffinities(n.Name))
-	check(name+"-threads-restored", len(dt) == 0 && (len(threads) > 0) == threaded, "every napi/%s-* kthread's CPUs as before (%d threads): %v", n.Name, len(threads), dt)
+	// napi kthreads outlive threaded NAPI being turned off (the steer
+	// scenario leaves eth2's behind): with it off, they need only be
+	// as they were.
+	check(name+"-threads-restored", len(dt) == 0 && (len(threads) > 0 || !threaded), "every napi/%s-* kthread's CPUs as before (%d threads): %v", n.Name, len(threads), dt)
 	left, _ := filepath.Glob("/var/lib/irqnuma/state-*.json")
 	check(name+"-state-retired", len(left) == 0, "no state file left to restore: %v", left)
 	must(name+"-exit", r.code == 0, "%s", r)
