@@ -25,14 +25,21 @@ func (a *auditor) groups() []proc.Match {
 	return out
 }
 
-// groupSubject is what a finding about a group is about: its pod and
-// container when the selection came through one, else the selector as
-// the user wrote it ("--cgroup /pod").
-func groupSubject(m proc.Match) string {
-	if p := m.Group.Pod; p != nil {
-		return podWords(p)
+// groupSubject is a finding's subject: the selector as the user wrote
+// it ("--cgroup /pod", "--pod ns/name"), which the exporter's per-group
+// series key on; the message names the group itself (groupWords), a
+// pod's container among its others.
+func groupSubject(m proc.Match) string { return m.Selector.String() }
+
+// groupNotChecked is the subject of a check's not-checked finding about
+// a group: "cgroup-mem-remote for --cgroup /pod", with the container
+// when a selector found several (a pod's).
+func groupNotChecked(c Check, m proc.Match) string {
+	s := fmt.Sprintf("%s for %s", c, m.Selector)
+	if p := m.Group.Pod; p != nil && p.Container != "" {
+		s += " container " + p.Container
 	}
-	return m.Selector.String()
+	return s
 }
 
 // groupWords names a group in a sentence: "control group /pod", or

@@ -106,7 +106,7 @@ func (a *auditor) cgroupMem(m proc.Match, ref memRef) {
 func (a *auditor) cgroupMemsOnly(m proc.Match, ref memRef) {
 	g := m.Group
 	if !g.MemsKnown || g.Mems.Intersects(ref.nodes) {
-		a.notCheckedFix(SeverityInfo, ref.nic, fmt.Sprintf("%s for %s", CheckCgroupMemRemote, groupSubject(m)),
+		a.notCheckedFix(SeverityInfo, ref.nic, groupNotChecked(CheckCgroupMemRemote, m),
 			"where its memory sits is unknown: "+g.NumaWhy,
 			"enable the memory controller for the group (cgroup v2, a NUMA kernel), or capture the group with irqnuma snapshot --cgroup "+g.Path)
 		return

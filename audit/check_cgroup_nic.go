@@ -34,7 +34,7 @@ func (a *auditor) checkCgroupNIC(c *nicCtx) error {
 			return skip(c.nic.Name, string(CheckCgroupNICRemote), fmt.Sprintf("%s's locality is unknown: no group is called local or remote to it", c.nic.Name))
 		}
 		if !g.CPUsKnown {
-			a.notCheckedFix(SeverityInfo, c.nic.Name, fmt.Sprintf("%s for %s", CheckCgroupNICRemote, groupSubject(m)), g.Why,
+			a.notCheckedFix(SeverityInfo, c.nic.Name, groupNotChecked(CheckCgroupNICRemote, m), g.Why,
 				"enable the cpuset controller for the group (cgroup.subtree_control of its parent), or name its CPUs with --pid")
 			continue
 		}

@@ -80,8 +80,9 @@ func TestCgroupNICRemote(t *testing.T) {
 	}
 }
 
-// TestCgroupPodWords: a group that is a pod's container is named by its
-// pod and container, and the fixes say what the kubelet and CRI-O do:
+// TestCgroupPodWords: a group that is a pod's container is named in the
+// message by its pod and container (the subject stays the selector the
+// user wrote, which the exporter keys on), and the fixes say what the kubelet and CRI-O do:
 // the topology manager for its node, the annotation that keeps IRQs off
 // its CPUs, and irqbalance's banned list while irqbalance runs without
 // banning them.
@@ -99,7 +100,7 @@ func TestCgroupPodWords(t *testing.T) {
 	const named = "pod bench/iperf container server"
 	for _, c := range []Check{CheckCgroupIRQ, CheckCgroupNICRemote} {
 		got := onlyCheck(fs, c)
-		if len(got) != 1 || got[0].Subject != named || !strings.Contains(got[0].Message, named+" (control group "+path+")") {
+		if len(got) != 1 || got[0].Subject != "--cgroup "+path || !strings.Contains(got[0].Message, named+" (control group "+path+")") {
 			t.Errorf("%s = %+v, want one naming the pod", c, got)
 			continue
 		}
