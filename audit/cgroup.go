@@ -101,12 +101,12 @@ func (a *auditor) keepOff(g *proc.Cgroup, cpus cpuset.Set) string {
 func (a *auditor) judgedAgainst(m proc.Match, nic string) string {
 	told := false
 	for i, p := range a.procs {
-		if !slices.Contains(m.PIDs, p.PID) || a.pns[i].JudgedBy == "" {
+		pn := a.pns[i]
+		if !slices.Contains(m.PIDs, p.PID) || (!pn.Known() && pn.JudgedBy == "") {
 			continue
 		}
-		told = true
-		if slices.Contains(a.pns[i].Judged, nic) {
-			pn := a.pns[i]
+		told = true // its sockets name NICs, audited or not, or --nic does
+		if slices.Contains(pn.Judged, nic) {
 			if pn.JudgedBy == "sockets" {
 				return fmt.Sprintf("%s uses it (from its sockets: %s)", procSubject(p), first(pn.How))
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/irqbalance"
+	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 )
 
@@ -115,5 +116,29 @@ func TestCgroupPodWords(t *testing.T) {
 				t.Errorf("cgroup-nic-remote fix = %q", got[0].Fix)
 			}
 		}
+	}
+}
+
+// TestCgroupNICBySockets: a group is judged against the NIC its
+// processes' sockets use, saying so; a process whose sockets use a NIC
+// the audit does not cover keeps --nic from standing in for it.
+func TestCgroupNICBySockets(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.Range(0, 3)}
+	match := []proc.Match{{Selector: proc.Selector{Kind: proc.SelectorKindCgroup, Cgroup: "/pod"}, PIDs: []int{7},
+		Group: &proc.Cgroup{Path: "/pod", Version: proc.CgroupVersionV2, CPUs: cpuset.Range(0, 3), CPUsKnown: true, PIDs: []int{7}}}}
+	on := func(nic string) []nicuse.Use {
+		return []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{nic}, Attribution: nicuse.AttributionSockets,
+			How: []string{"tcp 192.0.2.2:5201 -> 192.0.2.1:40712: routed through " + nic + " (192.0.2.0/24)"}}}
+	}
+	fs := Run(h, tb, []*proc.Process{p}, Options{Governor: performance, Cgroups: match, Uses: on("eth0")})
+	got := onlyCheck(fs, CheckCgroupNICRemote)
+	if len(got) != 1 || got[0].Severity != SeverityError ||
+		!strings.Contains(got[0].Message, "which it uses (iperf3 (PID 7) uses it (from its sockets: tcp 192.0.2.2:5201 -> 192.0.2.1:40712: routed through eth0 (192.0.2.0/24)))") {
+		t.Errorf("by sockets: cgroup-nic-remote = %+v", got)
+	}
+	fs = Run(h, tb, []*proc.Process{p}, Options{Governor: performance, NICs: []string{"eth0"}, Cgroups: match, Uses: on("eth9")})
+	if got := onlyCheck(fs, CheckCgroupNICRemote); len(got) != 0 {
+		t.Errorf("process on an unaudited NIC, --nic eth0: cgroup-nic-remote = %+v, want none", got)
 	}
 }
