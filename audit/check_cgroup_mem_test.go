@@ -59,7 +59,7 @@ func TestCgroupMemRemote(t *testing.T) {
 		t.Errorf("node0 against eth0 = %+v", n0)
 	}
 	mo := got["--cgroup /pod/memsonly "]
-	if !strings.HasPrefix(mo.Message, "control group /pod/memsonly may allocate memory only on node 0 (cpuset.mems.effective), off its CPUs' node 1 (how much it holds there is unknown: no "+root+"/sys/fs/cgroup/pod/memsonly/memory.numa_stat") {
+	if !strings.HasPrefix(mo.Message, "control group /pod/memsonly may allocate memory only on node 0 (cpuset.mems.effective), off its CPUs' node 1 (how much it holds there is unknown: no /sys/fs/cgroup/pod/memsonly/memory.numa_stat (the root group") {
 		t.Errorf("memsonly = %+v", mo)
 	}
 	var nc []string

@@ -108,16 +108,27 @@ func readNumaStat(fsys kfile.FS, g *Cgroup) {
 	b, err := fsys.ReadLimit(f, maxNumaStat)
 	switch {
 	case kfile.IsNotExist(err):
-		g.NumaWhy = "no " + f + " (the root group, or the memory controller is not enabled for this group)"
+		g.NumaWhy = "no " + inRoot(fsys, f) + " (the root group, or the memory controller is not enabled for this group)"
 		return
 	case err != nil: // too large, unreadable, not a file: said, not fatal
-		g.NumaWhy = err.Error()
+		g.NumaWhy = inRoot(fsys, err.Error())
 		return
 	}
 	st, err := ParseNumaStat(string(b))
 	if err != nil {
-		g.NumaWhy = kfile.Malformed(f, err).Error()
+		g.NumaWhy = inRoot(fsys, kfile.Malformed(f, err).Error())
 		return
 	}
 	g.NumaStat = st
+}
+
+// inRoot writes the paths under fsys's root in s as the host names them
+// ("/sys/fs/cgroup/…"), so what is said of a tree and of its snapshot,
+// unpacked elsewhere, is the same.
+func inRoot(fsys kfile.FS, s string) string {
+	r := strings.TrimSuffix(fsys.Root(), "/")
+	if r == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, r+"/", "/")
 }
