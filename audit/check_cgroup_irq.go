@@ -24,9 +24,9 @@ func init() {
 // are its own (known CPUs, exclusive) and the NIC's queue IRQs landing
 // on them.
 func (a *auditor) checkCgroupIRQ(c *nicCtx) {
-	for _, m := range a.opts.Cgroups {
+	for _, m := range a.groups() {
 		g := m.Group
-		if g == nil || !g.Exclusive || !g.CPUsKnown {
+		if !g.Exclusive || !g.CPUsKnown {
 			continue
 		}
 		on := g.CPUs.Intersection(c.irqCPUs)
@@ -41,12 +41,12 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 		}
 		slices.Sort(irqs)
 		nodes, _ := a.h.NodesOf(on)
-		a.add(Finding{Check: CheckCgroupIRQ, Severity: SeverityWarning, NIC: c.nic.Name, Subject: m.Selector.String(),
+		a.add(Finding{Check: CheckCgroupIRQ, Severity: SeverityWarning, NIC: c.nic.Name, Subject: groupSubject(m),
 			IRQ: irqs, CPUs: on, Nodes: nodes.IDs(),
-			Message: fmt.Sprintf("%s's %s %s %s to %s, which control group %s holds exclusively (%s): its processes share %s with the NIC's interrupts and softirqs%s",
+			Message: fmt.Sprintf("%s's %s %s %s to %s, which %s holds exclusively (%s): its processes share %s with the NIC's interrupts and softirqs%s",
 				c.nic.Name, units.Choose(len(irqs), "queue IRQ", "queue IRQs"), irqsSubjectRange(irqs), units.Choose(len(irqs), "is delivered", "are delivered"),
-				cpusWord(on), g.Path, exclusiveWord(g), units.Choose(on.Len(), "it", "them"), a.irqbalanceOn(on)),
-			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.List()))})
+				cpusWord(on), groupWords(g), exclusiveWord(g), units.Choose(on.Len(), "it", "them"), a.irqbalanceOn(on)),
+			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.List()) + a.keepOff(g, g.CPUs))})
 	}
 }
 

@@ -66,6 +66,11 @@ type Cgroup struct {
 	// selection came through one (--pod, --container); nil for a group
 	// named by --cgroup alone.
 	Pod *PodRef
+
+	// NumaStat is where the group's memory sits, per type and node
+	// (memory.numa_stat, v2 only); nil when unknown, with why in NumaWhy.
+	NumaStat NumaStat
+	NumaWhy  string
 }
 
 // PodRef names a Kubernetes container: its pod's namespace, name and
@@ -174,6 +179,7 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 	if g.MemsKnown, err = readSet(fsys, path.Join(dir, mems), &g.Mems); err != nil {
 		return nil, err
 	}
+	readNumaStat(fsys, g)
 	if !g.CPUsKnown {
 		g.Why = "no " + path.Join(dir, cpus) + " (the cpuset controller is not enabled for this group)"
 	}

@@ -138,6 +138,7 @@ func v2Tree(t *testing.T) string {
 		"sys/fs/cgroup/" + podScope + "/cpuset.cpus.effective": "5,7\n",
 		"sys/fs/cgroup/" + podScope + "/cpuset.mems.effective": "1\n",
 		"sys/fs/cgroup/" + podScope + "/cpuset.cpus.partition": "isolated\n",
+		"sys/fs/cgroup/" + podScope + "/memory.numa_stat":      numaStat68,
 		"sys/fs/cgroup/nocpuset/cgroup.procs":                  "",
 		"sys/fs/cgroup/bad/cgroup.procs":                       "12\n",
 		"sys/fs/cgroup/bad/cpuset.cpus.partition":              "root invalid (Cpu list in cpuset.cpus not exclusive)\n",
@@ -159,6 +160,7 @@ func TestReadCgroupV2(t *testing.T) {
 	}
 	want := &Cgroup{Path: "/" + podScope, Version: CgroupVersionV2, Dir: filepath.Join(root, "sys/fs/cgroup", podScope), PIDs: []int{4244, 4245},
 		CPUs: cpuset.New(5, 7), CPUsKnown: true, Mems: cpuset.New(1), MemsKnown: true, Partition: PartitionIsolated, Exclusive: true, ExclusiveBy: "cpuset.cpus.partition isolated"}
+	want.NumaStat = mustNumaStat(t, numaStat68)
 	if diff := cmp.Diff(want, g, cmp.Comparer(cpuset.Set.Equal)); diff != "" {
 		t.Errorf("ReadCgroup(pod) (-want +got):\n%s", diff)
 	}
@@ -167,7 +169,8 @@ func TestReadCgroupV2(t *testing.T) {
 		t.Errorf("ReadCgroup(/) = %+v, %v", g, err)
 	}
 	g, err = ReadCgroup(fsys, "nocpuset")
-	if err != nil || g.CPUsKnown || g.MemsKnown || !strings.Contains(g.Why, "cpuset.cpus.effective") || len(g.PIDs) != 0 {
+	if err != nil || g.CPUsKnown || g.MemsKnown || !strings.Contains(g.Why, "cpuset.cpus.effective") || len(g.PIDs) != 0 ||
+		g.NumaStat != nil || !strings.Contains(g.NumaWhy, "nocpuset/memory.numa_stat (the root group, or the memory controller is not enabled") {
 		t.Errorf("ReadCgroup(nocpuset) = %+v, %v; want CPUs unknown, saying why", g, err)
 	}
 	g, err = ReadCgroup(fsys, "bad")
@@ -214,7 +217,8 @@ func TestReadCgroupV1(t *testing.T) {
 	})
 	fsys := hosttest.Open(t, root)
 	g, err := ReadCgroup(fsys, "/kubepods/pod1/c1")
-	if err != nil || g.Version != CgroupVersionV1 || !g.CPUs.Equal(cpuset.New(2, 3)) || !g.Mems.Equal(cpuset.New(0)) || !g.Exclusive || !slices.Equal(g.PIDs, []int{77}) {
+	if err != nil || g.Version != CgroupVersionV1 || !g.CPUs.Equal(cpuset.New(2, 3)) || !g.Mems.Equal(cpuset.New(0)) || !g.Exclusive || !slices.Equal(g.PIDs, []int{77}) ||
+		g.NumaStat != nil || !strings.Contains(g.NumaWhy, "cgroup v1") {
 		t.Errorf("ReadCgroup(v1 c1) = %+v, %v", g, err)
 	}
 	g, err = ReadCgroup(fsys, "/system.slice/x.service")

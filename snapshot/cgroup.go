@@ -17,7 +17,7 @@ var (
 	cgroupProbes = []string{"sys/fs/cgroup/cgroup.controllers", "sys/fs/cgroup/unified/cgroup.controllers"}
 	cgroupDirs   = []string{"sys/fs/cgroup", "sys/fs/cgroup/cpuset", "sys/fs/cgroup/unified"}
 	cgroupFiles  = []string{
-		"cgroup.procs", "cpuset.cpus.effective", "cpuset.mems.effective", "cpuset.cpus.partition",
+		"cgroup.procs", "cpuset.cpus.effective", "cpuset.mems.effective", "cpuset.cpus.partition", "memory.numa_stat",
 		"cpuset.effective_cpus", "cpuset.effective_mems", "cpuset.cpu_exclusive",
 	}
 )

@@ -237,6 +237,20 @@ func TestAuditEveryCheck(t *testing.T) {
 				put(t, r, "sys/fs/cgroup/pod/"+name, data)
 			}
 		}, args: []string{"--cgroup", "/pod"}, check: audit.CheckCgroupIRQ, sev: "warning", irq: []int{285}, cpus: "17"},
+		{name: "iperf3 in a group on node 0's CPUs", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "0-3", sockets: iperf3OnEth0})
+			putGroup(t, r, "/pod", map[string]string{"cgroup.procs": "5001\n", "cpuset.cpus.effective": "0-3\n", "cpuset.mems.effective": "0\n"})
+		}, args: []string{"--cgroup", "/pod"}, check: audit.CheckCgroupNICRemote, sev: "error", cpus: "0-3"},
+		{name: "iperf3 in a group whose memory is on node 0", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "18-19", sockets: iperf3OnEth0})
+			putGroup(t, r, "/pod", map[string]string{"cgroup.procs": "5001\n", "cpuset.cpus.effective": "18-19\n", "cpuset.mems.effective": "0-1\n",
+				"memory.numa_stat": "anon N0=943718400 N1=4096\nfile N0=0 N1=0\n"})
+		}, args: []string{"--cgroup", "/pod"}, check: audit.CheckCgroupMemRemote, sev: "warning", cpus: "18-19"},
+		{name: "iperf3 in a partition on the cores of IRQs 284 and 287", edit: func(t *testing.T, r string) {
+			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "18-19", sockets: iperf3OnEth0})
+			putGroup(t, r, "/pod", map[string]string{"cgroup.procs": "5001\n", "cpuset.cpus.effective": "18-19\n", "cpuset.mems.effective": "1\n",
+				"cpuset.cpus.partition": "root\n"})
+		}, args: []string{"--cgroup", "/pod"}, check: audit.CheckCgroupSharedCore, sev: "warning", irq: []int{284, 287}, cpus: "18-19"},
 		{name: "iperf3 on the cores of the queue IRQs", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "17,49", sockets: iperf3OnEth0})
 		}, args: []string{"--comm", "iperf3"}, check: audit.CheckProcIRQOverlap, sev: "warning", irq: []int{285}, cpus: "17,49"},
@@ -835,5 +849,15 @@ func TestAuditNAPIThreadsByName(t *testing.T) {
 	doc, _ = auditJSON(t, root, "--nic", "eth0")
 	if got := append(byCheck(doc, audit.CheckNAPIThreadRemote), byCheck(doc, audit.CheckNAPIThreadUnpinned)...); len(got) != 0 {
 		t.Errorf("threaded 0: %+v", got)
+	}
+}
+
+// putGroup puts a cgroup v2 group with files under root, the unified
+// hierarchy's root marked as cgroup v2 mounts it.
+func putGroup(t *testing.T, root, group string, files map[string]string) {
+	t.Helper()
+	put(t, root, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+	for name, data := range files {
+		put(t, root, "sys/fs/cgroup"+group+"/"+name, data)
 	}
 }

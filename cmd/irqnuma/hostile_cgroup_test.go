@@ -11,7 +11,8 @@ import (
 
 // TestHostileCgroups: a --cgroup group whose files are hostile (a
 // million PIDs, a CPU list past the CPU-set range, garbage, a partition
-// file of 50 MB) gives an answer or one error naming the file, within
+// file of 50 MB, a memory.numa_stat garbled, past its bound or naming a
+// node no kernel has) gives an answer or one error naming the file, within
 // the hostile bounds, in audit, mask, watch and snapshot.
 func TestHostileCgroups(t *testing.T) {
 	t.Parallel()
@@ -38,6 +39,15 @@ func TestHostileCgroups(t *testing.T) {
 		{name: "a 50 MB partition file", mutate: func(t *testing.T, root string) {
 			put(t, root, g+"cpuset.cpus.partition", "root invalid ("+strings.Repeat("x", 50<<20)+")\n")
 		}, want: g + "cpuset.cpus.partition"},
+		{name: "garbage memory.numa_stat", mutate: func(t *testing.T, root string) {
+			put(t, root, g+"memory.numa_stat", "anon N0=1 N0=2\nfile N99999999999=1\n\x00\n")
+		}, want: g + "memory.numa_stat: line 1: anon: node 0 repeats"},
+		{name: "a 50 MB memory.numa_stat", mutate: func(t *testing.T, root string) {
+			put(t, root, g+"memory.numa_stat", "anon"+strings.Repeat(" N1=1", 10<<20)+"\nfile N0=1\n")
+		}, want: g + "memory.numa_stat"},
+		{name: "node past the kernel's in memory.numa_stat", mutate: func(t *testing.T, root string) {
+			put(t, root, g+"memory.numa_stat", "anon N2000000=1\nfile N0=1\n")
+		}, want: `\"N2000000=1\" is not N\u003cnode\u003e=\u003cbytes\u003e`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -104,3 +104,32 @@ func TestMaskPod(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditPodGroupChecks: the group checks name a pod's container in
+// their message and give a pod's fixes: on node 0's CPUs 2-3 with eth0
+// on node 1, cgroup-nic-remote names the topology manager; on 18-19, the
+// SMT siblings of IRQ CPUs 50-51, cgroup-shared-core is a warning (the
+// CPU manager made them the container's) naming CRI-O's annotation.
+func TestAuditPodGroupChecks(t *testing.T) {
+	t.Parallel()
+	const named = "pod default/iperf-server container iperf3 (control group /" + podGroup + ")"
+	tests := []struct {
+		cpus, mems, shared string
+		check              audit.Check
+		sev, fix           string
+	}{
+		{"2-3", "0", "0-1,4-63", audit.CheckCgroupNICRemote, "error", "--topology-manager-policy=single-numa-node"},
+		{"18-19", "1", "0-17,20-63", audit.CheckCgroupSharedCore, "warning", `irq-load-balancing.crio.io: "disable"`},
+	}
+	for _, tt := range tests {
+		root := hosttest.Copy(t, "seed")
+		writeProc(t, root, 64, testProc{pid: 5001, comm: "iperf3", allowed: tt.cpus, sockets: iperf3OnEth0})
+		writePod(t, root, 5001, tt.cpus, tt.mems, tt.shared)
+		doc, _ := auditJSON(t, root, "--pod", "default/iperf-server")
+		got := byCheck(doc, tt.check)
+		if len(got) != 1 || got[0].Severity != tt.sev || got[0].Subject != "--pod default/iperf-server" ||
+			!strings.Contains(got[0].Message, named) || !strings.Contains(got[0].Fix, tt.fix) {
+			t.Errorf("pod on %s: %s = %+v, want one %s naming the container, its fix saying %q", tt.cpus, tt.check, got, tt.sev, tt.fix)
+		}
+	}
+}

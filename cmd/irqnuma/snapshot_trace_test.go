@@ -117,7 +117,7 @@ func withProcesses(t *testing.T, root string) {
 	// iperf3 runs in a cgroup v2 group that is an isolated partition.
 	put(t, root, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
 	for name, data := range map[string]string{"cgroup.procs": "4242\n", "cpuset.cpus.effective": "0\n",
-		"cpuset.mems.effective": "0\n", "cpuset.cpus.partition": "isolated\n"} {
+		"cpuset.mems.effective": "0\n", "cpuset.cpus.partition": "isolated\n", "memory.numa_stat": "anon N0=12288000\nfile N0=4096\n"} {
 		put(t, root, "sys/fs/cgroup"+traceCgroup+"/"+name, data)
 	}
 	// and a pod's container holds it too, exclusive by the kubelet.
