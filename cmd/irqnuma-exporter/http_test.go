@@ -25,17 +25,25 @@ type blocked struct {
 	started chan struct{}
 	release chan struct{}
 	scrape  func() []exporter.Family
+	running sync.WaitGroup
 }
 
+// newBlocked is a blocked scrape of root. The scrapes a test leaves
+// running (one answered 503 still reads the host) are waited for before
+// the tree is closed: cleanups run last registered first.
 func newBlocked(t *testing.T, root string) *blocked {
-	return &blocked{
+	b := &blocked{
 		started: make(chan struct{}, 16),
 		release: make(chan struct{}),
 		scrape:  exporter.New(hosttest.Open(t, root), audit.Selection{}, nil).Scrape,
 	}
+	t.Cleanup(b.running.Wait)
+	return b
 }
 
 func (b *blocked) Scrape() []exporter.Family {
+	b.running.Add(1)
+	defer b.running.Done()
 	b.started <- struct{}{}
 	<-b.release
 	return b.scrape()
