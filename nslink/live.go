@@ -84,9 +84,9 @@ func ask(c *netlink.Conn, req netlink.Message, name string, rec func(string, []b
 		var errno unix.Errno
 		if errors.As(err, &errno) {
 			if rec != nil {
-				rec(name+errnoSuffix, []byte(errnoName(errno)+"\n"))
+				rec(name+errnoSuffix, kfile.FormatErrno(errno))
 			}
-			return nil, fmt.Errorf("the kernel answered %s", errnoName(errno))
+			return nil, fmt.Errorf("the kernel answered %s", kfile.ErrnoName(errno))
 		}
 		return nil, err
 	}

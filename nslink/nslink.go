@@ -259,11 +259,11 @@ func recorded(fsys kfile.FS, dir, name string) ([]byte, error) {
 	if eerr != nil {
 		return nil, eerr
 	}
-	errno, perr := parseErrno(eb)
+	errno, perr := kfile.ParseErrno(eb)
 	if perr != nil {
 		return nil, kfile.Malformed(filepath.Join(dir, name+errnoSuffix), perr)
 	}
-	return nil, fmt.Errorf("the kernel answered %s", errnoName(errno))
+	return nil, fmt.Errorf("the kernel answered %s", kfile.ErrnoName(errno))
 }
 
 // setLinks records the outcome of reading the links.
@@ -285,28 +285,6 @@ func setInit(ls *Links, err error) {
 	default:
 		ls.InitNSIDKnown = true
 	}
-}
-
-// parseErrno reads an errno file: the errno's name and a newline.
-func parseErrno(b []byte) (unix.Errno, error) {
-	s := strings.TrimSuffix(string(b), "\n")
-	for e := unix.Errno(1); e < 4096; e++ {
-		if errnoName(e) == s {
-			return e, nil
-		}
-	}
-	return 0, fmt.Errorf("not an errno name: %q", clip(s))
-}
-
-// errnoName is the errno's name as the kernel's sources spell it.
-func errnoName(e unix.Errno) string {
-	if e == unix.EOPNOTSUPP {
-		return "EOPNOTSUPP"
-	}
-	if name := unix.ErrnoName(e); name != "" {
-		return name
-	}
-	return fmt.Sprintf("errno %d", int(e))
 }
 
 func clip(s string) string {

@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // asker is how a reading reaches the kernel: a generic netlink request
@@ -119,7 +119,7 @@ func reasonOf(err error) Reason {
 	}
 	var errno unix.Errno
 	if errors.As(err, &errno) {
-		name := errnoName(errno)
+		name := kfile.ErrnoName(errno)
 		switch errno {
 		case unix.EOPNOTSUPP:
 			return Reason{Why: WhyDriver, Detail: name}
@@ -210,43 +210,6 @@ func decodeGenl(b []byte) ([]genlMsg, error) {
 		off = next
 	}
 	return out, nil
-}
-
-// parseErrno reads a recorded errno file: the errno's name and a newline.
-func parseErrno(b []byte) (unix.Errno, error) {
-	s := strings.TrimSuffix(string(b), "\n")
-	e, ok := errnoByName()[s]
-	if !ok {
-		return 0, fmt.Errorf("not an errno name: %q", clipString(s))
-	}
-	return e, nil
-}
-
-// errnoByName maps errno names back to errnos.
-var errnoByName = sync.OnceValue(func() map[string]unix.Errno {
-	m := map[string]unix.Errno{}
-	for e := unix.Errno(1); e < 4096; e++ {
-		if name := unix.ErrnoName(e); name != "" {
-			m[name] = e
-		}
-	}
-	m["EOPNOTSUPP"] = unix.EOPNOTSUPP
-	return m
-})
-
-// formatErrno is what an errno file holds.
-func formatErrno(e unix.Errno) []byte { return []byte(errnoName(e) + "\n") }
-
-// errnoName is the errno's name as the kernel's sources spell it: 95 is
-// EOPNOTSUPP (ENOTSUP is the same number, and what libc calls it).
-func errnoName(e unix.Errno) string {
-	if e == unix.EOPNOTSUPP {
-		return "EOPNOTSUPP"
-	}
-	if name := unix.ErrnoName(e); name != "" {
-		return name
-	}
-	return fmt.Sprintf("errno %d", int(e))
 }
 
 func clipString(s string) string {

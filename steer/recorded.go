@@ -49,7 +49,7 @@ func (r *recorder) save(dir, key string, data []byte, err error) {
 	case err == nil:
 		r.err = r.put(rel, data)
 	case errors.As(err, &errno):
-		r.err = r.put(rel+errnoSuffix, formatErrno(errno))
+		r.err = r.put(rel+errnoSuffix, kfile.FormatErrno(errno))
 	}
 	// Any other error (no socket) is not the kernel's answer: nothing
 	// to record, and reading the snapshot says it was not captured.
@@ -93,7 +93,7 @@ func (r *replayer) answer(dir, key string) ([]byte, error) {
 	if err != nil {
 		return nil, &unreadableError{what: ep, err: err}
 	}
-	errno, err := parseErrno(eb)
+	errno, err := kfile.ParseErrno(eb)
 	if err != nil {
 		return nil, &unreadableError{what: ep, err: err}
 	}

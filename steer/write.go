@@ -62,7 +62,7 @@ type SetError struct {
 }
 
 func (e *SetError) Error() string {
-	s := fmt.Sprintf("%s %s: %s", e.NIC, e.Op, errnoName(e.Errno))
+	s := fmt.Sprintf("%s %s: %s", e.NIC, e.Op, kfile.ErrnoName(e.Errno))
 	switch e.Errno {
 	case unix.EOPNOTSUPP:
 		s += " (the driver cannot)"
