@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,36 +14,6 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/sched"
 )
-
-// bumpIRQ adds by to the first CPU column of irq's row in the tree's
-// /proc/interrupts, as the kernel's count of that IRQ rises.
-func bumpIRQ(t *testing.T, root string, irq int, by uint64) {
-	t.Helper()
-	p := filepath.Join(root, "proc", "interrupts")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		label, rest, ok := strings.Cut(l, ":")
-		if !ok || strings.TrimSpace(label) != strconv.Itoa(irq) {
-			continue
-		}
-		f := strings.Fields(rest)
-		n, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			t.Fatalf("IRQ %d's first count %q: %v", irq, f[0], err)
-		}
-		at := strings.Index(rest, f[0])
-		lines[i] = label + ": " + strconv.FormatUint(n+by, 10) + rest[at+len(f[0]):]
-		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Fatalf("no IRQ %d in %s", irq, p)
-}
 
 // observing is a fake command for --observe, with fake per-queue
 // packet counters (netdev qstats): its first run (the observing one)
@@ -71,7 +38,7 @@ func (o *observing) exec(ctx context.Context, p sched.Placement, args []string, 
 		o.qstats[q] += by
 	}
 	for irq, by := range o.irqBumps {
-		bumpIRQ(o.f.t, o.f.root, irq, by)
+		hosttest.BumpIRQ(o.f.t, o.f.root, irq, by)
 	}
 	s.Stdout.Write(o.f.doc)
 	return 0, nil

@@ -1,9 +1,6 @@
 package flow
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,45 +10,6 @@ import (
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
-
-// bumpIRQ adds by to the first CPU column of irq's row in the tree's
-// /proc/interrupts, as the kernel's count of that IRQ on that CPU rises.
-func bumpIRQ(t *testing.T, root string, irq int, by uint64) {
-	t.Helper()
-	p := filepath.Join(root, "proc", "interrupts")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	found := false
-	for i, l := range lines {
-		label, rest, ok := strings.Cut(l, ":")
-		if !ok || strings.TrimSpace(label) != strconv.Itoa(irq) {
-			continue
-		}
-		f := strings.Fields(rest)
-		n, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			t.Fatalf("IRQ %d's first count %q: %v", irq, f[0], err)
-		}
-		// Keep the column's width: replace the number right-aligned.
-		old, repl := f[0], strconv.FormatUint(n+by, 10)
-		at := strings.Index(rest, old)
-		pad := rest[:at]
-		if len(repl) > len(old) {
-			pad = pad[:max(len(pad)-(len(repl)-len(old)), 1)]
-		}
-		lines[i] = label + ":" + pad + repl + rest[at+len(old):]
-		found = true
-	}
-	if !found {
-		t.Fatalf("no IRQ %d in %s", irq, p)
-	}
-	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o444); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func counters(t *testing.T, root, nic string) *Counters {
 	t.Helper()
@@ -73,8 +31,8 @@ func counters(t *testing.T, root, nic string) *Counters {
 func TestObserveSeedIRQs(t *testing.T) {
 	a := hosttest.Copy(t, "seed")
 	b := hosttest.Copy(t, "seed")
-	bumpIRQ(t, b, 287, 500)
-	bumpIRQ(t, b, 284, 20)
+	hosttest.BumpIRQ(t, b, 287, 500)
+	hosttest.BumpIRQ(t, b, 284, 20)
 	ca, cb := counters(t, a, "eth0"), counters(t, b, "eth0")
 	if ca.Source != CountersIRQ || !strings.Contains(ca.NotQStats, "qstats") {
 		t.Fatalf("source %q (not qstats: %q), want %q with why", ca.Source, ca.NotQStats, CountersIRQ)
@@ -139,8 +97,8 @@ func TestObserveNothingRoseAndTie(t *testing.T) {
 		t.Errorf("nothing rose: busiest %v landed %v verdict %q", o.Busiest, o.Landed, o.Verdict)
 	}
 	b := hosttest.Copy(t, "seed")
-	bumpIRQ(t, b, 285, 7)
-	bumpIRQ(t, b, 286, 7)
+	hosttest.BumpIRQ(t, b, 285, 7)
+	hosttest.BumpIRQ(t, b, 286, 7)
 	if o, err = Diff(ca, counters(t, b, "eth0"), time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +118,7 @@ func TestObserveNothingRoseAndTie(t *testing.T) {
 func TestObserveVirtio(t *testing.T) {
 	a := hosttest.Copy(t, "vm-virtio")
 	b := hosttest.Copy(t, "vm-virtio")
-	bumpIRQ(t, b, 38, 3)
+	hosttest.BumpIRQ(t, b, 38, 3)
 	o, err := Diff(counters(t, a, "eth0"), counters(t, b, "eth0"), time.Second)
 	if err != nil {
 		t.Fatal(err)
