@@ -52,6 +52,10 @@ type FlowPlan struct {
 	Managed    bool   `json:"irq_managed,omitempty"` // its affinity is the kernel's
 	NAPIPID    int    `json:"napi_pid,omitempty"`
 	Processing string `json:"processing,omitempty"`
+	// NAPIUnknown says why the queue's NAPI kthread is not known when
+	// NAPI is threaded and NAPIPID is 0: the flow placements are then
+	// refused, as pinning the IRQ would not place the receive work.
+	NAPIUnknown string `json:"napi_unknown,omitempty"`
 	// Core is the CPU C that takes the flow's queue IRQ, -1 when none is
 	// usable.
 	Core int `json:"core"`
@@ -104,6 +108,12 @@ func (fp *FlowPlan) fromPath(p *flow.Path) {
 	}
 	if p.NAPI != nil && p.NAPI.Threaded {
 		fp.NAPIPID = p.NAPI.PID
+		if fp.NAPIPID == 0 {
+			fp.NAPIUnknown = p.NAPI.Why
+			if fp.NAPIUnknown == "" {
+				fp.NAPIUnknown = "threaded NAPI is on, and which thread serves the queue is unknown"
+			}
+		}
 	}
 }
 
@@ -178,6 +188,10 @@ func (p *Plan) placeFlow(c Cell) PlannedCell {
 		return pc
 	case fp.Core < 0:
 		pc.Reason = fmt.Sprintf("node %d has no usable CPU", p.NICNode)
+		return pc
+	case fp.NAPIUnknown != "":
+		pc.Reason = fmt.Sprintf("queue %d's receive work runs in a NAPI kthread: %s; pinning IRQ %d alone would not place it (threaded NAPI off: echo 0 > /sys/class/net/%s/threaded)",
+			*fp.Queue, fp.NAPIUnknown, fp.IRQ, p.NIC)
 		return pc
 	}
 	switch c.Flow {

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -259,4 +261,45 @@ func FuzzParseFlow(f *testing.F) {
 			t.Fatalf("%q: %+v, then %+v, %v", s, fl, again, err)
 		}
 	})
+}
+
+// TestFlowNAPIThreadUnknown: with threaded NAPI on and no record of
+// which kthread serves which queue (netdev's queue-get and napi-get
+// gone, as on a kernel whose driver does not link its queues to NAPIs),
+// the flow's receive work runs in a thread bench cannot pin: the flow
+// cells are refused saying so, not planned with the IRQ alone.
+func TestFlowNAPIThreadUnknown(t *testing.T) {
+	root := seedSteer(t)
+	for _, f := range []string{"netdev.queue-get", "netdev.napi-get"} {
+		if err := os.Remove(filepath.Join(root, "irqnuma", "steer", "eth0", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := flowRequest(t, root, "local,flow-same-core,flow-other-core", seedFlow)
+	p, err := flow.Predict(req.Root, *req.Flow, flow.Options{NIC: "eth0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Queue == nil || p.IRQ == nil || p.Processing != "napi-thread" || p.NAPI == nil || p.NAPI.PID != 0 || p.NAPI.Why == "" {
+		t.Fatalf("flow's path: queue %v, IRQ %+v, processing %q, NAPI %+v; want a queue and IRQ, and an unknown NAPI thread", p.Queue, p.IRQ, p.Processing, p.NAPI)
+	}
+	res, err := Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := res.Plan.Flow
+	if fp.NAPIPID != 0 || fp.NAPIUnknown != p.NAPI.Why {
+		t.Errorf("plan's NAPI thread %d, unknown %q; want 0 and flow's %q", fp.NAPIPID, fp.NAPIUnknown, p.NAPI.Why)
+	}
+	t.Logf("flow cells refused: %s", p.NAPI.Why)
+	want := fmt.Sprintf("queue %d's receive work runs in a NAPI kthread: %s; pinning IRQ %d alone would not place it (threaded NAPI off: echo 0 > /sys/class/net/eth0/threaded)", *p.Queue, p.NAPI.Why, p.IRQ.IRQ)
+	cells := res.Plan.Cells
+	if !cells[0].Applicable {
+		t.Errorf("local: %s", cellLine(cells[0]))
+	}
+	for _, c := range cells[1:] {
+		if c.Applicable || c.Reason != want || len(c.PinIRQs) != 0 {
+			t.Errorf("%s: applicable %v, pins %v, reason\n%q\nwant\n%q", c.Name, c.Applicable, c.PinIRQs, c.Reason, want)
+		}
+	}
 }
