@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,15 +19,17 @@ type flowBenchDoc struct {
 	Plan struct {
 		NICNode int `json:"nic_node"`
 		Flow    *struct {
-			Flow       string  `json:"flow"`
-			Queue      *uint32 `json:"queue"`
-			QueueBy    string  `json:"queue_by"`
-			Unknown    string  `json:"queue_unknown"`
-			IRQ        int     `json:"irq"`
-			Core       int     `json:"core"`
-			Sibling    int     `json:"sibling"`
-			SiblingWhy string  `json:"sibling_why"`
-			Other      int     `json:"other"`
+			Flow        string  `json:"flow"`
+			Queue       *uint32 `json:"queue"`
+			QueueBy     string  `json:"queue_by"`
+			Unknown     string  `json:"queue_unknown"`
+			IRQ         int     `json:"irq"`
+			Core        int     `json:"core"`
+			Sibling     int     `json:"sibling"`
+			SiblingWhy  string  `json:"sibling_why"`
+			Other       int     `json:"other"`
+			NAPIPID     int     `json:"napi_pid"`
+			NAPIUnknown string  `json:"napi_unknown"`
 		} `json:"flow"`
 	} `json:"plan"`
 	Cells []struct {
@@ -64,24 +68,11 @@ const flowBenchPort = 45000
 // (flow-sibling is refused: the guest has one thread per core); during
 // the runs the flow's IRQ is effective on C while every other IRQ of
 // the NIC stays where it was; afterwards every IRQ's smp_affinity_list
-// and every napi kthread's CPUs are as before.
+// and every napi kthread's CPUs are as before. With threaded NAPI on,
+// a dry run refuses the flow placements where netdev does not name the
+// queue's NAPI (both lab kernels), and plans its thread where it does.
 func scenarioFlowBench(l *lab) {
 	n := l.rssNIC()
-	// Threaded NAPI off on both kernels. With it on, the flow's queue
-	// stopped taking packets once bench pinned its IRQ (and the paired
-	// napi kthread) to C with the command: on 6.1, flow-same-core took
-	// 32.9s for a 2s run and eth2's rx_queue_3_packets rose by 1505
-	// over both runs while the server sent over 10000 datagrams (no IP
-	// reassembly, table and udp4 fields unchanged, data socket
-	// 203.0.113.2:45000 <- :5201), and the next run's iperf3 failed; on
-	// 6.12 the guest stopped reporting after the first run (2 boots of
-	// 2). With it off both kernels take every datagram on the predicted
-	// queue (6.12: +3480 per run). Why threaded polling stalls in this
-	// guest (8 vCPUs on a loaded 2-CPU host) is not known, nor whether
-	// it alone is the cause: with it off, once (6.1, load 21), bench's
-	// observing run also took 31.4s for 2s with +336 packets, though
-	// every check passed.
-	threaded := false
 	// The NIC's queue IRQs on the other node first, so that the flow's
 	// IRQ must move to C and back, and the others must stay there.
 	orig := affinities()
@@ -99,19 +90,61 @@ func scenarioFlowBench(l *lab) {
 		}
 	}
 	fl := fmt.Sprintf("udp %s:5201 %s:%d", n.Peer, n.ip(), flowBenchPort)
-	predicted, _ := flowBench(l, n, threaded, "flow", "--flow", fl)
+	// The table the device steers by is the one ethtool -x shows only
+	// once the driver has sent it: 6.12's virtio_net sends it at probe,
+	// 6.1's not until an ethtool -X (alone, this scenario's pinned runs
+	// on 6.1 landed on the queue the guest had sent the flow's first
+	// datagram on, not the predicted one). -X default sends it on both.
+	ethtool("-X", n.Name, "default")
+	var pred flowJSON
+	jsonOf(&pred, "flow", "udp", n.Peer+":5201", n.ip()+":"+itoa(flowBenchPort))
+	must("flow-predicted", pred.Queue != nil, "irqnuma flow %s: a queue: %+v", fl, pred)
+	defer steerTx(l, n, *pred.Queue)()
+	predicted, _ := flowBench(l, n, "flow", "--flow", fl)
 	// The same flow found instead by its counters during a first,
 	// unpinned run (qstats on 6.12, the queue IRQs' counts on 6.1): the
 	// queue --flow predicted.
-	observed, by := flowBench(l, n, threaded, "observe", "--observe")
+	observed, by := flowBench(l, n, "observe", "--observe")
 	check("observe-queue", observed == predicted && strings.HasPrefix(by, "observed: "),
 		"--observe found queue %d (%s); --flow predicted queue %d", observed, by, predicted)
+	flowBenchThreaded(l, n, fl, predicted)
+}
+
+// flowBenchThreaded: with threaded NAPI on, bench --dry-run plans the
+// flow placements only if it knows the flow's NAPI kthread (netdev ties
+// it to the queue); where it does not, they are refused saying why, and
+// the node-wide local cell beside them still is planned.
+func flowBenchThreaded(l *lab, n *nic, fl string, queue uint32) {
+	setThreaded(n.Name, 1)
+	defer setThreaded(n.Name, 0)
+	before := affinities()
+	var doc flowBenchDoc
+	r := irqnuma("bench", "--nic", n.Name, "--dry-run", "-o", "json", "--flow", fl,
+		"--placements", "local,flow-same-core,flow-other-core", "--", "iperf3", "-c", n.Peer, "-u", "-R", "-J")
+	must("threaded-exit", r.code == 0 && json.Unmarshal([]byte(r.stdout), &doc) == nil, "%s", r)
+	d := diffAffinities(before, affinities())
+	check("threaded-unchanged", len(d) == 0, "a dry run changes no smp_affinity_list: %v", d)
+	fp := doc.Plan.Flow
+	must("threaded-flow", fp != nil && fp.Queue != nil && *fp.Queue == queue && len(doc.Cells) == 3,
+		"the plan's flow on queue %d, three cells: %+v, %d cells", queue, fp, len(doc.Cells))
+	check("threaded-local", doc.Cells[0].Applicable, "local planned: %+v", doc.Cells[0])
+	links := l.cfg.LinksNAPI != nil && *l.cfg.LinksNAPI
+	for _, c := range doc.Cells[1:] {
+		if links {
+			check("threaded-"+c.Name+"-planned", c.Applicable && fp.NAPIPID > 0,
+				"netdev names the queue's NAPI: the cell is planned with its thread (PID %d): applicable %v (%s)", fp.NAPIPID, c.Applicable, c.Reason)
+			continue
+		}
+		want := fmt.Sprintf("queue %d's receive work runs in a NAPI kthread: threaded NAPI is on, and which thread serves the queue is unknown (", queue)
+		check("threaded-"+c.Name+"-refused", !c.Applicable && strings.HasPrefix(c.Reason, want) && fp.NAPIPID == 0 && fp.NAPIUnknown != "",
+			"virtio_net does not name the queue's NAPI to netdev: refused, applicable %v, napi_pid %d, reason %q", c.Applicable, fp.NAPIPID, c.Reason)
+	}
 }
 
 // flowBench runs the flow placements with how (--flow FLOW or
 // --observe) and checks them; name prefixes its checks. It returns the
 // flow's queue and how bench found it.
-func flowBench(l *lab, n *nic, threaded bool, name string, how ...string) (uint32, string) {
+func flowBench(l *lab, n *nic, name string, how ...string) (uint32, string) {
 	before, threads := affinities(), napiAffinities(n.Name)
 	diag := readFlowDiag(n.Name)
 	stop := pollIRQs(n.queueIRQs())
@@ -147,9 +180,8 @@ func flowBench(l *lab, n *nic, threaded bool, name string, how ...string) (uint3
 	check(name+"-restored", len(d) == 0, "every smp_affinity_list as before the bench: %v", d)
 	dt := diffThreads(threads, napiAffinities(n.Name))
 	// napi kthreads outlive threaded NAPI being turned off (the steer
-	// scenario leaves eth2's behind): with it off, they need only be
-	// as they were.
-	check(name+"-threads-restored", len(dt) == 0 && (len(threads) > 0 || !threaded), "every napi/%s-* kthread's CPUs as before (%d threads): %v", n.Name, len(threads), dt)
+	// scenario leaves eth2's behind): they need only be as they were.
+	check(name+"-threads-restored", len(dt) == 0, "every napi/%s-* kthread's CPUs as before (%d threads): %v", n.Name, len(threads), dt)
 	left, _ := filepath.Glob("/var/lib/irqnuma/state-*.json")
 	check(name+"-state-retired", len(left) == 0, "no state file left to restore: %v", left)
 	must(name+"-exit", r.code == 0, "%s", r)
@@ -275,4 +307,53 @@ func diffThreads(want, got map[int]cpus) []string {
 	}
 	sort.Strings(d)
 	return d
+}
+
+// steerTx makes every CPU of the guest transmit on tx queue q (xps_cpus)
+// and returns what puts the queues' xps_cpus back. It keeps the flow's
+// packets off a QEMU deadlock: with RSS in software (its eBPF steering
+// does not load here), QEMU takes a packet from the tap queue the host
+// chose, which is the queue the guest last sent that flow on, and hands
+// it to the RSS queue; when that queue has no buffer free, the packet
+// waits on the tap queue it came from, and QEMU retries it only when
+// the guest refills that queue (virtio_net_handle_rx flushes its own
+// queue), which it never does if no other flow lands there. So a flow
+// pinned with its reader to one busy CPU stalled for good whenever its
+// RSS queue ran dry: guests stopped reporting, or a 2s run took 23-33s.
+// Sent on q, the flow comes back on tap queue q, which is its RSS queue
+// too, and a dry queue holds up only its own tap queue until refilled.
+func steerTx(l *lab, n *nic, q uint32) func() {
+	var all cpus
+	for _, c := range l.nodes {
+		all |= c
+	}
+	mask := strconv.FormatUint(uint64(all), 16)
+	own := fmt.Sprintf("/sys/class/net/%s/queues/tx-%d/xps_cpus", n.Name, q)
+	others, _ := filepath.Glob("/sys/class/net/" + n.Name + "/queues/tx-*/xps_cpus")
+	others = slices.DeleteFunc(others, func(f string) bool { return f == own })
+	// q's first: a CPU must never be left with no tx queue of its own.
+	files := append([]string{own}, others...)
+	orig := map[string]string{}
+	for _, f := range files {
+		orig[f] = readFile(f)
+	}
+	restore := func() {
+		for _, f := range slices.Backward(files) {
+			if err := os.WriteFile(f, []byte(orig[f]), 0); err != nil {
+				check("xps-restored", false, "%s back to %s: %v", f, orig[f], err)
+			}
+		}
+	}
+	for _, f := range files {
+		v := "0"
+		if f == own {
+			v = mask
+		}
+		if err := os.WriteFile(f, []byte(v), 0); err != nil {
+			restore()
+			must("xps", false, "%s: %v", f, err)
+		}
+	}
+	info("xps", "%s: every CPU (%s) transmits on tx-%d, the flow's predicted queue (xps_cpus were %v)", n.Name, mask, q, orig)
+	return restore
 }
