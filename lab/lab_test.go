@@ -20,15 +20,7 @@ import (
 // scenarios are the agent's scenarios a run makes unless
 // IRQNUMA_LAB_SCENARIOS names others, in the order it runs them; each
 // must report at least one check on every kernel.
-var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "zc", "cgroup"}
-
-// optInScenarios run only when IRQNUMA_LAB_SCENARIOS names them.
-// flow-bench (bench's three flow placements with a single-stream iperf3
-// into eth2) is one: in guests of 8 emulated CPUs on a loaded 2-CPU host
-// its pinned runs stalled (a 2 s run taking 23-33 s) or the guest
-// stopped reporting, on both kernels, for reasons not yet found; a run
-// that depends on the host's load is not a test CI can hold.
-var optInScenarios = []string{"flow-bench"}
+var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "flow-bench", "zc", "cgroup"}
 
 // TestLab boots every lab kernel and turns the agent's checks into one
 // subtest per kernel and scenario. IRQNUMA_LAB_REFRESH=1 also rewrites
@@ -105,7 +97,7 @@ func checkLines(t *testing.T, lines []labLine) {
 			t.Logf("guest %s at uptime %.1fs", l.Kind, l.Uptime)
 		}
 	}
-	for _, s := range append(slices.Clone(scenarios), optInScenarios...) {
+	for _, s := range scenarios {
 		if !slices.Contains(runScenarios(), s) {
 			continue
 		}

@@ -50,8 +50,7 @@ type guestConfig struct {
 	// the module's imports); nil when no virtio_net module was found.
 	LinksNAPI *bool `json:"virtio_net_links_napi"`
 	// Only is the scenarios the agent runs: IRQNUMA_LAB_SCENARIOS (a
-	// loop on one scenario need not wait for all of them), else every
-	// one but the opt-in ones (optInScenarios).
+	// loop on one scenario need not wait for all of them), else all.
 	Only []string `json:"only,omitempty"`
 }
 
