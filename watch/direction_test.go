@@ -68,3 +68,57 @@ func TestVerdictDirection(t *testing.T) {
 		})
 	}
 }
+
+// TestVerdictSoftirqCPU: the NIC's softirq CPU is one that ran its
+// network softirqs, not one that took a stray interrupt and spent its
+// softirq time on something else. In the lab's flow-other-core run the
+// flow's IRQ was on CPU 4 (880 NET_RX/s, 0% soft by the tick) and CPU 0,
+// which took a few of the NIC's other IRQs, had 1% soft: the verdict
+// named CPU 0. A CPU saturated by polling, with few interrupts but
+// NET_RX after NET_RX, is still named over one with more interrupts.
+func TestVerdictSoftirqCPU(t *testing.T) {
+	tests := []struct {
+		give string
+		edit func(h watchtest.Tree)
+		want string
+	}{
+		{
+			give: "stray interrupt on a CPU busy with other softirqs",
+			edit: func(h watchtest.Tree) {
+				h.AddIRQ(38, 1, 880)
+				h.AddSoftirq("NET_RX", 1, 880)
+				h.AddStat(1, map[int]uint64{watchtest.Idle: 100})
+				h.AddIRQ(38, 0, 2)
+				h.AddSoftirq("NET_RX", 0, 2)
+				h.AddSoftirq("TIMER", 0, 250)
+				h.AddStat(0, map[int]uint64{watchtest.Softirq: 1, watchtest.Idle: 99})
+			},
+			want: "eth0: RX softirq on CPU 1 (node 0, local) at 0% soft — not saturated (0% busy)",
+		},
+		{
+			give: "polling CPU with few interrupts",
+			edit: func(h watchtest.Tree) {
+				h.AddIRQ(38, 1, 3)
+				h.AddSoftirq("NET_RX", 1, 5000)
+				h.AddStat(1, map[int]uint64{watchtest.Softirq: 97, watchtest.System: 3})
+				h.AddIRQ(38, 0, 900)
+				h.AddSoftirq("NET_RX", 0, 900)
+				h.AddStat(0, map[int]uint64{watchtest.Softirq: 5, watchtest.Idle: 95})
+			},
+			want: "eth0: RX softirq on CPU 1 (node 0, local) at 97% soft — saturated",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			h, s, clk := setup(t, "vm-virtio")
+			prev := sample(t, s)
+			clk.Advance(time.Second)
+			tt.edit(h)
+			iv := diff(t, s, prev, sample(t, s))
+			got := nicStats(t, iv, "eth0").Verdict.Text
+			if len(got) < len(tt.want) || got[:len(tt.want)] != tt.want {
+				t.Errorf("verdict = %q\nwant prefix %q", got, tt.want)
+			}
+		})
+	}
+}

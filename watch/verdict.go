@@ -168,6 +168,7 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 // hottest picks the CPU with the most softirq time, then the most NIC
 // interrupts, then the lowest id.
 func (d *differ) hottest(ids []int, rates map[int]float64) int {
+	ids = d.netSoftirqCPUs(ids)
 	best := ids[0]
 	soft := func(id int) float64 {
 		if c, ok := d.iv.cpuStats(id); ok && c.Soft != nil {
@@ -181,6 +182,40 @@ func (d *differ) hottest(ids []int, rates map[int]float64) int {
 		}
 	}
 	return best
+}
+
+// netSoftirqCPUs keeps, of the CPUs that took the NIC's queue IRQs,
+// those that ran at least a tenth of the network softirqs (NET_RX and
+// NET_TX per second) of the one that ran most, and those whose count
+// is unknown. Softirq time is every softirq's: a CPU that took one of
+// the NIC's interrupts and spent 1% on timers must not be named over
+// the CPU that ran the NIC's receive work in time too short for the
+// tick to see. Interrupt counts cannot decide it: a CPU saturated by
+// NAPI polling takes few interrupts, but runs NET_RX over and over.
+func (d *differ) netSoftirqCPUs(ids []int) []int {
+	net := func(id int) (float64, bool) {
+		c, ok := d.iv.cpuStats(id)
+		if !ok || c.NetRX == nil || c.NetTX == nil {
+			return 0, false
+		}
+		return *c.NetRX + *c.NetTX, true
+	}
+	most := 0.0
+	for _, id := range ids {
+		if v, ok := net(id); ok && v > most {
+			most = v
+		}
+	}
+	if most == 0 {
+		return ids
+	}
+	out := make([]int, 0, len(ids))
+	for _, id := range ids {
+		if v, ok := net(id); !ok || v >= most/10 {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // direction names the softirq the CPU's numbers show: RX or TX by which
