@@ -16,7 +16,8 @@ import (
 type Verdict struct {
 	Text string `json:"text"` // "eth0: RX softirq on CPU 27 (node 1, local) at 99% soft — saturated; ..."
 	// CPU is the NIC's busiest softirq CPU: of the CPUs that took its queue
-	// IRQs, the one with the most softirq time; -1 when none did.
+	// IRQs and ran a real share of the network softirqs (netSoftirqCPUs),
+	// the one with the most softirq time; -1 when none did.
 	CPU       int      `json:"cpu"`
 	Node      int      `json:"node"`  // CPU's node; -1 unknown
 	Local     *bool    `json:"local"` // CPU is local to the NIC; null when unknown
@@ -165,8 +166,8 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 	return v
 }
 
-// hottest picks the CPU with the most softirq time, then the most NIC
-// interrupts, then the lowest id.
+// hottest picks, of the CPUs netSoftirqCPUs keeps, the CPU with the
+// most softirq time, then the most NIC interrupts, then the lowest id.
 func (d *differ) hottest(ids []int, rates map[int]float64) int {
 	ids = d.netSoftirqCPUs(ids)
 	best := ids[0]
