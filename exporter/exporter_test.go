@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,6 +20,7 @@ import (
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/syncbuf"
 	"github.com/irqnuma/irqnuma/nicuse"
 	"github.com/irqnuma/irqnuma/proc"
 )
@@ -38,24 +38,6 @@ func gatherTree(root string) gather {
 		defer fsys.Close()
 		return audit.Read(fsys, audit.Selection{})
 	}
-}
-
-// syncBuffer is a log the HTTP server's goroutines may write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // scrape answers one Scrape of an exporter that reads with g, logging to
@@ -96,7 +78,7 @@ func series(mf *dto.MetricFamily) []string {
 
 func TestExporterNPS2(t *testing.T) {
 	root := hosttest.Root("nps2")
-	var log syncBuffer
+	var log syncbuf.Buffer
 	t.Cleanup(func() {
 		if l := log.String(); l != "" {
 			t.Errorf("logged: %s", l)
@@ -207,7 +189,7 @@ func TestExporterUnknownStaysAbsent(t *testing.T) {
 }
 
 func TestExporterScrapeError(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer
 	boom := errors.New("read root: boom")
 	mfs := scrape(t, func() (*audit.State, error) { return nil, boom }, &log)
 	if diff := cmp.Diff([]string{" 1"}, series(mfs[MetricScrapeError])); diff != "" {

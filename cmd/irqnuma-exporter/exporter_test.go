@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,29 +28,12 @@ import (
 	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/syncbuf"
 	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/snapshot"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/exporter")
-
-// syncBuffer is a log the server's goroutines may write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // handlerOf is the binary's handler on a host tree.
 func handlerOf(t testing.TB, root string, sel audit.Selection) http.Handler {
@@ -314,7 +296,7 @@ func TestHandlerMethodsPaths(t *testing.T) {
 // TestBadLabelLeftOut: a series whose label value is not UTF-8 is left
 // out and logged; the others are served.
 func TestBadLabelLeftOut(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer
 	c := &collector{log: &log, scrape: func() []exporter.Family {
 		return []exporter.Family{{Name: exporter.MetricNICNode, Help: "h", Labels: []string{"nic"},
 			Samples: []exporter.Sample{{Values: []string{"eth\xff"}, Value: 0}, {Values: []string{"eth0"}, Value: 1}}}}
@@ -336,7 +318,7 @@ var servingRE = regexp.MustCompile(`serving http://([^/]+)/metrics`)
 func start(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	code := make(chan int, 1)
 	go func() { code <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), &stdout, &stderr) }()
 	t.Cleanup(func() {
@@ -449,13 +431,13 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"--listen", "256.0.0.1:1", "--root", seed}, cli.ExitError, "listen:"},
 	}
 	for _, tt := range tests {
-		var stdout, stderr syncBuffer
+		var stdout, stderr syncbuf.Buffer
 		code := run(context.Background(), tt.give, &stdout, &stderr)
 		if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantErr) {
 			t.Errorf("irqnuma-exporter %s = exit %d, stderr %q; want exit %d with %q", strings.Join(tt.give, " "), code, stderr.String(), tt.wantCode, tt.wantErr)
 		}
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	if code := run(context.Background(), []string{"-h"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "-listen") {
 		t.Errorf("-h: exit %d, stdout %q", code, stdout.String())
 	}

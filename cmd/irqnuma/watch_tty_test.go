@@ -7,13 +7,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/irqnuma/irqnuma/internal/syncbuf"
 )
 
 // openPTY opens a pseudo-terminal of the given size and returns its
@@ -43,24 +44,6 @@ func openPTY(t *testing.T, cols, rows uint16) (ctl, tty *os.File) {
 	return ctl, tty
 }
 
-// syncBuffer collects what the terminal shows.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var escapes = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // TestWatchTerminal runs watch on a pseudo-terminal 70 columns wide: the
@@ -84,7 +67,7 @@ func TestWatchTerminal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var screen syncBuffer
+			var screen syncbuf.Buffer
 			go func() {
 				buf := make([]byte, 4096)
 				for {
