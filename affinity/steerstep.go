@@ -444,12 +444,7 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 	if err == nil {
 		defer set.Close()
 	}
-	for i := len(saved) - 1; i >= 0; i-- {
-		v := saved[i]
-		row := SteerRow{NIC: v.NIC, Step: v.NIC + " " + savedKind(v), To: savedText(v), Result: irq.ResultChanged}
-		if v.Rule != nil {
-			row.To = "deleted"
-		}
+	undo := func(row SteerRow, v savedStep) {
 		e := err
 		if e == nil {
 			e = undoStep(set, v)
@@ -460,18 +455,17 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 		}
 		r.Steer = append(r.Steer, row)
 	}
+	for i := len(saved) - 1; i >= 0; i-- {
+		v := saved[i]
+		row := SteerRow{NIC: v.NIC, Step: v.NIC + " " + savedKind(v), To: savedText(v), Result: irq.ResultChanged}
+		if v.Rule != nil {
+			row.To = "deleted"
+		}
+		undo(row, v)
+	}
 	for _, i := range respread(saved) {
 		v := saved[i]
-		row := SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: irq.ResultChanged}
-		e := err
-		if e == nil {
-			e = undoStep(set, v)
-		}
-		if e != nil {
-			row.Result, row.Error = irq.ResultFailed, e.Error()
-			r.Failed = append(r.Failed, row.Step+": "+e.Error())
-		}
-		r.Steer = append(r.Steer, row)
+		undo(SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: irq.ResultChanged}, v)
 	}
 }
 
