@@ -304,6 +304,19 @@ func Audited(h *topology.Host, t *irq.Table, named []string) []*topology.NIC {
 	return out
 }
 
+// queueIRQsOn lists, sorted, the NIC's queue IRQs whose CPUs in by
+// (where or whereCores) meet on.
+func (c *nicCtx) queueIRQsOn(by map[int]cpuset.Set, on cpuset.Set) []int {
+	var irqs []int
+	for _, q := range c.queues {
+		if w, ok := by[q.IRQ]; ok && w.Intersects(on) {
+			irqs = append(irqs, q.IRQ)
+		}
+	}
+	slices.Sort(irqs)
+	return irqs
+}
+
 // nicCtx is what the checks of one NIC share.
 type nicCtx struct {
 	nic    *topology.NIC

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/irqnuma/irqnuma/internal/units"
 )
@@ -35,13 +34,7 @@ func (a *auditor) checkCgroupCore(c *nicCtx) {
 			continue
 		}
 		siblings := a.h.SiblingsOf(shared).Intersection(c.irqCPUs)
-		var irqs []int
-		for _, q := range c.queues {
-			if w, ok := c.where[q.IRQ]; ok && w.Intersects(siblings) {
-				irqs = append(irqs, q.IRQ)
-			}
-		}
-		slices.Sort(irqs)
+		irqs := c.queueIRQsOn(c.where, siblings)
 		sev, own := SeverityInfo, ""
 		if g.Exclusive {
 			sev, own = SeverityWarning, fmt.Sprintf(", which it holds exclusively (%s),", exclusiveWord(g))

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
@@ -33,13 +32,7 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 		if on.IsEmpty() {
 			continue
 		}
-		var irqs []int
-		for _, q := range c.queues {
-			if w, ok := c.where[q.IRQ]; ok && w.Intersects(on) {
-				irqs = append(irqs, q.IRQ)
-			}
-		}
-		slices.Sort(irqs)
+		irqs := c.queueIRQsOn(c.where, on)
 		nodes, _ := a.h.NodesOf(on)
 		a.add(Finding{Check: CheckCgroupIRQ, Severity: SeverityWarning, NIC: c.nic.Name, Subject: groupSubject(m),
 			IRQ: irqs, CPUs: on, Nodes: nodes.IDs(),

@@ -122,13 +122,7 @@ func (a *auditor) procIRQOverlap(c *nicCtx, p *proc.Process, allowed cpuset.Set)
 	if overlap.IsEmpty() {
 		return
 	}
-	var irqs []int
-	for _, q := range c.queues {
-		if w, ok := c.whereCores[q.IRQ]; ok && w.Intersects(overlap) {
-			irqs = append(irqs, q.IRQ)
-		}
-	}
-	slices.Sort(irqs)
+	irqs := c.queueIRQsOn(c.whereCores, overlap)
 	nodes, _ := a.h.NodesOf(overlap)
 	a.add(Finding{Check: CheckProcIRQOverlap, Severity: SeverityWarning, NIC: c.nic.Name, Subject: procSubject(p),
 		PID: p.PID, IRQ: irqs, CPUs: overlap, Nodes: nodes.IDs(),
