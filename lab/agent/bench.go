@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -112,36 +111,19 @@ func scenarioBench(l *lab) {
 // CPUs at each reading: a placement was seen when one reading's union
 // is exactly its IRQ CPUs.
 func pollAffinities(irqs []int) func() map[cpus]bool {
-	var (
-		mu   sync.Mutex
-		seen = map[cpus]bool{}
-		done = make(chan struct{})
-		wg   sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			var all cpus
-			for _, q := range irqs {
-				c, err := parseCPUs(affinityList(q))
-				if err == nil {
-					all |= c
-				}
-			}
-			mu.Lock()
-			seen[all] = true
-			mu.Unlock()
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
+	seen := map[cpus]bool{}
+	stop := pollEvery(20*time.Millisecond, func() {
+		var all cpus
+		for _, q := range irqs {
+			c, err := parseCPUs(affinityList(q))
+			if err == nil {
+				all |= c
 			}
 		}
-	}()
+		seen[all] = true
+	})
 	return func() map[cpus]bool {
-		close(done)
-		wg.Wait()
+		stop()
 		return seen
 	}
 }

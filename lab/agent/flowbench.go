@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -149,31 +148,18 @@ func flowBench(l *lab, n *nic, name string, how ...string) (uint32, string) {
 	diag := readFlowDiag(n.Name)
 	stop := pollIRQs(n.queueIRQs())
 	socks := map[string]bool{}
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		for {
-			for _, s := range udpSockets(flowBenchPort) {
-				mu.Lock()
-				socks[s] = true
-				mu.Unlock()
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
+	stopSocks := pollEvery(100*time.Millisecond, func() {
+		for _, s := range udpSockets(flowBenchPort) {
+			socks[s] = true
 		}
-	}()
+	})
 	args := append([]string{"bench", "--nic", n.Name, "--repeat", "1", "-o", "json",
 		"--placements", "flow-same-core,flow-sibling,flow-other-core"}, how...)
 	r := irqnuma(append(args, "--", "iperf3", "-c", n.Peer, "-u", "-b", "20M", "-t", "2", "-R",
 		"--cport", itoa(flowBenchPort), "-J")...)
 	samples := stop()
-	close(done)
-	mu.Lock()
+	stopSocks()
 	info(name+"-udp-sockets", "the guest's UDP sockets on port %d during the bench (local->remote, hex): %v", flowBenchPort, socks)
-	mu.Unlock()
 	diag.report(name, readFlowDiag(n.Name))
 	info(name+"-stderr", "%.6000s", r.stderr)
 	d := diffAffinities(before, affinities())
@@ -256,33 +242,16 @@ type irqSample struct {
 // pollIRQs reads the IRQs' affinities every 20 ms until the returned
 // function is called, which returns every reading.
 func pollIRQs(irqs []int) func() []irqSample {
-	var (
-		mu   sync.Mutex
-		out  []irqSample
-		done = make(chan struct{})
-		wg   sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			s := irqSample{affinity: map[int]string{}, effective: map[int]string{}}
-			for _, q := range irqs {
-				s.affinity[q], s.effective[q] = affinityList(q), effectiveList(q)
-			}
-			mu.Lock()
-			out = append(out, s)
-			mu.Unlock()
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
+	var out []irqSample
+	stop := pollEvery(20*time.Millisecond, func() {
+		s := irqSample{affinity: map[int]string{}, effective: map[int]string{}}
+		for _, q := range irqs {
+			s.affinity[q], s.effective[q] = affinityList(q), effectiveList(q)
 		}
-	}()
+		out = append(out, s)
+	})
 	return func() []irqSample {
-		close(done)
-		wg.Wait()
+		stop()
 		return out
 	}
 }

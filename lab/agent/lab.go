@@ -433,3 +433,27 @@ func (l *lab) traffic(n *nic) (silent []int) {
 	info("traffic", "%s: %d of 3000 packets in; queue IRQs that did not fire: %v", n.Name, got, silent)
 	return silent
 }
+
+// pollEvery calls read now and then every d, on a goroutine of its own,
+// until the returned stop is called. stop returns once the call under
+// way has ended, so what read gathered may then be used without a lock.
+func pollEvery(d time.Duration, read func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-time.After(d):
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
