@@ -358,7 +358,11 @@ func (s *nlSource) readIoctl(n *NIC) {
 		n.Driver = v
 	}
 	rings, ok := ioctlPart(s, n, PartRSSRings, "ioctl.rxrings", newRxnfc(ethtoolGRXRings, rxnfcSize), decodeRxnfcData)
-	if ok && n.RSS != nil {
+	switch {
+	case ok && rings > maxQueues: // the data field is a __u64: never truncated into a smaller count
+		n.SetUnknown(PartRSSRings, Reason{Why: WhyMalformed, Detail: fmt.Sprintf("%s claims %d rx rings, more than the %d queues a device can have",
+			s.ask.where(n.Name, "ioctl.rxrings"), rings, maxQueues)})
+	case ok && n.RSS != nil:
 		n.RSS.Rings = uint32(rings)
 	}
 	for _, ft := range hashFlowTypes {

@@ -83,10 +83,12 @@ func readWith(fsys kfile.FS, names []string, src source) (*Host, error) {
 	}
 	for _, name := range names {
 		n := &NIC{Name: name}
-		if err := readSysfs(fsys, n); err != nil {
+		sq, err := readSysfs(fsys, n)
+		if err != nil {
 			return nil, err
 		}
 		src.read(n)
+		n.bound(sq)
 		h.NICs = append(h.NICs, n)
 	}
 	return h, nil
@@ -96,33 +98,34 @@ func readWith(fsys kfile.FS, names []string, src source) (*Host, error) {
 // /sys/class/net does not have.
 var ErrUnknownInterface = errors.New("no such interface")
 
-// readSysfs reads /sys/class/net/IF: the index and the NAPI knobs.
-func readSysfs(fsys kfile.FS, n *NIC) error {
+// readSysfs reads /sys/class/net/IF: the index, the NAPI knobs and how
+// many queues the folder holds.
+func readSysfs(fsys kfile.FS, n *NIC) (sysQueues, error) {
 	if n.Name == "" || n.Name == "." || n.Name == ".." || strings.ContainsAny(n.Name, "/: \t\n") {
-		return fmt.Errorf("interface %q: %w", n.Name, ErrUnknownInterface)
+		return sysQueues{}, fmt.Errorf("interface %q: %w", n.Name, ErrUnknownInterface)
 	}
 	dir := fsys.Path("sys/class/net", n.Name)
 	if _, err := fsys.Stat(dir); err != nil {
 		if !kfile.IsNotExist(err) {
-			return err
+			return sysQueues{}, err
 		}
 		if _, cerr := fsys.Stat(fsys.Path("sys/class/net")); cerr == nil || fsys.Live() {
-			return fmt.Errorf("interface %s: %w (%s)", n.Name, ErrUnknownInterface, dir)
+			return sysQueues{}, fmt.Errorf("interface %s: %w (%s)", n.Name, ErrUnknownInterface, dir)
 		}
-		return nil // a capture without /sys/class/net: its source says what it has
+		return sysQueues{}, nil // a capture without /sys/class/net: its source says what it has
 	}
 	var err error
 	var idx *int64
 	if idx, err = readInt(fsys, dir+"/ifindex", 1, 1<<31-1); err != nil {
-		return err
+		return sysQueues{}, err
 	}
 	if idx != nil {
 		n.Index = int(*idx)
 	}
 	if err := readKnobs(fsys, dir, &n.Sysfs); err != nil {
-		return err
+		return sysQueues{}, err
 	}
-	return readRPSFlowCnt(fsys, dir, &n.Sysfs)
+	return readQueues(fsys, dir, &n.Sysfs)
 }
 
 func readKnobs(fsys kfile.FS, dir string, s *Sysfs) error {
@@ -150,26 +153,30 @@ func readKnobs(fsys kfile.FS, dir string, s *Sysfs) error {
 	return nil
 }
 
-func readRPSFlowCnt(fsys kfile.FS, dir string, s *Sysfs) error {
+// readQueues counts the rx-N and tx-N folders of IF/queues and reads
+// each rx queue's rps_flow_cnt.
+func readQueues(fsys kfile.FS, dir string, s *Sysfs) (sysQueues, error) {
+	var sq sysQueues
 	ents, err := fsys.ReadDir(dir + "/queues")
 	if kfile.IsNotExist(err) {
-		return nil
+		return sq, nil
 	}
 	if err != nil {
-		return err
+		return sq, err
 	}
 	for _, e := range ents {
+		if tq, ok := strings.CutPrefix(e.Name(), "tx-"); ok && queueIndex(tq) {
+			sq.tx++
+		}
 		q, ok := strings.CutPrefix(e.Name(), "rx-")
-		if !ok {
+		if !ok || !queueIndex(q) {
 			continue
 		}
-		i, err := strconv.Atoi(q)
-		if err != nil || i < 0 || strconv.Itoa(i) != q {
-			continue
-		}
+		sq.rx++
+		i, _ := strconv.Atoi(q)
 		v, err := readInt(fsys, dir+"/queues/"+e.Name()+"/rps_flow_cnt", 0, 1<<32-1)
 		if err != nil {
-			return err
+			return sq, err
 		}
 		if v != nil {
 			if s.RPSFlowCnt == nil {
@@ -178,7 +185,14 @@ func readRPSFlowCnt(fsys kfile.FS, dir string, s *Sysfs) error {
 			s.RPSFlowCnt[i] = uint32(*v)
 		}
 	}
-	return nil
+	return sq, nil
+}
+
+// queueIndex reports whether s is a queue folder's index: decimal, no
+// sign, no leading zero.
+func queueIndex(s string) bool {
+	i, err := strconv.Atoi(s)
+	return err == nil && i >= 0 && strconv.Itoa(i) == s
 }
 
 // readSysctls reads /proc/sys/net/core's steering knobs the root has.
