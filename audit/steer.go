@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -112,6 +113,7 @@ func unknownFix(n *steer.NIC, parts []steer.Part) string {
 		steer.WhyNotCaptured: "take the capture with irqnuma snapshot on the host, which records the replies",
 		steer.WhyUnreadable:  "take the capture again: the file named is not what ethtool or the kernel writes",
 		steer.WhyFailed:      "run the audit again; the kernel refused with the error named",
+		steer.WhyMalformed:   "take the capture again (or read the live host again, if its channels changed meanwhile): the count named is more than the host has",
 		steer.WhyDriver:      "nothing to change: the driver does not report it",
 		steer.WhyKernel:      "a newer kernel reports it",
 	}
@@ -273,13 +275,31 @@ func (c *nicCtx) remoteWhere(qs []*irq.IRQ) cpuset.Set {
 	return remote
 }
 
-// queuesList is "2-3" or "0,5" for a set of queue numbers.
+// queuesList is "2-3" or "0,5" for a set of queue numbers, in the
+// kernel's list form. A queue number is whatever a table or a rule names
+// (up to 2^32-1), so the list is built from the numbers given, never
+// from a set sized by the largest.
 func queuesList(qs []uint32) string {
-	v := make([]int, len(qs))
-	for i, q := range qs {
-		v[i] = int(q)
+	s := slices.Clone(qs)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(uint64(s[i]), 10))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.FormatUint(uint64(s[j]), 10))
+		}
+		i = j + 1
 	}
-	return cpuset.New(v...).List()
+	return b.String()
 }
 
 // queuesWord is "queue 2" or "queues 2-3".
