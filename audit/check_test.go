@@ -49,7 +49,7 @@ func TestRegistry(t *testing.T) {
 		got = append(got, ch.ids[0])
 	}
 	want := []Check{CheckNICNodeUnknown, CheckIRQRemote, CheckIRQSharedCPU, CheckIrqbalance, CheckProcAbsent, CheckProcRemote, CheckCgroupIRQ,
-		CheckCgroupNICRemote, CheckCgroupMemRemote, CheckCgroupSharedCore,
+		CheckCgroupNICRemote, CheckCgroupMemRemote, CheckCgroupSharedCore, CheckSteeringMalformed,
 		CheckRPSRemote, CheckRSSQueueMissing, CheckNtupleRemote, CheckNAPIThreadRemote, CheckIRQManaged, CheckUDPHashNoPorts,
 		CheckQueuesVsCPUs, CheckChannelsVsCores, CheckCPUGovernor, CheckNAPISettings, CheckIOMMUMode, CheckProcNICUnknown,
 		CheckZCBlocked}
