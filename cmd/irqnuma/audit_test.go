@@ -354,6 +354,18 @@ func TestAuditEveryCheck(t *testing.T) {
 	} else {
 		t.Errorf("sos-ice --zc rx: zc-unknown %+v, want 6", f)
 	}
+	// steering-malformed needs a recorded reply that claims more queues
+	// than sysfs shows: the seed's eth0 has 16 rx queues, its GRXRINGS
+	// answer is set to 17.
+	root = seedWithSteering(t)
+	patchReply(t, root, "ioctl.rxrings", rxringsData, 8, 17)
+	doc, _ = auditJSON(t, root)
+	if f := byCheck(doc, audit.CheckSteeringMalformed); len(f) == 1 && f[0].NIC == "eth0" &&
+		strings.Contains(f[0].Message, "rss-rings: malformed (claims 17 rx rings, but /sys/class/net shows 16 rx queues)") {
+		seen[audit.CheckSteeringMalformed] = true
+	} else {
+		t.Errorf("seed with 17 rings: steering-malformed %+v, want one naming the 17 rings and the 16 queues", f)
+	}
 	// No committed tree holds an RSS table, hash fields or NAPI (a
 	// sosreport does not collect them, and only a live host's recording
 	// does): those checks are held by the audit package's tests on

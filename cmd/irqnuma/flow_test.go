@@ -28,7 +28,7 @@ const msKey = "6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b
 // port 5201 (to queue 7 by the ntuple rule) and one on 5202 (queue 3 by
 // RSS), its threads last on CPU 19 (queue 3's thread's), 51 (its SMT
 // sibling), 20 (another core of node 1) and 3 (node 0).
-func seedWithSteering(t *testing.T) string {
+func seedWithSteering(t testing.TB) string {
 	t.Helper()
 	root := hosttest.Copy(t, "seed")
 	hosttest.Overlay(t, root, filepath.Join("testdata", "flow", "seed-steer"))
