@@ -18,9 +18,6 @@ import (
 // internal/cli also words), no library imports
 // flag, and test support never reaches a non-test build.
 func TestImportRules(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list over the module (-short)")
-	}
 	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Deps,Standard", "github.com/irqnuma/irqnuma/...").Output()
 	if err != nil {
 		// A failed go list is a broken module or toolchain, not a
