@@ -3,10 +3,10 @@ package audit
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/steer"
 )
@@ -275,32 +275,9 @@ func (c *nicCtx) remoteWhere(qs []*irq.IRQ) cpuset.Set {
 	return remote
 }
 
-// queuesList is "2-3" or "0,5" for a set of queue numbers, in the
-// kernel's list form. A queue number is whatever a table or a rule names
-// (up to 2^32-1), so the list is built from the numbers given, never
-// from a set sized by the largest.
-func queuesList(qs []uint32) string {
-	s := slices.Clone(qs)
-	slices.Sort(s)
-	s = slices.Compact(s)
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatUint(uint64(s[i]), 10))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.FormatUint(uint64(s[j]), 10))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+// queuesList is "2-3" or "0,5" for a set of queue numbers (any u32 a
+// table or rule names: units.List, never a CPU set).
+func queuesList(qs []uint32) string { return units.List(qs) }
 
 // queuesWord is "queue 2" or "queues 2-3".
 func queuesWord(qs []uint32) string {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/proc"
@@ -309,7 +308,7 @@ func queueRows(n NICSteerJSON) [][]string {
 		}
 		irqs := "-"
 		if len(q.IRQs) > 0 {
-			irqs = cpuset.New(q.IRQs...).List()
+			irqs = units.List(q.IRQs) // NAPI's IRQ is any u32 a reply names
 		}
 		rows = append(rows, []string{strconv.FormatUint(uint64(q.Queue), 10), irqs, napi, pid, on, rss, rules})
 	}

@@ -170,3 +170,31 @@ func nameByte(s string, i int) bool {
 func continuesName(rest string) bool {
 	return nameByte(rest, 0) || len(rest) > 1 && strings.IndexByte("._-@", rest[0]) >= 0 && nameByte(rest, 1)
 }
+
+// List prints numbers as the kernel prints a CPU or IRQ list: ascending,
+// each run of consecutive numbers as "a-b", joined by commas ("0-3,8");
+// duplicates count once and "" is no number. Unlike a cpuset.Set it holds
+// any number a table, a rule or a reply names (an IRQ or queue of 2^32-1),
+// built from the numbers given, never a set sized by the largest.
+func List[T ~int | ~int64 | ~uint32 | ~uint64](ns []T) string {
+	s := slices.Clone(ns)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, s[i])
+		if j > i {
+			b.WriteByte('-')
+			fmt.Fprint(&b, s[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
