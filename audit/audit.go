@@ -3,7 +3,6 @@ package audit
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -52,49 +51,12 @@ func parseSeverity(s string) (Severity, error) {
 // the exporter key on them, so they are added, never renamed.
 type Check string
 
-// The checks.
-const (
-	CheckNICNodeUnknown Check = "nic-node-unknown"
-	CheckIRQRemote      Check = "irq-remote"
-	CheckIRQSharedCPU   Check = "irq-shared-cpu"
-	CheckIRQManaged     Check = "irq-managed"
-	CheckIrqbalance     Check = "irqbalance-active"
-	CheckProcRemote     Check = "proc-remote"
-	CheckProcIRQOverlap Check = "proc-irq-overlap"
-	CheckProcMemRemote  Check = "proc-mem-remote"
-	CheckRPSRemote      Check = "rps-remote"
-	CheckXPSRemote      Check = "xps-remote"
-	CheckQueuesVsCPUs   Check = "queues-vs-cpus"
-	CheckCPUGovernor    Check = "cpu-governor"
-	CheckIOMMUMode      Check = "iommu-mode"
-	CheckIsolatedIRQ    Check = "isolated-irq"
-	// CheckNotChecked says a check could not be made because the tree
-	// lacks a file; its subject names the check. It is info, but a
-	// warning when where a NIC's IRQs land could not be judged, and an
-	// error when no NIC could be audited at all: a gate never passes on
-	// an audit that checked nothing.
-	CheckNotChecked Check = "not-checked"
-	// CheckProcAbsent says a process named with --pid or --comm does not
-	// run, or that the tree holds it only in part (a snapshot taken
-	// without naming it): nothing about it was checked.
-	CheckProcAbsent Check = "proc-absent"
-	// CheckProcNICUnknown says which NIC a watched process uses cannot be
-	// told from its sockets and no --nic named one: it was judged against
-	// no NIC.
-	CheckProcNICUnknown Check = "proc-nic-unknown"
-	// CheckProcNICUnaudited says a watched process uses a NIC the audit
-	// does not cover: it was not judged against it.
-	CheckProcNICUnaudited Check = "proc-nic-unaudited"
-)
-
-// Checks lists every check id in the order findings of equal severity
-// are shown and the checks run: by rank, which each check's registration
-// gives (register), not-checked last. It is complete once the package is
-// initialised.
-var Checks = []Check{CheckNotChecked}
-
-// checkRank is each id's place in Checks.
-var checkRank = map[Check]int{CheckNotChecked: math.MaxInt}
+// CheckNotChecked says a check could not be made because the tree lacks
+// a file; its subject names the check. It is info, but a warning when
+// where a NIC's IRQs land could not be judged, and an error when no NIC
+// could be audited at all: a gate never passes on an audit that checked
+// nothing. Every other id is declared in its check's file.
+const CheckNotChecked Check = "not-checked"
 
 // Finding is one thing the audit found. Its JSON form is a contract:
 // fields are added, never renamed or re-typed. The structured fields are
@@ -570,10 +532,6 @@ func (a *auditor) samePackage(cpus, local cpuset.Set) int {
 // sortFindings orders findings by group (NIC name, host-wide last), then
 // severity (worst first), check order, first IRQ, PID, subject.
 func sortFindings(fs []Finding) {
-	order := map[Check]int{}
-	for i, c := range Checks {
-		order[c] = i
-	}
 	first := func(v []int) int {
 		if len(v) == 0 {
 			return -1
@@ -592,7 +550,7 @@ func sortFindings(fs []Finding) {
 		}
 		return cmp.Or(
 			cmp.Compare(y.Severity.Rank(), x.Severity.Rank()),
-			cmp.Compare(order[x.Check], order[y.Check]),
+			cmp.Compare(x.Check.Place(), y.Check.Place()),
 			cmp.Compare(first(x.IRQ), first(y.IRQ)),
 			cmp.Compare(x.PID, y.PID),
 			strings.Compare(x.Subject, y.Subject),

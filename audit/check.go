@@ -26,11 +26,6 @@ import (
 type check struct {
 	// ids are the Check ids of its findings.
 	ids []Check
-	// rank places its ids in Checks (rank, rank+1, … in the order of
-	// ids), which orders findings of equal severity and the checks' run;
-	// the checks use tens, so a new one fits between two. No two ids share
-	// a rank (TestRegistry).
-	rank int
 	// needs are the facts it cannot judge without: when one is missing
 	// the audit says not-checked naming the check (TestCheckNeeds holds
 	// every check to that).
@@ -61,28 +56,17 @@ const (
 // registry holds every check, in the order their files registered them.
 var registry []*check
 
-// register adds a check and its ids, placed by rank, to Checks; each
-// check's file calls it from init.
-func register(c *check) {
-	registry = append(registry, c)
-	for i, id := range c.ids {
-		checkRank[id] = c.rank + i
-	}
-	Checks = append(Checks, c.ids...)
-	slices.SortStableFunc(Checks, func(x, y Check) int { return cmp.Compare(checkRank[x], checkRank[y]) })
-}
+// register adds a check; each check's file calls it from init. Where
+// its ids stand among the others is order's to say (order.go).
+func register(c *check) { registry = append(registry, c) }
 
-// registered returns the checks in run order: by the position of their
-// first id in Checks. Run order only decides which of two not-checked
-// findings of the same NIC and subject is kept (the first); the findings
-// themselves are sorted (sortFindings).
+// registered returns the checks in run order: by the place of their
+// first id. Run order only decides which of two not-checked findings of
+// the same NIC and subject is kept (the first); the findings themselves
+// are sorted (sortFindings).
 func registered() []*check {
-	order := map[Check]int{}
-	for i, id := range Checks {
-		order[id] = i
-	}
 	out := slices.Clone(registry)
-	slices.SortStableFunc(out, func(x, y *check) int { return order[x.ids[0]] - order[y.ids[0]] })
+	slices.SortStableFunc(out, func(x, y *check) int { return cmp.Compare(x.ids[0].Place(), y.ids[0].Place()) })
 	return out
 }
 

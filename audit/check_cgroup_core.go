@@ -16,7 +16,7 @@ const CheckCgroupSharedCore Check = "cgroup-shared-core"
 
 // Group CPUs on the cores of a NIC's IRQ CPUs: cgroup-shared-core.
 func init() {
-	register(&check{ids: []Check{CheckCgroupSharedCore}, rank: 68, nic: judges((*auditor).checkCgroupCore)})
+	register(&check{ids: []Check{CheckCgroupSharedCore}, nic: judges((*auditor).checkCgroupCore)})
 }
 
 // checkCgroupCore: cgroup-shared-core, per selected group with known

@@ -16,7 +16,7 @@ const CheckCgroupIRQ Check = "cgroup-exclusive-irq"
 
 // Exclusive group CPUs taking NIC IRQs: cgroup-exclusive-irq.
 func init() {
-	register(&check{ids: []Check{CheckCgroupIRQ}, rank: 65, nic: judges((*auditor).checkCgroupIRQ)})
+	register(&check{ids: []Check{CheckCgroupIRQ}, nic: judges((*auditor).checkCgroupIRQ)})
 }
 
 // checkCgroupIRQ: cgroup-exclusive-irq, per selected group whose CPUs

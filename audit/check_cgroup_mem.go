@@ -16,7 +16,7 @@ const CheckCgroupMemRemote Check = "cgroup-mem-remote"
 
 // A group's memory off its CPUs' node or its NIC's: cgroup-mem-remote.
 func init() {
-	register(&check{ids: []Check{CheckCgroupMemRemote}, rank: 67, nic: (*auditor).checkCgroupMemNIC, host: (*auditor).checkCgroupMemCPUs})
+	register(&check{ids: []Check{CheckCgroupMemRemote}, nic: (*auditor).checkCgroupMemNIC, host: (*auditor).checkCgroupMemCPUs})
 }
 
 // memRef is what a group's memory is judged against: the nodes that are

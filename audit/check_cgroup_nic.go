@@ -16,7 +16,7 @@ const CheckCgroupNICRemote Check = "cgroup-nic-remote"
 
 // A group's CPUs off the node of the NIC it uses: cgroup-nic-remote.
 func init() {
-	register(&check{ids: []Check{CheckCgroupNICRemote}, rank: 66, nic: (*auditor).checkCgroupNIC})
+	register(&check{ids: []Check{CheckCgroupNICRemote}, nic: (*auditor).checkCgroupNIC})
 }
 
 // checkCgroupNIC: cgroup-nic-remote, per selected group judged against

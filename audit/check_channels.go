@@ -8,7 +8,7 @@ import (
 const CheckChannelsVsCores Check = "channels-vs-cores"
 
 func init() {
-	register(&check{ids: []Check{CheckChannelsVsCores}, rank: 95, needs: []fact{factSteer}, nic: (*auditor).checkChannels})
+	register(&check{ids: []Check{CheckChannelsVsCores}, needs: []fact{factSteer}, nic: (*auditor).checkChannels})
 }
 
 // checkChannels: channels-vs-cores. More rx channels (combined plus

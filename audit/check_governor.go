@@ -10,8 +10,10 @@ import (
 )
 
 // cpufreq governors of the local CPUs: cpu-governor.
+const CheckCPUGovernor Check = "cpu-governor"
+
 func init() {
-	register(&check{ids: []Check{CheckCPUGovernor}, rank: 100, needs: []fact{factGovernor},
+	register(&check{ids: []Check{CheckCPUGovernor}, needs: []fact{factGovernor},
 		fix: "nothing to do on a VM without cpufreq; otherwise capture /sys/devices/system/cpu/cpu*/cpufreq",
 		nic: (*auditor).checkGovernor})
 }

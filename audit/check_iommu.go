@@ -8,8 +8,10 @@ import (
 )
 
 // DMA translation: iommu-mode, per NIC whose IOMMU group is known, then for the host.
+const CheckIOMMUMode Check = "iommu-mode"
+
 func init() {
-	register(&check{ids: []Check{CheckIOMMUMode}, rank: 110, needs: []fact{factIOMMU, factCmdline},
+	register(&check{ids: []Check{CheckIOMMUMode}, needs: []fact{factIOMMU, factCmdline},
 		fix: "capture /sys/class/iommu, /sys/kernel/iommu_groups, the NIC's iommu_group link and /proc/cmdline",
 		nic: judges((*auditor).checkIOMMU), host: (*auditor).checkHostIOMMU})
 }

@@ -10,8 +10,13 @@ import (
 )
 
 // Where queue IRQs land: irq-remote and isolated-irq.
+const (
+	CheckIRQRemote   Check = "irq-remote"
+	CheckIsolatedIRQ Check = "isolated-irq"
+)
+
 func init() {
-	register(&check{ids: []Check{CheckIRQRemote, CheckIsolatedIRQ}, rank: 20, needs: []fact{factAffinity}, nic: (*auditor).checkIRQPlacement})
+	register(&check{ids: []Check{CheckIRQRemote, CheckIsolatedIRQ}, needs: []fact{factAffinity}, nic: (*auditor).checkIRQPlacement})
 }
 
 // checkIRQPlacement: irq-remote and isolated-irq, per queue IRQ.

@@ -9,8 +9,10 @@ import (
 )
 
 // irqbalance moving the NIC's IRQs: irqbalance-active.
+const CheckIrqbalance Check = "irqbalance-active"
+
 func init() {
-	register(&check{ids: []Check{CheckIrqbalance}, rank: 40, needs: []fact{factIrqbalance},
+	register(&check{ids: []Check{CheckIrqbalance}, needs: []fact{factIrqbalance},
 		fix: "run the audit on the live host, or capture irqbalance's /proc/<pid>/{comm,cmdline,environ}",
 		nic: (*auditor).checkIrqbalance})
 }

@@ -7,8 +7,10 @@ import (
 )
 
 // Kernel-managed queue IRQs: irq-managed.
+const CheckIRQManaged Check = "irq-managed"
+
 func init() {
-	register(&check{ids: []Check{CheckIRQManaged}, rank: 80, nic: judges((*auditor).checkManaged)})
+	register(&check{ids: []Check{CheckIRQManaged}, nic: judges((*auditor).checkManaged)})
 }
 
 // checkManaged: irq-managed. Queue IRQs whose affinity the kernel

@@ -18,7 +18,7 @@ import (
 const CheckNAPISettings Check = "napi-settings"
 
 func init() {
-	register(&check{ids: []Check{CheckNAPISettings}, rank: 105, needs: []fact{factSteer}, nic: (*auditor).checkNAPISettings})
+	register(&check{ids: []Check{CheckNAPISettings}, needs: []fact{factSteer}, nic: (*auditor).checkNAPISettings})
 }
 
 // checkNAPISettings judges the NIC's sysfs settings, then each NAPI

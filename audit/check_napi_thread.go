@@ -23,7 +23,7 @@ const (
 )
 
 func init() {
-	register(&check{ids: []Check{CheckNAPIThreadRemote, CheckNAPIThreadUnpinned, CheckNAPIThreadShared}, rank: 75, needs: []fact{factSteer},
+	register(&check{ids: []Check{CheckNAPIThreadRemote, CheckNAPIThreadUnpinned, CheckNAPIThreadShared}, needs: []fact{factSteer},
 		nic: (*auditor).checkNAPIThreads, proc: (*auditor).checkNAPIThreadShared})
 }
 

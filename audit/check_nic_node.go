@@ -3,8 +3,10 @@ package audit
 import "fmt"
 
 // NIC-node check: nic-node-unknown.
+const CheckNICNodeUnknown Check = "nic-node-unknown"
+
 func init() {
-	register(&check{ids: []Check{CheckNICNodeUnknown}, rank: 10, nic: judges((*auditor).checkNICNode)})
+	register(&check{ids: []Check{CheckNICNodeUnknown}, nic: judges((*auditor).checkNICNode)})
 }
 
 // checkNICNode: nic-node-unknown. numa_node -1 on a host with more than

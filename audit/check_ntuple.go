@@ -13,7 +13,7 @@ import (
 const CheckNtupleRemote Check = "ntuple-remote"
 
 func init() {
-	register(&check{ids: []Check{CheckNtupleRemote}, rank: 74, needs: []fact{factSteer}, nic: (*auditor).checkNtuple})
+	register(&check{ids: []Check{CheckNtupleRemote}, needs: []fact{factSteer}, nic: (*auditor).checkNtuple})
 }
 
 // checkNtuple: an ntuple rule delivering to a queue whose IRQ, or whose

@@ -10,8 +10,14 @@ import (
 )
 
 // A watched process against a NIC it uses: proc-remote, proc-irq-overlap and proc-mem-remote.
+const (
+	CheckProcRemote     Check = "proc-remote"
+	CheckProcIRQOverlap Check = "proc-irq-overlap"
+	CheckProcMemRemote  Check = "proc-mem-remote"
+)
+
 func init() {
-	register(&check{ids: []Check{CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote}, rank: 60, needs: []fact{factNumaMaps}, proc: (*auditor).checkProcess})
+	register(&check{ids: []Check{CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote}, needs: []fact{factNumaMaps}, proc: (*auditor).checkProcess})
 }
 
 // procSubject is "iperf3 (PID 4242)".

@@ -8,9 +8,13 @@ import (
 	"github.com/irqnuma/irqnuma/proc"
 )
 
-// Watched processes that do not run: proc-absent.
+// Watched processes that do not run: proc-absent. CheckProcAbsent says a process named with --pid or --comm does not
+// run, or that the tree holds it only in part (a snapshot taken without
+// naming it): nothing about it was checked.
+const CheckProcAbsent Check = "proc-absent"
+
 func init() {
-	register(&check{ids: []Check{CheckProcAbsent}, rank: 50, host: (*auditor).procAbsent})
+	register(&check{ids: []Check{CheckProcAbsent}, host: (*auditor).procAbsent})
 }
 
 // procAbsent: proc-absent. A process named with --pid or --comm that does

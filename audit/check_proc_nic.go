@@ -8,9 +8,17 @@ import (
 	"github.com/irqnuma/irqnuma/nicuse"
 )
 
-// Watched processes not judged against the NIC they use: proc-nic-unknown and proc-nic-unaudited.
+// Watched processes not judged against the NIC they use:
+// proc-nic-unknown (its sockets do not tell which NIC, and no --nic
+// named one: judged against no NIC) and proc-nic-unaudited (a NIC the
+// audit does not cover: not judged against it).
+const (
+	CheckProcNICUnknown   Check = "proc-nic-unknown"
+	CheckProcNICUnaudited Check = "proc-nic-unaudited"
+)
+
 func init() {
-	register(&check{ids: []Check{CheckProcNICUnknown, CheckProcNICUnaudited}, rank: 120, host: func(a *auditor) error { a.checkProcessNICs(a.pns); return nil }})
+	register(&check{ids: []Check{CheckProcNICUnknown, CheckProcNICUnaudited}, host: func(a *auditor) error { a.checkProcessNICs(a.pns); return nil }})
 }
 
 // checkProcessNICs says, once per process, that a watched process was

@@ -7,8 +7,10 @@ import (
 )
 
 // Queues against CPUs: queues-vs-cpus.
+const CheckQueuesVsCPUs Check = "queues-vs-cpus"
+
 func init() {
-	register(&check{ids: []Check{CheckQueuesVsCPUs}, rank: 90, nic: judges((*auditor).checkQueueCount)})
+	register(&check{ids: []Check{CheckQueuesVsCPUs}, nic: judges((*auditor).checkQueueCount)})
 }
 
 // checkQueueCount: queues-vs-cpus. More queues than local online CPUs,

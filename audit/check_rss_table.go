@@ -14,7 +14,7 @@ const (
 )
 
 func init() {
-	register(&check{ids: []Check{CheckRSSQueueMissing, CheckRSSQueueUnused}, rank: 72, needs: []fact{factSteer}, nic: (*auditor).checkRSSTable})
+	register(&check{ids: []Check{CheckRSSQueueMissing, CheckRSSQueueUnused}, needs: []fact{factSteer}, nic: (*auditor).checkRSSTable})
 }
 
 // checkRSSTable compares the table with the rings it chooses among.

@@ -11,8 +11,10 @@ import (
 )
 
 // Queue IRQs sharing a CPU: irq-shared-cpu.
+const CheckIRQSharedCPU Check = "irq-shared-cpu"
+
 func init() {
-	register(&check{ids: []Check{CheckIRQSharedCPU}, rank: 30, nic: judges((*auditor).checkSharedCPU)})
+	register(&check{ids: []Check{CheckIRQSharedCPU}, nic: judges((*auditor).checkSharedCPU)})
 }
 
 // checkSharedCPU: irq-shared-cpu. Two or more queue IRQs delivered to

@@ -11,7 +11,7 @@ import (
 const CheckSteeringMalformed Check = "steering-malformed"
 
 func init() {
-	register(&check{ids: []Check{CheckSteeringMalformed}, rank: 69, needs: []fact{factSteer}, nic: (*auditor).checkSteeringMalformed})
+	register(&check{ids: []Check{CheckSteeringMalformed}, needs: []fact{factSteer}, nic: (*auditor).checkSteeringMalformed})
 }
 
 // checkSteeringMalformed: a part of the NIC's steering reading claims

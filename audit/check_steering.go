@@ -8,8 +8,13 @@ import (
 )
 
 // RPS and XPS steering off the NIC's node: rps-remote and xps-remote.
+const (
+	CheckRPSRemote Check = "rps-remote"
+	CheckXPSRemote Check = "xps-remote"
+)
+
 func init() {
-	register(&check{ids: []Check{CheckRPSRemote, CheckXPSRemote}, rank: 70, needs: []fact{factQueues}, nic: (*auditor).checkSteering})
+	register(&check{ids: []Check{CheckRPSRemote, CheckXPSRemote}, needs: []fact{factQueues}, nic: (*auditor).checkSteering})
 }
 
 // checkSteering: rps-remote and xps-remote. Queues whose rps_cpus or

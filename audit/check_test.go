@@ -17,8 +17,8 @@ import (
 )
 
 // TestRegistry: every check id but not-checked belongs to exactly one
-// registered check, every registered check runs somewhere, and the run
-// order is the order of Checks.
+// registered check, every registered check runs somewhere, order names
+// each registered id once and nothing else, and the run order is order's.
 func TestRegistry(t *testing.T) {
 	owner := map[Check]int{}
 	for i, ch := range registry {
@@ -30,8 +30,8 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("check %s has no run function", ch.ids[0])
 		}
 		for _, id := range ch.ids {
-			if !slices.Contains(Checks, id) {
-				t.Errorf("check %s is not in Checks", id)
+			if !slices.Contains(order, id) {
+				t.Errorf("check %s is registered but not in order (order.go)", id)
 			}
 			if j, ok := owner[id]; ok {
 				t.Errorf("check id %s registered twice (checks %d and %d)", id, j, i)
@@ -39,9 +39,14 @@ func TestRegistry(t *testing.T) {
 			owner[id] = i
 		}
 	}
-	for _, id := range Checks {
+	seen := map[Check]bool{}
+	for _, id := range order {
+		if seen[id] {
+			t.Errorf("order names %s twice", id)
+		}
+		seen[id] = true
 		if _, ok := owner[id]; !ok && id != CheckNotChecked {
-			t.Errorf("check id %s is in Checks but no check registers it", id)
+			t.Errorf("order names %s but no check registers it", id)
 		}
 	}
 	var got []Check
@@ -56,12 +61,20 @@ func TestRegistry(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run order (-want +got):\n%s", diff)
 	}
+	// A check's ids stand together in order, as its file lists them.
+	for _, ch := range registry {
+		for i, id := range ch.ids[1:] {
+			if id.Place() != ch.ids[i].Place()+1 {
+				t.Errorf("check %s: id %s does not follow %s in order", ch.ids[0], id, ch.ids[i])
+			}
+		}
+	}
 }
 
-// TestChecksOrder: the ranks the check files give rebuild the order in
-// which findings of equal severity were always shown (a new check's ids
-// may fall anywhere between them), not-checked stays last, and no two
-// ids share a rank.
+// TestChecksOrder: the order in which findings of equal severity were
+// always shown holds (a new check's ids may fall anywhere between
+// them), not-checked stays last, and Checks is a copy a caller cannot
+// reorder the audit by.
 func TestChecksOrder(t *testing.T) {
 	shown := []Check{
 		CheckNICNodeUnknown, CheckIRQRemote, CheckIsolatedIRQ, CheckIRQSharedCPU, CheckIrqbalance,
@@ -70,7 +83,7 @@ func TestChecksOrder(t *testing.T) {
 		CheckNotChecked,
 	}
 	var got []Check
-	for _, id := range Checks {
+	for _, id := range Checks() {
 		if slices.Contains(shown, id) {
 			got = append(got, id)
 		}
@@ -78,18 +91,16 @@ func TestChecksOrder(t *testing.T) {
 	if diff := cmp.Diff(shown, got); diff != "" {
 		t.Errorf("Checks order (-want +got):\n%s", diff)
 	}
-	if Checks[len(Checks)-1] != CheckNotChecked {
-		t.Errorf("Checks ends with %s, want not-checked last", Checks[len(Checks)-1])
+	all := Checks()
+	if all[len(all)-1] != CheckNotChecked {
+		t.Errorf("Checks ends with %s, want not-checked last", all[len(all)-1])
 	}
-	byRank := map[int]Check{}
-	for id, r := range checkRank {
-		if other, ok := byRank[r]; ok {
-			t.Errorf("checks %s and %s share rank %d", id, other, r)
-		}
-		byRank[r] = id
+	all[0] = CheckNotChecked
+	if Checks()[0] != CheckNICNodeUnknown || CheckNICNodeUnknown.Place() != 0 {
+		t.Error("changing the slice Checks returned changed the audit's order")
 	}
-	if len(checkRank) != len(Checks) {
-		t.Errorf("%d ranks for %d check ids", len(checkRank), len(Checks))
+	if p := Check("no-such-check").Place(); p != len(all) {
+		t.Errorf("an unknown id's Place = %d, want %d", p, len(all))
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 const CheckUDPHashNoPorts Check = "udp-hash-no-ports"
 
 func init() {
-	register(&check{ids: []Check{CheckUDPHashNoPorts}, rank: 85, needs: []fact{factSteer}, nic: (*auditor).checkUDPHash})
+	register(&check{ids: []Check{CheckUDPHashNoPorts}, needs: []fact{factSteer}, nic: (*auditor).checkUDPHash})
 }
 
 // checkUDPHash: udp4 or udp6 hashed without both port halves (ixgbe's

@@ -25,7 +25,7 @@ const (
 )
 
 func init() {
-	register(&check{ids: []Check{CheckZCBlocked, CheckZCUnknown}, rank: 130, nic: (*auditor).checkZC})
+	register(&check{ids: []Check{CheckZCBlocked, CheckZCUnknown}, nic: (*auditor).checkZC})
 }
 
 // readZC checks every audited NIC for the mode s.ZC, on the steering

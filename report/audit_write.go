@@ -150,7 +150,7 @@ func summaryRows(fs []audit.Finding) [][]string {
 		}
 	}
 	slices.SortFunc(keys, func(x, y key) int {
-		return cmp.Or(cmp.Compare(y.sev.Rank(), x.sev.Rank()), cmp.Compare(slices.Index(audit.Checks, x.check), slices.Index(audit.Checks, y.check)))
+		return cmp.Or(cmp.Compare(y.sev.Rank(), x.sev.Rank()), cmp.Compare(x.check.Place(), y.check.Place()))
 	})
 	var rows [][]string
 	for _, k := range keys {
@@ -213,7 +213,7 @@ func shareAcrossNICs(fs []audit.Finding) (shared []*sharedFinding, alone []audit
 	}
 	shared = slices.DeleteFunc(shared, func(s *sharedFinding) bool { return len(s.nics) < 2 })
 	slices.SortStableFunc(shared, func(x, y *sharedFinding) int {
-		return cmp.Or(cmp.Compare(y.severity.Rank(), x.severity.Rank()), cmp.Compare(slices.Index(audit.Checks, x.check), slices.Index(audit.Checks, y.check)),
+		return cmp.Or(cmp.Compare(y.severity.Rank(), x.severity.Rank()), cmp.Compare(x.check.Place(), y.check.Place()),
 			cmp.Compare(len(y.nics), len(x.nics)))
 	})
 	return shared, alone

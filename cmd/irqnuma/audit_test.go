@@ -374,7 +374,7 @@ func TestAuditEveryCheck(t *testing.T) {
 		audit.CheckNAPIThreadUnpinned, audit.CheckNAPIThreadShared, audit.CheckUDPHashNoPorts, audit.CheckNAPISettings} {
 		seen[c] = true
 	}
-	for _, c := range audit.Checks {
+	for _, c := range audit.Checks() {
 		if !seen[c] {
 			t.Errorf("no test tree triggers %s", c)
 		}
