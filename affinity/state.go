@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -214,13 +215,15 @@ func (s *pinState) Value(p string) (string, bool) {
 // Save writes the state to path under root durably: mode 0600, written
 // to an unnamed file in the same folder, fsynced, linked into place and
 // the folder fsynced, every folder on the way resolved inside root
-// (stateFS). An existing file at path is never overwritten.
+// (stateFS). An existing file at path is never overwritten. The names
+// from the host in it (NICs in paths, thread names) are escaped as in
+// every JSON irqnuma writes (safetext.JSON).
 func (s *pinState) Save(fsys kfile.FS, path string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	b = append(b, '\n')
+	b = append(safetext.JSON(b), '\n')
 	fsys, path, err = stateFS(fsys, path)
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)

@@ -341,3 +341,41 @@ func TestLockRefusesLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestStateSaveEscapes: a state file shows the host's names (a NIC in a
+// path, a thread's name) with their control and bidi runes escaped, and
+// reads back as the names themselves.
+func TestStateSaveEscapes(t *testing.T) {
+	const nic = "eth0\x1b[31m\u202eZ\u0085\x7f\u2066"
+	root := hosttest.Copy(t, "seed")
+	s, err := newState(hosttest.Open(t, root), stateTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Version = stateVersionThreads
+	s.Entries = []savedValue{{Path: irq.XPSPath(nic, 0), Value: "00040000,00000000"}}
+	s.Threads = []savedThread{{PID: 7, Comm: "napi/" + nic + "-8193", Start: 9, CPUs: "0-3", NIC: nic, NAPI: 8193, IRQ: 284}}
+	path := defaultStatePath(hosttest.Open(t, root), stateTime)
+	if err := s.Save(hosttest.Open(t, root), path); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range string(raw) {
+		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
+			t.Errorf("state file holds a raw U+%04X:\n%s", r, raw)
+		}
+	}
+	if want := `"nic": "eth0\u001b[31m\u202eZ\u0085\u007f\u2066"`; !strings.Contains(string(raw), want) {
+		t.Errorf("state file lacks %s:\n%s", want, raw)
+	}
+	got, err := parseState(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s, got); diff != "" {
+		t.Errorf("read back (-saved +read):\n%s", diff)
+	}
+}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
 )
 
@@ -318,9 +318,7 @@ func WriteBenchAs(w io.Writer, doc BenchDoc, asJSON bool) error {
 	if !asJSON {
 		return WriteBench(w, doc)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return safetext.WriteJSON(w, doc, "  ")
 }
 
 // BenchProgress says each step of a bench as it happens, on stderr:

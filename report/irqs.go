@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
@@ -135,11 +136,13 @@ func irqNotes(h *topology.Host, t *irq.Table) []string {
 	return append(append([]string{}, h.Notes...), t.Notes...)
 }
 
-// WriteIRQsJSON writes the irq list document exactly as encoding/json
-// writes IRQs(h, t) indented by two spaces, but one IRQ at a time and
-// straight from the table: the document of a host with thousands of IRQs
-// and CPUs is never held whole, and no map or reflection is involved but
-// for the steering (sd, nil when not read), which is small.
+// WriteIRQsJSON writes the irq list document exactly as
+// safetext.WriteJSON writes IRQs(h, t) indented by two spaces, but one
+// IRQ at a time and straight from the table: the document of a host with
+// thousands of IRQs and CPUs is never held whole, and no map or
+// reflection is involved but for the steering (sd, nil when not read),
+// which is small. Each piece holding a string goes through
+// safetext.JSON.
 func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cols := newPerCPUCols(t.CPUs)
@@ -150,7 +153,7 @@ func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) er
 			bw.WriteByte(',')
 		}
 		b = appendIRQJSON(b[:0], irqJSON(h, cols, &t.IRQs[i]))
-		if _, err := bw.Write(b); err != nil {
+		if _, err := bw.Write(safetext.JSON(b)); err != nil {
 			return err
 		}
 	}
@@ -171,7 +174,7 @@ func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) er
 			b = appendJSONString(b, n)
 		}
 		b = append(b, "\n  ]"...)
-		bw.Write(b)
+		bw.Write(safetext.JSON(b))
 	}
 	if sd != nil {
 		sb, err := json.MarshalIndent(sd, "  ", "  ")
@@ -179,7 +182,7 @@ func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) er
 			return err
 		}
 		bw.WriteString(",\n  \"steer\": ")
-		bw.Write(sb)
+		bw.Write(safetext.JSON(sb))
 	}
 	bw.WriteString("\n}\n")
 	return bw.Flush()

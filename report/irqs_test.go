@@ -9,13 +9,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/topology"
 )
 
 // TestWriteIRQsJSON: the streamed document is byte for byte what
-// encoding/json makes of IRQs(h, t), on every committed tree and on an
-// empty table.
+// safetext.WriteJSON makes of IRQs(h, t), on every committed tree and on
+// an empty table with a clean note and with hostile ones, which it
+// shows escaped.
 func TestWriteIRQsJSON(t *testing.T) {
 	for _, name := range hosttest.Names() {
 		h, err := topology.Read(hosttest.Open(t, hosttest.Root(name)))
@@ -26,18 +28,19 @@ func TestWriteIRQsJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tt := range []*irq.Table{tab, {Notes: []string{"a <note> & more"}}} {
+		for _, tt := range []*irq.Table{tab, {Notes: []string{"a <note> & more"}}, {Notes: []string{hostile, "x\u0085\x7f\u061c"}}} {
 			var want, got bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(IRQs(h, tt)); err != nil {
+			if err := safetext.WriteJSON(&want, IRQs(h, tt), "  "); err != nil {
 				t.Fatal(err)
 			}
 			if err := WriteIRQsJSON(&got, h, tt, nil); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want.String(), got.String()); diff != "" {
-				t.Errorf("%s: WriteIRQsJSON differs from encoding/json (-want +got):\n%s", name, diff)
+				t.Errorf("%s: WriteIRQsJSON differs from safetext.WriteJSON (-want +got):\n%s", name, diff)
+			}
+			if bad := rawRune(got.String()); bad != "" {
+				t.Errorf("%s: WriteIRQsJSON wrote a raw %s", name, bad)
 			}
 		}
 	}

@@ -2,11 +2,11 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/screen"
 	"github.com/irqnuma/irqnuma/watch"
 )
@@ -36,16 +36,16 @@ func (p *WatchBlocks) Frame(iv *watch.Interval) error {
 }
 
 // WatchJSON writes one JSON object per interval (JSON lines).
-type WatchJSON struct{ enc *json.Encoder }
+type WatchJSON struct{ w io.Writer }
 
 // NewWatchJSON returns a WatchJSON writing to w.
-func NewWatchJSON(w io.Writer) *WatchJSON { return &WatchJSON{enc: json.NewEncoder(w)} }
+func NewWatchJSON(w io.Writer) *WatchJSON { return &WatchJSON{w: w} }
 
 // Waiting implements watch.Frames.
 func (j *WatchJSON) Waiting(time.Duration) error { return nil }
 
 // Frame implements watch.Frames.
-func (j *WatchJSON) Frame(iv *watch.Interval) error { return j.enc.Encode(iv) }
+func (j *WatchJSON) Frame(iv *watch.Interval) error { return safetext.WriteJSON(j.w, iv, "") }
 
 // Quit implements watch.Frames.
 func (j *WatchJSON) Quit() <-chan struct{} { return nil }

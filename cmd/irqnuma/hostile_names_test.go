@@ -43,30 +43,37 @@ func rawTerminalBytes(s string) string {
 // names a terminal would act on.
 func hostileNamesTree(t *testing.T) string {
 	t.Helper()
+	return hostileTree(t, hostileNIC, "mlx5\x1b[1m_core\u2066", "rtc\x1b[2J\u009b0\u200f\xff")
+}
+
+// hostileTree is a copy of seed whose eth0 is called nic, its driver
+// driver and the rtc0 IRQ irqName.
+func hostileTree(t *testing.T, nic, driver, irqName string) string {
+	t.Helper()
 	root := hosttest.Copy(t, "seed")
 	dev := "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0"
-	if err := os.Rename(filepath.Join(root, dev, "net/eth0"), filepath.Join(root, dev, "net", hostileNIC)); err != nil {
+	if err := os.Rename(filepath.Join(root, dev, "net/eth0"), filepath.Join(root, dev, "net", nic)); err != nil {
 		t.Fatal(err)
 	}
 	link := filepath.Join(root, "sys/class/net/eth0")
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("../../devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/"+hostileNIC, filepath.Join(root, "sys/class/net", hostileNIC)); err != nil {
+	if err := os.Symlink("../../devices/pci0000:97/0000:97:01.0/0000:98:00.0/net/"+nic, filepath.Join(root, "sys/class/net", nic)); err != nil {
 		t.Fatal(err)
 	}
 	drv := filepath.Join(root, dev, "driver")
 	if err := os.Remove(drv); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("../../../../bus/pci/drivers/mlx5\x1b[1m_core\u2066", drv); err != nil {
+	if err := os.Symlink("../../../../bus/pci/drivers/"+driver, drv); err != nil {
 		t.Fatal(err)
 	}
 	b := readTree(t, root, "proc/interrupts")
 	if !strings.Contains(b, "  rtc0\n") {
 		t.Fatal("seed's /proc/interrupts has no rtc0 row")
 	}
-	put(t, root, "proc/interrupts", strings.Replace(b, "  rtc0\n", "  rtc\x1b[2J\u009b0\u200f\xff\n", 1))
+	put(t, root, "proc/interrupts", strings.Replace(b, "  rtc0\n", "  "+irqName+"\n", 1))
 	return root
 }
 

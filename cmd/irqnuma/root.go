@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/version"
 	"github.com/irqnuma/irqnuma/irq"
 )
@@ -119,12 +119,9 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 	return cli.Code(ctx, root.ExecuteContext(ctx), stderr)
 }
 
-// writeJSON writes v as indented JSON with a final newline.
-func (a *app) writeJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON writes v as indented JSON with a final newline, the host's
+// names escaped (safetext.WriteJSON).
+func (a *app) writeJSON(v any) error { return safetext.WriteJSON(a.stdout, v, "  ") }
 
 // json reports whether -o json was asked for.
 func (a *app) json() bool { return a.output == "json" }

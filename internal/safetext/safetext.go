@@ -1,7 +1,7 @@
 // Package safetext escapes what a terminal would act on rather than show:
 // control bytes, line breaks and the bidirectional controls that reorder
 // the text after them. Every name irqnuma read from a host reaches a
-// terminal through it.
+// terminal through it: Escape for text, JSON for JSON documents.
 package safetext
 
 import (
@@ -22,8 +22,9 @@ import (
 // are not UTF-8 become \xNN, one per byte; the line and paragraph
 // separators and the bidirectional marks, embeddings, overrides and
 // isolates (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), which
-// reorder what follows them on screen, become \uNNNN. The JSON and SVG
-// forms keep every value whole with their own escaping.
+// reorder what follows them on screen, become \uNNNN. The JSON forms
+// keep every value whole, JSON writing the same runes as JSON's own
+// escapes; the SVG form has its own escaping.
 func Escape(s string) string {
 	clean := true
 	for i := 0; i < len(s); {
