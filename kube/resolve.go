@@ -255,7 +255,7 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 				g.Pod.Container = k.Container
 			}
 		}
-		g.ExclusiveCPUs, g.ExclusiveBy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
+		g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
 		g.Pod.Devices = devices(api, g.Pod.Container)
 		out = append(out, g)
 	}
@@ -279,24 +279,33 @@ func devices(api *APIPod, name string) []proc.PodDevice {
 	return out
 }
 
-// exclusive is the container's exclusive CPUs and what says so.
-func (n *node) exclusive(api *APIPod, uid, name, id string) (cpuset.Set, string) {
+// exclusive is the container's exclusive CPUs and what says so, or why
+// they are unknown: the API's cpu_ids for it (or its pod's) malformed.
+func (n *node) exclusive(api *APIPod, uid, name, id string) (cpus cpuset.Set, by, why string) {
 	if n.apiOK {
 		if api == nil || name == "" {
-			return cpuset.Set{}, ""
+			return cpuset.Set{}, "", ""
+		}
+		const from = "the kubelet's pod resources API"
+		if api.CPUsWhy != "" {
+			return cpuset.Set{}, "", from + ", the pod's " + api.CPUsWhy
 		}
 		for _, c := range api.Containers {
-			if c.Name == name && !c.CPUs.IsEmpty() {
-				return c.CPUs, "the kubelet's pod resources API: cpu_ids " + c.CPUs.List()
+			switch {
+			case c.Name != name:
+			case c.CPUsWhy != "":
+				return cpuset.Set{}, "", from + ": " + c.CPUsWhy
+			case !c.CPUs.IsEmpty():
+				return c.CPUs, from + ": cpu_ids " + c.CPUs.List(), ""
 			}
 		}
-		return cpuset.Set{}, ""
+		return cpuset.Set{}, "", ""
 	}
 	if n.ck == nil {
-		return cpuset.Set{}, ""
+		return cpuset.Set{}, "", ""
 	}
 	if s, ok := n.ck.CPUs(uid, name, id); ok {
-		return s, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, s.List())
+		return s, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, s.List()), ""
 	}
-	return cpuset.Set{}, ""
+	return cpuset.Set{}, "", ""
 }
