@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -207,5 +208,55 @@ func TestRecordReplay(t *testing.T) {
 	checkIperf(t, matches, "pod resources API: cpu_ids")
 	if note, err := Record(context.Background(), filepath.Join(t.TempDir(), "none.sock"), nil); err != nil || !strings.Contains(note, "none.sock") {
 		t.Errorf("Record without a socket = %q, %v; want a note naming it", note, err)
+	}
+}
+
+// TestResolveCPUsOffHost: on the 8-CPU node, the kubelet's word on
+// iperf3's CPUs, from the API (a million cpu_ids among them) or the
+// checkpoint, naming CPUs the node does not have is not taken: the
+// container is not exclusive by it, and why names those CPUs and the
+// node's; on a node whose CPUs cannot be read it is not taken either.
+// Within the node's CPUs it is taken.
+func TestResolveCPUsOffHost(t *testing.T) {
+	million := make([]int64, 1000000)
+	for i := range million {
+		million[i] = int64(i)
+	}
+	ckOff := `{"policyName":"static","defaultCpuSet":"0-1,4-7","entries":{"` + uidA + `":{"iperf3":"2-3,64"}},"checksum":1}`
+	tests := []struct {
+		name       string
+		give       []int64 // iperf3's cpu_ids; nil: no kubelet, the checkpoint ckOff says
+		noCPUFiles bool
+		want       string // in ExclusiveWhy; "" for exclusive on 2-3
+	}{
+		{name: "a million cpu_ids", give: million,
+			want: "the kubelet's pod resources API: cpu_ids 0-999999, naming CPUs 8-999999, which this host does not have (it has 0-7)"},
+		{name: "one CPU off the node", give: []int64{2, 9}, want: "cpu_ids 2,9, naming CPUs 9, which this host does not have (it has 0-7)"},
+		{name: "the checkpoint", want: "gives it 2-3,64, naming CPUs 64, which this host does not have (it has 0-7)"},
+		{name: "no CPU files", give: []int64{2, 3}, noCPUFiles: true, want: "but which CPUs this host has is unknown"},
+		{name: "on the node", give: []int64{2, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := v2SystemdTree(t, ckOff)
+			if tt.noCPUFiles {
+				if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/cpu")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sock := ""
+			if tt.give != nil {
+				sock = serve(t, &testKubelet{pods: []*podresourcesapi.PodResources{{Name: "iperf-server", Namespace: "default",
+					Containers: []*podresourcesapi.ContainerResources{{Name: "iperf3", CpuIds: tt.give}}}}})
+			}
+			matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, sock)
+			g := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group
+			switch {
+			case tt.want == "" && (!g.Exclusive || g.ExclusiveWhy != "" || !strings.Contains(g.ExclusiveBy, "cpu_ids 2-3")):
+				t.Errorf("iperf3: Exclusive %v by %q, why %q; want exclusive by cpu_ids 2-3", g.Exclusive, g.ExclusiveBy, g.ExclusiveWhy)
+			case tt.want != "" && (g.Exclusive || g.ExclusiveBy != "" || !strings.Contains(g.ExclusiveWhy, tt.want)):
+				t.Errorf("iperf3: Exclusive %v by %q, why %q; want not exclusive, why %q", g.Exclusive, g.ExclusiveBy, g.ExclusiveWhy, tt.want)
+			}
+		})
 	}
 }

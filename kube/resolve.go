@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 // apiTimeout bounds the kubelet's answer, as its own clients do.
@@ -17,6 +18,7 @@ const apiTimeout = 10 * time.Second
 
 // node is what the root says about its pods, read once.
 type node struct {
+	fsys    kfile.FS
 	logs    []podLog
 	links   []containerLink
 	cgroups map[string]*podCgroup
@@ -27,6 +29,12 @@ type node struct {
 	apiWhy  string
 	apiFrom string
 	ck      *Checkpoint
+	// host is the CPUs the host has (topology.ReadHostCPUs), read the
+	// first time a kubelet's CPUs are bounded by them; hostErr why they
+	// are unknown.
+	host     cpuset.Set
+	hostErr  error
+	hostRead bool
 }
 
 // Resolve finds the groups of sel's --pod and --container values on the
@@ -69,7 +77,7 @@ func LiveSocket(fsys kfile.FS) string {
 }
 
 func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) {
-	n := &node{}
+	n := &node{fsys: fsys}
 	var err error
 	if n.logs, err = readPodLogs(fsys); err != nil {
 		return nil, err
@@ -256,6 +264,9 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 			}
 		}
 		g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
+		if why := n.onHost(g.ExclusiveCPUs, g.ExclusiveBy); why != "" {
+			g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = cpuset.Set{}, "", why
+		}
 		g.Pod.Devices = devices(api, g.Pod.Container)
 		out = append(out, g)
 	}
@@ -308,4 +319,25 @@ func (n *node) exclusive(api *APIPod, uid, name, id string) (cpus cpuset.Set, by
 		return s, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, s.List()), ""
 	}
 	return cpuset.Set{}, "", ""
+}
+
+// onHost says why the kubelet's word by on a container's CPUs is not
+// taken: it names CPUs the host does not have (topology.ReadHostCPUs),
+// which no kubelet gives, or the host's CPUs are unknown; "" when they
+// are all the host's.
+func (n *node) onHost(cpus cpuset.Set, by string) string {
+	if by == "" {
+		return ""
+	}
+	if !n.hostRead {
+		n.host, n.hostErr = topology.ReadHostCPUs(n.fsys)
+		n.hostRead = true
+	}
+	if n.hostErr != nil {
+		return fmt.Sprintf("%s, but which CPUs this host has is unknown: %v", by, n.hostErr)
+	}
+	if out := cpus.Difference(n.host); !out.IsEmpty() {
+		return fmt.Sprintf("%s, naming CPUs %s, which this host does not have (it has %s)", by, out.List(), n.host.List())
+	}
+	return ""
 }

@@ -96,13 +96,19 @@ func recordList(t *testing.T, root string, cpuIDs []int64) {
 }
 
 // TestAuditPodHostileCPUIDs: the kubelet's List answer (as recorded)
-// giving iperf3 cpu_ids {16, N} with N past cpuset.MaxID (1048575) is an
-// audit with a finding, not an internal error: a warning not-checked of
-// cgroup-exclusive-irq naming the container, N and the bound, and no
-// IRQ on its CPUs called one on exclusive CPUs; the same answer with
-// cpu_ids 16-17 is the finding that IRQ 285 lands on CPU 17.
+// giving iperf3 cpu_ids {16, N} with N past cpuset.MaxID (1048575), or
+// a million cpu_ids on the 64-CPU seed host, is an audit with a finding,
+// not an internal error nor the container holding CPUs 0-999999: a
+// warning not-checked of cgroup-exclusive-irq naming the container and
+// N and the bound, or the CPUs the host does not have, and no IRQ on its
+// CPUs called one on exclusive CPUs; the same answer with cpu_ids 16-17
+// is the finding that IRQ 285 lands on CPU 17.
 func TestAuditPodHostileCPUIDs(t *testing.T) {
 	t.Parallel()
+	million := make([]int64, 1000000)
+	for i := range million {
+		million[i] = int64(i)
+	}
 	tests := []struct {
 		give    []int64
 		wantIRQ int    // cgroup-exclusive-irq findings
@@ -110,6 +116,7 @@ func TestAuditPodHostileCPUIDs(t *testing.T) {
 	}{
 		{give: []int64{16, 2000000}, want: "cpu_ids malformed: 2000000 is past 1048575, the largest CPU id"},
 		{give: []int64{16, 4194303}, want: "cpu_ids malformed: 4194303 is past 1048575, the largest CPU id"},
+		{give: million, want: "cpu_ids 0-999999, naming CPUs 64-999999, which this host does not have (it has 0-63)"},
 		{give: []int64{16, 17}, wantIRQ: 1},
 	}
 	for _, tt := range tests {
@@ -118,7 +125,7 @@ func TestAuditPodHostileCPUIDs(t *testing.T) {
 		recordList(t, root, tt.give)
 		doc, _ := auditJSON(t, root, "--pod", "default/iperf-server")
 		if got := byCheck(doc, audit.CheckCgroupIRQ); len(got) != tt.wantIRQ {
-			t.Errorf("cpu_ids %d: cgroup-exclusive-irq %+v, want %d", tt.give, got, tt.wantIRQ)
+			t.Errorf("%d cpu_ids: cgroup-exclusive-irq %+v, want %d", len(tt.give), got, tt.wantIRQ)
 		}
 		var nc []auditFinding
 		for _, f := range byCheck(doc, audit.CheckNotChecked) {
@@ -128,10 +135,10 @@ func TestAuditPodHostileCPUIDs(t *testing.T) {
 		}
 		switch {
 		case tt.want == "" && len(nc) != 0:
-			t.Errorf("cpu_ids %d: not-checked %+v, want none", tt.give, nc)
+			t.Errorf("%d cpu_ids: not-checked %+v, want none", len(tt.give), nc)
 		case tt.want != "" && (len(nc) != 1 || nc[0].Severity != "warning" || nc[0].Subject != "cgroup-exclusive-irq for --pod default/iperf-server container iperf3" ||
 			!strings.Contains(nc[0].Message, "pod default/iperf-server container iperf3") || !strings.Contains(nc[0].Message, tt.want)):
-			t.Errorf("cpu_ids %d: not-checked %+v, want one warning naming iperf3 and saying %q", tt.give, nc, tt.want)
+			t.Errorf("%d cpu_ids: not-checked %+v, want one warning naming iperf3 and saying %q", len(tt.give), nc, tt.want)
 		}
 	}
 }
