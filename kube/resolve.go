@@ -47,7 +47,7 @@ func Resolve(ctx context.Context, fsys kfile.FS, sel *proc.Selection, socket str
 	if len(sel.Pods) == 0 && len(sel.Containers) == 0 {
 		return nil
 	}
-	n, err := readNode(ctx, fsys, socket)
+	n, err := readNode(ctx, fsys, socket, sel)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,11 @@ func LiveSocket(fsys kfile.FS) string {
 	return fsys.Path(SocketFile)
 }
 
-func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) {
+// readNode reads what the root says about its pods: the logs' names,
+// the groups, the kubelet's API, and when it did not answer the CPU
+// manager's checkpoint, keeping of it the entries sel's pods and
+// containers can use.
+func readNode(ctx context.Context, fsys kfile.FS, socket string, sel *proc.Selection) (*node, error) {
 	n := &node{fsys: fsys}
 	var err error
 	if n.logs, err = readPodLogs(fsys); err != nil {
@@ -91,6 +95,9 @@ func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) 
 	if err := n.askAPI(ctx, fsys, socket); err != nil {
 		return nil, err
 	}
+	if n.apiOK {
+		return n, nil // the checkpoint is not read: the API says the CPUs
+	}
 	f := fsys.Path(CheckpointFile)
 	b, err := fsys.ReadLimit(f, maxMessage)
 	switch {
@@ -98,11 +105,47 @@ func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) 
 	case err != nil:
 		return nil, err
 	default:
-		if n.ck, err = ParseCheckpoint(b); err != nil {
+		if n.ck, err = ParseCheckpoint(b, n.want(sel)); err != nil {
 			return nil, kfile.Malformed(f, err)
 		}
 	}
 	return n, nil
+}
+
+// want names the checkpoint entries sel's pods and containers can use:
+// the UIDs of the pods (the v2 layout's keys) and the IDs of their
+// containers' groups (v1's), as many as the node runs for them.
+func (n *node) want(sel *proc.Selection) Want {
+	w := Want{UIDs: map[string]bool{}, IDs: map[string]bool{}}
+	add := func(pc *podCgroup, id string) {
+		w.UIDs[pc.UID] = true
+		for _, c := range pc.Containers {
+			if strings.HasPrefix(c.ID, id) {
+				w.IDs[c.ID] = true
+			}
+		}
+	}
+	for _, p := range sel.Pods {
+		ns, name, err := proc.SplitPod(p)
+		if err != nil {
+			continue // Resolve says so
+		}
+		for _, l := range n.logs {
+			if pc := n.cgroups[l.UID]; pc != nil && l.Namespace == ns && l.Name == name {
+				add(pc, "")
+			}
+		}
+	}
+	for _, id := range sel.Containers {
+		for _, pc := range n.cgroups {
+			for _, c := range pc.Containers {
+				if strings.HasPrefix(c.ID, id) {
+					add(pc, c.ID)
+				}
+			}
+		}
+	}
+	return w
 }
 
 // askAPI lists the pods over the kubelet's socket, or on a tree from
@@ -291,7 +334,8 @@ func devices(api *APIPod, name string) []proc.PodDevice {
 }
 
 // exclusive is the container's exclusive CPUs and what says so, or why
-// they are unknown: the API's cpu_ids for it (or its pod's) malformed.
+// they are unknown: the API's cpu_ids for it (or its pod's), or its
+// checkpoint entry, malformed.
 func (n *node) exclusive(api *APIPod, uid, name, id string) (cpus cpuset.Set, by, why string) {
 	if n.apiOK {
 		if api == nil || name == "" {
@@ -315,10 +359,14 @@ func (n *node) exclusive(api *APIPod, uid, name, id string) (cpus cpuset.Set, by
 	if n.ck == nil {
 		return cpuset.Set{}, "", ""
 	}
-	if s, ok := n.ck.CPUs(uid, name, id); ok {
-		return s, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, s.List()), ""
+	e, ok := n.ck.CPUs(uid, name, id)
+	switch {
+	case !ok:
+		return cpuset.Set{}, "", ""
+	case e.Why != "":
+		return cpuset.Set{}, "", fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout: its entry is malformed: %s", CheckpointFile, n.ck.Layout, e.Why)
 	}
-	return cpuset.Set{}, "", ""
+	return e.CPUs, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, e.CPUs.List()), ""
 }
 
 // onHost says why the kubelet's word by on a container's CPUs is not
