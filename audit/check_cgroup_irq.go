@@ -14,9 +14,11 @@ import (
 // and the NIC's interrupts and softirqs run there anyway.
 const CheckCgroupIRQ Check = "cgroup-exclusive-irq"
 
-// Exclusive group CPUs taking NIC IRQs: cgroup-exclusive-irq.
+// Exclusive group CPUs taking NIC IRQs: cgroup-exclusive-irq, per NIC;
+// and, for the host, the pods' containers for which it is unknown
+// whether the kubelet gave them their CPUs.
 func init() {
-	register(&check{ids: []Check{CheckCgroupIRQ}, nic: judges((*auditor).checkCgroupIRQ)})
+	register(&check{ids: []Check{CheckCgroupIRQ}, nic: judges((*auditor).checkCgroupIRQ), host: (*auditor).checkCgroupIRQKubelet})
 }
 
 // checkCgroupIRQ: cgroup-exclusive-irq, per selected group whose CPUs
@@ -41,6 +43,29 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 				cpusWord(on), groupWords(g), exclusiveWord(g), units.Choose(on.Len(), "it", "them"), a.irqbalanceOn(on)),
 			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.List()) + a.keepOff(g, g.CPUs))})
 	}
+}
+
+// checkCgroupIRQKubelet: a warning not-checked of cgroup-exclusive-irq
+// per pod's container whose exclusive CPUs the kubelet's word leaves
+// unknown (proc.Cgroup.ExclusiveWhy: a malformed answer or checkpoint
+// entry, CPUs the host does not have), naming it and why: that word is
+// not taken, so the container's CPUs are its own only if its group's
+// files say so.
+func (a *auditor) checkCgroupIRQKubelet() error {
+	for _, m := range a.groups() {
+		g := m.Group
+		if g.ExclusiveWhy == "" {
+			continue
+		}
+		judged := "so whether they are its alone is unknown, and no NIC IRQ on them is judged"
+		if g.Exclusive {
+			judged = fmt.Sprintf("its CPUs are its alone by %s, and judged so", exclusiveWord(g))
+		}
+		a.notCheckedFix(SeverityWarning, "", groupNotChecked(CheckCgroupIRQ, m),
+			fmt.Sprintf("%s: the kubelet's word on its CPUs is not taken: %s; %s", groupWords(g), g.ExclusiveWhy, judged),
+			"compare what the kubelet says on the node (its pod resources API's List, /var/lib/kubelet/cpu_manager_state) with the container's cpuset (crictl inspect): a kubelet gives a container only CPUs its node has, so the answer is corrupt or, in a snapshot, from another node")
+	}
+	return nil
 }
 
 // exclusiveWord says what makes a group's CPUs its own.

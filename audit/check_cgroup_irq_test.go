@@ -77,3 +77,56 @@ func TestCgroupExclusiveIRQ(t *testing.T) {
 		t.Errorf("proc-absent for the empty group = %q", m)
 	}
 }
+
+// TestCgroupExclusiveIRQKubeletUnknown: a pod's container on CPUs 16-17
+// (eth0's IRQ 285 lands on 17) whose exclusive CPUs the kubelet's word
+// leaves unknown is a warning not-checked of cgroup-exclusive-irq naming
+// the container and why, and no IRQ on its CPUs is called one on CPUs it
+// holds exclusively, unless its group is a partition root of its own;
+// the kubelet's word, taken, is the finding.
+func TestCgroupExclusiveIRQKubeletUnknown(t *testing.T) {
+	const why = "the kubelet's pod resources API: cpu_ids malformed: 2000000 is past 1048575, the largest CPU id"
+	tests := []struct {
+		partition, by, why string
+		wantIRQ            string // in the cgroup-exclusive-irq finding's message; "" for none
+		wantNotChecked     string // in the not-checked's message; "" for none
+	}{
+		{partition: "member", why: why, wantNotChecked: "the kubelet's word on its CPUs is not taken: " + why + "; so whether they are its alone is unknown"},
+		{partition: "root", why: why, wantIRQ: "cpuset.cpus.partition root", wantNotChecked: "its CPUs are its alone by cpuset.cpus.partition root, and judged so"},
+		{partition: "member", by: "the kubelet's pod resources API: cpu_ids 16-17", wantIRQ: "cpu_ids 16-17"},
+	}
+	for _, tt := range tests {
+		root := hosttest.Copy(t, "seed")
+		putCgroup(t, root, "", map[string]string{"cgroup.controllers": "cpuset cpu io memory pids\n", "cgroup.procs": ""})
+		putCgroup(t, root, "pod/c", map[string]string{"cgroup.procs": "", "cpuset.cpus.effective": "16-17\n",
+			"cpuset.mems.effective": "1\n", "cpuset.cpus.partition": tt.partition + "\n"})
+		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c"}, ExclusiveBy: tt.by, ExclusiveWhy: tt.why}
+		sel := Selection{Selection: proc.Selection{Pods: []string{"default/p"},
+			Resolved: map[proc.Selector]proc.PodResolution{proc.PodSelector("default/p"): {Groups: []proc.PodGroup{pg}}}}}
+		st, err := Read(hosttest.Open(t, root), sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		irqs := onlyCheck(st.Findings, CheckCgroupIRQ)
+		switch {
+		case tt.wantIRQ == "" && len(irqs) != 0:
+			t.Errorf("%s, by %q, why %q: cgroup-exclusive-irq %+v, want none", tt.partition, tt.by, tt.why, irqs)
+		case tt.wantIRQ != "" && (len(irqs) != 1 || !strings.Contains(irqs[0].Message, tt.wantIRQ)):
+			t.Errorf("%s, by %q, why %q: cgroup-exclusive-irq %+v, want one saying %q", tt.partition, tt.by, tt.why, irqs, tt.wantIRQ)
+		}
+		var nc []Finding
+		for _, f := range onlyCheck(st.Findings, CheckNotChecked) {
+			if strings.HasPrefix(f.Subject, string(CheckCgroupIRQ)) {
+				nc = append(nc, f)
+			}
+		}
+		switch {
+		case tt.wantNotChecked == "" && len(nc) != 0:
+			t.Errorf("%s, by %q: not-checked %+v, want none", tt.partition, tt.by, nc)
+		case tt.wantNotChecked != "" && (len(nc) != 1 || nc[0].Severity != SeverityWarning ||
+			nc[0].Subject != "cgroup-exclusive-irq for --pod default/p container c" ||
+			!strings.Contains(nc[0].Message, "pod default/p container c (control group /pod/c)") || !strings.Contains(nc[0].Message, tt.wantNotChecked)):
+			t.Errorf("%s, why %q: not-checked %+v, want one warning for the container saying %q", tt.partition, tt.why, nc, tt.wantNotChecked)
+		}
+	}
+}

@@ -107,7 +107,7 @@ var help = map[string]string{
 	MetricProcessPresent:  "1 when a process the selector (--pid N, --comm NAME) names runs, 0 when none does.",
 	MetricProcessNIC:      "1 per NIC the selector's running processes use, from their sockets (attribution=\"sockets\"); nic=\"\" with attribution any, loopback or unknown when their sockets cannot tell.",
 	MetricPodCPUs:         "Number of CPUs in the selected group's cpuset.cpus.effective; absent when unknown.",
-	MetricPodExclusive:    "1 when the group's CPUs are its alone (a valid cpuset partition root, v1 cpu_exclusive), 0 when not; absent when its CPUs are unknown.",
+	MetricPodExclusive:    "1 when the group's CPUs are its alone (a valid cpuset partition root, v1 cpu_exclusive, the kubelet's CPU manager), 0 when not; absent when its CPUs are unknown, or the kubelet's word on a pod's CPUs is not taken (logged).",
 	MetricPodProcesses:    "Number of the group's processes (cgroup.procs) that run.",
 	MetricPodExclusiveIRQ: "Number of the NIC's queue IRQs delivered to CPUs the group holds exclusively (the audit's cgroup-exclusive-irq); per audited NIC, 0 included, for a group with exclusive known CPUs only.",
 	MetricPodNICRemote:    "1 when none of the group's CPUs is local to a NIC its processes' sockets use, 0 when some are; absent when the NIC's locality or the group's CPUs are unknown.",
@@ -127,7 +127,10 @@ type Exporter struct {
 	// selection (tests give their own).
 	read func() (*audit.State, error)
 	mu   sync.Mutex // one read of the host, and its log line, at a time
-	log  io.Writer  // failed reads; nil: none
+	log  io.Writer  // failed reads and pod notes; nil: none
+	// podNoted are the pod notes the last scrape had (podNotes), each
+	// logged once while it lasts.
+	podNoted map[string]bool
 }
 
 // New returns an exporter that reads and audits root with sel on each
@@ -163,6 +166,8 @@ func (e *Exporter) Scrape() []Family {
 	st, err := e.read()
 	if err != nil {
 		e.logf("scrape: %v", err)
+	} else {
+		e.logPodNotes(st)
 	}
 	return families(st, err, time.Since(start))
 }

@@ -2,7 +2,9 @@ package exporter
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/proc"
@@ -67,6 +69,8 @@ func podSeries(st *audit.State) []Family {
 		procs.add(float64(len(pg.m.PIDs)), pg.labels...)
 		if g.CPUsKnown {
 			cpus.add(float64(g.CPUs.Len()), pg.labels...)
+		}
+		if g.CPUsKnown && (g.Exclusive || g.ExclusiveWhy == "") {
 			excl.add(bool01(g.Exclusive), pg.labels...)
 		}
 		mine := groupFindings(st, pg)
@@ -96,6 +100,40 @@ func podSeries(st *audit.State) []Family {
 		}
 	}
 	return []Family{cpus, excl, procs, irqs, podNICRemote(st), finding}
+}
+
+// podNotes say, for each selected group whose exclusive CPUs the
+// kubelet's word leaves unknown (proc.Cgroup.ExclusiveWhy), why its
+// irqnuma_pod_exclusive is left out: the series cannot carry the why.
+// Names from the node are quoted, so a note is one log line.
+func podNotes(st *audit.State) []string {
+	var out []string
+	for _, pg := range podGroups(st) {
+		g := pg.g
+		if g.ExclusiveWhy == "" || g.Exclusive {
+			continue
+		}
+		who := pg.m.Selector.String()
+		if p := g.Pod; p != nil && p.Container != "" {
+			who += " container " + strconv.Quote(p.Container)
+		}
+		out = append(out, fmt.Sprintf("%s (control group %s): %s left out, the kubelet's word on its CPUs not taken: %s",
+			who, strconv.Quote(g.Path), MetricPodExclusive, strconv.Quote(g.ExclusiveWhy)))
+	}
+	return out
+}
+
+// logPodNotes logs each of st's pod notes the last scrape did not have;
+// its caller holds e.mu.
+func (e *Exporter) logPodNotes(st *audit.State) {
+	noted := map[string]bool{}
+	for _, n := range podNotes(st) {
+		if !e.podNoted[n] {
+			e.logf("%s", n)
+		}
+		noted[n] = true
+	}
+	e.podNoted = noted
 }
 
 // groupFindings are the findings about a selected group: those whose

@@ -226,6 +226,54 @@ func TestPodSeriesUnknownCPUs(t *testing.T) {
 	}
 }
 
+// TestPodSeriesKubeletUnknown: the shared member group, a pod's
+// container whose exclusive CPUs the kubelet's word leaves unknown, has
+// its CPUs counted but no irqnuma_pod_exclusive (0 would read as "the
+// kubelet gave it none"), and the log says why once while it lasts: not
+// at the next scrape that has it, again once it has gone and come back.
+// The bad group, exclusive by its own partition, keeps its 1 and has no
+// note.
+func TestPodSeriesKubeletUnknown(t *testing.T) {
+	const why = "the kubelet's pod resources API: cpu_ids malformed: 2000000 is past 1048575, the largest CPU id"
+	root := podTree(t)
+	unknown := true
+	read := func() (*audit.State, error) {
+		st := readPods(t, root, nil, nil)
+		for _, m := range st.Matches {
+			if g := m.Group; g != nil && (g.Path == "/kubepods.slice/shared" || g.Path == "/kubepods.slice/bad") && unknown {
+				g.ExclusiveWhy = why
+				if g.Path == "/kubepods.slice/shared" {
+					g.Pod = &proc.PodRef{Namespace: "bench", Name: "iperf-shared", Container: "iperf3"}
+				}
+			}
+		}
+		return st, nil
+	}
+	var log strings.Builder
+	e := NewReader(read, &log)
+	st, _ := read()
+	got := podSeriesOf(t, st)
+	shared := "cgroup=/kubepods.slice/shared,container=iperf3,namespace=bench,pod=iperf-shared"
+	if want := []string{podBad + ",pod=iperf-bad 1", podGood + ",pod=iperf-good 1"}; !cmp.Equal(want, got[MetricPodExclusive]) {
+		t.Errorf("%s = %q, want %q (none for the shared group)", MetricPodExclusive, got[MetricPodExclusive], want)
+	}
+	if !strings.Contains(strings.Join(got[MetricPodCPUs], "\n"), shared+" 2") {
+		t.Errorf("%s = %q, want the shared group's 2", MetricPodCPUs, got[MetricPodCPUs])
+	}
+	note := `irqnuma: --cgroup /kubepods.slice/shared container "iperf3" (control group "/kubepods.slice/shared"): irqnuma_pod_exclusive left out, the kubelet's word on its CPUs not taken: "` + why + `"` + "\n"
+	for i, tt := range []struct {
+		unknown bool
+		want    string
+	}{{true, note}, {true, ""}, {false, ""}, {true, note}} {
+		log.Reset()
+		unknown = tt.unknown
+		e.Scrape()
+		if log.String() != tt.want {
+			t.Errorf("scrape %d (unknown %v): log %q, want %q", i, tt.unknown, log.String(), tt.want)
+		}
+	}
+}
+
 // TestPodSeriesPromtool: a scrape with per-pod series passes `promtool
 // check metrics` (the exporter's whole answer, its scrape series too).
 func TestPodSeriesPromtool(t *testing.T) {

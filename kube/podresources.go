@@ -30,10 +30,6 @@ const methodList = "/v1.PodResourcesLister/List"
 // (podresources.DefaultMaxMsgSize, 16 MiB).
 const maxMessage = 16 << 20
 
-// maxCPU bounds a CPU id the API may carry (cpuset's sets are any size,
-// but an id past this is a corrupt answer, not a CPU).
-const maxCPU = 1 << 22
-
 // ErrUnimplemented is wrapped by a call the kubelet does not serve
 // (gRPC status 12).
 var ErrUnimplemented = errors.New("the kubelet does not serve this method")
@@ -43,15 +39,20 @@ var ErrUnimplemented = errors.New("the kubelet does not serve this method")
 // shared pool), and its devices with their NUMA nodes.
 type APIPod struct {
 	Namespace, Name string
-	// CPUs are the pod-level cpu_ids (pod-level resources), usually none.
+	// CPUs are the pod-level cpu_ids (pod-level resources), usually
+	// none; CPUsWhy says why they are unknown (malformed: an id that is
+	// no CPU's), CPUs then empty.
 	CPUs       cpuset.Set
+	CPUsWhy    string
 	Containers []APIContainer
 }
 
-// APIContainer is one container of an APIPod.
+// APIContainer is one container of an APIPod; CPUs and CPUsWhy are its
+// cpu_ids as APIPod's are the pod's.
 type APIContainer struct {
 	Name    string
 	CPUs    cpuset.Set
+	CPUsWhy string
 	Devices []Device
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,10 +23,11 @@ import (
 // registration of k8s.io/kubelet) with the pods the tree models: the
 // Guaranteed iperf3 on CPUs 2-3 with a VF on node 1, the Burstable app on
 // the shared pool. Every method answers as the kubelet does; List fails
-// with listErr when it is set.
+// with listErr when it is set, and answers pods instead when they are.
 type testKubelet struct {
 	podresourcesapi.UnimplementedPodResourcesListerServer
 	listErr error
+	pods    []*podresourcesapi.PodResources
 }
 
 var testPods = []*podresourcesapi.PodResources{
@@ -41,6 +43,9 @@ var testPods = []*podresourcesapi.PodResources{
 func (k *testKubelet) List(context.Context, *podresourcesapi.ListPodResourcesRequest) (*podresourcesapi.ListPodResourcesResponse, error) {
 	if k.listErr != nil {
 		return nil, k.listErr
+	}
+	if k.pods != nil {
+		return &podresourcesapi.ListPodResourcesResponse{PodResources: k.pods}, nil
 	}
 	return &podresourcesapi.ListPodResourcesResponse{PodResources: testPods}, nil
 }
@@ -127,18 +132,60 @@ func TestResolveAPI(t *testing.T) {
 	}
 }
 
-// FuzzDecodeList: any bytes decode or are an error, never a panic.
+// TestResolveAPIHostileCPUIDs: a List answer whose cpu_ids for iperf3
+// (or for its pod) hold an id no CPU has, past cpuset.MaxID or below 0,
+// leaves whether the container's CPUs are its own unknown, saying why
+// with the id and the bound; the group is still found, and the other
+// pod of the answer still reads.
+func TestResolveAPIHostileCPUIDs(t *testing.T) {
+	root := v2SystemdTree(t, "")
+	tests := []struct {
+		give    []int64 // iperf3's cpu_ids
+		givePod []int64 // the pod's
+		want    string
+	}{
+		{give: []int64{16, 2000000}, want: "the kubelet's pod resources API: cpu_ids malformed: 2000000 is past 1048575, the largest CPU id"},
+		{give: []int64{2, 4194303}, want: "cpu_ids malformed: 4194303 is past 1048575"},
+		{give: []int64{2, 1 << 22}, want: "cpu_ids malformed: 4194304 is past 1048575"},
+		{give: []int64{1<<63 - 1}, want: "cpu_ids malformed: 9223372036854775807 is past 1048575"},
+		{give: []int64{2, -1}, want: "cpu_ids malformed: -1 is not a CPU id"},
+		{give: []int64{2, 3}, givePod: []int64{2000000}, want: "the kubelet's pod resources API, the pod's cpu_ids malformed: 2000000 is past 1048575"},
+	}
+	for _, tt := range tests {
+		pods := []*podresourcesapi.PodResources{
+			{Name: "iperf-server", Namespace: "default", CpuIds: tt.givePod, Containers: []*podresourcesapi.ContainerResources{{Name: "iperf3", CpuIds: tt.give}}},
+			{Name: "burst-0", Namespace: "kube-system", Containers: []*podresourcesapi.ContainerResources{{Name: "app", CpuIds: []int64{4}}}},
+		}
+		sock := serve(t, &testKubelet{pods: pods})
+		matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server", "kube-system/burst-0"}}, sock)
+		g := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group
+		if g == nil || g.Exclusive || g.ExclusiveBy != "" || !strings.Contains(g.ExclusiveWhy, tt.want) {
+			t.Errorf("cpu_ids %d (pod %d): iperf3 = %+v, want not exclusive, why %q", tt.give, tt.givePod, g, tt.want)
+		}
+		app := byContainer(t, matches, proc.PodSelector("kube-system/burst-0"))["app"].Group
+		if app == nil || !app.Exclusive || app.ExclusiveWhy != "" || !strings.Contains(app.ExclusiveBy, "cpu_ids 4") {
+			t.Errorf("cpu_ids %d: the other pod's app = %+v, want exclusive by cpu_ids 4", tt.give, app)
+		}
+	}
+}
+
+// FuzzDecodeList: any bytes decode or are an error, never a panic, and
+// CPUs said malformed are none.
 func FuzzDecodeList(f *testing.F) {
 	f.Add([]byte{0x0a, 0x08, 0x0a, 0x01, 'a', 0x22, 0x02, 0x02, 0x03, 0x1a, 0x00})
+	f.Add([]byte{0x0a, 0x08, 0x1a, 0x06, 0x1a, 0x04, 0x10, 0x80, 0x89, 0x7a}) // a container's cpu_ids {16, 2000000}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pods, err := decodeList(b)
 		if err != nil {
 			return
 		}
 		for _, p := range pods {
+			if p.CPUsWhy != "" && !p.CPUs.IsEmpty() {
+				t.Fatalf("pod %+v: CPUs beside why", p)
+			}
 			for _, c := range p.Containers {
-				if m, ok := c.CPUs.Max(); ok && m >= maxCPU {
-					t.Fatalf("CPU %d past the bound", m)
+				if c.CPUsWhy != "" && !c.CPUs.IsEmpty() {
+					t.Fatalf("container %+v: CPUs beside why", c)
 				}
 			}
 		}
@@ -161,5 +208,55 @@ func TestRecordReplay(t *testing.T) {
 	checkIperf(t, matches, "pod resources API: cpu_ids")
 	if note, err := Record(context.Background(), filepath.Join(t.TempDir(), "none.sock"), nil); err != nil || !strings.Contains(note, "none.sock") {
 		t.Errorf("Record without a socket = %q, %v; want a note naming it", note, err)
+	}
+}
+
+// TestResolveCPUsOffHost: on the 8-CPU node, the kubelet's word on
+// iperf3's CPUs, from the API (a million cpu_ids among them) or the
+// checkpoint, naming CPUs the node does not have is not taken: the
+// container is not exclusive by it, and why names those CPUs and the
+// node's; on a node whose CPUs cannot be read it is not taken either.
+// Within the node's CPUs it is taken.
+func TestResolveCPUsOffHost(t *testing.T) {
+	million := make([]int64, 1000000)
+	for i := range million {
+		million[i] = int64(i)
+	}
+	ckOff := `{"policyName":"static","defaultCpuSet":"0-1,4-7","entries":{"` + uidA + `":{"iperf3":"2-3,64"}},"checksum":1}`
+	tests := []struct {
+		name       string
+		give       []int64 // iperf3's cpu_ids; nil: no kubelet, the checkpoint ckOff says
+		noCPUFiles bool
+		want       string // in ExclusiveWhy; "" for exclusive on 2-3
+	}{
+		{name: "a million cpu_ids", give: million,
+			want: "the kubelet's pod resources API: cpu_ids 0-999999, naming CPUs 8-999999, which this host does not have (it has 0-7)"},
+		{name: "one CPU off the node", give: []int64{2, 9}, want: "cpu_ids 2,9, naming CPUs 9, which this host does not have (it has 0-7)"},
+		{name: "the checkpoint", want: "gives it 2-3,64, naming CPUs 64, which this host does not have (it has 0-7)"},
+		{name: "no CPU files", give: []int64{2, 3}, noCPUFiles: true, want: "but which CPUs this host has is unknown"},
+		{name: "on the node", give: []int64{2, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := v2SystemdTree(t, ckOff)
+			if tt.noCPUFiles {
+				if err := os.RemoveAll(filepath.Join(root, "sys/devices/system/cpu")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sock := ""
+			if tt.give != nil {
+				sock = serve(t, &testKubelet{pods: []*podresourcesapi.PodResources{{Name: "iperf-server", Namespace: "default",
+					Containers: []*podresourcesapi.ContainerResources{{Name: "iperf3", CpuIds: tt.give}}}}})
+			}
+			matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, sock)
+			g := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group
+			switch {
+			case tt.want == "" && (!g.Exclusive || g.ExclusiveWhy != "" || !strings.Contains(g.ExclusiveBy, "cpu_ids 2-3")):
+				t.Errorf("iperf3: Exclusive %v by %q, why %q; want exclusive by cpu_ids 2-3", g.Exclusive, g.ExclusiveBy, g.ExclusiveWhy)
+			case tt.want != "" && (g.Exclusive || g.ExclusiveBy != "" || !strings.Contains(g.ExclusiveWhy, tt.want)):
+				t.Errorf("iperf3: Exclusive %v by %q, why %q; want not exclusive, why %q", g.Exclusive, g.ExclusiveBy, g.ExclusiveWhy, tt.want)
+			}
+		})
 	}
 }

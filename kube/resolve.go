@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/topology"
 )
 
 // apiTimeout bounds the kubelet's answer, as its own clients do.
@@ -17,6 +18,7 @@ const apiTimeout = 10 * time.Second
 
 // node is what the root says about its pods, read once.
 type node struct {
+	fsys    kfile.FS
 	logs    []podLog
 	links   []containerLink
 	cgroups map[string]*podCgroup
@@ -27,6 +29,12 @@ type node struct {
 	apiWhy  string
 	apiFrom string
 	ck      *Checkpoint
+	// host is the CPUs the host has (topology.ReadHostCPUs), read the
+	// first time a kubelet's CPUs are bounded by them; hostErr why they
+	// are unknown.
+	host     cpuset.Set
+	hostErr  error
+	hostRead bool
 }
 
 // Resolve finds the groups of sel's --pod and --container values on the
@@ -39,7 +47,7 @@ func Resolve(ctx context.Context, fsys kfile.FS, sel *proc.Selection, socket str
 	if len(sel.Pods) == 0 && len(sel.Containers) == 0 {
 		return nil
 	}
-	n, err := readNode(ctx, fsys, socket)
+	n, err := readNode(ctx, fsys, socket, sel)
 	if err != nil {
 		return err
 	}
@@ -68,8 +76,12 @@ func LiveSocket(fsys kfile.FS) string {
 	return fsys.Path(SocketFile)
 }
 
-func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) {
-	n := &node{}
+// readNode reads what the root says about its pods: the logs' names,
+// the groups, the kubelet's API, and when it did not answer the CPU
+// manager's checkpoint, keeping of it the entries sel's pods and
+// containers can use.
+func readNode(ctx context.Context, fsys kfile.FS, socket string, sel *proc.Selection) (*node, error) {
+	n := &node{fsys: fsys}
 	var err error
 	if n.logs, err = readPodLogs(fsys); err != nil {
 		return nil, err
@@ -83,6 +95,9 @@ func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) 
 	if err := n.askAPI(ctx, fsys, socket); err != nil {
 		return nil, err
 	}
+	if n.apiOK {
+		return n, nil // the checkpoint is not read: the API says the CPUs
+	}
 	f := fsys.Path(CheckpointFile)
 	b, err := fsys.ReadLimit(f, maxMessage)
 	switch {
@@ -90,11 +105,47 @@ func readNode(ctx context.Context, fsys kfile.FS, socket string) (*node, error) 
 	case err != nil:
 		return nil, err
 	default:
-		if n.ck, err = ParseCheckpoint(b); err != nil {
+		if n.ck, err = ParseCheckpoint(b, n.want(sel)); err != nil {
 			return nil, kfile.Malformed(f, err)
 		}
 	}
 	return n, nil
+}
+
+// want names the checkpoint entries sel's pods and containers can use:
+// the UIDs of the pods (the v2 layout's keys) and the IDs of their
+// containers' groups (v1's), as many as the node runs for them.
+func (n *node) want(sel *proc.Selection) Want {
+	w := Want{UIDs: map[string]bool{}, IDs: map[string]bool{}}
+	add := func(pc *podCgroup, id string) {
+		w.UIDs[pc.UID] = true
+		for _, c := range pc.Containers {
+			if strings.HasPrefix(c.ID, id) {
+				w.IDs[c.ID] = true
+			}
+		}
+	}
+	for _, p := range sel.Pods {
+		ns, name, err := proc.SplitPod(p)
+		if err != nil {
+			continue // Resolve says so
+		}
+		for _, l := range n.logs {
+			if pc := n.cgroups[l.UID]; pc != nil && l.Namespace == ns && l.Name == name {
+				add(pc, "")
+			}
+		}
+	}
+	for _, id := range sel.Containers {
+		for _, pc := range n.cgroups {
+			for _, c := range pc.Containers {
+				if strings.HasPrefix(c.ID, id) {
+					add(pc, c.ID)
+				}
+			}
+		}
+	}
+	return w
 }
 
 // askAPI lists the pods over the kubelet's socket, or on a tree from
@@ -255,7 +306,10 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 				g.Pod.Container = k.Container
 			}
 		}
-		g.ExclusiveCPUs, g.ExclusiveBy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
+		g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
+		if why := n.onHost(g.ExclusiveCPUs, g.ExclusiveBy); why != "" {
+			g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = cpuset.Set{}, "", why
+		}
 		g.Pod.Devices = devices(api, g.Pod.Container)
 		out = append(out, g)
 	}
@@ -279,24 +333,59 @@ func devices(api *APIPod, name string) []proc.PodDevice {
 	return out
 }
 
-// exclusive is the container's exclusive CPUs and what says so.
-func (n *node) exclusive(api *APIPod, uid, name, id string) (cpuset.Set, string) {
+// exclusive is the container's exclusive CPUs and what says so, or why
+// they are unknown: the API's cpu_ids for it (or its pod's), or its
+// checkpoint entry, malformed.
+func (n *node) exclusive(api *APIPod, uid, name, id string) (cpus cpuset.Set, by, why string) {
 	if n.apiOK {
 		if api == nil || name == "" {
-			return cpuset.Set{}, ""
+			return cpuset.Set{}, "", ""
+		}
+		const from = "the kubelet's pod resources API"
+		if api.CPUsWhy != "" {
+			return cpuset.Set{}, "", from + ", the pod's " + api.CPUsWhy
 		}
 		for _, c := range api.Containers {
-			if c.Name == name && !c.CPUs.IsEmpty() {
-				return c.CPUs, "the kubelet's pod resources API: cpu_ids " + c.CPUs.List()
+			switch {
+			case c.Name != name:
+			case c.CPUsWhy != "":
+				return cpuset.Set{}, "", from + ": " + c.CPUsWhy
+			case !c.CPUs.IsEmpty():
+				return c.CPUs, from + ": cpu_ids " + c.CPUs.List(), ""
 			}
 		}
-		return cpuset.Set{}, ""
+		return cpuset.Set{}, "", ""
 	}
 	if n.ck == nil {
-		return cpuset.Set{}, ""
+		return cpuset.Set{}, "", ""
 	}
-	if s, ok := n.ck.CPUs(uid, name, id); ok {
-		return s, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, s.List())
+	e, ok := n.ck.CPUs(uid, name, id)
+	switch {
+	case !ok:
+		return cpuset.Set{}, "", ""
+	case e.Why != "":
+		return cpuset.Set{}, "", fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout: its entry is malformed: %s", CheckpointFile, n.ck.Layout, e.Why)
 	}
-	return cpuset.Set{}, ""
+	return e.CPUs, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, e.CPUs.List()), ""
+}
+
+// onHost says why the kubelet's word by on a container's CPUs is not
+// taken: it names CPUs the host does not have (topology.ReadHostCPUs),
+// which no kubelet gives, or the host's CPUs are unknown; "" when they
+// are all the host's.
+func (n *node) onHost(cpus cpuset.Set, by string) string {
+	if by == "" {
+		return ""
+	}
+	if !n.hostRead {
+		n.host, n.hostErr = topology.ReadHostCPUs(n.fsys)
+		n.hostRead = true
+	}
+	if n.hostErr != nil {
+		return fmt.Sprintf("%s, but which CPUs this host has is unknown: %v", by, n.hostErr)
+	}
+	if out := cpus.Difference(n.host); !out.IsEmpty() {
+		return fmt.Sprintf("%s, naming CPUs %s, which this host does not have (it has %s)", by, out.List(), n.host.List())
+	}
+	return ""
 }

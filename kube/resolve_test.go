@@ -143,6 +143,34 @@ func TestResolveBadCheckpoint(t *testing.T) {
 	}
 }
 
+// TestResolveCheckpointMalformedEntry: a checkpoint entry whose CPUs
+// do not parse (an id past cpuset.MaxID) leaves that container's
+// exclusive CPUs unknown, saying why with the id and the bound, and the
+// other pod's entry stands, as does everything when an entry of a pod
+// nobody asked for is malformed.
+func TestResolveCheckpointMalformedEntry(t *testing.T) {
+	ck := `{"policyName":"static","defaultCpuSet":"0-1,5-7","entries":{"` + uidA + `":{"iperf3":"2-3,2000000"},"` +
+		uidB + `":{"app":"4"},"00000000-0000-4000-8000-000000000000":{"x":"3-2"}},"checksum":1}`
+	root := v2SystemdTree(t, ck)
+	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server", "kube-system/burst-0"}}, "")
+	ip := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group
+	if want := `cpu_manager_state, v2 layout: its entry is malformed: cpu list "2-3,2000000": id 2000000 above 1048575`; ip.Exclusive || !strings.Contains(ip.ExclusiveWhy, want) {
+		t.Errorf("iperf3: Exclusive %v, why %q; want not exclusive, why %q", ip.Exclusive, ip.ExclusiveWhy, want)
+	}
+	app := byContainer(t, matches, proc.PodSelector("kube-system/burst-0"))["app"].Group
+	if !app.Exclusive || !strings.Contains(app.ExclusiveBy, "gives it 4") {
+		t.Errorf("app: Exclusive %v by %q, want by the checkpoint on 4", app.Exclusive, app.ExclusiveBy)
+	}
+}
+
+// TestResolveAPINoCheckpoint: with the kubelet's API answering, the
+// checkpoint is not read: one that does not parse is no error.
+func TestResolveAPINoCheckpoint(t *testing.T) {
+	root := v2SystemdTree(t, `{"policyName":"static","defaultCpuSet":"0-1,,2"}`)
+	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, serve(t, &testKubelet{}))
+	checkIperf(t, matches, "pod resources API: cpu_ids")
+}
+
 func TestParseContainerLink(t *testing.T) {
 	tests := []struct {
 		give    string

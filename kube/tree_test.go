@@ -79,7 +79,14 @@ func group(files map[string]string, dir, cpus string, pids ...int) {
 	files["sys/fs/cgroup/"+dir+"/cpuset.cpus.partition"] = "member\n"
 }
 
-// v2SystemdTree is a cgroup v2 node under the systemd driver: the
+// eightCPUs are the CPU files of the node the tests model: CPUs 0-7,
+// all online, the kernel's possible and online lists only.
+func eightCPUs(files map[string]string) {
+	files["sys/devices/system/cpu/possible"] = "0-7\n"
+	files["sys/devices/system/cpu/online"] = "0-7\n"
+}
+
+// v2SystemdTree is a cgroup v2 node under the systemd driver (CPUs 0-7): the
 // Guaranteed pod's group right under kubepods.slice, the Burstable one
 // under its QoS slice, CRI-O's conmon groups beside the containers'.
 func v2SystemdTree(t *testing.T, checkpoint string) string {
@@ -99,6 +106,7 @@ func v2SystemdTree(t *testing.T, checkpoint string) string {
 	process(files, 4401, "app", "/"+podB+"/crio-"+idB+".scope")
 	logs(files, "default", "iperf-server", uidA, map[string]string{"iperf3": idA})
 	logs(files, "kube-system", "burst-0", uidB, map[string]string{"app": idB})
+	eightCPUs(files)
 	if checkpoint != "" {
 		files[CheckpointFile] = checkpoint
 	}
@@ -106,8 +114,8 @@ func v2SystemdTree(t *testing.T, checkpoint string) string {
 	return root
 }
 
-// v1CgroupfsTree is a cgroup v1 node under the cgroupfs driver with
-// containerd's names (the container's ID alone).
+// v1CgroupfsTree is a cgroup v1 node under the cgroupfs driver (CPUs
+// 0-7) with containerd's names (the container's ID alone).
 func v1CgroupfsTree(t *testing.T, checkpoint string) string {
 	root := t.TempDir()
 	files := map[string]string{}
@@ -125,6 +133,7 @@ func v1CgroupfsTree(t *testing.T, checkpoint string) string {
 	v1("kubepods/burstable/pod"+uidB+"/"+idB, "0-1,4-7", 4401)
 	logs(files, "default", "iperf-server", uidA, map[string]string{"iperf3": idA})
 	logs(files, "kube-system", "burst-0", uidB, map[string]string{"app": idB})
+	eightCPUs(files)
 	files[CheckpointFile] = checkpoint
 	writeTree(t, root, files)
 	return root

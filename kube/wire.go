@@ -41,18 +41,12 @@ func eachField(b []byte, fn func(n protowire.Number, t protowire.Type, v []byte,
 	return nil
 }
 
-// appendInts appends a repeated int64 field: packed (proto3's default)
-// or one varint.
-func appendInts(out *[]int, t protowire.Type, v []byte, x uint64) error {
-	add := func(x uint64) error {
-		if int64(x) < 0 || x >= maxCPU {
-			return fmt.Errorf("protobuf: id %d is not a CPU or node", int64(x))
-		}
-		*out = append(*out, int(x))
-		return nil
-	}
+// ints calls add with each value of a repeated int64 field: packed
+// (proto3's default) or one varint.
+func ints(t protowire.Type, v []byte, x uint64, add func(int64)) error {
 	if t == protowire.VarintType {
-		return add(x)
+		add(int64(x))
+		return nil
 	}
 	if t != protowire.BytesType {
 		return errors.New("protobuf: int64 field of a wrong wire type")
@@ -62,12 +56,45 @@ func appendInts(out *[]int, t protowire.Type, v []byte, x uint64) error {
 		if n < 0 {
 			return fmt.Errorf("protobuf: packed int64: %w", protowire.ParseError(n))
 		}
-		if err := add(x); err != nil {
-			return err
-		}
+		add(int64(x))
 		v = v[n:]
 	}
 	return nil
+}
+
+// cpuIDs gathers one message's cpu_ids: the ids, or why they are no
+// CPUs. An id outside [0, cpuset.MaxID] is one no CPU has (Linux's
+// NR_CPUS is far below the bound); more ids than there are below the
+// bound repeat some. Either makes the message's CPUs malformed, not
+// the whole answer: the other pods' CPUs still read.
+type cpuIDs struct {
+	ids []int
+	why string
+}
+
+func (c *cpuIDs) add(id int64) {
+	switch {
+	case c.why != "":
+	case id < 0:
+		c.why = fmt.Sprintf("cpu_ids malformed: %d is not a CPU id", id)
+	case id > cpuset.MaxID:
+		c.why = fmt.Sprintf("cpu_ids malformed: %d is past %d, the largest CPU id", id, cpuset.MaxID)
+	case len(c.ids) > cpuset.MaxID:
+		c.why = fmt.Sprintf("cpu_ids malformed: more than %d ids, more than there are CPU ids", cpuset.MaxID+1)
+	default:
+		c.ids = append(c.ids, int(id))
+	}
+}
+
+// set is the gathered CPUs, or why they are unknown; the ids' array is
+// kept for the next message.
+func (c *cpuIDs) set() (cpuset.Set, string) {
+	s, why := cpuset.Set{}, c.why
+	if why == "" {
+		s = cpuset.New(c.ids...)
+	}
+	c.ids, c.why = c.ids[:0], ""
+	return s, why
 }
 
 // str is a string field's value, which must be length-delimited.
@@ -82,6 +109,7 @@ func str(t protowire.Type, v []byte) (string, error) {
 // pod_resources = 1}.
 func decodeList(b []byte) ([]APIPod, error) {
 	var pods []APIPod
+	var d listDecoder
 	err := eachField(b, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
 		if n != 1 {
 			return nil
@@ -89,18 +117,21 @@ func decodeList(b []byte) ([]APIPod, error) {
 		if t != protowire.BytesType {
 			return errors.New("protobuf: pod_resources of a wrong wire type")
 		}
-		p, err := decodePod(v)
+		p, err := d.pod(v)
 		pods = append(pods, p)
 		return err
 	})
 	return pods, err
 }
 
-// decodePod decodes PodResources {name = 1, namespace = 2, repeated
+// listDecoder holds the cpu_ids of the pod and of the container being
+// decoded, their arrays reused from message to message.
+type listDecoder struct{ podCPUs, ctrCPUs cpuIDs }
+
+// pod decodes PodResources {name = 1, namespace = 2, repeated
 // ContainerResources containers = 3, repeated int64 cpu_ids = 4}.
-func decodePod(b []byte) (APIPod, error) {
+func (d *listDecoder) pod(b []byte) (APIPod, error) {
 	var p APIPod
-	var cpus []int
 	err := eachField(b, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
 		var err error
 		switch n {
@@ -110,43 +141,42 @@ func decodePod(b []byte) (APIPod, error) {
 			p.Namespace, err = str(t, v)
 		case 3:
 			var c APIContainer
-			if c, err = decodeContainer(t, v); err == nil {
+			if c, err = d.container(t, v); err == nil {
 				p.Containers = append(p.Containers, c)
 			}
 		case 4:
-			err = appendInts(&cpus, t, v, x)
+			err = ints(t, v, x, d.podCPUs.add)
 		}
 		return err
 	})
-	p.CPUs = cpuset.New(cpus...)
+	p.CPUs, p.CPUsWhy = d.podCPUs.set()
 	return p, err
 }
 
-// decodeContainer decodes ContainerResources {name = 1, repeated
+// container decodes ContainerResources {name = 1, repeated
 // ContainerDevices devices = 2, repeated int64 cpu_ids = 3}; memory and
 // dynamic resources are not read.
-func decodeContainer(t protowire.Type, b []byte) (APIContainer, error) {
+func (d *listDecoder) container(t protowire.Type, b []byte) (APIContainer, error) {
 	var c APIContainer
 	if t != protowire.BytesType {
 		return c, errors.New("protobuf: containers of a wrong wire type")
 	}
-	var cpus []int
 	err := eachField(b, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
 		var err error
 		switch n {
 		case 1:
 			c.Name, err = str(t, v)
 		case 2:
-			var d Device
-			if d, err = decodeDevice(v); err == nil {
-				c.Devices = append(c.Devices, d)
+			var dev Device
+			if dev, err = decodeDevice(v); err == nil {
+				c.Devices = append(c.Devices, dev)
 			}
 		case 3:
-			err = appendInts(&cpus, t, v, x)
+			err = ints(t, v, x, d.ctrCPUs.add)
 		}
 		return err
 	})
-	c.CPUs = cpuset.New(cpus...)
+	c.CPUs, c.CPUsWhy = d.ctrCPUs.set()
 	return c, err
 }
 
@@ -174,7 +204,14 @@ func decodeDevice(b []byte) (Device, error) {
 					if n != 1 {
 						return nil
 					}
-					return appendInts(&d.Nodes, t, nil, x)
+					switch id := int64(x); {
+					case t != protowire.VarintType:
+						return errors.New("protobuf: NUMANode ID of a wrong wire type")
+					case id < 0 || id > cpuset.MaxID:
+						return fmt.Errorf("protobuf: NUMA node %d is not a node id (0 to %d)", id, cpuset.MaxID)
+					}
+					d.Nodes = append(d.Nodes, int(x))
+					return nil
 				})
 			})
 		}

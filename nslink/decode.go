@@ -80,7 +80,9 @@ func frames(b []byte) ([]message, error) {
 	return out, nil
 }
 
-// decodeLinks decodes a recorded RTM_GETLINK dump: RTM_NEWLINK messages.
+// decodeLinks decodes a recorded RTM_GETLINK dump: RTM_NEWLINK messages,
+// no two of one index or one name (the kernel looks a namespace's links
+// up by name, dev_get_by_name, so it keeps their names unique).
 func decodeLinks(b []byte) ([]Link, error) {
 	msgs, err := frames(b)
 	if err != nil {
@@ -90,7 +92,7 @@ func decodeLinks(b []byte) ([]Link, error) {
 		return nil, fmt.Errorf("%d links, more than %d", len(msgs), maxLinks)
 	}
 	out := make([]Link, 0, len(msgs))
-	seen := map[int]bool{}
+	seen, names := map[int]bool{}, map[string]int{}
 	for i, m := range msgs {
 		if m.typ != unix.RTM_NEWLINK {
 			return nil, fmt.Errorf("message %d: type %d, not RTM_NEWLINK (%d)", i, m.typ, unix.RTM_NEWLINK)
@@ -102,7 +104,10 @@ func decodeLinks(b []byte) ([]Link, error) {
 		if seen[l.Index] {
 			return nil, fmt.Errorf("message %d: index %d twice", i, l.Index)
 		}
-		seen[l.Index] = true
+		if j, ok := names[l.Name]; ok {
+			return nil, fmt.Errorf("message %d: link %d is named %q, as link %d is: a namespace's link names are unique", i, l.Index, l.Name, j)
+		}
+		seen[l.Index], names[l.Name] = true, l.Index
 		out = append(out, l)
 	}
 	return out, nil

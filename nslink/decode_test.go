@@ -67,6 +67,9 @@ func TestDecodeLinksMalformed(t *testing.T) {
 		{"name without NUL", mut(func(b []byte) []byte { b[len(b)-2] = 'x'; b[len(b)-1] = 'y'; return b }), "not NUL-terminated"},
 		{"attribute past the end", mut(func(b []byte) []byte { b[32] = 0x40; return b }), "does not fit"},
 		{"two links of one index", append(append([]byte(nil), good...), good...), "index 1 twice"},
+		{"two links of one name", hosttest.NsLinksBytes([]hosttest.NsLink{{Index: 1, Name: "eth0"}, {Index: 2, Name: "eth0"}}),
+			`message 1: link 2 is named "eth0", as link 1 is`},
+		{"60,000 links of one name", oneName(60000), `message 1: link 2 is named "eth0", as link 1 is`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,13 +81,22 @@ func TestDecodeLinksMalformed(t *testing.T) {
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("decodeLinks = %v, %v; want an error saying %q", got, err, tt.want)
+				t.Errorf("decodeLinks = %d links, %v; want an error saying %q", len(got), err, tt.want)
 			}
 		})
 	}
 	if _, err := decodeNSID(append(hosttest.NsIDBytes(0), hosttest.NsIDBytes(1)...)); err == nil {
 		t.Error("decodeNSID of two replies: no error")
 	}
+}
+
+// oneName is a dump of n links, indexes 1 to n, all named eth0.
+func oneName(n int) []byte {
+	links := make([]hosttest.NsLink, n)
+	for i := range links {
+		links[i] = hosttest.NsLink{Index: i + 1, Name: "eth0"}
+	}
+	return hosttest.NsLinksBytes(links)
 }
 
 // TestReadRecorded reads a recording as a snapshot holds it, and says

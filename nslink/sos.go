@@ -68,10 +68,11 @@ func ReadSos(fsys kfile.FS) (ls *Links, found bool) {
 // 1500 …"; a name printed as "veth0@if5" is "veth0") and its XDP state
 // from the markers xdp_dump prints. Lines it does not use are skipped;
 // a first line it cannot read, an indented line before any link, a
-// repeated index and a program line without the mode word are errors.
+// repeated index or name and a program line without the mode word are
+// errors.
 func ParseIPLink(b []byte) ([]Link, error) {
 	var links []Link
-	seen := map[int]bool{}
+	seen, names := map[int]bool{}, map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -95,7 +96,10 @@ func ParseIPLink(b []byte) ([]Link, error) {
 		if seen[l.Index] {
 			return nil, fmt.Errorf("line %d: link index %d twice: %w", n, l.Index, ErrIPLink)
 		}
-		seen[l.Index] = true
+		if j, ok := names[l.Name]; ok {
+			return nil, fmt.Errorf("line %d: link %d is named %q, as link %d is (a namespace's link names are unique): %w", n, l.Index, l.Name, j, ErrIPLink)
+		}
+		seen[l.Index], names[l.Name] = true, l.Index
 		links = append(links, l)
 	}
 	if err := sc.Err(); err != nil {

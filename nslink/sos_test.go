@@ -68,6 +68,7 @@ func TestParseIPLink(t *testing.T) {
 		{give: "7: em1: <UP> state UP\n", err: "no mtu"},
 		{give: "7: em1: <UP> mtu big\n", err: "mtu is not a number"},
 		{give: first + "\n" + first + "\n", err: "link index 7 twice"},
+		{give: first + "\n8: em1@if7: <UP> mtu 1500\n", err: `line 2: link 8 is named "em1", as link 7 is`},
 	}
 	for _, tt := range tests {
 		got, err := ParseIPLink([]byte(tt.give))

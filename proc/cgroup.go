@@ -62,6 +62,10 @@ type Cgroup struct {
 	// manager; ExclusiveBy says which.
 	Exclusive   bool
 	ExclusiveBy string
+	// ExclusiveWhy, for a pod's container, says why whether the kubelet
+	// gave it its CPUs exclusively is unknown (PodGroup.ExclusiveWhy);
+	// Exclusive then says only what the group's own files do.
+	ExclusiveWhy string
 	// Pod is the Kubernetes pod and container the group is, when the
 	// selection came through one (--pod, --container); nil for a group
 	// named by --cgroup alone.

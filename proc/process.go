@@ -358,6 +358,11 @@ type PodGroup struct {
 	// the CPU manager's checkpoint); ExclusiveCPUs are those CPUs.
 	ExclusiveBy   string
 	ExclusiveCPUs cpuset.Set
+	// ExclusiveWhy says why whether the kubelet gave the container
+	// exclusive CPUs is unknown: its word on them is malformed (a CPU
+	// id past cpuset.MaxID) or names CPUs the host does not have.
+	// ExclusiveBy is then "".
+	ExclusiveWhy string
 }
 
 // ErrSelection is wrapped by Validate's errors: a selection that names
@@ -577,6 +582,7 @@ func selectPods(fsys kfile.FS, sel Selection, listed map[int]bool) ([]Match, err
 			if pg.ExclusiveBy != "" {
 				g.Exclusive, g.ExclusiveBy = true, pg.ExclusiveBy
 			}
+			g.ExclusiveWhy = pg.ExclusiveWhy
 			pids := slices.DeleteFunc(slices.Clone(g.PIDs), func(pid int) bool { return !listed[pid] })
 			out = append(out, Match{Selector: s, PIDs: pids, Group: g})
 		}

@@ -28,6 +28,8 @@ type CPU struct {
 // arch/powerpc/platforms/Kconfig.cputype), 4096 on arm64 and sparc64.
 // Every CPU id the kernel names, online or possible, is below nr_cpu_ids,
 // itself at most NR_CPUS; a tree naming a higher one is not a Linux host.
+// It is far below cpuset.MaxID, the bound of any CPU id irqnuma reads: an
+// id between the two reads, and is a CPU no host has.
 const MaxNRCPUs = 8192
 
 // checkCPUIDs refuses a set of CPUs the kernel cannot have: one id past
@@ -39,12 +41,76 @@ func checkCPUIDs(what string, cpus cpuset.Set) error {
 	return nil
 }
 
+// ReadHostCPUs reads which CPUs the host under fsys has, as Read finds
+// them (the ids of Host.CPUs: the online ones and those with a cpuN
+// folder, within cpu/possible), and nothing else of its topology: for a
+// reader told CPU ids by another source (the kubelet's), to bound them
+// by the CPUs there are.
+func ReadHostCPUs(fsys kfile.FS) (cpuset.Set, error) {
+	h := &Host{Root: fsys.Root(), fs: fsys}
+	dir := h.Path("sys/devices/system/cpu")
+	if err := h.readCPUSets(dir); err != nil {
+		return cpuset.Set{}, err
+	}
+	return h.present(dir), nil
+}
+
 // readCPUs reads /sys/devices/system/cpu: which CPUs exist and are online,
 // the isolated and nohz_full sets, and for online CPUs their package,
 // core and L3 group. Files are read once per core and once per L3 group,
 // not once per CPU: siblings share what their first member says.
 func (h *Host) readCPUs() error {
 	dir := h.Path("sys/devices/system/cpu")
+	if err := h.readCPUSets(dir); err != nil {
+		return err
+	}
+	if err := h.readIsolation(dir); err != nil {
+		return err
+	}
+	isolated := h.IsolatedCPUs()
+	present := h.present(dir)
+	h.CPUs = make([]CPU, 0, present.Len())
+	h.cpuIndex = make(map[int]int, present.Len())
+	for id := range present.All() {
+		h.cpuIndex[id] = len(h.CPUs)
+		h.CPUs = append(h.CPUs, CPU{
+			ID: id, Online: h.Online.Contains(id), Node: -1, Package: -1, Core: -1, L3: -1,
+			Isolated: isolated.Contains(id),
+		})
+	}
+	for i := range h.CPUs {
+		c := &h.CPUs[i]
+		if !c.Online || c.Core >= 0 {
+			continue
+		}
+		if err := h.readCore(dir, c.ID); err != nil {
+			return err
+		}
+	}
+	for i := range h.CPUs {
+		c := &h.CPUs[i]
+		if !c.Online || c.L3 >= 0 {
+			continue
+		}
+		if err := h.readL3(dir, c.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// present is the CPUs the host has: online ones and those with a cpuN
+// folder (present, maybe offline). possible may name far more (a VM's
+// hot-plug slots, or any count a tree claims), which are no CPUs.
+func (h *Host) present(dir string) cpuset.Set {
+	return h.Online.Union(h.listCPUDirs(dir).Intersection(h.Possible))
+}
+
+// readCPUSets reads the online and possible CPUs of dir
+// (/sys/devices/system/cpu), each at most MaxNRCPUs, online within
+// possible; without the files, what the cpuN folders and /proc/interrupts
+// say.
+func (h *Host) readCPUSets(dir string) error {
 	var err error
 	onlineErr := error(nil)
 	if h.Online, err = h.fs.List(dir + "/online"); err != nil {
@@ -73,42 +139,6 @@ func (h *Host) readCPUs() error {
 	}
 	if !h.Online.IsSubsetOf(h.Possible) {
 		return fmt.Errorf("%s/online (%s) names CPUs outside possible (%s)", dir, h.Online, h.Possible)
-	}
-	if err := h.readIsolation(dir); err != nil {
-		return err
-	}
-	isolated := h.IsolatedCPUs()
-
-	// The CPUs the host has: online ones and those with a cpuN folder
-	// (present, maybe offline). possible may name far more (a VM's
-	// hot-plug slots, or any count a tree claims), which are no CPUs.
-	present := h.Online.Union(h.listCPUDirs(dir).Intersection(h.Possible))
-	h.CPUs = make([]CPU, 0, present.Len())
-	h.cpuIndex = make(map[int]int, present.Len())
-	for id := range present.All() {
-		h.cpuIndex[id] = len(h.CPUs)
-		h.CPUs = append(h.CPUs, CPU{
-			ID: id, Online: h.Online.Contains(id), Node: -1, Package: -1, Core: -1, L3: -1,
-			Isolated: isolated.Contains(id),
-		})
-	}
-	for i := range h.CPUs {
-		c := &h.CPUs[i]
-		if !c.Online || c.Core >= 0 {
-			continue
-		}
-		if err := h.readCore(dir, c.ID); err != nil {
-			return err
-		}
-	}
-	for i := range h.CPUs {
-		c := &h.CPUs[i]
-		if !c.Online || c.L3 >= 0 {
-			continue
-		}
-		if err := h.readL3(dir, c.ID); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
@@ -120,5 +121,43 @@ func TestLookupNICClipsName(t *testing.T) {
 	}
 	if _, err := h.LookupNIC("eth9"); err == nil || !strings.HasPrefix(err.Error(), `unknown NIC "eth9" (this host has: `) {
 		t.Errorf("LookupNIC(eth9) error %v", err)
+	}
+}
+
+// TestReadHostCPUs: the CPUs a host has are those Read builds a CPU for,
+// on every host tree (offline-2node's offline ones included, sos-ice's
+// without cpuN folders from online); a possible naming hot-plug slots
+// past the cpuN folders adds none; an online past NR_CPUS is the error
+// Read gives.
+func TestReadHostCPUs(t *testing.T) {
+	for _, name := range []string{"arm64", "nps2", "offline-2node", "seed", "sos-ice", "vm-virtio"} {
+		fsys := hosttest.Open(t, hosttest.Root(name))
+		h, err := Read(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int
+		for _, c := range h.CPUs {
+			ids = append(ids, c.ID)
+		}
+		got, err := ReadHostCPUs(fsys)
+		if want := cpuset.New(ids...); err != nil || !got.Equal(want) {
+			t.Errorf("%s: ReadHostCPUs = %s, %v; want %s", name, got, err, want)
+		}
+	}
+	tests := []struct {
+		file, give string
+		want       string // the CPUs, or the error's text
+	}{
+		{"possible", "0-127\n", "0-63"},
+		{"online", "0-63,8192\n", "CPU 8192 is past 8191"},
+	}
+	for _, tt := range tests {
+		root := hosttest.Copy(t, "seed")
+		writeTree(t, root, "sys/devices/system/cpu/"+tt.file, tt.give)
+		got, err := ReadHostCPUs(hosttest.Open(t, root))
+		if (err == nil && got.String() != tt.want) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s %q: ReadHostCPUs = %s, %v; want %s", tt.file, tt.give, got, err, tt.want)
+		}
 	}
 }

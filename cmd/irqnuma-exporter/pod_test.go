@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -237,6 +238,88 @@ func (listPods) List(context.Context, *podresourcesapi.ListPodResourcesRequest) 
 	return &podresourcesapi.ListPodResourcesResponse{PodResources: []*podresourcesapi.PodResources{
 		{Name: "iperf-server", Namespace: "default", Containers: []*podresourcesapi.ContainerResources{{Name: "iperf3"}}},
 	}}, nil
+}
+
+// hostileList is a kubelet whose List gives iperf3 the cpu_ids ids.
+type hostileList struct {
+	podresourcesapi.UnimplementedPodResourcesListerServer
+	ids []int64
+}
+
+func (k hostileList) List(context.Context, *podresourcesapi.ListPodResourcesRequest) (*podresourcesapi.ListPodResourcesResponse, error) {
+	return &podresourcesapi.ListPodResourcesResponse{PodResources: []*podresourcesapi.PodResources{
+		{Name: "iperf-server", Namespace: "default", Containers: []*podresourcesapi.ContainerResources{{Name: "iperf3", CpuIds: k.ids}}},
+	}}, nil
+}
+
+// TestPodHostileCPUIDs: a kubelet answering List with iperf3's cpu_ids
+// {16, N}, N past cpuset.MaxID (1048575), over the socket under the root
+// or as a snapshot recorded it, neither panics the exporter (its first
+// reading is the one it takes before it listens) nor fails the scrape:
+// the group's CPUs are served, irqnuma_pod_exclusive is left out (the
+// checkpoint, saying 16-17, is not asked: the API answered), the audit's
+// warning not-checked names the container, and the log says why.
+func TestPodHostileCPUIDs(t *testing.T) {
+	for _, id := range []int64{2000000, 4194303} {
+		for _, via := range []string{"socket", "recorded"} {
+			t.Run(fmt.Sprintf("%d %s", id, via), func(t *testing.T) {
+				root := hosttest.Copy(t, "seed")
+				writePod(t, root)
+				writeFile(t, root, "var/lib/kubelet/cpu_manager_state",
+					`{"policyName":"static","defaultCpuSet":"0-15,18-63","entries":{"`+podUID+`":{"iperf3":"16-17"}},"checksum":1}`)
+				k := hostileList{ids: []int64{16, id}}
+				if via == "recorded" {
+					b, err := proto.Marshal(func() *podresourcesapi.ListPodResourcesResponse {
+						r, _ := k.List(context.Background(), nil)
+						return r
+					}())
+					if err != nil {
+						t.Fatal(err)
+					}
+					writeFile(t, root, kube.RecordFile, string(b))
+				} else {
+					sock := filepath.Join(root, kube.SocketFile)
+					if len(sock) > 107 {
+						t.Skipf("%s: longer than a unix socket's path may be", sock)
+					}
+					if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					l, err := net.Listen("unix", sock)
+					if err != nil {
+						t.Fatal(err)
+					}
+					s := grpc.NewServer()
+					podresourcesapi.RegisterPodResourcesListerServer(s, k)
+					go s.Serve(l)
+					t.Cleanup(s.Stop)
+				}
+				o, _, err := parse([]string{"--pod", "default/iperf-server"}, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var log strings.Builder
+				read := reader(context.Background(), hosttest.Open(t, root), o.sel)
+				if _, err := read(); err != nil {
+					t.Fatalf("first reading: %v", err)
+				}
+				h, err := newHandler(exporter.NewReader(read, &log).Scrape, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				get(t, h, http.MethodGet, "/metrics", "")
+				want := fmt.Sprintf("cpu_ids malformed: %d is past 1048575, the largest CPU id", id)
+				if !strings.Contains(log.String(), `--pod default/iperf-server container "iperf3"`) || !strings.Contains(log.String(), want) {
+					t.Errorf("log %q, want the container and %q", log.String(), want)
+				}
+				scrapeHas(t, h, []string{
+					"irqnuma_scrape_error 0",
+					`irqnuma_pod_cpus{` + podLabels + `} 2`,
+					`irqnuma_finding{check="not-checked",nic="",severity="warning",subject="cgroup-exclusive-irq for --pod default/iperf-server container iperf3"} 1`,
+				}, []string{"irqnuma_pod_exclusive{", "irqnuma_pod_exclusive_cpu_irqs{"})
+			})
+		}
+	}
 }
 
 // TestPodSocketUnderRoot: under a --root folder holding the kubelet's

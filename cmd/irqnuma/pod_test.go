@@ -8,8 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	podresourcesapi "k8s.io/kubelet/pkg/apis/podresources/v1"
+
 	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/kube"
 )
 
 // A Guaranteed pod on the seed tree as the kubelet and CRI-O lay it out
@@ -74,6 +78,67 @@ func TestAuditPod(t *testing.T) {
 		absent := byCheck(doc, audit.CheckProcAbsent)
 		if len(absent) != 1 || !strings.Contains(absent[0].Message, "no pod default/gone") || !strings.Contains(absent[0].Message, "/var/log/pods") {
 			t.Errorf("%s: proc-absent %+v, want one naming default/gone", r, absent)
+		}
+	}
+}
+
+// recordList writes, as a snapshot records it (kube.RecordFile), the
+// kubelet's List answer giving default/iperf-server's iperf3 cpuIDs.
+func recordList(t *testing.T, root string, cpuIDs []int64) {
+	t.Helper()
+	b, err := proto.Marshal(&podresourcesapi.ListPodResourcesResponse{PodResources: []*podresourcesapi.PodResources{
+		{Name: "iperf-server", Namespace: "default", Containers: []*podresourcesapi.ContainerResources{{Name: "iperf3", CpuIds: cpuIDs}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, root, kube.RecordFile, string(b))
+}
+
+// TestAuditPodHostileCPUIDs: the kubelet's List answer (as recorded)
+// giving iperf3 cpu_ids {16, N} with N past cpuset.MaxID (1048575), or
+// a million cpu_ids on the 64-CPU seed host, is an audit with a finding,
+// not an internal error nor the container holding CPUs 0-999999: a
+// warning not-checked of cgroup-exclusive-irq naming the container and
+// N and the bound, or the CPUs the host does not have, and no IRQ on its
+// CPUs called one on exclusive CPUs; the same answer with cpu_ids 16-17
+// is the finding that IRQ 285 lands on CPU 17.
+func TestAuditPodHostileCPUIDs(t *testing.T) {
+	t.Parallel()
+	million := make([]int64, 1000000)
+	for i := range million {
+		million[i] = int64(i)
+	}
+	tests := []struct {
+		give    []int64
+		wantIRQ int    // cgroup-exclusive-irq findings
+		want    string // in the not-checked's message; "" for none
+	}{
+		{give: []int64{16, 2000000}, want: "cpu_ids malformed: 2000000 is past 1048575, the largest CPU id"},
+		{give: []int64{16, 4194303}, want: "cpu_ids malformed: 4194303 is past 1048575, the largest CPU id"},
+		{give: million, want: "cpu_ids 0-999999, naming CPUs 64-999999, which this host does not have (it has 0-63)"},
+		{give: []int64{16, 17}, wantIRQ: 1},
+	}
+	for _, tt := range tests {
+		root := hosttest.Copy(t, "seed")
+		addPod(t, root)
+		recordList(t, root, tt.give)
+		doc, _ := auditJSON(t, root, "--pod", "default/iperf-server")
+		if got := byCheck(doc, audit.CheckCgroupIRQ); len(got) != tt.wantIRQ {
+			t.Errorf("%d cpu_ids: cgroup-exclusive-irq %+v, want %d", len(tt.give), got, tt.wantIRQ)
+		}
+		var nc []auditFinding
+		for _, f := range byCheck(doc, audit.CheckNotChecked) {
+			if strings.HasPrefix(f.Subject, string(audit.CheckCgroupIRQ)) {
+				nc = append(nc, f)
+			}
+		}
+		switch {
+		case tt.want == "" && len(nc) != 0:
+			t.Errorf("%d cpu_ids: not-checked %+v, want none", len(tt.give), nc)
+		case tt.want != "" && (len(nc) != 1 || nc[0].Severity != "warning" || nc[0].Subject != "cgroup-exclusive-irq for --pod default/iperf-server container iperf3" ||
+			!strings.Contains(nc[0].Message, "pod default/iperf-server container iperf3") || !strings.Contains(nc[0].Message, tt.want)):
+			t.Errorf("%d cpu_ids: not-checked %+v, want one warning naming iperf3 and saying %q", len(tt.give), nc, tt.want)
 		}
 	}
 }
