@@ -52,7 +52,10 @@ A scrape only reads; nothing but /metrics (GET, HEAD) is served. The default
 address is loopback: listening elsewhere shows the host's layout to whoever
 can reach the port. Read failures are logged on stderr and answered with
 irqnuma_scrape_error 1; it never exits for them (a NIC or a mount may come
-later). Four scrapes are answered at a time; a fifth gets 503 (counted in
+later), nor for anything else a scrape meets: a panic in a scrape, the first
+(run before it listens) too, is a bug a hostile tree may find, and fails
+that scrape alone, logged with its stack. Four scrapes are answered at a
+time; a fifth gets 503 (counted in
 promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
 new scrape and lets those in flight finish for up to 0.9 s.
 
@@ -186,13 +189,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "irqnuma-exporter: %s\n", safetext.Escape(err.Error()))
 		}
 	}()
-	// What the host lacks now may come later (a NIC's driver, a mount):
-	// said, and served as irqnuma_scrape_error 1, no exit.
-	read := reader(ctx, fsys, o.sel)
-	if _, err := read(); err != nil {
-		fmt.Fprintf(stderr, "irqnuma-exporter: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
+	ex := exporter.NewReader(reader(ctx, fsys, o.sel), escaped{stderr})
+	// The first scrape, before listening, is one like every other: a
+	// panic recovered, a failure logged. What the host lacks now may come
+	// later (a NIC's driver, a mount): said, and served as
+	// irqnuma_scrape_error 1, no exit.
+	if scrapeFailed(ex.Scrape()) {
+		fmt.Fprintln(stderr, "irqnuma-exporter: warning: cannot read the host yet (above): serving irqnuma_scrape_error 1 until a scrape can")
 	}
-	h, err := newHandler(exporter.NewReader(read, stderr).Scrape, stderr)
+	h, err := newHandler(ex.Scrape, stderr)
 	if err != nil {
 		return err
 	}
@@ -218,8 +223,22 @@ func reader(ctx context.Context, fsys kfile.FS, sel audit.Selection) func() (*au
 		if err := kube.Resolve(ctx, fsys, &s.Selection, podSocket(fsys)); err != nil {
 			return nil, fmt.Errorf("--pod, --container: %w", err)
 		}
-		return audit.Read(fsys, s)
+		return auditRead(fsys, s)
 	}
+}
+
+// auditRead is audit.Read; tests replace it (with a read that panics on
+// the trees they mark), nothing else does.
+var auditRead = audit.Read
+
+// scrapeFailed reports whether a scrape's families say it failed.
+func scrapeFailed(fams []exporter.Family) bool {
+	for _, f := range fams {
+		if f.Name == exporter.MetricScrapeError {
+			return len(f.Samples) == 1 && f.Samples[0].Value == 1
+		}
+	}
+	return false
 }
 
 // podSocket is the kubelet's pod resources socket a scrape asks: the
