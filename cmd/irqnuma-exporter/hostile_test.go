@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -73,14 +74,75 @@ var hostiles = []hostile{
 		},
 		wantIn: []string{"irqnuma: scrape: panic: ring count 2147483648 (a bug in irqnuma", "irqnuma:   goroutine "},
 	},
+	{
+		name: "bytes",
+		args: []string{"--scrape-max-bytes", "1MiB"},
+		// /proc/interrupts of 2 MiB: more than the scrape may read.
+		make: func(t *testing.T, root string) func() {
+			return replaceFile(t, filepath.Join(root, "proc/interrupts"), func(b []byte) []byte {
+				return append(b, strings.Repeat(" ", 2<<20)...)
+			})
+		},
+		wantIn: []string{"irqnuma: scrape: over its read budget (--scrape-max-bytes 1MiB, --scrape-max-files 200000): read " +
+			"ROOT/proc/interrupts: read budget exceeded: more than 1048576 bytes read"},
+	},
+	{
+		name: "files",
+		args: []string{"--scrape-max-files", "1500"},
+		// 2,000 processes in /proc: more entries than the scrape may list.
+		make: func(t *testing.T, root string) func() {
+			var dirs []string
+			for i := range 2000 {
+				d := filepath.Join(root, "proc", fmt.Sprint(100000+i))
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				dirs = append(dirs, d)
+			}
+			return func() {
+				for _, d := range dirs {
+					os.Remove(d)
+				}
+			}
+		},
+		wantIn: []string{"irqnuma: scrape: over its read budget (--scrape-max-bytes 64MiB, --scrape-max-files 1500): read " +
+			"ROOT/proc: read budget exceeded: more than 1500 files (paths opened and folder entries listed)"},
+	},
+}
+
+// replaceFile writes edit's answer over the file p and returns what puts
+// the file back.
+func replaceFile(t *testing.T, p string, edit func([]byte) []byte) func() {
+	t.Helper()
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(b []byte) {
+		if err := os.Chmod(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, st.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(edit(append([]byte(nil), orig...)))
+	return func() { write(orig) }
 }
 
 // TestRunSurvivesHostile: an exporter started on a tree whose scrape
-// panics listens all the same and answers irqnuma_scrape_error 1, its
-// first scrape (before it listened) and the next logged; once the tree is
-// mended a scrape answers 0 and the host's series; made hostile again
-// while it runs, that scrape alone fails, and the next after the tree is
-// mended answers in full again.
+// panics or passes its read budget listens all the same and answers
+// irqnuma_scrape_error 1, its first scrape (before it listened) and the
+// next logged; once the tree is mended a scrape answers 0 and the host's
+// series; made hostile again while it runs, that scrape alone fails, and
+// the next after the tree is mended answers in full again.
 func TestRunSurvivesHostile(t *testing.T) {
 	panicOnMark(t)
 	for _, h := range hostiles {
