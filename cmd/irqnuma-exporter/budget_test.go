@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -56,19 +58,24 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// TestParseBudget: the budget's flags, their defaults, and the values
-// refused as usage errors.
+// TestParseBudget: the budget's and the memory limit's flags, their
+// defaults, and the values refused as usage errors.
 func TestParseBudget(t *testing.T) {
 	tests := []struct {
 		give    []string
 		want    budget
+		wantMem int64
+		wantSet bool
 		wantErr string
 	}{
-		{give: nil, want: budget{64 << 20, 200000}},
-		{give: []string{"--scrape-max-bytes", "1MiB", "--scrape-max-files", "0"}, want: budget{1 << 20, 0}},
+		{give: nil, want: budget{64 << 20, 200000}, wantMem: 100 << 20},
+		{give: []string{"--scrape-max-bytes", "1MiB", "--scrape-max-files", "0"}, want: budget{1 << 20, 0}, wantMem: 100 << 20},
+		{give: []string{"--memory-limit", "0"}, want: budget{64 << 20, 200000}, wantMem: 0, wantSet: true},
+		{give: []string{"--memory-limit", "100MiB"}, want: budget{64 << 20, 200000}, wantMem: 100 << 20, wantSet: true},
 		{give: []string{"--scrape-max-files", "-1"}, wantErr: "--scrape-max-files -1: want 0 (no bound) or more"},
 		{give: []string{"--scrape-max-bytes", "64MB"}, wantErr: `invalid value "64MB" for flag -scrape-max-bytes`},
 		{give: []string{"--scrape-max-bytes", "-1"}, wantErr: `invalid value "-1" for flag -scrape-max-bytes`},
+		{give: []string{"--memory-limit", "-1"}, wantErr: `invalid value "-1" for flag -memory-limit`},
 	}
 	for _, tt := range tests {
 		o, _, err := parse(tt.give, io.Discard)
@@ -81,8 +88,8 @@ func TestParseBudget(t *testing.T) {
 		if err != nil {
 			t.Fatalf("parse(%q): %v", tt.give, err)
 		}
-		if o.budget != tt.want {
-			t.Errorf("parse(%q) = budget %+v, want %+v", tt.give, o.budget, tt.want)
+		if o.budget != tt.want || o.memoryLimit != tt.wantMem || o.memoryLimitSet != tt.wantSet {
+			t.Errorf("parse(%q) = budget %+v, memory %d (set %v); want %+v, %d (%v)", tt.give, o.budget, o.memoryLimit, o.memoryLimitSet, tt.want, tt.wantMem, tt.wantSet)
 		}
 	}
 }
@@ -94,10 +101,57 @@ func TestHelpStatesDefaults(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("%d MiB (--scrape-max-bytes)", defaultMaxBytes>>20),
 		fmt.Sprintf("%d files (--scrape-max-files", defaultMaxFiles),
+		fmt.Sprintf("soft memory limit is %d MiB (--memory-limit", defaultMemoryLimit>>20),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("description does not say %q", want)
 		}
+	}
+}
+
+// TestSetMemoryLimit: --memory-limit is the runtime's limit while the
+// exporter runs (0: none), GOMEMLIMIT's stays when the flag is not
+// given, the default otherwise; and it is put back after.
+func TestSetMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	tests := []struct {
+		give []string
+		env  string
+		want int64
+	}{
+		{give: nil, want: defaultMemoryLimit},
+		{give: nil, env: "1GiB", want: before}, // the runtime read it at start
+		{give: []string{"--memory-limit", "64MiB"}, env: "1GiB", want: 64 << 20},
+		{give: []string{"--memory-limit", "0"}, want: math.MaxInt64},
+	}
+	for _, tt := range tests {
+		o, _, err := parse(tt.give, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restore := setMemoryLimit(o, func(k string) string {
+			if k == "GOMEMLIMIT" {
+				return tt.env
+			}
+			return ""
+		})
+		got := debug.SetMemoryLimit(-1)
+		restore()
+		if got != tt.want {
+			t.Errorf("%q with GOMEMLIMIT=%q: limit %d, want %d", tt.give, tt.env, got, tt.want)
+		}
+		if after := debug.SetMemoryLimit(-1); after != before {
+			t.Errorf("%q: limit %d after, want %d as before", tt.give, after, before)
+		}
+	}
+}
+
+// TestRunMemoryLimit: the running exporter's limit is --memory-limit, as
+// its own go_gc_gomemlimit_bytes says.
+func TestRunMemoryLimit(t *testing.T) {
+	addr := start(t, "--root", hosttest.Root("seed"), "--memory-limit", "77MiB")
+	if v, ok := scrapeValue(t, addr, "go_gc_gomemlimit_bytes", nil); !ok || v != 77<<20 {
+		t.Errorf("go_gc_gomemlimit_bytes = %v (%v), want %d", v, ok, 77<<20)
 	}
 }
 

@@ -57,9 +57,11 @@ before it listens) too, reads within a budget of its own, 64 MiB
 (--scrape-max-bytes) and 200000 files (--scrape-max-files: paths opened and
 folder entries listed), past which it fails with an error naming the budget;
 a panic in a scrape (a bug a hostile tree may find) fails that scrape alone,
-logged with its stack. Four scrapes are answered at a time; a fifth gets 503
-(counted in promhttp_metric_handler_requests_total{code="503"}). On SIGTERM
-it takes no new scrape and lets those in flight finish for up to 0.9 s.
+logged with its stack. The Go runtime's soft memory limit is 100 MiB
+(--memory-limit; or GOMEMLIMIT, when that is set and the flag is not). Four
+scrapes are answered at a time; a fifth gets 503 (counted in
+promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
+new scrape and lets those in flight finish for up to 0.9 s.
 
 --pod and --container are looked up at every scrape, as irqnuma's are:
 the pod's name from /var/log/pods, its containers' groups from the cgroup
@@ -88,7 +90,11 @@ type options struct {
 	root    string
 	sel     audit.Selection
 	version bool
-	budget  budget
+	// memoryLimit is --memory-limit, the Go runtime's soft limit
+	// (setMemoryLimit), when memoryLimitSet.
+	memoryLimit    int64
+	memoryLimitSet bool
+	budget         budget
 }
 
 // stringsFlag is a repeatable string flag.
@@ -131,7 +137,7 @@ func (p pidsFlag) Set(v string) error {
 
 // parse reads the flags; a mistake in them is a usage error (exit 2).
 func parse(args []string, stdout io.Writer) (*options, bool, error) {
-	o := &options{budget: budget{bytes: defaultMaxBytes, files: defaultMaxFiles}}
+	o := &options{memoryLimit: defaultMemoryLimit, budget: budget{bytes: defaultMaxBytes, files: defaultMaxFiles}}
 	fl := flag.NewFlagSet("irqnuma-exporter", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	fl.StringVar(&o.listen, "listen", exporter.DefaultListen, "address to serve /metrics on, `HOST:PORT`")
@@ -142,6 +148,7 @@ func parse(args []string, stdout io.Writer) (*options, bool, error) {
 	fl.Var(stringsFlag{&o.sel.Cgroups}, "cgroup", "watch the control group `PATH` (cgroup v2, or v1's cpuset hierarchy): its processes, CPUs and memory nodes, as irqnuma_pod_* series (repeatable)")
 	fl.Var(stringsFlag{&o.sel.Pods}, "pod", "watch every container of the Kubernetes pod `NAMESPACE/NAME`, each as a --cgroup, looked up at every scrape (repeatable)")
 	fl.Var(stringsFlag{&o.sel.Containers}, "container", "watch the container `ID` (its runtime ID or a unique prefix, as crictl ps shows it) as a --cgroup, looked up at every scrape (repeatable)")
+	fl.Var(sizeFlag{&o.memoryLimit}, "memory-limit", "the Go runtime's soft memory limit (debug.SetMemoryLimit), `BYTES` such as 100MiB or 1GiB; 0: none; without the flag, GOMEMLIMIT's when that is set")
 	fl.Var(sizeFlag{&o.budget.bytes}, "scrape-max-bytes", "fail a scrape that reads more than `BYTES` of the host's files, such as 64MiB or 1GiB; 0: no bound")
 	fl.Int64Var(&o.budget.files, "scrape-max-files", o.budget.files, "fail a scrape that reads more than `N` files: each path opened, each folder entry listed; 0: no bound")
 	fl.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -170,6 +177,7 @@ func parse(args []string, stdout io.Writer) (*options, bool, error) {
 	if o.budget.files < 0 {
 		return nil, false, cli.Usagef("--scrape-max-files %d: want 0 (no bound) or more", o.budget.files)
 	}
+	fl.Visit(func(f *flag.Flag) { o.memoryLimitSet = o.memoryLimitSet || f.Name == "memory-limit" })
 	return o, false, nil
 }
 
@@ -197,6 +205,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "irqnuma-exporter: %s\n", safetext.Escape(err.Error()))
 		}
 	}()
+	defer setMemoryLimit(o, os.Getenv)()
 	ex := exporter.NewReader(reader(ctx, fsys, o.sel, o.budget), escaped{stderr})
 	// The first scrape, before listening, is one like every other: within
 	// its budget, a panic recovered, a failure logged. What the host
