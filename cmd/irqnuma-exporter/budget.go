@@ -22,6 +22,14 @@ const (
 	defaultMaxFiles    = 200_000
 )
 
+// freeAfter is how much a scrape may read and leave for the garbage
+// collector to find in its own time. Past it, or past its budget, the
+// scrape ends with a collection that gives the memory back
+// (debug.FreeOSMemory): the soft limit lets a large allocation come
+// before the collection it calls for, so the next scrape's reading would
+// otherwise come on top of this one's garbage, twice the budget at once.
+const freeAfter = 16 << 20
+
 // budget is what one scrape may read through the root: 0 is no bound.
 type budget struct {
 	bytes int64 // --scrape-max-bytes

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -176,5 +178,38 @@ func TestReaderBudgetSwallowed(t *testing.T) {
 	}
 	if st, err := reader(context.Background(), fsys, audit.Selection{}, budget{bytes: 1 << 20})(); err != nil || st == nil {
 		t.Errorf("within the budget: %v, %v; want the reader's state", st, err)
+	}
+}
+
+// TestReaderGivesMemoryBack: a read that passed its budget, or read more
+// than freeAfter, ends with a collection that gives its memory back; one
+// that read little leaves it to the collector.
+func TestReaderGivesMemoryBack(t *testing.T) {
+	big := hosttest.Copy(t, "seed")
+	replaceFile(t, filepath.Join(big, "proc/interrupts"), func(b []byte) []byte {
+		return append(b, strings.Repeat(" ", freeAfter+1)...)
+	})
+	tests := []struct {
+		name string
+		root string
+		give budget
+		want bool // a forced collection
+	}{
+		{"little read", hosttest.Root("seed"), budget{defaultMaxBytes, defaultMaxFiles}, false},
+		{"over the budget", hosttest.Root("seed"), budget{bytes: 1 << 10}, true},
+		{"over freeAfter", big, budget{defaultMaxBytes, defaultMaxFiles}, true},
+	}
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	for _, tt := range tests {
+		fsys := hosttest.Open(t, tt.root)
+		before := forced()
+		reader(context.Background(), fsys, audit.Selection{}, tt.give)()
+		if got := forced() > before; got != tt.want {
+			t.Errorf("%s: forced a collection %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -234,7 +235,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // over the kubelet's socket when there is one, podSocket; pods come and
 // go between scrapes), then audit.Read. Without --pod or --container it
 // is audit.Read alone. A read that passes its budget fails with the
-// budget's error, whatever the readers made of theirs.
+// budget's error, whatever the readers made of theirs. One that passed
+// it, or read more than freeAfter, gives the memory it read into back
+// when it ends.
 func reader(ctx context.Context, root kfile.FS, sel audit.Selection, b budget) func() (*audit.State, error) {
 	return func() (*audit.State, error) {
 		spent := kfile.NewBudget(b.bytes, b.files)
@@ -247,7 +250,11 @@ func reader(ctx context.Context, root kfile.FS, sel audit.Selection, b budget) f
 			}
 			return auditRead(fsys, s)
 		}()
-		if berr := spent.Err(); berr != nil {
+		berr := spent.Err()
+		if bytes, _ := spent.Used(); bytes > freeAfter || berr != nil {
+			debug.FreeOSMemory()
+		}
+		if berr != nil {
 			return nil, budgetError(b, berr)
 		}
 		return st, err
