@@ -68,6 +68,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,28 +159,58 @@ func (e *Exporter) logf(format string, args ...any) {
 	fmt.Fprintf(e.log, "irqnuma: "+format+"\n", args...)
 }
 
-// Scrape reads the host, audits it and returns the metrics.
+// Scrape reads the host, audits it and returns the metrics. Whatever the
+// host holds, it answers: a read that fails, and a panic while reading or
+// turning the reading into series (a bug, which a hostile tree may find),
+// fail this scrape alone, answered irqnuma_scrape_error 1 and logged (a
+// panic with its stack, a line of the log for each of its lines), and the
+// next scrape reads afresh.
 func (e *Exporter) Scrape() []Family {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	start := time.Now()
-	st, err := e.read()
+	out, stack, err := e.collect()
 	if err != nil {
 		e.logf("scrape: %v", err)
 	} else {
 		e.logPodNotes(st)
 	}
-	return families(st, err, time.Since(start))
+	// The stack a line at a time, as every line of the log is written.
+	for l := range strings.Lines(string(stack)) {
+		e.logf("  %s", strings.ReplaceAll(strings.TrimSuffix(l, "\n"), "\t", "    "))
+	}
+	return append(out, scrapeSeries(err, time.Since(start))...)
+}
+
+// collect is one reading's host series, or the error that stopped it; a
+// panic is recovered as an error, with the stack it was raised on.
+func (e *Exporter) collect() (out []Family, stack []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, stack, err = nil, debug.Stack(), fmt.Errorf("panic: %v (a bug in irqnuma: please report it with the stack below)", r)
+		}
+	}()
+	st, err := e.read()
+	if err != nil || st == nil {
+		return nil, nil, err
+	}
+	return hostSeries(st), nil, nil
 }
 
 // families returns the metrics of one reading: the host's series when the
-// read succeeded (st is used only when readErr is nil), then how long the
-// read took, whether it failed, and which build answers.
+// read succeeded (st is used only when readErr is nil), then the scrape's
+// own.
 func families(st *audit.State, readErr error, took time.Duration) []Family {
 	var out []Family
 	if readErr == nil && st != nil {
 		out = hostSeries(st)
 	}
+	return append(out, scrapeSeries(readErr, took)...)
+}
+
+// scrapeSeries is a scrape's own series: how long the read took, whether
+// it failed, and which build answers.
+func scrapeSeries(readErr error, took time.Duration) []Family {
 	dur, fail, build := family(MetricScrapeDuration), family(MetricScrapeError), family(MetricBuildInfo, "version", "revision", "goversion")
 	dur.add(took.Seconds())
 	failed := 0.0
@@ -189,7 +220,7 @@ func families(st *audit.State, readErr error, took time.Duration) []Family {
 	fail.add(failed)
 	v := version.Get()
 	build.add(1, v.Version, v.Revision, v.GoVersion)
-	return append(out, dur, fail, build)
+	return []Family{dur, fail, build}
 }
 
 // hostSeries returns the metrics of one reading (all but the scrape ones).

@@ -45,7 +45,12 @@ func gatherTree(root string) gather {
 // Prometheus text parser. A series left out fails the test.
 func scrape(t *testing.T, g gather, log io.Writer) map[string]*dto.MetricFamily {
 	t.Helper()
-	e := &Exporter{read: g, log: log}
+	return parseScrape(t, &Exporter{read: g, log: log})
+}
+
+// parseScrape is scrape of the exporter e.
+func parseScrape(t *testing.T, e *Exporter) map[string]*dto.MetricFamily {
+	t.Helper()
 	var b bytes.Buffer
 	skipped, err := WriteText(&b, e.Scrape())
 	if err != nil || skipped != nil {
@@ -201,6 +206,58 @@ func TestExporterScrapeError(t *testing.T) {
 	if got := log.String(); got != "irqnuma: scrape: read root: boom\n" {
 		t.Errorf("logged %q, want the read error once", got)
 	}
+}
+
+// TestExporterScrapePanic: a panic in the read, or in turning what was
+// read into series (a State without its host), fails that scrape alone:
+// irqnuma_scrape_error 1, no host series, the panic logged with the stack
+// it was raised on; the next scrape reads afresh and answers in full.
+func TestExporterScrapePanic(t *testing.T) {
+	tests := []struct {
+		name string
+		give gather
+	}{
+		{"in the read", func() (*audit.State, error) { panic("ring count 2147483648") }},
+		{"in the series", func() (*audit.State, error) { return &audit.State{}, nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var log syncbuf.Buffer
+			read := tt.give
+			e := NewReader(func() (*audit.State, error) { return read() }, &log)
+			mfs := parseScrape(t, e)
+			if diff := cmp.Diff([]string{" 1"}, series(mfs[MetricScrapeError])); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", MetricScrapeError, diff)
+			}
+			if mfs[MetricFinding] != nil || mfs[MetricBuildInfo] == nil {
+				t.Errorf("families %v: want the scrape's own only", keys(mfs))
+			}
+			got := log.String()
+			if !strings.HasPrefix(got, "irqnuma: scrape: panic: ") || !strings.Contains(got, "\nirqnuma:   github.com/irqnuma/irqnuma/exporter.(*Exporter).collect") {
+				t.Errorf("logged %q, want the panic and its stack", got)
+			}
+			if strings.Contains(got, "\t") {
+				t.Errorf("logged %q: a stack line holds a tab", got)
+			}
+			read = gatherTree(hosttest.Root("seed"))
+			mfs = parseScrape(t, e)
+			if diff := cmp.Diff([]string{" 0"}, series(mfs[MetricScrapeError])); diff != "" {
+				t.Errorf("next scrape: %s (-want +got):\n%s", MetricScrapeError, diff)
+			}
+			if mfs[MetricFinding] == nil {
+				t.Error("next scrape: no findings")
+			}
+		})
+	}
+}
+
+func keys(mfs map[string]*dto.MetricFamily) []string {
+	var out []string
+	for k := range mfs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestScrapeIsReadOnly: scraping leaves every file of the tree as it was,

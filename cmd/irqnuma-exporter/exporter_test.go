@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -317,10 +318,18 @@ var servingRE = regexp.MustCompile(`serving http://([^/]+)/metrics`)
 // address; it is stopped when the test ends, and must exit 0.
 func start(t *testing.T, args ...string) string {
 	t.Helper()
+	addr, _ := startLog(t, args...)
+	return addr
+}
+
+// startLog is start, with what the exporter writes to stderr.
+func startLog(t *testing.T, args ...string) (string, *serveLog) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncbuf.Buffer
+	var stdout syncbuf.Buffer
+	stderr := &serveLog{addr: make(chan string, 1)}
 	code := make(chan int, 1)
-	go func() { code <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), &stdout, &stderr) }()
+	go func() { code <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), &stdout, stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		if c := <-code; c != 0 {
@@ -330,18 +339,31 @@ func start(t *testing.T, args ...string) string {
 			t.Errorf("wrote to stdout: %q", stdout.String())
 		}
 	})
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := servingRE.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1]
-		}
-		select {
-		case c := <-code:
-			t.Fatalf("exited %d: %s", c, stderr.String())
-		default:
-		}
+	select {
+	case addr := <-stderr.addr:
+		return addr, stderr
+	case c := <-code:
+		t.Fatalf("exited %d: %s", c, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("did not start in 20 s: %s", stderr.String())
 	}
-	t.Fatalf("did not start: %s", stderr.String())
-	return ""
+	return "", nil
+}
+
+// serveLog is the exporter's stderr in a test: what it wrote, and the
+// address its serving line names, sent on addr once written.
+type serveLog struct {
+	syncbuf.Buffer
+	once sync.Once
+	addr chan string
+}
+
+func (l *serveLog) Write(p []byte) (int, error) {
+	n, err := l.Buffer.Write(p)
+	if m := servingRE.FindSubmatch(p); m != nil {
+		l.once.Do(func() { l.addr <- string(m[1]) })
+	}
+	return n, err
 }
 
 // scrapeValue returns the value of the one series of name whose labels

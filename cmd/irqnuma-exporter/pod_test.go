@@ -72,7 +72,7 @@ func podHandler(t *testing.T, root string, args ...string) http.Handler {
 		t.Fatalf("parse %q: %v, done %v", args, err, done)
 	}
 	fsys := hosttest.Open(t, root)
-	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel), nil).Scrape, io.Discard)
+	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel, o.budget), nil).Scrape, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestPodResolveError(t *testing.T) {
 	}
 	var log strings.Builder
 	fsys := hosttest.Open(t, root)
-	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel), &log).Scrape, io.Discard)
+	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel, o.budget), &log).Scrape, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func benchRead(b *testing.B, args ...string) {
 		b.Fatal(err)
 	}
 	fsys := hosttest.Open(b, root)
-	read := reader(context.Background(), fsys, o.sel)
+	read := reader(context.Background(), fsys, o.sel, o.budget)
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := read(); err != nil {

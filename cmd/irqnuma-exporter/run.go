@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -52,7 +53,14 @@ A scrape only reads; nothing but /metrics (GET, HEAD) is served. The default
 address is loopback: listening elsewhere shows the host's layout to whoever
 can reach the port. Read failures are logged on stderr and answered with
 irqnuma_scrape_error 1; it never exits for them (a NIC or a mount may come
-later). Four scrapes are answered at a time; a fifth gets 503 (counted in
+later), nor for anything else a scrape meets. Every scrape, the first (run
+before it listens) too, reads within a budget of its own, 64 MiB
+(--scrape-max-bytes) and 200000 files (--scrape-max-files: paths opened and
+folder entries listed), past which it fails with an error naming the budget;
+a panic in a scrape (a bug a hostile tree may find) fails that scrape alone,
+logged with its stack. The Go runtime's soft memory limit is 100 MiB
+(--memory-limit; or GOMEMLIMIT, when that is set and the flag is not). Four
+scrapes are answered at a time; a fifth gets 503 (counted in
 promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
 new scrape and lets those in flight finish for up to 0.9 s.
 
@@ -83,6 +91,11 @@ type options struct {
 	root    string
 	sel     audit.Selection
 	version bool
+	// memoryLimit is --memory-limit, the Go runtime's soft limit
+	// (setMemoryLimit), when memoryLimitSet.
+	memoryLimit    int64
+	memoryLimitSet bool
+	budget         budget
 }
 
 // stringsFlag is a repeatable string flag.
@@ -125,7 +138,7 @@ func (p pidsFlag) Set(v string) error {
 
 // parse reads the flags; a mistake in them is a usage error (exit 2).
 func parse(args []string, stdout io.Writer) (*options, bool, error) {
-	o := &options{}
+	o := &options{memoryLimit: defaultMemoryLimit, budget: budget{bytes: defaultMaxBytes, files: defaultMaxFiles}}
 	fl := flag.NewFlagSet("irqnuma-exporter", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	fl.StringVar(&o.listen, "listen", exporter.DefaultListen, "address to serve /metrics on, `HOST:PORT`")
@@ -136,6 +149,9 @@ func parse(args []string, stdout io.Writer) (*options, bool, error) {
 	fl.Var(stringsFlag{&o.sel.Cgroups}, "cgroup", "watch the control group `PATH` (cgroup v2, or v1's cpuset hierarchy): its processes, CPUs and memory nodes, as irqnuma_pod_* series (repeatable)")
 	fl.Var(stringsFlag{&o.sel.Pods}, "pod", "watch every container of the Kubernetes pod `NAMESPACE/NAME`, each as a --cgroup, looked up at every scrape (repeatable)")
 	fl.Var(stringsFlag{&o.sel.Containers}, "container", "watch the container `ID` (its runtime ID or a unique prefix, as crictl ps shows it) as a --cgroup, looked up at every scrape (repeatable)")
+	fl.Var(sizeFlag{&o.memoryLimit}, "memory-limit", "the Go runtime's soft memory limit (debug.SetMemoryLimit), `BYTES` such as 100MiB or 1GiB; 0: none; without the flag, GOMEMLIMIT's when that is set")
+	fl.Var(sizeFlag{&o.budget.bytes}, "scrape-max-bytes", "fail a scrape that reads more than `BYTES` of the host's files, such as 64MiB or 1GiB; 0: no bound")
+	fl.Int64Var(&o.budget.files, "scrape-max-files", o.budget.files, "fail a scrape that reads more than `N` files: each path opened, each folder entry listed; 0: no bound")
 	fl.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -159,6 +175,10 @@ func parse(args []string, stdout io.Writer) (*options, bool, error) {
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return nil, false, cli.Usagef("--listen %q: want HOST:PORT: %v", o.listen, err)
 	}
+	if o.budget.files < 0 {
+		return nil, false, cli.Usagef("--scrape-max-files %d: want 0 (no bound) or more", o.budget.files)
+	}
+	fl.Visit(func(f *flag.Flag) { o.memoryLimitSet = o.memoryLimitSet || f.Name == "memory-limit" })
 	return o, false, nil
 }
 
@@ -186,13 +206,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "irqnuma-exporter: %s\n", safetext.Escape(err.Error()))
 		}
 	}()
-	// What the host lacks now may come later (a NIC's driver, a mount):
-	// said, and served as irqnuma_scrape_error 1, no exit.
-	read := reader(ctx, fsys, o.sel)
-	if _, err := read(); err != nil {
-		fmt.Fprintf(stderr, "irqnuma-exporter: warning: cannot read the host yet: %s\n", safetext.Escape(err.Error()))
+	defer setMemoryLimit(o, os.Getenv)()
+	ex := exporter.NewReader(reader(ctx, fsys, o.sel, o.budget), escaped{stderr})
+	// The first scrape, before listening, is one like every other: within
+	// its budget, a panic recovered, a failure logged. What the host
+	// lacks now may come later (a NIC's driver, a mount): said, and
+	// served as irqnuma_scrape_error 1, no exit.
+	if scrapeFailed(ex.Scrape()) {
+		fmt.Fprintln(stderr, "irqnuma-exporter: warning: cannot read the host yet (above): serving irqnuma_scrape_error 1 until a scrape can")
 	}
-	h, err := newHandler(exporter.NewReader(read, stderr).Scrape, stderr)
+	h, err := newHandler(ex.Scrape, stderr)
 	if err != nil {
 		return err
 	}
@@ -207,19 +230,49 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return exporter.Serve(ctx, ln, h)
 }
 
-// reader is one scrape's reading of the host: --pod and --container
-// looked up afresh (kube.Resolve, over the kubelet's socket when there is
-// one, podSocket; pods come and go between scrapes), then audit.Read.
-// Without --pod or --container it is audit.Read alone.
-func reader(ctx context.Context, fsys kfile.FS, sel audit.Selection) func() (*audit.State, error) {
+// reader is one scrape's reading of the host, within a budget of its own
+// (b; kfile.Budget): --pod and --container looked up afresh (kube.Resolve,
+// over the kubelet's socket when there is one, podSocket; pods come and
+// go between scrapes), then audit.Read. Without --pod or --container it
+// is audit.Read alone. A read that passes its budget fails with the
+// budget's error, whatever the readers made of theirs. One that passed
+// it, or read more than freeAfter, gives the memory it read into back
+// when it ends.
+func reader(ctx context.Context, root kfile.FS, sel audit.Selection, b budget) func() (*audit.State, error) {
 	return func() (*audit.State, error) {
-		s := sel
-		s.Resolved = nil // this scrape's, not a map shared with the last
-		if err := kube.Resolve(ctx, fsys, &s.Selection, podSocket(fsys)); err != nil {
-			return nil, fmt.Errorf("--pod, --container: %w", err)
+		spent := kfile.NewBudget(b.bytes, b.files)
+		fsys := root.WithBudget(spent)
+		st, err := func() (*audit.State, error) {
+			s := sel
+			s.Resolved = nil // this scrape's, not a map shared with the last
+			if err := kube.Resolve(ctx, fsys, &s.Selection, podSocket(fsys)); err != nil {
+				return nil, fmt.Errorf("--pod, --container: %w", err)
+			}
+			return auditRead(fsys, s)
+		}()
+		berr := spent.Err()
+		if bytes, _ := spent.Used(); bytes > freeAfter || berr != nil {
+			debug.FreeOSMemory()
 		}
-		return audit.Read(fsys, s)
+		if berr != nil {
+			return nil, budgetError(b, berr)
+		}
+		return st, err
 	}
+}
+
+// auditRead is audit.Read; tests replace it (with a read that panics on
+// the trees they mark), nothing else does.
+var auditRead = audit.Read
+
+// scrapeFailed reports whether a scrape's families say it failed.
+func scrapeFailed(fams []exporter.Family) bool {
+	for _, f := range fams {
+		if f.Name == exporter.MetricScrapeError {
+			return len(f.Samples) == 1 && f.Samples[0].Value == 1
+		}
+	}
+	return false
 }
 
 // podSocket is the kubelet's pod resources socket a scrape asks: the

@@ -3,6 +3,7 @@ package kfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,11 +34,15 @@ import (
 // Opens are non-blocking and reads are bounded, so a FIFO or a device
 // planted in a tree cannot hang a reader.
 //
+// A copy made with WithBudget charges every operation to a Budget, which
+// bounds them together.
+//
 // The zero FS holds no root: every read through it fails.
 type FS struct {
-	root string
-	dir  *rootDir // nil for the live root
-	live bool
+	root   string
+	dir    *rootDir // nil for the live root
+	live   bool
+	budget *Budget // what its reads are charged to (WithBudget); nil: none
 }
 
 // rootDir is a tree's root folder, opened once by Open.
@@ -224,6 +229,11 @@ func (f FS) under(r string) (string, bool) {
 // open opens p with flags; O_CLOEXEC is added, and O_NONBLOCK but to
 // O_PATH (which admits only O_DIRECTORY and O_NOFOLLOW beside it).
 func (f FS) open(p string, flags int) (int, error) {
+	if f.budget != nil {
+		if err := f.budget.charge("open", p, 0, 1); err != nil {
+			return -1, err
+		}
+	}
 	flags |= unix.O_CLOEXEC
 	if flags&unix.O_PATH == 0 {
 		flags |= unix.O_NONBLOCK
@@ -308,7 +318,21 @@ func (f FS) readFile(p string, buf []byte, limit int64, stat bool) (b []byte, mo
 		return nil, 0, pathErr("open", p, err)
 	}
 	defer unix.Close(fd)
-	return readFD(fd, p, buf, limit, stat, f.live)
+	lim, budgeted := f.readLimit(limit)
+	b, mode, err = readFD(fd, p, buf, lim, stat, f.live)
+	if f.budget == nil || (err != nil && !(budgeted && errors.Is(err, ErrTooLarge))) {
+		return b, mode, err
+	}
+	// Past the budget's bytes (a read cut short by it), or charged
+	// what it read.
+	n := int64(len(b))
+	if err != nil {
+		n = lim + 1
+	}
+	if err := f.budget.charge("read", p, n, 0); err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", p, err)
+	}
+	return b, mode, nil
 }
 
 // Read returns the whole file, bounded by MaxSize.
@@ -429,9 +453,22 @@ func (f FS) ReadDir(p string) (ents []os.DirEntry, err error) {
 	}
 	d := os.NewFile(uintptr(fd), p)
 	defer d.Close()
-	ents, err = d.ReadDir(-1)
-	if err != nil {
-		return nil, err
+	// A batch at a time, each charged to a budget before the next is
+	// read, so a folder of millions of entries is not held whole first.
+	for {
+		batch, err := d.ReadDir(1024)
+		if f.budget != nil {
+			if berr := f.budget.charge("read", p, 0, int64(len(batch))); berr != nil {
+				return nil, fmt.Errorf("read %s: %w", p, berr)
+			}
+		}
+		ents = append(ents, batch...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	sortEntries(ents)
 	return ents, nil

@@ -174,56 +174,88 @@ func (f FS) report(fns *[]*func(Access), op Op, p string, err error) {
 // (a kernel's pseudo-files are copied as regular files), and a device
 // such as /dev/zero would be read to limit, a FIFO read as empty.
 func readFD(fd int, path string, buf []byte, limit int64, stat, special bool) ([]byte, os.FileMode, error) {
-	var mode os.FileMode
-	size := int64(512)
-	if stat || !special {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
-		}
-		if !special {
-			if kind := specialKind(st.Mode); kind != "" {
-				return nil, 0, fmt.Errorf("read %s: %w: a %s", path, ErrSpecial, kind)
-			}
-		}
-		mode = os.FileMode(st.Mode & 0o777)
-		// A regular file's size is a good first guess; pseudo-files say 0
-		// (proc) or 4096 (sysfs) whatever they hold, so the read goes on
-		// to EOF regardless, and a size of a page or less is no reason to
-		// allocate a page for a one-line attribute.
-		if st.Size > 4096 && st.Size < limit {
-			size = st.Size + 1
-		}
+	mode, size, err := fdInfo(fd, path, limit, stat, special)
+	if err != nil {
+		return nil, 0, err
 	}
 	if int64(cap(buf)) < size {
 		buf = make([]byte, 0, size)
 	}
 	buf = buf[:0]
+	var probe [1]byte
 	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
+		buf = grown(buf, limit)
+		// At the bound, one byte more says the file is too large.
+		dst, probing := buf[len(buf):cap(buf)], len(buf) == cap(buf)
+		if probing {
+			dst = probe[:]
 		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		n, err := unix.Read(fd, dst)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			if err == unix.EISDIR {
-				return nil, 0, fmt.Errorf("read %s: is a folder, not a file", path)
-			}
-			if err == unix.EAGAIN {
-				return nil, 0, fmt.Errorf("read %s: would block: not a kernel attribute (a FIFO or a device?)", path)
-			}
-			return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
+			return nil, 0, readError(path, err)
 		}
 		if n == 0 {
 			return buf, mode, nil
 		}
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
+		if !probing {
+			buf = buf[:len(buf)+n]
+		}
+		if probing || int64(len(buf)) > limit {
 			return nil, 0, fmt.Errorf("read %s: %w (over %d bytes)", path, ErrTooLarge, limit)
 		}
 	}
+}
+
+// fdInfo is what readFD needs to know of fd before it reads: its
+// permission bits (with stat) and the buffer to start with, a device,
+// FIFO or socket refused unless special.
+func fdInfo(fd int, path string, limit int64, stat, special bool) (os.FileMode, int64, error) {
+	size := int64(512)
+	if !stat && special {
+		return 0, size, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if kind := specialKind(st.Mode); kind != "" && !special {
+		return 0, 0, fmt.Errorf("read %s: %w: a %s", path, ErrSpecial, kind)
+	}
+	// A regular file's size is a good first guess, and one over limit is
+	// read into one buffer of limit rather than grown up to it;
+	// pseudo-files say 0 (proc) or 4096 (sysfs) whatever they hold, so
+	// the read goes on to EOF regardless, and a size of a page or less is
+	// no reason to allocate a page for a one-line attribute.
+	if st.Size > 4096 {
+		size = min(st.Size+1, limit)
+	}
+	return os.FileMode(st.Mode & 0o777), size, nil
+}
+
+// grown is buf with room to read into when it is full: its length again,
+// but never past limit (a full buffer at limit is returned as it is).
+func grown(buf []byte, limit int64) []byte {
+	n := int64(len(buf))
+	if n < int64(cap(buf)) || n >= limit {
+		return buf
+	}
+	next := make([]byte, n, n+max(min(n, limit-n), 1))
+	copy(next, buf)
+	return next
+}
+
+// readError is the error of a read of path that failed with err.
+func readError(path string, err error) error {
+	switch err {
+	case unix.EISDIR:
+		return fmt.Errorf("read %s: is a folder, not a file", path)
+	case unix.EAGAIN:
+		return fmt.Errorf("read %s: would block: not a kernel attribute (a FIFO or a device?)", path)
+	}
+	return &fs.PathError{Op: "read", Path: path, Err: err}
 }
 
 // TrimAttr drops the trailing newline and any NUL padding around it

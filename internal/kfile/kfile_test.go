@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,5 +82,68 @@ func TestReadModeAndLimit(t *testing.T) {
 	}
 	if b, err := live(t).ReadLimit(big, 5000); err != nil || len(b) != 5000 {
 		t.Errorf("ReadLimit at the bound: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestReadGrowsToItsBound: a file far over a read's bound is read into a
+// buffer of at most the bound and the byte past it, never one doubled
+// past it. Reading a 3 MiB file to a bound of 2 MiB in a tree, where its
+// size is known, allocates that buffer once, 2 MiB in all; on the live
+// root, where a size is not trusted, a buffer doubled from 512 B up to
+// the bound, 4 MiB in all, where doubling it past the bound would
+// allocate 8.
+func TestReadGrowsToItsBound(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(p, []byte(strings.Repeat("1", 3<<20)), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		give FS
+		want uint64 // bytes allocated, at most
+	}{
+		{mustOpen(t, filepath.Dir(p)), 3 << 20},
+		{live(t), 6 << 20},
+	}
+	for _, tt := range tests {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := tt.give.ReadLimit(p, 2<<20)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("ReadLimit under %s: %v, want ErrTooLarge", tt.give.Root(), err)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > tt.want {
+			t.Errorf("under %s: allocated %d bytes reading to a bound of 2 MiB, want at most %d", tt.give.Root(), got, tt.want)
+		}
+	}
+}
+
+// TestReadAtItsBound: a file of as many bytes as a read's bound is read
+// whole, one of a byte more is too large, whether its size is known (a
+// tree) or not (the live root), and from a buffer a caller gives.
+func TestReadAtItsBound(t *testing.T) {
+	const limit = 8192
+	dir := t.TempDir()
+	tree, live := mustOpen(t, dir), live(t)
+	for _, size := range []int{limit - 1, limit, limit + 1} {
+		p := filepath.Join(dir, strconv.Itoa(size))
+		want := strings.Repeat("1", size)
+		if err := os.WriteFile(p, []byte(want), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []FS{tree, live} {
+			for _, buf := range [][]byte{nil, make([]byte, 0, limit+100)} {
+				b, _, err := f.readFile(p, buf, limit, false)
+				if size > limit {
+					if !errors.Is(err, ErrTooLarge) {
+						t.Errorf("%d bytes under %s (buffer of %d): %v, want ErrTooLarge", size, f.Root(), cap(buf), err)
+					}
+					continue
+				}
+				if err != nil || string(b) != want {
+					t.Errorf("%d bytes under %s (buffer of %d): %d bytes, %v; want them all", size, f.Root(), cap(buf), len(b), err)
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/audit"
+	"github.com/irqnuma/irqnuma/exporter"
+	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// TestEscapedLog: each line of the scrape log is escaped but for its line
+// break.
+func TestEscapedLog(t *testing.T) {
+	tests := []struct {
+		give, want string
+	}{
+		{"irqnuma: scrape: read /x/sys/class/net/eth0\n", "irqnuma: scrape: read /x/sys/class/net/eth0\n"},
+		{"irqnuma: scrape: read /x/\x1b[31mred\n", `irqnuma: scrape: read /x/\x1b[31mred` + "\n"},
+		{"irqnuma: scrape: a\nirqnuma: forged\n", `irqnuma: scrape: a\x0airqnuma: forged` + "\n"},
+		{"no line break\a", `no line break\x07`},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		n, err := escaped{&b}.Write([]byte(tt.give))
+		if err != nil || n != len(tt.give) || b.String() != tt.want {
+			t.Errorf("Write(%q) = %d, %v, wrote %q; want %d, %q", tt.give, n, err, b.String(), len(tt.give), tt.want)
+		}
+	}
+}
+
+// hostileMark is the file whose presence in a tree makes panicOnMark's
+// read panic.
+const hostileMark = "irqnuma-test-panic"
+
+// panicOnMark makes every scrape's read panic, as a reader meeting a
+// hostile tree might, while the tree holds hostileMark, until the test
+// ends (after the exporters it started have stopped).
+func panicOnMark(t *testing.T) {
+	old := auditRead
+	auditRead = func(fsys kfile.FS, sel audit.Selection) (*audit.State, error) {
+		if _, err := fsys.Stat(fsys.Path(hostileMark)); err == nil {
+			panic("ring count 2147483648")
+		}
+		return old(fsys, sel)
+	}
+	t.Cleanup(func() { auditRead = old })
+}
+
+// hostile is a way of making a copy of a host tree hostile to a scrape,
+// and of mending it.
+type hostile struct {
+	name   string
+	args   []string
+	make   func(t *testing.T, root string) (mend func())
+	wantIn []string // in the log of a scrape of the hostile tree
+}
+
+var hostiles = []hostile{
+	{
+		name: "panic",
+		make: func(t *testing.T, root string) func() {
+			p := filepath.Join(root, hostileMark)
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return func() { os.Remove(p) }
+		},
+		wantIn: []string{"irqnuma: scrape: panic: ring count 2147483648 (a bug in irqnuma", "irqnuma:   goroutine "},
+	},
+	{
+		name: "bytes",
+		args: []string{"--scrape-max-bytes", "1MiB"},
+		// /proc/interrupts of 2 MiB: more than the scrape may read.
+		make: func(t *testing.T, root string) func() {
+			return replaceFile(t, filepath.Join(root, "proc/interrupts"), func(b []byte) []byte {
+				return append(b, strings.Repeat(" ", 2<<20)...)
+			})
+		},
+		wantIn: []string{"irqnuma: scrape: over its read budget (--scrape-max-bytes 1MiB, --scrape-max-files 200000): read " +
+			"ROOT/proc/interrupts: read budget exceeded: more than 1048576 bytes read"},
+	},
+	{
+		name: "files",
+		args: []string{"--scrape-max-files", "1500"},
+		// 2,000 processes in /proc: more entries than the scrape may list.
+		make: func(t *testing.T, root string) func() {
+			var dirs []string
+			for i := range 2000 {
+				d := filepath.Join(root, "proc", fmt.Sprint(100000+i))
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				dirs = append(dirs, d)
+			}
+			return func() {
+				for _, d := range dirs {
+					os.Remove(d)
+				}
+			}
+		},
+		wantIn: []string{"irqnuma: scrape: over its read budget (--scrape-max-bytes 64MiB, --scrape-max-files 1500): read " +
+			"ROOT/proc: read budget exceeded: more than 1500 files (paths opened and folder entries listed)"},
+	},
+}
+
+// replaceFile writes edit's answer over the file p and returns what puts
+// the file back.
+func replaceFile(t *testing.T, p string, edit func([]byte) []byte) func() {
+	t.Helper()
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(b []byte) {
+		if err := os.Chmod(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, st.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(edit(append([]byte(nil), orig...)))
+	return func() { write(orig) }
+}
+
+// TestRunSurvivesHostile: an exporter started on a tree whose scrape
+// panics or passes its read budget listens all the same and answers
+// irqnuma_scrape_error 1, its first scrape (before it listened) and the
+// next logged; once the tree is mended a scrape answers 0 and the host's
+// series; made hostile again while it runs, that scrape alone fails, and
+// the next after the tree is mended answers in full again.
+func TestRunSurvivesHostile(t *testing.T) {
+	panicOnMark(t)
+	for _, h := range hostiles {
+		t.Run(h.name, func(t *testing.T) {
+			root := hosttest.Copy(t, "seed")
+			mend := h.make(t, root)
+			addr, log := startLog(t, append([]string{"--root", root}, h.args...)...)
+			want := func(when string, failed bool) {
+				t.Helper()
+				resp, err := http.Get("http://" + addr + "/metrics")
+				if err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				got := families(t, string(b))
+				wantLine := map[bool]string{true: "irqnuma_scrape_error 1\n", false: "irqnuma_scrape_error 0\n"}[failed]
+				if !strings.Contains(string(b), wantLine) || got[exporter.MetricIRQEffective] == failed {
+					t.Errorf("%s: want %q and host series %v:\n%s", when, wantLine, !failed, irqnumaPart(string(b)))
+				}
+			}
+			want("started hostile", true)
+			first := log.String()
+			for _, w := range h.wantIn {
+				w = strings.ReplaceAll(w, "ROOT", root)
+				i := strings.Index(first, w)
+				if i < 0 || i > strings.Index(first, "serving http://") {
+					t.Errorf("log lacks %q before it serves:\n%s", w, first)
+				}
+			}
+			if !strings.Contains(first, "warning: cannot read the host yet") {
+				t.Errorf("no warning of the first scrape's failure:\n%s", first)
+			}
+			mend()
+			want("mended", false)
+			mend = h.make(t, root)
+			want("made hostile while it runs", true)
+			mend()
+			want("mended again", false)
+		})
+	}
+}
