@@ -40,3 +40,23 @@ func (a *auditor) checkSteeringMalformed(c *nicCtx) error {
 		Fix:     c.fix(unknownFix(n, parts))})
 	return nil
 }
+
+// Malformed says, per NIC, which parts of the state's steering reading
+// claim what the host does not have ("eth0 channels: malformed (claims
+// …)"), in NIC order; none when every count stands. The audit judges
+// without them and says so (steering-malformed); a scrape that meets one
+// fails (the exporter), so a lying capture is never quietly served.
+func (st *State) Malformed() []string {
+	if st == nil || st.Steer == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range st.Steer.NICs {
+		for _, p := range n.UnknownParts() {
+			if r, _ := n.Why(p); r.Why == steer.WhyMalformed {
+				out = append(out, n.Name+" "+string(p)+": "+r.String())
+			}
+		}
+	}
+	return out
+}

@@ -19,7 +19,7 @@
 //	irqnuma_pod_nic_remote{cgroup,namespace,pod,container,nic}  1 when none of the group's CPUs is local to a NIC it uses
 //	irqnuma_pod_finding{check,severity,nic,cgroup,namespace,pod,container} 1 per finding about the group
 //	irqnuma_scrape_duration_seconds              time the read and the audit took
-//	irqnuma_scrape_error                         1 when the host could not be read, else 0
+//	irqnuma_scrape_error                         1 when the host could not be read or its steering is malformed, else 0
 //	irqnuma_build_info{version,revision,goversion} 1, naming the build
 //
 // queue is the queue index ("3"), "rx-3" or "tx-3" for a vector that serves
@@ -114,7 +114,7 @@ var help = map[string]string{
 	MetricPodNICRemote:    "1 when none of the group's CPUs is local to a NIC its processes' sockets use, 0 when some are; absent when the NIC's locality or the group's CPUs are unknown.",
 	MetricPodFinding:      "Current audit findings about the selected group (1 per finding), with its cgroup and pod labels; check ids as in irqnuma audit.",
 	MetricScrapeDuration:  "Seconds the read of the host and the audit took.",
-	MetricScrapeError:     "1 when the host could not be read or audited, 0 otherwise.",
+	MetricScrapeError:     "1 when the host could not be read or audited, or its steering replies claim more queues than it has (logged), 0 otherwise.",
 	MetricBuildInfo:       "Always 1; the labels say which irqnuma build answers.",
 }
 
@@ -169,11 +169,13 @@ func (e *Exporter) Scrape() []Family {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	start := time.Now()
-	out, stack, err := e.collect()
+	st, out, stack, err := e.collect()
+	if err == nil {
+		e.logPodNotes(st)
+		err = malformed(st)
+	}
 	if err != nil {
 		e.logf("scrape: %v", err)
-	} else {
-		e.logPodNotes(st)
 	}
 	// The stack a line at a time, as every line of the log is written.
 	for l := range strings.Lines(string(stack)) {
@@ -182,19 +184,30 @@ func (e *Exporter) Scrape() []Family {
 	return append(out, scrapeSeries(err, time.Since(start))...)
 }
 
-// collect is one reading's host series, or the error that stopped it; a
-// panic is recovered as an error, with the stack it was raised on.
-func (e *Exporter) collect() (out []Family, stack []byte, err error) {
+// collect is one reading and its host series, or the error that stopped
+// it; a panic is recovered as an error, with the stack it was raised on.
+func (e *Exporter) collect() (st *audit.State, out []Family, stack []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, stack, err = nil, debug.Stack(), fmt.Errorf("panic: %v (a bug in irqnuma: please report it with the stack below)", r)
+			st, out, stack, err = nil, nil, debug.Stack(), fmt.Errorf("panic: %v (a bug in irqnuma: please report it with the stack below)", r)
 		}
 	}()
-	st, err := e.read()
+	st, err = e.read()
 	if err != nil || st == nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return hostSeries(st), nil, nil
+	return st, hostSeries(st), nil, nil
+}
+
+// malformed is the error of a reading whose steering replies claim what
+// the host does not have (audit.State.Malformed): its series are served,
+// judged without those counts, and the scrape answers
+// irqnuma_scrape_error 1, so a capture or a host that lies is seen.
+func malformed(st *audit.State) error {
+	if m := st.Malformed(); len(m) > 0 {
+		return fmt.Errorf("the host's steering is malformed: %s", strings.Join(m, "; "))
+	}
+	return nil
 }
 
 // families returns the metrics of one reading: the host's series when the

@@ -188,3 +188,62 @@ func TestRunSurvivesHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestRunMalformedCounts: an exporter started on a snapshot whose eth0
+// reply claims 2^24 or 2^31-1 RSS rings, or 2^31-1 or 2^32-1 combined
+// channels, listens, serves the host's series judged without the count,
+// and answers irqnuma_scrape_error 1 naming the count in its log; once
+// the reply is mended a scrape answers 0, and made hostile again while
+// it runs, that scrape alone says 1.
+func TestRunMalformedCounts(t *testing.T) {
+	const (
+		rxringsData      = 8    // ioctl.rxrings: ethtool_rxnfc.data, a __u64
+		channelsCombined = 0x68 // ethtool.channels: ETHTOOL_A_CHANNELS_COMBINED_COUNT's value
+	)
+	tests := []struct {
+		name, key string
+		off, size int
+		v         uint64
+		want      string // in the log
+	}{
+		{"ring-2^24", "ioctl.rxrings", rxringsData, 8, 1 << 24, "/irqnuma/steer/eth0/ioctl.rxrings claims 16777216 rx rings"},
+		{"ring-2^31", "ioctl.rxrings", rxringsData, 8, 1<<31 - 1, "claims 2147483647 rx rings"},
+		{"channels-2^31", "ethtool.channels", channelsCombined, 4, 1<<31 - 1, "eth0 channels: malformed (claims 2147483647 combined channels"},
+		{"channels-2^32", "ethtool.channels", channelsCombined, 4, 1<<32 - 1, "claims 4294967295 combined channels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := hosttest.Copy(t, "seed")
+			hosttest.Overlay(t, root, filepath.Join("..", "irqnuma", "testdata", "flow", "seed-steer"))
+			reply := filepath.Join(root, "irqnuma/steer/eth0", tt.key)
+			mend := hosttest.PutNative(t, reply, tt.off, tt.size, tt.v)
+			addr, log := startLog(t, "--root", root)
+			scrape := func(when string, failed bool) {
+				t.Helper()
+				resp, err := http.Get("http://" + addr + "/metrics")
+				if err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				wantLine := map[bool]string{true: "irqnuma_scrape_error 1\n", false: "irqnuma_scrape_error 0\n"}[failed]
+				if !strings.Contains(string(b), wantLine) || !families(t, string(b))[exporter.MetricIRQEffective] {
+					t.Errorf("%s: want %q and the host's series:\n%s", when, wantLine, irqnumaPart(string(b)))
+				}
+			}
+			scrape("started on the malformed reply", true)
+			if !strings.Contains(log.String(), tt.want) {
+				t.Errorf("log does not say %q:\n%s", tt.want, log.String())
+			}
+			mend()
+			scrape("mended", false)
+			mend = hosttest.PutNative(t, reply, tt.off, tt.size, tt.v)
+			scrape("malformed again while it runs", true)
+			mend()
+			scrape("mended again", false)
+		})
+	}
+}

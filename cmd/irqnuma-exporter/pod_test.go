@@ -299,7 +299,7 @@ func TestPodHostileCPUIDs(t *testing.T) {
 					t.Fatal(err)
 				}
 				var log strings.Builder
-				read := reader(context.Background(), hosttest.Open(t, root), o.sel)
+				read := reader(context.Background(), hosttest.Open(t, root), o.sel, o.budget)
 				if _, err := read(); err != nil {
 					t.Fatalf("first reading: %v", err)
 				}

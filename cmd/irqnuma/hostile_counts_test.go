@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/binary"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/irqnuma/irqnuma/internal/hosttest"
 )
 
 // The recorded replies' counts the hostile-count cases set: ETHTOOL_GRXRINGS's
@@ -50,27 +50,11 @@ func hostileCountCases() []hostileCountCase {
 	}
 }
 
-// patchReply writes v, of size bytes (native order, as the kernel
-// writes), at off of eth0's recorded reply key under the root dir.
+// patchReply writes v, of size bytes, at off of eth0's recorded reply
+// key under the root dir.
 func patchReply(t *testing.T, dir, key string, off, size int, v uint64) {
 	t.Helper()
-	p := filepath.Join(dir, "irqnuma/steer/eth0", key)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if off+size > len(b) {
-		t.Fatalf("%s: %d bytes, no room for %d at %d", p, len(b), size, off)
-	}
-	switch size {
-	case 4:
-		binary.NativeEndian.PutUint32(b[off:], uint32(v))
-	case 8:
-		binary.NativeEndian.PutUint64(b[off:], v)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	hosttest.PutNative(t, filepath.Join(dir, "irqnuma/steer/eth0", key), off, size, v)
 }
 
 // TestHostileCounts: a recorded ring or channel count is a claim. Every
