@@ -51,11 +51,14 @@ func (s SteerStep) Name() string {
 type SteerChange struct {
 	Setter steer.Setter
 	Steps  []SteerStep
-	// Fault, when set, is called before step i (and with len(Steps)
-	// before the IRQ writes); an error it returns fails the transaction
-	// there. The lab's fault injection; nil in the shipped binary.
-	Fault func(i int) error
 }
+
+// stepFault, when set, is called before steering step i of a
+// transaction (and with len(Steps) before its IRQ writes); an error it
+// returns fails the transaction there. Tests set it, and the lab's guest
+// binary through SetLabFault (fault_lab.go, built only with the labfault
+// tag); nothing in the shipped binary can.
+var stepFault func(i int) error
 
 // SteerRow is what became of one steering step of a pin or a restore.
 type SteerRow struct {
@@ -295,8 +298,8 @@ func applySteer(ctx context.Context, ch *SteerChange, saved []savedStep) ([]Stee
 		switch {
 		case ctx.Err() != nil:
 			stop = irq.StopInterrupted
-		case ch.Fault != nil:
-			if err = ch.Fault(i); err != nil {
+		case stepFault != nil:
+			if err = stepFault(i); err != nil {
 				stop = irq.StopFailed
 				rows[i].Result = irq.ResultFailed
 				rows[i].fail(err)

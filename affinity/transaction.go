@@ -283,8 +283,8 @@ func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []irq.C
 	stop := irq.StopCompleted
 	if req.Steer != nil {
 		res.Steer, stop = applySteer(ctx, req.Steer, saved)
-		if stop == irq.StopCompleted && req.Steer.Fault != nil {
-			if req.Steer.Fault(len(saved)) != nil {
+		if stop == irq.StopCompleted && stepFault != nil {
+			if stepFault(len(saved)) != nil {
 				stop = irq.StopFailed
 				undoSteer(req.Steer.Setter, saved, res.Steer)
 			}
