@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -566,7 +565,7 @@ func stepRow(s planStep, file string) Row {
 
 // afterNotes says how to read the affinities read back after writing.
 func afterNotes(fsys kfile.FS, rows []Row) []string {
-	if !isLive(fsys) {
+	if !fsys.Live() {
 		return []string{"this root is a host tree, not the running kernel: nothing re-targets the IRQs, so effective affinity is what the tree's file says and a write does not change it"}
 	}
 	return pendingMoves(rows)
@@ -585,23 +584,6 @@ func pendingMoves(rows []Row) []string {
 	}
 	return notes
 }
-
-// isLive reports whether root is the running host's /.
-func isLive(fsys kfile.FS) bool {
-	root := fsys.Root()
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return false
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	return abs == "/"
-}
-
-// IsLive reports whether root is the running host's own /, where a
-// change needs root's privileges.
-func IsLive(fsys kfile.FS) bool { return isLive(fsys) }
 
 // irqbalanceWarning says whether a running irqbalance bans the IRQs the
 // plan places; it will move back those it does not. irqbalance itself is
@@ -798,7 +780,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 	}
 	// The threads go back after their IRQs, as the pin moved them.
 	res.restoreThreads(fsys, threadsOf(fsys, threads), state.Threads)
-	if isLive(fsys) {
+	if fsys.Live() {
 		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
 	} else {
 		res.Notes = append(res.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")
