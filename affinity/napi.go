@@ -49,7 +49,18 @@ type ThreadRow struct {
 	start uint64     // its start time, which with the pid names it
 	to    cpuset.Set // where it goes
 	from  cpuset.Set // where it was (what rollback writes)
+	// err is the error Error says when the move failed or its rollback
+	// did (a *RollbackError); nil when Error is a note.
+	err error
 }
+
+// Err returns the error the row's Error says when the thread's move
+// failed or its rollback did (a *RollbackError), nil when it did
+// neither.
+func (r ThreadRow) Err() error { return r.err }
+
+// fail records err as the row's error.
+func (r *ThreadRow) fail(err error) { r.err, r.Error = err, err.Error() }
 
 // Name names a thread in messages: "napi/eth0-8193 (pid 812)".
 func (r ThreadRow) Name() string {
@@ -445,7 +456,8 @@ func applyThreads(ctx context.Context, ta ThreadAffinity, rows []ThreadRow, keep
 		}
 		r := &rows[i]
 		if err := ta.Set(r.PID, r.to); err != nil {
-			r.Result, r.Error = irq.ResultFailed, err.Error()
+			r.Result = irq.ResultFailed
+			r.fail(err)
 			if !keepGoing {
 				stop = irq.StopFailed
 				break
@@ -459,7 +471,7 @@ func applyThreads(ctx context.Context, ta ThreadAffinity, rows []ThreadRow, keep
 		for k := len(done) - 1; k >= 0; k-- {
 			r := &rows[done[k]]
 			if err := ta.Set(r.PID, r.from); err != nil {
-				r.Error = "rollback: " + err.Error()
+				r.fail(&RollbackError{Step: r.Name(), Err: err})
 				continue
 			}
 			r.Result = irq.ResultRolledBack
@@ -502,10 +514,12 @@ func (r *RestoreResult) restoreThreads(fsys kfile.FS, ta ThreadAffinity, saved [
 			r.Threads = append(r.Threads, row)
 			continue
 		case err != nil:
-			row.Result, row.Error = irq.ResultFailed, err.Error()
+			row.Result = irq.ResultFailed
+			row.fail(err)
 		case ta == nil:
 			row.From = task.Allowed.String()
-			row.Result, row.Error = irq.ResultFailed, "not restored: "+errCaptured.Error()
+			row.Result = irq.ResultFailed
+			row.fail(fmt.Errorf("not restored: %w", errCaptured))
 		default:
 			row.restore(ta, to)
 		}
@@ -525,7 +539,8 @@ func (r *ThreadRow) restore(ta ThreadAffinity, to cpuset.Set) {
 	if err == nil && cur.Equal(to) {
 		r.Action = ActionKeep
 	} else if err := ta.Set(r.PID, to); err != nil {
-		r.Result, r.Error = irq.ResultFailed, err.Error()
+		r.Result = irq.ResultFailed
+		r.fail(err)
 	} else {
 		r.Result = irq.ResultChanged
 	}

@@ -51,11 +51,14 @@ func (s SteerStep) Name() string {
 type SteerChange struct {
 	Setter steer.Setter
 	Steps  []SteerStep
-	// Fault, when set, is called before step i (and with len(Steps)
-	// before the IRQ writes); an error it returns fails the transaction
-	// there. The lab's fault injection; nil in the shipped binary.
-	Fault func(i int) error
 }
+
+// stepFault, when set, is called before steering step i of a
+// transaction (and with len(Steps) before its IRQ writes); an error it
+// returns fails the transaction there. Tests set it, and the lab's guest
+// binary through SetLabFault (fault_lab.go, built only with the labfault
+// tag); nothing in the shipped binary can.
+var stepFault func(i int) error
 
 // SteerRow is what became of one steering step of a pin or a restore.
 type SteerRow struct {
@@ -65,7 +68,17 @@ type SteerRow struct {
 	To     string     `json:"to"`
 	Result irq.Result `json:"result"`
 	Error  string     `json:"error"`
+	// err is the error Error says when the step failed or its rollback
+	// did (a *RollbackError).
+	err error
 }
+
+// Err returns the error the row's Error says when the step failed or its
+// rollback did (a *RollbackError), nil when it did neither.
+func (r SteerRow) Err() error { return r.err }
+
+// fail records err as the row's error.
+func (r *SteerRow) fail(err error) { r.err, r.Error = err, err.Error() }
 
 // savedStep is one steering step's old value in a state file (version
 // 3): what irq restore writes back. Exactly one part is set.
@@ -285,16 +298,18 @@ func applySteer(ctx context.Context, ch *SteerChange, saved []savedStep) ([]Stee
 		switch {
 		case ctx.Err() != nil:
 			stop = irq.StopInterrupted
-		case ch.Fault != nil:
-			if err = ch.Fault(i); err != nil {
+		case stepFault != nil:
+			if err = stepFault(i); err != nil {
 				stop = irq.StopFailed
-				rows[i].Result, rows[i].Error = irq.ResultFailed, err.Error()
+				rows[i].Result = irq.ResultFailed
+				rows[i].fail(err)
 			}
 		}
 		if stop == irq.StopCompleted {
 			if err = applyStep(ch.Setter, s, &saved[i]); err != nil {
 				stop = irq.StopFailed
-				rows[i].Result, rows[i].Error = irq.ResultFailed, err.Error()
+				rows[i].Result = irq.ResultFailed
+				rows[i].fail(err)
 			}
 		}
 		if stop != irq.StopCompleted {
@@ -335,14 +350,15 @@ func applyStep(set steer.Setter, s SteerStep, saved *savedStep) error {
 func undoSteer(set steer.Setter, saved []savedStep, rows []SteerRow) {
 	for i := len(saved) - 1; i >= 0; i-- {
 		if err := undoStep(set, saved[i]); err != nil {
-			rows[i].Error = "rollback: " + err.Error()
+			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
 			continue
 		}
 		rows[i].Result = irq.ResultRolledBack
 	}
 	for _, i := range respread(saved) {
 		if err := undoStep(set, saved[i]); err != nil && rows[i].Error == "" {
-			rows[i].Result, rows[i].Error = irq.ResultFailed, "rollback: "+err.Error()
+			rows[i].Result = irq.ResultFailed
+			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
 		}
 	}
 }
@@ -450,7 +466,8 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 			e = undoStep(set, v)
 		}
 		if e != nil {
-			row.Result, row.Error = irq.ResultFailed, e.Error()
+			row.Result = irq.ResultFailed
+			row.fail(e)
 			r.Failed = append(r.Failed, row.Step+": "+e.Error())
 		}
 		r.Steer = append(r.Steer, row)
@@ -514,9 +531,10 @@ func checkSteer(steps []savedStep) error {
 // write or rollback failed.
 func (res *PinResult) recordSteer() {
 	for _, r := range res.Steer {
+		var rb *RollbackError
 		switch {
-		case strings.HasPrefix(r.Error, "rollback: "):
-			res.RollbackFailed = append(res.RollbackFailed, r.Step+": "+strings.TrimPrefix(r.Error, "rollback: "))
+		case errors.As(r.err, &rb):
+			res.RollbackFailed = append(res.RollbackFailed, rb.listed())
 		case r.Result == irq.ResultFailed:
 			res.Failed = append(res.Failed, r.Step+": "+r.Error)
 		case r.Result == irq.ResultChanged:

@@ -199,10 +199,12 @@ func steerPin(t *testing.T, root string, f *fakeNIC, fault func(int) error) (*Pi
 			}
 		}
 	}
+	stepFault = fault
+	defer func() { stepFault = nil }()
 	return Pin(context.Background(), PinRequest{
 		Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Options: PlanOptions{IRQs: []int{285}, CPUs: cpuset.New(16)},
 		Writer: irq.FileWriter{}, Now: time.Now(), Threads: noThreads{},
-		Steer: &SteerChange{Setter: &fakeSetter{nic: f}, Steps: zcSteps(), Fault: fault},
+		Steer: &SteerChange{Setter: &fakeSetter{nic: f}, Steps: zcSteps()},
 	})
 }
 

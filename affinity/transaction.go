@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,7 +37,27 @@ type Row struct {
 	Effective *string    `json:"effective"`
 	// land is where the IRQ lands, as the read-back values say.
 	land irq.Land
+	// err is the error Error says when the step failed or its rollback
+	// did (a *RollbackError); nil when Error is a note.
+	err error
 }
+
+// RollbackError is a step's rollback that failed: the write putting
+// back the value the transaction replaced did not take, so the change
+// stays and the state file is the way back. Its text is what the step's
+// row says, "rollback: " and the write's error; Step names the step, as
+// PinResult.RollbackFailed lists it.
+type RollbackError struct {
+	Step string // "IRQ 284", "napi/eth0-8193 (pid 812)", "eth0 channels combined 4"
+	Err  error
+}
+
+func (e *RollbackError) Error() string { return "rollback: " + e.Err.Error() }
+
+func (e *RollbackError) Unwrap() error { return e.Err }
+
+// listed is the rollback as PinResult.RollbackFailed lists it.
+func (e *RollbackError) listed() string { return e.Step + ": " + e.Err.Error() }
 
 // Name names a row in messages: "IRQ 284" or "eth0 tx-3 xps_cpus".
 func (r Row) Name() string {
@@ -48,16 +67,23 @@ func (r Row) Name() string {
 	return "IRQ " + strconv.Itoa(r.IRQ)
 }
 
+// Err returns the error the row's Error says when its step failed or its
+// rollback did (a *RollbackError), nil when it did neither.
+func (r Row) Err() error { return r.err }
+
+// fail records err as the row's error.
+func (r *Row) fail(err error) { r.err, r.Error = err, err.Error() }
+
 // fill records what became of a row's change.
 func (r *Row) fill(c irq.ChangeResult) {
 	r.Result = c.Result
 	switch {
 	case c.RollbackErr != nil:
-		r.Error = "rollback: " + c.RollbackErr.Error()
+		r.fail(&RollbackError{Step: r.Name(), Err: c.RollbackErr})
 	case c.Err != nil:
-		r.Error = c.Err.Error()
+		r.fail(c.Err)
 	case c.ReadErr != nil:
-		r.Error = "read back: " + c.ReadErr.Error()
+		r.fail(fmt.Errorf("read back: %w", c.ReadErr))
 	}
 	if c.HasAffinity {
 		s := c.Affinity.String()
@@ -256,8 +282,8 @@ func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []irq.C
 	stop := irq.StopCompleted
 	if req.Steer != nil {
 		res.Steer, stop = applySteer(ctx, req.Steer, saved)
-		if stop == irq.StopCompleted && req.Steer.Fault != nil {
-			if req.Steer.Fault(len(saved)) != nil {
+		if stop == irq.StopCompleted && stepFault != nil {
+			if stepFault(len(saved)) != nil {
 				stop = irq.StopFailed
 				undoSteer(req.Steer.Setter, saved, res.Steer)
 			}
@@ -308,9 +334,10 @@ func (res *PinResult) recordThreads(ta ThreadAffinity) {
 		if r.Result == irq.ResultPlanned {
 			r.Result = irq.ResultUnchanged // a write before it failed
 		}
+		var rb *RollbackError
 		switch {
-		case strings.HasPrefix(r.Error, "rollback: "):
-			res.RollbackFailed = append(res.RollbackFailed, r.Name()+": "+strings.TrimPrefix(r.Error, "rollback: "))
+		case errors.As(r.err, &rb):
+			res.RollbackFailed = append(res.RollbackFailed, rb.listed())
 		case r.Result == irq.ResultFailed:
 			res.Failed = append(res.Failed, r.Name()+": "+r.Error)
 		}
@@ -462,8 +489,9 @@ func (res *PinResult) record(applied []irq.ChangeResult, stepOf []int) {
 		case r.Err != nil:
 			res.Failed = append(res.Failed, row.Name()+": "+r.Err.Error())
 		}
-		if r.RollbackErr != nil {
-			res.RollbackFailed = append(res.RollbackFailed, row.Name()+": "+r.RollbackErr.Error())
+		var rb *RollbackError
+		if errors.As(row.err, &rb) {
+			res.RollbackFailed = append(res.RollbackFailed, rb.listed())
 		}
 		if r.Result == irq.ResultChanged {
 			res.Changed++
@@ -537,7 +565,7 @@ func stepRow(s planStep, file string) Row {
 
 // afterNotes says how to read the affinities read back after writing.
 func afterNotes(fsys kfile.FS, rows []Row) []string {
-	if !isLive(fsys) {
+	if !fsys.Live() {
 		return []string{"this root is a host tree, not the running kernel: nothing re-targets the IRQs, so effective affinity is what the tree's file says and a write does not change it"}
 	}
 	return pendingMoves(rows)
@@ -556,23 +584,6 @@ func pendingMoves(rows []Row) []string {
 	}
 	return notes
 }
-
-// isLive reports whether root is the running host's /.
-func isLive(fsys kfile.FS) bool {
-	root := fsys.Root()
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return false
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	return abs == "/"
-}
-
-// IsLive reports whether root is the running host's own /, where a
-// change needs root's privileges.
-func IsLive(fsys kfile.FS) bool { return isLive(fsys) }
 
 // irqbalanceWarning says whether a running irqbalance bans the IRQs the
 // plan places; it will move back those it does not. irqbalance itself is
@@ -722,7 +733,8 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 		}
 		if why := bad[i]; why != nil {
 			// A value restore cannot write: the others are still restored.
-			row.Result, row.Error = irq.ResultFailed, why.Error()
+			row.Result = irq.ResultFailed
+			row.fail(why)
 			res.Failed = append(res.Failed, row.Name()+": "+row.Error)
 			res.Rows = append(res.Rows, row)
 			continue
@@ -768,7 +780,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 	}
 	// The threads go back after their IRQs, as the pin moved them.
 	res.restoreThreads(fsys, threadsOf(fsys, threads), state.Threads)
-	if isLive(fsys) {
+	if fsys.Live() {
 		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
 	} else {
 		res.Notes = append(res.Notes, "this root is a host tree, not the running kernel: effective affinity is what the tree's file says and a write does not change it")

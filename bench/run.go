@@ -178,7 +178,7 @@ func prepare(ctx context.Context, req Request) (*Result, error) {
 	}
 	if req.Exec == nil && !req.DryRun {
 		// The command runs here: the IRQs placed must be this host's.
-		if !affinity.IsLive(req.Root) {
+		if !req.Root.Live() {
 			return nil, usagef("bench runs the command on this host, so it reads / only, not %s (--dry-run plans for any root)", req.Root.Root())
 		}
 		if _, err := exec.LookPath(req.Command[0]); err != nil {

@@ -63,6 +63,7 @@ func TestBenchDryRun(t *testing.T) {
 func TestBenchRefuses(t *testing.T) {
 	t.Parallel()
 	seed := hosttest.Shared(t, "seed")
+	slash := slashLink(t)
 	tests := []struct {
 		name string
 		uid  int
@@ -79,6 +80,7 @@ func TestBenchRefuses(t *testing.T) {
 		{"several NICs", 0, []string{"--root", hosttest.Shared(t, "offline-2node"), "bench", "--dry-run", "--", "iperf3", "-J"}, cli.ExitUsage, "choose the NIC with --nic: 4 have queue IRQs (ens1f0, ens2f0, eth1, eth10)"},
 		{"remote node is the NIC's", 0, []string{"--root", seed, "bench", "--dry-run", "--remote-node", "1", "--", "iperf3", "-J"}, cli.ExitUsage, "--remote-node 1 is the NIC's own node"},
 		{"not root", 1000, []string{"bench", "--", "iperf3", "-J"}, cli.ExitError, "bench changes the live host's IRQ affinity and needs root"},
+		{"not root, a link to /", 1000, []string{"--root", slash, "bench", "--", "iperf3", "-J"}, cli.ExitError, "bench changes the live host's IRQ affinity and needs root"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,3 +99,31 @@ func TestCLINoGRPC(t *testing.T) {
 		t.Error("kube's tests do not link grpc: go list is not answering what this test asks")
 	}
 }
+
+// TestShippedNoFaultHook: the fault injection of zc prepare's steering
+// (affinity's SetLabFault, set from IRQNUMA_LAB_ZC_FAULT) is built only
+// into the lab's guest binary, with the labfault tag; the shipped build
+// has neither file, so nothing in it can fail a transaction on purpose.
+func TestShippedNoFaultHook(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list (-short)")
+	}
+	files := func(tags string) string {
+		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}}: {{join .GoFiles \" \"}}",
+			"github.com/irqnuma/irqnuma/affinity", "github.com/irqnuma/irqnuma/cmd/irqnuma").Output()
+		if err != nil {
+			t.Fatalf("go list -tags %q: %v", tags, err)
+		}
+		return string(out)
+	}
+	hooks := []string{" fault_lab.go", " zcfault_lab.go"}
+	shipped, lab := files(""), files("labfault")
+	for _, f := range hooks {
+		if strings.Contains(shipped, f) {
+			t.Errorf("the shipped build has%s:\n%s", f, shipped)
+		}
+		if !strings.Contains(lab, f) {
+			t.Errorf("the labfault build lacks%s: go list is not answering what this test asks\n%s", f, lab)
+		}
+	}
+}

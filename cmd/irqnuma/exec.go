@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -31,7 +30,7 @@ func newExecCmd(a *app) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if filepath.Clean(a.root) != "/" {
+			if !a.fs.Live() {
 				return cli.Usagef("exec runs the command on this host, so it reads / only, not --root %s", a.root)
 			}
 			if join && !cmd.Flags().Changed("cgroup") {

@@ -70,6 +70,11 @@ func TestExecAffinity(t *testing.T) {
 	if !strings.HasPrefix(stderr, "irqnuma: running on CPU "+one.List()+" (") || strings.Count(stderr, "running on") != 1 {
 		t.Errorf("stderr = %q, want one \"irqnuma: running on CPU %s (...)\" line", stderr, one)
 	}
+	// A root naming / by a link is this host: exec runs there too.
+	stdout, stderr, code = runCLI(t, "--root", slashLink(t), "exec", "--cpus", one.List(), "--", "cat", "/proc/self/status")
+	if code != 0 || statusField(t, stdout, "Cpus_allowed_list") != one.List() {
+		t.Errorf("exec --root (a link to /): exit %d, stderr %q", code, stderr)
+	}
 }
 
 // TestExecNIC runs through exec what mask picks on this host, and checks

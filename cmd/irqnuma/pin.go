@@ -71,7 +71,7 @@ saying why. irq restore puts IRQs and threads back.`,
 
 // needRoot refuses a change to the live host without root.
 func needRoot(a *app, what, instead string) error {
-	if affinity.IsLive(a.fs) && a.geteuid() != 0 {
+	if a.fs.Live() && a.geteuid() != 0 {
 		return fmt.Errorf("%s changes the live host's IRQ affinity and needs root (run it with sudo%s)", what, instead)
 	}
 	return nil

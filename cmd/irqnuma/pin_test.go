@@ -42,6 +42,17 @@ func pinSys(w irq.Writer, uid int) sys {
 	return s
 }
 
+// slashLink returns a symbolic link to /: a root naming the live host by
+// another name.
+func slashLink(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "slash")
+	if err := os.Symlink("/", p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // runCLIContext is runCLISys with a context, for signals.
 func runCLIContext(t *testing.T, ctx context.Context, s sys, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -579,6 +590,7 @@ func TestPinRefusals(t *testing.T) {
 	dev := "sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/"
 	write(t, unknown, dev+"numa_node", "-1\n")
 	write(t, unknown, dev+"local_cpulist", "0-63\n")
+	slash := slashLink(t)
 	tests := []struct {
 		name string
 		uid  int
@@ -588,6 +600,8 @@ func TestPinRefusals(t *testing.T) {
 	}{
 		{"not root live", 1000, []string{"--root", "/", "irq", "pin", "eth0"}, 1, "needs root"},
 		{"not root restore", 1000, []string{"--root", "/", "irq", "restore"}, 1, "needs root"},
+		{"not root, a link to /", 1000, []string{"--root", slash, "irq", "pin", "eth0"}, 1, "needs root"},
+		{"not root restore, a link to /", 1000, []string{"--root", slash, "irq", "restore"}, 1, "needs root"},
 		{"node and cpus", 0, []string{"--root", root, "irq", "pin", "eth0", "--node", "1", "--cpus", "16"}, 2, "exclusive"},
 		{"bad cpus", 0, []string{"--root", root, "irq", "pin", "eth0", "--cpus", "16-"}, 2, "--cpus"},
 		{"bad exclude", 0, []string{"--root", root, "irq", "pin", "eth0", "--exclude", "x"}, 2, "--exclude"},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/irqnuma/irqnuma/affinity"
 )
 
 // The lab's guest binary is built with the labfault tag: with
@@ -22,10 +24,10 @@ func init() {
 	if err != nil {
 		return
 	}
-	zcFault = func(i int) error {
+	affinity.SetLabFault(func(i int) error {
 		if i == at {
 			return fmt.Errorf("lab fault injected before step %d", i)
 		}
 		return nil
-	}
+	})
 }

@@ -22,10 +22,6 @@ import (
 	"github.com/irqnuma/irqnuma/zc"
 )
 
-// zcFault, when set (only in a binary built with the lab's labfault
-// tag), fails the transaction before steering step i.
-var zcFault func(i int) error
-
 type zcPrepareFlags struct {
 	queue, port     int
 	dryRun, partial bool
@@ -344,7 +340,7 @@ func applyZC(a *app, plan *zcPlan, f zcPrepareFlags, refusal error) error {
 	res, err := affinity.Pin(a.ctx, affinity.PinRequest{
 		Root: a.fs, NICs: nics, Writer: a.writer, Threads: a.threads, Now: a.now(), StatePath: f.state,
 		Options: affinity.PlanOptions{IRQs: irqs, CPUs: cpuset.New(plan.IRQCPU)},
-		Steer:   &affinity.SteerChange{Setter: set, Steps: plan.Steps, Fault: zcFault},
+		Steer:   &affinity.SteerChange{Setter: set, Steps: plan.Steps},
 	})
 	if err != nil {
 		return err

@@ -57,8 +57,11 @@ type rootDir struct {
 var errNoRoot = errors.New("no host root opened (kfile.Open)")
 
 // Open opens the host root: "/" is the live machine, read with the
-// kernel's own path walk; any other folder is opened once, here, and
-// every read through the FS resolves inside it. A root that does not
+// kernel's own path walk, and so is any path naming the same folder (a
+// link to /, a bind mount of it): what it holds is the running kernel's,
+// so it is read, written and refused as the live root is, never as a
+// copy. Any other folder is opened once, here, and every read through the
+// FS resolves inside it. A root that does not
 // exist is not an error here: every read through the FS then fails with
 // the open's error, which names the root, so a command that reports
 // failures per read (a scrape) says so there; a root that exists and
@@ -66,7 +69,7 @@ var errNoRoot = errors.New("no host root opened (kfile.Open)")
 // host is CheckRoot's question. Close releases the folder.
 func Open(root string) (FS, error) {
 	clean := filepath.Clean(root)
-	if clean == "/" {
+	if clean == "/" || isSlash(clean) {
 		return FS{root: "/", live: true}, nil
 	}
 	d := &rootDir{}
@@ -75,6 +78,17 @@ func Open(root string) (FS, error) {
 		return FS{}, d.err
 	}
 	return FS{root: root, dir: d}, nil
+}
+
+// isSlash reports whether root is the folder "/" is, by another name:
+// the same device and inode, links followed.
+func isSlash(root string) bool {
+	st, err := os.Stat(root)
+	if err != nil {
+		return false
+	}
+	slash, err := os.Stat("/")
+	return err == nil && os.SameFile(st, slash)
 }
 
 // Close closes the root folder; reads through f (and its copies) fail
@@ -156,10 +170,14 @@ func holdsHost(dir string) bool {
 	return false
 }
 
-// Root returns the root folder as given.
+// Root returns the root folder as given; "/" for the live root, however
+// it was named.
 func (f FS) Root() string { return f.root }
 
-// Live reports whether f is the running machine's own root.
+// Live reports whether f is the running machine's own root: "/", or a
+// path naming the same folder (Open). It is the one test of "live" in
+// irqnuma: what needs root's privileges, what reads the running kernel
+// (ioctl, netlink, sched_getaffinity) rather than a tree's files.
 func (f FS) Live() bool { return f.live }
 
 // Path returns the root joined with rel, as messages name a file.

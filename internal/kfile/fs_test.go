@@ -2,9 +2,11 @@ package kfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -162,6 +164,118 @@ func TestFSLive(t *testing.T) {
 	os.WriteFile(p, []byte("7\n"), 0o444)
 	if n, err := f.Int(p); err != nil || n != 7 {
 		t.Errorf("Int(%s) = %d, %v", p, n, err)
+	}
+}
+
+// TestFSLiveByOtherName: a root naming the folder / is (a link to it,
+// absolute or relative, a chain of links, /proc/self/root, a spelling
+// that climbs there) opens as the live root, "/", exactly as Open("/")
+// does: its files are the running kernel's, so a caller refusing writes
+// without root or choosing the kernel's own interfaces treats it so. A
+// tree, a link to a tree and a missing folder stay trees, as given.
+func TestFSLiveByOtherName(t *testing.T) {
+	dir, tr := t.TempDir(), tree(t)
+	link := func(name, target string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	slash := link("slash", "/")
+	up := link("up", strings.Repeat("../", strings.Count(dir, "/")+2))
+	tests := []struct {
+		give string
+		want bool
+	}{
+		{"/", true},
+		{slash, true},
+		{slash + "/", true},
+		{up, true},
+		{link("chain", slash), true},
+		{"/proc/self/root", true},
+		{dir + "/../../../../../../../..", true},
+		{tr, false},
+		{link("tree", tr), false},
+		{filepath.Join(dir, "nope"), false},
+	}
+	for _, tt := range tests {
+		f := mustOpen(t, tt.give)
+		if f.Live() != tt.want {
+			t.Errorf("Open(%s).Live() = %v, want %v", tt.give, f.Live(), tt.want)
+			continue
+		}
+		if !tt.want {
+			if f.Root() != tt.give {
+				t.Errorf("Open(%s).Root() = %s, want it as given", tt.give, f.Root())
+			}
+			continue
+		}
+		if f.Root() != "/" || f.Path("proc/self/stat") != "/proc/self/stat" {
+			t.Errorf("Open(%s): root %s, Path(proc/self/stat) %s; want the live root, /", tt.give, f.Root(), f.Path("proc/self/stat"))
+		}
+		// Read as the live root is: an absolute path anywhere, as the
+		// kernel walks it.
+		p := filepath.Join(t.TempDir(), "attr")
+		if err := os.WriteFile(p, []byte("7\n"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := f.Int(p); err != nil || n != 7 {
+			t.Errorf("Open(%s).Int(%s) = %d, %v", tt.give, p, n, err)
+		}
+	}
+}
+
+// TestFSLiveBindMount: a bind mount of / is the live root too, though no
+// link leads there: only the folder's identity (device and inode) says
+// so. The mount is made in a mount namespace of the test's own thread,
+// which ends with it, so the machine's mounts never change.
+func TestFSLiveBindMount(t *testing.T) {
+	dir := t.TempDir()
+	type result struct {
+		live     bool
+		root     string
+		skip     error
+		resolved string
+	}
+	done := make(chan result)
+	go func() {
+		// Never unlocked: the thread, in its own mount namespace, exits
+		// with this goroutine.
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			done <- result{skip: fmt.Errorf("unshare(CLONE_NEWNS): %w", err)}
+			return
+		}
+		// Private first, so the bind mount does not propagate to the
+		// machine's namespace.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			done <- result{skip: fmt.Errorf("make / private: %w", err)}
+			return
+		}
+		if err := unix.Mount("/", dir, "", unix.MS_BIND, ""); err != nil {
+			done <- result{skip: fmt.Errorf("bind / on %s: %w", dir, err)}
+			return
+		}
+		resolved, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			t.Error(err)
+		}
+		f, err := Open(dir)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- result{live: f.Live(), root: f.Root(), resolved: resolved}
+	}()
+	r := <-done
+	if r.skip != nil {
+		t.Skipf("a bind mount needs CAP_SYS_ADMIN: %v", r.skip)
+	}
+	if r.resolved != dir {
+		t.Fatalf("%s resolves to %s: not a bind mount alone", dir, r.resolved)
+	}
+	if !r.live || r.root != "/" {
+		t.Errorf("Open(%s) with / bound there: live %v, root %s; want the live root, /", dir, r.live, r.root)
 	}
 }
 
