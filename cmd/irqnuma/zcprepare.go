@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -83,7 +81,7 @@ func runZCPrepare(a *app, nic string, f zcPrepareFlags) error {
 	if err != nil {
 		return err
 	}
-	writeZCPlan(a.stdout, plan)
+	report.WriteZCPlan(a.stdout, plan)
 	refusal := error(nil)
 	if len(plan.Blockers) > 0 {
 		refusal = fmt.Errorf("%s %w: %s", nic, errZCRefused, plan.Blockers[0])
@@ -143,28 +141,6 @@ func applyZC(a *app, plan *affinity.ZCPlan, f zcPrepareFlags, refusal error) err
 		fmt.Fprintf(a.stderr, "%v: the steps it supports are applied, the others skipped; the NIC still cannot bind zero-copy receive\n", refusal)
 	}
 	return nil
-}
-
-// writeZCPlan prints the plan: the steps, those skipped with why, the
-// blockers, and the CPUs.
-func writeZCPlan(w io.Writer, p *affinity.ZCPlan) {
-	fmt.Fprintf(w, "zc prepare %s queue %d port %d\n", p.NIC, p.Queue, p.Port)
-	for _, s := range p.Steps {
-		fmt.Fprintf(w, "  change  %s\n", strings.TrimPrefix(s.Name(), p.NIC+" "))
-	}
-	fmt.Fprintf(w, "  change  queue %d's IRQ and NAPI thread to CPU %d\n", p.Queue, p.IRQCPU)
-	for _, s := range p.Skipped {
-		fmt.Fprintf(w, "  skip    %s: %s\n", s.Step, s.Why)
-	}
-	for _, b := range p.Blockers {
-		fmt.Fprintf(w, "  blocker %s\n", b)
-	}
-	fmt.Fprintf(w, "application CPUs (another core of %s's node than CPU %d and its siblings):\n", p.NIC, p.IRQCPU)
-	for _, format := range affinity.MaskFormats {
-		if s, err := p.App.Format(format, false); err == nil {
-			fmt.Fprintf(w, "  %-8s %s\n", format, s)
-		}
-	}
 }
 
 // queueIRQs are the IRQs serving queue q of nic (a combined vector, or
