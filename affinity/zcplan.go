@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
 	"github.com/irqnuma/irqnuma/zc"
@@ -235,4 +237,21 @@ func (p *ZCPlan) pickCPUs(h *topology.Host) error {
 	}
 	p.App, p.AppCPUs = app, app.CPUs.String()
 	return nil
+}
+
+// QueueIRQs are the IRQs serving queue q of nic (a combined vector, or
+// its rx and tx vectors), as irq.Read matches them on fsys: what zc
+// prepare pins.
+func QueueIRQs(fsys kfile.FS, nic string, q int) ([]int, error) {
+	_, t, err := irq.Read(fsys, irq.Options{NICs: []string{nic}})
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, i := range t.ForNIC(nic) {
+		if i.Owner != nil && i.Owner.Kind == irq.KindQueue && i.Owner.Queue == q {
+			out = append(out, i.IRQ)
+		}
+	}
+	return out, nil
 }

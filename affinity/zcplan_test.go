@@ -139,3 +139,26 @@ func TestPlanZC(t *testing.T) {
 		t.Errorf("blockers (-want +got):\n%s", diff)
 	}
 }
+
+// TestQueueIRQs: a queue's combined vector, or its rx and tx vectors
+// (virtio_net's input.N and output.N); none for a queue without IRQs.
+func TestQueueIRQs(t *testing.T) {
+	tests := []struct {
+		host, nic string
+		q         int
+		want      []int
+	}{
+		{"vm-virtio", "eth0", 0, []int{38, 39}},
+		{"vm-virtio", "eth0", 1, nil},
+		{"sos-ice", "em1", 2, []int{159}},
+	}
+	for _, tt := range tests {
+		got, err := QueueIRQs(hosttest.Open(t, hosttest.Root(tt.host)), tt.nic, tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("QueueIRQs(%s %s, %d) (-want +got):\n%s", tt.host, tt.nic, tt.q, diff)
+		}
+	}
+}

@@ -9,9 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
-	"github.com/irqnuma/irqnuma/irq"
 	"github.com/irqnuma/irqnuma/report"
 	"github.com/irqnuma/irqnuma/steer"
 	"github.com/irqnuma/irqnuma/topology"
@@ -108,7 +106,7 @@ func applyZC(a *app, plan *affinity.ZCPlan, f zcPrepareFlags, refusal error) err
 	}
 	defer set.Close()
 	defer shutdown.Critical()()
-	irqs, err := queueIRQs(a.fs, plan.NIC, plan.Queue)
+	irqs, err := affinity.QueueIRQs(a.fs, plan.NIC, plan.Queue)
 	if err != nil {
 		return err
 	}
@@ -141,20 +139,4 @@ func applyZC(a *app, plan *affinity.ZCPlan, f zcPrepareFlags, refusal error) err
 		fmt.Fprintf(a.stderr, "%v: the steps it supports are applied, the others skipped; the NIC still cannot bind zero-copy receive\n", refusal)
 	}
 	return nil
-}
-
-// queueIRQs are the IRQs serving queue q of nic (a combined vector, or
-// its rx and tx vectors).
-func queueIRQs(fsys kfile.FS, nic string, q int) ([]int, error) {
-	_, t, err := irq.Read(fsys, irq.Options{NICs: []string{nic}})
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, i := range t.ForNIC(nic) {
-		if i.Owner != nil && i.Owner.Kind == irq.KindQueue && i.Owner.Queue == q {
-			out = append(out, i.IRQ)
-		}
-	}
-	return out, nil
 }
