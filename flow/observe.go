@@ -248,10 +248,12 @@ type Observation struct {
 	Notes   []string `json:"notes,omitempty"`
 }
 
-// Observe samples nic's per-queue rx counters, waits d while the
-// user's traffic runs, samples them again and returns each queue's rise
-// (Judge then says whether a flow landed on its predicted queue).
-func Observe(fsys kfile.FS, nic string, d time.Duration) (*Observation, error) {
+// Observe samples nic's per-queue rx counters, tells started of that
+// first sample (traffic started after it is counted; nil: nothing is
+// told), waits d while the user's traffic runs, samples them again and
+// returns each queue's rise (Judge then says whether a flow landed on
+// its predicted queue).
+func Observe(fsys kfile.FS, nic string, d time.Duration, started func(first *Counters)) (*Observation, error) {
 	s := NewSampler(fsys, nic)
 	defer s.Close()
 	a, err := s.Sample()
@@ -259,6 +261,9 @@ func Observe(fsys kfile.FS, nic string, d time.Duration) (*Observation, error) {
 		return nil, err
 	}
 	t0 := time.Now()
+	if started != nil {
+		started(a)
+	}
 	time.Sleep(d)
 	b, err := s.Sample()
 	if err != nil {

@@ -132,6 +132,39 @@ func TestObserveVirtio(t *testing.T) {
 	}
 }
 
+// TestObserve: Observe says when its first sample is taken, and what
+// rises after it (queue 0's rx vector, IRQ 38, on the virtio VM) is the
+// queue's rise.
+func TestObserve(t *testing.T) {
+	root := hosttest.Copy(t, "vm-virtio")
+	fsys, err := kfile.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	told := 0
+	o, err := Observe(fsys, "eth0", 10*time.Millisecond, func(first *Counters) {
+		told++
+		if first.Source != CountersIRQ || first.Queues[0] != 814 {
+			t.Errorf("first sample %s, queue 0 at %d; want %s, 814", first.Source, first.Queues[0], CountersIRQ)
+		}
+		hosttest.BumpIRQ(t, root, 38, 3)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if told != 1 {
+		t.Errorf("told of the first sample %d times, want once", told)
+	}
+	want := []QueueDelta{{Queue: 0, Delta: 3, IRQs: []int{38}}}
+	if diff := cmp.Diff(want, o.Queues); diff != "" {
+		t.Errorf("queues (-want +got):\n%s", diff)
+	}
+	if o.Seconds < 0.01 {
+		t.Errorf("observed for %gs, want at least the 10ms asked", o.Seconds)
+	}
+}
+
 // TestDiffQStats: qstats samples, a counter that went back, a queue
 // that appeared, and samples of different sources refused.
 func TestDiffQStats(t *testing.T) {

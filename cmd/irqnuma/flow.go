@@ -133,22 +133,11 @@ func observeFlow(a *app, p *flow.Path, d time.Duration) error {
 	case p.NIC == "":
 		return cli.Usagef("--observe needs the receiving NIC: %s (name it with --nic)", p.NICBy)
 	}
-	// flow.Observe, with a word on stderr once the first sample is taken:
-	// traffic started after it is counted.
-	s := flow.NewSampler(a.fs, p.NIC)
-	defer s.Close()
-	first, err := s.Sample()
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	fmt.Fprintf(a.stderr, "observing %s's rx queues for %s (%s)\n", p.NIC, d, first.Source)
-	time.Sleep(d)
-	second, err := s.Sample()
-	if err != nil {
-		return err
-	}
-	o, err := flow.Diff(first, second, time.Since(t0))
+	// A word on stderr once the first sample is taken: traffic started
+	// after it is counted.
+	o, err := flow.Observe(a.fs, p.NIC, d, func(first *flow.Counters) {
+		fmt.Fprintf(a.stderr, "observing %s's rx queues for %s (%s)\n", p.NIC, d, first.Source)
+	})
 	if err != nil {
 		return err
 	}

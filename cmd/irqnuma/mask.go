@@ -122,27 +122,7 @@ func (a *app) withinPod(sel proc.Selection) (*affinity.Within, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cpus cpuset.Set
-	var from []string
-	file := "cpuset.cpus.effective"
-	for _, m := range matches {
-		if m.Group == nil {
-			return nil, cli.Usage(m.Err())
-		}
-		if !m.Group.CPUsKnown {
-			return nil, cli.Usagef("%s: container %s's CPUs are unknown: %s", m.Selector, m.Group.Pod.ContainerID, m.Group.Why)
-		}
-		if m.Group.Version == proc.CgroupVersionV1 {
-			file = "cpuset.effective_cpus"
-		}
-		cpus = cpus.Union(m.Group.CPUs)
-		name := m.Group.Pod.Container
-		if name == "" {
-			name = "sandbox"
-		}
-		from = append(from, name+" "+m.Group.CPUs.List())
-	}
-	return &affinity.Within{CPUs: cpus, From: fmt.Sprintf("%s (%s of %s)", matches[0].Selector, file, strings.Join(from, ", "))}, nil
+	return affinity.WithinPod(matches)
 }
 
 // withinGroup reads the --cgroup group and its CPUs under --root. A group the root
@@ -159,11 +139,7 @@ func (a *app) withinGroup(group string) (*affinity.Within, *proc.Cgroup, error) 
 	if !g.CPUsKnown {
 		return nil, nil, cli.Usagef("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
 	}
-	file := "cpuset.cpus.effective"
-	if g.Version == proc.CgroupVersionV1 {
-		file = "cpuset.effective_cpus"
-	}
-	return &affinity.Within{CPUs: g.CPUs, From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, file, g.CPUs.List())}, g, nil
+	return affinity.WithinCgroup(g), g, nil
 }
 
 func newMaskCmd(a *app) *cobra.Command {
