@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/exporter"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // labelsOf are the labels of each exported metric.

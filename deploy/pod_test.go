@@ -8,11 +8,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/exporter"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/nicuse"
-	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // node1Series are the exporter's series for node1 of the promtool test:

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/internal/render/report"
 )
 
 // scenarios are the agent's scenarios a run makes unless

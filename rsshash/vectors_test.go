@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // vector is one row of the published verification table.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/exporter"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestCgroupFlag: --cgroup (repeatable) reaches the selection as the

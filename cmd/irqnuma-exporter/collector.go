@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/irqnuma/irqnuma/exporter"
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
 )
 
 // scrapeTimeout bounds one scrape, as the CLI's exporter did: past it the

@@ -16,9 +16,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	podresourcesapi "k8s.io/kubelet/pkg/apis/podresources/v1"
 
-	"github.com/irqnuma/irqnuma/exporter"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/kube"
+	"github.com/irqnuma/irqnuma/internal/host/kube"
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // A Guaranteed pod on the seed tree as the kubelet and CRI-O lay it out

@@ -13,15 +13,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/host/kube"
+	"github.com/irqnuma/irqnuma/internal/host/snapshot"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/version"
-	"github.com/irqnuma/irqnuma/kube"
-	"github.com/irqnuma/irqnuma/snapshot"
 )
 
 // short is the exporter's one line, description and examples the rest

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/snapshot"
+	"github.com/irqnuma/irqnuma/internal/host/snapshot"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestMain runs the exporter's main when this test binary is started as

@@ -11,6 +11,7 @@ import (
 )
 
 // TestImportRules holds the layering ARCHITECTURE.md describes: the
+// roles in order (host readers, judges, the tuner, runners, renderers), the
 // exporter links no renderer and no planner, watch links no planner and no
 // renderer, bench links no renderer and nothing below it links bench,
 // rsshash links only the standard library,
@@ -52,20 +53,42 @@ func TestImportRules(t *testing.T) {
 		return slices.Contains(pkgs[from].Deps, mod+to) || slices.Contains(pkgs[from].Deps, to)
 	}
 	for _, r := range []struct{ from, to string }{
-		{"exporter", "report"}, {"exporter", "report/hostmap"}, {"exporter", "affinity"},
-		{"watch", "affinity"}, {"watch", "report"}, {"watch", "audit"},
-		{"audit", "affinity"}, {"audit", "report"},
-		{"affinity", "audit"}, {"affinity", "report"},
-		{"topology", "irq"}, {"irq", "affinity"}, {"proc", "topology"}, {"topology", "proc"},
-		{"nicuse", "audit"}, {"nicuse", "watch"}, {"proc", "nicuse"},
-		{"bench", "report"}, {"bench", "report/hostmap"}, {"bench", "snapshot"},
-		{"affinity", "bench"}, {"watch", "bench"}, {"audit", "bench"}, {"exporter", "bench"},
+		{"internal/run/exporter", "internal/render/report"}, {"internal/run/exporter", "internal/render/hostmap"}, {"internal/run/exporter", "internal/tune"},
+		{"internal/run/watch", "internal/tune"}, {"internal/run/watch", "internal/render/report"}, {"internal/run/watch", "internal/judge/audit"},
+		{"internal/judge/audit", "internal/tune"}, {"internal/judge/audit", "internal/render/report"},
+		{"internal/tune", "internal/judge/audit"}, {"internal/tune", "internal/render/report"},
+		{"internal/host/topology", "internal/host/irq"}, {"internal/host/irq", "internal/tune"}, {"internal/host/proc", "internal/host/topology"}, {"internal/host/topology", "internal/host/proc"},
+		{"internal/judge/nicuse", "internal/judge/audit"}, {"internal/judge/nicuse", "internal/run/watch"}, {"internal/host/proc", "internal/judge/nicuse"},
+		{"internal/run/bench", "internal/render/report"}, {"internal/run/bench", "internal/render/hostmap"}, {"internal/run/bench", "internal/host/snapshot"},
+		{"internal/tune", "internal/run/bench"}, {"internal/run/watch", "internal/run/bench"}, {"internal/judge/audit", "internal/run/bench"}, {"internal/run/exporter", "internal/run/bench"},
 	} {
 		if _, ok := pkgs[r.from]; !ok {
 			t.Errorf("no package %s", r.from)
 		}
 		if links(r.from, r.to) {
 			t.Errorf("%s links %s", r.from, r.to)
+		}
+	}
+	// The roles point one way: readers of the host, then judges, the
+	// tuner, runners and renderers; none imports a role after it.
+	roles := []string{"internal/host/", "internal/judge/", "internal/tune", "internal/run/", "internal/render/"}
+	role := func(name string) int {
+		for i, r := range roles {
+			if strings.HasPrefix(name, r) {
+				return i
+			}
+		}
+		return -1
+	}
+	for name, p := range pkgs {
+		from := role(name)
+		if from < 0 {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if to := role(strings.TrimPrefix(imp, mod)); to > from {
+				t.Errorf("%s imports %s: the %s role comes after %s's", name, imp, roles[to], roles[from])
+			}
 		}
 	}
 	// rsshash is pure: the standard library only.
@@ -81,7 +104,7 @@ func TestImportRules(t *testing.T) {
 		if p.Standard || !strings.HasPrefix(p.ImportPath, mod) {
 			continue
 		}
-		cli := name == "cmd/irqnuma" || name == "cmd/irqnuma-exporter" || strings.HasPrefix(name, "lab") || strings.HasPrefix(name, "internal/hosttest/gen")
+		cli := name == "cmd/irqnuma" || name == "cmd/irqnuma-exporter" || strings.HasPrefix(name, "lab") || strings.HasPrefix(name, "internal/testsupport/hosttest/gen")
 		for _, imp := range p.Imports {
 			switch {
 			case imp == "github.com/spf13/cobra" && name != "cmd/irqnuma",
@@ -89,8 +112,8 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports %s: only cmd/irqnuma parses flags (internal/cli words pflag's errors)", name, imp)
 			case imp == "flag" && !cli:
 				t.Errorf("%s imports flag: libraries never read flags", name)
-			case (strings.HasPrefix(imp, mod+"internal/hosttest") || imp == mod+"internal/realhosts") &&
-				!strings.HasPrefix(name, "internal/") && !strings.HasPrefix(name, "lab"):
+			case strings.HasPrefix(imp, mod+"internal/testsupport/") &&
+				!strings.HasPrefix(name, "internal/testsupport/") && !strings.HasPrefix(name, "lab"):
 				t.Errorf("%s imports test support %s", name, imp)
 			}
 		}

@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/internal/realhosts"
-	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // TestAttributionRealHosts is issue 16's measure, on copies of real

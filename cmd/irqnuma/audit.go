@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/exporter"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/render/report"
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
 	"github.com/irqnuma/irqnuma/internal/screen"
-	"github.com/irqnuma/irqnuma/report"
 )
 
 // failOnLevels are the values of --fail-on; "never" maps to "".

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // TestAuditFixWithoutInterface: a NIC the capture knows only by its PCI

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // columns returns the process facts of runCLI with $COLUMNS set to n.

@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/internal/realhosts"
-	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // auditDoc is the JSON of `irqnuma audit -o json`, decoded strictly.

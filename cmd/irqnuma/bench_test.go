@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/irqnuma/irqnuma/internal/benchcpu"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/testsupport/benchcpu"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // bigHost is the scale the issues name: 512 CPUs on 4 nodes and 1,000 IRQs

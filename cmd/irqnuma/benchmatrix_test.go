@@ -18,11 +18,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/bench"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/internal/realhosts"
-	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/internal/render/report"
+	"github.com/irqnuma/irqnuma/internal/run/bench"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // TestBenchDryRun: the matrix bench would run on the seed, as a table

@@ -5,16 +5,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
-	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // flagValues are the values a flag takes, for shell completion.
 var flagValues = map[string][]string{
 	"output":   {"table", "json"},
-	"strategy": {string(affinity.StrategySpread), string(affinity.StrategyNode)},
-	"format":   affinity.MaskFormats,
+	"strategy": {string(tune.StrategySpread), string(tune.StrategyNode)},
+	"format":   tune.MaskFormats,
 	"fail-on":  failOnLevels,
 	"color":    {"auto", "always", "never"},
 }

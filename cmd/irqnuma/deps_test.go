@@ -92,16 +92,16 @@ func TestCLINoGRPC(t *testing.T) {
 			t.Errorf("cmd/irqnuma links %s", strings.TrimSpace(b))
 		}
 	}
-	if !strings.Contains(cli, "github.com/irqnuma/irqnuma/kube\n") {
+	if !strings.Contains(cli, "github.com/irqnuma/irqnuma/internal/host/kube\n") {
 		t.Error("cmd/irqnuma does not link kube: --pod is not wired")
 	}
-	if tests := list("-test", "github.com/irqnuma/irqnuma/kube"); !strings.Contains(tests, "google.golang.org/grpc\n") {
+	if tests := list("-test", "github.com/irqnuma/irqnuma/internal/host/kube"); !strings.Contains(tests, "google.golang.org/grpc\n") {
 		t.Error("kube's tests do not link grpc: go list is not answering what this test asks")
 	}
 }
 
 // TestShippedNoFaultHook: the fault injection of zc prepare's steering
-// (affinity's SetLabFault, set from IRQNUMA_LAB_ZC_FAULT) is built only
+// (tune's SetLabFault, set from IRQNUMA_LAB_ZC_FAULT) is built only
 // into the lab's guest binary, with the labfault tag; the shipped build
 // has neither file, so nothing in it can fail a transaction on purpose.
 func TestShippedNoFaultHook(t *testing.T) {
@@ -110,7 +110,7 @@ func TestShippedNoFaultHook(t *testing.T) {
 	}
 	files := func(tags string) string {
 		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}}: {{join .GoFiles \" \"}}",
-			"github.com/irqnuma/irqnuma/affinity", "github.com/irqnuma/irqnuma/cmd/irqnuma").Output()
+			"github.com/irqnuma/irqnuma/internal/tune", "github.com/irqnuma/irqnuma/cmd/irqnuma").Output()
 		if err != nil {
 			t.Fatalf("go list -tags %q: %v", tags, err)
 		}

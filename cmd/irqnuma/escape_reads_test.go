@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // escapeFiles are files the commands read, each replaced in the tree by a

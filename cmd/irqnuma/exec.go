@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/units"
-	"github.com/irqnuma/irqnuma/proc"
 )
 
 func newExecCmd(a *app) *cobra.Command {

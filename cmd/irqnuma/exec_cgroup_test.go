@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/sched"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/usage"
-	"github.com/irqnuma/irqnuma/proc"
 )
 
 // TestExecCgroupLive: exec --cgroup runs the command on the CPUs of a

@@ -15,9 +15,9 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/sched"
-	"github.com/irqnuma/irqnuma/topology"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // skipUnlessLive skips tests that start processes on this host.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestExitCodes holds every command to the one exit-code table (README,

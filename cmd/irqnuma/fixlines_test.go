@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // fixCommands are the programs a fix line may start with or run.

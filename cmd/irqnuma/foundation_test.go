@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 var foundationHosts = []string{"seed", "vm-virtio", "offline-2node", "arm64", "nps2"}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // fuzzTree is a copy of a committed tree that a fuzz target mutates and

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestHostileCgroups: a --cgroup group whose files are hostile (a

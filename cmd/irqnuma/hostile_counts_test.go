@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // The recorded replies' counts the hostile-count cases set: ETHTOOL_GRXRINGS's

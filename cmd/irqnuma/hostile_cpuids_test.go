@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // cpuIDsRSS is the memory bound of the CPU-id cases, tighter than

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // hostileNIC is a NIC name a terminal would act on: an OSC title, a

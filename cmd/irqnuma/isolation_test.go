@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // worker1 returns the unpacked cnto-worker1 capture: an OpenShift worker

@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/render/hostmap"
 	"github.com/irqnuma/irqnuma/internal/screen"
-	"github.com/irqnuma/irqnuma/report/hostmap"
 )
 
 func newMapCmd(a *app) *cobra.Command {

@@ -9,11 +9,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/safetext"
-	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // pickFlags are the CPU selection flags mask and exec share.
@@ -41,8 +41,8 @@ func (f *pickFlags) add(fs *pflag.FlagSet) {
 
 // options is what the flags of fs said: a flag not given is left unset
 // (a --cpus given is never empty: cpuset.ListFlag refuses that).
-func (f *pickFlags) options(fs *pflag.FlagSet) affinity.PickOptions {
-	o := affinity.PickOptions{CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs, ExcludeIRQ: f.excludeIRQ, OnePerCore: f.onePerCore}
+func (f *pickFlags) options(fs *pflag.FlagSet) tune.PickOptions {
+	o := tune.PickOptions{CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs, ExcludeIRQ: f.excludeIRQ, OnePerCore: f.onePerCore}
 	if fs.Changed("nic") {
 		o.NIC = &f.nic
 	}
@@ -57,13 +57,13 @@ func (f *pickFlags) options(fs *pflag.FlagSet) affinity.PickOptions {
 
 // pick picks the CPUs the flags ask for on the host under --root. Notes
 // go to stderr.
-func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, error) {
+func (a *app) pick(fs *pflag.FlagSet, f *pickFlags) (*tune.Pick, error) {
 	p, _, err := a.pickIn(fs, f)
 	return p, err
 }
 
 // pickIn is pick that also returns the --cgroup group, nil without one.
-func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, *proc.Cgroup, error) {
+func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*tune.Pick, *proc.Cgroup, error) {
 	o := f.options(fs)
 	w, g, err := a.withinFlags(fs, f)
 	if err != nil {
@@ -74,7 +74,7 @@ func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, *proc.Cgr
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := affinity.PickOn(a.fs, r)
+	p, err := tune.PickOn(a.fs, r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,7 +87,7 @@ func (a *app) pickIn(fs *pflag.FlagSet, f *pickFlags) (*affinity.Pick, *proc.Cgr
 // withinFlags is the group --cgroup, --pod or --container names (at most
 // one of them), nil for none; and the --cgroup group itself (exec --join
 // starts the command inside it), nil for the others.
-func (a *app) withinFlags(fs *pflag.FlagSet, f *pickFlags) (*affinity.Within, *proc.Cgroup, error) {
+func (a *app) withinFlags(fs *pflag.FlagSet, f *pickFlags) (*tune.Within, *proc.Cgroup, error) {
 	var sel proc.Selection
 	var given []string
 	for _, name := range []string{"cgroup", "pod", "container"} {
@@ -114,7 +114,7 @@ func (a *app) withinFlags(fs *pflag.FlagSet, f *pickFlags) (*affinity.Within, *p
 // withinPod reads the CPUs of a --pod's containers' groups (their union:
 // what any of them may use) or of a --container's. One not found, or
 // whose CPUs are unknown, is a usage error naming it.
-func (a *app) withinPod(sel proc.Selection) (*affinity.Within, error) {
+func (a *app) withinPod(sel proc.Selection) (*tune.Within, error) {
 	if err := a.resolvePods(&sel); err != nil {
 		return nil, err
 	}
@@ -122,13 +122,13 @@ func (a *app) withinPod(sel proc.Selection) (*affinity.Within, error) {
 	if err != nil {
 		return nil, err
 	}
-	return affinity.WithinPod(matches)
+	return tune.WithinPod(matches)
 }
 
 // withinGroup reads the --cgroup group and its CPUs under --root. A group the root
 // lacks, or whose CPUs are unknown, is a usage error naming it: there is
 // nothing to pick inside.
-func (a *app) withinGroup(group string) (*affinity.Within, *proc.Cgroup, error) {
+func (a *app) withinGroup(group string) (*tune.Within, *proc.Cgroup, error) {
 	g, err := proc.ReadCgroup(a.fs, group)
 	if errors.Is(err, proc.ErrNoCgroup) || errors.Is(err, proc.ErrSelection) {
 		return nil, nil, cli.Usage(fmt.Errorf("--cgroup: %w", err))
@@ -139,7 +139,7 @@ func (a *app) withinGroup(group string) (*affinity.Within, *proc.Cgroup, error) 
 	if !g.CPUsKnown {
 		return nil, nil, cli.Usagef("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
 	}
-	return affinity.WithinCgroup(g), g, nil
+	return tune.WithinCgroup(g), g, nil
 }
 
 func newMaskCmd(a *app) *cobra.Command {
@@ -151,8 +151,8 @@ func newMaskCmd(a *app) *cobra.Command {
 		Short: "Print the CPUs a benchmark should run on, in the form a tool takes",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(affinity.MaskFormats, format) {
-				return cli.Usagef("--format %q: want one of %s", format, strings.Join(affinity.MaskFormats, ", "))
+			if !slices.Contains(tune.MaskFormats, format) {
+				return cli.Usagef("--format %q: want one of %s", format, strings.Join(tune.MaskFormats, ", "))
 			}
 			if mem && format != "systemd" {
 				return cli.Usagef("--mem adds NUMAMask= to --format systemd only (numactl and docker always carry the nodes)")
@@ -173,7 +173,7 @@ func newMaskCmd(a *app) *cobra.Command {
 		},
 	}
 	f.add(c.Flags())
-	c.Flags().StringVar(&format, "format", "list", "output form: "+strings.Join(affinity.MaskFormats, ", "))
+	c.Flags().StringVar(&format, "format", "list", "output form: "+strings.Join(tune.MaskFormats, ", "))
 	c.Flags().BoolVar(&mem, "mem", false, "with --format systemd, also bind memory to the CPUs' nodes")
 	return c
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestMaskCgroup: on offline-2node (node 1 = 8,10-15, 10-11 isolated,

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // transcript runs each command line against root and writes what a shell

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestAuditPartlyCaptured: a snapshot taken without --comm keeps every

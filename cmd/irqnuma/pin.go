@@ -5,12 +5,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
-	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 type pinFlags struct {
@@ -22,8 +22,8 @@ type pinFlags struct {
 	keepGoing bool
 	state     string
 	xps       bool
-	config    string              // --config: the options per NIC from a file
-	pinConfig *affinity.PinConfig // read from config
+	config    string          // --config: the options per NIC from a file
+	pinConfig *tune.PinConfig // read from config
 }
 
 func newIRQPinCmd(a *app) *cobra.Command {
@@ -77,13 +77,13 @@ func needRoot(a *app, what, instead string) error {
 	return nil
 }
 
-// pinRequest turns the flags into what affinity.Pin takes.
-func pinRequest(a *app, nics []string, f pinFlags) (affinity.PinRequest, error) {
-	req := affinity.PinRequest{Root: a.fs, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
+// pinRequest turns the flags into what tune.Pin takes.
+func pinRequest(a *app, nics []string, f pinFlags) (tune.PinRequest, error) {
+	req := tune.PinRequest{Root: a.fs, NICs: nics, Config: f.pinConfig, DryRun: f.dryRun, KeepGoing: f.keepGoing,
 		StatePath: f.state, Writer: a.writer, Threads: a.threads, Now: a.now(),
-		Options: affinity.PlanOptions{Node: f.node, XPS: f.xps, CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs}}
+		Options: tune.PlanOptions{Node: f.node, XPS: f.xps, CPUs: f.cpus.CPUs, Exclude: f.exclude.CPUs}}
 	var err error
-	if req.Options.Strategy, err = affinity.ParseStrategy(f.strategy); err != nil {
+	if req.Options.Strategy, err = tune.ParseStrategy(f.strategy); err != nil {
 		return req, cli.Usagef("--strategy: %v", err)
 	}
 	return req, nil
@@ -104,8 +104,8 @@ func runPin(a *app, nics []string, f pinFlags) error {
 	}
 	// Where the IRQs go, and whether irqbalance will move them back, is
 	// said before anything is written.
-	req.Planned = func(res *affinity.PinResult) error { return report.WritePinPlanned(a.stderr, res) }
-	res, err := affinity.Pin(a.ctx, req)
+	req.Planned = func(res *tune.PinResult) error { return report.WritePinPlanned(a.stderr, res) }
+	res, err := tune.Pin(a.ctx, req)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func runPin(a *app, nics []string, f pinFlags) error {
 
 // pinOutcome says how a pin that wrote ended, and with which exit code:
 // 128+signo when a stop signal rolled it back, 1 for any other failure.
-func pinOutcome(a *app, res *affinity.PinResult) error {
+func pinOutcome(a *app, res *tune.PinResult) error {
 	report.WritePinFailures(a.stderr, res)
 	if err := res.Err(); err != nil {
 		code := cli.ExitError
@@ -179,7 +179,7 @@ func runRestore(a *app, args []string) error {
 		path = args[0]
 	}
 	defer shutdown.Critical()()
-	res, err := affinity.Restore(a.ctx, a.fs, path, a.writer, a.threads)
+	res, err := tune.Restore(a.ctx, a.fs, path, a.writer, a.threads)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // liveCPUs reads a task's Cpus_allowed_list, or an IRQ's

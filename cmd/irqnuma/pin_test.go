@@ -15,13 +15,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/internal/interrupts"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
-	"github.com/irqnuma/irqnuma/irq"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // pinTime is the clock of these tests: state files get a fixed name.
@@ -161,7 +161,7 @@ func TestPinGolden(t *testing.T) {
 			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
 				t.Errorf("a dry run changed the tree:\n%s", diff)
 			}
-			if _, err := os.Stat(affinity.StateDir(hosttest.Open(t, root))); err == nil {
+			if _, err := os.Stat(tune.StateDir(hosttest.Open(t, root))); err == nil {
 				t.Error("a dry run created the state folder")
 			}
 		})
@@ -640,7 +640,7 @@ func TestPinLocked(t *testing.T) {
 	t.Parallel()
 	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
-	l, err := affinity.AcquireLock(hosttest.Open(t, root))
+	l, err := tune.AcquireLock(hosttest.Open(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}

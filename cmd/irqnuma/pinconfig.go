@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // placementFlags are the pin flags a --config file replaces.
@@ -29,10 +29,10 @@ func runPinConfig(a *app, cmd *cobra.Command, f pinFlags) error {
 			return cli.Usagef("--%s: set it in the --config file, per NIC", name)
 		}
 	}
-	c, err := affinity.ReadPinConfig(f.config)
+	c, err := tune.ReadPinConfig(f.config)
 	if err != nil {
 		return err
 	}
-	f.pinConfig, f.node, f.strategy = c, nil, string(affinity.StrategySpread)
+	f.pinConfig, f.node, f.strategy = c, nil, string(tune.StrategySpread)
 	return runPin(a, c.Names(), f)
 }

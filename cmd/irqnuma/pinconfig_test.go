@@ -8,17 +8,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // writeConfig writes the config FormatPinConfig makes of flags' options.
-func writeConfig(t *testing.T, nics []string, opt affinity.PlanOptions) string {
+func writeConfig(t *testing.T, nics []string, opt tune.PlanOptions) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "pin.yaml")
-	if err := os.WriteFile(p, affinity.FormatPinConfig(nics, opt), 0o644); err != nil {
+	if err := os.WriteFile(p, tune.FormatPinConfig(nics, opt), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -30,12 +30,12 @@ func TestPinConfigSamePlan(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		flags []string
-		opt   affinity.PlanOptions
+		opt   tune.PlanOptions
 	}{
-		{nil, affinity.PlanOptions{}},
-		{[]string{"--strategy", "node", "--xps"}, affinity.PlanOptions{Strategy: affinity.StrategyNode, XPS: true}},
-		{[]string{"--node", "0", "--exclude", "0-1"}, affinity.PlanOptions{Node: new(0), Exclude: cpuset.New(0, 1)}},
-		{[]string{"--cpus", "2-5"}, affinity.PlanOptions{CPUs: cpuset.New(2, 3, 4, 5)}},
+		{nil, tune.PlanOptions{}},
+		{[]string{"--strategy", "node", "--xps"}, tune.PlanOptions{Strategy: tune.StrategyNode, XPS: true}},
+		{[]string{"--node", "0", "--exclude", "0-1"}, tune.PlanOptions{Node: new(0), Exclude: cpuset.New(0, 1)}},
+		{[]string{"--cpus", "2-5"}, tune.PlanOptions{CPUs: cpuset.New(2, 3, 4, 5)}},
 	}
 	for _, name := range hosttest.Names() {
 		root := hosttest.Root(name)
@@ -60,7 +60,7 @@ func TestPinConfigSamePlan(t *testing.T) {
 func TestPinConfigWrites(t *testing.T) {
 	t.Parallel()
 	byFlags, byConfig := hosttest.Copy(t, "nps2"), hosttest.Copy(t, "nps2")
-	cfg := writeConfig(t, []string{"enp65s0f0"}, affinity.PlanOptions{XPS: true})
+	cfg := writeConfig(t, []string{"enp65s0f0"}, tune.PlanOptions{XPS: true})
 	state := filepath.Join(t.TempDir(), "state.json")
 	if _, errOut, code := runCLI(t, "irq", "pin", "enp65s0f0", "--xps", "--root", byFlags, "--state", state); code != 0 {
 		t.Fatalf("pin with flags: exit %d: %s", code, errOut)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/interrupts"
-	"github.com/irqnuma/irqnuma/internal/realhosts"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // TestProcOnlyTree: a tree holding only proc/interrupts (cnto-worker2's,

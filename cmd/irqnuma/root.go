@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/version"
-	"github.com/irqnuma/irqnuma/irq"
 )
 
 // app is what every command shares: the global flags, the streams and
@@ -40,7 +40,7 @@ type sys struct {
 	writer irq.Writer // every write to /proc/irq and sysfs
 	// threads moves NAPI kernel threads (sched_setaffinity); nil: the
 	// kernel's on the live host, none on a captured root.
-	threads affinity.ThreadAffinity
+	threads tune.ThreadAffinity
 	geteuid func() int          // root or not, for writes to the live host
 	now     func() time.Time    // state file names and watch samples
 	getenv  func(string) string // COLUMNS, for the width of human output

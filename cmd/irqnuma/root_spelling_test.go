@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/snapshot"
+	"github.com/irqnuma/irqnuma/internal/host/snapshot"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestRootSpellings: --root names a folder however it is spelt. Inside an

@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/audit"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/kube"
-	"github.com/irqnuma/irqnuma/proc"
+	"github.com/irqnuma/irqnuma/internal/host/kube"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
 )
 
 // selection is the --nic, --pid, --comm, --cgroup, --pod and --container of every command

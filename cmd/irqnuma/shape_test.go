@@ -28,7 +28,7 @@ const maxCognitive = 30
 var overCognitive = map[string]int{
 	"irqbalance (*Settings).parseArgs": 69,
 	"snapshot (*capturer).nics":        44,
-	"affinity spreadOrder":             43,
+	"tune spreadOrder":                 43,
 	"realhosts parseConsole":           43,
 	"irq Load":                         39,
 	"main prepare":                     38,
@@ -42,7 +42,7 @@ var overCognitive = map[string]int{
 	"watch (*differ).irqs":             33,
 	"irqbalance Read":                  32,
 	"topology scanPCIIDs":              31,
-	"affinity restore":                 31,
+	"tune restore":                     31,
 	"exporter hostSeries":              31,
 }
 

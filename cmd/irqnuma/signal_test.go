@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // bigSnapshot writes a valid snapshot of the seed tree padded with n

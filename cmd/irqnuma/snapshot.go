@@ -7,11 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/host/snapshot"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/snapshot"
 )
 
 func newSnapshotCmd(a *app) *cobra.Command {

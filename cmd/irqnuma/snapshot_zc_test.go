@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/zc"
+	"github.com/irqnuma/irqnuma/internal/judge/zc"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestSnapshotLiveZC: zc check on a snapshot of this host says what it

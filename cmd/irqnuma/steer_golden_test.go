@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestSteerGolden shows the steering on the tree that holds some: the

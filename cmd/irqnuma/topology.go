@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/audit"
-	"github.com/irqnuma/irqnuma/irq"
-	"github.com/irqnuma/irqnuma/report"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/render/report"
 )
 
 func newTopologyCmd(a *app) *cobra.Command {

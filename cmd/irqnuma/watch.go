@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/render/report"
+	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/screen"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/watch"
 )
 
 func newWatchCmd(a *app) *cobra.Command {

@@ -13,10 +13,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/watch"
-	"github.com/irqnuma/irqnuma/watch/watchtest"
+	"github.com/irqnuma/irqnuma/internal/render/report"
+	"github.com/irqnuma/irqnuma/internal/run/watch"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/watchtest"
 )
 
 // seedUnderLoad copies the seed host and returns it with a clock for

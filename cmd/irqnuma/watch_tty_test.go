@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/irqnuma/irqnuma/internal/syncbuf"
+	"github.com/irqnuma/irqnuma/internal/testsupport/syncbuf"
 )
 
 // openPTY opens a pseudo-terminal of the given size and returns its

@@ -4,9 +4,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/topology"
-	"github.com/irqnuma/irqnuma/zc"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/judge/zc"
+	"github.com/irqnuma/irqnuma/internal/render/report"
 )
 
 func newZCCmd(a *app) *cobra.Command {

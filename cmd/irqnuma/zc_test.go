@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
-	"github.com/irqnuma/irqnuma/zc"
+	"github.com/irqnuma/irqnuma/internal/judge/zc"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestZCGolden: zc check's text and JSON on the sos-ice sosreport (ice:

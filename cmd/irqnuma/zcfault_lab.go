@@ -7,7 +7,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/irqnuma/irqnuma/affinity"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // The lab's guest binary is built with the labfault tag: with
@@ -24,7 +24,7 @@ func init() {
 	if err != nil {
 		return
 	}
-	affinity.SetLabFault(func(i int) error {
+	tune.SetLabFault(func(i int) error {
 		if i == at {
 			return fmt.Errorf("lab fault injected before step %d", i)
 		}

@@ -6,14 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/affinity"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/judge/zc"
+	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
-	"github.com/irqnuma/irqnuma/report"
-	"github.com/irqnuma/irqnuma/steer"
-	"github.com/irqnuma/irqnuma/topology"
-	"github.com/irqnuma/irqnuma/zc"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 type zcPrepareFlags struct {
@@ -71,7 +71,7 @@ func runZCPrepare(a *app, nic string, f zcPrepareFlags) error {
 	if err != nil {
 		return err
 	}
-	plan, err := affinity.PlanZC(h, n, check, affinity.ZCOptions{Queue: f.queue, Port: f.port})
+	plan, err := tune.PlanZC(h, n, check, tune.ZCOptions{Queue: f.queue, Port: f.port})
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func runZCPrepare(a *app, nic string, f zcPrepareFlags) error {
 	return applyZC(a, plan, f, refusal)
 }
 
-func applyZC(a *app, plan *affinity.ZCPlan, f zcPrepareFlags, refusal error) error {
+func applyZC(a *app, plan *tune.ZCPlan, f zcPrepareFlags, refusal error) error {
 	if err := needRoot(a, "zc prepare", "; --dry-run shows the plan without root"); err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func applyZC(a *app, plan *affinity.ZCPlan, f zcPrepareFlags, refusal error) err
 	}
 	defer set.Close()
 	defer shutdown.Critical()()
-	irqs, err := affinity.QueueIRQs(a.fs, plan.NIC, plan.Queue)
+	irqs, err := tune.QueueIRQs(a.fs, plan.NIC, plan.Queue)
 	if err != nil {
 		return err
 	}
@@ -113,10 +113,10 @@ func applyZC(a *app, plan *affinity.ZCPlan, f zcPrepareFlags, refusal error) err
 		nics = nil
 		fmt.Fprintf(a.stderr, "%s queue %d has no IRQ yet: run zc prepare again once the channels are set to pin it\n", plan.NIC, plan.Queue)
 	}
-	res, err := affinity.Pin(a.ctx, affinity.PinRequest{
+	res, err := tune.Pin(a.ctx, tune.PinRequest{
 		Root: a.fs, NICs: nics, Writer: a.writer, Threads: a.threads, Now: a.now(), StatePath: f.state,
-		Options: affinity.PlanOptions{IRQs: irqs, CPUs: cpuset.New(plan.IRQCPU)},
-		Steer:   &affinity.SteerChange{Setter: set, Steps: plan.Steps},
+		Options: tune.PlanOptions{IRQs: irqs, CPUs: cpuset.New(plan.IRQCPU)},
+		Steer:   &tune.SteerChange{Setter: set, Steps: plan.Steps},
 	})
 	if err != nil {
 		return err

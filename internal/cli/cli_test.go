@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
-	"github.com/irqnuma/irqnuma/topology"
 	"github.com/spf13/pflag"
 )
 

@@ -7,19 +7,19 @@ import (
 	"io"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/affinity"
-	"github.com/irqnuma/irqnuma/bench"
+	"github.com/irqnuma/irqnuma/internal/host/snapshot"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/run/bench"
+	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/usage"
-	"github.com/irqnuma/irqnuma/snapshot"
-	"github.com/irqnuma/irqnuma/topology"
 )
 
 // TestUsageErrors holds the one rule: every error a library marks as the
 // user's to fix exits 2 however it is wrapped, with no list of sentinels
 // in the CLI, and the library errors that are not the user's exit 1.
 func TestUsageErrors(t *testing.T) {
-	_, pickErr := affinity.PickOptions{}.Request()
+	_, pickErr := tune.PickOptions{}.Request()
 	_, benchErr := bench.Options{Repeat: 1}.Request(kfile.FS{}, nil)
 	tests := []struct {
 		name string
@@ -27,13 +27,13 @@ func TestUsageErrors(t *testing.T) {
 		want int
 	}{
 		{"topology.ErrUnknownNIC", topology.ErrUnknownNIC, ExitUsage},
-		{"affinity.ErrLocalityUnknown", affinity.ErrLocalityUnknown, ExitUsage},
-		{"affinity.ErrBadPick", affinity.ErrBadPick, ExitUsage},
-		{"affinity.ErrUsage", affinity.ErrUsage, ExitUsage},
-		{"affinity.ErrNoSuchNode", affinity.ErrNoSuchNode, ExitUsage},
-		{"affinity.ErrNoSuchCPU", affinity.ErrNoSuchCPU, ExitUsage},
-		{"affinity.ErrNICLocalityUnknown", affinity.ErrNICLocalityUnknown, ExitUsage},
-		{"affinity.ErrConfig", affinity.ErrConfig, ExitUsage},
+		{"tune.ErrLocalityUnknown", tune.ErrLocalityUnknown, ExitUsage},
+		{"tune.ErrBadPick", tune.ErrBadPick, ExitUsage},
+		{"tune.ErrUsage", tune.ErrUsage, ExitUsage},
+		{"tune.ErrNoSuchNode", tune.ErrNoSuchNode, ExitUsage},
+		{"tune.ErrNoSuchCPU", tune.ErrNoSuchCPU, ExitUsage},
+		{"tune.ErrNICLocalityUnknown", tune.ErrNICLocalityUnknown, ExitUsage},
+		{"tune.ErrConfig", tune.ErrConfig, ExitUsage},
 		{"snapshot.ErrName", snapshot.ErrName, ExitUsage},
 		{"bench.ErrUsage", bench.ErrUsage, ExitUsage},
 		{"kfile.ErrNotHost", kfile.ErrNotHost, ExitUsage},
@@ -41,8 +41,8 @@ func TestUsageErrors(t *testing.T) {
 		{"usage.Wrap", usage.Wrap(errors.New("bad")), ExitUsage},
 		{"a PickOptions refusal", pickErr, ExitUsage},
 		{"a bench.Options refusal", benchErr, ExitUsage},
-		{"affinity.ErrNothingLeft", affinity.ErrNothingLeft, ExitError},
-		{"affinity.ErrNoCPUs", affinity.ErrNoCPUs, ExitError},
+		{"tune.ErrNothingLeft", tune.ErrNothingLeft, ExitError},
+		{"tune.ErrNoCPUs", tune.ErrNoCPUs, ExitError},
 		{"bench.ErrRun", bench.ErrRun, ExitError},
 		{"snapshot.ErrUnsafe", snapshot.ErrUnsafe, ExitError},
 	}
@@ -57,10 +57,10 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	// The marked refusals are still the library's own sentinel.
-	if !errors.Is(pickErr, affinity.ErrUsage) || !errors.Is(benchErr, bench.ErrUsage) {
+	if !errors.Is(pickErr, tune.ErrUsage) || !errors.Is(benchErr, bench.ErrUsage) {
 		t.Errorf("refusals %v, %v: not their package's ErrUsage", pickErr, benchErr)
 	}
-	if errors.Is(pickErr, bench.ErrUsage) || errors.Is(benchErr, affinity.ErrUsage) {
+	if errors.Is(pickErr, bench.ErrUsage) || errors.Is(benchErr, tune.ErrUsage) {
 		t.Errorf("a refusal is another package's ErrUsage")
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/irqnuma/irqnuma/internal/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // sleepMarker is a sleep duration no other process on the machine

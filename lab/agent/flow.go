@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/irqnuma/irqnuma/flow"
+	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/irqnuma/irqnuma/internal/host/snapshot"
+	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
-	"github.com/irqnuma/irqnuma/snapshot"
-	"github.com/irqnuma/irqnuma/steer"
 )
 
 // waits names the parts of the steer scenario whose irqnuma side is not

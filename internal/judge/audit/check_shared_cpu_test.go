@@ -1,0 +1,37 @@
+package audit
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+)
+
+// TestAuditQueuePairs: a queue's rx and tx vectors (virtio input.0 and
+// output.0) on one CPU are not "shared", and count as one queue; two
+// queues on one CPU are.
+func TestAuditQueuePairs(t *testing.T) {
+	h, tb := loadHost(t, "vm-virtio")
+	for _, n := range []int{38, 39} {
+		q, ok := tb.Get(n)
+		if !ok {
+			t.Fatalf("vm-virtio has no IRQ %d", n)
+		}
+		q.Affinity, q.Effective = cpuset.New(0), cpuset.New(0)
+	}
+	fs := Run(h, tb, nil, Options{Governor: performance})
+	if got := onlyCheck(fs, CheckIRQSharedCPU); len(got) != 0 {
+		t.Errorf("rx and tx of queue 0 on CPU 0: irq-shared-cpu %+v, want none", got)
+	}
+	// Make IRQ 39 another queue's vector: now two queues share CPU 0
+	// while CPU 1 serves none.
+	q, _ := tb.Get(39)
+	q.Owner = &irq.Owner{NIC: "eth0", Queue: 1, Dir: "tx", Kind: irq.KindQueue}
+	got := onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQSharedCPU)
+	if len(got) != 1 || !slices.Equal(got[0].IRQ, []int{38, 39}) || got[0].CPUs.List() != "0" ||
+		!strings.Contains(got[0].Message, "while 1 local CPU serves none of eth0's queue IRQs (1)") {
+		t.Errorf("queues 0 and 1 on CPU 0: irq-shared-cpu %+v, want IRQs 38, 39 on CPU 0 with CPU 1 free", got)
+	}
+}

@@ -1,0 +1,395 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/rsshash"
+)
+
+// Path is where one flow's received packets go and are processed. A nil
+// pointer field is unknown; Unknown says why the queue is.
+type Path struct {
+	Flow     string         `json:"flow"`
+	Proto    string         `json:"proto"`
+	Src      string         `json:"src"`
+	Dst      string         `json:"dst"`
+	FlowType steer.FlowType `json:"flow_type"`
+	// NIC receives the flow ("" with what-if values only); NICBy says
+	// how it was chosen ("--nic" or whose address the destination is).
+	NIC    string `json:"nic,omitempty"`
+	NICBy  string `json:"nic_by"`
+	Source string `json:"steering_source,omitempty"` // steer.Host.Source
+
+	RSS RSSPath `json:"rss"`
+	// Rule is the ntuple rule the flow matches, which overrides RSS.
+	Rule *steer.Rule `json:"ntuple_rule,omitempty"`
+	// Queue is the rx queue the flow lands on, QueueBy how that is known
+	// ("rss" or "ntuple rule N"); Unknown says why when Queue is nil.
+	Queue   *uint32 `json:"queue"`
+	QueueBy string  `json:"queue_by,omitempty"`
+	Unknown string  `json:"queue_unknown,omitempty"`
+	// ARFS says when accelerated RFS may move the flow off Queue.
+	ARFS string `json:"arfs,omitempty"`
+
+	IRQ  *QueueIRQ  `json:"irq,omitempty"`
+	NAPI *QueueNAPI `json:"napi,omitempty"`
+	// Processing says what runs the queue's NET_RX work: "irq" (the
+	// softirq after the IRQ), "napi-thread" or "" when unknown.
+	Processing string `json:"processing,omitempty"`
+	// RPS is the queue's rps_cpus when RPS is on; RPSKnown false when
+	// the tree has no rps_cpus for the queue.
+	RPS      string `json:"rps_cpus,omitempty"`
+	RPSKnown bool   `json:"rps_known"`
+	// Node is the NIC's node (-1 unknown); CPUNodes the nodes of the
+	// CPUs the processing may land on.
+	Node     int      `json:"nic_node"`
+	CPUNodes string   `json:"cpu_nodes,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	// Threads are, for a process's flow, where each of its threads last
+	// ran relative to the CPU processing the flow.
+	Threads []ThreadPlace `json:"threads,omitempty"`
+	// Observed is what the NIC's per-queue counters did while the flow
+	// ran (--observe), judged against Queue.
+	Observed *Observation `json:"observed,omitempty"`
+}
+
+// RSSPath is the RSS part: each input, where it came from, and the result.
+type RSSPath struct {
+	Fields     *steer.HashFields `json:"fields"`
+	FieldsFrom string            `json:"fields_from,omitempty"` // "nic" or "--rss-fields"
+	Func       string            `json:"function,omitempty"`
+	FuncFrom   string            `json:"function_from,omitempty"`
+	Key        string            `json:"key,omitempty"` // colon-separated hex, as ethtool -x
+	KeyFrom    string            `json:"key_from,omitempty"`
+	TableSize  int               `json:"table_size,omitempty"`
+	TableFrom  string            `json:"table_from,omitempty"`
+	Hash       *uint32           `json:"hash"`
+	HashHex    string            `json:"hash_hex,omitempty"` // "0x51ccc178"
+	Index      *int              `json:"index"`
+	IndexRule  string            `json:"index_rule,omitempty"`
+	Queue      *uint32           `json:"queue"`
+	// Unknown says why the RSS queue is not known.
+	Unknown string `json:"unknown,omitempty"`
+}
+
+// QueueIRQ is the queue's interrupt and where it lands.
+type QueueIRQ struct {
+	IRQ          int    `json:"irq"`
+	Name         string `json:"name,omitempty"`
+	Requested    string `json:"requested_cpus"`
+	Effective    string `json:"effective_cpus,omitempty"`
+	HasEffective bool   `json:"effective_known"`
+	By           string `json:"by"` // "netdev napi" or the irq package's match
+}
+
+// QueueNAPI is the queue's NAPI instance and, when threaded, its thread.
+type QueueNAPI struct {
+	ID       uint32 `json:"id"`
+	Threaded bool   `json:"threaded"`
+	PID      int    `json:"pid,omitempty"`
+	Comm     string `json:"comm,omitempty"`
+	Allowed  string `json:"allowed_cpus,omitempty"`
+	LastCPU  *int   `json:"last_cpu,omitempty"`
+	Why      string `json:"why,omitempty"` // why the thread is not known
+}
+
+// steer fills the RSS part and the queue: a matching ntuple rule first,
+// else RSS.
+func (p *Path) steer(f Flow, n *steer.NIC, w WhatIf) {
+	p.rss(f, n, w)
+	if n != nil && p.rule(f, n) {
+		return
+	}
+	if p.RSS.Queue != nil {
+		p.Queue, p.QueueBy = p.RSS.Queue, "rss"
+		return
+	}
+	p.Unknown = "queue unknown: " + p.RSS.Unknown
+}
+
+// rss computes the hash, index and queue, or says why it cannot.
+func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
+	r := &p.RSS
+	var nicRSS *steer.RSS
+	if n != nil {
+		nicRSS = n.RSS
+	}
+	var whys []string
+	fields, why := fieldsOf(f, n, w, r)
+	whys = appendWhy(whys, why)
+	fn, why := funcOf(n, nicRSS, w, r)
+	whys = appendWhy(whys, why)
+	key, why := keyOf(n, nicRSS, w, r)
+	whys = appendWhy(whys, why)
+	table, why := tableOf(n, nicRSS, w, r)
+	whys = appendWhy(whys, why)
+	if len(whys) > 0 {
+		r.Unknown = strings.Join(whys, "; ")
+		return
+	}
+	if nicRSS != nil && nicRSS.InputXfrm != nil && *nicRSS.InputXfrm != 0 && w.Func == nil {
+		r.Unknown = fmt.Sprintf("hash unknown: the NIC transforms the hash input (input_xfrm %d, symmetric hashing), a layout irqnuma does not compute", *nicRSS.InputXfrm)
+		return
+	}
+	if err := rsshash.Undefined(fn); err != nil {
+		r.Unknown = err.Error()
+		return
+	}
+	if !f.HasSrcPort || !f.HasDstPort {
+		if fields.HasPorts() {
+			r.Unknown = fmt.Sprintf("hash unknown: the NIC hashes %s's ports (%s) and the flow gives %s", f.FlowType(), fields, missingPorts(f))
+			return
+		}
+	}
+	if !fields.HasPorts() && (f.HasSrcPort || f.HasDstPort) {
+		p.Notes = append(p.Notes, fmt.Sprintf("the NIC does not hash %s's ports (%s): every %s flow between these two addresses lands on one queue", f.FlowType(), fieldsOrNone(fields), f.Proto))
+	}
+	in, err := rsshash.Input(string(fields), f.Tuple())
+	if err == nil {
+		var h uint32
+		if h, err = rsshash.Toeplitz(key, in); err == nil {
+			r.Hash, r.HashHex = &h, fmt.Sprintf("0x%08x", h)
+		}
+	}
+	if err != nil {
+		r.Unknown = err.Error()
+		if !errors.Is(err, rsshash.ErrUndefined) {
+			r.Unknown = "hash unknown: " + err.Error()
+		}
+		return
+	}
+	idx, rule, err := rsshash.Index(*r.Hash, len(table))
+	if err != nil {
+		r.Unknown = "queue unknown: " + err.Error()
+		return
+	}
+	q := table[idx]
+	r.Index, r.IndexRule, r.Queue = &idx, rule, &q
+}
+
+func fieldsOrNone(h steer.HashFields) string {
+	if h == "" {
+		return "none"
+	}
+	return string(h)
+}
+
+func appendWhy(whys []string, why string) []string {
+	if why == "" {
+		return whys
+	}
+	return append(whys, why)
+}
+
+func missingPorts(f Flow) string {
+	switch {
+	case !f.HasSrcPort && !f.HasDstPort:
+		return "neither port"
+	case !f.HasSrcPort:
+		return "no source port"
+	}
+	return "no destination port"
+}
+
+// reasonOf is why part of n is unknown, in words.
+func reasonOf(n *steer.NIC, parts ...steer.Part) string {
+	if n == nil {
+		return "no NIC"
+	}
+	for _, part := range parts {
+		if r, ok := n.Why(part); ok {
+			return fmt.Sprintf("%s %s: %s", n.Name, part, r)
+		}
+	}
+	return fmt.Sprintf("%s reports no %s", n.Name, parts[0])
+}
+
+func fieldsOf(f Flow, n *steer.NIC, w WhatIf, r *RSSPath) (steer.HashFields, string) {
+	if w.Fields != nil {
+		r.Fields, r.FieldsFrom = w.Fields, "--rss-fields"
+		return *w.Fields, ""
+	}
+	ft := f.FlowType()
+	if n != nil {
+		if h, ok := n.FlowHash[ft]; ok {
+			r.Fields, r.FieldsFrom = &h, "nic"
+			return h, ""
+		}
+	}
+	return "", "hash fields of " + string(ft) + " unknown (" + reasonOf(n, steer.FlowHashPart(ft)) + ")"
+}
+
+func funcOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) (rsshash.Func, string) {
+	if w.Func != nil {
+		r.Func, r.FuncFrom = string(*w.Func), "--rss-func"
+		return *w.Func, ""
+	}
+	if rss != nil && rss.HashFunc != "" {
+		r.Func, r.FuncFrom = rss.HashFunc, "nic"
+		return rsshash.Func(rss.HashFunc), ""
+	}
+	if n == nil {
+		// What-if values alone: Toeplitz, the one function every RSS NIC has.
+		r.Func, r.FuncFrom = string(rsshash.FuncToeplitz), "default (no NIC, no --rss-func)"
+		return rsshash.FuncToeplitz, ""
+	}
+	return "", "hash function unknown (" + reasonOf(n, steer.PartRSS) + "; --rss-func names it)"
+}
+
+func keyOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) ([]byte, string) {
+	k, from := w.Key, "--rss-key"
+	if len(k) == 0 && rss != nil {
+		k, from = rss.Key, "nic"
+	}
+	if len(k) == 0 {
+		return nil, "key unknown (" + reasonOf(n, steer.PartRSSKey, steer.PartRSS) + ")"
+	}
+	r.Key, r.KeyFrom = hexColon(k), from
+	return k, ""
+}
+
+func tableOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) ([]uint32, string) {
+	t, from := w.Table, "--rss-table"
+	if len(t) == 0 && rss != nil {
+		t, from = rss.Table, "nic"
+	}
+	if len(t) == 0 {
+		return nil, "indirection table unknown (" + reasonOf(n, steer.PartRSSTable, steer.PartRSS) + ")"
+	}
+	r.TableSize, r.TableFrom = len(t), from
+	return t, ""
+}
+
+func hexColon(b []byte) string {
+	var sb strings.Builder
+	for i, c := range b {
+		if i > 0 {
+			sb.WriteByte(':')
+		}
+		fmt.Fprintf(&sb, "%02x", c)
+	}
+	return sb.String()
+}
+
+// rule applies the first (lowest-location) ntuple rule the flow matches:
+// ethtool_rx_flow_spec's location "must be numbered such that a flow
+// matching multiple rules will be classified according to the first
+// (lowest numbered) rule". It reports whether a rule decided the queue
+// (or that it cannot be known).
+func (p *Path) rule(f Flow, n *steer.NIC) bool {
+	if n.Rules == nil {
+		// A driver without ntuple support has no rules to override RSS.
+		if r, ok := n.Why(steer.PartRules); ok && r.Why != steer.WhyDriver {
+			p.Notes = append(p.Notes, fmt.Sprintf("ntuple rules unknown (%s): a rule could override RSS", r))
+		}
+		return false
+	}
+	rules := append([]steer.Rule(nil), n.Rules.Rules...)
+	sort.Slice(rules, func(i, j int) bool { return rules[i].Location < rules[j].Location })
+	ft := f.FlowType()
+	for i := range rules {
+		r := &rules[i]
+		if !ruleMatches(r, f) {
+			if needsPort(r, f) {
+				p.Notes = append(p.Notes, fmt.Sprintf("ntuple rule %d matches on a port the flow does not give: with it, the rule may override RSS", r.Location))
+			}
+			continue
+		}
+		if r.FlowType != ft {
+			// ip4/ip6 user rules match by L3; their L4 protocol is not read.
+			p.Notes = append(p.Notes, fmt.Sprintf("ntuple rule %d (%s) matches the addresses and may match this flow: its L4 protocol is not read", r.Location, r.FlowType))
+			continue
+		}
+		p.Rule = r
+		p.decideByRule(r)
+		return true
+	}
+	return false
+}
+
+// decideByRule sets the queue a matching rule gives.
+func (p *Path) decideByRule(r *steer.Rule) {
+	by := fmt.Sprintf("ntuple rule %d", r.Location)
+	switch {
+	case r.Action == steer.RuleActionDrop:
+		p.Unknown = "no queue: " + by + " drops the flow"
+	case r.Action != steer.RuleActionQueue:
+		p.Unknown = fmt.Sprintf("queue unknown: %s's action is %s", by, r.Action)
+	case r.VF != 0:
+		p.Unknown = fmt.Sprintf("no queue of this host: %s sends the flow to VF %d's queue %d", by, r.VF, r.Queue)
+	case r.Context != nil:
+		p.Unknown = fmt.Sprintf("queue unknown: %s sends the flow into RSS context %d (queue offset %d), which irqnuma does not compute", by, *r.Context, r.Queue)
+	case r.Queue > 0xffffffff:
+		p.Unknown = fmt.Sprintf("queue unknown: %s's queue %d is out of range", by, r.Queue)
+	default:
+		q := uint32(r.Queue)
+		p.Queue, p.QueueBy = &q, by
+	}
+}
+
+// ruleMatches reports whether the flow's fields match a rule's: a rule
+// of the flow's type, or an ip4/ip6 (user IP) rule of its family, whose
+// each set mask bit matches (steer.Rule's masks are the kernel's).
+func ruleMatches(r *steer.Rule, f Flow) bool {
+	ft := f.FlowType()
+	ip := steer.FlowType("ip4")
+	if !f.Dst.Addr().Is4() {
+		ip = "ip6"
+	}
+	if r.FlowType != ft && r.FlowType != ip {
+		return false
+	}
+	return addrMatches(r.SrcIP, r.SrcMask, f.Src.Addr()) && addrMatches(r.DstIP, r.DstMask, f.Dst.Addr()) &&
+		portMatches(r.SrcPort, r.SrcPortMask, f.Src.Port(), f.HasSrcPort) &&
+		portMatches(r.DstPort, r.DstPortMask, f.Dst.Port(), f.HasDstPort)
+}
+
+// needsPort reports whether the rule would be judged on a port the flow
+// does not give, its other fields matching.
+func needsPort(r *steer.Rule, f Flow) bool {
+	srcNeeded := r.SrcPort != nil && r.SrcPortMask != 0 && !f.HasSrcPort
+	dstNeeded := r.DstPort != nil && r.DstPortMask != 0 && !f.HasDstPort
+	if !srcNeeded && !dstNeeded {
+		return false
+	}
+	g := f
+	if srcNeeded {
+		g.Src, g.HasSrcPort = netip.AddrPortFrom(f.Src.Addr(), *r.SrcPort), true
+	}
+	if dstNeeded {
+		g.Dst, g.HasDstPort = netip.AddrPortFrom(f.Dst.Addr(), *r.DstPort), true
+	}
+	return ruleMatches(r, g)
+}
+
+func addrMatches(ip, mask string, a netip.Addr) bool {
+	if ip == "" {
+		return true
+	}
+	ri, err1 := netip.ParseAddr(ip)
+	m, err2 := netip.ParseAddr(mask)
+	if err1 != nil || err2 != nil || ri.Is4() != a.Is4() || m.Is4() != a.Is4() {
+		return false
+	}
+	rb, mb, ab := ri.AsSlice(), m.AsSlice(), a.AsSlice()
+	for i := range ab {
+		if (rb[i]^ab[i])&mb[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// portMatches: a rule port with a non-zero mask needs the flow's port; a
+// flow that does not give it cannot match.
+func portMatches(port *uint16, mask, have uint16, known bool) bool {
+	if port == nil || mask == 0 {
+		return true
+	}
+	return known && (*port^have)&mask == 0
+}

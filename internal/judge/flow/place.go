@@ -1,0 +1,155 @@
+package flow
+
+import (
+	"fmt"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// arfs says when accelerated RFS may move the flow: with ntuple filters
+// on, the kernel's RFS tables sized (net.core.rps_sock_flow_entries and
+// a queue's rps_flow_cnt), a driver that implements ndo_rx_flow_steer
+// steers each flow to the queue of the CPU its socket was last read on.
+func (p *Path) arfs(n *steer.NIC, st *steer.Host) {
+	// The kernel's name (netlink), or ethtool -k's (a sosreport).
+	on := n.Features["rx-ntuple-filter"].On || n.Features["ntuple-filters"].On
+	if !on {
+		return
+	}
+	entries, ok := st.Sysctls["rps_sock_flow_entries"]
+	flowCnt := false
+	for _, c := range n.Sysfs.RPSFlowCnt {
+		flowCnt = flowCnt || c > 0
+	}
+	if ok && entries > 0 && flowCnt {
+		p.ARFS = fmt.Sprintf("aRFS may move the flow: ntuple-filters is on, rps_sock_flow_entries is %d and rps_flow_cnt is set, so a driver with accelerated RFS steers the flow to the queue of the CPU that last read its socket", entries)
+	}
+}
+
+// place fills in the queue's IRQ, NAPI, RPS and nodes.
+func (p *Path) place(fsys kfile.FS, h *topology.Host, t *irq.Table, nic *topology.NIC, sn *steer.NIC, q uint32) {
+	napi := napiOf(sn, q)
+	p.IRQ = queueIRQ(t, nic.Name, int(q), napi)
+	if napi != nil {
+		p.NAPI = &QueueNAPI{ID: napi.ID, Threaded: napi.PID != 0}
+	}
+	threaded := sn != nil && sn.Sysfs.Threaded != nil && *sn.Sysfs.Threaded != 0
+	if threaded && p.NAPI == nil {
+		p.NAPI = &QueueNAPI{Threaded: true, Why: "threaded NAPI is on, and which thread serves the queue is unknown (" + reasonOf(sn, steer.PartQueues, steer.PartNAPI) + ")"}
+	}
+	var cpus cpuset.Set
+	known := false
+	switch {
+	case p.NAPI != nil && p.NAPI.Threaded:
+		p.Processing = "napi-thread"
+		cpus, known = p.NAPI.thread(fsys, napi)
+	case p.IRQ != nil:
+		p.Processing = "irq"
+		cpus, known = p.IRQ.landing(t)
+	}
+	if known {
+		nodes, _ := h.NodesOf(cpus)
+		p.CPUNodes = nodes.String()
+	}
+	for _, qu := range nic.Queues {
+		if qu.Kind == "rx" && qu.Index == int(q) && qu.Known {
+			p.RPSKnown = true
+			if !qu.CPUs.IsEmpty() {
+				p.RPS = qu.CPUs.String()
+			}
+		}
+	}
+}
+
+// napiOf returns the NAPI instance netdev says serves rx queue q.
+func napiOf(n *steer.NIC, q uint32) *steer.NAPI {
+	if n == nil {
+		return nil
+	}
+	for _, qu := range n.Queues {
+		if qu.Type != steer.QueueTypeRX || qu.ID != q || qu.NAPI == 0 {
+			continue
+		}
+		for i := range n.NAPIs {
+			if n.NAPIs[i].ID == qu.NAPI {
+				return &n.NAPIs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// queueIRQ finds the queue's IRQ: the one netdev ties its NAPI to, else
+// the rx (or combined) IRQ the irq package matches to the queue.
+func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) *QueueIRQ {
+	var hit *irq.IRQ
+	by := ""
+	for i := range t.IRQs {
+		x := &t.IRQs[i]
+		if napi != nil && napi.IRQ >= 0 && x.IRQ == napi.IRQ {
+			hit, by = x, "netdev napi"
+			break
+		}
+		if o := x.Owner; hit == nil && o != nil && o.NIC == nic && o.Kind == irq.KindQueue && o.Queue == q && o.Dir != "tx" {
+			hit, by = x, "irq name ("+o.By+")"
+		}
+	}
+	if hit == nil {
+		return nil
+	}
+	out := &QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by, HasEffective: hit.HasEffective}
+	if hit.HasAffinity {
+		out.Requested = hit.Affinity.String()
+	}
+	if hit.HasEffective {
+		out.Effective = hit.Effective.String()
+	}
+	return out
+}
+
+// landing is where the IRQ is delivered: its effective CPUs, else the
+// request.
+func (q *QueueIRQ) landing(t *irq.Table) (cpuset.Set, bool) {
+	for i := range t.IRQs {
+		x := &t.IRQs[i]
+		if x.IRQ != q.IRQ {
+			continue
+		}
+		switch {
+		case x.HasEffective:
+			return x.Effective, true
+		case x.HasAffinity:
+			return x.Affinity, true
+		}
+	}
+	return cpuset.Set{}, false
+}
+
+// thread reads the NAPI kthread's allowed CPUs and last CPU.
+func (n *QueueNAPI) thread(fsys kfile.FS, napi *steer.NAPI) (cpuset.Set, bool) {
+	if napi == nil || napi.PID == 0 {
+		if n.Why == "" {
+			n.Why = "netdev reports no kthread pid for the queue's NAPI"
+		}
+		return cpuset.Set{}, false
+	}
+	n.PID = napi.PID
+	pr, err := proc.Read(fsys, napi.PID)
+	if err != nil {
+		n.Why = err.Error()
+		return cpuset.Set{}, false
+	}
+	n.Comm, n.Allowed = pr.Comm, pr.Allowed.String()
+	for _, th := range pr.Threads {
+		if th.TID == napi.PID && th.LastCPU >= 0 {
+			c := th.LastCPU
+			n.LastCPU = &c
+		}
+	}
+	return pr.Allowed, true
+}

@@ -1,0 +1,436 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/units"
+)
+
+// IRQDoc is the JSON document of `irqnuma irq list`.
+type IRQDoc struct {
+	IRQs  []IRQJSON `json:"irqs"`
+	Notes []string  `json:"notes"`
+	// Steer is the listed NICs' steering; absent when it was not read.
+	Steer *SteerDoc `json:"steer,omitempty"`
+}
+
+// IRQJSON is one IRQ. Unknown values are null: affinity and effective when
+// the tree lacks the file, local when the device's locality is unknown.
+type IRQJSON struct {
+	IRQ            int      `json:"irq"`
+	Name           string   `json:"name"`
+	NIC            string   `json:"nic"`
+	Queue          int      `json:"queue"` // -1 for a non-queue vector or no NIC
+	Kind           irq.Kind `json:"kind"`  // "queue", "other", "" when no NIC
+	Dir            string   `json:"dir,omitempty"`
+	Chip           string   `json:"chip"`
+	Affinity       *string  `json:"affinity"`
+	Effective      *string  `json:"effective"`
+	Node           int      `json:"node"` // /proc/irq/N/node; -1 unknown
+	AffinityNodes  []int    `json:"affinity_nodes"`
+	EffectiveNodes []int    `json:"effective_nodes"`
+	Local          *bool    `json:"local"`
+	Managed        *bool    `json:"managed"` // null: unknown (a kernel before 6.12 does not mark managed IRQs)
+	Total          uint64   `json:"total"`
+	PerCPU         PerCPU   `json:"per_cpu"`
+	// Counted is false when the tree has no /proc/interrupts: total and
+	// per_cpu are then unknown, not zero. (An IRQ the file has no row for
+	// is counted: the kernel leaves out only IRQs without a handler that
+	// never fired.)
+	Counted bool `json:"counted"`
+}
+
+// PerCPU is an IRQ's non-zero counts by CPU. It is a JSON object keyed by
+// CPU id, keys in the order encoding/json gives a map's (sorted as
+// strings: "0", "1", "10", "11", "2", ...), written straight from the
+// IRQ's count columns: no map per IRQ.
+type PerCPU struct {
+	cols   *perCPUCols
+	counts []uint64 // by column
+}
+
+// perCPUCols is what every IRQ of a table shares: the CPU id of each
+// count column and the columns in key order.
+type perCPUCols struct {
+	cpus  []int
+	order []int
+}
+
+func newPerCPUCols(cpus []int) *perCPUCols {
+	c := &perCPUCols{cpus: cpus, order: make([]int, len(cpus))}
+	for i := range c.order {
+		c.order[i] = i
+	}
+	keys := make([]string, len(cpus))
+	for i, cpu := range cpus {
+		keys[i] = strconv.Itoa(cpu)
+	}
+	slices.SortStableFunc(c.order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	return c
+}
+
+// Each calls fn for each CPU with a non-zero count, in key order; counts
+// of a CPU listed in two columns add up.
+func (p PerCPU) Each(fn func(cpu int, count uint64)) {
+	if p.cols == nil {
+		return
+	}
+	order := p.cols.order
+	for k := 0; k < len(order); k++ {
+		i := order[k]
+		if i >= len(p.counts) {
+			continue
+		}
+		cpu, n := p.cols.cpus[i], p.counts[i]
+		for k+1 < len(order) && p.cols.cpus[order[k+1]] == cpu {
+			k++
+			if j := order[k]; j < len(p.counts) {
+				n += p.counts[j]
+			}
+		}
+		if n != 0 {
+			fn(cpu, n)
+		}
+	}
+}
+
+// MarshalJSON writes the object.
+func (p PerCPU) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(p.counts)*8)
+	b = append(b, '{')
+	first := true
+	p.Each(func(cpu int, n uint64) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = strconv.AppendInt(b, int64(cpu), 10)
+		b = append(b, `":`...)
+		b = strconv.AppendUint(b, n, 10)
+	})
+	return append(b, '}'), nil
+}
+
+// IRQs builds the irq list document.
+func IRQs(h *topology.Host, t *irq.Table) IRQDoc {
+	doc := IRQDoc{IRQs: make([]IRQJSON, 0, len(t.IRQs)), Notes: irqNotes(h, t)}
+	cols := newPerCPUCols(t.CPUs)
+	for i := range t.IRQs {
+		doc.IRQs = append(doc.IRQs, irqJSON(h, cols, &t.IRQs[i]))
+	}
+	return doc
+}
+
+func irqNotes(h *topology.Host, t *irq.Table) []string {
+	return append(append([]string{}, h.Notes...), t.Notes...)
+}
+
+// WriteIRQsJSON writes the irq list document exactly as
+// safetext.WriteJSON writes IRQs(h, t) indented by two spaces, but one
+// IRQ at a time and straight from the table: the document of a host with
+// thousands of IRQs and CPUs is never held whole, and no map or
+// reflection is involved but for the steering (sd, nil when not read),
+// which is small. Each piece holding a string goes through
+// safetext.JSON.
+func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	cols := newPerCPUCols(t.CPUs)
+	bw.WriteString("{\n  \"irqs\": [")
+	var b []byte
+	for i := range t.IRQs {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		b = appendIRQJSON(b[:0], irqJSON(h, cols, &t.IRQs[i]))
+		if _, err := bw.Write(safetext.JSON(b)); err != nil {
+			return err
+		}
+	}
+	if len(t.IRQs) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("],\n  \"notes\": ")
+	notes := irqNotes(h, t)
+	if len(notes) == 0 {
+		bw.WriteString("[]")
+	} else {
+		b = append(b[:0], '[')
+		for i, n := range notes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n    "...)
+			b = appendJSONString(b, n)
+		}
+		b = append(b, "\n  ]"...)
+		bw.Write(safetext.JSON(b))
+	}
+	if sd != nil {
+		sb, err := json.MarshalIndent(sd, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.WriteString(",\n  \"steer\": ")
+		bw.Write(safetext.JSON(sb))
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
+}
+
+// appendIRQJSON appends one element of the irqs array, at the indent
+// encoding/json gives it there.
+func appendIRQJSON(b []byte, j IRQJSON) []byte {
+	const in = "\n      " // a field's indent
+	b = append(b, "\n    {"...)
+	b = append(b, in+`"irq": `...)
+	b = strconv.AppendInt(b, int64(j.IRQ), 10)
+	b = append(b, ","+in+`"name": `...)
+	b = appendJSONString(b, j.Name)
+	b = append(b, ","+in+`"nic": `...)
+	b = appendJSONString(b, j.NIC)
+	b = append(b, ","+in+`"queue": `...)
+	b = strconv.AppendInt(b, int64(j.Queue), 10)
+	b = append(b, ","+in+`"kind": `...)
+	b = appendJSONString(b, string(j.Kind))
+	if j.Dir != "" {
+		b = append(b, ","+in+`"dir": `...)
+		b = appendJSONString(b, j.Dir)
+	}
+	b = append(b, ","+in+`"chip": `...)
+	b = appendJSONString(b, j.Chip)
+	b = append(b, ","+in+`"affinity": `...)
+	b = appendJSONStringPtr(b, j.Affinity)
+	b = append(b, ","+in+`"effective": `...)
+	b = appendJSONStringPtr(b, j.Effective)
+	b = append(b, ","+in+`"node": `...)
+	b = strconv.AppendInt(b, int64(j.Node), 10)
+	b = append(b, ","+in+`"affinity_nodes": `...)
+	b = appendJSONInts(b, j.AffinityNodes)
+	b = append(b, ","+in+`"effective_nodes": `...)
+	b = appendJSONInts(b, j.EffectiveNodes)
+	b = append(b, ","+in+`"local": `...)
+	b = appendJSONBoolPtr(b, j.Local)
+	b = append(b, ","+in+`"managed": `...)
+	b = appendJSONBoolPtr(b, j.Managed)
+	b = append(b, ","+in+`"total": `...)
+	b = strconv.AppendUint(b, j.Total, 10)
+	b = append(b, ","+in+`"per_cpu": {`...)
+	first := true
+	j.PerCPU.Each(func(cpu int, n uint64) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, in+`  "`...)
+		b = strconv.AppendInt(b, int64(cpu), 10)
+		b = append(b, `": `...)
+		b = strconv.AppendUint(b, n, 10)
+	})
+	if !first {
+		b = append(b, in...)
+	}
+	b = append(b, "},"+in+`"counted": `...)
+	b = strconv.AppendBool(b, j.Counted)
+	return append(b, "\n    }"...)
+}
+
+// appendJSONInts appends a list of ints at a field's indent.
+func appendJSONInts(b []byte, v []int) []byte {
+	if len(v) == 0 {
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for i, n := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n        "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return append(b, "\n      ]"...)
+}
+
+func appendJSONBoolPtr(b []byte, v *bool) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendBool(b, *v)
+}
+
+func appendJSONStringPtr(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendJSONString(b, *s)
+}
+
+// appendJSONString appends s as encoding/json writes a string: quotes,
+// backslash and control characters escaped, <, > and & as \u003c, \u003e
+// and \u0026 (HTML-safe, its default), U+2028 and U+2029 escaped, and
+// invalid UTF-8 as U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// irqJSON is the document's entry for q.
+func irqJSON(h *topology.Host, cols *perCPUCols, q *irq.IRQ) IRQJSON {
+	j := IRQJSON{IRQ: q.IRQ, Name: q.Name, Queue: -1, Chip: q.Chip, Node: q.Node,
+		Total: q.Total(), PerCPU: PerCPU{cols: cols, counts: q.Counts}, Counted: cols.cpus != nil,
+		AffinityNodes: []int{}, EffectiveNodes: []int{}}
+	if o := q.Owner; o != nil {
+		j.NIC, j.Queue, j.Kind, j.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+	}
+	if q.ManagedKnown {
+		managed := q.Managed
+		j.Managed = &managed
+	}
+	if q.HasAffinity {
+		s := q.Affinity.List()
+		j.Affinity = &s
+		nodes, _ := h.NodesOf(q.Affinity)
+		j.AffinityNodes = nodes.IDs()
+	}
+	if q.HasEffective {
+		s := q.Effective.List()
+		j.Effective = &s
+		nodes, _ := h.NodesOf(q.Effective)
+		j.EffectiveNodes = nodes.IDs()
+	}
+	if p := audit.Place(h, q); p.LocalKnown && p.HasWhere {
+		local := p.Local
+		j.Local = &local
+	}
+	return j
+}
+
+// WriteIRQs writes the human form of the irq list.
+func WriteIRQs(w io.Writer, doc IRQDoc) error {
+	rows := make([][]string, 0, len(doc.IRQs))
+	for _, q := range doc.IRQs {
+		queue := "-"
+		if q.Queue >= 0 {
+			queue = strconv.Itoa(q.Queue)
+			if q.Dir != "" {
+				queue = q.Dir + "-" + queue
+			}
+		} else if q.NIC != "" {
+			queue = "other"
+		}
+		local := "unknown"
+		if q.Local != nil {
+			local = map[bool]string{true: "yes", false: "no"}[*q.Local]
+		}
+		node := "-"
+		if q.Node >= 0 {
+			node = strconv.Itoa(q.Node)
+		}
+		managed := "unknown"
+		if q.Managed != nil {
+			managed = map[bool]string{true: "yes", false: "no"}[*q.Managed]
+		}
+		rows = append(rows, []string{strconv.Itoa(q.IRQ), units.OrDash(q.Name), units.OrDash(q.NIC), queue,
+			strOrUnknown(q.Affinity), strOrUnknown(q.Effective), node, units.OrDash(units.Ints(q.EffectiveOrAffinityNodes(), ",")),
+			local, managed, total(q)})
+	}
+	if len(rows) == 0 {
+		if _, err := io.WriteString(w, "no IRQs\n"); err != nil {
+			return err
+		}
+		return writeNotes(w, doc.Notes)
+	}
+	header := []string{"IRQ", "NAME", "NIC", "QUEUE", "AFFINITY", "EFFECTIVE", "DEV-NODE", "CPU-NODES", "LOCAL", "MANAGED", "TOTAL"}
+	if err := writeTable(w, header, rows); err != nil {
+		return err
+	}
+	if err := writeSteering(w, doc.Steer); err != nil {
+		return err
+	}
+	return writeNotes(w, doc.Notes)
+}
+
+// total is the TOTAL cell: the count, or "unknown" without a
+// /proc/interrupts (never a 0 nothing said).
+func total(q IRQJSON) string {
+	if !q.Counted {
+		return "unknown"
+	}
+	return strconv.FormatUint(q.Total, 10)
+}
+
+// EffectiveOrAffinityNodes returns the nodes of the effective CPUs when
+// known, else those of the requested ones.
+func (q IRQJSON) EffectiveOrAffinityNodes() []int {
+	if q.Effective != nil && *q.Effective != "" {
+		return q.EffectiveNodes
+	}
+	return q.AffinityNodes
+}
+
+func strOrUnknown(s *string) string {
+	if s == nil {
+		return "unknown"
+	}
+	if *s == "" {
+		return "none"
+	}
+	return strings.TrimSpace(*s)
+}

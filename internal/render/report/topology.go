@@ -1,0 +1,400 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/textwrap"
+	"github.com/irqnuma/irqnuma/internal/units"
+)
+
+// TopologyDoc is the JSON document of `irqnuma topology`. Fields are added,
+// never renamed.
+type TopologyDoc struct {
+	Nodes    []NodeJSON `json:"nodes"`
+	CPUs     []CPUJSON  `json:"cpus"`
+	NICs     []NICJSON  `json:"nics"`
+	Online   cpuset.Set `json:"online"`
+	Possible cpuset.Set `json:"possible"`
+	Isolated cpuset.Set `json:"isolated"`
+	NohzFull cpuset.Set `json:"nohz_full"`
+	Notes    []string   `json:"notes"`
+	// Isolation is every kind of CPU isolation with where it was read;
+	// Isolated and NohzFull above are two of its sets.
+	Isolation IsolationJSON `json:"isolation"`
+	IOMMU     IOMMUJSON     `json:"iommu"`
+	// Steer is the NICs' steering (Steering); absent when it was not
+	// read.
+	Steer *SteerDoc `json:"steer,omitempty"`
+}
+
+// IsolationJSON is the host's CPU isolation, kind by kind.
+type IsolationJSON struct {
+	// CPUs is every isolated CPU (any kind): no IRQ or benchmark is
+	// placed there unless named. null when no kind is known.
+	CPUs *cpuset.Set `json:"cpus"`
+	// Domain is isolcpus= with the domain flag (or none): cpu/isolated.
+	Domain SourcedCPUs `json:"domain"`
+	// ManagedIRQ is isolcpus=managed_irq: kernel-managed IRQs avoid
+	// these CPUs.
+	ManagedIRQ SourcedCPUs `json:"managed_irq"`
+	NohzFull   SourcedCPUs `json:"nohz_full"`
+	// IRQAffinity is irqaffinity=, the default affinity of IRQs; ""
+	// when not given.
+	IRQAffinity SourcedCPUs `json:"irqaffinity"`
+}
+
+// SourcedCPUs is a CPU set and where it was read: "sysfs", "cmdline" or
+// "unknown" (then cpus is null).
+type SourcedCPUs struct {
+	CPUs   *cpuset.Set `json:"cpus"`
+	Source string      `json:"source"`
+}
+
+// IOMMUJSON is the IOMMU's default mode (topology.IOMMUMode): mode
+// "passthrough", "translated", "default", "off" or "unknown"; source
+// "sysfs", "cmdline" or "unknown"; param the command-line parameter that
+// decided, "" for none.
+type IOMMUJSON struct {
+	Mode   string `json:"mode"`
+	Source string `json:"source"`
+	Param  string `json:"param"`
+}
+
+// NodeJSON is one NUMA node.
+type NodeJSON struct {
+	ID          int        `json:"id"`
+	CPUs        cpuset.Set `json:"cpus"`
+	OnlineCPUs  cpuset.Set `json:"online_cpus"`
+	MemoryBytes *int64     `json:"memory_bytes"` // null when unknown
+	Distances   []int      `json:"distances"`    // null when unknown
+}
+
+// CPUJSON is one logical CPU; unknown numbers are -1.
+type CPUJSON struct {
+	ID       int        `json:"id"`
+	Node     int        `json:"node"`
+	Package  int        `json:"package"`
+	Core     int        `json:"core"`
+	Online   bool       `json:"online"`
+	Siblings cpuset.Set `json:"siblings"`
+	L3       int        `json:"l3"`
+	Isolated bool       `json:"isolated"`
+}
+
+// NICJSON is one network interface with a device.
+type NICJSON struct {
+	Name      string     `json:"name"`
+	PCI       string     `json:"pci"`
+	Virtio    string     `json:"virtio,omitempty"`
+	Driver    string     `json:"driver"`
+	Node      int        `json:"node"` // numa_node as the kernel says; -1 unknown
+	LocalNode int        `json:"local_node"`
+	Locality  string     `json:"locality"` // how LocalNode/LocalCPUs are known
+	LocalCPUs *string    `json:"local_cpus"`
+	RxQueues  int        `json:"rx_queues"` // -1 when unknown
+	TxQueues  int        `json:"tx_queues"` // -1 when unknown
+	IRQs      []int      `json:"irqs"`
+	QueueIRQs []int      `json:"queue_irqs"`
+	SpeedMbps int        `json:"speed_mbps"`
+	OperState string     `json:"operstate"`
+	VendorID  string     `json:"vendor_id,omitempty"`
+	DeviceID  string     `json:"device_id,omitempty"`
+	Vendor    string     `json:"vendor,omitempty"`
+	Product   string     `json:"product,omitempty"`
+	Steering  []QueueCPU `json:"steering,omitempty"`
+	// Inferred is true for a NIC known only from IRQ names (a tree
+	// without /sys/class/net): its queues and speed are unknown, its
+	// driver is its PCI function's.
+	Inferred bool `json:"inferred,omitempty"`
+	// PCIAbsent is true when PCI comes from IRQ names and the tree has no
+	// such PCI function.
+	PCIAbsent bool `json:"pci_absent,omitempty"`
+}
+
+// QueueCPU is one queue's rps_cpus or xps_cpus.
+type QueueCPU struct {
+	Queue string  `json:"queue"` // "rx-0", "tx-3"
+	CPUs  *string `json:"cpus"`  // null when unreadable
+}
+
+// Topology builds the topology document of h; t supplies each NIC's IRQs.
+func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
+	doc := TopologyDoc{Online: h.Online, Possible: h.Possible, Isolated: h.Isolated,
+		NohzFull: h.NohzFull, Notes: append(slices.Clone(h.Notes), t.Notes...),
+		Isolation: isolationJSON(h)}
+	m := h.IOMMUMode()
+	doc.IOMMU = IOMMUJSON{Mode: m.Mode, Source: string(m.Source), Param: m.Param}
+	for _, n := range h.Nodes {
+		nj := NodeJSON{ID: n.ID, CPUs: n.CPUs, OnlineCPUs: n.CPUs.Intersection(h.Online), Distances: n.Distances}
+		if n.MemoryBytes >= 0 {
+			m := n.MemoryBytes
+			nj.MemoryBytes = &m
+		}
+		doc.Nodes = append(doc.Nodes, nj)
+	}
+	for _, c := range h.CPUs {
+		doc.CPUs = append(doc.CPUs, CPUJSON{ID: c.ID, Node: c.Node, Package: c.Package, Core: c.Core,
+			Online: c.Online, Siblings: c.Siblings, L3: c.L3, Isolated: c.Isolated})
+	}
+	for i := range h.NICs {
+		n := &h.NICs[i]
+		loc := h.Locality(n)
+		nj := NICJSON{Name: n.Name, PCI: n.PCI, Virtio: n.Virtio, Driver: n.Driver, Node: n.Node,
+			LocalNode: loc.Node, Locality: loc.Source, RxQueues: n.RxQueues, TxQueues: n.TxQueues,
+			IRQs: []int{}, QueueIRQs: []int{}, SpeedMbps: n.SpeedMbps, OperState: n.OperState,
+			VendorID: n.VendorID, DeviceID: n.DeviceID, Vendor: n.Vendor, Product: n.Product,
+			Inferred: n.Inferred, PCIAbsent: n.PCIAbsent}
+		if n.HasLocal {
+			s := n.LocalCPUs.List()
+			nj.LocalCPUs = &s
+		}
+		for _, q := range t.ForNIC(n.Name) {
+			nj.IRQs = append(nj.IRQs, q.IRQ)
+			if q.Owner.Kind == irq.KindQueue {
+				nj.QueueIRQs = append(nj.QueueIRQs, q.IRQ)
+			}
+		}
+		for _, q := range n.Queues {
+			qc := QueueCPU{Queue: fmt.Sprintf("%s-%d", q.Kind, q.Index)}
+			if q.Known {
+				s := q.CPUs.List()
+				qc.CPUs = &s
+			}
+			nj.Steering = append(nj.Steering, qc)
+		}
+		doc.NICs = append(doc.NICs, nj)
+	}
+	if doc.Nodes == nil {
+		doc.Nodes = []NodeJSON{}
+	}
+	if doc.NICs == nil {
+		doc.NICs = []NICJSON{}
+	}
+	if doc.Notes == nil {
+		doc.Notes = []string{}
+	}
+	return doc
+}
+
+func isolationJSON(h *topology.Host) IsolationJSON {
+	from := h.IsolationFrom
+	iso := IsolationJSON{
+		Domain: sourced(h.Isolated, from.Isolated), ManagedIRQ: sourced(h.ManagedIRQ, from.ManagedIRQ),
+		NohzFull: sourced(h.NohzFull, from.NohzFull), IRQAffinity: sourced(h.IRQAffinity, from.IRQAffinity)}
+	if iso.Domain.CPUs != nil || iso.ManagedIRQ.CPUs != nil || iso.NohzFull.CPUs != nil {
+		all := h.IsolatedCPUs()
+		iso.CPUs = &all
+	}
+	return iso
+}
+
+func sourced(s cpuset.Set, src topology.Source) SourcedCPUs {
+	if src == topology.SourceUnknown {
+		return SourcedCPUs{Source: string(src)}
+	}
+	return SourcedCPUs{CPUs: &s, Source: string(src)}
+}
+
+// writeIsolation writes the isolation and IOMMU lines: "isolated CPUs
+// 0-4,11-79: isolcpus managed_irq 0-4,11-79 (source: cmdline); ...", the
+// default IRQ affinity when irqaffinity= sets it, the IOMMU mode when
+// known. Unknown sets are left to the notes.
+func writeIsolation(w io.Writer, doc TopologyDoc) {
+	iso := doc.Isolation
+	var parts []string
+	for _, k := range []struct {
+		name string
+		set  SourcedCPUs
+	}{{"isolcpus", iso.Domain}, {"isolcpus managed_irq", iso.ManagedIRQ}, {"nohz_full", iso.NohzFull}} {
+		if k.set.CPUs != nil && !k.set.CPUs.IsEmpty() {
+			parts = append(parts, fmt.Sprintf("%s %s%s", k.name, k.set.CPUs, sourceWords(k.set.Source, "")))
+		}
+	}
+	if len(parts) > 0 {
+		linef(w, "isolated %s %s: %s", units.Choose(iso.CPUs.Len(), "CPU", "CPUs"), units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
+	}
+	if a := iso.IRQAffinity; a.CPUs != nil && !a.CPUs.IsEmpty() {
+		linef(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s", a.CPUs, sourceWords(a.Source, ""))
+	}
+	switch m := doc.IOMMU; m.Mode {
+	case "unknown", "":
+	case "default":
+		linef(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s", sourceWords(m.Source, m.Param))
+	default:
+		linef(w, "IOMMU %s%s", m.Mode, sourceWords(m.Source, m.Param))
+	}
+}
+
+// sourceWords is " (source: cmdline iommu=pt)", or "" for no source.
+func sourceWords(src, param string) string {
+	if src == "" {
+		return ""
+	}
+	if param != "" {
+		src += " " + param
+	}
+	return " (source: " + src + ")"
+}
+
+// cpuListWidth is where a node's CPU list wraps, after a comma, onto the
+// rows below: an interleaved node ("0,2,4,...,102") is shown whole.
+const cpuListWidth = 64
+
+// WriteTopology writes the human form: the nodes, each CPU list whole
+// (wrapped), then the NICs grouped under the node they are local to,
+// unknown last.
+func WriteTopology(w io.Writer, doc TopologyDoc) error {
+	if rows := nodeRows(doc.Nodes); len(rows) > 0 {
+		if err := writeTable(w, []string{"NODE", "CPUS", "ONLINE", "MEMORY", "DISTANCES"}, rows); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\nCPUs online %s of %s", units.OrDash(doc.Online.List()), units.OrDash(doc.Possible.List()))
+	if absent := doc.Possible.Difference(presentCPUs(doc)); !absent.IsEmpty() {
+		// Not offline: possible slots without a CPU.
+		fmt.Fprintf(w, " (%s not present)", absent)
+	}
+	fmt.Fprintln(w)
+	writeIsolation(w, doc)
+
+	nics := slices.Clone(doc.NICs)
+	slices.SortStableFunc(nics, func(a, b NICJSON) int {
+		ka, kb := a.LocalNode, b.LocalNode
+		if ka < 0 {
+			ka = 1 << 30
+		}
+		if kb < 0 {
+			kb = 1 << 30
+		}
+		return ka - kb
+	})
+	var rows [][]string
+	for _, n := range nics {
+		rows = append(rows, nicRow(n))
+	}
+	fmt.Fprintln(w)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no NICs with a device")
+	} else if err := writeTable(w, []string{"NODE", "NIC", "DRIVER", "PCI", "RX/TX", "SPEED", "STATE", "IRQS", "DEVICE"}, rows); err != nil {
+		return err
+	}
+	if err := writeSteering(w, doc.Steer); err != nil {
+		return err
+	}
+	return writeNotes(w, doc.Notes)
+}
+
+// nodeRows is a row per node, its CPU list whole: wrapped after a comma
+// onto the rows below.
+func nodeRows(nodes []NodeJSON) [][]string {
+	var rows [][]string
+	for _, n := range nodes {
+		mem := "unknown"
+		if n.MemoryBytes != nil {
+			mem = units.Bytes(*n.MemoryBytes)
+		}
+		dist := "unknown"
+		if n.Distances != nil {
+			dist = units.Ints(n.Distances, " ")
+		}
+		cpus := textwrap.Lines(units.OrDash(n.CPUs.List()), cpuListWidth, runeWidth)
+		rows = append(rows, []string{strconv.Itoa(n.ID), cpus[0], strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
+		for _, c := range cpus[1:] {
+			rows = append(rows, []string{"", c})
+		}
+	}
+	return rows
+}
+
+// nicRow is one NIC's row of the NIC table.
+func nicRow(n NICJSON) []string {
+	node := "unknown"
+	if n.LocalNode >= 0 {
+		node = strconv.Itoa(n.LocalNode)
+		if n.Locality != "numa_node" {
+			node += " (" + n.Locality + ")"
+		}
+	} else if n.Locality == "local_cpulist" && n.LocalCPUs != nil {
+		node = "CPUs " + *n.LocalCPUs
+	}
+	speed := "-"
+	if n.SpeedMbps > 0 {
+		speed = Speed(n.SpeedMbps)
+	}
+	dev := n.PCI
+	switch {
+	case dev == "":
+		dev = "-"
+	case n.PCIAbsent:
+		dev += " (not in tree)"
+	}
+	queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
+	if n.RxQueues < 0 || n.TxQueues < 0 {
+		queues = "unknown"
+	}
+	model := "-"
+	switch {
+	case n.Product != "":
+		model = n.Product
+	case n.VendorID != "":
+		model = strings.TrimPrefix(n.VendorID, "0x") + ":" + strings.TrimPrefix(n.DeviceID, "0x")
+	}
+	return []string{node, n.Name, units.OrDash(n.Driver), dev,
+		queues, speed, units.OrDash(n.OperState),
+		IRQRange(n.IRQs), model}
+}
+
+// presentCPUs is the set of CPUs the document lists: online ones and
+// those with a cpuN folder.
+func presentCPUs(doc TopologyDoc) cpuset.Set {
+	ids := make([]int, len(doc.CPUs))
+	for i, c := range doc.CPUs {
+		ids[i] = c.ID
+	}
+	return cpuset.New(ids...)
+}
+
+func writeNotes(w io.Writer, notes []string) error {
+	if len(notes) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		if err := linef(w, "note: %s", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IRQRange prints IRQ numbers compactly, "283-299 (17)"; "-" for none.
+func IRQRange(irqs []int) string {
+	if len(irqs) == 0 {
+		return "-"
+	}
+	ids := make([]int, 0, len(irqs))
+	for _, n := range irqs {
+		if n >= 0 && n <= cpuset.MaxID {
+			ids = append(ids, n)
+		}
+	}
+	return fmt.Sprintf("%s (%d)", cpuset.New(ids...).List(), len(irqs))
+}
+
+// Speed prints a link speed given in Mbit/s, "100 Gbit/s".
+func Speed(mbps int) string {
+	if mbps >= 1000 && mbps%1000 == 0 {
+		return fmt.Sprintf("%d Gbit/s", mbps/1000)
+	}
+	if mbps >= 1000 {
+		return fmt.Sprintf("%.1f Gbit/s", float64(mbps)/1000)
+	}
+	return fmt.Sprintf("%d Mbit/s", mbps)
+}

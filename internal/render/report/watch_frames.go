@@ -1,0 +1,73 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/irqnuma/irqnuma/internal/run/watch"
+	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/screen"
+)
+
+// WatchBlocks writes one WriteWatch block per interval, a blank line
+// between blocks: watch's output to a file or pipe.
+type WatchBlocks struct {
+	W io.Writer
+	n int
+}
+
+// Waiting implements watch.Frames.
+func (p *WatchBlocks) Waiting(time.Duration) error { return nil }
+
+// Quit implements watch.Frames: a pipe is never asked to quit.
+func (p *WatchBlocks) Quit() <-chan struct{} { return nil }
+
+// Frame implements watch.Frames.
+func (p *WatchBlocks) Frame(iv *watch.Interval) error {
+	if p.n > 0 {
+		if _, err := io.WriteString(p.W, "\n"); err != nil {
+			return err
+		}
+	}
+	p.n++
+	return WriteWatch(p.W, iv, 0)
+}
+
+// WatchJSON writes one JSON object per interval (JSON lines).
+type WatchJSON struct{ w io.Writer }
+
+// NewWatchJSON returns a WatchJSON writing to w.
+func NewWatchJSON(w io.Writer) *WatchJSON { return &WatchJSON{w: w} }
+
+// Waiting implements watch.Frames.
+func (j *WatchJSON) Waiting(time.Duration) error { return nil }
+
+// Frame implements watch.Frames.
+func (j *WatchJSON) Frame(iv *watch.Interval) error { return safetext.WriteJSON(j.w, iv, "") }
+
+// Quit implements watch.Frames.
+func (j *WatchJSON) Quit() <-chan struct{} { return nil }
+
+// WatchScreen redraws each interval in place on a terminal, fitted to
+// its width.
+type WatchScreen struct{ S *screen.Screen }
+
+// Waiting implements watch.Frames: it says when the first interval comes.
+func (s WatchScreen) Waiting(interval time.Duration) error {
+	return s.S.Draw(fmt.Sprintf("irqnuma watch: first interval in %s; q quits\n", interval))
+}
+
+// Frame implements watch.Frames.
+func (s WatchScreen) Frame(iv *watch.Interval) error {
+	w, _ := s.S.Size()
+	var b bytes.Buffer
+	if err := WriteWatch(&b, iv, w); err != nil {
+		return err
+	}
+	return s.S.Draw(b.String())
+}
+
+// Quit implements watch.Frames: closed on q or Ctrl-C.
+func (s WatchScreen) Quit() <-chan struct{} { return s.S.Quit() }

@@ -1,0 +1,302 @@
+// Package watch samples, interval after interval, which CPUs take a
+// host's NIC interrupts and softirq load and where watched threads run:
+// /proc/interrupts, /proc/softirqs, the per-CPU lines of /proc/stat,
+// /proc/net/softnet_stat and the threads' stat files. It turns two samples
+// into per-second rates and percentages and says in words, per NIC,
+// whether its softirq CPU is the bottleneck.
+//
+// Time comes from an injected clock and files from a host root, so tests
+// rewrite a copied host tree between samples instead of sleeping. Counters
+// that go backwards and CPUs that come or go between two samples never
+// give a negative or misattributed rate: the value is unknown for that
+// interval and a note says why.
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// samplerOptions says what a Sampler follows.
+type samplerOptions struct {
+	// NICs narrows the NICs watched; nil means every NIC of the host.
+	NICs []string
+	// Processes are followed thread by thread (stat field 39 and CPU time).
+	Processes []*proc.Process
+	// Comms are looked for again at each sample while no process of
+	// theirs runs, and what is found is followed too.
+	Comms []string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Sampler takes samples of one host. It is not safe for concurrent use.
+type Sampler struct {
+	h     *topology.Host
+	now   func() time.Time
+	nics  []*topology.NIC
+	owner *irq.Owners    // which NIC an IRQ serves, as irq.Load decides
+	known map[int]nicIRQ // NIC IRQs by number, as last seen
+	procs []*proc.Process
+	// comms are the --comm names to look for again while no process of
+	// theirs runs (a benchmark started after the watch).
+	comms []string
+	uses  map[int]nicuse.Use // which NICs each process uses
+	gone  map[int]bool       // processes found gone by the last sample
+	buf   []byte             // reused for /proc/interrupts, the largest file
+	buf2  []byte             // reused for /proc/stat and /proc/softirqs
+	shape *irqShape          // layout of the last /proc/interrupts parsed in full
+	fast  int                // samples that took the fast path (for tests)
+}
+
+// nicIRQ is an IRQ and the NIC vector it serves.
+type nicIRQ struct {
+	n     int
+	name  string
+	owner irq.Owner
+}
+
+// Sample is one reading of the host's counters.
+type Sample struct {
+	Time    time.Time
+	Online  cpuset.Set
+	irqCols []int    // CPU id of each /proc/interrupts column
+	irqs    []irqRow // NIC IRQs, ascending by number
+	stat    []statCPU
+	soft    softirqs
+	hasSoft bool
+	softnet []softnetCPU
+	hasNet  bool
+	procs   []procSample
+	uses    map[int]nicuse.Use // of the processes sampled, by PID
+	notes   []string           // what became of the processes followed
+}
+
+type irqRow struct {
+	nicIRQ
+	counts []uint64 // by irqCols column
+}
+
+type procSample struct {
+	pid     int
+	comm    string
+	gone    bool
+	threads []proc.ThreadStat
+}
+
+// newSampler prepares sampling of host h: it checks the NIC names and
+// learns which IRQs serve which NIC (irq.Load: names, msi_irqs, PCI
+// addresses).
+func newSampler(h *topology.Host, opt samplerOptions) (*Sampler, error) {
+	t, err := irq.Load(h, irq.Options{NICs: opt.NICs})
+	if err != nil {
+		return nil, err
+	}
+	s := &Sampler{h: h, now: opt.Now, owner: irq.NewOwners(h), known: map[int]nicIRQ{}, procs: opt.Processes,
+		comms: opt.Comms, uses: map[int]nicuse.Use{}, gone: map[int]bool{}}
+	for _, p := range s.procs {
+		s.uses[p.PID] = nicuse.Of(h, p)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	for i := range h.NICs {
+		if len(opt.NICs) == 0 || slices.Contains(opt.NICs, h.NICs[i].Name) {
+			s.nics = append(s.nics, &h.NICs[i])
+		}
+	}
+	for _, q := range t.IRQs {
+		if q.Owner != nil {
+			s.known[q.IRQ] = nicIRQ{n: q.IRQ, name: q.Name, owner: *q.Owner}
+		}
+	}
+	return s, nil
+}
+
+// Host returns the host the sampler reads.
+func (s *Sampler) Host() *topology.Host { return s.h }
+
+// NICs returns the NICs watched, by name.
+func (s *Sampler) NICs() []*topology.NIC { return s.nics }
+
+// Sample reads every counter once.
+func (s *Sampler) Sample() (*Sample, error) {
+	sm := &Sample{Time: s.now()}
+	var err error
+	online := s.h.Path("sys/devices/system/cpu/online")
+	if sm.Online, err = s.h.FS().List(online); err != nil {
+		return nil, fmt.Errorf("online CPUs: %w", err)
+	}
+	if err := s.readInterrupts(sm); err != nil {
+		return nil, err
+	}
+	p := s.h.Path("proc/stat")
+	b, err := s.h.FS().ReadBuf(p, s.buf2[:0])
+	if err != nil {
+		return nil, err
+	}
+	s.buf2 = b
+	if sm.stat, err = parseStat(b, nil); err != nil {
+		return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
+	}
+	p = s.h.Path("proc/softirqs")
+	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
+	case err == nil:
+		s.buf2 = b
+		if err := parseSoftirqs(b, &sm.soft); err != nil {
+			return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
+		}
+		sm.hasSoft = true
+	case !kfile.IsNotExist(err):
+		return nil, err
+	}
+	p = s.h.Path("proc/net/softnet_stat")
+	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
+	case err == nil:
+		s.buf2 = b
+		if sm.softnet, err = parseSoftnet(b, sm.Online, nil); err != nil {
+			return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
+		}
+		sm.hasNet = true
+	case !kfile.IsNotExist(err):
+		return nil, err
+	}
+	if sm.notes, err = s.followProcesses(); err != nil {
+		return nil, err
+	}
+	sm.uses = map[int]nicuse.Use{}
+	for _, p := range s.procs {
+		ps := procSample{pid: p.PID, comm: p.Comm}
+		ps.threads, err = proc.ReadThreadStats(s.h.FS(), p.PID)
+		if errors.Is(err, proc.ErrNoProcess) {
+			ps.gone = true
+			s.gone[p.PID] = true
+		} else if err != nil {
+			return nil, err
+		} else {
+			sm.uses[p.PID] = s.uses[p.PID]
+		}
+		sm.procs = append(sm.procs, ps)
+	}
+	return sm, nil
+}
+
+// followProcesses updates the processes followed before a sample: it
+// drops those the last sample found gone (their exit was noted), looks
+// again for every --comm with no process left and follows what it finds,
+// and reads again the sockets of each process whose NIC is not known yet
+// (a server accepts its connections after it starts). It returns notes
+// on what it found.
+func (s *Sampler) followProcesses() ([]string, error) {
+	var notes []string
+	kept := make([]*proc.Process, 0, len(s.procs))
+	for _, p := range s.procs {
+		if s.gone[p.PID] {
+			delete(s.gone, p.PID)
+			delete(s.uses, p.PID)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	s.procs = kept
+	for _, c := range s.comms {
+		if slices.ContainsFunc(s.procs, func(p *proc.Process) bool { return p.Comm == c }) {
+			continue
+		}
+		pids, err := proc.FindByComm(s.h.FS(), c)
+		if err != nil {
+			return nil, err
+		}
+		if len(pids) == 0 {
+			notes = append(notes, fmt.Sprintf("waiting for --comm %s: no such process yet", c))
+		}
+		for _, pid := range pids {
+			p, err := proc.Read(s.h.FS(), pid)
+			if errors.Is(err, proc.ErrNoProcess) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			s.procs = append(s.procs, p)
+			s.uses[pid] = nicuse.Of(s.h, p)
+			notes = append(notes, fmt.Sprintf("--comm %s: process %d started; watching it", c, pid))
+		}
+	}
+	for _, p := range s.procs {
+		if s.uses[p.PID].Known() {
+			continue
+		}
+		if n, err := proc.ReadNet(s.h.FS(), p.PID); err == nil {
+			p.Net = n
+			s.uses[p.PID] = nicuse.Of(s.h, p)
+		}
+	}
+	return notes, nil
+}
+
+// readInterrupts reads /proc/interrupts and keeps the rows of the NICs
+// watched. A row whose name changed since it was last seen (the IRQ was
+// re-registered) or that is new is classified again by its name and chip.
+func (s *Sampler) readInterrupts(sm *Sample) error {
+	p := s.h.Path("proc/interrupts")
+	b, err := s.h.FS().ReadBuf(p, s.buf[:0])
+	if err != nil {
+		return err
+	}
+	s.buf = b
+	if err := s.readIRQs(b, sm); err != nil {
+		return &kfile.ParseError{Op: "parse", Path: p, Err: err}
+	}
+	return nil
+}
+
+// classify returns the NIC vector row r serves, when that NIC is watched:
+// its owner as irq.Owners decides for the IRQ table (msi_irqs first).
+func (s *Sampler) classify(r interrupts.Row) (nicIRQ, bool) {
+	if len(s.nics) == 0 {
+		return nicIRQ{}, false // no NIC watched
+	}
+	o, ok := s.owner.Of(r.IRQ, r.Name, r.Chip)
+	if !ok || !slices.ContainsFunc(s.nics, func(n *topology.NIC) bool { return n.Name == o.NIC }) {
+		return nicIRQ{}, false
+	}
+	return nicIRQ{n: r.IRQ, name: r.Name, owner: o}, true
+}
+
+// Open reads the host under root and the processes sel names, and returns
+// a sampler of the NICs named (nil: every NIC) and those processes. A
+// --pid that names no process is an error; a --comm that matches none is
+// waited for: each sample looks for it again until it runs, and again
+// after it exits, so a benchmark started after the watch is picked up.
+func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time) (*Sampler, error) {
+	h, err := topology.Read(fsys)
+	if err != nil {
+		return nil, err
+	}
+	var procs []*proc.Process
+	if sel.Any() {
+		var matches []proc.Match
+		if procs, matches, err = proc.SelectPresent(fsys, sel); err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			// A --pid or --cgroup names what must be there; a --comm
+			// may start later.
+			if err := m.Err(); err != nil && (m.Selector.Kind == proc.SelectorKindPID || (m.Selector.Kind.Group() && m.Group == nil)) {
+				return nil, err
+			}
+		}
+	}
+	return newSampler(h, samplerOptions{NICs: nics, Processes: procs, Comms: sel.Comms, Now: now})
+}

@@ -1,0 +1,384 @@
+package watch
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+)
+
+// Verdict says in words, and in fields, whether a NIC's softirq CPU is the
+// bottleneck in an interval.
+type Verdict struct {
+	Text string `json:"text"` // "eth0: RX softirq on CPU 27 (node 1, local) at 99% soft — saturated; ..."
+	// CPU is the NIC's busiest softirq CPU: of the CPUs that took its queue
+	// IRQs and ran a real share of the network softirqs (netSoftirqCPUs),
+	// the one with the most softirq time; -1 when none did.
+	CPU       int      `json:"cpu"`
+	Node      int      `json:"node"`  // CPU's node; -1 unknown
+	Local     *bool    `json:"local"` // CPU is local to the NIC; null when unknown
+	Soft      *float64 `json:"soft"`  // CPU's softirq percent; null when unknown
+	Busy      *float64 `json:"busy"`
+	Saturated bool     `json:"saturated"` // CPU was at least SaturatedPercent busy
+	// SoftirqBound: CPU was saturated, at least half of it by interrupt
+	// and softirq time: the NIC's receive processing is the bottleneck.
+	SoftirqBound bool `json:"softirq_bound"`
+	// IRQCPUs are every CPU that took the NIC's queue IRQs; RemoteCPUs
+	// those of them outside the NIC's local CPUs.
+	IRQCPUs    []int           `json:"irq_cpus"`
+	RemoteCPUs []int           `json:"remote_cpus"`
+	Threads    []ThreadVerdict `json:"threads"` // watched threads that ran, busiest first
+}
+
+// ThreadVerdict places one watched thread relative to a NIC's softirq.
+type ThreadVerdict struct {
+	PID  int `json:"pid"`
+	TID  int `json:"tid"`
+	CPU  int `json:"cpu"`
+	Node int `json:"node"`
+	// Relation is "same-cpu" (it ran on a CPU that took the NIC's IRQs),
+	// "smt-sibling" (on a thread sibling of one), "own-core", or
+	// "unknown" when the CPU's core is unknown.
+	Relation   string   `json:"relation"`
+	Local      *bool    `json:"local"`
+	CPUPercent *float64 `json:"cpu_percent"`
+	Saturated  bool     `json:"saturated"`
+}
+
+// Relations of a thread to a NIC's softirq CPUs.
+const (
+	SameCPU    = "same-cpu"
+	SMTSibling = "smt-sibling"
+	OwnCore    = "own-core"
+	Unknown    = "unknown"
+)
+
+// maxThreadsInText bounds the threads a verdict line names.
+const maxThreadsInText = 3
+
+// nic builds a NIC's IRQ rows and verdict from the interval's IRQs.
+func (d *differ) nic(n *topology.NIC) NICStats {
+	loc := d.h.Locality(n)
+	ns := NICStats{Name: n.Name, Node: loc.Node, Locality: loc.Source, IRQs: []IRQStats{}}
+	hasQueue := false
+	for i := range d.irqStats {
+		if d.own[i].NIC == n.Name {
+			ns.IRQs = append(ns.IRQs, d.irqStats[i])
+			hasQueue = hasQueue || d.own[i].Kind == irq.KindQueue
+		}
+	}
+	// The CPUs that took the NIC's queue IRQs, and the directions those
+	// IRQs serve there. A NIC without queue vectors (one IRQ for
+	// everything) counts all its IRQs.
+	rates := map[int]float64{}
+	dirs := map[int]*dirRates{}
+	for _, q := range ns.IRQs {
+		if hasQueue && q.Kind != irq.KindQueue {
+			continue
+		}
+		if q.PerSec != nil {
+			ns.QueueIRQsPerSec += *q.PerSec
+		}
+		for _, r := range q.CPUs {
+			rates[r.CPU] += r.PerSec
+			dr := dirs[r.CPU]
+			if dr == nil {
+				dr = &dirRates{}
+				dirs[r.CPU] = dr
+			}
+			switch q.Dir {
+			case "rx":
+				dr.rx += r.PerSec
+			case "tx":
+				dr.tx += r.PerSec
+			default:
+				dr.both += r.PerSec
+			}
+		}
+	}
+	ns.Verdict = d.verdict(n, loc, rates, dirs, len(ns.IRQs) > 0)
+	return ns
+}
+
+// dirRates splits a CPU's NIC interrupts by the direction of the IRQs:
+// rx-only vectors, tx-only vectors, and combined ones.
+type dirRates struct{ rx, tx, both float64 }
+
+func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]float64, dirs map[int]*dirRates, hasIRQs bool) Verdict {
+	v := Verdict{CPU: -1, Node: -1, IRQCPUs: []int{}, RemoteCPUs: []int{}, Threads: []ThreadVerdict{}}
+	for id := range rates {
+		v.IRQCPUs = append(v.IRQCPUs, id)
+	}
+	slices.Sort(v.IRQCPUs)
+	local := func(id int) *bool {
+		if !loc.Known() {
+			return nil
+		}
+		b := loc.CPUs.Contains(id)
+		return &b
+	}
+	for _, id := range v.IRQCPUs {
+		if l := local(id); l != nil && !*l {
+			v.RemoteCPUs = append(v.RemoteCPUs, id)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(n.Name + ": ")
+	switch {
+	case !hasIRQs:
+		b.WriteString("no IRQs found for it")
+	case len(v.IRQCPUs) == 0:
+		b.WriteString("no queue interrupts this interval")
+	default:
+		hot := d.hottest(v.IRQCPUs, rates)
+		c, ok := d.iv.cpuStats(hot)
+		if !ok { // every CPU that took a NIC IRQ is listed; stay safe anyway
+			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot)}
+		}
+		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot), local(hot), c.Soft, c.Busy
+		v.Saturated = c.Busy != nil && *c.Busy >= SaturatedPercent
+		fmt.Fprintf(&b, "%s on CPU %d (%s, %s)", cmp.Or(direction(dirs[hot], c), "softirq"), hot, nodeWord(v.Node), localWord(v.Local))
+		switch {
+		case c.Soft == nil || c.Busy == nil:
+			b.WriteString(" — load unknown")
+		case v.Saturated && *c.Soft+*c.IRQ >= *c.Busy/2:
+			v.SoftirqBound = true
+			fmt.Fprintf(&b, " at %.0f%% soft — saturated", *c.Soft)
+		case v.Saturated:
+			fmt.Fprintf(&b, " at %.0f%% soft — CPU saturated by other work (%.0f%% busy: %.0f%% usr, %.0f%% sys)", *c.Soft, *c.Busy, *c.Usr, *c.Sys)
+		default:
+			fmt.Fprintf(&b, " at %.0f%% soft — not saturated (%.0f%% busy)", *c.Soft, *c.Busy)
+		}
+		if c.Drops != nil && *c.Drops > 0 {
+			fmt.Fprintf(&b, ", %.0f drops/s", *c.Drops)
+		}
+		if c.Squeezes != nil && *c.Squeezes > 0 {
+			fmt.Fprintf(&b, ", %.0f time_squeeze/s", *c.Squeezes)
+		}
+		d.otherCPUs(&b, v.IRQCPUs, hot, local)
+	}
+	d.threadVerdicts(&b, n, &v, rates, local)
+	v.Text = b.String()
+	return v
+}
+
+// hottest picks, of the CPUs netSoftirqCPUs keeps, the CPU with the
+// most softirq time, then the most NIC interrupts, then the lowest id.
+func (d *differ) hottest(ids []int, rates map[int]float64) int {
+	ids = d.netSoftirqCPUs(ids)
+	best := ids[0]
+	soft := func(id int) float64 {
+		if c, ok := d.iv.cpuStats(id); ok && c.Soft != nil {
+			return *c.Soft
+		}
+		return -1
+	}
+	for _, id := range ids[1:] {
+		if s, bs := soft(id), soft(best); s > bs || (s == bs && rates[id] > rates[best]) {
+			best = id
+		}
+	}
+	return best
+}
+
+// netSoftirqCPUs keeps, of the CPUs that took the NIC's queue IRQs,
+// those that ran at least a tenth of the network softirqs (NET_RX and
+// NET_TX per second) of the one that ran most, and those whose count
+// is unknown. Softirq time is every softirq's: a CPU that took one of
+// the NIC's interrupts and spent 1% on timers must not be named over
+// the CPU that ran the NIC's receive work in time too short for the
+// tick to see. Interrupt counts cannot decide it: a CPU saturated by
+// NAPI polling takes few interrupts, but runs NET_RX over and over.
+func (d *differ) netSoftirqCPUs(ids []int) []int {
+	net := func(id int) (float64, bool) {
+		c, ok := d.iv.cpuStats(id)
+		if !ok || c.NetRX == nil || c.NetTX == nil {
+			return 0, false
+		}
+		return *c.NetRX + *c.NetTX, true
+	}
+	most := 0.0
+	for _, id := range ids {
+		if v, ok := net(id); ok && v > most {
+			most = v
+		}
+	}
+	if most == 0 {
+		return ids
+	}
+	out := make([]int, 0, len(ids))
+	for _, id := range ids {
+		if v, ok := net(id); !ok || v >= most/10 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// direction names the softirq the CPU's numbers show: RX or TX by which
+// of NET_RX and NET_TX ran more there. When the IRQs it took serve
+// mostly (two thirds) the other direction, it says so: virtio and other
+// drivers with tx vectors run tx completions in NET_RX, which is then
+// "RX softirq (for tx queue IRQs)". With no softirq counted (or none
+// known), the IRQs' direction is all there is to go by.
+func direction(dr *dirRates, c *CPUStats) string {
+	irqDir := ""
+	if dr != nil {
+		total := dr.rx + dr.tx + dr.both
+		switch {
+		case total > 0 && dr.rx >= total*2/3:
+			irqDir = "RX"
+		case total > 0 && dr.tx >= total*2/3:
+			irqDir = "TX"
+		}
+	}
+	soft := ""
+	switch {
+	case c.NetRX != nil && c.NetTX != nil && *c.NetRX >= *c.NetTX && *c.NetRX > 0:
+		soft = "RX"
+	case c.NetRX != nil && c.NetTX != nil && *c.NetTX > *c.NetRX:
+		soft = "TX"
+	}
+	switch {
+	case soft == "" && irqDir == "":
+		return ""
+	case soft == "":
+		return irqDir + " softirq"
+	case irqDir != "" && irqDir != soft:
+		return soft + " softirq (for " + strings.ToLower(irqDir) + " queue IRQs)"
+	}
+	return soft + " softirq"
+}
+
+// otherCPUs names the NIC's other IRQ CPUs, local ones first, and any of
+// them that is saturated too.
+func (d *differ) otherCPUs(b *strings.Builder, ids []int, hot int, local func(int) *bool) {
+	var loc, rem, unk, sat []int
+	for _, id := range ids {
+		if id == hot {
+			continue
+		}
+		switch l := local(id); {
+		case l == nil:
+			unk = append(unk, id)
+		case *l:
+			loc = append(loc, id)
+		default:
+			rem = append(rem, id)
+		}
+		if c, ok := d.iv.cpuStats(id); ok && c.Busy != nil && *c.Busy >= SaturatedPercent {
+			sat = append(sat, id)
+		}
+	}
+	var parts []string
+	for _, g := range []struct {
+		ids  []int
+		word string
+	}{{loc, "local"}, {rem, "remote"}, {unk, "locality unknown"}} {
+		if len(g.ids) > 0 {
+			parts = append(parts, fmt.Sprintf("%s (%s)", cpuWord(g.ids), g.word))
+		}
+	}
+	if len(parts) > 0 {
+		b.WriteString("; also on " + strings.Join(parts, ", "))
+	}
+	if len(sat) > 0 {
+		fmt.Fprintf(b, "; %s also saturated", cpuWord(sat))
+	}
+}
+
+// threadVerdicts places the watched threads that ran relative to the
+// NIC's softirq CPUs.
+func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict, rates map[int]float64, local func(int) *bool) {
+	softCPUs := cpuset.New(v.IRQCPUs...)
+	var tv []ThreadVerdict
+	var comm = map[int]string{}
+	for _, t := range d.iv.Threads {
+		if t.CPU < 0 || t.CPUPercent == nil || *t.CPUPercent <= 0 {
+			continue
+		}
+		if u, ok := d.uses[t.PID]; ok && !u.MayUse(n.Name) {
+			continue // its process uses other NICs, or none
+		}
+		r := ThreadVerdict{PID: t.PID, TID: t.TID, CPU: t.CPU, Node: t.Node, Local: local(t.CPU),
+			CPUPercent: t.CPUPercent, Saturated: *t.CPUPercent >= SaturatedPercent}
+		cpu, _ := d.h.CPU(t.CPU)
+		switch {
+		case softCPUs.Contains(t.CPU):
+			r.Relation = SameCPU
+		case cpu.Siblings.IsEmpty():
+			r.Relation = Unknown
+		case cpu.Siblings.Intersects(softCPUs):
+			r.Relation = SMTSibling
+		default:
+			r.Relation = OwnCore
+		}
+		tv = append(tv, r)
+		comm[t.TID] = t.Comm
+	}
+	slices.SortStableFunc(tv, func(a, b ThreadVerdict) int {
+		if *a.CPUPercent != *b.CPUPercent {
+			if *a.CPUPercent > *b.CPUPercent {
+				return -1
+			}
+			return 1
+		}
+		return a.TID - b.TID
+	})
+	if tv != nil {
+		v.Threads = tv
+	}
+	for i, t := range tv {
+		if i == maxThreadsInText {
+			fmt.Fprintf(b, "; %d more watched threads", len(tv)-i)
+			break
+		}
+		where := nodeWord(t.Node)
+		if t.Local != nil && !*t.Local {
+			where += ", remote"
+		}
+		switch t.Relation {
+		case SameCPU:
+			where += ", same CPU as the softirq"
+		case SMTSibling:
+			cpu, _ := d.h.CPU(t.CPU)
+			s, _ := cpu.Siblings.Intersection(cpuset.New(v.IRQCPUs...)).Min()
+			where += fmt.Sprintf(", SMT sibling of softirq CPU %d", s)
+		case OwnCore:
+			where += ", own core"
+		}
+		fmt.Fprintf(b, "; %s thread %d on CPU %d (%s) at %.0f%%", comm[t.TID], t.TID, t.CPU, where, *t.CPUPercent)
+		if t.Saturated {
+			b.WriteString(" — saturated")
+		}
+	}
+}
+
+func nodeWord(n int) string {
+	if n < 0 {
+		return "node unknown"
+	}
+	return fmt.Sprintf("node %d", n)
+}
+
+func localWord(l *bool) string {
+	switch {
+	case l == nil:
+		return "locality unknown"
+	case *l:
+		return "local"
+	}
+	return "remote"
+}
+
+// cpuWord names a list of CPUs: "CPU 3" or "CPUs 17,50".
+func cpuWord(ids []int) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("CPU %d", ids[0])
+	}
+	return "CPUs " + cpuset.New(ids...).List()
+}

@@ -1,0 +1,593 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+)
+
+// A transaction may change NICs' steering before it places IRQs (zc
+// prepare's channels, RSS table, ntuple rule and rings): each change is a
+// SteerStep, its old value is saved to the state file with the IRQs'
+// before the first write, a failure or a stop undoes the steps made
+// newest first, and irq restore undoes them all newest first (so the
+// table goes back before the channels shrink), then the IRQs: with a
+// channel change the affinity of every IRQ of the NIC is saved too,
+// since the driver may set it when the channels change.
+
+// SteerStep is one change of a NIC's steering. Exactly one of Channels,
+// RSS, Rings and Rule is set.
+type SteerStep struct {
+	NIC      string
+	Channels *steer.ChannelCounts
+	RSS      *steer.RSSSetting
+	Rings    *steer.RingSetting
+	Rule     *steer.RuleSpec
+}
+
+// Name says what the step sets: "eth2 channels combined 4".
+func (s SteerStep) Name() string {
+	switch {
+	case s.Channels != nil:
+		return s.NIC + " channels" + channelsText(fromCounts(*s.Channels))
+	case s.RSS != nil:
+		return s.NIC + " rss " + rssText(s.RSS.Default, s.RSS.Table, s.RSS.Key != nil)
+	case s.Rings != nil:
+		return s.NIC + " rings" + ringsText(savedRings{TCPDataSplit: s.Rings.TCPDataSplit, HDSThresh: s.Rings.HDSThresh})
+	case s.Rule != nil:
+		return fmt.Sprintf("%s ntuple flow-type %s dst-port %d action %d", s.NIC, s.Rule.FlowType, s.Rule.DstPort, s.Rule.Queue)
+	}
+	return s.NIC + " (nothing)"
+}
+
+// SteerChange is the steering a Pin changes before its IRQs.
+type SteerChange struct {
+	Setter steer.Setter
+	Steps  []SteerStep
+}
+
+// stepFault, when set, is called before steering step i of a
+// transaction (and with len(Steps) before its IRQ writes); an error it
+// returns fails the transaction there. Tests set it, and the lab's guest
+// binary through SetLabFault (fault_lab.go, built only with the labfault
+// tag); nothing in the shipped binary can.
+var stepFault func(i int) error
+
+// SteerRow is what became of one steering step of a pin or a restore.
+type SteerRow struct {
+	NIC    string     `json:"nic"`
+	Step   string     `json:"step"`
+	From   string     `json:"from"`
+	To     string     `json:"to"`
+	Result irq.Result `json:"result"`
+	Error  string     `json:"error"`
+	// err is the error Error says when the step failed or its rollback
+	// did (a *RollbackError).
+	err error
+}
+
+// Err returns the error the row's Error says when the step failed or its
+// rollback did (a *RollbackError), nil when it did neither.
+func (r SteerRow) Err() error { return r.err }
+
+// fail records err as the row's error.
+func (r *SteerRow) fail(err error) { r.err, r.Error = err, err.Error() }
+
+// savedStep is one steering step's old value in a state file (version
+// 3): what irq restore writes back. Exactly one part is set.
+type savedStep struct {
+	NIC      string         `json:"nic"`
+	Channels *savedChannels `json:"channels,omitempty"`
+	RSS      *savedRSS      `json:"rss,omitempty"`
+	Rings    *savedRings    `json:"rings,omitempty"`
+	Rule     *savedRule     `json:"rule_added,omitempty"`
+}
+
+type savedChannels struct {
+	RX       *uint32 `json:"rx,omitempty"`
+	TX       *uint32 `json:"tx,omitempty"`
+	Other    *uint32 `json:"other,omitempty"`
+	Combined *uint32 `json:"combined,omitempty"`
+}
+
+// savedRSS is context 0's table as it was: the driver's default
+// (restored as ethtool -X IF default does, so the driver spreads it
+// again when the channels change back) or the table itself; and the key
+// when the step changed it.
+type savedRSS struct {
+	Default bool     `json:"default"`
+	Table   []uint32 `json:"table,omitempty"`
+	Key     []byte   `json:"key,omitempty"`
+}
+
+type savedRings struct {
+	TCPDataSplit *steer.TCPDataSplit `json:"tcp_data_split,omitempty"`
+	HDSThresh    *uint32             `json:"hds_thresh,omitempty"`
+}
+
+// savedRule is a rule the pin added: restore deletes the rule matching
+// it at a location no rule held before.
+type savedRule struct {
+	Spec   steer.RuleSpec `json:"spec"`
+	Before []uint32       `json:"locations_before"`
+}
+
+func fromCounts(c steer.ChannelCounts) savedChannels {
+	return savedChannels{RX: c.RX, TX: c.TX, Other: c.Other, Combined: c.Combined}
+}
+
+func (c savedChannels) counts() steer.ChannelCounts {
+	return steer.ChannelCounts{RX: c.RX, TX: c.TX, Other: c.Other, Combined: c.Combined}
+}
+
+func channelsText(c savedChannels) string {
+	var b strings.Builder
+	for _, f := range []struct {
+		name string
+		v    *uint32
+	}{{"rx", c.RX}, {"tx", c.TX}, {"other", c.Other}, {"combined", c.Combined}} {
+		if f.v != nil {
+			fmt.Fprintf(&b, " %s %d", f.name, *f.v)
+		}
+	}
+	return b.String()
+}
+
+func rssText(def bool, table []uint32, key bool) string {
+	s := "table default"
+	if !def {
+		s = "table " + tableText(table)
+	}
+	if key {
+		s += " and key"
+	}
+	return s
+}
+
+// tableText shows a table by the queues it names: "over 0,2,3 (128)".
+func tableText(t []uint32) string {
+	var qs []int
+	for _, q := range t {
+		if !slices.Contains(qs, int(q)) {
+			qs = append(qs, int(q))
+		}
+	}
+	slices.Sort(qs)
+	parts := make([]string, len(qs))
+	for i, q := range qs {
+		parts[i] = strconv.Itoa(q)
+	}
+	return fmt.Sprintf("over %s (%d entries)", strings.Join(parts, ","), len(t))
+}
+
+func ringsText(r savedRings) string {
+	var s string
+	if r.TCPDataSplit != nil {
+		s += " tcp-data-split " + string(*r.TCPDataSplit)
+	}
+	if r.HDSThresh != nil {
+		s += " hds-thresh " + strconv.FormatUint(uint64(*r.HDSThresh), 10)
+	}
+	return s
+}
+
+// saveSteer reads each step's NIC and returns the old value of what the
+// step changes. A value that is unknown cannot be put back, so it stops
+// the transaction before anything is written.
+func saveSteer(set steer.Setter, steps []SteerStep) ([]savedStep, error) {
+	read := map[string]*steer.NIC{}
+	var out []savedStep
+	for _, s := range steps {
+		n, ok := read[s.NIC]
+		if !ok {
+			var err error
+			if n, err = set.Read(s.NIC); err != nil {
+				return nil, fmt.Errorf("save %s's steering: %w", s.NIC, err)
+			}
+			read[s.NIC] = n
+		}
+		v, err := saveStep(n, s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, s.Name(), err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func saveStep(n *steer.NIC, s SteerStep) (savedStep, error) {
+	v := savedStep{NIC: s.NIC}
+	var err error
+	switch {
+	case s.Channels != nil:
+		v.Channels, err = saveChannels(n, *s.Channels)
+	case s.RSS != nil:
+		v.RSS, err = saveRSS(n, *s.RSS)
+	case s.Rings != nil:
+		v.Rings, err = saveRings(n, *s.Rings)
+	case s.Rule != nil:
+		v.Rule, err = saveRule(n, *s.Rule)
+	default:
+		err = errors.New("a step that changes nothing")
+	}
+	return v, err
+}
+
+// unknownNow says a part's current value is unknown, and why.
+func unknownNow(n *steer.NIC, p steer.Part) error {
+	return fmt.Errorf("its current value is unknown (%s)", n.Unknown[p])
+}
+
+func saveChannels(n *steer.NIC, c steer.ChannelCounts) (*savedChannels, error) {
+	if n.Channels == nil {
+		return nil, unknownNow(n, steer.PartChannels)
+	}
+	keep := func(want *uint32, cur uint32) *uint32 {
+		if want == nil {
+			return nil
+		}
+		return &cur
+	}
+	return &savedChannels{RX: keep(c.RX, n.Channels.RX), TX: keep(c.TX, n.Channels.TX),
+		Other: keep(c.Other, n.Channels.Other), Combined: keep(c.Combined, n.Channels.Combined)}, nil
+}
+
+func saveRSS(n *steer.NIC, r steer.RSSSetting) (*savedRSS, error) {
+	if n.RSS == nil || len(n.RSS.Table) == 0 {
+		return nil, unknownNow(n, steer.PartRSSTable)
+	}
+	old := savedRSS{Default: steer.IsDefaultTable(n.RSS.Table, n.RSS.Rings)}
+	if !old.Default {
+		old.Table = slices.Clone(n.RSS.Table)
+	}
+	if r.Key != nil {
+		if len(n.RSS.Key) == 0 {
+			return nil, unknownNow(n, steer.PartRSSKey)
+		}
+		old.Key = slices.Clone(n.RSS.Key)
+	}
+	return &old, nil
+}
+
+func saveRings(n *steer.NIC, r steer.RingSetting) (*savedRings, error) {
+	if n.Rings == nil {
+		return nil, unknownNow(n, steer.PartRings)
+	}
+	old := savedRings{}
+	if r.TCPDataSplit != nil {
+		if old.TCPDataSplit = n.Rings.TCPDataSplit; old.TCPDataSplit == nil {
+			return nil, errors.New("the driver reports no tcp-data-split")
+		}
+	}
+	if r.HDSThresh != nil {
+		if old.HDSThresh = n.Rings.HDSThresh; old.HDSThresh == nil {
+			return nil, errors.New("the driver reports no hds-thresh")
+		}
+	}
+	return &old, nil
+}
+
+func saveRule(n *steer.NIC, r steer.RuleSpec) (*savedRule, error) {
+	if n.Rules == nil {
+		return nil, unknownNow(n, steer.PartRules)
+	}
+	old := savedRule{Spec: r, Before: []uint32{}}
+	for _, got := range n.Rules.Rules {
+		old.Before = append(old.Before, got.Location)
+	}
+	return &old, nil
+}
+
+// applySteer makes the steps in order; the rows say what became of
+// each. It stops at the first that fails (or at a stop signal, or the
+// fault hook) and undoes those made, newest first.
+func applySteer(ctx context.Context, ch *SteerChange, saved []savedStep) ([]SteerRow, irq.Stop) {
+	rows := make([]SteerRow, len(ch.Steps))
+	for i, s := range ch.Steps {
+		rows[i] = SteerRow{NIC: s.NIC, Step: s.Name(), From: savedText(saved[i]), To: stepTo(s), Result: irq.ResultPlanned}
+	}
+	for i, s := range ch.Steps {
+		stop, err := irq.StopCompleted, error(nil)
+		switch {
+		case ctx.Err() != nil:
+			stop = irq.StopInterrupted
+		case stepFault != nil:
+			if err = stepFault(i); err != nil {
+				stop = irq.StopFailed
+				rows[i].Result = irq.ResultFailed
+				rows[i].fail(err)
+			}
+		}
+		if stop == irq.StopCompleted {
+			if err = applyStep(ch.Setter, s, &saved[i]); err != nil {
+				stop = irq.StopFailed
+				rows[i].Result = irq.ResultFailed
+				rows[i].fail(err)
+			}
+		}
+		if stop != irq.StopCompleted {
+			undoSteer(ch.Setter, saved[:i], rows[:i])
+			markUnchanged(rows)
+			return rows, stop
+		}
+		rows[i].Result = irq.ResultChanged
+	}
+	return rows, irq.StopCompleted
+}
+
+func markUnchanged(rows []SteerRow) {
+	for i := range rows {
+		if rows[i].Result == irq.ResultPlanned {
+			rows[i].Result = irq.ResultUnchanged
+		}
+	}
+}
+
+func applyStep(set steer.Setter, s SteerStep, saved *savedStep) error {
+	switch {
+	case s.Channels != nil:
+		return set.SetChannels(s.NIC, *s.Channels)
+	case s.RSS != nil:
+		return set.SetRSS(s.NIC, *s.RSS)
+	case s.Rings != nil:
+		return set.SetRings(s.NIC, *s.Rings)
+	case s.Rule != nil:
+		_, err := set.InsertRule(s.NIC, *s.Rule)
+		return err
+	}
+	return errors.New("a step that changes nothing")
+}
+
+// undoSteer puts back the saved values newest first; rows (as many as
+// saved) get what became of each: rolled back, or the rollback's error.
+func undoSteer(set steer.Setter, saved []savedStep, rows []SteerRow) {
+	for i := len(saved) - 1; i >= 0; i-- {
+		if err := undoStep(set, saved[i]); err != nil {
+			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
+			continue
+		}
+		rows[i].Result = irq.ResultRolledBack
+	}
+	for _, i := range respread(saved) {
+		if err := undoStep(set, saved[i]); err != nil && rows[i].Error == "" {
+			rows[i].Result = irq.ResultFailed
+			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
+		}
+	}
+}
+
+// respread returns the saved default tables of NICs whose channels were
+// also put back: those are set to the default once more after the
+// channels, since a kernel may leave the default table of the old
+// channel count in place when they change (virtio_net on 6.1), and
+// ethtool -x would not read as before. On a kernel that spreads it
+// again itself, the second write is the same table.
+func respread(saved []savedStep) []int {
+	var out []int
+	for i, v := range saved {
+		if v.RSS == nil || !v.RSS.Default {
+			continue
+		}
+		if slices.ContainsFunc(saved, func(c savedStep) bool { return c.NIC == v.NIC && c.Channels != nil }) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// undoStep writes one saved value back.
+func undoStep(set steer.Setter, v savedStep) error {
+	switch {
+	case v.Channels != nil:
+		return set.SetChannels(v.NIC, v.Channels.counts())
+	case v.RSS != nil:
+		return set.SetRSS(v.NIC, steer.RSSSetting{Default: v.RSS.Default, Table: v.RSS.Table, Key: v.RSS.Key})
+	case v.Rings != nil:
+		return set.SetRings(v.NIC, steer.RingSetting{TCPDataSplit: v.Rings.TCPDataSplit, HDSThresh: v.Rings.HDSThresh})
+	case v.Rule != nil:
+		return deleteAdded(set, v.NIC, *v.Rule)
+	}
+	return errors.New("a saved step that holds nothing")
+}
+
+// deleteAdded deletes the rules matching the saved rule's spec at a
+// location no rule held before it was added.
+func deleteAdded(set steer.Setter, nic string, r savedRule) error {
+	n, err := set.Read(nic)
+	if err != nil {
+		return err
+	}
+	if n.Rules == nil {
+		return fmt.Errorf("%s ntuple: the rules are unknown (%s)", nic, n.Unknown[steer.PartRules])
+	}
+	for _, got := range n.Rules.Rules {
+		if r.Spec.Matches(got) && !slices.Contains(r.Before, got.Location) {
+			if err := set.DeleteRule(nic, got.Location); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func savedText(v savedStep) string {
+	switch {
+	case v.Channels != nil:
+		return strings.TrimSpace(channelsText(*v.Channels))
+	case v.RSS != nil:
+		return rssText(v.RSS.Default, v.RSS.Table, v.RSS.Key != nil)
+	case v.Rings != nil:
+		return strings.TrimSpace(ringsText(*v.Rings))
+	case v.Rule != nil:
+		return "no such rule"
+	}
+	return ""
+}
+
+func stepTo(s SteerStep) string {
+	switch {
+	case s.Channels != nil:
+		return strings.TrimSpace(channelsText(fromCounts(*s.Channels)))
+	case s.RSS != nil:
+		return rssText(s.RSS.Default, s.RSS.Table, s.RSS.Key != nil)
+	case s.Rings != nil:
+		return strings.TrimSpace(ringsText(savedRings{TCPDataSplit: s.Rings.TCPDataSplit, HDSThresh: s.Rings.HDSThresh}))
+	case s.Rule != nil:
+		return fmt.Sprintf("flow-type %s dst-port %d action %d", s.Rule.FlowType, s.Rule.DstPort, s.Rule.Queue)
+	}
+	return ""
+}
+
+// openSetter opens the Setter irq restore undoes steering steps with; a
+// test replaces it.
+var openSetter = steer.OpenSetter
+
+// restoreSteer undoes the state's steering steps newest first, each
+// whatever the others did: nothing is rolled back. A captured root
+// cannot change steering: every step fails, saying so.
+func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
+	if len(saved) == 0 {
+		return
+	}
+	set, err := openSetter(fsys)
+	if err == nil {
+		defer set.Close()
+	}
+	undo := func(row SteerRow, v savedStep) {
+		e := err
+		if e == nil {
+			e = undoStep(set, v)
+		}
+		if e != nil {
+			row.Result = irq.ResultFailed
+			row.fail(e)
+			r.Failed = append(r.Failed, row.Step+": "+e.Error())
+		}
+		r.Steer = append(r.Steer, row)
+	}
+	for i := len(saved) - 1; i >= 0; i-- {
+		v := saved[i]
+		row := SteerRow{NIC: v.NIC, Step: v.NIC + " " + savedKind(v), To: savedText(v), Result: irq.ResultChanged}
+		if v.Rule != nil {
+			row.To = "deleted"
+		}
+		undo(row, v)
+	}
+	for _, i := range respread(saved) {
+		v := saved[i]
+		undo(SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: irq.ResultChanged}, v)
+	}
+}
+
+func savedKind(v savedStep) string {
+	switch {
+	case v.Channels != nil:
+		return "channels"
+	case v.RSS != nil:
+		return "rss"
+	case v.Rings != nil:
+		return "rings"
+	case v.Rule != nil:
+		return fmt.Sprintf("ntuple flow-type %s dst-port %d action %d", v.Rule.Spec.FlowType, v.Rule.Spec.DstPort, v.Rule.Spec.Queue)
+	}
+	return "nothing"
+}
+
+// checkSteer says why a state's steering steps cannot be restored: a
+// NIC name the kernel would not have, or a step holding nothing or more
+// than one part.
+func checkSteer(steps []savedStep) error {
+	for i, v := range steps {
+		if v.NIC == "" || len(v.NIC) >= 16 || strings.ContainsAny(v.NIC, "/: \t\n") || v.NIC == "." || v.NIC == ".." {
+			return fmt.Errorf("steering step %d: %q is not an interface name", i, clip(v.NIC))
+		}
+		parts := 0
+		for _, set := range []bool{v.Channels != nil, v.RSS != nil, v.Rings != nil, v.Rule != nil} {
+			if set {
+				parts++
+			}
+		}
+		if parts != 1 {
+			return fmt.Errorf("steering step %d (%s): holds %d parts, want 1", i, v.NIC, parts)
+		}
+		if v.RSS != nil && v.RSS.Default == (len(v.RSS.Table) > 0) {
+			return fmt.Errorf("steering step %d (%s): an RSS table must be either the default or a table", i, v.NIC)
+		}
+		if v.Rule != nil && v.Rule.Spec.FlowType != "tcp4" && v.Rule.Spec.FlowType != "tcp6" {
+			return fmt.Errorf("steering step %d (%s): rule flow type %q: want tcp4 or tcp6", i, v.NIC, clip(string(v.Rule.Spec.FlowType)))
+		}
+	}
+	return nil
+}
+
+// recordSteer counts the steering steps kept and names those whose
+// write or rollback failed.
+func (res *PinResult) recordSteer() {
+	for _, r := range res.Steer {
+		var rb *RollbackError
+		switch {
+		case errors.As(r.err, &rb):
+			res.RollbackFailed = append(res.RollbackFailed, rb.listed())
+		case r.Result == irq.ResultFailed:
+			res.Failed = append(res.Failed, r.Step+": "+r.Error)
+		case r.Result == irq.ResultChanged:
+			res.Changed++
+		}
+	}
+}
+
+// aroundFiles are the affinity files of the IRQs of each NIC whose
+// channels the transaction changes, other than those it writes itself:
+// a driver may set its queue IRQs' affinity when the channels change
+// (virtio_net does), so their values are saved with the others, put back
+// after a rollback, and written back by irq restore after the channels.
+func aroundFiles(req PinRequest, t *irq.Table, changes []irq.Change) ([]string, error) {
+	if req.Steer == nil {
+		return nil, nil
+	}
+	var out []string
+	for _, s := range req.Steer.Steps {
+		if s.Channels == nil {
+			continue
+		}
+		for _, q := range t.ForNIC(s.NIC) {
+			if !q.HasAffinity || q.Managed {
+				continue
+			}
+			p, err := irq.AffinityFile(req.Root, q.IRQ)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(out, p) && !slices.ContainsFunc(changes, func(c irq.Change) bool { return c.Path == p }) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// putBack writes back, after a rollback, every saved affinity that is
+// not what its file says now: those around a channel change, and those
+// of the IRQs the pin places, which the driver may have moved before the
+// pin wrote them.
+func (res *PinResult) putBack(req PinRequest, saved []irq.Change) {
+	var changes []irq.Change
+	for _, c := range saved {
+		if cur, err := irq.ReadValue(req.Root, c.Path); err != nil || cur != c.To {
+			changes = append(changes, irq.Change{Path: c.Path, From: cur, To: c.To})
+		}
+	}
+	applied, _ := irq.Apply(context.WithoutCancel(context.Background()), req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: true})
+	for i, r := range applied {
+		if r.Err != nil {
+			res.RollbackFailed = append(res.RollbackFailed, changes[i].Path+": "+r.Err.Error())
+		}
+	}
+}
