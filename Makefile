@@ -61,7 +61,7 @@ install: build
 test:
 	$(GO) vet ./...
 	$(TESTENV) $(GO) test -race -count=1 ./...
-	$(TESTENV) $(GO) test -count=1 -run '^TestHostile' ./cmd/irqnuma ./bench
+	$(TESTENV) $(GO) test -count=1 -run '^TestHostile' ./cmd/irqnuma ./internal/run/bench
 
 # The fast loop: no race detector, no live-host tests, no browser.
 test-short:
