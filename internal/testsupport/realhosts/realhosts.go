@@ -1,15 +1,15 @@
 // Package realhosts lets tests check irqnuma's readers against machines that
 // were captured for real, not written for irqnuma: the archives and expected
-// answers kept in ../shared/realhosts next to the module root (see the README
-// there, and each capture's SOURCE.txt for where it came from).
+// answers kept in the module's testdata/realhosts (see the README there, and
+// each capture's SOURCE.txt for where it came from and under which licence).
 //
 // It is test support only: every function either takes a testing.TB or
 // returns plain data, and nothing here is imported by the CLI. Root shares
 // one read-only unpacked tree per capture among all tests of a run;
 // Unpack gives a test its own writable copy. A test that needs the
-// captures calls Require (or MustLookup for one capture) first, so it
-// fails under CI, and skips elsewhere, with a message naming the missing
-// folder on a machine that does not have them.
+// captures calls Require (or MustLookup for one capture) first, so that a
+// checkout without them fails, naming the missing folder, rather than
+// skipping: they are part of the clone.
 //
 // Expected answers are other projects' answers for the same machine, read
 // from the capture's expected/ folder (dell-2numa's NUMA nodes come from the
@@ -33,7 +33,7 @@ import (
 // asked for. Tests branch on it with errors.Is and skip that capture.
 var ErrNoExpected = errors.New("no expected answer")
 
-// Dir returns the realhosts folder, ../shared/realhosts relative to the module
+// Dir returns the realhosts folder, testdata/realhosts below the module
 // root, and whether it exists as a folder.
 func Dir() (string, bool) {
 	_, file, _, ok := runtime.Caller(0)
@@ -42,56 +42,44 @@ func Dir() (string, bool) {
 	}
 	// file is <module root>/internal/testsupport/realhosts/realhosts.go.
 	root := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file))))
-	dir := filepath.Join(root, "..", "shared", "realhosts")
+	dir := filepath.Join(root, "testdata", "realhosts")
 	fi, err := os.Stat(dir)
 	return dir, err == nil && fi.IsDir()
 }
 
 // Require returns the realhosts folder. Under -short it skips the test
 // (the captures are the slow part of the suite). When the folder is
-// absent the test fails under CI (the environment variable CI set, as CI
-// services do: a green run must have checked the captures) and skips
-// elsewhere, in both cases naming the folder and how to get it.
+// absent the test fails, naming it: the captures are committed with the
+// module, so a checkout without them is broken, and a skip would let a
+// green run check none of them.
 func Require(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("real-host captures (-short)")
 	}
 	dir, ok := Dir()
+	return present(t, dir, ok)
+}
+
+// present returns dir, or fails t naming it when ok says it is absent.
+func present(t testing.TB, dir string, ok bool) string {
+	t.Helper()
 	if !ok {
-		absent(t, dir, inCI())
+		t.Fatal(missing(dir))
 	}
 	return dir
 }
 
-// absent fails the test under CI, else skips it, saying that the
-// realhosts folder dir is missing and how to get it.
-func absent(t testing.TB, dir string, ci bool) {
-	t.Helper()
-	if ci {
-		t.Fatal(missing(dir) + " (CI is set, so a test that needs them fails rather than skips)")
-	}
-	t.Skip(missing(dir))
-}
-
 // Optional returns the realhosts folder for a test that checks the
-// captures besides other trees, and false, with the reason logged, when
-// it goes without them: under -short, or when the folder is absent
-// outside CI. Under CI an absent folder fails the test as Require does.
+// captures besides other trees, and false, with the reason logged, under
+// -short. An absent folder fails the test as Require does.
 func Optional(t testing.TB) (string, bool) {
 	t.Helper()
 	if testing.Short() {
 		t.Log("real-host captures left out (-short)")
 		return "", false
 	}
-	dir, ok := Dir()
-	if !ok {
-		if inCI() {
-			absent(t, dir, true)
-		}
-		t.Log(missing(dir) + "; checked without them")
-	}
-	return dir, ok
+	return Require(t), true
 }
 
 // MustLookup returns the capture with the given folder name, after
@@ -120,19 +108,11 @@ func MustCaptures(t testing.TB) []Capture {
 	return caps
 }
 
-// missing says that the realhosts folder is absent and how to get it.
+// missing says that the realhosts folder is absent and what it holds.
 func missing(dir string) string {
-	return fmt.Sprintf("real-host captures not found at %s: these tests need the shared realhosts folder "+
-		"(the captures, their README.md and each one's SOURCE.txt naming the public repository it was taken from) "+
-		"copied or linked there, next to the module root", filepath.Clean(dir))
-}
-
-// inCI reports whether the tests run under CI: the variable CI that CI
-// services set (GitHub Actions, GitLab and others set CI=true), any value
-// but "", "0" and "false".
-func inCI() bool {
-	v := strings.TrimSpace(os.Getenv("CI"))
-	return v != "" && v != "0" && !strings.EqualFold(v, "false")
+	return fmt.Sprintf("real-host captures not found at %s: the module's testdata/realhosts "+
+		"(the captures, their README.md and each one's SOURCE.txt naming the public repository and licence it came from) "+
+		"is missing from this checkout", filepath.Clean(dir))
 }
 
 // Capture is one captured machine: a folder holding an archive of its /proc
