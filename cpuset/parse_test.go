@@ -408,7 +408,7 @@ func TestTaskset(t *testing.T) {
 }
 
 // realNodeTests are /sys/devices/system/node/nodeN/{cpumap,cpulist} as real
-// kernels wrote them, from the captures in /work/shared/realhosts (hwloc test
+// kernels wrote them, from the captures in testdata/realhosts (hwloc test
 // archives and cluster-node-tuning-operator must-gathers; see their
 // SOURCE.txt). cpumap is printed with %*pb at nr_cpu_ids bits, so Mask(nbits)
 // must reproduce it byte for byte.

@@ -56,7 +56,7 @@ func TestInferDell(t *testing.T) {
 	}
 }
 
-// TestInferAbsentPCIFunction: no capture in ../shared/realhosts names a
+// TestInferAbsentPCIFunction: no capture in testdata/realhosts names a
 // PCI function in its IRQs that its tree lacks (every address in the
 // cnto-* and dell-2numa IRQ names and chips has its sys/bus/pci/devices
 // entry), so this takes dell-2numa and removes two, the way a capture

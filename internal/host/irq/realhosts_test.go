@@ -9,7 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
-// TestRealHosts reads every captured machine in ../shared/realhosts and
+// TestRealHosts reads every captured machine in testdata/realhosts and
 // checks the answers against other projects' expected answers: the CPUs of
 // every NUMA node (must-gather numa_cells, lstopo consoles, cadvisor), and
 // on dell-2numa the requested affinity of all 1,125 IRQs.

@@ -15,7 +15,7 @@ import (
 )
 
 // The expectations below were written by reading each capture under
-// ../shared/realhosts/nic, not by running the parsers.
+// testdata/realhosts/nic, not by running the parsers.
 
 // nicDir returns the NIC captures' folder; the test fails under CI=true
 // when the captures are absent.

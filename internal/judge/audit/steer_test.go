@@ -94,7 +94,7 @@ func TestSteerNothingToSay(t *testing.T) {
 }
 
 // TestRSSTable uses the numbers of the real captures in
-// ../shared/realhosts/nic/ethtool-x.
+// testdata/realhosts/nic/ethtool-x.
 func TestRSSTable(t *testing.T) {
 	tests := []struct {
 		name string

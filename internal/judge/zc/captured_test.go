@@ -15,7 +15,7 @@ import (
 
 // sosTree is a copy of the sos-ice tree (a two-node host with one NIC,
 // em1 at 0000:63:00.0) whose sosreport holds, for em1, the real captures
-// named (sos' file name -> the capture under ../shared/realhosts/nic),
+// named (sos' file name -> the capture under testdata/realhosts/nic),
 // and none of the ethtool output listed in drop.
 func sosTree(t *testing.T, captures map[string]string, drop ...string) string {
 	t.Helper()

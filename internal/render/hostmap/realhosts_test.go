@@ -20,7 +20,7 @@ import (
 var mapRealHosts = []string{"cnto-sno", "cnto-worker1", "dell-2numa", "hwloc-128arm-2pa2n8cluster4co",
 	"hwloc-16em64t-4s2c2t-offlines", "hwloc-48amd64-4pa2n6c-sparse"}
 
-// TestMapRealHosts draws captured machines in ../shared/realhosts:
+// TestMapRealHosts draws captured machines in testdata/realhosts:
 // each node's cells are its CPUs (as other projects' answers give them,
 // where there are answers), every IRQ of the NICs lands on the CPUs of
 // its effective (else requested) affinity, the terminal picture fits 80
