@@ -137,6 +137,25 @@ func replaceFile(t *testing.T, p string, edit func([]byte) []byte) func() {
 	return func() { write(orig) }
 }
 
+// scrapeWants scrapes the exporter at addr and wants irqnuma_scrape_error
+// 1 when failed, else 0, and the host's series when host, else none.
+func scrapeWants(t *testing.T, addr, when string, failed, host bool) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	wantLine := map[bool]string{true: "irqnuma_scrape_error 1\n", false: "irqnuma_scrape_error 0\n"}[failed]
+	if !strings.Contains(string(b), wantLine) || families(t, string(b))[exporter.MetricIRQEffective] != host {
+		t.Errorf("%s: want %q and host series %v:\n%s", when, wantLine, host, irqnumaPart(string(b)))
+	}
+}
+
 // TestRunSurvivesHostile: an exporter started on a tree whose scrape
 // panics or passes its read budget listens all the same and answers
 // irqnuma_scrape_error 1, its first scrape (before it listened) and the
@@ -152,20 +171,7 @@ func TestRunSurvivesHostile(t *testing.T) {
 			addr, log := startLog(t, append([]string{"--root", root}, h.args...)...)
 			want := func(when string, failed bool) {
 				t.Helper()
-				resp, err := http.Get("http://" + addr + "/metrics")
-				if err != nil {
-					t.Fatalf("%s: %v", when, err)
-				}
-				b, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil {
-					t.Fatalf("%s: %v", when, err)
-				}
-				got := families(t, string(b))
-				wantLine := map[bool]string{true: "irqnuma_scrape_error 1\n", false: "irqnuma_scrape_error 0\n"}[failed]
-				if !strings.Contains(string(b), wantLine) || got[exporter.MetricIRQEffective] == failed {
-					t.Errorf("%s: want %q and host series %v:\n%s", when, wantLine, !failed, irqnumaPart(string(b)))
-				}
+				scrapeWants(t, addr, when, failed, !failed)
 			}
 			want("started hostile", true)
 			first := log.String()
@@ -220,19 +226,7 @@ func TestRunMalformedCounts(t *testing.T) {
 			addr, log := startLog(t, "--root", root)
 			scrape := func(when string, failed bool) {
 				t.Helper()
-				resp, err := http.Get("http://" + addr + "/metrics")
-				if err != nil {
-					t.Fatalf("%s: %v", when, err)
-				}
-				b, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil {
-					t.Fatalf("%s: %v", when, err)
-				}
-				wantLine := map[bool]string{true: "irqnuma_scrape_error 1\n", false: "irqnuma_scrape_error 0\n"}[failed]
-				if !strings.Contains(string(b), wantLine) || !families(t, string(b))[exporter.MetricIRQEffective] {
-					t.Errorf("%s: want %q and the host's series:\n%s", when, wantLine, irqnumaPart(string(b)))
-				}
+				scrapeWants(t, addr, when, failed, true)
 			}
 			scrape("started on the malformed reply", true)
 			if !strings.Contains(log.String(), tt.want) {
