@@ -182,7 +182,7 @@ func TestRunSurvivesHostile(t *testing.T) {
 					t.Errorf("log lacks %q before it serves:\n%s", w, first)
 				}
 			}
-			if !strings.Contains(first, "warning: cannot read the host yet") {
+			if !strings.Contains(first, "warning: the first scrape failed (above)") {
 				t.Errorf("no warning of the first scrape's failure:\n%s", first)
 			}
 			mend()
@@ -229,8 +229,10 @@ func TestRunMalformedCounts(t *testing.T) {
 				scrapeWants(t, addr, when, failed, true)
 			}
 			scrape("started on the malformed reply", true)
-			if !strings.Contains(log.String(), tt.want) {
-				t.Errorf("log does not say %q:\n%s", tt.want, log.String())
+			for _, w := range []string{tt.want, "warning: the first scrape failed (above)"} {
+				if !strings.Contains(log.String(), w) {
+					t.Errorf("log does not say %q:\n%s", w, log.String())
+				}
 			}
 			mend()
 			scrape("mended", false)

@@ -213,7 +213,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// lacks now may come later (a NIC's driver, a mount): said, and
 	// served as irqnuma_scrape_error 1, no exit.
 	if scrapeFailed(ex.Scrape()) {
-		fmt.Fprintln(stderr, "irqnuma-exporter: warning: cannot read the host yet (above): serving irqnuma_scrape_error 1 until a scrape can")
+		fmt.Fprintln(stderr, "irqnuma-exporter: warning: the first scrape failed (above): serving irqnuma_scrape_error 1 until a scrape succeeds")
 	}
 	h, err := newHandler(ex.Scrape, stderr)
 	if err != nil {
