@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // replyValues are the values a structure-aware mutation sets a field to:
@@ -24,14 +25,13 @@ var replyValues = []uint32{0, 1 << 16, 1 << 24, 1<<31 - 1, 1<<32 - 1}
 // reply's 32-bit words.
 type replyTree struct {
 	root   string
-	files  []string          // the recorded replies, relative, sorted
-	fields map[string][]int  // a reply's settable fields: byte offsets
-	sizes  map[string][]int  // and each one's size
-	orig   map[string][]byte // each reply as recorded
+	files  []string         // the recorded replies, relative, sorted
+	fields map[string][]int // a reply's settable fields: byte offsets
+	sizes  map[string][]int // and each one's size
 }
 
 func newReplyTree(f *testing.F) *replyTree {
-	rt := &replyTree{root: seedWithSteering(f), fields: map[string][]int{}, sizes: map[string][]int{}, orig: map[string][]byte{}}
+	rt := &replyTree{root: seedWithSteering(f), fields: map[string][]int{}, sizes: map[string][]int{}}
 	dir := filepath.Join(rt.root, "irqnuma")
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -43,7 +43,6 @@ func newReplyTree(f *testing.F) *replyTree {
 			return err
 		}
 		rt.files = append(rt.files, rel)
-		rt.orig[rel] = b
 		if strings.HasPrefix(filepath.Base(rel), "ioctl.") {
 			for off := 0; off+4 <= len(b); off += 4 {
 				rt.fields[rel] = append(rt.fields[rel], off)
@@ -91,30 +90,6 @@ func (rt *replyTree) walkAttrs(rel string, b []byte, start, end int) {
 	}
 }
 
-// set writes v into field i of reply rel (a u64 field takes v in its low
-// word and 0 or v in its high one, so 2^32-1 and past both occur).
-func (rt *replyTree) set(rel string, i int, v uint32, high bool) error {
-	b := slices.Clone(rt.orig[rel])
-	off, size := rt.fields[rel][i], rt.sizes[rel][i]
-	switch size {
-	case 2:
-		binary.NativeEndian.PutUint16(b[off:], uint16(v))
-	case 4:
-		binary.NativeEndian.PutUint32(b[off:], v)
-	case 8:
-		w := uint64(v)
-		if high {
-			w |= uint64(v) << 32
-		}
-		binary.NativeEndian.PutUint64(b[off:], w)
-	}
-	return os.WriteFile(filepath.Join(rt.root, rel), b, 0o644)
-}
-
-func (rt *replyTree) restore(rel string) error {
-	return os.WriteFile(filepath.Join(rt.root, rel), rt.orig[rel], 0o644)
-}
-
 // FuzzRecordedReplies sets one integer field of one of eth0's recorded
 // ethtool and netdev replies to a hostile value (0, 2^16, 2^24, 2^31-1,
 // 2^32-1, or the fuzzer's own) and runs every command that reads the
@@ -154,14 +129,12 @@ func FuzzRecordedReplies(f *testing.F) {
 		if int(sel) < len(replyValues) {
 			v = replyValues[sel]
 		}
-		if err := rt.set(rel, int(field)%len(rt.fields[rel]), v, high); err != nil {
-			t.Fatal(err)
+		i := int(field) % len(rt.fields[rel])
+		w := uint64(v) // a u64 field takes v in its low word, and in its high one too when high
+		if high {
+			w |= uint64(v) << 32
 		}
-		defer func() {
-			if err := rt.restore(rel); err != nil {
-				t.Fatalf("restore %s: %v", rel, err)
-			}
-		}()
+		defer hosttest.PutNative(t, filepath.Join(rt.root, rel), rt.fields[rel][i], rt.sizes[rel][i], w)()
 		for _, c := range commands {
 			args := append([]string{"--root", rt.root}, c...)
 			var before, after runtime.MemStats
