@@ -357,21 +357,37 @@ func TestMapREADME(t *testing.T) {
 	}
 }
 
+// readmeDocs is README.md and every page under docs/, one after the
+// other: the text whose blocks the tests hold to what the tool prints.
+func readmeDocs(t *testing.T) string {
+	t.Helper()
+	root := moduleRoot(t)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no docs/*.md under %s (%v)", root, err)
+	}
+	var all strings.Builder
+	for _, p := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	return all.String()
+}
+
 // readmeBlock is what follows the command line cmd in a code block of the
-// README's section (between <!-- section:NAME --> and its end), up to the
-// block's end.
+// README's or a docs page's section (between <!-- section:NAME --> and its
+// end), up to the block's end.
 func readmeBlock(t *testing.T, section, cmd string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "<!-- section:"+section+" -->")
+	_, sec, ok := strings.Cut(readmeDocs(t), "<!-- section:"+section+" -->")
 	sec, _, ok2 := strings.Cut(sec, "<!-- /section:"+section+" -->")
 	_, block, ok3 := strings.Cut(sec, cmd)
 	block, _, ok4 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 || !ok4 {
-		t.Fatalf("README has no %s section with %q in a code block", section, cmd)
+		t.Fatalf("README and docs/ have no %s section with %q in a code block", section, cmd)
 	}
 	return block
 }

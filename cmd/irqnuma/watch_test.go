@@ -207,17 +207,13 @@ func TestWatchErrors(t *testing.T) {
 	}
 }
 
-// TestREADMEQuotesFiles: where the README shows output the tool or the
+// TestREADMEQuotesFiles: where the README or docs/ shows output the tool or the
 // lab wrote to a file, the block is that file's text (or, for a watch
 // run, its first interval).
 func TestREADMEQuotesFiles(t *testing.T) {
 	t.Parallel()
 	root := moduleRoot(t)
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
+	readme := readmeDocs(t)
 	for _, tt := range []struct {
 		file  string
 		first bool // only the first watch interval
