@@ -9,6 +9,7 @@ import (
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -145,15 +146,15 @@ func OpenSetter(fsys kfile.FS) (Setter, error) {
 	if !fsys.Live() {
 		return nil, fmt.Errorf("%s: %w", fsys.Root(), ErrNotLive)
 	}
-	return &liveSetter{fsys: fsys, ask: newLiveAsker()}, nil
+	return &liveSetter{fsys: fsys, ask: ethnl.NewLive()}, nil
 }
 
 type liveSetter struct {
 	fsys kfile.FS
-	ask  *liveAsker
+	ask  *ethnl.Live
 }
 
-func (s *liveSetter) Close() error { return s.ask.close() }
+func (s *liveSetter) Close() error { return s.ask.Close() }
 
 // Read reads the NIC's steering afresh.
 func (s *liveSetter) Read(nic string) (*NIC, error) {
@@ -172,14 +173,14 @@ func (s *liveSetter) set(nic string, cmd uint8, op string, body func(ae *netlink
 	if err != nil {
 		return err
 	}
-	attrs := encode(func(ae *netlink.AttributeEncoder) {
+	attrs := ethnl.Encode(func(ae *netlink.AttributeEncoder) {
 		ae.Nested(ethnlAttrHeader, func(h *netlink.AttributeEncoder) error {
 			h.String(ethnlHeaderDevName, nic)
 			return nil
 		})
 		body(ae)
 	})
-	if _, err := s.ask.genlRaw(genlRequest{family: f.id, cmd: cmd, version: ethnlVersion, ack: true, attrs: attrs}); err != nil {
+	if _, err := s.ask.GenlRaw(ethnl.Request{Family: f.ID, Cmd: cmd, Version: ethnlVersion, Ack: true, Attrs: attrs}); err != nil {
 		return setError(nic, op, err)
 	}
 	return nil
@@ -307,7 +308,7 @@ func (s *liveSetter) SetRSS(nic string, r RSSSetting) error {
 	if err != nil {
 		return err
 	}
-	if f.has(ethnlMsgRSSSet) {
+	if f.Has(ethnlMsgRSSSet) {
 		err = s.set(nic, ethnlMsgRSSSet, "rss-set", func(ae *netlink.AttributeEncoder) { encodeRSSSet(ae, r) })
 	} else {
 		err = s.setRSSIoctl(nic, r)
@@ -377,7 +378,7 @@ func (s *liveSetter) setRSSIoctl(nic string, r RSSSetting) error {
 	if n.RSS != nil && n.RSS.InputXfrm != nil {
 		xfrm = rxhXfrmNoChange
 	}
-	if _, err := s.ask.ioctl(ioctlRequest{ifname: nic, buf: encodeSRSSH(r, xfrm)}); err != nil {
+	if _, err := s.ask.Ioctl(ethnl.IoctlRequest{IfName: nic, Buf: encodeSRSSH(r, xfrm)}); err != nil {
 		return setError(nic, "ETHTOOL_SRSSH", err)
 	}
 	return nil
@@ -462,7 +463,7 @@ func (s *liveSetter) InsertRule(nic string, r RuleSpec) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	cnt, err := s.ask.ioctl(ioctlRequest{ifname: nic, buf: newRxnfc(ethtoolGRXClsRlCnt, rxnfcSize)})
+	cnt, err := s.ask.Ioctl(ethnl.IoctlRequest{IfName: nic, Buf: newRxnfc(ethtoolGRXClsRlCnt, rxnfcSize)})
 	if err != nil {
 		return 0, setError(nic, "ETHTOOL_GRXCLSRLCNT", err)
 	}
@@ -474,7 +475,7 @@ func (s *liveSetter) InsertRule(nic string, r RuleSpec) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	out, err := s.ask.ioctl(ioctlRequest{ifname: nic, buf: buf})
+	out, err := s.ask.Ioctl(ethnl.IoctlRequest{IfName: nic, Buf: buf})
 	if err != nil {
 		return 0, setError(nic, "ETHTOOL_SRXCLSRLINS", err)
 	}
@@ -515,7 +516,7 @@ func ruleLocation(n *NIC, data uint64) (uint32, error) {
 func (s *liveSetter) DeleteRule(nic string, loc uint32) error {
 	buf := newRxnfc(ethtoolSRXClsRlDel, rxnfcSize)
 	native.PutUint32(buf[rxnfcFS+fsLocation:], loc)
-	if _, err := s.ask.ioctl(ioctlRequest{ifname: nic, buf: buf}); err != nil {
+	if _, err := s.ask.Ioctl(ethnl.IoctlRequest{IfName: nic, Buf: buf}); err != nil {
 		return setError(nic, "ETHTOOL_SRXCLSRLDEL", err)
 	}
 	n, err := s.Read(nic)

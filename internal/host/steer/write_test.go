@@ -10,6 +10,7 @@ import (
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
@@ -134,7 +135,7 @@ func TestEncodeSRSSH(t *testing.T) {
 func setAttrsOf(t *testing.T, b []byte) map[uint16][]byte {
 	t.Helper()
 	out := map[uint16][]byte{}
-	if err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	if err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		out[typ] = append([]byte{}, ad.Bytes()...)
 		return nil
 	}); err != nil {
@@ -145,15 +146,15 @@ func setAttrsOf(t *testing.T, b []byte) map[uint16][]byte {
 
 func TestEncodeSetBodies(t *testing.T) {
 	four := uint32(4)
-	got := setAttrsOf(t, encode(func(ae *netlink.AttributeEncoder) { encodeChannels(ae, ChannelCounts{Combined: &four}) }))
+	got := setAttrsOf(t, ethnl.Encode(func(ae *netlink.AttributeEncoder) { encodeChannels(ae, ChannelCounts{Combined: &four}) }))
 	if len(got) != 1 || native.Uint32(got[ethnlChannelsCombinedCount]) != 4 {
 		t.Errorf("channels-set body %v, want only COMBINED_COUNT 4", got)
 	}
-	got = setAttrsOf(t, encode(func(ae *netlink.AttributeEncoder) { encodeRSSSet(ae, RSSSetting{Default: true}) }))
+	got = setAttrsOf(t, ethnl.Encode(func(ae *netlink.AttributeEncoder) { encodeRSSSet(ae, RSSSetting{Default: true}) }))
 	if v, ok := got[ethnlRSSIndir]; !ok || len(v) != 0 || len(got) != 1 {
 		t.Errorf("rss-set default body %v, want an empty INDIR only", got)
 	}
-	got = setAttrsOf(t, encode(func(ae *netlink.AttributeEncoder) {
+	got = setAttrsOf(t, ethnl.Encode(func(ae *netlink.AttributeEncoder) {
 		encodeRSSSet(ae, RSSSetting{Table: []uint32{0, 2}, Key: []byte{9}})
 	}))
 	if tb, _ := decodeTable(got[ethnlRSSIndir]); !slices.Equal(tb, []uint32{0, 2}) || !slices.Equal(got[ethnlRSSHkey], []byte{9}) {
