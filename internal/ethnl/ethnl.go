@@ -8,7 +8,8 @@
 // netlink controller's family lookup, the netlink attribute walk, and
 // the framing a recorded reply keeps its messages in. What a request
 // means, and what its reply says, is the asker's: internal/host/steer
-// builds the requests and decodes their replies.
+// builds the gets and decodes their replies, internal/tune/nicset builds
+// the sets.
 package ethnl
 
 import (

@@ -156,12 +156,12 @@ func getPart[T any](s *nlSource, n *NIC, p Part, key string, cmd uint8, cmdName 
 	var zero T
 	msgs, err := s.ethtoolGet(n, key, cmd, cmdName, false)
 	if err != nil {
-		n.SetUnknown(p, reasonOf(err))
+		n.SetUnknown(p, ReasonOf(err))
 		return zero, false
 	}
 	v, err := dec(msgs[0].Attrs)
 	if err != nil {
-		n.SetUnknown(p, reasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
+		n.SetUnknown(p, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
 		return zero, false
 	}
 	return v, true
@@ -184,12 +184,12 @@ func (s *nlSource) readEthtool(n *NIC) {
 
 func (s *nlSource) readFeatures(n *NIC, sets stringSets, setsErr error) {
 	if setsErr != nil {
-		n.SetUnknown(PartFeatures, reasonOf(setsErr))
+		n.SetUnknown(PartFeatures, ReasonOf(setsErr))
 		return
 	}
 	names, ok := sets[ethSSFeatures]
 	if !ok {
-		n.SetUnknown(PartFeatures, reasonOf(&unreadableError{what: s.ask.Where(ethnl.KernelDir, "ethtool.strset"), err: fmt.Errorf("no feature names")}))
+		n.SetUnknown(PartFeatures, ReasonOf(&unreadableError{what: s.ask.Where(ethnl.KernelDir, "ethtool.strset"), err: fmt.Errorf("no feature names")}))
 		return
 	}
 	dec := func(b []byte) (map[string]Feature, error) { return decodeFeatures(b, names) }
@@ -229,14 +229,14 @@ func (s *nlSource) readRSS(n *NIC, hfuncs []string) {
 	const key = "ethtool.rss-dump"
 	msgs, err := s.ethtoolGet(n, key, ethnlMsgRSSGet, "rss-get", true)
 	if err != nil {
-		n.SetUnknown(PartContexts, reasonOf(err))
+		n.SetUnknown(PartContexts, ReasonOf(err))
 		return
 	}
 	ctxs := make([]RSS, 0)
 	for _, m := range msgs {
 		c, err := decodeRSS(m.Attrs, hfuncs)
 		if err != nil {
-			n.SetUnknown(PartContexts, reasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
+			n.SetUnknown(PartContexts, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
 			return
 		}
 		if c.rss.Context != 0 {
@@ -257,7 +257,7 @@ func (s *nlSource) readRSSIoctl(n *NIC, hfuncs []string) (rssReply, bool) {
 	if sizes.indir == 0 && sizes.key == 0 {
 		name, err := hashFuncName(sizes.hfunc, hfuncs)
 		if err != nil {
-			n.SetUnknown(PartRSS, reasonOf(&unreadableError{what: s.ask.Where(n.Name, "ioctl.rssh-sizes"), err: err}))
+			n.SetUnknown(PartRSS, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, "ioctl.rssh-sizes"), err: err}))
 			return rssReply{}, false
 		}
 		return rssReply{rss: RSS{HashFunc: name}}, true
@@ -276,12 +276,12 @@ func (s *nlSource) netdevDump(n *NIC, p Part, key string, cmd uint8, cmdName str
 		err = fmt.Errorf("the interface's index is not known")
 	}
 	if err != nil {
-		n.SetUnknown(p, reasonOf(err))
+		n.SetUnknown(p, ReasonOf(err))
 		return nil, false
 	}
 	msgs, err := s.genl(ethnl.Request{Dir: n.Name, Key: key, Family: f.ID, Cmd: cmd, Version: netdevVersion, Dump: true, Attrs: ethnl.Encode(attrs)})
 	if err != nil {
-		n.SetUnknown(p, reasonOf(err))
+		n.SetUnknown(p, ReasonOf(err))
 		return nil, false
 	}
 	return msgs, true
@@ -297,7 +297,7 @@ func dumpPart[T any](s *nlSource, n *NIC, p Part, key string, cmd uint8, cmdName
 	for _, m := range msgs {
 		v, err := dec(m.Attrs)
 		if err != nil {
-			n.SetUnknown(p, reasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
+			n.SetUnknown(p, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
 			return nil, false
 		}
 		out = append(out, v)
@@ -347,7 +347,7 @@ func ioctlPart[T any](s *nlSource, n *NIC, p Part, key string, buf []byte, dec f
 		}
 		err = &unreadableError{what: s.ask.Where(n.Name, key), err: err}
 	}
-	n.SetUnknown(p, reasonOf(err))
+	n.SetUnknown(p, ReasonOf(err))
 	return zero, false
 }
 

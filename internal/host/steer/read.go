@@ -52,6 +52,18 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 	return rec.err
 }
 
+// ReadNIC reads one interface's steering as Read does on the live root,
+// asking through a: the connection a caller already holds (a writer
+// reads back what it set through the socket it set it on). a is left
+// open.
+func ReadNIC(fsys kfile.FS, a ethnl.Asker, name string) (*NIC, error) {
+	h, err := readWith(fsys, []string{name}, newNLSource(a, "netlink"))
+	if err != nil {
+		return nil, err
+	}
+	return h.NICs[0], nil
+}
+
 // openSource picks where the non-file parts come from.
 func openSource(fsys kfile.FS) (source, error) {
 	if fsys.Live() {

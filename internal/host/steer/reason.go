@@ -43,8 +43,11 @@ func (e *notCapturedError) Is(t error) bool {
 	return t == errNotCaptured
 }
 
-// reasonOf is why a part is unknown after err.
-func reasonOf(err error) Reason {
+// ReasonOf is why a part is unknown after err: WhyDriver for
+// EOPNOTSUPP, WhyPermission for EPERM and EACCES, WhyFailed for another
+// errno, and the reading's own kinds (not captured, unreadable, a kernel
+// without the command). A writer words a refusal with it too.
+func ReasonOf(err error) Reason {
 	var nc *notCapturedError
 	if errors.As(err, &nc) {
 		return Reason{Why: WhyNotCaptured, Detail: nc.file}

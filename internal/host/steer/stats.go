@@ -230,11 +230,11 @@ func (s *Stats) Close() error { return s.ask.Close() }
 func (s *Stats) ioctl(key string, buf []byte) ([]byte, error) {
 	b, err := s.ask.Ioctl(ethnl.IoctlRequest{IfName: s.NIC, Key: key, Buf: buf})
 	if err != nil {
-		return nil, &StatsUnavailableError{NIC: s.NIC, Reason: reasonOf(err)}
+		return nil, &StatsUnavailableError{NIC: s.NIC, Reason: ReasonOf(err)}
 	}
 	return b, nil
 }
 
 func (s *Stats) unreadable(key string, err error) error {
-	return &StatsUnavailableError{NIC: s.NIC, Reason: reasonOf(&unreadableError{what: s.ask.Where(s.NIC, key), err: err})}
+	return &StatsUnavailableError{NIC: s.NIC, Reason: ReasonOf(&unreadableError{what: s.ask.Where(s.NIC, key), err: err})}
 }
