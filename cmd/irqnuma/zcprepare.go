@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 type zcPrepareFlags struct {
@@ -96,7 +97,7 @@ func applyZC(a *app, plan *tune.ZCPlan, f zcPrepareFlags, refusal error) error {
 	if err := needRoot(a, "zc prepare", "; --dry-run shows the plan without root"); err != nil {
 		return err
 	}
-	set, err := steer.OpenSetter(a.fs)
+	set, err := nicset.OpenSetter(a.fs)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/host/irq"
-	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 // errnoWriter writes through irq.FileWriter but fails the writes
@@ -84,8 +84,8 @@ func TestRollbackFailed(t *testing.T) {
 			// The rings are refused; so is deleting the rule added
 			// before them.
 			f := newFakeNIC(1)
-			f.refuse["rings"] = &steer.SetError{Op: "rings-set", NIC: "eth0", Errno: unix.EOPNOTSUPP}
-			f.refuse["delete"] = &steer.SetError{Op: "ETHTOOL_SRXCLSRLDEL", NIC: "eth0", Errno: unix.EPERM}
+			f.refuse["rings"] = &nicset.SetError{Op: "rings-set", NIC: "eth0", Errno: unix.EOPNOTSUPP}
+			f.refuse["delete"] = &nicset.SetError{Op: "ETHTOOL_SRXCLSRLDEL", NIC: "eth0", Errno: unix.EPERM}
 			res, err := steerPin(t, hosttest.Copy(t, "seed"), f, nil)
 			if err != nil {
 				t.Fatal(err)

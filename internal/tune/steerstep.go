@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 // A transaction may change NICs' steering before it places IRQs (zc
@@ -26,10 +27,10 @@ import (
 // RSS, Rings and Rule is set.
 type SteerStep struct {
 	NIC      string
-	Channels *steer.ChannelCounts
-	RSS      *steer.RSSSetting
-	Rings    *steer.RingSetting
-	Rule     *steer.RuleSpec
+	Channels *nicset.ChannelCounts
+	RSS      *nicset.RSSSetting
+	Rings    *nicset.RingSetting
+	Rule     *nicset.RuleSpec
 }
 
 // Name says what the step sets: "eth2 channels combined 4".
@@ -49,7 +50,7 @@ func (s SteerStep) Name() string {
 
 // SteerChange is the steering a Pin changes before its IRQs.
 type SteerChange struct {
-	Setter steer.Setter
+	Setter nicset.Setter
 	Steps  []SteerStep
 }
 
@@ -115,16 +116,16 @@ type savedRings struct {
 // savedRule is a rule the pin added: restore deletes the rule matching
 // it at a location no rule held before.
 type savedRule struct {
-	Spec   steer.RuleSpec `json:"spec"`
-	Before []uint32       `json:"locations_before"`
+	Spec   nicset.RuleSpec `json:"spec"`
+	Before []uint32        `json:"locations_before"`
 }
 
-func fromCounts(c steer.ChannelCounts) savedChannels {
+func fromCounts(c nicset.ChannelCounts) savedChannels {
 	return savedChannels{RX: c.RX, TX: c.TX, Other: c.Other, Combined: c.Combined}
 }
 
-func (c savedChannels) counts() steer.ChannelCounts {
-	return steer.ChannelCounts{RX: c.RX, TX: c.TX, Other: c.Other, Combined: c.Combined}
+func (c savedChannels) counts() nicset.ChannelCounts {
+	return nicset.ChannelCounts{RX: c.RX, TX: c.TX, Other: c.Other, Combined: c.Combined}
 }
 
 func channelsText(c savedChannels) string {
@@ -181,7 +182,7 @@ func ringsText(r savedRings) string {
 // saveSteer reads each step's NIC and returns the old value of what the
 // step changes. A value that is unknown cannot be put back, so it stops
 // the transaction before anything is written.
-func saveSteer(set steer.Setter, steps []SteerStep) ([]savedStep, error) {
+func saveSteer(set nicset.Setter, steps []SteerStep) ([]savedStep, error) {
 	read := map[string]*steer.NIC{}
 	var out []savedStep
 	for _, s := range steps {
@@ -225,7 +226,7 @@ func unknownNow(n *steer.NIC, p steer.Part) error {
 	return fmt.Errorf("its current value is unknown (%s)", n.Unknown[p])
 }
 
-func saveChannels(n *steer.NIC, c steer.ChannelCounts) (*savedChannels, error) {
+func saveChannels(n *steer.NIC, c nicset.ChannelCounts) (*savedChannels, error) {
 	if n.Channels == nil {
 		return nil, unknownNow(n, steer.PartChannels)
 	}
@@ -239,11 +240,11 @@ func saveChannels(n *steer.NIC, c steer.ChannelCounts) (*savedChannels, error) {
 		Other: keep(c.Other, n.Channels.Other), Combined: keep(c.Combined, n.Channels.Combined)}, nil
 }
 
-func saveRSS(n *steer.NIC, r steer.RSSSetting) (*savedRSS, error) {
+func saveRSS(n *steer.NIC, r nicset.RSSSetting) (*savedRSS, error) {
 	if n.RSS == nil || len(n.RSS.Table) == 0 {
 		return nil, unknownNow(n, steer.PartRSSTable)
 	}
-	old := savedRSS{Default: steer.IsDefaultTable(n.RSS.Table, n.RSS.Rings)}
+	old := savedRSS{Default: nicset.IsDefaultTable(n.RSS.Table, n.RSS.Rings)}
 	if !old.Default {
 		old.Table = slices.Clone(n.RSS.Table)
 	}
@@ -256,7 +257,7 @@ func saveRSS(n *steer.NIC, r steer.RSSSetting) (*savedRSS, error) {
 	return &old, nil
 }
 
-func saveRings(n *steer.NIC, r steer.RingSetting) (*savedRings, error) {
+func saveRings(n *steer.NIC, r nicset.RingSetting) (*savedRings, error) {
 	if n.Rings == nil {
 		return nil, unknownNow(n, steer.PartRings)
 	}
@@ -274,7 +275,7 @@ func saveRings(n *steer.NIC, r steer.RingSetting) (*savedRings, error) {
 	return &old, nil
 }
 
-func saveRule(n *steer.NIC, r steer.RuleSpec) (*savedRule, error) {
+func saveRule(n *steer.NIC, r nicset.RuleSpec) (*savedRule, error) {
 	if n.Rules == nil {
 		return nil, unknownNow(n, steer.PartRules)
 	}
@@ -330,7 +331,7 @@ func markUnchanged(rows []SteerRow) {
 	}
 }
 
-func applyStep(set steer.Setter, s SteerStep, saved *savedStep) error {
+func applyStep(set nicset.Setter, s SteerStep, saved *savedStep) error {
 	switch {
 	case s.Channels != nil:
 		return set.SetChannels(s.NIC, *s.Channels)
@@ -347,7 +348,7 @@ func applyStep(set steer.Setter, s SteerStep, saved *savedStep) error {
 
 // undoSteer puts back the saved values newest first; rows (as many as
 // saved) get what became of each: rolled back, or the rollback's error.
-func undoSteer(set steer.Setter, saved []savedStep, rows []SteerRow) {
+func undoSteer(set nicset.Setter, saved []savedStep, rows []SteerRow) {
 	for i := len(saved) - 1; i >= 0; i-- {
 		if err := undoStep(set, saved[i]); err != nil {
 			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
@@ -383,14 +384,14 @@ func respread(saved []savedStep) []int {
 }
 
 // undoStep writes one saved value back.
-func undoStep(set steer.Setter, v savedStep) error {
+func undoStep(set nicset.Setter, v savedStep) error {
 	switch {
 	case v.Channels != nil:
 		return set.SetChannels(v.NIC, v.Channels.counts())
 	case v.RSS != nil:
-		return set.SetRSS(v.NIC, steer.RSSSetting{Default: v.RSS.Default, Table: v.RSS.Table, Key: v.RSS.Key})
+		return set.SetRSS(v.NIC, nicset.RSSSetting{Default: v.RSS.Default, Table: v.RSS.Table, Key: v.RSS.Key})
 	case v.Rings != nil:
-		return set.SetRings(v.NIC, steer.RingSetting{TCPDataSplit: v.Rings.TCPDataSplit, HDSThresh: v.Rings.HDSThresh})
+		return set.SetRings(v.NIC, nicset.RingSetting{TCPDataSplit: v.Rings.TCPDataSplit, HDSThresh: v.Rings.HDSThresh})
 	case v.Rule != nil:
 		return deleteAdded(set, v.NIC, *v.Rule)
 	}
@@ -399,7 +400,7 @@ func undoStep(set steer.Setter, v savedStep) error {
 
 // deleteAdded deletes the rules matching the saved rule's spec at a
 // location no rule held before it was added.
-func deleteAdded(set steer.Setter, nic string, r savedRule) error {
+func deleteAdded(set nicset.Setter, nic string, r savedRule) error {
 	n, err := set.Read(nic)
 	if err != nil {
 		return err
@@ -447,7 +448,7 @@ func stepTo(s SteerStep) string {
 
 // openSetter opens the Setter irq restore undoes steering steps with; a
 // test replaces it.
-var openSetter = steer.OpenSetter
+var openSetter = nicset.OpenSetter
 
 // restoreSteer undoes the state's steering steps newest first, each
 // whatever the others did: nothing is rolled back. A captured root

@@ -20,6 +20,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 // fakeNIC is a NIC's steering as the kernel keeps it: a table the user
@@ -59,7 +60,7 @@ func (f *fakeNIC) spread() {
 	}
 }
 
-// fakeSetter is steer.Setter over one fakeNIC, named eth0.
+// fakeSetter is nicset.Setter over one fakeNIC, named eth0.
 type fakeSetter struct{ nic *fakeNIC }
 
 func (s *fakeSetter) Close() error { return nil }
@@ -83,7 +84,7 @@ func (s *fakeSetter) refused(op string) error {
 	return s.nic.refuse[op]
 }
 
-func (s *fakeSetter) SetChannels(_ string, c steer.ChannelCounts) error {
+func (s *fakeSetter) SetChannels(_ string, c nicset.ChannelCounts) error {
 	if err := s.refused("channels"); err != nil {
 		return err
 	}
@@ -93,10 +94,10 @@ func (s *fakeSetter) SetChannels(_ string, c steer.ChannelCounts) error {
 	}
 	n := *c.Combined
 	if n == 0 || n > f.maxCombined {
-		return &steer.SetError{Op: "channels-set", NIC: "eth0", Errno: unix.EINVAL}
+		return &nicset.SetError{Op: "channels-set", NIC: "eth0", Errno: unix.EINVAL}
 	}
 	if f.configured && slices.Max(f.table) >= n {
-		return &steer.SetError{Op: "channels-set", NIC: "eth0", Errno: unix.EINVAL, Message: "requested channel counts are too low for existing indirection table"}
+		return &nicset.SetError{Op: "channels-set", NIC: "eth0", Errno: unix.EINVAL, Message: "requested channel counts are too low for existing indirection table"}
 	}
 	f.combined = n
 	if f.onChannels != nil {
@@ -108,7 +109,7 @@ func (s *fakeSetter) SetChannels(_ string, c steer.ChannelCounts) error {
 	return nil
 }
 
-func (s *fakeSetter) SetRSS(_ string, r steer.RSSSetting) error {
+func (s *fakeSetter) SetRSS(_ string, r nicset.RSSSetting) error {
 	if err := s.refused("rss"); err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (s *fakeSetter) SetRSS(_ string, r steer.RSSSetting) error {
 		f.spread()
 	case r.Table != nil:
 		if len(r.Table) != len(f.table) || slices.Max(r.Table) >= f.combined {
-			return &steer.SetError{Op: "rss-set", NIC: "eth0", Errno: unix.EINVAL}
+			return &nicset.SetError{Op: "rss-set", NIC: "eth0", Errno: unix.EINVAL}
 		}
 		f.configured, f.table = true, slices.Clone(r.Table)
 	}
@@ -129,7 +130,7 @@ func (s *fakeSetter) SetRSS(_ string, r steer.RSSSetting) error {
 	return nil
 }
 
-func (s *fakeSetter) SetRings(_ string, r steer.RingSetting) error {
+func (s *fakeSetter) SetRings(_ string, r nicset.RingSetting) error {
 	if err := s.refused("rings"); err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (s *fakeSetter) SetRings(_ string, r steer.RingSetting) error {
 	return nil
 }
 
-func (s *fakeSetter) InsertRule(_ string, r steer.RuleSpec) (uint32, error) {
+func (s *fakeSetter) InsertRule(_ string, r nicset.RuleSpec) (uint32, error) {
 	if err := s.refused("insert"); err != nil {
 		return 0, err
 	}
@@ -163,7 +164,7 @@ func (s *fakeSetter) DeleteRule(_ string, loc uint32) error {
 	}
 	i := slices.IndexFunc(s.nic.rules, func(x steer.Rule) bool { return x.Location == loc })
 	if i < 0 {
-		return &steer.SetError{Op: "ETHTOOL_SRXCLSRLDEL", NIC: "eth0", Errno: unix.ENOENT}
+		return &nicset.SetError{Op: "ETHTOOL_SRXCLSRLDEL", NIC: "eth0", Errno: unix.ENOENT}
 	}
 	s.nic.rules = slices.Delete(s.nic.rules, i, i+1)
 	return nil
@@ -174,10 +175,10 @@ func zcSteps() []SteerStep {
 	four, zero := uint32(4), uint32(0)
 	on := steer.TCPDataSplitEnabled
 	return []SteerStep{
-		{NIC: "eth0", Channels: &steer.ChannelCounts{Combined: &four}},
-		{NIC: "eth0", RSS: &steer.RSSSetting{Table: steer.EqualTable(16, []uint32{0, 2, 3})}},
-		{NIC: "eth0", Rule: &steer.RuleSpec{FlowType: "tcp6", DstPort: 9000, Queue: 1}},
-		{NIC: "eth0", Rings: &steer.RingSetting{TCPDataSplit: &on, HDSThresh: &zero}},
+		{NIC: "eth0", Channels: &nicset.ChannelCounts{Combined: &four}},
+		{NIC: "eth0", RSS: &nicset.RSSSetting{Table: nicset.EqualTable(16, []uint32{0, 2, 3})}},
+		{NIC: "eth0", Rule: &nicset.RuleSpec{FlowType: "tcp6", DstPort: 9000, Queue: 1}},
+		{NIC: "eth0", Rings: &nicset.RingSetting{TCPDataSplit: &on, HDSThresh: &zero}},
 	}
 }
 
@@ -253,8 +254,8 @@ func steerPinRestore(t *testing.T, keeps bool) {
 	if err != nil || st.Version != stateVersionSteer || len(st.Steer) != 4 || !st.Steer[1].RSS.Default || st.Steer[2].Rule == nil {
 		t.Fatalf("state file %s: %v, %+v", res.StateFile, err, st)
 	}
-	openSetter = func(kfile.FS) (steer.Setter, error) { return &fakeSetter{nic: f}, nil }
-	defer func() { openSetter = steer.OpenSetter }()
+	openSetter = func(kfile.FS) (nicset.Setter, error) { return &fakeSetter{nic: f}, nil }
+	defer func() { openSetter = nicset.OpenSetter }()
 	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, noThreads{})
 	if err != nil || rr.Err() != nil {
 		t.Fatalf("Restore: %v, %v", err, rr.Err())
@@ -306,7 +307,7 @@ func TestSteerPinRollback(t *testing.T) {
 		f := newFakeNIC(1)
 		want := fakeState(f)
 		if tt.refuse != "" {
-			f.refuse[tt.refuse] = &steer.SetError{Op: "rings-set", NIC: "eth0", Errno: unix.EOPNOTSUPP}
+			f.refuse[tt.refuse] = &nicset.SetError{Op: "rings-set", NIC: "eth0", Errno: unix.EOPNOTSUPP}
 		}
 		res, err := steerPin(t, root, f, tt.fault)
 		if err != nil {

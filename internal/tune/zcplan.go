@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 // ZCOptions say what zc prepare readies a NIC for.
@@ -116,7 +117,7 @@ func (p *ZCPlan) planChannels(n *steer.NIC, q uint32) (uint32, error) {
 		p.skip("channels", fmt.Sprintf("already %d rx queues", have))
 		return have, nil
 	}
-	step := SteerStep{NIC: n.Name, Channels: &steer.ChannelCounts{}}
+	step := SteerStep{NIC: n.Name, Channels: &nicset.ChannelCounts{}}
 	switch {
 	case c.MaxCombined > 0:
 		v := need - c.RX
@@ -155,15 +156,15 @@ func (p *ZCPlan) planRSS(n *steer.NIC, q, rxq uint32) {
 			others = append(others, i)
 		}
 	}
-	t := steer.EqualTable(len(n.RSS.Table), others)
+	t := nicset.EqualTable(len(n.RSS.Table), others)
 	// A table nobody configured is spread again by the driver when the
 	// channels change: then it will not be the one read now.
-	respread := len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].Channels != nil && steer.IsDefaultTable(n.RSS.Table, n.RSS.Rings)
+	respread := len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].Channels != nil && nicset.IsDefaultTable(n.RSS.Table, n.RSS.Rings)
 	if slices.Equal(t, n.RSS.Table) && !respread {
 		p.skip("rss table", "already spread over every queue but "+strconv.Itoa(int(q)))
 		return
 	}
-	p.Steps = append(p.Steps, SteerStep{NIC: n.Name, RSS: &steer.RSSSetting{Table: t}})
+	p.Steps = append(p.Steps, SteerStep{NIC: n.Name, RSS: &nicset.RSSSetting{Table: t}})
 }
 
 func (p *ZCPlan) planRules(n *steer.NIC, q uint32, port uint16) {
@@ -176,7 +177,7 @@ func (p *ZCPlan) planRules(n *steer.NIC, q uint32, port uint16) {
 		return
 	}
 	for _, ft := range []steer.FlowType{"tcp4", "tcp6"} {
-		spec := steer.RuleSpec{FlowType: ft, DstPort: port, Queue: q}
+		spec := nicset.RuleSpec{FlowType: ft, DstPort: port, Queue: q}
 		if slices.ContainsFunc(n.Rules.Rules, spec.Matches) {
 			p.skip("ntuple rule "+string(ft), "already there")
 			continue
@@ -190,7 +191,7 @@ func (p *ZCPlan) planRings(n *steer.NIC) {
 		p.skip("rings", "unknown: "+n.Unknown[steer.PartRings].String())
 		return
 	}
-	r := steer.RingSetting{}
+	r := nicset.RingSetting{}
 	if s := n.Rings.TCPDataSplit; s == nil || *s == steer.TCPDataSplitUnknown {
 		p.skip("tcp-data-split on", "tcp-data-split is not reported (a driver without it, or a kernel or capture older than it)")
 	} else if *s != steer.TCPDataSplitEnabled {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/mdlayher/netlink"
 )
 
@@ -56,11 +57,11 @@ const (
 func decodeChannels(b []byte) (*Channels, error) {
 	c := &Channels{}
 	fields := []*uint32{&c.MaxRX, &c.MaxTX, &c.MaxOther, &c.MaxCombined, &c.RX, &c.TX, &c.Other, &c.Combined}
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		if typ < 2 || int(typ) >= 2+len(fields) {
 			return nil
 		}
-		v, err := u32(ad, fmt.Sprintf("channels attribute %d", typ))
+		v, err := ethnl.U32(ad, fmt.Sprintf("channels attribute %d", typ))
 		*fields[typ-2] = v
 		return err
 	})
@@ -74,10 +75,10 @@ func decodeChannels(b []byte) (*Channels, error) {
 func decodeRings(b []byte) (*Rings, error) {
 	r := &Rings{}
 	counts := []*uint32{&r.MaxRX, &r.MaxRXMini, &r.MaxRXJumbo, &r.MaxTX, &r.RX, &r.RXMini, &r.RXJumbo, &r.TX}
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		switch {
 		case typ >= 2 && typ <= 9:
-			v, err := u32(ad, fmt.Sprintf("rings attribute %d", typ))
+			v, err := ethnl.U32(ad, fmt.Sprintf("rings attribute %d", typ))
 			*counts[typ-2] = v
 			return err
 		case typ == 10: // ETHTOOL_A_RINGS_RX_BUF_LEN
@@ -104,7 +105,7 @@ func decodeRings(b []byte) (*Rings, error) {
 }
 
 func (r *Rings) setDataSplit(ad *netlink.AttributeDecoder) error {
-	v, err := u8(ad, "tcp-data-split")
+	v, err := ethnl.U8(ad, "tcp-data-split")
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func (r *Rings) setDataSplit(ad *netlink.AttributeDecoder) error {
 }
 
 func setU32(p **uint32, ad *netlink.AttributeDecoder, name string) error {
-	v, err := u32(ad, name)
+	v, err := ethnl.U32(ad, name)
 	if err == nil {
 		*p = &v
 	}
@@ -132,7 +133,7 @@ func setU32(p **uint32, ad *netlink.AttributeDecoder, name string) error {
 }
 
 func setBool(p **bool, ad *netlink.AttributeDecoder, name string) error {
-	v, err := u8(ad, name)
+	v, err := ethnl.U8(ad, name)
 	if err != nil {
 		return err
 	}
@@ -166,17 +167,17 @@ var coalesceNames = map[uint16]struct {
 // driver does not support).
 func decodeCoalesce(b []byte) (map[string]uint32, error) {
 	out := map[string]uint32{}
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		c, ok := coalesceNames[typ]
 		if !ok {
 			return nil
 		}
 		if c.u8 {
-			v, err := u8(ad, c.name)
+			v, err := ethnl.U8(ad, c.name)
 			out[c.name] = uint32(v)
 			return err
 		}
-		v, err := u32(ad, c.name)
+		v, err := ethnl.U32(ad, c.name)
 		out[c.name] = v
 		return err
 	})
@@ -193,11 +194,11 @@ type stringSets map[uint32][]string
 // are placed at their index; the count bounds them.
 func decodeStrset(b []byte) (stringSets, error) {
 	out := stringSets{}
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		if typ != ethnlStrsetStringsets {
 			return nil
 		}
-		return attrs(ad.Bytes(), func(typ uint16, set *netlink.AttributeDecoder) error {
+		return ethnl.Attrs(ad.Bytes(), func(typ uint16, set *netlink.AttributeDecoder) error {
 			if typ != ethnlStringsetsSet {
 				return nil
 			}
@@ -219,14 +220,14 @@ func decodeStringset(b []byte) (uint32, []string, error) {
 	var id, count uint32
 	var haveID, haveCount bool
 	var raw []byte
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case ethnlStringsetID:
-			id, err = u32(ad, "string set id")
+			id, err = ethnl.U32(ad, "string set id")
 			haveID = true
 		case ethnlStringsetCount:
-			count, err = u32(ad, "string set count")
+			count, err = ethnl.U32(ad, "string set count")
 			haveCount = true
 		case ethnlStringsetStrings:
 			raw = ad.Bytes()
@@ -244,7 +245,7 @@ func decodeStringset(b []byte) (uint32, []string, error) {
 	}
 	strs := make([]string, count)
 	seen := make([]bool, count)
-	err = attrs(raw, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err = ethnl.Attrs(raw, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		if typ != ethnlStringsString {
 			return nil
 		}
@@ -273,14 +274,14 @@ func decodeString(b []byte) (uint32, string, error) {
 	var idx uint32
 	var s string
 	var haveIdx, haveVal bool
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case ethnlStringIndex:
-			idx, err = u32(ad, "string index")
+			idx, err = ethnl.U32(ad, "string index")
 			haveIdx = true
 		case ethnlStringValue:
-			s, err = str(ad, "string value")
+			s, err = ethnl.Str(ad, "string value")
 			haveVal = true
 		}
 		return err
@@ -304,13 +305,13 @@ func decodeBitset(b []byte) (bitset, error) {
 	bs := bitset{on: map[uint32]bool{}}
 	var nomask, haveSize bool
 	var list []byte
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case ethnlBitsetNomask:
 			nomask = true
 		case ethnlBitsetSize:
-			bs.size, err = u32(ad, "bitset size")
+			bs.size, err = ethnl.U32(ad, "bitset size")
 			haveSize = true
 		case ethnlBitsetBits:
 			list = ad.Bytes()
@@ -325,7 +326,7 @@ func decodeBitset(b []byte) (bitset, error) {
 	if !haveSize {
 		return bs, fmt.Errorf("a bitset without its size")
 	}
-	err = attrs(list, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err = ethnl.Attrs(list, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		if typ != ethnlBitsetBitsBit {
 			return nil
 		}
@@ -347,11 +348,11 @@ func decodeBitset(b []byte) (bitset, error) {
 func decodeBit(b []byte) (uint32, bool, error) {
 	var idx uint32
 	var value, haveIdx bool
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case ethnlBitsetBitIndex:
-			idx, err = u32(ad, "bit index")
+			idx, err = ethnl.U32(ad, "bit index")
 			haveIdx = true
 		case ethnlBitsetBitValue:
 			value = true
@@ -371,7 +372,7 @@ func decodeBit(b []byte) (uint32, bool, error) {
 func decodeFeatures(b []byte, names []string) (map[string]Feature, error) {
 	var hw, active, nochange bitset
 	var got int
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case ethnlFeaturesHW:
@@ -422,13 +423,13 @@ type rssReply struct {
 // string set.
 func decodeRSS(b []byte, names []string) (rssReply, error) {
 	var r rssReply
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case ethnlRSSContext:
-			r.rss.Context, err = u32(ad, "context")
+			r.rss.Context, err = ethnl.U32(ad, "context")
 		case ethnlRSSHfunc:
-			r.hfunc, err = u32(ad, "hfunc")
+			r.hfunc, err = ethnl.U32(ad, "hfunc")
 		case ethnlRSSIndir:
 			r.rss.Table, err = decodeTable(ad.Bytes())
 			r.hasTable = true

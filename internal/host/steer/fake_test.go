@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/mdlayher/netlink"
 )
 
@@ -39,9 +40,22 @@ func enc(t testing.TB, fn func(ae *netlink.AttributeEncoder)) []byte {
 	return b
 }
 
-func msg(cmd uint8, attrs []byte) genlMsg {
-	return genlMsg{Type: 0x20, Cmd: cmd, Version: 1, Attrs: attrs}
+func msg(cmd uint8, attrs []byte) ethnl.Msg {
+	return ethnl.Msg{Type: 0x20, Cmd: cmd, Version: 1, Attrs: attrs}
 }
+
+// The generic netlink controller's reply (linux/genetlink.h), written
+// here from the header rather than taken from ethnl, so that the model
+// checks ethnl's decoder against the uapi.
+const (
+	genlIDCtrl         = 0x10 // GENL_ID_CTRL
+	ctrlAttrFamilyID   = 1
+	ctrlAttrFamilyName = 2
+	ctrlAttrVersion    = 3
+	ctrlAttrOps        = 6
+	ctrlAttrOpID       = 1
+	ctrlAttrOpFlags    = 2
+)
 
 func familyReply(t testing.TB, name string, id uint16, ops map[uint32]uint32) []byte {
 	ids := make([]uint32, 0, len(ops))
@@ -49,7 +63,7 @@ func familyReply(t testing.TB, name string, id uint16, ops map[uint32]uint32) []
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return encodeGenl([]genlMsg{{Type: genlIDCtrl, Cmd: 1, Version: 2, Attrs: enc(t, func(ae *netlink.AttributeEncoder) {
+	return ethnl.EncodeMsgs([]ethnl.Msg{{Type: genlIDCtrl, Cmd: 1, Version: 2, Attrs: enc(t, func(ae *netlink.AttributeEncoder) {
 		ae.Uint16(ctrlAttrFamilyID, id)
 		ae.String(ctrlAttrFamilyName, name)
 		ae.Uint32(ctrlAttrVersion, 1)
@@ -68,7 +82,7 @@ func familyReply(t testing.TB, name string, id uint16, ops map[uint32]uint32) []
 
 func strsetReply(t testing.TB) []byte {
 	sets := map[uint32][]string{ethSSFeatures: featureNames, ethSSRSSHashFuncs: hashFuncNames}
-	return encodeGenl([]genlMsg{msg(1, enc(t, func(ae *netlink.AttributeEncoder) {
+	return ethnl.EncodeMsgs([]ethnl.Msg{msg(1, enc(t, func(ae *netlink.AttributeEncoder) {
 		ae.Nested(ethnlAttrHeader, func(*netlink.AttributeEncoder) error { return nil })
 		ae.Nested(ethnlStrsetStringsets, func(ss *netlink.AttributeEncoder) error {
 			for _, id := range []uint32{ethSSFeatures, ethSSRSSHashFuncs} {
@@ -149,14 +163,14 @@ func rssAttrs(ae *netlink.AttributeEncoder, r RSS) {
 func nicReplies(t testing.TB, n *NIC) map[string][]byte {
 	out := map[string][]byte{}
 	c := n.Channels
-	out["ethtool.channels"] = encodeGenl([]genlMsg{msg(18, enc(t, func(ae *netlink.AttributeEncoder) {
+	out["ethtool.channels"] = ethnl.EncodeMsgs([]ethnl.Msg{msg(18, enc(t, func(ae *netlink.AttributeEncoder) {
 		header(ae, n.Name)
 		for i, v := range []uint32{c.MaxRX, c.MaxTX, c.MaxOther, c.MaxCombined, c.RX, c.TX, c.Other, c.Combined} {
 			ae.Uint32(uint16(2+i), v)
 		}
 	}))})
 	r := n.Rings
-	out["ethtool.rings"] = encodeGenl([]genlMsg{msg(16, enc(t, func(ae *netlink.AttributeEncoder) {
+	out["ethtool.rings"] = ethnl.EncodeMsgs([]ethnl.Msg{msg(16, enc(t, func(ae *netlink.AttributeEncoder) {
 		header(ae, n.Name)
 		for i, v := range []uint32{r.MaxRX, r.MaxRXMini, r.MaxRXJumbo, r.MaxTX, r.RX, r.RXMini, r.RXJumbo, r.TX} {
 			ae.Uint32(uint16(2+i), v)
@@ -171,7 +185,7 @@ func nicReplies(t testing.TB, n *NIC) map[string][]byte {
 			ae.Uint32(17, *r.HDSThresh)
 		}
 	}))})
-	out["ethtool.coalesce"] = encodeGenl([]genlMsg{msg(20, enc(t, func(ae *netlink.AttributeEncoder) {
+	out["ethtool.coalesce"] = ethnl.EncodeMsgs([]ethnl.Msg{msg(20, enc(t, func(ae *netlink.AttributeEncoder) {
 		header(ae, n.Name)
 		for typ, c := range coalesceNames {
 			if v, ok := n.Coalesce[c.name]; ok {
@@ -183,7 +197,7 @@ func nicReplies(t testing.TB, n *NIC) map[string][]byte {
 			}
 		}
 	}))})
-	out["ethtool.features"] = encodeGenl([]genlMsg{msg(12, enc(t, func(ae *netlink.AttributeEncoder) {
+	out["ethtool.features"] = ethnl.EncodeMsgs([]ethnl.Msg{msg(12, enc(t, func(ae *netlink.AttributeEncoder) {
 		header(ae, n.Name)
 		f := func(i int) Feature { return n.Features[featureNames[i]] }
 		bitsetAttr(ae, ethnlFeaturesHW, func(i int) bool { return !f(i).Fixed })
@@ -191,23 +205,23 @@ func nicReplies(t testing.TB, n *NIC) map[string][]byte {
 		bitsetAttr(ae, ethnlFeaturesActive, func(i int) bool { return f(i).On })
 		bitsetAttr(ae, ethnlFeaturesNochange, func(int) bool { return false })
 	}))})
-	out["ethtool.rss"] = encodeGenl([]genlMsg{msg(38, enc(t, func(ae *netlink.AttributeEncoder) {
+	out["ethtool.rss"] = ethnl.EncodeMsgs([]ethnl.Msg{msg(38, enc(t, func(ae *netlink.AttributeEncoder) {
 		header(ae, n.Name)
 		rssAttrs(ae, *n.RSS)
 	}))})
-	dump := []genlMsg{msg(38, enc(t, func(ae *netlink.AttributeEncoder) { header(ae, n.Name); rssAttrs(ae, *n.RSS) }))}
+	dump := []ethnl.Msg{msg(38, enc(t, func(ae *netlink.AttributeEncoder) { header(ae, n.Name); rssAttrs(ae, *n.RSS) }))}
 	for _, c := range n.Contexts {
 		dump = append(dump, msg(38, enc(t, func(ae *netlink.AttributeEncoder) { header(ae, n.Name); rssAttrs(ae, c) })))
 		dump[len(dump)-1].Flags = 2 // NLM_F_MULTI
 	}
-	out["ethtool.rss-dump"] = encodeGenl(dump)
+	out["ethtool.rss-dump"] = ethnl.EncodeMsgs(dump)
 	netdevReplies(t, n, out)
 	ioctlReplies(n, out)
 	return out
 }
 
 func netdevReplies(t testing.TB, n *NIC, out map[string][]byte) {
-	var qs, napis, stats []genlMsg
+	var qs, napis, stats []ethnl.Msg
 	for _, q := range n.Queues {
 		qs = append(qs, msg(netdevCmdQueueGet, enc(t, func(ae *netlink.AttributeEncoder) {
 			ae.Uint32(netdevQueueID, q.ID)
@@ -249,9 +263,9 @@ func netdevReplies(t testing.TB, n *NIC, out map[string][]byte) {
 			ae.Uint32(base+1, uint32(*s.Bytes))
 		})))
 	}
-	out["netdev.queue-get"] = encodeGenl(qs)
-	out["netdev.napi-get"] = encodeGenl(napis)
-	out["netdev.qstats-get"] = encodeGenl(stats)
+	out["netdev.queue-get"] = ethnl.EncodeMsgs(qs)
+	out["netdev.napi-get"] = ethnl.EncodeMsgs(napis)
+	out["netdev.qstats-get"] = ethnl.EncodeMsgs(stats)
 }
 
 func ioctlReplies(n *NIC, out map[string][]byte) {
@@ -381,9 +395,9 @@ func writeRecorded(t testing.TB, root string, nics []*NIC) {
 			t.Fatal(err)
 		}
 	}
-	put(recordDir+"/"+kernelDir+"/nlctrl.ethtool", familyReply(t, "ethtool", 0x1a, ethnlFamilyOps))
-	put(recordDir+"/"+kernelDir+"/nlctrl.netdev", familyReply(t, "netdev", 0x1b, netdevFamilyOps))
-	put(recordDir+"/"+kernelDir+"/ethtool.strset", strsetReply(t))
+	put(recordDir+"/"+ethnl.KernelDir+"/nlctrl.ethtool", familyReply(t, "ethtool", 0x1a, ethnlFamilyOps))
+	put(recordDir+"/"+ethnl.KernelDir+"/nlctrl.netdev", familyReply(t, "netdev", 0x1b, netdevFamilyOps))
+	put(recordDir+"/"+ethnl.KernelDir+"/ethtool.strset", strsetReply(t))
 	for _, k := range sysctls {
 		put("proc/sys/net/core/"+k, []byte("0\n"))
 	}

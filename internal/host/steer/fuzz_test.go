@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 )
 
 // seedAnswers are the recorded answers of a small model NIC, by key.
@@ -16,35 +18,18 @@ func seedAnswers(t testing.TB) map[string][]byte {
 
 // attrsOf returns the attributes of the first message of a framed answer.
 func attrsOf(t testing.TB, b []byte) []byte {
-	msgs, err := decodeGenl(b)
+	msgs, err := ethnl.DecodeMsgs(b)
 	if err != nil || len(msgs) == 0 {
 		t.Fatalf("seed: %v", err)
 	}
 	return msgs[0].Attrs
 }
 
-// FuzzGenlFraming: decodeGenl never panics, and what it accepts
-// re-encodes to the same bytes.
-func FuzzGenlFraming(f *testing.F) {
-	for _, b := range seedAnswers(f) {
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		msgs, err := decodeGenl(b)
-		if err != nil {
-			return
-		}
-		if got := encodeGenl(msgs); string(got) != string(b) {
-			t.Errorf("decode then encode changed %d bytes into %d", len(b), len(got))
-		}
-	})
-}
-
-// FuzzEthtoolReplies runs every ethtool and family decoder on the same
+// FuzzEthtoolReplies runs every ethtool decoder on the same
 // attributes: none panics, and a table is never longer than its bytes.
 func FuzzEthtoolReplies(f *testing.F) {
 	seeds := seedAnswers(f)
-	for _, k := range []string{"ethtool.channels", "ethtool.rings", "ethtool.coalesce", "ethtool.features", "ethtool.rss", "nlctrl.ethtool", "ethtool.strset"} {
+	for _, k := range []string{"ethtool.channels", "ethtool.rings", "ethtool.coalesce", "ethtool.features", "ethtool.rss", "ethtool.strset"} {
 		f.Add(attrsOf(f, seeds[k]))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -52,7 +37,6 @@ func FuzzEthtoolReplies(f *testing.F) {
 		decodeRings(b)
 		decodeCoalesce(b)
 		decodeFeatures(b, featureNames)
-		decodeFamily("ethtool", []genlMsg{{Attrs: b}})
 		decodeStrset(b)
 		if r, err := decodeRSS(b, hashFuncNames); err == nil && 4*len(r.rss.Table) > len(b) {
 			t.Errorf("a table of %d entries from %d bytes", len(r.rss.Table), len(b))

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
@@ -295,7 +296,7 @@ func TestLiveRSSIoctl(t *testing.T) {
 	if want == nil {
 		t.Skip("eth0 has no RSS over netlink")
 	}
-	s := newNLSource(newLiveAsker(), "netlink")
+	s := newNLSource(ethnl.NewLive(), "netlink")
 	defer s.close()
 	sets, err := s.strings()
 	if err != nil {

@@ -3,6 +3,7 @@ package steer
 import (
 	"fmt"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/mdlayher/netlink"
 )
 
@@ -57,23 +58,23 @@ func queueType(v uint32) (QueueType, error) {
 func decodeQueue(b []byte) (NetdevQueue, error) {
 	var q NetdevQueue
 	var haveID, haveType bool
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case netdevQueueID:
-			q.ID, err = u32(ad, "queue id")
+			q.ID, err = ethnl.U32(ad, "queue id")
 			haveID = true
 		case netdevQueueType:
 			var v uint32
-			if v, err = u32(ad, "queue type"); err == nil {
+			if v, err = ethnl.U32(ad, "queue type"); err == nil {
 				q.Type, err = queueType(v)
 			}
 			haveType = true
 		case netdevQueueNAPIID:
-			q.NAPI, err = u32(ad, "queue napi-id")
+			q.NAPI, err = ethnl.U32(ad, "queue napi-id")
 		case netdevQueueDMABuf:
 			var v uint32
-			if v, err = u32(ad, "queue dmabuf"); err == nil {
+			if v, err = ethnl.U32(ad, "queue dmabuf"); err == nil {
 				q.DMABuf = &v
 			}
 		case netdevQueueIOURing:
@@ -93,19 +94,19 @@ func decodeQueue(b []byte) (NetdevQueue, error) {
 func decodeNAPI(b []byte) (NAPI, error) {
 	n := NAPI{IRQ: -1}
 	var haveID bool
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		var v uint32
 		switch typ {
 		case netdevNAPIID:
-			n.ID, err = u32(ad, "napi id")
+			n.ID, err = ethnl.U32(ad, "napi id")
 			haveID = true
 		case netdevNAPIIRQ:
-			if v, err = u32(ad, "napi irq"); err == nil {
+			if v, err = ethnl.U32(ad, "napi irq"); err == nil {
 				n.IRQ = int(v)
 			}
 		case netdevNAPIPID:
-			if v, err = u32(ad, "napi pid"); err == nil {
+			if v, err = ethnl.U32(ad, "napi pid"); err == nil {
 				n.PID = int(v)
 			}
 		case netdevNAPIDeferHardIRQs:
@@ -116,7 +117,7 @@ func decodeNAPI(b []byte) (NAPI, error) {
 			err = setUint(&n.IRQSuspendTimeout, ad, "irq-suspend-timeout")
 		case netdevNAPIThreaded:
 			var t uint64
-			if t, err = uintAttr(ad, "threaded"); err == nil {
+			if t, err = ethnl.Uint(ad, "threaded"); err == nil {
 				on := t != 0
 				n.Threaded = &on
 			}
@@ -130,7 +131,7 @@ func decodeNAPI(b []byte) (NAPI, error) {
 }
 
 func setUint(p **uint64, ad *netlink.AttributeDecoder, name string) error {
-	v, err := uintAttr(ad, name)
+	v, err := ethnl.Uint(ad, name)
 	if err == nil {
 		*p = &v
 	}
@@ -143,15 +144,15 @@ func decodeQStats(b []byte) (QStats, error) {
 	var s QStats
 	var haveID, haveType bool
 	var rxp, rxb, txp, txb *uint64
-	err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
 		switch typ {
 		case netdevQStatsQueueID:
-			s.Queue, err = u32(ad, "qstats queue-id")
+			s.Queue, err = ethnl.U32(ad, "qstats queue-id")
 			haveID = true
 		case netdevQStatsQueueType:
 			var v uint32
-			if v, err = u32(ad, "qstats queue-type"); err == nil {
+			if v, err = ethnl.U32(ad, "qstats queue-type"); err == nil {
 				s.Type, err = queueType(v)
 			}
 			haveType = true

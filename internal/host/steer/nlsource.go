@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -12,7 +13,7 @@ import (
 // nlSource reads a NIC's steering through an asker: the live kernel's
 // answers or a root's recorded ones, decoded alike.
 type nlSource struct {
-	ask   asker
+	ask   ethnl.Asker
 	label string
 	fams  map[string]famResult
 	strs  *strsResult
@@ -21,7 +22,7 @@ type nlSource struct {
 }
 
 type famResult struct {
-	f   *family
+	f   *ethnl.Family
 	err error
 }
 
@@ -30,35 +31,32 @@ type strsResult struct {
 	err  error
 }
 
-func newNLSource(a asker, label string) *nlSource {
+func newNLSource(a ethnl.Asker, label string) *nlSource {
 	return &nlSource{ask: a, label: label, fams: map[string]famResult{}}
 }
 
 func (s *nlSource) name() string { return s.label }
-func (s *nlSource) close() error { return s.ask.close() }
+func (s *nlSource) close() error { return s.ask.Close() }
 func (s *nlSource) read(n *NIC)  { s.readEthtool(n); s.readIoctl(n); s.readNetdev(n) }
-func (s *nlSource) genl(req genlRequest) ([]genlMsg, error) {
+func (s *nlSource) genl(req ethnl.Request) ([]ethnl.Msg, error) {
 	s.trips.genl++
-	return s.ask.genl(req)
+	return s.ask.Genl(req)
 }
 
 // family resolves a generic netlink family once per reading.
-func (s *nlSource) family(name string) (*family, error) {
+func (s *nlSource) family(name string) (*ethnl.Family, error) {
 	if r, ok := s.fams[name]; ok {
 		return r.f, r.err
 	}
-	key := "nlctrl." + name
-	msgs, err := s.genl(genlRequest{
-		dir: kernelDir, key: key, family: genlIDCtrl, cmd: ctrlCmdGetFamily, version: ctrlVersion,
-		attrs: encode(func(ae *netlink.AttributeEncoder) { ae.String(ctrlAttrFamilyName, name) }),
-	})
-	var f *family
+	req := ethnl.FamilyRequest(name)
+	msgs, err := s.genl(req)
+	var f *ethnl.Family
 	switch {
 	case isErrno(err, unix.ENOENT):
 		err = &kernelError{what: "no generic netlink family " + name}
 	case err == nil:
-		if f, err = decodeFamily(name, msgs); err != nil {
-			err = &unreadableError{what: s.ask.where(kernelDir, key), err: err}
+		if f, err = ethnl.DecodeFamily(name, msgs); err != nil {
+			err = &unreadableError{what: s.ask.Where(req.Dir, req.Key), err: err}
 		}
 	}
 	s.fams[name] = famResult{f, err}
@@ -66,12 +64,12 @@ func (s *nlSource) family(name string) (*family, error) {
 }
 
 // command returns the family when it has cmd, or why not.
-func (s *nlSource) command(fam string, cmd uint8, cmdName string) (*family, error) {
+func (s *nlSource) command(fam string, cmd uint8, cmdName string) (*ethnl.Family, error) {
 	f, err := s.family(fam)
 	if err != nil {
 		return nil, err
 	}
-	if !f.has(cmd) {
+	if !f.Has(cmd) {
 		// The kernel would answer EOPNOTSUPP, as a driver without it
 		// does: ask the family's list of commands instead.
 		return nil, &kernelError{what: fmt.Sprintf("%s netlink has no %s command", fam, cmdName)}
@@ -91,9 +89,9 @@ func (s *nlSource) strings() (stringSets, error) {
 		return nil, err
 	}
 	const key = "ethtool.strset"
-	msgs, err := s.genl(genlRequest{
-		dir: kernelDir, key: key, family: f.id, cmd: ethnlMsgStrsetGet, version: ethnlVersion,
-		attrs: encode(func(ae *netlink.AttributeEncoder) {
+	msgs, err := s.genl(ethnl.Request{
+		Dir: ethnl.KernelDir, Key: key, Family: f.ID, Cmd: ethnlMsgStrsetGet, Version: ethnlVersion,
+		Attrs: ethnl.Encode(func(ae *netlink.AttributeEncoder) {
 			ae.Nested(ethnlAttrHeader, func(*netlink.AttributeEncoder) error { return nil })
 			ae.Nested(ethnlStrsetStringsets, func(sets *netlink.AttributeEncoder) error {
 				for _, id := range []uint32{ethSSFeatures, ethSSRSSHashFuncs} {
@@ -107,37 +105,37 @@ func (s *nlSource) strings() (stringSets, error) {
 		}),
 	})
 	if err == nil {
-		s.strs.sets, err = s.one(msgs, kernelDir, key, decodeStrset)
+		s.strs.sets, err = s.one(msgs, ethnl.KernelDir, key, decodeStrset)
 	}
 	s.strs.err = err
 	return s.strs.sets, err
 }
 
 // one decodes the single message of a get's reply.
-func (s *nlSource) one(msgs []genlMsg, dir, key string, dec func([]byte) (stringSets, error)) (stringSets, error) {
+func (s *nlSource) one(msgs []ethnl.Msg, dir, key string, dec func([]byte) (stringSets, error)) (stringSets, error) {
 	if len(msgs) != 1 {
-		return nil, &unreadableError{what: s.ask.where(dir, key), err: fmt.Errorf("%d messages, want 1", len(msgs))}
+		return nil, &unreadableError{what: s.ask.Where(dir, key), err: fmt.Errorf("%d messages, want 1", len(msgs))}
 	}
 	v, err := dec(msgs[0].Attrs)
 	if err != nil {
-		return nil, &unreadableError{what: s.ask.where(dir, key), err: err}
+		return nil, &unreadableError{what: s.ask.Where(dir, key), err: err}
 	}
 	return v, nil
 }
 
 // ethtoolGet asks one ethtool get of n and returns its one message's
 // attributes.
-func (s *nlSource) ethtoolGet(n *NIC, key string, cmd uint8, cmdName string, dump bool) ([]genlMsg, error) {
+func (s *nlSource) ethtoolGet(n *NIC, key string, cmd uint8, cmdName string, dump bool) ([]ethnl.Msg, error) {
 	f, err := s.command("ethtool", cmd, cmdName)
 	if err != nil {
 		return nil, err
 	}
-	if dump && !f.canDump(cmd) {
+	if dump && !f.CanDump(cmd) {
 		return nil, &kernelError{what: "ethtool netlink cannot dump " + cmdName}
 	}
-	msgs, err := s.genl(genlRequest{
-		dir: n.Name, key: key, family: f.id, cmd: cmd, version: ethnlVersion, dump: dump,
-		attrs: encode(func(ae *netlink.AttributeEncoder) {
+	msgs, err := s.genl(ethnl.Request{
+		Dir: n.Name, Key: key, Family: f.ID, Cmd: cmd, Version: ethnlVersion, Dump: dump,
+		Attrs: ethnl.Encode(func(ae *netlink.AttributeEncoder) {
 			ae.Nested(ethnlAttrHeader, func(h *netlink.AttributeEncoder) error {
 				h.String(ethnlHeaderDevName, n.Name)
 				return nil
@@ -148,7 +146,7 @@ func (s *nlSource) ethtoolGet(n *NIC, key string, cmd uint8, cmdName string, dum
 		return nil, err
 	}
 	if !dump && len(msgs) != 1 {
-		return nil, &unreadableError{what: s.ask.where(n.Name, key), err: fmt.Errorf("%d messages, want 1", len(msgs))}
+		return nil, &unreadableError{what: s.ask.Where(n.Name, key), err: fmt.Errorf("%d messages, want 1", len(msgs))}
 	}
 	return msgs, nil
 }
@@ -158,12 +156,12 @@ func getPart[T any](s *nlSource, n *NIC, p Part, key string, cmd uint8, cmdName 
 	var zero T
 	msgs, err := s.ethtoolGet(n, key, cmd, cmdName, false)
 	if err != nil {
-		n.SetUnknown(p, reasonOf(err))
+		n.SetUnknown(p, ReasonOf(err))
 		return zero, false
 	}
 	v, err := dec(msgs[0].Attrs)
 	if err != nil {
-		n.SetUnknown(p, reasonOf(&unreadableError{what: s.ask.where(n.Name, key), err: err}))
+		n.SetUnknown(p, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
 		return zero, false
 	}
 	return v, true
@@ -186,12 +184,12 @@ func (s *nlSource) readEthtool(n *NIC) {
 
 func (s *nlSource) readFeatures(n *NIC, sets stringSets, setsErr error) {
 	if setsErr != nil {
-		n.SetUnknown(PartFeatures, reasonOf(setsErr))
+		n.SetUnknown(PartFeatures, ReasonOf(setsErr))
 		return
 	}
 	names, ok := sets[ethSSFeatures]
 	if !ok {
-		n.SetUnknown(PartFeatures, reasonOf(&unreadableError{what: s.ask.where(kernelDir, "ethtool.strset"), err: fmt.Errorf("no feature names")}))
+		n.SetUnknown(PartFeatures, ReasonOf(&unreadableError{what: s.ask.Where(ethnl.KernelDir, "ethtool.strset"), err: fmt.Errorf("no feature names")}))
 		return
 	}
 	dec := func(b []byte) (map[string]Feature, error) { return decodeFeatures(b, names) }
@@ -206,7 +204,7 @@ func (s *nlSource) readRSS(n *NIC, hfuncs []string) {
 	dec := func(b []byte) (rssReply, error) { return decodeRSS(b, hfuncs) }
 	var r rssReply
 	var ok bool
-	if f, err := s.family("ethtool"); err == nil && !f.has(ethnlMsgRSSGet) {
+	if f, err := s.family("ethtool"); err == nil && !f.Has(ethnlMsgRSSGet) {
 		// Before 6.2 netlink has no RSS message: ethtool -x asks the
 		// ioctl, and so does this.
 		r, ok = s.readRSSIoctl(n, hfuncs)
@@ -231,14 +229,14 @@ func (s *nlSource) readRSS(n *NIC, hfuncs []string) {
 	const key = "ethtool.rss-dump"
 	msgs, err := s.ethtoolGet(n, key, ethnlMsgRSSGet, "rss-get", true)
 	if err != nil {
-		n.SetUnknown(PartContexts, reasonOf(err))
+		n.SetUnknown(PartContexts, ReasonOf(err))
 		return
 	}
 	ctxs := make([]RSS, 0)
 	for _, m := range msgs {
 		c, err := decodeRSS(m.Attrs, hfuncs)
 		if err != nil {
-			n.SetUnknown(PartContexts, reasonOf(&unreadableError{what: s.ask.where(n.Name, key), err: err}))
+			n.SetUnknown(PartContexts, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
 			return
 		}
 		if c.rss.Context != 0 {
@@ -259,7 +257,7 @@ func (s *nlSource) readRSSIoctl(n *NIC, hfuncs []string) (rssReply, bool) {
 	if sizes.indir == 0 && sizes.key == 0 {
 		name, err := hashFuncName(sizes.hfunc, hfuncs)
 		if err != nil {
-			n.SetUnknown(PartRSS, reasonOf(&unreadableError{what: s.ask.where(n.Name, "ioctl.rssh-sizes"), err: err}))
+			n.SetUnknown(PartRSS, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, "ioctl.rssh-sizes"), err: err}))
 			return rssReply{}, false
 		}
 		return rssReply{rss: RSS{HashFunc: name}}, true
@@ -271,19 +269,19 @@ func (s *nlSource) readRSSIoctl(n *NIC, hfuncs []string) (rssReply, bool) {
 }
 
 // netdevDump dumps one netdev command filtered by the interface's index.
-func (s *nlSource) netdevDump(n *NIC, p Part, key string, cmd uint8, cmdName string, attrs func(ae *netlink.AttributeEncoder)) ([]genlMsg, bool) {
+func (s *nlSource) netdevDump(n *NIC, p Part, key string, cmd uint8, cmdName string, attrs func(ae *netlink.AttributeEncoder)) ([]ethnl.Msg, bool) {
 	f, err := s.command("netdev", cmd, cmdName)
 	if _, replay := s.ask.(*replayer); err == nil && n.Index <= 0 && !replay {
 		// A live dump without the index would list every interface's.
 		err = fmt.Errorf("the interface's index is not known")
 	}
 	if err != nil {
-		n.SetUnknown(p, reasonOf(err))
+		n.SetUnknown(p, ReasonOf(err))
 		return nil, false
 	}
-	msgs, err := s.genl(genlRequest{dir: n.Name, key: key, family: f.id, cmd: cmd, version: netdevVersion, dump: true, attrs: encode(attrs)})
+	msgs, err := s.genl(ethnl.Request{Dir: n.Name, Key: key, Family: f.ID, Cmd: cmd, Version: netdevVersion, Dump: true, Attrs: ethnl.Encode(attrs)})
 	if err != nil {
-		n.SetUnknown(p, reasonOf(err))
+		n.SetUnknown(p, ReasonOf(err))
 		return nil, false
 	}
 	return msgs, true
@@ -299,7 +297,7 @@ func dumpPart[T any](s *nlSource, n *NIC, p Part, key string, cmd uint8, cmdName
 	for _, m := range msgs {
 		v, err := dec(m.Attrs)
 		if err != nil {
-			n.SetUnknown(p, reasonOf(&unreadableError{what: s.ask.where(n.Name, key), err: err}))
+			n.SetUnknown(p, ReasonOf(&unreadableError{what: s.ask.Where(n.Name, key), err: err}))
 			return nil, false
 		}
 		out = append(out, v)
@@ -335,7 +333,7 @@ func (s *nlSource) readNetdev(n *NIC) {
 // ioctl runs one ethtool ioctl for n.
 func (s *nlSource) ioctl(n *NIC, key string, buf []byte) ([]byte, error) {
 	s.trips.ioctl++
-	return s.ask.ioctl(ioctlRequest{ifname: n.Name, key: key, buf: buf})
+	return s.ask.Ioctl(ethnl.IoctlRequest{IfName: n.Name, Key: key, Buf: buf})
 }
 
 // ioctlPart runs an ioctl and decodes its answer, or says why not.
@@ -347,9 +345,9 @@ func ioctlPart[T any](s *nlSource, n *NIC, p Part, key string, buf []byte, dec f
 		if v, err = dec(b); err == nil {
 			return v, true
 		}
-		err = &unreadableError{what: s.ask.where(n.Name, key), err: err}
+		err = &unreadableError{what: s.ask.Where(n.Name, key), err: err}
 	}
-	n.SetUnknown(p, reasonOf(err))
+	n.SetUnknown(p, ReasonOf(err))
 	return zero, false
 }
 
@@ -361,7 +359,7 @@ func (s *nlSource) readIoctl(n *NIC) {
 	switch {
 	case ok && rings > maxQueues: // the data field is a __u64: never truncated into a smaller count
 		n.SetUnknown(PartRSSRings, Reason{Why: WhyMalformed, Detail: fmt.Sprintf("%s claims %d rx rings, more than the %d queues a device can have",
-			s.ask.where(n.Name, "ioctl.rxrings"), rings, maxQueues)})
+			s.ask.Where(n.Name, "ioctl.rxrings"), rings, maxQueues)})
 	case ok && n.RSS != nil:
 		n.RSS.Rings = uint32(rings)
 	}

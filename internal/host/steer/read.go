@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -42,7 +43,7 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 	if !fsys.Live() {
 		return fmt.Errorf("record steering: %s is not the live root", fsys.Root())
 	}
-	rec := &recorder{live: newLiveAsker(), put: put}
+	rec := &recorder{live: ethnl.NewLive(), put: put}
 	src := newNLSource(rec, "netlink")
 	defer src.close()
 	if _, err := readWith(fsys, names, src); err != nil {
@@ -51,10 +52,22 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 	return rec.err
 }
 
+// ReadNIC reads one interface's steering as Read does on the live root,
+// asking through a: the connection a caller already holds (a writer
+// reads back what it set through the socket it set it on). a is left
+// open.
+func ReadNIC(fsys kfile.FS, a ethnl.Asker, name string) (*NIC, error) {
+	h, err := readWith(fsys, []string{name}, newNLSource(a, "netlink"))
+	if err != nil {
+		return nil, err
+	}
+	return h.NICs[0], nil
+}
+
 // openSource picks where the non-file parts come from.
 func openSource(fsys kfile.FS) (source, error) {
 	if fsys.Live() {
-		return newNLSource(newLiveAsker(), "netlink"), nil
+		return newNLSource(ethnl.NewLive(), "netlink"), nil
 	}
 	for _, t := range treeSources {
 		if s, ok := t.open(fsys); ok {

@@ -5,13 +5,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // The recorded form: a root's irqnuma/steer/ folder holds, per
 // interface, a folder named after it with one file per request the
 // reading made (see the request keys in request.go): the reply's
-// messages framed as encodeGenl writes them, or the ioctl's structure
+// messages framed as ethnl.EncodeMsgs writes them, or the ioctl's structure
 // as the kernel filled it. A request the kernel refused has instead
 // <key>.errno holding the errno's name ("EOPNOTSUPP\n"). What belongs to
 // no interface (the families, the string sets) is in irqnuma/steer/:kernel/.
@@ -34,7 +35,7 @@ func openRecorded(fsys kfile.FS) (source, bool) {
 
 // recorder asks the live kernel and hands each answer to put.
 type recorder struct {
-	live asker
+	live ethnl.Asker
 	put  func(rel string, data []byte) error
 	err  error // the first error put returned
 }
@@ -55,21 +56,21 @@ func (r *recorder) save(dir, key string, data []byte, err error) {
 	// to record, and reading the snapshot says it was not captured.
 }
 
-func (r *recorder) genl(req genlRequest) ([]genlMsg, error) {
-	msgs, err := r.live.genl(req)
-	r.save(req.dir, req.key, encodeGenl(msgs), err)
+func (r *recorder) Genl(req ethnl.Request) ([]ethnl.Msg, error) {
+	msgs, err := r.live.Genl(req)
+	r.save(req.Dir, req.Key, ethnl.EncodeMsgs(msgs), err)
 	return msgs, err
 }
 
-func (r *recorder) ioctl(req ioctlRequest) ([]byte, error) {
-	b, err := r.live.ioctl(req)
-	r.save(req.ifname, req.key, b, err)
+func (r *recorder) Ioctl(req ethnl.IoctlRequest) ([]byte, error) {
+	b, err := r.live.Ioctl(req)
+	r.save(req.IfName, req.Key, b, err)
 	return b, err
 }
 
-func (r *recorder) where(dir, key string) string { return r.live.where(dir, key) }
+func (r *recorder) Where(dir, key string) string { return r.live.Where(dir, key) }
 
-func (r *recorder) close() error { return r.live.close() }
+func (r *recorder) Close() error { return r.live.Close() }
 
 // replayer answers from a root's recorded files, read through the root
 // (so kfile.Trace sees every one).
@@ -100,29 +101,29 @@ func (r *replayer) answer(dir, key string) ([]byte, error) {
 	return nil, errno
 }
 
-func (r *replayer) genl(req genlRequest) ([]genlMsg, error) {
-	b, err := r.answer(req.dir, req.key)
+func (r *replayer) Genl(req ethnl.Request) ([]ethnl.Msg, error) {
+	b, err := r.answer(req.Dir, req.Key)
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := decodeGenl(b)
+	msgs, err := ethnl.DecodeMsgs(b)
 	if err != nil {
-		return nil, &unreadableError{what: r.fsys.Path(recordDir, req.dir, req.key), err: err}
+		return nil, &unreadableError{what: r.fsys.Path(recordDir, req.Dir, req.Key), err: err}
 	}
 	return msgs, nil
 }
 
-func (r *replayer) ioctl(req ioctlRequest) ([]byte, error) {
-	b, err := r.answer(req.ifname, req.key)
+func (r *replayer) Ioctl(req ethnl.IoctlRequest) ([]byte, error) {
+	b, err := r.answer(req.IfName, req.Key)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) != len(req.buf) {
-		return nil, unreadable(r.fsys.Path(recordDir, req.ifname, req.key), "%d bytes, the request's structure is %d", len(b), len(req.buf))
+	if len(b) != len(req.Buf) {
+		return nil, unreadable(r.fsys.Path(recordDir, req.IfName, req.Key), "%d bytes, the request's structure is %d", len(b), len(req.Buf))
 	}
 	return b, nil
 }
 
-func (r *replayer) where(dir, key string) string { return r.fsys.Path(recordDir, dir, key) }
+func (r *replayer) Where(dir, key string) string { return r.fsys.Path(recordDir, dir, key) }
 
-func (r *replayer) close() error { return nil }
+func (r *replayer) Close() error { return nil }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -224,7 +225,7 @@ func BenchmarkRead8x64(b *testing.B) {
 func TestRecordedKernelParts(t *testing.T) {
 	root := t.TempDir()
 	writeRecorded(t, root, []*NIC{modelNIC(0, 2, 8)})
-	kdir := filepath.Join(root, recordDir, kernelDir)
+	kdir := filepath.Join(root, recordDir, ethnl.KernelDir)
 	if err := os.Remove(filepath.Join(kdir, "nlctrl.netdev")); err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func TestRecordedRSSIoctl(t *testing.T) {
 	n := modelNIC(0, 4, 32)
 	writeRecorded(t, root, []*NIC{n})
 	ops := map[uint32]uint32{1: 0x0e, 11: 0x0e, 15: 0x0e, 17: 0x0e, 19: 0x0e}
-	kdir := filepath.Join(root, recordDir, kernelDir)
+	kdir := filepath.Join(root, recordDir, ethnl.KernelDir)
 	if err := os.WriteFile(filepath.Join(kdir, "nlctrl.ethtool"), familyReply(t, "ethtool", 0x1a, ops), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
@@ -26,8 +27,8 @@ import (
 // n_stats that is not the current count with 0 and no data. The reads
 // below ask with the count they expect and refuse any other answer; on
 // an older kernel, a count that grew between two requests (a channel
-// change) makes it write past the request, and the live asker's buffer
-// ends at a guard page, so that is EFAULT (errWrotePast), never a write
+// change) makes it write past the request, and the live ethnl.Asker's buffer
+// ends at a guard page, so that is EFAULT (ethnl.Live's guard page), never a write
 // into the program's memory.
 const (
 	ethtoolGStrings  = 0x1b
@@ -146,7 +147,7 @@ type Stats struct {
 	Driver string
 	// Names are the counters' names, as ethtool -S prints them.
 	Names []string
-	ask   asker
+	ask   ethnl.Asker
 }
 
 // OpenStats reads nic's driver and statistics names on fsys. When the
@@ -157,10 +158,10 @@ func OpenStats(fsys kfile.FS, nic string) (*Stats, error) {
 	if _, err := readSysfs(fsys, n); err != nil {
 		return nil, err
 	}
-	var a asker
+	var a ethnl.Asker
 	switch {
 	case fsys.Live():
-		a = newLiveAsker()
+		a = ethnl.NewLive()
 	default:
 		fi, err := fsys.Stat(fsys.Path(recordDir, nic))
 		if err != nil || !fi.IsDir() {
@@ -170,13 +171,13 @@ func OpenStats(fsys kfile.FS, nic string) (*Stats, error) {
 	}
 	s, err := openStats(a, nic)
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func openStats(a asker, nic string) (*Stats, error) {
+func openStats(a ethnl.Asker, nic string) (*Stats, error) {
 	s := &Stats{NIC: nic, ask: a}
 	b, err := s.ioctl("ioctl.drvinfo", newRxnfc(ethtoolGDrvinfo, drvinfoSize))
 	if err != nil {
@@ -224,16 +225,16 @@ func (s *Stats) Read() ([]uint64, error) {
 }
 
 // Close releases the ioctl socket.
-func (s *Stats) Close() error { return s.ask.close() }
+func (s *Stats) Close() error { return s.ask.Close() }
 
 func (s *Stats) ioctl(key string, buf []byte) ([]byte, error) {
-	b, err := s.ask.ioctl(ioctlRequest{ifname: s.NIC, key: key, buf: buf})
+	b, err := s.ask.Ioctl(ethnl.IoctlRequest{IfName: s.NIC, Key: key, Buf: buf})
 	if err != nil {
-		return nil, &StatsUnavailableError{NIC: s.NIC, Reason: reasonOf(err)}
+		return nil, &StatsUnavailableError{NIC: s.NIC, Reason: ReasonOf(err)}
 	}
 	return b, nil
 }
 
 func (s *Stats) unreadable(key string, err error) error {
-	return &StatsUnavailableError{NIC: s.NIC, Reason: reasonOf(&unreadableError{what: s.ask.where(s.NIC, key), err: err})}
+	return &StatsUnavailableError{NIC: s.NIC, Reason: ReasonOf(&unreadableError{what: s.ask.Where(s.NIC, key), err: err})}
 }

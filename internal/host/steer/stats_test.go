@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"golang.org/x/sys/unix"
 )
 
@@ -149,23 +150,23 @@ type mapAsker struct {
 	asked   []string
 }
 
-func (m *mapAsker) ioctl(req ioctlRequest) ([]byte, error) {
-	m.asked = append(m.asked, req.key)
-	if e, ok := m.errnos[req.key]; ok {
+func (m *mapAsker) Ioctl(req ethnl.IoctlRequest) ([]byte, error) {
+	m.asked = append(m.asked, req.Key)
+	if e, ok := m.errnos[req.Key]; ok {
 		return nil, e
 	}
-	b, ok := m.answers[req.key]
+	b, ok := m.answers[req.Key]
 	if !ok {
-		return nil, &notCapturedError{file: req.key}
+		return nil, &notCapturedError{file: req.Key}
 	}
-	if len(b) != len(req.buf) {
-		return nil, unreadable(req.key, "%d bytes, the request's structure is %d", len(b), len(req.buf))
+	if len(b) != len(req.Buf) {
+		return nil, unreadable(req.Key, "%d bytes, the request's structure is %d", len(b), len(req.Buf))
 	}
 	return append([]byte(nil), b...), nil
 }
-func (m *mapAsker) genl(genlRequest) ([]genlMsg, error) { return nil, unix.EOPNOTSUPP }
-func (m *mapAsker) where(dir, key string) string        { return dir + "/" + key }
-func (m *mapAsker) close() error                        { return nil }
+func (m *mapAsker) Genl(ethnl.Request) ([]ethnl.Msg, error) { return nil, unix.EOPNOTSUPP }
+func (m *mapAsker) Where(dir, key string) string            { return dir + "/" + key }
+func (m *mapAsker) Close() error                            { return nil }
 
 // TestOpenStats: the names are read once and each Read is one GSTATS;
 // a driver without statistics, a refusal, and a count that changed
@@ -337,9 +338,9 @@ func TestStatsLive(t *testing.T) {
 }
 
 func mustIoctl(t *testing.T, nic, key string, buf []byte) []byte {
-	a := newLiveAsker()
-	defer a.close()
-	b, err := a.ioctl(ioctlRequest{ifname: nic, key: key, buf: buf})
+	a := ethnl.NewLive()
+	defer a.Close()
+	b, err := a.Ioctl(ethnl.IoctlRequest{IfName: nic, Key: key, Buf: buf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@
 // flush timeouts, RPS, busy polling).
 //
 // Most of it is not in files: the live host answers over generic netlink
-// and the ethtool ioctl. Those answers sit behind the asker interface,
-// which has three forms: the live host's sockets, the same replies
+// and the ethtool ioctl. Those answers sit behind ethnl's Asker
+// interface, which has three forms: the live host's sockets, the same replies
 // recorded under a root's irqnuma/ folder (a snapshot stores exactly
 // what the live reads returned, and reading a snapshot decodes them
 // again), and the ethtool text a sosreport keeps under

@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 // TestWriteZCPlan: the steps without the NIC's name, the IRQ's move,
@@ -17,10 +17,10 @@ import (
 // unknown).
 func TestWriteZCPlan(t *testing.T) {
 	two := uint32(2)
-	rule := steer.RuleSpec{FlowType: "tcp4", DstPort: 9000, Queue: 1}
+	rule := nicset.RuleSpec{FlowType: "tcp4", DstPort: 9000, Queue: 1}
 	p := &tune.ZCPlan{NIC: "eth2", Queue: 1, Port: 9000,
 		Steps: []tune.SteerStep{
-			{NIC: "eth2", Channels: &steer.ChannelCounts{Combined: &two}},
+			{NIC: "eth2", Channels: &nicset.ChannelCounts{Combined: &two}},
 			{NIC: "eth2", Rule: &rule},
 		},
 		Skipped:  []tune.ZCSkip{{Step: "rings", Why: "unknown: not captured"}},

@@ -1,4 +1,4 @@
-package steer
+package ethnl
 
 import (
 	"errors"

@@ -1,15 +1,19 @@
-package steer
+package nicset
 
 import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/irqnuma/irqnuma/internal/ethnl"
+	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
@@ -21,7 +25,55 @@ func TestOpenSetterRefusesCapturedRoot(t *testing.T) {
 	}
 }
 
-// The rule irqnuma inserts reads back, through the decoder of
+// ruleAsker answers steer's reading of eth0's ntuple rules with one
+// rule, whose ETHTOOL_GRXCLSRULE answer is rule; every other request is
+// refused (EOPNOTSUPP), so its part stays unknown.
+type ruleAsker struct {
+	loc  uint32
+	rule []byte
+}
+
+func (a *ruleAsker) Genl(ethnl.Request) ([]ethnl.Msg, error) { return nil, unix.EOPNOTSUPP }
+func (a *ruleAsker) Where(dir, key string) string            { return dir + "/" + key }
+func (a *ruleAsker) Close() error                            { return nil }
+
+func (a *ruleAsker) Ioctl(req ethnl.IoctlRequest) ([]byte, error) {
+	b := make([]byte, len(req.Buf))
+	switch req.Key {
+	case "ioctl.rxclsrlcnt": // data (at 8): the table's size; rule_cnt (at 184)
+		native.PutUint64(b[8:], 16)
+		native.PutUint32(b[184:], 1)
+	case "ioctl.rxclsrlall": // rule_cnt, then rule_locs (at 188)
+		native.PutUint32(b[184:], 1)
+		native.PutUint32(b[188:], a.loc)
+	case "ioctl.rxclsrule." + strconv.FormatUint(uint64(a.loc), 10):
+		copy(b, a.rule)
+	default:
+		return nil, unix.EOPNOTSUPP
+	}
+	return b, nil
+}
+
+// readRule is the rule steer reads back when the kernel answers
+// GRXCLSRULE with b, the struct ethtool_rxnfc SRXCLSRLINS was given.
+func readRule(t *testing.T, loc uint32, b []byte) steer.Rule {
+	t.Helper()
+	fsys, err := kfile.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	n, err := steer.ReadNIC(fsys, &ruleAsker{loc: loc, rule: b}, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Rules == nil || len(n.Rules.Rules) != 1 {
+		t.Fatalf("steer read the rules as %+v (%v)", n.Rules, n.Unknown[steer.PartRules])
+	}
+	return n.Rules.Rules[0]
+}
+
+// The rule irqnuma inserts reads back, through steer's decoder of
 // ETHTOOL_GRXCLSRULE, as the rule it meant: ethtool's layout both ways.
 func TestEncodeRuleInsDecodes(t *testing.T) {
 	tests := []struct {
@@ -39,10 +91,7 @@ func TestEncodeRuleInsDecodes(t *testing.T) {
 		if cmd := native.Uint32(b); cmd != ethtoolSRXClsRlIns {
 			t.Errorf("cmd %#x, want ETHTOOL_SRXCLSRLINS", cmd)
 		}
-		r, err := decodeRule(b)
-		if err != nil {
-			t.Fatalf("decodeRule(encodeRuleIns(%+v)): %v", tt.give, err)
-		}
+		r := readRule(t, tt.loc, b)
 		if !tt.give.Matches(r) || r.Location != tt.loc {
 			t.Errorf("encodeRuleIns(%+v, %d) decodes as %+v", tt.give, tt.loc, r)
 		}
@@ -65,20 +114,20 @@ func TestRuleSpecMatches(t *testing.T) {
 	other := uint16(80)
 	ctx := uint32(1)
 	spec := RuleSpec{FlowType: "tcp4", DstPort: 9000, Queue: 1}
-	base := Rule{FlowType: "tcp4", DstPort: &port, DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 1}
+	base := steer.Rule{FlowType: "tcp4", DstPort: &port, DstPortMask: 0xffff, Action: steer.RuleActionQueue, Queue: 1}
 	tests := []struct {
 		name string
-		edit func(r *Rule)
+		edit func(r *steer.Rule)
 		want bool
 	}{
-		{"same", func(*Rule) {}, true},
-		{"other queue", func(r *Rule) { r.Queue = 2 }, false},
-		{"partial port mask", func(r *Rule) { r.DstPortMask = 0xff00 }, false},
-		{"source port too", func(r *Rule) { r.SrcPort, r.SrcPortMask = &other, 0xffff }, false},
-		{"an address too", func(r *Rule) { r.DstIP = "10.0.0.1" }, false},
-		{"tcp6", func(r *Rule) { r.FlowType = "tcp6" }, false},
-		{"drop", func(r *Rule) { r.Action = RuleActionDrop }, false},
-		{"rss context", func(r *Rule) { r.Context = &ctx }, false},
+		{"same", func(*steer.Rule) {}, true},
+		{"other queue", func(r *steer.Rule) { r.Queue = 2 }, false},
+		{"partial port mask", func(r *steer.Rule) { r.DstPortMask = 0xff00 }, false},
+		{"source port too", func(r *steer.Rule) { r.SrcPort, r.SrcPortMask = &other, 0xffff }, false},
+		{"an address too", func(r *steer.Rule) { r.DstIP = "10.0.0.1" }, false},
+		{"tcp6", func(r *steer.Rule) { r.FlowType = "tcp6" }, false},
+		{"drop", func(r *steer.Rule) { r.Action = steer.RuleActionDrop }, false},
+		{"rss context", func(r *steer.Rule) { r.Context = &ctx }, false},
 	}
 	for _, tt := range tests {
 		r := base
@@ -87,6 +136,15 @@ func TestRuleSpecMatches(t *testing.T) {
 			t.Errorf("%s: Matches = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// u32s reads b as the host's u32s.
+func u32s(b []byte) []uint32 {
+	var out []uint32
+	for ; len(b) >= 4; b = b[4:] {
+		out = append(out, native.Uint32(b))
+	}
+	return out
 }
 
 func TestEncodeSRSSH(t *testing.T) {
@@ -117,12 +175,11 @@ func TestEncodeSRSSH(t *testing.T) {
 		if got := native.Uint32(b[12:]); got != uint32(len(tt.wantKey)) {
 			t.Errorf("%s: key_size %d, want %d", tt.name, got, len(tt.wantKey))
 		}
-		if b[16] != 0 || b[17] != tt.xfrm || !zero(b[18:24]) {
+		if b[16] != 0 || b[17] != tt.xfrm || slices.ContainsFunc(b[18:24], func(c byte) bool { return c != 0 }) {
 			t.Errorf("%s: hfunc, input_xfrm, reserved = % x", tt.name, b[16:24])
 		}
-		table, err := decodeTable(b[rxfhSize : rxfhSize+4*len(tt.wantTable)])
-		if err != nil || !slices.Equal(table, tt.wantTable) && len(tt.wantTable) > 0 {
-			t.Errorf("%s: table %v (%v), want %v", tt.name, table, err, tt.wantTable)
+		if table := u32s(b[rxfhSize : rxfhSize+4*len(tt.wantTable)]); !slices.Equal(table, tt.wantTable) && len(tt.wantTable) > 0 {
+			t.Errorf("%s: table %v, want %v", tt.name, table, tt.wantTable)
 		}
 		if got := b[rxfhSize+4*len(tt.wantTable):]; !slices.Equal(got, tt.wantKey) && len(tt.wantKey) > 0 {
 			t.Errorf("%s: key % x, want % x", tt.name, got, tt.wantKey)
@@ -134,7 +191,7 @@ func TestEncodeSRSSH(t *testing.T) {
 func setAttrsOf(t *testing.T, b []byte) map[uint16][]byte {
 	t.Helper()
 	out := map[uint16][]byte{}
-	if err := attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
+	if err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		out[typ] = append([]byte{}, ad.Bytes()...)
 		return nil
 	}); err != nil {
@@ -145,18 +202,18 @@ func setAttrsOf(t *testing.T, b []byte) map[uint16][]byte {
 
 func TestEncodeSetBodies(t *testing.T) {
 	four := uint32(4)
-	got := setAttrsOf(t, encode(func(ae *netlink.AttributeEncoder) { encodeChannels(ae, ChannelCounts{Combined: &four}) }))
+	got := setAttrsOf(t, ethnl.Encode(func(ae *netlink.AttributeEncoder) { encodeChannels(ae, ChannelCounts{Combined: &four}) }))
 	if len(got) != 1 || native.Uint32(got[ethnlChannelsCombinedCount]) != 4 {
 		t.Errorf("channels-set body %v, want only COMBINED_COUNT 4", got)
 	}
-	got = setAttrsOf(t, encode(func(ae *netlink.AttributeEncoder) { encodeRSSSet(ae, RSSSetting{Default: true}) }))
+	got = setAttrsOf(t, ethnl.Encode(func(ae *netlink.AttributeEncoder) { encodeRSSSet(ae, RSSSetting{Default: true}) }))
 	if v, ok := got[ethnlRSSIndir]; !ok || len(v) != 0 || len(got) != 1 {
 		t.Errorf("rss-set default body %v, want an empty INDIR only", got)
 	}
-	got = setAttrsOf(t, encode(func(ae *netlink.AttributeEncoder) {
+	got = setAttrsOf(t, ethnl.Encode(func(ae *netlink.AttributeEncoder) {
 		encodeRSSSet(ae, RSSSetting{Table: []uint32{0, 2}, Key: []byte{9}})
 	}))
-	if tb, _ := decodeTable(got[ethnlRSSIndir]); !slices.Equal(tb, []uint32{0, 2}) || !slices.Equal(got[ethnlRSSHkey], []byte{9}) {
+	if tb := u32s(got[ethnlRSSIndir]); !slices.Equal(tb, []uint32{0, 2}) || !slices.Equal(got[ethnlRSSHkey], []byte{9}) {
 		t.Errorf("rss-set body %v", got)
 	}
 }
@@ -174,7 +231,7 @@ func TestIsDefaultTableAndEqual(t *testing.T) {
 }
 
 func TestCheckReadBack(t *testing.T) {
-	n := &NIC{Name: "eth2", RSS: &RSS{Rings: 4, Table: []uint32{0, 1, 2, 3}}, Channels: &Channels{Combined: 4}}
+	n := &steer.NIC{Name: "eth2", RSS: &steer.RSS{Rings: 4, Table: []uint32{0, 1, 2, 3}}, Channels: &steer.Channels{Combined: 4}}
 	if err := checkRSS(n, RSSSetting{Default: true}); err != nil {
 		t.Errorf("default table: %v", err)
 	}
@@ -185,21 +242,21 @@ func TestCheckReadBack(t *testing.T) {
 	if err := checkChannels(n, ChannelCounts{Combined: &three}); !errors.Is(err, ErrReadBack) {
 		t.Errorf("channels: %v, want ErrReadBack", err)
 	}
-	on := TCPDataSplitEnabled
-	if err := checkRings(&NIC{Name: "eth2", Unknown: map[Part]Reason{PartRings: {Why: WhyDriver}}}, RingSetting{TCPDataSplit: &on}); !errors.Is(err, ErrReadBack) {
+	on := steer.TCPDataSplitEnabled
+	if err := checkRings(&steer.NIC{Name: "eth2", Unknown: map[steer.Part]steer.Reason{steer.PartRings: {Why: steer.WhyDriver}}}, RingSetting{TCPDataSplit: &on}); !errors.Is(err, ErrReadBack) {
 		t.Errorf("rings unknown: %v, want ErrReadBack", err)
 	}
 }
 
 func TestRuleLocation(t *testing.T) {
-	n := &NIC{Name: "eth0", Rules: &Rules{TableSize: 3, Rules: []Rule{{Location: 0}, {Location: 2}}}}
+	n := &steer.NIC{Name: "eth0", Rules: &steer.Rules{TableSize: 3, Rules: []steer.Rule{{Location: 0}, {Location: 2}}}}
 	if loc, err := ruleLocation(n, 3); err != nil || loc != 1 {
 		t.Errorf("ruleLocation = %d, %v; want 1", loc, err)
 	}
 	if loc, err := ruleLocation(n, rxClsLocSpecial|3); err != nil || loc != rxClsLocAny {
 		t.Errorf("special: ruleLocation = %#x, %v; want RX_CLS_LOC_ANY", loc, err)
 	}
-	n.Rules.Rules = append(n.Rules.Rules, Rule{Location: 1})
+	n.Rules.Rules = append(n.Rules.Rules, steer.Rule{Location: 1})
 	if _, err := ruleLocation(n, 3); err == nil {
 		t.Error("a full table gave a location")
 	}
@@ -215,8 +272,8 @@ func TestSetErrorSaysTheKernelsTerms(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("message %q, want %q", err.Error(), want)
 	}
-	if r := se.Reason(); r.Why != WhyDriver {
-		t.Errorf("Reason %v, want %s", r, WhyDriver)
+	if r := se.Reason(); r.Why != steer.WhyDriver {
+		t.Errorf("Reason %v, want %s", r, steer.WhyDriver)
 	}
 }
 
@@ -231,9 +288,8 @@ func FuzzEncodeRuleIns(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := decodeRule(b)
-		if err != nil || !spec.Matches(r) || r.Location != loc {
-			t.Fatalf("%+v at %d decodes as %+v, %v", spec, loc, r, err)
+		if r := readRule(t, loc, b); !spec.Matches(r) || r.Location != loc {
+			t.Fatalf("%+v at %d decodes as %+v", spec, loc, r)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package steer
+package ethnl
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"github.com/mdlayher/netlink"
 )
 
-// attrs walks one level of netlink attributes, calling fn with each
+// Attrs walks one level of netlink attributes, calling fn with each
 // attribute's type (flags masked off) and decoder. Decoding errors of
 // the walk and of fn come back as one error.
-func attrs(b []byte, fn func(typ uint16, ad *netlink.AttributeDecoder) error) error {
+func Attrs(b []byte, fn func(typ uint16, ad *netlink.AttributeDecoder) error) error {
 	ad, err := netlink.NewAttributeDecoder(b)
 	if err != nil {
 		return err
@@ -22,8 +22,8 @@ func attrs(b []byte, fn func(typ uint16, ad *netlink.AttributeDecoder) error) er
 	return ad.Err()
 }
 
-// u32 reads a 4-byte attribute.
-func u32(ad *netlink.AttributeDecoder, name string) (uint32, error) {
+// U32 reads a 4-byte attribute.
+func U32(ad *netlink.AttributeDecoder, name string) (uint32, error) {
 	b := ad.Bytes()
 	if len(b) != 4 {
 		return 0, fmt.Errorf("%s: %d bytes, want 4", name, len(b))
@@ -31,8 +31,8 @@ func u32(ad *netlink.AttributeDecoder, name string) (uint32, error) {
 	return native.Uint32(b), nil
 }
 
-// u8 reads a 1-byte attribute.
-func u8(ad *netlink.AttributeDecoder, name string) (uint8, error) {
+// U8 reads a 1-byte attribute.
+func U8(ad *netlink.AttributeDecoder, name string) (uint8, error) {
 	b := ad.Bytes()
 	if len(b) != 1 {
 		return 0, fmt.Errorf("%s: %d bytes, want 1", name, len(b))
@@ -40,8 +40,8 @@ func u8(ad *netlink.AttributeDecoder, name string) (uint8, error) {
 	return b[0], nil
 }
 
-// uintAttr reads a netlink "uint": 4 or 8 bytes (nla_put_uint).
-func uintAttr(ad *netlink.AttributeDecoder, name string) (uint64, error) {
+// Uint reads a netlink "uint": 4 or 8 bytes (nla_put_uint).
+func Uint(ad *netlink.AttributeDecoder, name string) (uint64, error) {
 	b := ad.Bytes()
 	switch len(b) {
 	case 4:
@@ -52,8 +52,8 @@ func uintAttr(ad *netlink.AttributeDecoder, name string) (uint64, error) {
 	return 0, fmt.Errorf("%s: %d bytes, want 4 or 8", name, len(b))
 }
 
-// str reads a NUL-terminated string attribute.
-func str(ad *netlink.AttributeDecoder, name string) (string, error) {
+// Str reads a NUL-terminated string attribute.
+func Str(ad *netlink.AttributeDecoder, name string) (string, error) {
 	b := ad.Bytes()
 	if len(b) == 0 || b[len(b)-1] != 0 {
 		return "", fmt.Errorf("%s: not NUL-terminated", name)
@@ -61,14 +61,14 @@ func str(ad *netlink.AttributeDecoder, name string) (string, error) {
 	return string(b[:len(b)-1]), nil
 }
 
-// encode builds request attributes; fn adds them.
-func encode(fn func(ae *netlink.AttributeEncoder)) []byte {
+// Encode builds request attributes; fn adds them. A nested encoder fn
+// starts must return no error: requests are built from their own
+// values, never from input, so an error there is a bug and panics.
+func Encode(fn func(ae *netlink.AttributeEncoder)) []byte {
 	ae := netlink.NewAttributeEncoder()
 	fn(ae)
 	b, err := ae.Encode()
 	if err != nil {
-		// Only a nested encoder's error can get here, and ours return
-		// none.
 		panic(err)
 	}
 	return b

@@ -1,4 +1,4 @@
-package steer
+package ethnl
 
 import (
 	"bytes"
@@ -13,14 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// liveAsker asks the running kernel: one generic netlink socket
+// Live asks the running kernel: one generic netlink socket
 // (mdlayher/genetlink's, which frames the genl header and checks each
 // reply's sequence and port against the request) and one datagram
 // socket for the ethtool ioctl, both opened on first use. Families are
-// looked up with steer's own CTRL_CMD_GETFAMILY request through the same
-// socket, not genetlink.GetFamily, so that the lookup is an answer like
-// any other: recorded by a snapshot and replayed from it.
-type liveAsker struct {
+// looked up with FamilyRequest through the same socket, not
+// genetlink.GetFamily, so that the lookup is an answer like any other:
+// recorded by a snapshot and replayed from it.
+type Live struct {
 	conn    *genetlink.Conn
 	connErr error
 	fd      int
@@ -29,19 +29,21 @@ type liveAsker struct {
 	guard   guarded
 }
 
-func newLiveAsker() *liveAsker { return &liveAsker{fd: -1} }
+// NewLive is the running kernel's Asker; it opens nothing until asked.
+func NewLive() *Live { return &Live{fd: -1} }
 
-func (a *liveAsker) genl(req genlRequest) ([]genlMsg, error) {
-	msgs, err := a.genlRaw(req)
+// Genl sends req and returns its reply's messages, or the errno.
+func (a *Live) Genl(req Request) ([]Msg, error) {
+	msgs, err := a.GenlRaw(req)
 	if err != nil {
 		return nil, errnoOf(err)
 	}
 	return msgs, nil
 }
 
-// genlRaw is genl with netlink's own error, which keeps the extended
+// GenlRaw is Genl with netlink's own error, which keeps the extended
 // ack's message (a set's refusal says why in it).
-func (a *liveAsker) genlRaw(req genlRequest) ([]genlMsg, error) {
+func (a *Live) GenlRaw(req Request) ([]Msg, error) {
 	if a.conn == nil && a.connErr == nil {
 		a.conn, a.connErr = genetlink.Dial(nil)
 		if a.conn != nil {
@@ -55,16 +57,16 @@ func (a *liveAsker) genlRaw(req genlRequest) ([]genlMsg, error) {
 		return nil, a.connErr
 	}
 	flags := netlink.Request
-	if req.dump {
+	if req.Dump {
 		flags |= netlink.Dump
 	}
-	if req.ack {
+	if req.Ack {
 		flags |= netlink.Acknowledge
 	}
 	sent, err := a.conn.Send(genetlink.Message{
-		Header: genetlink.Header{Command: req.cmd, Version: req.version},
-		Data:   req.attrs,
-	}, req.family, flags)
+		Header: genetlink.Header{Command: req.Cmd, Version: req.Version},
+		Data:   req.Attrs,
+	}, req.Family, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +77,9 @@ func (a *liveAsker) genlRaw(req genlRequest) ([]genlMsg, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]genlMsg, 0, len(gmsgs))
+	out := make([]Msg, 0, len(gmsgs))
 	for i, m := range gmsgs {
-		out = append(out, genlMsg{
+		out = append(out, Msg{
 			Type:    uint16(nmsgs[i].Header.Type),
 			Flags:   uint16(nmsgs[i].Header.Flags),
 			Cmd:     m.Header.Command,
@@ -105,7 +107,9 @@ type ifreqData struct {
 	_    [24 - unsafe.Sizeof(uintptr(0))]byte
 }
 
-func (a *liveAsker) ioctl(req ioctlRequest) ([]byte, error) {
+// Ioctl runs SIOCETHTOOL with req's buffer, in memory that ends at a
+// guard page (see guarded).
+func (a *Live) Ioctl(req IoctlRequest) ([]byte, error) {
 	if !a.opened {
 		a.opened = true
 		a.fd, a.fdErr = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
@@ -116,16 +120,16 @@ func (a *liveAsker) ioctl(req ioctlRequest) ([]byte, error) {
 	if a.fdErr != nil {
 		return nil, a.fdErr
 	}
-	if len(req.ifname) >= unix.IFNAMSIZ || len(req.buf) == 0 {
+	if len(req.IfName) >= unix.IFNAMSIZ || len(req.Buf) == 0 {
 		return nil, unix.EINVAL
 	}
 	var ifr ifreqData
-	copy(ifr.name[:], req.ifname)
-	buf, err := a.guard.buffer(len(req.buf))
+	copy(ifr.name[:], req.IfName)
+	buf, err := a.guard.buffer(len(req.Buf))
 	if err != nil {
 		return nil, err
 	}
-	copy(buf, req.buf)
+	copy(buf, req.Buf)
 	ifr.data = unsafe.Pointer(&buf[0])
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(a.fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
 	runtime.KeepAlive(&ifr)
@@ -186,14 +190,16 @@ func (g *guarded) release() error {
 	return err
 }
 
-func (a *liveAsker) where(dir, key string) string {
-	if dir == kernelDir {
+// Where names an answer by its request.
+func (a *Live) Where(dir, key string) string {
+	if dir == KernelDir {
 		return "the kernel's " + key + " reply"
 	}
 	return dir + "'s " + key + " reply"
 }
 
-func (a *liveAsker) close() error {
+// Close closes the sockets and unmaps the ioctl buffer.
+func (a *Live) Close() error {
 	var err error
 	if a.conn != nil {
 		err = a.conn.Close()
