@@ -7,7 +7,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/tune"
@@ -129,7 +128,7 @@ func pinOutcome(a *app, res *tune.PinResult) error {
 	report.WritePinFailures(a.stderr, res)
 	if err := res.Err(); err != nil {
 		code := cli.ExitError
-		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == irq.StopInterrupted {
+		if c, ok := shutdown.ExitCode(a.ctx); ok && res.Stop == tune.StopInterrupted {
 			code = c
 		}
 		return cli.Exit(code, err)

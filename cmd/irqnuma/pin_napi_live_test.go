@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // liveCPUs reads a task's Cpus_allowed_list, or an IRQ's
@@ -97,7 +98,7 @@ func TestPinNAPILive(t *testing.T) {
 		threadsBefore[pid] = liveCPUs(t, "/proc/"+strconv.Itoa(pid)+"/status", "Cpus_allowed_list")
 	}
 	// eth0's queue IRQs, from /proc/interrupts through irq list.
-	ps := pinSys(irq.FileWriter{}, 0)
+	ps := pinSys(tune.FileWriter{}, 0)
 	stdout, stderr, code := runCLISys(t, ps, "irq", "list", "-o", "json")
 	if code != 0 {
 		t.Fatalf("irq list: %d %s", code, stderr)

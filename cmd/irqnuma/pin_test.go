@@ -32,7 +32,7 @@ var seedQueueCPUs = []int{50, 17, 53, 51, 58, 55, 53, 30, 60, 20, 21, 61, 26, 23
 
 // pinSys is the process a pin test runs in: writer w (the kernel's files
 // when nil), effective uid uid and the fixed clock pinTime.
-func pinSys(w irq.Writer, uid int) sys {
+func pinSys(w tune.Writer, uid int) sys {
 	s := hostSys()
 	if w != nil {
 		s.writer = w
@@ -247,7 +247,7 @@ func TestPinSeedDoneWhen(t *testing.T) {
 type x86Kernel struct{}
 
 func (x86Kernel) WriteFile(name string, data []byte) error {
-	if err := (irq.FileWriter{}).WriteFile(name, data); err != nil {
+	if err := (tune.FileWriter{}).WriteFile(name, data); err != nil {
 		return err
 	}
 	if filepath.Base(name) != irq.FileAffinityList {
@@ -258,7 +258,7 @@ func (x86Kernel) WriteFile(name string, data []byte) error {
 		return err
 	}
 	first, _ := set.Min()
-	return (irq.FileWriter{}).WriteFile(filepath.Join(filepath.Dir(name), "effective_affinity_list"), []byte(strconv.Itoa(first)+"\n"))
+	return (tune.FileWriter{}).WriteFile(filepath.Join(filepath.Dir(name), "effective_affinity_list"), []byte(strconv.Itoa(first)+"\n"))
 }
 
 // With a kernel that re-targets the interrupts, the queue IRQs of eth0 are
@@ -386,7 +386,7 @@ func (w *failAt) WriteFile(name string, data []byte) error {
 	if w.n == w.at {
 		return &fs.PathError{Op: "write", Path: name, Err: w.err}
 	}
-	if err := (irq.FileWriter{}).WriteFile(name, data); err != nil {
+	if err := (tune.FileWriter{}).WriteFile(name, data); err != nil {
 		return err
 	}
 	if w.cancel != nil && w.n == w.after {
@@ -440,7 +440,7 @@ func TestPinKeepGoing(t *testing.T) {
 	if got := d.results()[5]; got != "288 change changed" {
 		t.Errorf("IRQ 288: %s", got)
 	}
-	ps = pinSys(irq.FileWriter{}, 0)
+	ps = pinSys(tune.FileWriter{}, 0)
 	if _, stderr, code := runCLISys(t, ps, "--root", root, "irq", "restore", d.StateFile); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
@@ -565,8 +565,8 @@ func TestRestoreAfterIRQGone(t *testing.T) {
 		t.Errorf("restore: exit %d, stderr %q; want exit 1 naming IRQ 290 as gone", code, stderr)
 	}
 	for _, r := range decodePin(t, stdout).Plan {
-		if r.IRQ == 290 && irq.Result(r.Result) != irq.ResultGone {
-			t.Errorf("IRQ 290: result %q, want %q", r.Result, irq.ResultGone)
+		if r.IRQ == 290 && tune.Result(r.Result) != tune.ResultGone {
+			t.Errorf("IRQ 290: result %q, want %q", r.Result, tune.ResultGone)
 		}
 	}
 	after := treeFiles(t, root)
@@ -706,7 +706,7 @@ func TestPinLive(t *testing.T) {
 	if cpus.Len() < 2 {
 		t.Skip("one online CPU: nowhere to move an IRQ")
 	}
-	ps := pinSys(irq.FileWriter{}, 0)
+	ps := pinSys(tune.FileWriter{}, 0)
 	stdout, stderr, code := runCLISys(t, ps, "irq", "list", "-o", "json")
 	if code != 0 {
 		t.Fatalf("irq list: %d %s", code, stderr)

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/tune"
@@ -37,7 +36,7 @@ type app struct {
 // fixed clock, a non-root user), each on its own app, so CLI tests can run
 // in parallel.
 type sys struct {
-	writer irq.Writer // every write to /proc/irq and sysfs
+	writer tune.Writer // every write to /proc/irq and sysfs
 	// threads moves NAPI kernel threads (sched_setaffinity); nil: the
 	// kernel's on the live host, none on a captured root.
 	threads tune.ThreadAffinity
@@ -48,7 +47,7 @@ type sys struct {
 
 // hostSys is the real process: the kernel's files, its user and its clock.
 func hostSys() sys {
-	return sys{writer: irq.FileWriter{}, geteuid: os.Geteuid, now: time.Now, getenv: os.Getenv}
+	return sys{writer: tune.FileWriter{}, geteuid: os.Geteuid, now: time.Now, getenv: os.Getenv}
 }
 
 // commands are the constructors of the subcommands (help lists them

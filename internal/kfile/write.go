@@ -164,12 +164,12 @@ func (f FS) Link(tmp *os.File, p string) error {
 func (f FS) Rename(oldp, newp string, noReplace bool) error {
 	ofd, obase, err := f.parent(oldp)
 	if err != nil {
-		return &os.LinkError{Op: "rename", Old: oldp, New: newp, Err: unwrapPath(err)}
+		return &os.LinkError{Op: "rename", Old: oldp, New: newp, Err: UnwrapPath(err)}
 	}
 	defer unix.Close(ofd)
 	nfd, nbase, err := f.parent(newp)
 	if err != nil {
-		return &os.LinkError{Op: "rename", Old: oldp, New: newp, Err: unwrapPath(err)}
+		return &os.LinkError{Op: "rename", Old: oldp, New: newp, Err: UnwrapPath(err)}
 	}
 	defer unix.Close(nfd)
 	var flags uint
@@ -244,8 +244,8 @@ func (f FS) OpenKernelFile(p string) (file *os.File, err error) {
 	return regularFile(fd, p)
 }
 
-// unwrapPath keeps the errno of an *fs.PathError.
-func unwrapPath(err error) error {
+// UnwrapPath keeps the errno of an *fs.PathError.
+func UnwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -31,14 +30,14 @@ type ThreadRow struct {
 	NAPI uint32 `json:"napi_id,omitempty"`
 	// Queue and IRQ are those the thread was paired with; -1 when not
 	// known.
-	Queue  int        `json:"queue"`
-	Dir    string     `json:"dir,omitempty"`
-	IRQ    int        `json:"irq"`
-	From   string     `json:"from"`
-	To     string     `json:"to"`
-	Action Action     `json:"action"`
-	Result irq.Result `json:"result"`
-	Error  string     `json:"error"`
+	Queue  int    `json:"queue"`
+	Dir    string `json:"dir,omitempty"`
+	IRQ    int    `json:"irq"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Action Action `json:"action"`
+	Result Result `json:"result"`
+	Error  string `json:"error"`
 	// Note says why a thread goes to the CPUs of its NIC's queue IRQs
 	// (all of them, not one queue's): its queue is unknown, and why.
 	Note string `json:"note,omitempty"`
@@ -291,7 +290,7 @@ func (p *threadPlanner) add(nic string, napi steer.NAPI, s planStep) error {
 	if j, ok := p.byPID[napi.PID]; ok {
 		prev := &p.rows[j]
 		if !prev.to.Equal(s.To) && prev.Action != ActionSkipUnknown {
-			prev.Action, prev.Result = ActionSkipUnknown, irq.ResultSkipped
+			prev.Action, prev.Result = ActionSkipUnknown, ResultSkipped
 			prev.Error = fmt.Sprintf("not moved: it serves IRQs %d and %d, which this pin places on different CPUs (%s and %s)", prev.IRQ, s.IRQ, prev.to, s.To)
 			prev.To = ""
 		}
@@ -324,14 +323,14 @@ func (p *threadPlanner) plan(r ThreadRow, to cpuset.Set, notNAPI string) error {
 	if err != nil || task == nil {
 		return err
 	}
-	r.Comm, r.From, r.To, r.Action, r.Result = task.Comm, cpusOrUnknown(task.Allowed), to.String(), ActionChange, irq.ResultPlanned
+	r.Comm, r.From, r.To, r.Action, r.Result = task.Comm, cpusOrUnknown(task.Allowed), to.String(), ActionChange, ResultPlanned
 	r.start, r.to, r.from = task.Start, to, task.Allowed
 	switch {
 	case !napiComm(task.Comm, r.NIC):
-		r.Action, r.Result, r.To = ActionSkipUnknown, irq.ResultSkipped, ""
+		r.Action, r.Result, r.To = ActionSkipUnknown, ResultSkipped, ""
 		r.Error = fmt.Sprintf(notNAPI, task.Comm)
 	case p.threads == nil:
-		r.Action, r.Result = ActionSkipUnknown, irq.ResultSkipped
+		r.Action, r.Result = ActionSkipUnknown, ResultSkipped
 		r.Error = "not moved: " + errCaptured.Error()
 	default:
 		if r.from, err = p.threads.Get(r.PID); err != nil {
@@ -339,7 +338,7 @@ func (p *threadPlanner) plan(r ThreadRow, to cpuset.Set, notNAPI string) error {
 		}
 		r.From = r.from.String()
 		if r.from.Equal(to) {
-			r.Action, r.Result = ActionKeep, irq.ResultUnchanged
+			r.Action, r.Result = ActionKeep, ResultUnchanged
 		}
 	}
 	p.byPID[r.PID] = len(p.rows)
@@ -386,7 +385,7 @@ func (p *threadPlanner) skip(nic string, pid int, napi uint32, irqN int, why str
 	}
 	p.byPID[pid] = len(p.rows)
 	p.rows = append(p.rows, ThreadRow{PID: pid, Comm: task.Comm, NIC: nic, NAPI: napi, Queue: -1, IRQ: irqN,
-		From: cpusOrUnknown(task.Allowed), Action: ActionSkipUnknown, Result: irq.ResultSkipped, Error: why})
+		From: cpusOrUnknown(task.Allowed), Action: ActionSkipUnknown, Result: ResultSkipped, Error: why})
 	return nil
 }
 
@@ -445,36 +444,36 @@ func threadChanges(rows []ThreadRow) []int {
 // stops it, and the threads set are rolled back newest first; the
 // caller then rolls back the IRQs, which were written before them. It
 // returns why it stopped.
-func applyThreads(ctx context.Context, ta ThreadAffinity, rows []ThreadRow, keepGoing bool) irq.Stop {
+func applyThreads(ctx context.Context, ta ThreadAffinity, rows []ThreadRow, keepGoing bool) Stop {
 	todo := threadChanges(rows)
-	stop := irq.StopCompleted
+	stop := StopCompleted
 	var done []int
 	for _, i := range todo {
 		if ctx.Err() != nil {
-			stop = irq.StopInterrupted
+			stop = StopInterrupted
 			break
 		}
 		r := &rows[i]
 		if err := ta.Set(r.PID, r.to); err != nil {
-			r.Result = irq.ResultFailed
+			r.Result = ResultFailed
 			r.fail(err)
 			if !keepGoing {
-				stop = irq.StopFailed
+				stop = StopFailed
 				break
 			}
 			continue
 		}
-		r.Result = irq.ResultChanged
+		r.Result = ResultChanged
 		done = append(done, i)
 	}
-	if stop != irq.StopCompleted {
+	if stop != StopCompleted {
 		for k := len(done) - 1; k >= 0; k-- {
 			r := &rows[done[k]]
 			if err := ta.Set(r.PID, r.from); err != nil {
 				r.fail(&RollbackError{Step: r.Name(), Err: err})
 				continue
 			}
-			r.Result = irq.ResultRolledBack
+			r.Result = ResultRolledBack
 		}
 	}
 	return stop
@@ -487,7 +486,7 @@ func readBackThreads(ta ThreadAffinity, rows []ThreadRow) {
 	}
 	for i := range rows {
 		r := &rows[i]
-		if r.Result == irq.ResultSkipped {
+		if r.Result == ResultSkipped {
 			continue
 		}
 		if set, err := ta.Get(r.PID); err == nil {
@@ -504,26 +503,26 @@ func readBackThreads(ta ThreadAffinity, rows []ThreadRow) {
 func (r *RestoreResult) restoreThreads(fsys kfile.FS, ta ThreadAffinity, saved []savedThread) {
 	for _, t := range saved {
 		row := ThreadRow{PID: t.PID, Comm: t.Comm, NIC: t.NIC, NAPI: t.NAPI, Queue: t.Queue, Dir: t.Dir, IRQ: t.IRQ,
-			To: t.CPUs, Action: ActionRestore, Result: irq.ResultUnchanged}
+			To: t.CPUs, Action: ActionRestore, Result: ResultUnchanged}
 		to, _ := cpuset.ParseList(t.CPUs) // validated with the state
 		task, err := proc.ReadTask(fsys, t.PID)
 		switch {
 		case errors.Is(err, proc.ErrNoProcess) || (err == nil && (task.Comm != t.Comm || task.Start != t.Start)):
-			row.Result, row.Error = irq.ResultGone, row.Name()+" is gone: not restored"
+			row.Result, row.Error = ResultGone, row.Name()+" is gone: not restored"
 			r.Gone = append(r.Gone, row.Name())
 			r.Threads = append(r.Threads, row)
 			continue
 		case err != nil:
-			row.Result = irq.ResultFailed
+			row.Result = ResultFailed
 			row.fail(err)
 		case ta == nil:
 			row.From = task.Allowed.String()
-			row.Result = irq.ResultFailed
+			row.Result = ResultFailed
 			row.fail(fmt.Errorf("not restored: %w", errCaptured))
 		default:
 			row.restore(ta, to)
 		}
-		if row.Result == irq.ResultFailed {
+		if row.Result == ResultFailed {
 			r.Failed = append(r.Failed, row.Name()+": "+row.Error)
 		}
 		r.Threads = append(r.Threads, row)
@@ -539,10 +538,10 @@ func (r *ThreadRow) restore(ta ThreadAffinity, to cpuset.Set) {
 	if err == nil && cur.Equal(to) {
 		r.Action = ActionKeep
 	} else if err := ta.Set(r.PID, to); err != nil {
-		r.Result = irq.ResultFailed
+		r.Result = ResultFailed
 		r.fail(err)
 	} else {
-		r.Result = irq.ResultChanged
+		r.Result = ResultChanged
 	}
 	if set, err := ta.Get(r.PID); err == nil {
 		s := set.String()

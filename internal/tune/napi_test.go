@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
@@ -102,7 +101,7 @@ func napiHost(t *testing.T) (root string, sh *steer.Host, ft *fakeThreads) {
 
 func napiPin(t *testing.T, root string, sh *steer.Host, ft ThreadAffinity, ctx context.Context) (*PinResult, error) {
 	t.Helper()
-	return Pin(ctx, PinRequest{Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: irq.FileWriter{},
+	return Pin(ctx, PinRequest{Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: FileWriter{},
 		Now: time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC), StatePath: filepath.Join(t.TempDir(), "state.json"),
 		Steering: sh, Threads: ft})
 }
@@ -170,7 +169,7 @@ func TestPinNAPIThreads(t *testing.T) {
 	}
 
 	ft.calls = nil
-	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, ft)
+	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, FileWriter{}, ft)
 	if err != nil || rr.Err() != nil {
 		t.Fatalf("Restore: %v, %v", err, rr.Err())
 	}
@@ -185,18 +184,18 @@ func TestPinNAPIThreads(t *testing.T) {
 	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree not back as it was (-before +after):\n%s", diff)
 	}
-	if rr.Total != len(rr.Rows)+4 || len(rr.Threads) != 4 || rr.Threads[3].Result != irq.ResultChanged {
+	if rr.Total != len(rr.Rows)+4 || len(rr.Threads) != 4 || rr.Threads[3].Result != ResultChanged {
 		t.Errorf("restore result: total %d, %d rows, threads %v", rr.Total, len(rr.Rows), threadLines(rr.Threads))
 	}
 }
 
-// logWriter writes through irq.FileWriter and logs each write's value
+// logWriter writes through FileWriter and logs each write's value
 // in the fake's log of thread moves, so the order of both shows.
 type logWriter struct{ ft *fakeThreads }
 
 func (w logWriter) WriteFile(path string, b []byte) error {
 	w.ft.calls = append(w.ft.calls, filepath.Base(filepath.Dir(path))+"="+strings.TrimSpace(string(b))) // /proc/irq/N/smp_affinity_list
-	return irq.FileWriter{}.WriteFile(path, b)
+	return FileWriter{}.WriteFile(path, b)
 }
 
 // TestPinNAPIThreadFails: a thread write that fails undoes the whole pin,
@@ -212,7 +211,7 @@ func TestPinNAPIThreadFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stop != irq.StopFailed || res.Err() == nil || res.Changed != 0 {
+	if res.Stop != StopFailed || res.Err() == nil || res.Changed != 0 {
 		t.Errorf("stop %v, err %v, changed %d; want a failed pin with nothing kept", res.Stop, res.Err(), res.Changed)
 	}
 	// The IRQ writes (IRQ=CPUs), the threads (pid=CPUs) until 814 fails,
@@ -232,7 +231,7 @@ func TestPinNAPIThreadFails(t *testing.T) {
 		t.Errorf("IRQs not rolled back (-before +after):\n%s", diff)
 	}
 	for _, r := range res.Rows {
-		if r.Result == irq.ResultChanged {
+		if r.Result == ResultChanged {
 			t.Errorf("IRQ %d still changed after the rollback", r.IRQ)
 		}
 	}
@@ -266,7 +265,7 @@ func TestPinNAPIInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stop != irq.StopInterrupted || res.Changed != 0 {
+	if res.Stop != StopInterrupted || res.Changed != 0 {
 		t.Errorf("stop %v, changed %d", res.Stop, res.Changed)
 	}
 	if diff := cmp.Diff([]string{"812=16", "812=0-63"}, ft.calls); diff != "" {
@@ -291,7 +290,7 @@ func TestRestoreNAPIReusedPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	ft.calls = nil
-	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, ft)
+	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, FileWriter{}, ft)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +347,7 @@ func TestPinNAPIUnpaired(t *testing.T) {
 			t.Errorf("pid 816 (napi/eth0-x-5) moved to %s", ft.cpus[816])
 		}
 		ft.calls = nil
-		rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, ft)
+		rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, FileWriter{}, ft)
 		if err != nil || rr.Err() != nil {
 			t.Fatalf("Restore: %v, %v", err, rr.Err())
 		}
@@ -466,7 +465,7 @@ func TestStateThreadsTampered(t *testing.T) {
 			}
 			ft.calls = nil
 			before := hosttest.Files(t, root)
-			_, err := Restore(context.Background(), hosttest.Open(t, root), p, irq.FileWriter{}, ft)
+			_, err := Restore(context.Background(), hosttest.Open(t, root), p, FileWriter{}, ft)
 			if !errors.Is(err, ErrBadState) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Restore = %v, want ErrBadState saying %q", err, tt.want)
 			}
@@ -491,7 +490,7 @@ func TestStateThreadsTampered(t *testing.T) {
 		t.Fatal(err)
 	}
 	ft.calls = nil
-	rr, err := Restore(context.Background(), hosttest.Open(t, root), p, irq.FileWriter{}, ft)
+	rr, err := Restore(context.Background(), hosttest.Open(t, root), p, FileWriter{}, ft)
 	if err != nil || rr.Err() != nil || len(rr.Threads) != 0 || len(ft.calls) != 0 {
 		t.Errorf("old state: %v, %v, threads %v, calls %v", err, rr.Err(), rr.Threads, ft.calls)
 	}

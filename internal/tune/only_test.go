@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
@@ -18,7 +17,7 @@ import (
 // onlyPin pins only IRQ 285 (eth0's queue 1) of the NAPI host to CPU 20.
 func onlyPin(t *testing.T, root string, sh *steer.Host, ft ThreadAffinity) (*PinResult, error) {
 	t.Helper()
-	return Pin(context.Background(), PinRequest{Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: irq.FileWriter{},
+	return Pin(context.Background(), PinRequest{Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: FileWriter{},
 		Now: time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC), StatePath: filepath.Join(t.TempDir(), "state.json"),
 		Steering: sh, Threads: ft, Options: PlanOptions{CPUs: cpuset.New(20), IRQs: []int{285}}})
 }
@@ -63,7 +62,7 @@ func TestPinOnlyIRQs(t *testing.T) {
 		}
 	}
 	ft.calls = nil
-	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, ft)
+	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, FileWriter{}, ft)
 	if err != nil || rr.Err() != nil {
 		t.Fatalf("Restore: %v, %v", err, rr.Err())
 	}

@@ -12,12 +12,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
-// errnoWriter writes through irq.FileWriter but fails the writes
+// errnoWriter writes through FileWriter but fails the writes
 // numbered in fail (1-based) with errno, as the write(2) would.
 type errnoWriter struct {
 	n     int
@@ -30,7 +29,7 @@ func (w *errnoWriter) WriteFile(path string, b []byte) error {
 	if w.fail[w.n] {
 		return fmt.Errorf("write %s: %w", path, w.errno)
 	}
-	return irq.FileWriter{}.WriteFile(path, b)
+	return FileWriter{}.WriteFile(path, b)
 }
 
 // TestRollbackFailed: a rollback that fails, of an IRQ, a NAPI thread or

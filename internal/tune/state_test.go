@@ -273,16 +273,16 @@ func TestStateGone(t *testing.T) {
 // outside its new affinity is noted as moving at its next interrupt; one
 // settled, unchanged, or an xps_cpus row is not.
 func TestPendingMoves(t *testing.T) {
-	row := func(irqN int, kind irq.Kind, res irq.Result, aff, eff cpuset.Set) Row {
+	row := func(irqN int, kind irq.Kind, res Result, aff, eff cpuset.Set) Row {
 		r := Row{IRQ: irqN, Kind: kind}
-		r.fill(irq.ChangeResult{Result: res, ReadBack: irq.ReadBack{Affinity: aff, HasAffinity: true, Effective: eff, HasEffective: true}})
+		r.fill(ChangeResult{Result: res, ReadBack: irq.ReadBack{Affinity: aff, HasAffinity: true, Effective: eff, HasEffective: true}})
 		return r
 	}
 	rows := []Row{
-		row(30, irq.KindQueue, irq.ResultChanged, cpuset.New(4), cpuset.New(0)),
-		row(31, irq.KindQueue, irq.ResultChanged, cpuset.New(4, 5), cpuset.New(5)),
-		row(32, irq.KindQueue, irq.ResultUnchanged, cpuset.New(4), cpuset.New(0)),
-		row(-1, KindXPS, irq.ResultChanged, cpuset.New(4), cpuset.New(0)),
+		row(30, irq.KindQueue, ResultChanged, cpuset.New(4), cpuset.New(0)),
+		row(31, irq.KindQueue, ResultChanged, cpuset.New(4, 5), cpuset.New(5)),
+		row(32, irq.KindQueue, ResultUnchanged, cpuset.New(4), cpuset.New(0)),
+		row(-1, KindXPS, ResultChanged, cpuset.New(4), cpuset.New(0)),
 	}
 	got := pendingMoves(rows)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "IRQ 30: the kernel still delivers it to CPU 0;") {

@@ -63,12 +63,12 @@ var stepFault func(i int) error
 
 // SteerRow is what became of one steering step of a pin or a restore.
 type SteerRow struct {
-	NIC    string     `json:"nic"`
-	Step   string     `json:"step"`
-	From   string     `json:"from"`
-	To     string     `json:"to"`
-	Result irq.Result `json:"result"`
-	Error  string     `json:"error"`
+	NIC    string `json:"nic"`
+	Step   string `json:"step"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Result Result `json:"result"`
+	Error  string `json:"error"`
 	// err is the error Error says when the step failed or its rollback
 	// did (a *RollbackError).
 	err error
@@ -289,44 +289,44 @@ func saveRule(n *steer.NIC, r nicset.RuleSpec) (*savedRule, error) {
 // applySteer makes the steps in order; the rows say what became of
 // each. It stops at the first that fails (or at a stop signal, or the
 // fault hook) and undoes those made, newest first.
-func applySteer(ctx context.Context, ch *SteerChange, saved []savedStep) ([]SteerRow, irq.Stop) {
+func applySteer(ctx context.Context, ch *SteerChange, saved []savedStep) ([]SteerRow, Stop) {
 	rows := make([]SteerRow, len(ch.Steps))
 	for i, s := range ch.Steps {
-		rows[i] = SteerRow{NIC: s.NIC, Step: s.Name(), From: savedText(saved[i]), To: stepTo(s), Result: irq.ResultPlanned}
+		rows[i] = SteerRow{NIC: s.NIC, Step: s.Name(), From: savedText(saved[i]), To: stepTo(s), Result: ResultPlanned}
 	}
 	for i, s := range ch.Steps {
-		stop, err := irq.StopCompleted, error(nil)
+		stop, err := StopCompleted, error(nil)
 		switch {
 		case ctx.Err() != nil:
-			stop = irq.StopInterrupted
+			stop = StopInterrupted
 		case stepFault != nil:
 			if err = stepFault(i); err != nil {
-				stop = irq.StopFailed
-				rows[i].Result = irq.ResultFailed
+				stop = StopFailed
+				rows[i].Result = ResultFailed
 				rows[i].fail(err)
 			}
 		}
-		if stop == irq.StopCompleted {
+		if stop == StopCompleted {
 			if err = applyStep(ch.Setter, s, &saved[i]); err != nil {
-				stop = irq.StopFailed
-				rows[i].Result = irq.ResultFailed
+				stop = StopFailed
+				rows[i].Result = ResultFailed
 				rows[i].fail(err)
 			}
 		}
-		if stop != irq.StopCompleted {
+		if stop != StopCompleted {
 			undoSteer(ch.Setter, saved[:i], rows[:i])
 			markUnchanged(rows)
 			return rows, stop
 		}
-		rows[i].Result = irq.ResultChanged
+		rows[i].Result = ResultChanged
 	}
-	return rows, irq.StopCompleted
+	return rows, StopCompleted
 }
 
 func markUnchanged(rows []SteerRow) {
 	for i := range rows {
-		if rows[i].Result == irq.ResultPlanned {
-			rows[i].Result = irq.ResultUnchanged
+		if rows[i].Result == ResultPlanned {
+			rows[i].Result = ResultUnchanged
 		}
 	}
 }
@@ -354,11 +354,11 @@ func undoSteer(set nicset.Setter, saved []savedStep, rows []SteerRow) {
 			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
 			continue
 		}
-		rows[i].Result = irq.ResultRolledBack
+		rows[i].Result = ResultRolledBack
 	}
 	for _, i := range respread(saved) {
 		if err := undoStep(set, saved[i]); err != nil && rows[i].Error == "" {
-			rows[i].Result = irq.ResultFailed
+			rows[i].Result = ResultFailed
 			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
 		}
 	}
@@ -467,7 +467,7 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 			e = undoStep(set, v)
 		}
 		if e != nil {
-			row.Result = irq.ResultFailed
+			row.Result = ResultFailed
 			row.fail(e)
 			r.Failed = append(r.Failed, row.Step+": "+e.Error())
 		}
@@ -475,7 +475,7 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 	}
 	for i := len(saved) - 1; i >= 0; i-- {
 		v := saved[i]
-		row := SteerRow{NIC: v.NIC, Step: v.NIC + " " + savedKind(v), To: savedText(v), Result: irq.ResultChanged}
+		row := SteerRow{NIC: v.NIC, Step: v.NIC + " " + savedKind(v), To: savedText(v), Result: ResultChanged}
 		if v.Rule != nil {
 			row.To = "deleted"
 		}
@@ -483,7 +483,7 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 	}
 	for _, i := range respread(saved) {
 		v := saved[i]
-		undo(SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: irq.ResultChanged}, v)
+		undo(SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: ResultChanged}, v)
 	}
 }
 
@@ -536,9 +536,9 @@ func (res *PinResult) recordSteer() {
 		switch {
 		case errors.As(r.err, &rb):
 			res.RollbackFailed = append(res.RollbackFailed, rb.listed())
-		case r.Result == irq.ResultFailed:
+		case r.Result == ResultFailed:
 			res.Failed = append(res.Failed, r.Step+": "+r.Error)
-		case r.Result == irq.ResultChanged:
+		case r.Result == ResultChanged:
 			res.Changed++
 		}
 	}
@@ -549,7 +549,7 @@ func (res *PinResult) recordSteer() {
 // a driver may set its queue IRQs' affinity when the channels change
 // (virtio_net does), so their values are saved with the others, put back
 // after a rollback, and written back by irq restore after the channels.
-func aroundFiles(req PinRequest, t *irq.Table, changes []irq.Change) ([]string, error) {
+func aroundFiles(req PinRequest, t *irq.Table, changes []Change) ([]string, error) {
 	if req.Steer == nil {
 		return nil, nil
 	}
@@ -566,7 +566,7 @@ func aroundFiles(req PinRequest, t *irq.Table, changes []irq.Change) ([]string, 
 			if err != nil {
 				return nil, err
 			}
-			if !slices.Contains(out, p) && !slices.ContainsFunc(changes, func(c irq.Change) bool { return c.Path == p }) {
+			if !slices.Contains(out, p) && !slices.ContainsFunc(changes, func(c Change) bool { return c.Path == p }) {
 				out = append(out, p)
 			}
 		}
@@ -578,14 +578,14 @@ func aroundFiles(req PinRequest, t *irq.Table, changes []irq.Change) ([]string, 
 // not what its file says now: those around a channel change, and those
 // of the IRQs the pin places, which the driver may have moved before the
 // pin wrote them.
-func (res *PinResult) putBack(req PinRequest, saved []irq.Change) {
-	var changes []irq.Change
+func (res *PinResult) putBack(req PinRequest, saved []Change) {
+	var changes []Change
 	for _, c := range saved {
 		if cur, err := irq.ReadValue(req.Root, c.Path); err != nil || cur != c.To {
-			changes = append(changes, irq.Change{Path: c.Path, From: cur, To: c.To})
+			changes = append(changes, Change{Path: c.Path, From: cur, To: c.To})
 		}
 	}
-	applied, _ := irq.Apply(context.WithoutCancel(context.Background()), req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: true})
+	applied, _ := Apply(context.WithoutCancel(context.Background()), req.Writer, req.Root, changes, ApplyOptions{KeepGoing: true})
 	for i, r := range applied {
 		if r.Err != nil {
 			res.RollbackFailed = append(res.RollbackFailed, changes[i].Path+": "+r.Err.Error())

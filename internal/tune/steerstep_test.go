@@ -16,7 +16,6 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"golang.org/x/sys/unix"
 
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
@@ -204,7 +203,7 @@ func steerPin(t *testing.T, root string, f *fakeNIC, fault func(int) error) (*Pi
 	defer func() { stepFault = nil }()
 	return Pin(context.Background(), PinRequest{
 		Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Options: PlanOptions{IRQs: []int{285}, CPUs: cpuset.New(16)},
-		Writer: irq.FileWriter{}, Now: time.Now(), Threads: noThreads{},
+		Writer: FileWriter{}, Now: time.Now(), Threads: noThreads{},
 		Steer: &SteerChange{Setter: &fakeSetter{nic: f}, Steps: zcSteps()},
 	})
 }
@@ -240,7 +239,7 @@ func steerPinRestore(t *testing.T, keeps bool) {
 	if got := fakeState(f); got != "combined 4 table [0 2 3 0 2 3 0 2 3 0 2 3 0 2 3 0] configured true key [1 2 3 4] split on hds 0 rules 1" {
 		t.Errorf("after prepare: %s", got)
 	}
-	if len(res.Rows) != 1 || res.Rows[0].Queue != 1 || res.Rows[0].Result != irq.ResultChanged {
+	if len(res.Rows) != 1 || res.Rows[0].Queue != 1 || res.Rows[0].Result != ResultChanged {
 		t.Errorf("IRQ rows %+v, want queue 1's IRQ changed", res.Rows)
 	}
 	if res.Changed != 5 {
@@ -256,7 +255,7 @@ func steerPinRestore(t *testing.T, keeps bool) {
 	}
 	openSetter = func(kfile.FS) (nicset.Setter, error) { return &fakeSetter{nic: f}, nil }
 	defer func() { openSetter = nicset.OpenSetter }()
-	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, noThreads{})
+	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, FileWriter{}, noThreads{})
 	if err != nil || rr.Err() != nil {
 		t.Fatalf("Restore: %v, %v", err, rr.Err())
 	}
@@ -313,7 +312,7 @@ func TestSteerPinRollback(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if res.Stop != irq.StopFailed || res.Err() == nil || res.Retired == "" {
+		if res.Stop != StopFailed || res.Err() == nil || res.Retired == "" {
 			t.Errorf("%s: stop %v, err %v, retired %q; want a failed, rolled back pin", tt.name, res.Stop, res.Err(), res.Retired)
 		}
 		if got := fakeState(f); got != want {

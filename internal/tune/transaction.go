@@ -22,19 +22,19 @@ import (
 // Effective are read back after the run (null in a dry run or when the
 // file is absent).
 type Row struct {
-	IRQ       int        `json:"irq"`
-	NIC       string     `json:"nic"`
-	Queue     int        `json:"queue"`
-	Kind      irq.Kind   `json:"kind"`
-	Dir       string     `json:"dir,omitempty"`
-	From      string     `json:"from"`
-	To        string     `json:"to"`
-	Action    Action     `json:"action"`
-	Result    irq.Result `json:"result"`
-	Error     string     `json:"error"`
-	File      string     `json:"file,omitempty"`
-	Affinity  *string    `json:"affinity"`
-	Effective *string    `json:"effective"`
+	IRQ       int      `json:"irq"`
+	NIC       string   `json:"nic"`
+	Queue     int      `json:"queue"`
+	Kind      irq.Kind `json:"kind"`
+	Dir       string   `json:"dir,omitempty"`
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	Action    Action   `json:"action"`
+	Result    Result   `json:"result"`
+	Error     string   `json:"error"`
+	File      string   `json:"file,omitempty"`
+	Affinity  *string  `json:"affinity"`
+	Effective *string  `json:"effective"`
 	// land is where the IRQ lands, as the read-back values say.
 	land irq.Land
 	// err is the error Error says when the step failed or its rollback
@@ -75,7 +75,7 @@ func (r Row) Err() error { return r.err }
 func (r *Row) fail(err error) { r.err, r.Error = err, err.Error() }
 
 // fill records what became of a row's change.
-func (r *Row) fill(c irq.ChangeResult) {
+func (r *Row) fill(c ChangeResult) {
 	r.Result = c.Result
 	switch {
 	case c.RollbackErr != nil:
@@ -106,7 +106,7 @@ type PinRequest struct {
 	DryRun    bool
 	KeepGoing bool   // carry on past a failed write instead of rolling back
 	StatePath string // "" for the default, <root>/var/lib/irqnuma/state-<time>.json
-	Writer    irq.Writer
+	Writer    Writer
 	Now       time.Time // names the default state file
 	// Planned, when set, is called with the plan (targets, rows, the
 	// irqbalance warning) before anything is written, so the caller can
@@ -148,8 +148,8 @@ type PinResult struct {
 	// Failed and RollbackFailed name the steps whose write or rollback
 	// failed, with why.
 	Failed, RollbackFailed []string
-	Stop                   irq.Stop
-	// Cause is why ctx was cancelled, when Stop is irq.StopInterrupted.
+	Stop                   Stop
+	// Cause is why ctx was cancelled, when Stop is StopInterrupted.
 	Cause error
 	// Retired is the state file's new name after a complete rollback.
 	Retired   string
@@ -176,9 +176,9 @@ func (res *PinResult) Err() error {
 	switch {
 	case len(res.RollbackFailed) > 0:
 		return fmt.Errorf("rollback incomplete; the old values are in %s: run irqnuma irq restore %s", res.StateFile, res.StateFile)
-	case res.Stop == irq.StopInterrupted:
+	case res.Stop == StopInterrupted:
 		return fmt.Errorf("interrupted (%v): every change was rolled back", res.Cause)
-	case res.Stop == irq.StopFailed:
+	case res.Stop == StopFailed:
 		return errors.New("a write failed: every change was rolled back")
 	case len(res.Failed) > 0:
 		return fmt.Errorf("%d of %d writes failed (--keep-going); undo the rest with: irqnuma irq restore %s", len(res.Failed), res.Changes, res.StateFile)
@@ -219,7 +219,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	if req.Steer != nil {
 		res.Changes += len(req.Steer.Steps)
 		for _, s := range req.Steer.Steps {
-			res.Steer = append(res.Steer, SteerRow{NIC: s.NIC, Step: s.Name(), To: stepTo(s), Result: irq.ResultPlanned})
+			res.Steer = append(res.Steer, SteerRow{NIC: s.NIC, Step: s.Name(), To: stepTo(s), Result: ResultPlanned})
 		}
 	}
 	if req.Planned != nil {
@@ -252,16 +252,16 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var savedAll []irq.Change
+	var savedAll []Change
 	if res.StateFile, savedAll, err = saveState(req, changes, res.Threads, saved, around); err != nil {
 		return nil, err
 	}
 	applied, stop := res.apply(ctx, req, changes, saved, ta)
-	if stop != irq.StopCompleted {
+	if stop != StopCompleted {
 		res.putBack(req, savedAll)
 	}
 	res.Stop = stop
-	if stop == irq.StopInterrupted {
+	if stop == StopInterrupted {
 		res.Cause = context.Cause(ctx)
 	}
 	res.record(applied, stepOf)
@@ -269,7 +269,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	res.recordSteer()
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
-	if len(res.RollbackFailed) == 0 && (stop == irq.StopInterrupted || stop == irq.StopFailed) {
+	if len(res.RollbackFailed) == 0 && (stop == StopInterrupted || stop == StopFailed) {
 		res.Retired, res.RetireErr = retire(req.Root, res.StateFile, ".rolled-back")
 	}
 	return res, nil
@@ -278,32 +278,32 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 // apply makes the steering steps, then the IRQ writes, then the thread
 // moves; a failure or a stop at any of them undoes all made before it,
 // newest first.
-func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []irq.Change, saved []savedStep, ta ThreadAffinity) ([]irq.ChangeResult, irq.Stop) {
-	stop := irq.StopCompleted
+func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Change, saved []savedStep, ta ThreadAffinity) ([]ChangeResult, Stop) {
+	stop := StopCompleted
 	if req.Steer != nil {
 		res.Steer, stop = applySteer(ctx, req.Steer, saved)
-		if stop == irq.StopCompleted && stepFault != nil {
+		if stop == StopCompleted && stepFault != nil {
 			if stepFault(len(saved)) != nil {
-				stop = irq.StopFailed
+				stop = StopFailed
 				undoSteer(req.Steer.Setter, saved, res.Steer)
 			}
 		}
 	}
-	applied := make([]irq.ChangeResult, len(changes))
+	applied := make([]ChangeResult, len(changes))
 	for i := range applied {
-		applied[i].Result = irq.ResultUnchanged // the steering before them failed
+		applied[i].Result = ResultUnchanged // the steering before them failed
 	}
-	if stop == irq.StopCompleted {
-		applied, stop = irq.Apply(ctx, req.Writer, req.Root, changes, irq.ApplyOptions{KeepGoing: req.KeepGoing})
-		if stop != irq.StopCompleted && req.Steer != nil {
+	if stop == StopCompleted {
+		applied, stop = Apply(ctx, req.Writer, req.Root, changes, ApplyOptions{KeepGoing: req.KeepGoing})
+		if stop != StopCompleted && req.Steer != nil {
 			undoSteer(req.Steer.Setter, saved, res.Steer)
 		}
 	}
-	if stop == irq.StopCompleted && len(threadChanges(res.Threads)) > 0 {
+	if stop == StopCompleted && len(threadChanges(res.Threads)) > 0 {
 		// The threads follow their IRQs; a thread that fails undoes
 		// them too, newest first: its threads, then every IRQ.
-		if stop = applyThreads(ctx, ta, res.Threads, req.KeepGoing); stop != irq.StopCompleted {
-			irq.Rollback(req.Writer, req.Root, changes, applied)
+		if stop = applyThreads(ctx, ta, res.Threads, req.KeepGoing); stop != StopCompleted {
+			Rollback(req.Writer, req.Root, changes, applied)
 			if req.Steer != nil {
 				undoSteer(req.Steer.Setter, saved, res.Steer)
 			}
@@ -331,17 +331,17 @@ func (res *PinResult) recordThreads(ta ThreadAffinity) {
 	readBackThreads(ta, res.Threads)
 	for i := range res.Threads {
 		r := &res.Threads[i]
-		if r.Result == irq.ResultPlanned {
-			r.Result = irq.ResultUnchanged // a write before it failed
+		if r.Result == ResultPlanned {
+			r.Result = ResultUnchanged // a write before it failed
 		}
 		var rb *RollbackError
 		switch {
 		case errors.As(r.err, &rb):
 			res.RollbackFailed = append(res.RollbackFailed, rb.listed())
-		case r.Result == irq.ResultFailed:
+		case r.Result == ResultFailed:
 			res.Failed = append(res.Failed, r.Name()+": "+r.Error)
 		}
-		if r.Result == irq.ResultChanged {
+		if r.Result == ResultChanged {
 			res.Changed++
 		}
 	}
@@ -427,7 +427,7 @@ func (p *pinPlan) dedupe() error {
 // saveState reads the values the writes replace, under the lock the
 // caller holds, puts them in the changes and saves them to the state
 // file, whose path it returns.
-func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps []savedStep, around []string) (string, []irq.Change, error) {
+func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []savedStep, around []string) (string, []Change, error) {
 	state, err := newState(req.Root, req.Now)
 	if err != nil {
 		return "", nil, err
@@ -467,9 +467,9 @@ func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps 
 	if state.Steer = steps; len(steps) > 0 {
 		state.Version = stateVersionSteer
 	}
-	var savedAll []irq.Change
+	var savedAll []Change
 	for _, e := range state.Entries {
-		savedAll = append(savedAll, irq.Change{Path: e.Path, To: e.Value})
+		savedAll = append(savedAll, Change{Path: e.Path, To: e.Value})
 	}
 	path := req.StatePath
 	if path == "" {
@@ -479,7 +479,7 @@ func saveState(req PinRequest, changes []irq.Change, threads []ThreadRow, steps 
 }
 
 // record fills in the rows of the changes written, from their results.
-func (res *PinResult) record(applied []irq.ChangeResult, stepOf []int) {
+func (res *PinResult) record(applied []ChangeResult, stepOf []int) {
 	for ci, r := range applied {
 		row := &res.Rows[stepOf[ci]]
 		row.fill(r)
@@ -493,7 +493,7 @@ func (res *PinResult) record(applied []irq.ChangeResult, stepOf []int) {
 		if errors.As(row.err, &rb) {
 			res.RollbackFailed = append(res.RollbackFailed, rb.listed())
 		}
-		if r.Result == irq.ResultChanged {
+		if r.Result == ResultChanged {
 			res.Changed++
 		}
 	}
@@ -513,14 +513,14 @@ func (res *PinResult) readBack(fsys kfile.FS, plan *pinPlan) {
 		}
 		rb := irq.ReadBackOf(fsys, p)
 		rb.ReadErr = nil // an IRQ without files was reported as skip-unknown
-		row.fill(irq.ChangeResult{Result: row.Result, ReadBack: rb})
+		row.fill(ChangeResult{Result: row.Result, ReadBack: rb})
 	}
 }
 
 // pinChanges turns the plan's change steps into writes: the file each
 // writes and its value in that file's form, with the step of each.
-func pinChanges(fsys kfile.FS, h *topology.Host, plan *pinPlan) ([]irq.Change, []int, error) {
-	var changes []irq.Change
+func pinChanges(fsys kfile.FS, h *topology.Host, plan *pinPlan) ([]Change, []int, error) {
+	var changes []Change
 	var stepOf []int
 	for i, s := range plan.Steps {
 		if s.Action != ActionChange {
@@ -537,7 +537,7 @@ func pinChanges(fsys kfile.FS, h *topology.Host, plan *pinPlan) ([]irq.Change, [
 		if err != nil {
 			return nil, nil, err
 		}
-		changes = append(changes, irq.Change{Path: p, To: irq.FormatFor(tgt, s.To, h.MaxCPUs())})
+		changes = append(changes, Change{Path: p, To: irq.FormatFor(tgt, s.To, h.MaxCPUs())})
 		stepOf = append(stepOf, i)
 	}
 	return changes, stepOf, nil
@@ -554,11 +554,11 @@ func stepRow(s planStep, file string) Row {
 	}
 	switch s.Action {
 	case ActionChange:
-		r.Result = irq.ResultPlanned // until the write says otherwise
+		r.Result = ResultPlanned // until the write says otherwise
 	case ActionSkipManaged, ActionSkipUnknown:
-		r.Result = irq.ResultSkipped
+		r.Result = ResultSkipped
 	default:
-		r.Result = irq.ResultUnchanged
+		r.Result = ResultUnchanged
 	}
 	return r
 }
@@ -578,7 +578,7 @@ func afterNotes(fsys kfile.FS, rows []Row) []string {
 func pendingMoves(rows []Row) []string {
 	var notes []string
 	for _, r := range rows {
-		if r.Result == irq.ResultChanged && r.Kind != KindXPS && r.land == irq.LandPending {
+		if r.Result == ResultChanged && r.Kind != KindXPS && r.land == irq.LandPending {
 			notes = append(notes, fmt.Sprintf("IRQ %d: the kernel still delivers it to CPU %s; it moves at its next interrupt (x86 moves an MSI then, without interrupt remapping)", r.IRQ, *r.Effective))
 		}
 	}
@@ -669,7 +669,7 @@ func (r *RestoreResult) Err() error {
 //
 // threads moves back the NAPI threads the pin moved; nil: the running
 // kernel's on the live host, and none on a captured root.
-func Restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer, threads ThreadAffinity) (*RestoreResult, error) {
+func Restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, threads ThreadAffinity) (*RestoreResult, error) {
 	// A state file that is not there is said before the lock is taken,
 	// which would make <root>/var/lib/irqnuma.
 	if statePath != "" {
@@ -691,7 +691,7 @@ func Restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 
 // RestoreHeld is Restore under a lock of root the caller holds (see
 // PinRequest.Lock).
-func RestoreHeld(ctx context.Context, lock *Lock, fsys kfile.FS, statePath string, w irq.Writer, threads ThreadAffinity) (*RestoreResult, error) {
+func RestoreHeld(ctx context.Context, lock *Lock, fsys kfile.FS, statePath string, w Writer, threads ThreadAffinity) (*RestoreResult, error) {
 	if err := lock.held(fsys); err != nil {
 		return nil, err
 	}
@@ -699,7 +699,7 @@ func RestoreHeld(ctx context.Context, lock *Lock, fsys kfile.FS, statePath strin
 }
 
 // restore is Restore once the lock is held.
-func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer, threads ThreadAffinity) (*RestoreResult, error) {
+func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, threads ThreadAffinity) (*RestoreResult, error) {
 	var err error
 	if statePath == "" {
 		if statePath, err = newestState(fsys); err != nil {
@@ -720,12 +720,12 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 	// so those a driver moved when its channels changed go back too.
 	res.restoreSteer(fsys, state.Steer)
 	owners := irqOwners(fsys)
-	var changes []irq.Change
+	var changes []Change
 	var rowOf []int
 	for i, e := range state.Entries {
 		tgt, _ := irq.ParseTarget(e.Path) // validated by LoadState
 		row := Row{IRQ: tgt.IRQ, NIC: tgt.NIC, Queue: tgt.Queue, Kind: irq.KindOther, File: e.Path,
-			Action: ActionRestore, Result: irq.ResultUnchanged}
+			Action: ActionRestore, Result: ResultUnchanged}
 		if tgt.File == irq.FileXPS {
 			row.Kind, row.Dir = KindXPS, "tx"
 		} else if o := owners[tgt.IRQ]; o != nil {
@@ -733,7 +733,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 		}
 		if why := bad[i]; why != nil {
 			// A value restore cannot write: the others are still restored.
-			row.Result = irq.ResultFailed
+			row.Result = ResultFailed
 			row.fail(why)
 			res.Failed = append(res.Failed, row.Name()+": "+row.Error)
 			res.Rows = append(res.Rows, row)
@@ -742,7 +742,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 		to, _ := irq.ParseValue(tgt, strings.TrimSpace(e.Value))
 		row.To = to.String()
 		if why, ok := gone[i]; ok {
-			row.Result, row.Error = irq.ResultGone, why.Error()
+			row.Result, row.Error = ResultGone, why.Error()
 			res.Gone = append(res.Gone, row.Name())
 			res.Rows = append(res.Rows, row)
 			continue
@@ -756,26 +756,26 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w irq.Writer,
 		if err == nil && cur == e.Value {
 			row.Action = ActionKeep
 		} else {
-			changes = append(changes, irq.Change{Path: e.Path, From: cur, To: e.Value})
+			changes = append(changes, Change{Path: e.Path, From: cur, To: e.Value})
 			rowOf = append(rowOf, len(res.Rows))
 		}
 		res.Rows = append(res.Rows, row)
 	}
 	// Every value is tried, whatever fails, and a stop signal does not cut
 	// the restore short: nothing is rolled back.
-	applied, _ := irq.Apply(context.WithoutCancel(ctx), w, fsys, changes, irq.ApplyOptions{KeepGoing: true})
+	applied, _ := Apply(context.WithoutCancel(ctx), w, fsys, changes, ApplyOptions{KeepGoing: true})
 	for i, r := range applied {
 		row := &res.Rows[rowOf[i]]
 		row.fill(r)
-		if r.Result != irq.ResultChanged {
-			row.Result = irq.ResultFailed
+		if r.Result != ResultChanged {
+			row.Result = ResultFailed
 			res.Failed = append(res.Failed, row.Name()+": "+row.Error)
 		}
 	}
 	// Rows not written still report what the files say now.
 	for i := range res.Rows {
 		if row := &res.Rows[i]; row.Action == ActionKeep {
-			row.fill(irq.ChangeResult{Result: irq.ResultUnchanged, ReadBack: irq.ReadBackOf(fsys, row.File)})
+			row.fill(ChangeResult{Result: ResultUnchanged, ReadBack: irq.ReadBackOf(fsys, row.File)})
 		}
 	}
 	// The threads go back after their IRQs, as the pin moved them.

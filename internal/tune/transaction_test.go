@@ -16,12 +16,12 @@ import (
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
-// countingWriter writes through irq.FileWriter and counts the writes.
+// countingWriter writes through FileWriter and counts the writes.
 type countingWriter struct{ n int }
 
 func (w *countingWriter) WriteFile(path string, b []byte) error {
 	w.n++
-	return irq.FileWriter{}.WriteFile(path, b)
+	return FileWriter{}.WriteFile(path, b)
 }
 
 // TestPinPlannedFirst: Planned sees the plan before any write, and an
@@ -67,7 +67,7 @@ func TestPinPlannedFirst(t *testing.T) {
 func TestRestoreMissingFile(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	missing := filepath.Join(t.TempDir(), "state.json")
-	_, err := Restore(context.Background(), hosttest.Open(t, root), missing, irq.FileWriter{}, nil)
+	_, err := Restore(context.Background(), hosttest.Open(t, root), missing, FileWriter{}, nil)
 	if err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Restore of a missing file: %v; want an error naming %s", err, missing)
 	}
@@ -86,7 +86,7 @@ func TestPinRestoreHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := PinRequest{Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: irq.FileWriter{}, Now: time.Now(), Lock: lock}
+	req := PinRequest{Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Writer: FileWriter{}, Now: time.Now(), Lock: lock}
 	res, err := Pin(context.Background(), req)
 	if err != nil || res.Err() != nil || res.Changed == 0 {
 		t.Fatalf("Pin under a held lock: %v, %+v", err, res)
@@ -94,10 +94,10 @@ func TestPinRestoreHeld(t *testing.T) {
 	if _, err := AcquireLock(hosttest.Open(t, root)); !errors.Is(err, ErrLocked) {
 		t.Errorf("AcquireLock while held = %v, want ErrLocked", err)
 	}
-	if _, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, nil); !errors.Is(err, ErrLocked) {
+	if _, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, FileWriter{}, nil); !errors.Is(err, ErrLocked) {
 		t.Errorf("Restore (taking the lock) while held = %v, want ErrLocked", err)
 	}
-	rr, err := RestoreHeld(context.Background(), lock, hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, nil)
+	rr, err := RestoreHeld(context.Background(), lock, hosttest.Open(t, root), res.StateFile, FileWriter{}, nil)
 	if err != nil || rr.Err() != nil {
 		t.Fatalf("RestoreHeld: %v, %v", err, rr.Err())
 	}
@@ -110,7 +110,7 @@ func TestPinRestoreHeld(t *testing.T) {
 		t.Errorf("Pin of another root under this lock: err %v, %d writes; want a refusal", err, w.n)
 	}
 	lock.Release()
-	if _, err := RestoreHeld(context.Background(), lock, hosttest.Open(t, root), res.StateFile, irq.FileWriter{}, nil); err == nil {
+	if _, err := RestoreHeld(context.Background(), lock, hosttest.Open(t, root), res.StateFile, FileWriter{}, nil); err == nil {
 		t.Errorf("RestoreHeld with a released lock: no error")
 	}
 }

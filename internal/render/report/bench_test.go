@@ -17,11 +17,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/run/bench"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/watchtest"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -94,7 +94,7 @@ func storyBench(t *testing.T) *bench.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := bench.Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: cmd, Parser: p, Writer: irq.FileWriter{},
+	req := bench.Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: cmd, Parser: p, Writer: tune.FileWriter{},
 		Exec: exec, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 	// The placements' CPUs say which cell a run is in.
 	dry := req

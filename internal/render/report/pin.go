@@ -130,7 +130,7 @@ func WritePinThreads(w io.Writer, rows []tune.ThreadRow, results bool) error {
 		} else if r.From != "" {
 			move = "on " + r.From
 		}
-		if (results && r.Result != irq.ResultSkipped) || r.Action == tune.ActionKeep {
+		if (results && r.Result != tune.ResultSkipped) || r.Action == tune.ActionKeep {
 			move = strings.TrimSpace(move + " " + threadOutcome(r, results))
 		}
 		var parts []string

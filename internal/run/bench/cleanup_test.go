@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // liveExec runs the command as bench does on this host (execHere), on
@@ -56,7 +56,7 @@ func benchLive(t *testing.T, timeout time.Duration, command ...string) (*Result,
 	}
 	t0 := time.Now()
 	res, err := Run(context.Background(), Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: command,
-		Parser: p, Writer: irq.FileWriter{}, Exec: liveExec(t), Timeout: timeout})
+		Parser: p, Writer: tune.FileWriter{}, Exec: liveExec(t), Timeout: timeout})
 	took := time.Since(t0)
 	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree not as it was (-before +after):\n%s", diff)

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune"
 )
 
 // TestLastMatchStreams: --regexp gives the same last match however the
@@ -126,7 +126,7 @@ func TestHostileRegexpOutput(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	rose := peakRSS(t)
 	res, err := Run(context.Background(), Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: command,
-		Parser: p, Writer: irq.FileWriter{}, Exec: exec})
+		Parser: p, Writer: tune.FileWriter{}, Exec: exec})
 	grew := rose()
 	if err != nil {
 		t.Fatalf("Run: %v", err)

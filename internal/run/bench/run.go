@@ -52,7 +52,7 @@ type Request struct {
 	// AllowIrqbalance runs even while irqbalance runs (it may move the
 	// IRQs during a run).
 	AllowIrqbalance bool
-	Writer          irq.Writer       // every write to /proc/irq
+	Writer          tune.Writer      // every write to /proc/irq
 	Now             func() time.Time // state file names and samples; nil: time.Now
 	// Stderr is where the command's standard error goes; nil discards it.
 	Stderr io.Writer

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
-	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
@@ -56,7 +55,7 @@ func (r *recorder) Restored(res *tune.RestoreResult) {
 	r.add("restored %d, %d failed", res.Total, len(res.Failed))
 }
 
-// failingWriter writes through irq.FileWriter, counting, and fails the
+// failingWriter writes through tune.FileWriter, counting, and fails the
 // writes whose numbers (from 1) are in fail.
 type failingWriter struct {
 	mu   sync.Mutex
@@ -72,7 +71,7 @@ func (w *failingWriter) WriteFile(path string, b []byte) error {
 	if w.fail[n] {
 		return &os.PathError{Op: "write", Path: path, Err: syscall.EINVAL}
 	}
-	return irq.FileWriter{}.WriteFile(path, b)
+	return tune.FileWriter{}.WriteFile(path, b)
 }
 
 // affinities reads the smp_affinity_list of the IRQs under root.
@@ -332,7 +331,7 @@ func TestRunIperf3Errors(t *testing.T) {
 			return code, nil
 		}
 		res, err := Run(context.Background(), Request{Root: hosttest.Open(t, root), NIC: "eth0", Cells: cells, Repeat: 1, Command: iperf3Cmd,
-			Parser: p, Writer: irq.FileWriter{}, Exec: exec})
+			Parser: p, Writer: tune.FileWriter{}, Exec: exec})
 		if !errors.Is(err, ErrRun) || res.Cells[0].Runs[0].Error != want || res.Cells[0].Runs[0].ExitCode != code {
 			t.Errorf("exit %d: %v; run %+v; want its error %q", code, err, res.Cells[0].Runs[0], want)
 		}

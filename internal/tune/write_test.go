@@ -1,4 +1,4 @@
-package irq
+package tune
 
 import (
 	"context"
@@ -13,54 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
-
-func TestParseTarget(t *testing.T) {
-	tests := []struct {
-		give string
-		want Target
-		ok   bool
-	}{
-		{"/proc/irq/284/smp_affinity_list", Target{Path: "/proc/irq/284/smp_affinity_list", File: FileAffinityList, IRQ: 284, Queue: -1}, true},
-		{"/proc/irq/0/smp_affinity", Target{Path: "/proc/irq/0/smp_affinity", File: FileAffinity, IRQ: 0, Queue: -1}, true},
-		{"/sys/class/net/eth0/queues/tx-3/xps_cpus", Target{Path: "/sys/class/net/eth0/queues/tx-3/xps_cpus", File: FileXPS, IRQ: -1, NIC: "eth0", Queue: 3}, true},
-		{"/sys/class/net/enp65s0f0/queues/tx-0/xps_cpus", Target{Path: "/sys/class/net/enp65s0f0/queues/tx-0/xps_cpus", File: FileXPS, IRQ: -1, NIC: "enp65s0f0", Queue: 0}, true},
-		{"/etc/passwd", Target{}, false},
-		{"proc/irq/284/smp_affinity_list", Target{}, false},
-		{"/proc/irq/284/../../../etc/shadow", Target{}, false},
-		{"/proc/irq/284//smp_affinity_list", Target{}, false},
-		{"/proc/irq/0284/smp_affinity_list", Target{}, false},
-		{"/proc/irq/-1/smp_affinity_list", Target{}, false},
-		{"/proc/irq/+1/smp_affinity_list", Target{}, false},
-		{"/proc/irq/abc/smp_affinity_list", Target{}, false},
-		{"/proc/irq/284/node", Target{}, false},
-		{"/proc/irq/284/effective_affinity_list", Target{}, false},
-		{"/proc/irq/default_smp_affinity", Target{}, false},
-		{"/proc/irq/284/smp_affinity_list/x", Target{}, false},
-		{"/sys/class/net/eth0/queues/rx-3/rps_cpus", Target{}, false},
-		{"/sys/class/net/eth0/queues/tx-3/tx_maxrate", Target{}, false},
-		{"/sys/class/net/eth0/mtu", Target{}, false},
-		{"/sys/class/net/a-name-longer-than-15/queues/tx-0/xps_cpus", Target{}, false},
-		{"/sys/class/net/eth0/queues/tx-x/xps_cpus", Target{}, false},
-		{"/sys/devices/system/cpu/cpu1/online", Target{}, false},
-		{"", Target{}, false},
-	}
-	for _, tt := range tests {
-		got, err := ParseTarget(tt.give)
-		if (err == nil) != tt.ok {
-			t.Errorf("ParseTarget(%q) error = %v, want ok %v", tt.give, err, tt.ok)
-			continue
-		}
-		if err != nil && !errors.Is(err, ErrPath) {
-			t.Errorf("ParseTarget(%q) error %v does not wrap ErrPath", tt.give, err)
-		}
-		if got != tt.want {
-			t.Errorf("ParseTarget(%q) = %+v, want %+v", tt.give, got, tt.want)
-		}
-	}
-}
 
 func TestExplain(t *testing.T) {
 	tests := []struct {
@@ -76,7 +32,7 @@ func TestExplain(t *testing.T) {
 		{syscall.EROFS, "read-only"},
 		{syscall.EACCES, "not root"},
 		{syscall.ENOENT, "IRQ was freed"},
-		{ErrPath, "writes nothing outside"},
+		{irq.ErrPath, "writes nothing outside"},
 	}
 	for _, tt := range tests {
 		we := &WriteError{Path: "/proc/irq/5/smp_affinity_list", Value: "3", Err: tt.give, kernel: true}
@@ -173,8 +129,8 @@ func seedChanges(t *testing.T, root string) []Change {
 	t.Helper()
 	var cs []Change
 	for i := range 16 {
-		p := AffinityPath(284+i, FileAffinityList)
-		from, err := ReadValue(hosttest.Open(t, root), p)
+		p := irq.AffinityPath(284+i, irq.FileAffinityList)
+		from, err := irq.ReadValue(hosttest.Open(t, root), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,8 +276,8 @@ func TestWriteValueRefuses(t *testing.T) {
 		path string
 		want error
 	}{
-		{"/etc/passwd", ErrPath},
-		{"/proc/irq/284/../../../etc/passwd", ErrPath},
+		{"/etc/passwd", irq.ErrPath},
+		{"/proc/irq/284/../../../etc/passwd", irq.ErrPath},
 		{"/sys/class/net/evil/queues/tx-0/xps_cpus", nil},
 		{"/proc/irq/4242/smp_affinity_list", fs.ErrNotExist},
 	}
@@ -338,32 +294,6 @@ func TestWriteValueRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "proc/irq/4242")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a write to a missing IRQ created something: %v", err)
-	}
-}
-
-func TestAffinityFileFallsBackToMask(t *testing.T) {
-	root := hosttest.Copy(t, "seed")
-	if err := os.Remove(filepath.Join(root, "proc/irq/284/smp_affinity_list")); err != nil {
-		t.Fatal(err)
-	}
-	p, err := AffinityFile(hosttest.Open(t, root), 284)
-	if err != nil || p != "/proc/irq/284/smp_affinity" {
-		t.Fatalf("AffinityFile = %q, %v", p, err)
-	}
-	tgt, _ := ParseTarget(p)
-	v := FormatFor(tgt, cpuset.New(16), 64)
-	if v != "00000000,00010000" {
-		t.Errorf("mask for CPU 16 of 64 = %q", v)
-	}
-	if err := writeValue(FileWriter{}, hosttest.Open(t, root), p, v); err != nil {
-		t.Fatal(err)
-	}
-	rb := ReadBackOf(hosttest.Open(t, root), p)
-	if rb.ReadErr != nil || rb.Affinity.String() != "16" {
-		t.Errorf("read back %v, %v; want 16", rb.Affinity, rb.ReadErr)
-	}
-	if _, err := AffinityFile(hosttest.Open(t, root), 4242); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("AffinityFile(4242) = %v, want not exist", err)
 	}
 }
 
@@ -425,7 +355,7 @@ func TestApplyTreeRefusalRollsBack(t *testing.T) {
 // a missing newline included, in the same file (hard links kept).
 func TestRollbackExactBytes(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
-	p := AffinityPath(284, FileAffinityList)
+	p := irq.AffinityPath(284, irq.FileAffinityList)
 	full := filepath.Join(root, p)
 	if err := os.WriteFile(full, []byte("0-1"), 0o644); err != nil {
 		t.Fatal(err)
@@ -435,13 +365,13 @@ func TestRollbackExactBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.Stat(full)
-	raw, from, err := ReadRaw(hosttest.Open(t, root), p)
+	raw, from, err := irq.ReadRaw(hosttest.Open(t, root), p)
 	if err != nil || from != "0-1" || string(raw) != "0-1" {
-		t.Fatalf("ReadRaw = %q, %q, %v", raw, from, err)
+		t.Fatalf("irq.ReadRaw = %q, %q, %v", raw, from, err)
 	}
 	changes := []Change{
 		{Path: p, From: from, FromRaw: raw, To: "16"},
-		{Path: AffinityPath(285, FileAffinityList), From: "17", To: "18"},
+		{Path: irq.AffinityPath(285, irq.FileAffinityList), From: "17", To: "18"},
 	}
 	w := &failingWriter{fail: map[int]bool{2: true}, err: syscall.EINVAL}
 	if _, stop := Apply(context.Background(), w, hosttest.Open(t, root), changes, ApplyOptions{}); stop != StopFailed {
@@ -453,5 +383,31 @@ func TestRollbackExactBytes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(hard); string(b) != "0-1" {
 		t.Errorf("hard link reads %q after rollback", b)
+	}
+}
+
+func TestAffinityFileFallsBackToMask(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	if err := os.Remove(filepath.Join(root, "proc/irq/284/smp_affinity_list")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := irq.AffinityFile(hosttest.Open(t, root), 284)
+	if err != nil || p != "/proc/irq/284/smp_affinity" {
+		t.Fatalf("irq.AffinityFile = %q, %v", p, err)
+	}
+	tgt, _ := irq.ParseTarget(p)
+	v := irq.FormatFor(tgt, cpuset.New(16), 64)
+	if v != "00000000,00010000" {
+		t.Errorf("mask for CPU 16 of 64 = %q", v)
+	}
+	if err := writeValue(FileWriter{}, hosttest.Open(t, root), p, v); err != nil {
+		t.Fatal(err)
+	}
+	rb := irq.ReadBackOf(hosttest.Open(t, root), p)
+	if rb.ReadErr != nil || rb.Affinity.String() != "16" {
+		t.Errorf("read back %v, %v; want 16", rb.Affinity, rb.ReadErr)
+	}
+	if _, err := irq.AffinityFile(hosttest.Open(t, root), 4242); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("irq.AffinityFile(4242) = %v, want not exist", err)
 	}
 }
