@@ -185,7 +185,7 @@ func flagSet(o *options) *pflag.FlagSet {
 	fl.Var(stringsFlag{&o.sel.Cgroups}, "cgroup", "watch the control group `PATH` (cgroup v2, or v1's cpuset hierarchy): its processes, CPUs and memory nodes, as irqnuma_pod_* series (repeatable)")
 	fl.Var(stringsFlag{&o.sel.Pods}, "pod", "watch every container of the Kubernetes pod `NAMESPACE/NAME`, each as a --cgroup, looked up at every scrape (repeatable)")
 	fl.Var(stringsFlag{&o.sel.Containers}, "container", "watch the container `ID` (its runtime ID or a unique prefix, as crictl ps shows it) as a --cgroup, looked up at every scrape (repeatable)")
-	fl.Var(podsFlag{&o.allPods}, "pods", "`all`: watch every pod the node runs as a --pod, listed afresh at every scrape, at most --pods-max of them")
+	fl.Var(podsFlag{&o.allPods}, "pods", "`all` the pods the node runs: watch each as a --pod, listed afresh at every scrape, at most --pods-max of them (no label selector: a pod's labels are not on the node)")
 	fl.IntVar(&o.podsMax, "pods-max", kube.DefaultMaxPods, "with --pods all, watch at most `N` pods, the first by NAMESPACE/NAME; irqnuma_pods_dropped counts the rest")
 	fl.Var(sizeFlag{&o.memoryLimit}, "memory-limit", "the Go runtime's soft memory limit (debug.SetMemoryLimit), `BYTES` such as 100MiB or 1GiB; 0: none; without the flag, GOMEMLIMIT's when that is set")
 	fl.Var(sizeFlag{&o.budget.bytes}, "scrape-max-bytes", "fail a scrape that reads more than `BYTES` of the host's files, such as 64MiB or 1GiB; 0: no bound")
