@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -158,5 +159,36 @@ func TestWebConfigInvalid(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr.String(), "--web.config.file "+cfg+": ") || strings.Contains(stderr.String(), "msg=serving") {
 			t.Errorf("web config %q: exit %d, stderr %q; want exit 1 naming the file, before serving", body, code, stderr.String())
 		}
+	}
+}
+
+// TestDocsWebConfig: the web configuration block of docs/many-hosts.md
+// is one exporter-toolkit takes, and the answers the pasted run after it
+// shows (401 without the password, 200 with it, the seed tree's
+// irqnuma_scrape_error 0) are what the exporter answers on that file.
+func TestDocsWebConfig(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "many-hosts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "`TestDocsWebConfig` serves with this block")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	block, rest, ok3 := strings.Cut(rest, "```")
+	_, rest, ok4 := strings.Cut(rest, "```\n")
+	run, _, ok5 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 || !ok4 || !ok5 {
+		t.Fatal("docs/many-hosts.md has no web configuration block and run after TestDocsWebConfig's mention")
+	}
+	addr := start(t, "--root", hosttest.Root("seed"), "--web.config.file", webConfig(t, block))
+	noAuth, _ := fetch(t, http.DefaultClient, "http://"+addr+"/metrics", "", "")
+	auth, body := fetch(t, http.DefaultClient, "http://"+addr+"/metrics", "prometheus", "irqnuma-example")
+	scrapeError := "irqnuma_scrape_error 1"
+	if strings.Contains(body, "\nirqnuma_scrape_error 0\n") {
+		scrapeError = "irqnuma_scrape_error 0"
+	}
+	want := fmt.Sprintf("\n%d\n", noAuth) + "$ curl -s -o /dev/null -w '%{http_code}\\n' -u prometheus:irqnuma-example 127.0.0.1:9143/metrics\n" +
+		fmt.Sprintf("%d\n", auth) + "$ curl -s -u prometheus:irqnuma-example 127.0.0.1:9143/metrics | grep '^irqnuma_scrape_error'\n" + scrapeError + "\n"
+	if !strings.HasSuffix(run, want) || noAuth != 401 || auth != 200 {
+		t.Errorf("the docs' run:\n%s\nwant it to end in what the exporter answers (401 and 200 wanted):%s", run, want)
 	}
 }
