@@ -85,7 +85,7 @@ func newHandler(scrape func() []exporter.Family, logw io.Writer, path string) (h
 		Timeout:             scrapeTimeout,
 		EnableOpenMetrics:   true,
 	}))
-	var landing http.Handler = http.NotFoundHandler()
+	landing := http.NotFoundHandler() // metrics at /: no landing page
 	if path != "/" {
 		v := version.Get()
 		page, err := web.NewLandingPage(web.LandingConfig{

@@ -175,7 +175,7 @@ func flagSet(o *options) *pflag.FlagSet {
 	fl.SortFlags = false
 	fl.StringVar(&o.listen, "web.listen-address", exporter.DefaultListen, "address to serve the metrics and the landing page on, `HOST:PORT`")
 	fl.StringVar(&o.telemetryPath, "web.telemetry-path", "/metrics", "`PATH` under which to serve the metrics")
-	fl.StringVar(&o.webConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE` that can enable TLS, client certificates or basic auth (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)")
+	fl.StringVar(&o.webConfig, "web.config.file", "", "prometheus/exporter-toolkit's web configuration `FILE`, for TLS, client certificates and basic auth; read again at each connection")
 	fl.Var(levelFlag{o.logLevel}, "log.level", "log only messages at or above `LEVEL`: debug, info, warn or error")
 	fl.Var(formatFlag{o.logFormat}, "log.format", "log messages in `FORMAT`: logfmt or json")
 	fl.StringVar(&o.root, "root", "/", "the host's root: a `folder` holding proc/ and sys/, or a snapshot .tar.gz")

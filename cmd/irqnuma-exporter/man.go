@@ -20,10 +20,11 @@ func writeManPage(fl *pflag.FlagSet, dir string) error {
 		SeeAlso:  []string{"irqnuma(1)", "irqnuma-audit(1)", "irqnuma-snapshot(1)"}}
 	fl.VisitAll(func(f *pflag.Flag) {
 		flags := "--" + f.Name
-		if name, _ := pflag.UnquoteUsage(f); name != "" {
+		name, usage := pflag.UnquoteUsage(f)
+		if name != "" {
 			flags += " " + name
 		}
-		p.Options = append(p.Options, manpage.Option{Flags: flags, Usage: f.Usage})
+		p.Options = append(p.Options, manpage.Option{Flags: flags, Usage: usage})
 	})
 	f, err := os.Create(filepath.Join(dir, p.Name+".1"))
 	if err != nil {
