@@ -401,7 +401,7 @@ func TestSystemdUnits(t *testing.T) {
 		{pin, "Service.ExecStart", " irq pin --config /etc/irqnuma/pin.yaml"},
 		{pin, "Service.StateDirectory", "irqnuma"},
 		{pin, "Install.WantedBy", "multi-user.target"},
-		{exp, "Service.ExecStart", "/irqnuma-exporter --listen 127.0.0.1:9143"},
+		{exp, "Service.ExecStart", "/irqnuma-exporter --web.listen-address 127.0.0.1:9143"},
 		{exp, "Service.DynamicUser", "yes"},
 		{exp, "Service.NoNewPrivileges", "yes"},
 		{exp, "Service.ProtectSystem", "strict"},
@@ -487,8 +487,8 @@ func TestDaemonSet(t *testing.T) {
 		}
 	}
 	c := spec.Containers[0]
-	if !slices.Equal(c.Command, []string{"/irqnuma-exporter"}) || !slices.Contains(c.Args, "--root=/host") {
-		t.Errorf("command %q, args %q: want /irqnuma-exporter --root=/host", c.Command, c.Args)
+	if !slices.Equal(c.Command, []string{"/irqnuma-exporter"}) || !slices.Contains(c.Args, "--root=/host") || !slices.Contains(c.Args, "--pods=all") {
+		t.Errorf("command %q, args %q: want /irqnuma-exporter --root=/host --pods=all", c.Command, c.Args)
 	}
 	if !c.SecurityContext.ReadOnlyRootFilesystem || c.SecurityContext.AllowPrivilegeEscalation ||
 		!slices.Equal(c.SecurityContext.Capabilities.Drop, []string{"ALL"}) {
@@ -518,11 +518,11 @@ func TestDaemonSet(t *testing.T) {
 	}
 	port := ""
 	for _, a := range c.Args {
-		if v, ok := strings.CutPrefix(a, "--listen="); ok {
+		if v, ok := strings.CutPrefix(a, "--web.listen-address="); ok {
 			_, port, _ = strings.Cut(v, ":")
 		}
 	}
 	if len(c.Ports) != 1 || fmt.Sprint(c.Ports[0].ContainerPort) != port {
-		t.Errorf("containerPort %v does not match --listen port %q", c.Ports, port)
+		t.Errorf("containerPort %v does not match --web.listen-address port %q", c.Ports, port)
 	}
 }

@@ -61,6 +61,8 @@ func (s sizeFlag) Set(v string) error {
 	return nil
 }
 
+func (sizeFlag) Type() string { return "bytes" }
+
 // parseSize reads a sizeFlag's value.
 func parseSize(v string) (int64, error) {
 	num, shift := v, uint(0)

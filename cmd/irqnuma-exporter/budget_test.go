@@ -75,9 +75,9 @@ func TestParseBudget(t *testing.T) {
 		{give: []string{"--memory-limit", "0"}, want: budget{64 << 20, 200000}, wantMem: 0, wantSet: true},
 		{give: []string{"--memory-limit", "100MiB"}, want: budget{64 << 20, 200000}, wantMem: 100 << 20, wantSet: true},
 		{give: []string{"--scrape-max-files", "-1"}, wantErr: "--scrape-max-files -1: want 0 (no bound) or more"},
-		{give: []string{"--scrape-max-bytes", "64MB"}, wantErr: `invalid value "64MB" for flag -scrape-max-bytes`},
-		{give: []string{"--scrape-max-bytes", "-1"}, wantErr: `invalid value "-1" for flag -scrape-max-bytes`},
-		{give: []string{"--memory-limit", "-1"}, wantErr: `invalid value "-1" for flag -memory-limit`},
+		{give: []string{"--scrape-max-bytes", "64MB"}, wantErr: "--scrape-max-bytes: want a whole number of bytes"},
+		{give: []string{"--scrape-max-bytes", "-1"}, wantErr: "--scrape-max-bytes: want a whole number of bytes"},
+		{give: []string{"--memory-limit", "-1"}, wantErr: "--memory-limit: want a whole number of bytes"},
 	}
 	for _, tt := range tests {
 		o, _, err := parse(tt.give, io.Discard)

@@ -10,8 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/irqnuma/irqnuma/internal/run/exporter"
+	"github.com/irqnuma/irqnuma/internal/version"
 )
 
 // scrapeTimeout bounds one scrape, as the CLI's exporter did: past it the
@@ -42,7 +44,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, s := range f.Samples {
 			m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, s.Value, s.Values...)
 			if err != nil {
-				c.logf("scrape: series left out: %s: %v", f.Name, err)
+				c.logf("series left out: %s: %v", f.Name, err)
 				continue
 			}
 			ch <- m
@@ -56,14 +58,16 @@ func (c *collector) logf(format string, args ...any) {
 	}
 }
 
-// newHandler is the exporter's HTTP handler: /metrics, GET and HEAD only,
-// from a registry of its own holding the host's series (scrape, an
-// exporter.Exporter's Scrape), the process
-// and Go collectors and promhttp's own counters; OpenMetrics to a client
+// newHandler is the exporter's HTTP handler: the metrics at path, and a
+// landing page at / linking to them (exporter-toolkit's, as every
+// Prometheus exporter has; none when path is /), GET and HEAD only,
+// nothing else. The metrics come from a registry of its own holding the
+// host's series (scrape, an exporter.Exporter's Scrape), the process and
+// Go collectors and promhttp's own counters; OpenMetrics to a client
 // that asks for it, gzip or zstd when accepted, four scrapes at a time (a
-// fifth is 503), 503 past 30 s. Gathering errors are logged and what could
-// be gathered is served.
-func newHandler(scrape func() []exporter.Family, logw io.Writer) (http.Handler, error) {
+// fifth is 503), 503 past 30 s. Gathering errors are logged and what
+// could be gathered is served.
+func newHandler(scrape func() []exporter.Family, logw io.Writer, path string) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	for _, c := range []prometheus.Collector{
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -75,20 +79,45 @@ func newHandler(scrape func() []exporter.Family, logw io.Writer) (http.Handler, 
 		}
 	}
 	metrics := promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:            log.New(logw, "irqnuma-exporter: ", 0),
+		ErrorLog:            log.New(logw, "irqnuma-exporter: scrape: ", 0),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: exporter.MaxInFlight,
 		Timeout:             scrapeTimeout,
 		EnableOpenMetrics:   true,
 	}))
-	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+	landing := http.NotFoundHandler() // metrics at /: no landing page
+	if path != "/" {
+		v := version.Get()
+		page, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "irqnuma-exporter",
+			Description: short,
+			Version:     v.String(),
+			Links:       []web.LandingLinks{{Address: path, Text: "Metrics"}},
+			Profiling:   "false", // no /debug/pprof is served
+		})
+		if err != nil {
+			return nil, fmt.Errorf("landing page: %w", err)
+		}
+		landing = page
+	}
+	// Paths compared as they are, not as http.ServeMux patterns: a
+	// --web.telemetry-path holding "{" is a path, not a wildcard.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var h http.Handler
+		switch r.URL.Path {
+		case path:
+			h = metrics
+		case "/":
+			h = landing
+		default:
+			http.NotFound(w, r)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		metrics.ServeHTTP(w, r)
-	})
-	return mux, nil
+		h.ServeHTTP(w, r)
+	}), nil
 }

@@ -39,7 +39,7 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/exporter")
 // handlerOf is the binary's handler on a host tree.
 func handlerOf(t testing.TB, root string, sel audit.Selection) http.Handler {
 	t.Helper()
-	h, err := newHandler(exporter.New(hosttest.Open(t, root), sel, nil).Scrape, io.Discard)
+	h, err := newHandler(exporter.New(hosttest.Open(t, root), sel, nil).Scrape, io.Discard, "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,18 +262,46 @@ func TestFindingsMatchAudit(t *testing.T) {
 	}
 }
 
-// TestHandlerMethodsPaths: /metrics only, GET and HEAD only; a gzip
-// scrape is compressed, and holds the same series.
+// TestHandlerMethodsPaths: /metrics and a landing page at / linking to
+// it only, GET and HEAD only; a gzip scrape is compressed, and holds the
+// same series. Under another --web.telemetry-path the metrics move there
+// and the landing page links to it; under / there is no landing page.
 func TestHandlerMethodsPaths(t *testing.T) {
 	h := handlerOf(t, hosttest.Root("seed"), audit.Selection{})
-	for _, path := range []string{"/", "/debug/pprof/", "/metrics/"} {
+	for _, path := range []string{"/debug/pprof/", "/metrics/", "/index.html", "/{x}"} {
 		if resp, _ := get(t, h, http.MethodGet, path, ""); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
 		}
 	}
-	resp, _ := get(t, h, http.MethodPost, "/metrics", "")
-	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
-		t.Errorf("POST /metrics: %d, Allow %q; want 405, GET, HEAD", resp.StatusCode, resp.Header.Get("Allow"))
+	resp, page := get(t, h, http.MethodGet, "/", "")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `<a href="/metrics">Metrics</a>`) || !strings.Contains(page, "irqnuma-exporter") || strings.Contains(page, "debug/pprof") {
+		t.Errorf("GET /: %d, %q; want the landing page linking /metrics, without pprof", resp.StatusCode, page)
+	}
+	for _, path := range []string{"/metrics", "/"} {
+		resp, _ := get(t, h, http.MethodPost, path, "")
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("POST %s: %d, Allow %q; want 405, GET, HEAD", path, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+	scrape := exporter.New(hosttest.Open(t, hosttest.Root("seed")), audit.Selection{}, nil).Scrape
+	for path, want := range map[string]map[string]int{
+		"/irqnuma/metrics": {"/irqnuma/metrics": 200, "/": 200, "/metrics": 404},
+		"/":                {"/": 200, "/metrics": 404},
+	} {
+		h, err := newHandler(scrape, io.Discard, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, code := range want {
+			resp, body := get(t, h, http.MethodGet, p, "")
+			metrics := strings.Contains(body, "\nirqnuma_scrape_error 0\n")
+			if resp.StatusCode != code || (code == 200 && metrics != (p == path)) {
+				t.Errorf("--web.telemetry-path %s: GET %s: %d, metrics %v; want %d, metrics %v", path, p, resp.StatusCode, metrics, code, p == path)
+			}
+			if p == "/" && path != "/" && !strings.Contains(body, `<a href="/irqnuma/metrics">`) {
+				t.Errorf("--web.telemetry-path %s: the landing page does not link it: %q", path, body)
+			}
+		}
 	}
 	if resp, _ := get(t, h, http.MethodHead, "/metrics", ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("HEAD /metrics: %d", resp.StatusCode)
@@ -312,7 +340,7 @@ func TestBadLabelLeftOut(t *testing.T) {
 	}
 }
 
-var servingRE = regexp.MustCompile(`serving http://([^/]+)/metrics`)
+var servingRE = regexp.MustCompile(`msg=serving address=(\S+) `)
 
 // start runs the binary's run on a free loopback port and returns its
 // address; it is stopped when the test ends, and must exit 0.
@@ -329,7 +357,9 @@ func startLog(t *testing.T, args ...string) (string, *serveLog) {
 	var stdout syncbuf.Buffer
 	stderr := &serveLog{addr: make(chan string, 1)}
 	code := make(chan int, 1)
-	go func() { code <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), &stdout, stderr) }()
+	go func() {
+		code <- run(ctx, append([]string{"--web.listen-address", "127.0.0.1:0"}, args...), &stdout, stderr)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if c := <-code; c != 0 {
@@ -442,15 +472,24 @@ func TestRunErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"--listen", "9143", "--root", seed}, cli.ExitUsage, `--listen "9143": want HOST:PORT`},
+		{[]string{"--web.listen-address", "9143", "--root", seed}, cli.ExitUsage, `--web.listen-address "9143": want HOST:PORT`},
+		{[]string{"--web.telemetry-path", "metrics", "--root", seed}, cli.ExitUsage, `--web.telemetry-path "metrics": want a path starting with /`},
+		{[]string{"--web.telemetry-path", `/m"><b>`, "--root", seed}, cli.ExitUsage, `--web.telemetry-path "/m\"><b>"`},
+		{[]string{"--web.config.file", "/nonexistent/web.yml", "--root", seed}, cli.ExitError, "--web.config.file /nonexistent/web.yml: "},
+		{[]string{"--log.level", "loud"}, cli.ExitUsage, "--log.level: unrecognized log level loud"},
+		{[]string{"--log.format", "xml"}, cli.ExitUsage, "--log.format: unrecognized log format xml"},
+		{[]string{"--pods", "app=web"}, cli.ExitUsage, "--pods: want all (no label selector"},
+		{[]string{"--pods", "all", "--pods-max", "0"}, cli.ExitUsage, "--pods-max 0: want 1 or more"},
+		{[]string{"--pods-max", "5"}, cli.ExitUsage, "--pods-max bounds --pods all"},
 		{[]string{"--pid", "0", "--root", seed}, cli.ExitUsage, "--pid 0: not a process id"},
-		{[]string{"--pid", "x"}, cli.ExitUsage, `invalid value "x" for flag -pid`},
+		{[]string{"--pid", "x"}, cli.ExitUsage, `--pid: "x": not a number`},
 		{[]string{"--cgroup", "/a/../b", "--root", seed}, cli.ExitUsage, `--cgroup /a/../b: ".." is not a group`},
 		{[]string{"--cgroup", "", "--root", seed}, cli.ExitUsage, "--cgroup: empty path"},
-		{[]string{"--bogus"}, cli.ExitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"--bogus"}, cli.ExitUsage, "unknown flag: --bogus"},
+		{[]string{"-bogus"}, cli.ExitUsage, "unknown shorthand flag: 'b' in -bogus"},
 		{[]string{"serve"}, cli.ExitUsage, `unexpected argument "serve"`},
 		{[]string{"--root", "/etc/hostname"}, cli.ExitUsage, "neither a folder nor a snapshot"},
-		{[]string{"--listen", "256.0.0.1:1", "--root", seed}, cli.ExitError, "listen:"},
+		{[]string{"--web.listen-address", "256.0.0.1:1", "--root", seed}, cli.ExitError, "listen:"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr syncbuf.Buffer
@@ -459,9 +498,11 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("irqnuma-exporter %s = exit %d, stderr %q; want exit %d with %q", strings.Join(tt.give, " "), code, stderr.String(), tt.wantCode, tt.wantErr)
 		}
 	}
-	var stdout, stderr syncbuf.Buffer
-	if code := run(context.Background(), []string{"-h"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "-listen") {
-		t.Errorf("-h: exit %d, stdout %q", code, stdout.String())
+	for _, h := range []string{"-h", "--help", "-help"} {
+		var stdout, stderr syncbuf.Buffer
+		if code := run(context.Background(), []string{h}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "--web.listen-address HOST:PORT") || !strings.Contains(stdout.String(), "--pods-max N") {
+			t.Errorf("%s: exit %d, stdout %q", h, code, stdout.String())
+		}
 	}
 }
 
@@ -496,7 +537,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(":0", "-1", "a\x00b", "eth\xff", "/a/../b")
 	f.Add("[::1]:1", "1,,2", "x", "", "/sys/fs/cgroup/cpuset/x")
 	f.Fuzz(func(t *testing.T, listen, pids, comm, nic, cgroup string) {
-		o, done, err := parse([]string{"--listen", listen, "--pid", pids, "--comm", comm, "--nic", nic, "--cgroup", cgroup}, io.Discard)
+		o, done, err := parse([]string{"--web.listen-address", listen, "--pid", pids, "--comm", comm, "--nic", nic, "--cgroup", cgroup}, io.Discard)
 		if err != nil {
 			if !usage.Is(err) {
 				t.Fatalf("parse error %v is not a usage error", err)

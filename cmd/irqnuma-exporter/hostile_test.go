@@ -9,28 +9,39 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/promslog"
+
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/run/exporter"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
-// TestEscapedLog: each line of the scrape log is escaped but for its line
-// break.
-func TestEscapedLog(t *testing.T) {
+// TestLogLines: each line of the scrape log is one message, escaped,
+// its prefix trimmed, a scrape's failure and a stack's lines errors and
+// the rest warnings, in logfmt and in JSON (which would pass a
+// terminal's escapes as they are).
+func TestLogLines(t *testing.T) {
 	tests := []struct {
-		give, want string
+		give, level, msg, msgJSON string
 	}{
-		{"irqnuma: scrape: read /x/sys/class/net/eth0\n", "irqnuma: scrape: read /x/sys/class/net/eth0\n"},
-		{"irqnuma: scrape: read /x/\x1b[31mred\n", `irqnuma: scrape: read /x/\x1b[31mred` + "\n"},
-		{"irqnuma: scrape: a\nirqnuma: forged\n", `irqnuma: scrape: a\x0airqnuma: forged` + "\n"},
-		{"no line break\a", `no line break\x07`},
+		{"irqnuma: scrape: read /x/sys/class/net/eth0\n", "ERROR", `msg="scrape: read /x/sys/class/net/eth0"`, `"msg":"scrape: read /x/sys/class/net/eth0"`},
+		{"irqnuma: scrape: read /x/\x1b[31mred\n", "ERROR", `msg="scrape: read /x/\\x1b[31mred"`, `"msg":"scrape: read /x/\\x1b[31mred"`},
+		{"irqnuma: scrape: a\nirqnuma: forged\n", "ERROR", `msg="scrape: a\\x0airqnuma: forged"`, `"msg":"scrape: a\\x0airqnuma: forged"`},
+		{"irqnuma:     main.go:12\n", "ERROR", `msg="    main.go:12"`, `"msg":"    main.go:12"`},
+		{"irqnuma-exporter: series left out: x\n", "WARN", `msg="series left out: x"`, `"msg":"series left out: x"`},
 	}
 	for _, tt := range tests {
-		var b strings.Builder
-		n, err := escaped{&b}.Write([]byte(tt.give))
-		if err != nil || n != len(tt.give) || b.String() != tt.want {
-			t.Errorf("Write(%q) = %d, %v, wrote %q; want %d, %q", tt.give, n, err, b.String(), len(tt.give), tt.want)
+		for format, want := range map[string][]string{"logfmt": {"level=" + tt.level + " ", tt.msg}, "json": {`"level":"` + tt.level + `"`, tt.msgJSON}} {
+			f := promslog.NewFormat()
+			if err := f.Set(format); err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			n, err := logLines{promslog.New(&promslog.Config{Format: f, Writer: &b})}.Write([]byte(tt.give))
+			if err != nil || n != len(tt.give) || !strings.Contains(b.String(), want[0]) || !strings.Contains(b.String(), want[1]) || strings.Count(b.String(), "\n") != 1 || strings.ContainsRune(b.String(), '\x1b') {
+				t.Errorf("%s: Write(%q) = %d, %v, wrote %q; want %d, one line with %q", format, tt.give, n, err, b.String(), len(tt.give), want)
+			}
 		}
 	}
 }
@@ -72,7 +83,7 @@ var hostiles = []hostile{
 			}
 			return func() { os.Remove(p) }
 		},
-		wantIn: []string{"irqnuma: scrape: panic: ring count 2147483648 (a bug in irqnuma", "irqnuma:   goroutine "},
+		wantIn: []string{`msg="scrape: panic: ring count 2147483648 (a bug in irqnuma`, `msg="  goroutine `},
 	},
 	{
 		name: "bytes",
@@ -83,7 +94,7 @@ var hostiles = []hostile{
 				return append(b, strings.Repeat(" ", 2<<20)...)
 			})
 		},
-		wantIn: []string{"irqnuma: scrape: over its read budget (--scrape-max-bytes 1MiB, --scrape-max-files 200000): read " +
+		wantIn: []string{"msg=\"scrape: over its read budget (--scrape-max-bytes 1MiB, --scrape-max-files 200000): read " +
 			"ROOT/proc/interrupts: read budget exceeded: more than 1048576 bytes read"},
 	},
 	{
@@ -105,7 +116,7 @@ var hostiles = []hostile{
 				}
 			}
 		},
-		wantIn: []string{"irqnuma: scrape: over its read budget (--scrape-max-bytes 64MiB, --scrape-max-files 1500): read " +
+		wantIn: []string{"msg=\"scrape: over its read budget (--scrape-max-bytes 64MiB, --scrape-max-files 1500): read " +
 			"ROOT/proc: read budget exceeded: more than 1500 files (paths opened and folder entries listed)"},
 	},
 }
@@ -178,11 +189,11 @@ func TestRunSurvivesHostile(t *testing.T) {
 			for _, w := range h.wantIn {
 				w = strings.ReplaceAll(w, "ROOT", root)
 				i := strings.Index(first, w)
-				if i < 0 || i > strings.Index(first, "serving http://") {
+				if i < 0 || i > strings.Index(first, "msg=serving ") {
 					t.Errorf("log lacks %q before it serves:\n%s", w, first)
 				}
 			}
-			if !strings.Contains(first, "warning: the first scrape failed (above)") {
+			if !strings.Contains(first, `msg="the first scrape failed (above)`) {
 				t.Errorf("no warning of the first scrape's failure:\n%s", first)
 			}
 			mend()
@@ -229,7 +240,7 @@ func TestRunMalformedCounts(t *testing.T) {
 				scrapeWants(t, addr, when, failed, true)
 			}
 			scrape("started on the malformed reply", true)
-			for _, w := range []string{tt.want, "warning: the first scrape failed (above)"} {
+			for _, w := range []string{tt.want, `msg="the first scrape failed (above)`} {
 				if !strings.Contains(log.String(), w) {
 					t.Errorf("log does not say %q:\n%s", w, log.String())
 				}

@@ -64,7 +64,7 @@ func (b *blocked) waitStarted(t *testing.T) {
 // the README promises.
 func TestHandlerInFlight(t *testing.T) {
 	b := newBlocked(t, hosttest.Root("vm-virtio"))
-	h, err := newHandler(b.Scrape, io.Discard)
+	h, err := newHandler(b.Scrape, io.Discard, "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestHandlerInFlight(t *testing.T) {
 // channel Serve's error arrives on.
 func serveBlocked(t *testing.T, b *blocked) (string, context.CancelFunc, <-chan error) {
 	t.Helper()
-	h, err := newHandler(b.Scrape, io.Discard)
+	h, err := newHandler(b.Scrape, io.Discard, "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,26 +1,32 @@
 package main
 
 import (
-	"io"
+	"context"
+	"log/slog"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/safetext"
 )
 
-// escaped is a log whose lines (each written whole, as the exporter
-// package writes them) are escaped by safetext but for their ending line
-// break: a scrape's errors name files and values of a tree that may be
-// hostile.
-type escaped struct{ w io.Writer }
+// logLines is a log whose writes are lines, each written whole (as the
+// exporter package, the collector and promhttp's error log write them),
+// each logged as one message of l: escaped by safetext, as a scrape's
+// errors name files and values of a tree that may be hostile (the JSON
+// format would pass a terminal's escapes as they are), with its
+// "irqnuma: " or "irqnuma-exporter: " prefix trimmed. A scrape's failure
+// ("scrape: ...") and the lines of a panic's stack (indented) are
+// errors; the rest, the pods' notes and a series left out, warnings.
+type logLines struct{ l *slog.Logger }
 
-func (e escaped) Write(p []byte) (int, error) {
-	line, nl := strings.CutSuffix(string(p), "\n")
-	s := safetext.Escape(line)
-	if nl {
-		s += "\n"
+func (w logLines) Write(p []byte) (int, error) {
+	line := strings.TrimSuffix(string(p), "\n")
+	for _, prefix := range []string{"irqnuma: ", "irqnuma-exporter: "} {
+		line = strings.TrimPrefix(line, prefix)
 	}
-	if _, err := io.WriteString(e.w, s); err != nil {
-		return 0, err
+	level := slog.LevelWarn
+	if strings.HasPrefix(line, "scrape:") || strings.HasPrefix(line, " ") {
+		level = slog.LevelError
 	}
+	w.l.Log(context.Background(), level, safetext.Escape(line))
 	return len(p), nil
 }

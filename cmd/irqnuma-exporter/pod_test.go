@@ -72,7 +72,7 @@ func podHandler(t *testing.T, root string, args ...string) http.Handler {
 		t.Fatalf("parse %q: %v, done %v", args, err, done)
 	}
 	fsys := hosttest.Open(t, root)
-	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel, o.budget), nil).Scrape, io.Discard)
+	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel, o.budget), nil).Scrape, io.Discard, "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestPodResolveError(t *testing.T) {
 	}
 	var log strings.Builder
 	fsys := hosttest.Open(t, root)
-	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel, o.budget), &log).Scrape, io.Discard)
+	h, err := newHandler(exporter.NewReader(reader(context.Background(), fsys, o.sel, o.budget), &log).Scrape, io.Discard, "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestPodHostileCPUIDs(t *testing.T) {
 				if _, err := read(); err != nil {
 					t.Fatalf("first reading: %v", err)
 				}
-				h, err := newHandler(exporter.NewReader(read, &log).Scrape, io.Discard)
+				h, err := newHandler(exporter.NewReader(read, &log).Scrape, io.Discard, "/metrics")
 				if err != nil {
 					t.Fatal(err)
 				}

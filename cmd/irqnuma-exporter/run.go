@@ -3,15 +3,18 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	stdlog "log"
 	"net"
+	"net/http"
 	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
+	"sync"
+
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/kube"
@@ -23,164 +26,6 @@ import (
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/version"
 )
-
-// short is the exporter's one line, description and examples the rest
-// of what -h prints and the manual page says.
-const (
-	short       = "Prometheus exporter of irqnuma's audit, with its own process and Go metrics"
-	description = `irqnuma-exporter is irqnuma's Prometheus exporter: on every scrape of /metrics
-it reads the host afresh and runs the audit (the same checks as irqnuma audit),
-and answers
-
-  irqnuma_finding{check,severity,nic,subject}  1 per current finding
-  irqnuma_irq_local{irq,nic,queue}             1 local, 0 remote (absent when unknown)
-  irqnuma_irq_effective_cpu{irq,nic,queue}     the one CPU the IRQ is delivered to
-  irqnuma_nic_numa_node{nic}                   the NIC's local node (absent when unknown)
-  irqnuma_process_present{selector}            1 when a --pid/--comm process runs, 0 when not
-  irqnuma_process_nic{selector,nic,attribution} 1 per NIC their sockets use
-  irqnuma_pod_cpus, irqnuma_pod_exclusive, irqnuma_pod_processes
-                  {cgroup,namespace,pod,container}  per --cgroup group,
-                  and per container of a --pod or --container
-  irqnuma_pod_exclusive_cpu_irqs{...,nic}      NIC queue IRQs on its exclusive CPUs
-  irqnuma_pod_nic_remote{...,nic}              1 when none of its CPUs is local to a NIC it uses
-  irqnuma_pod_finding{check,severity,nic,...}  1 per finding about the group
-  ("..." are the four pod labels above)
-  irqnuma_scrape_duration_seconds, irqnuma_scrape_error, irqnuma_build_info
-
-with its own process_*, go_* and promhttp_metric_handler_* series, in
-OpenMetrics to a scraper that asks for it, else in the text format 0.0.4.
-A scrape only reads; nothing but /metrics (GET, HEAD) is served. The default
-address is loopback: listening elsewhere shows the host's layout to whoever
-can reach the port. Read failures are logged on stderr and answered with
-irqnuma_scrape_error 1; it never exits for them (a NIC or a mount may come
-later), nor for anything else a scrape meets. Every scrape, the first (run
-before it listens) too, reads within a budget of its own, 64 MiB
-(--scrape-max-bytes) and 200000 files (--scrape-max-files: paths opened and
-folder entries listed), past which it fails with an error naming the budget;
-a panic in a scrape (a bug a hostile tree may find) fails that scrape alone,
-logged with its stack. The Go runtime's soft memory limit is 100 MiB
-(--memory-limit; or GOMEMLIMIT, when that is set and the flag is not). Four
-scrapes are answered at a time; a fifth gets 503 (counted in
-promhttp_metric_handler_requests_total{code="503"}). On SIGTERM it takes no
-new scrape and lets those in flight finish for up to 0.9 s.
-
---pod and --container are looked up at every scrape, as irqnuma's are:
-the pod's name from /var/log/pods, its containers' groups from the cgroup
-tree, their exclusive CPUs from the kubelet's pod resources API (one List
-over its socket, at most 10 s: /var/lib/kubelet/pod-resources/kubelet.sock,
-under --root too when a socket is there, as in the DaemonSet) or else the
-CPU manager's checkpoint, or on a snapshot the List answer it recorded. A
-pod that is not running has no irqnuma_pod_* series and
-irqnuma_process_present 0; a lookup that fails (a corrupt checkpoint) is
-irqnuma_scrape_error 1.`
-	examples = `  irqnuma-exporter
-  irqnuma-exporter --listen 127.0.0.1:9143 --nic eth0 --comm iperf3
-  irqnuma-exporter --cgroup /kubepods.slice/kubepods-pod1234.slice
-  irqnuma-exporter --pod default/iperf-server --container 3f2e9a4b5c6d
-  irqnuma-exporter --root host1.tar.gz --listen 127.0.0.1:9144`
-	exitStatus = `  0      stopped by its caller's context (tests), or -h, --version
-  1      runtime error: the address cannot be listened on, a snapshot
-         cannot be unpacked
-  2      usage error: a bad flag, value or argument
-  128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM)`
-)
-
-// options are the exporter's flags.
-type options struct {
-	listen  string
-	root    string
-	sel     audit.Selection
-	version bool
-	// memoryLimit is --memory-limit, the Go runtime's soft limit
-	// (setMemoryLimit), when memoryLimitSet.
-	memoryLimit    int64
-	memoryLimitSet bool
-	budget         budget
-}
-
-// stringsFlag is a repeatable string flag.
-type stringsFlag struct{ v *[]string }
-
-func (s stringsFlag) String() string {
-	if s.v == nil {
-		return ""
-	}
-	return strings.Join(*s.v, ",")
-}
-
-func (s stringsFlag) Set(v string) error { *s.v = append(*s.v, v); return nil }
-
-// pidsFlag is a repeatable --pid that also takes a comma-separated list,
-// as the CLI's does.
-type pidsFlag struct{ v *[]int }
-
-func (p pidsFlag) String() string {
-	if p.v == nil {
-		return ""
-	}
-	var s []string
-	for _, n := range *p.v {
-		s = append(s, strconv.Itoa(n))
-	}
-	return strings.Join(s, ",")
-}
-
-func (p pidsFlag) Set(v string) error {
-	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return fmt.Errorf("%q: not a number", f)
-		}
-		*p.v = append(*p.v, n)
-	}
-	return nil
-}
-
-// parse reads the flags; a mistake in them is a usage error (exit 2).
-func parse(args []string, stdout io.Writer) (*options, bool, error) {
-	o := &options{memoryLimit: defaultMemoryLimit, budget: budget{bytes: defaultMaxBytes, files: defaultMaxFiles}}
-	fl := flag.NewFlagSet("irqnuma-exporter", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
-	fl.StringVar(&o.listen, "listen", exporter.DefaultListen, "address to serve /metrics on, `HOST:PORT`")
-	fl.StringVar(&o.root, "root", "/", "the host's root: a `folder` holding proc/ and sys/, or a snapshot .tar.gz")
-	fl.Var(stringsFlag{&o.sel.NICs}, "nic", "audit only this `NIC` (repeatable)")
-	fl.Var(pidsFlag{&o.sel.PIDs}, "pid", "watch the process `PID` and all its threads (repeatable, or a comma-separated list)")
-	fl.Var(stringsFlag{&o.sel.Comms}, "comm", "watch every process whose comm is exactly `NAME` (repeatable)")
-	fl.Var(stringsFlag{&o.sel.Cgroups}, "cgroup", "watch the control group `PATH` (cgroup v2, or v1's cpuset hierarchy): its processes, CPUs and memory nodes, as irqnuma_pod_* series (repeatable)")
-	fl.Var(stringsFlag{&o.sel.Pods}, "pod", "watch every container of the Kubernetes pod `NAMESPACE/NAME`, each as a --cgroup, looked up at every scrape (repeatable)")
-	fl.Var(stringsFlag{&o.sel.Containers}, "container", "watch the container `ID` (its runtime ID or a unique prefix, as crictl ps shows it) as a --cgroup, looked up at every scrape (repeatable)")
-	fl.Var(sizeFlag{&o.memoryLimit}, "memory-limit", "the Go runtime's soft memory limit (debug.SetMemoryLimit), `BYTES` such as 100MiB or 1GiB; 0: none; without the flag, GOMEMLIMIT's when that is set")
-	fl.Var(sizeFlag{&o.budget.bytes}, "scrape-max-bytes", "fail a scrape that reads more than `BYTES` of the host's files, such as 64MiB or 1GiB; 0: no bound")
-	fl.Int64Var(&o.budget.files, "scrape-max-files", o.budget.files, "fail a scrape that reads more than `N` files: each path opened, each folder entry listed; 0: no bound")
-	fl.BoolVar(&o.version, "version", false, "print the version and exit")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: irqnuma-exporter [flags]\n\n%s\n\nExamples:\n%s\n\nFlags:\n", description, examples)
-			fl.SetOutput(stdout)
-			fl.PrintDefaults()
-			return nil, true, nil
-		}
-		return nil, false, cli.Usagef("%v (see irqnuma-exporter -h)", err)
-	}
-	if fl.NArg() == 2 && fl.Arg(0) == "__man" {
-		// make install: the manual page, from the same text as -h.
-		return nil, true, writeManPage(fl, fl.Arg(1))
-	}
-	if fl.NArg() > 0 {
-		return nil, false, cli.Usagef("unexpected argument %q: irqnuma-exporter takes flags only", fl.Arg(0))
-	}
-	if err := o.sel.Validate(); err != nil {
-		return nil, false, cli.Usage(err)
-	}
-	if _, _, err := net.SplitHostPort(o.listen); err != nil {
-		return nil, false, cli.Usagef("--listen %q: want HOST:PORT: %v", o.listen, err)
-	}
-	if o.budget.files < 0 {
-		return nil, false, cli.Usagef("--scrape-max-files %d: want 0 (no bound) or more", o.budget.files)
-	}
-	fl.Visit(func(f *flag.Flag) { o.memoryLimitSet = o.memoryLimitSet || f.Name == "memory-limit" })
-	return o, false, nil
-}
 
 // run is the exporter: flags, the root opened once, then /metrics until
 // ctx ends. It returns the exit code (internal/cli's).
@@ -197,25 +42,40 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, version.Get().String())
 		return nil
 	}
+	logger := promslog.New(&promslog.Config{Level: o.logLevel, Format: o.logFormat, Writer: stderr})
+	for _, w := range o.deprecated {
+		logger.Warn(w)
+	}
+	if o.webConfig != "" {
+		// What Serve would find at its first connection, said before the
+		// first scrape: a file that cannot be read, or is not a web
+		// configuration, is not served over.
+		if err := web.Validate(o.webConfig); err != nil {
+			return fmt.Errorf("--web.config.file %s: %w", o.webConfig, err)
+		}
+	}
 	fsys, closeRoot, err := openRoot(ctx, o.root)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err := closeRoot(); err != nil {
-			fmt.Fprintf(stderr, "irqnuma-exporter: %s\n", safetext.Escape(err.Error()))
+			logger.Error(safetext.Escape(err.Error()))
 		}
 	}()
 	defer setMemoryLimit(o, os.Getenv)()
-	ex := exporter.NewReader(reader(ctx, fsys, o.sel, o.budget), escaped{stderr})
+	r := &hostReader{ctx: ctx, root: fsys, sel: o.sel, budget: o.budget, allPods: o.allPods, podsMax: o.podsMax}
+	log := logLines{logger}
+	ex := exporter.NewReader(r.read, log)
+	scrape := func() []exporter.Family { return r.scrape(ex) }
 	// The first scrape, before listening, is one like every other: within
 	// its budget, a panic recovered, a failure logged. What the host
 	// lacks now may come later (a NIC's driver, a mount): said, and
 	// served as irqnuma_scrape_error 1, no exit.
-	if scrapeFailed(ex.Scrape()) {
-		fmt.Fprintln(stderr, "irqnuma-exporter: warning: the first scrape failed (above): serving irqnuma_scrape_error 1 until a scrape succeeds")
+	if scrapeFailed(scrape()) {
+		logger.Warn("the first scrape failed (above): serving irqnuma_scrape_error 1 until a scrape succeeds")
 	}
-	h, err := newHandler(ex.Scrape, stderr)
+	h, err := newHandler(scrape, log, o.telemetryPath)
 	if err != nil {
 		return err
 	}
@@ -223,42 +83,99 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	if host, _, _ := net.SplitHostPort(o.listen); !isLoopback(host) {
-		fmt.Fprintf(stderr, "irqnuma-exporter: warning: %s is not a loopback address: anyone who can reach it sees this host's layout\n", o.listen)
+	if host, _, _ := net.SplitHostPort(o.listen); !isLoopback(host) && o.webConfig == "" {
+		logger.Warn(o.listen + " is not a loopback address and no --web.config.file asks for auth: anyone who can reach it sees this host's layout")
 	}
-	fmt.Fprintf(stderr, "irqnuma-exporter: serving http://%s/metrics\n", ln.Addr())
-	return exporter.Serve(ctx, ln, h)
+	logger.Info("serving", "address", ln.Addr().String(), "path", o.telemetryPath)
+	noSocket := false
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
+	return exporter.ServeWith(ctx, ln, h, func(srv *http.Server, ln net.Listener) error {
+		// The server's own errors (a TLS handshake that failed) are
+		// the log's too, escaped: a client chooses what they quote.
+		srv.ErrorLog = stdlog.New(log, "", 0)
+		return web.Serve(ln, srv, flags, logger)
+	})
 }
 
-// reader is one scrape's reading of the host, within a budget of its own
-// (b; kfile.Budget): --pod and --container looked up afresh (kube.Resolve,
-// over the kubelet's socket when there is one, podSocket; pods come and
-// go between scrapes), then audit.Read. Without --pod or --container it
-// is audit.Read alone. A read that passes its budget fails with the
-// budget's error, whatever the readers made of theirs. One that passed
-// it, or read more than freeAfter, gives the memory it read into back
-// when it ends.
-func reader(ctx context.Context, root kfile.FS, sel audit.Selection, b budget) func() (*audit.State, error) {
-	return func() (*audit.State, error) {
-		spent := kfile.NewBudget(b.bytes, b.files)
-		fsys := root.WithBudget(spent)
-		st, err := func() (*audit.State, error) {
-			s := sel
-			s.Resolved = nil // this scrape's, not a map shared with the last
-			if err := kube.Resolve(ctx, fsys, &s.Selection, podSocket(fsys)); err != nil {
-				return nil, fmt.Errorf("--pod, --container: %w", err)
-			}
-			return auditRead(fsys, s)
-		}()
-		berr := spent.Err()
-		if bytes, _ := spent.Used(); bytes > freeAfter || berr != nil {
-			debug.FreeOSMemory()
-		}
-		if berr != nil {
-			return nil, budgetError(b, berr)
-		}
-		return st, err
+// hostReader is the exporter's reading of the host, one scrape at a
+// time (exporter.Exporter calls read under its lock, and scrape holds
+// mu around it).
+type hostReader struct {
+	ctx    context.Context
+	root   kfile.FS
+	sel    audit.Selection
+	budget budget
+	// allPods is --pods all, within podsMax (kube.ResolveAll).
+	allPods bool
+	podsMax int
+	mu      sync.Mutex
+	// dropped is the running pods the last read left out past podsMax;
+	// nil when it did not list them (the listing failed).
+	dropped *int
+}
+
+// metricPodsDropped is --pods all's count of the pods it left out.
+const metricPodsDropped = "irqnuma_pods_dropped"
+
+// scrape is ex's Scrape, whose read is r.read, and with --pods all
+// irqnuma_pods_dropped from that same read (absent when the node's pods
+// could not be listed).
+func (r *hostReader) scrape(ex *exporter.Exporter) []exporter.Family {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fams := ex.Scrape()
+	if !r.allPods {
+		return fams
 	}
+	f := exporter.Family{Name: metricPodsDropped, Help: "Running pods --pods all leaves out, past --pods-max (the first by NAMESPACE/NAME are kept); absent when the node's pods could not be listed."}
+	if r.dropped != nil {
+		f.Samples = []exporter.Sample{{Value: float64(*r.dropped)}}
+	}
+	return append(fams, f)
+}
+
+// reader is hostReader's read of root with sel within b, without --pods
+// all.
+func reader(ctx context.Context, root kfile.FS, sel audit.Selection, b budget) func() (*audit.State, error) {
+	r := &hostReader{ctx: ctx, root: root, sel: sel, budget: b}
+	return r.read
+}
+
+// read is one scrape's reading of the host, within a budget of its own
+// (kfile.Budget): with --pods all every pod the node runs added to the
+// selection (kube.ResolveAll), --pod and --container looked up afresh
+// (kube.Resolve, over the kubelet's socket when there is one, podSocket;
+// pods come and go between scrapes), then audit.Read. Without a pod
+// selection it is audit.Read alone. A read that passes its budget fails
+// with the budget's error, whatever the readers made of theirs. One that
+// passed it, or read more than freeAfter, gives the memory it read into
+// back when it ends.
+func (r *hostReader) read() (*audit.State, error) {
+	spent := kfile.NewBudget(r.budget.bytes, r.budget.files)
+	fsys := r.root.WithBudget(spent)
+	r.dropped = nil
+	st, err := func() (*audit.State, error) {
+		s := r.sel
+		s.Resolved = nil // this scrape's, not a map shared with the last
+		if r.allPods {
+			n, err := kube.ResolveAll(r.ctx, fsys, &s.Selection, podSocket(fsys), r.podsMax)
+			if err != nil {
+				return nil, fmt.Errorf("--pods all: %w", err)
+			}
+			r.dropped = &n
+		} else if err := kube.Resolve(r.ctx, fsys, &s.Selection, podSocket(fsys)); err != nil {
+			return nil, fmt.Errorf("--pod, --container: %w", err)
+		}
+		return auditRead(fsys, s)
+	}()
+	berr := spent.Err()
+	if bytes, _ := spent.Used(); bytes > freeAfter || berr != nil {
+		debug.FreeOSMemory()
+	}
+	if berr != nil {
+		return nil, budgetError(r.budget, berr)
+	}
+	return st, err
 }
 
 // auditRead is audit.Read; tests replace it (with a read that panics on

@@ -48,7 +48,7 @@ func TestStopSignal(t *testing.T) {
 	}
 	f.Close()
 	tmp := t.TempDir()
-	cmd := exec.Command(bin, "--root", file, "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, "--root", file, "--web.listen-address", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

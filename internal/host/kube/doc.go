@@ -5,5 +5,6 @@
 // the CLI links no gRPC), else from the CPU manager's checkpoint
 // (checkpoint.go); pod names from /var/log/pods and container IDs from
 // /var/log/containers (logs.go); the groups from the cgroup tree by pod
-// UID (cgroups.go). Resolve fills a proc.Selection's Resolved.
+// UID (cgroups.go). Resolve fills a proc.Selection's Resolved; ResolveAll
+// first adds every pod the node runs, within a bound (all.go).
 package kube

@@ -47,8 +47,17 @@ func Resolve(ctx context.Context, fsys kfile.FS, sel *proc.Selection, socket str
 	if len(sel.Pods) == 0 && len(sel.Containers) == 0 {
 		return nil
 	}
-	n, err := readNode(ctx, fsys, socket, sel)
+	n, err := readGroups(fsys)
 	if err != nil {
+		return err
+	}
+	return n.resolve(ctx, socket, sel)
+}
+
+// resolve reads the exclusive CPUs of sel's pods and containers
+// (readCPUs) and fills sel.Resolved.
+func (n *node) resolve(ctx context.Context, socket string, sel *proc.Selection) error {
+	if err := n.readCPUs(ctx, socket, sel); err != nil {
 		return err
 	}
 	if sel.Resolved == nil {
@@ -76,11 +85,9 @@ func LiveSocket(fsys kfile.FS) string {
 	return fsys.Path(SocketFile)
 }
 
-// readNode reads what the root says about its pods: the logs' names,
-// the groups, the kubelet's API, and when it did not answer the CPU
-// manager's checkpoint, keeping of it the entries sel's pods and
-// containers can use.
-func readNode(ctx context.Context, fsys kfile.FS, socket string, sel *proc.Selection) (*node, error) {
+// readGroups reads what the root says about its pods' groups: the
+// logs' names and the groups.
+func readGroups(fsys kfile.FS) (*node, error) {
 	n := &node{fsys: fsys}
 	var err error
 	if n.logs, err = readPodLogs(fsys); err != nil {
@@ -92,24 +99,31 @@ func readNode(ctx context.Context, fsys kfile.FS, socket string, sel *proc.Selec
 	if n.cgroups, err = readPodCgroups(fsys); err != nil {
 		return nil, err
 	}
-	if err := n.askAPI(ctx, fsys, socket); err != nil {
-		return nil, err
+	return n, nil
+}
+
+// readCPUs reads what says the exclusive CPUs: the kubelet's API, and
+// when it did not answer the CPU manager's checkpoint, keeping of it the
+// entries sel's pods and containers can use.
+func (n *node) readCPUs(ctx context.Context, socket string, sel *proc.Selection) error {
+	if err := n.askAPI(ctx, n.fsys, socket); err != nil {
+		return err
 	}
 	if n.apiOK {
-		return n, nil // the checkpoint is not read: the API says the CPUs
+		return nil // the checkpoint is not read: the API says the CPUs
 	}
-	f := fsys.Path(CheckpointFile)
-	b, err := fsys.ReadLimit(f, maxMessage)
+	f := n.fsys.Path(CheckpointFile)
+	b, err := n.fsys.ReadLimit(f, maxMessage)
 	switch {
 	case kfile.IsNotExist(err):
 	case err != nil:
-		return nil, err
+		return err
 	default:
 		if n.ck, err = ParseCheckpoint(b, n.want(sel)); err != nil {
-			return nil, kfile.Malformed(f, err)
+			return kfile.Malformed(f, err)
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // want names the checkpoint entries sel's pods and containers can use:

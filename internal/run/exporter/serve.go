@@ -49,6 +49,15 @@ var errStopping = errors.New("irqnuma is stopping")
 // were not if some handler outlived the wait, and the server's error if
 // it stopped for another reason.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	return ServeWith(ctx, ln, h, func(srv *http.Server, ln net.Listener) error { return srv.Serve(ln) })
+}
+
+// ServeWith is Serve with the serving given: serve answers on ln with
+// srv until srv is shut down, and returns http.ErrServerClosed then, as
+// srv.Serve does. The binary's serves through exporter-toolkit's
+// web.Serve, which wraps srv's handler in the TLS and basic auth of its
+// web configuration file before serving.
+func ServeWith(ctx context.Context, ln net.Listener, h http.Handler, serve func(srv *http.Server, ln net.Listener) error) error {
 	// Scrapes do not end with ctx: a stop signal lets them finish.
 	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stop(nil)
@@ -66,7 +75,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- serve(srv, ln) }()
 	select {
 	case err := <-done:
 		return err
