@@ -194,7 +194,7 @@ func TestWatchErrors(t *testing.T) {
 		{[]string{"watch", "extra"}, cli.ExitUsage, "unknown command"},
 		{[]string{"--root", seed, "watch", "--nic", "eth9", "--count", "1"}, cli.ExitUsage, `unknown NIC "eth9"`},
 		{[]string{"--root", seed, "watch", "--pid", "4242", "--count", "1"}, cli.ExitError, "--pid 4242: no such process"},
-		{[]string{"--root", "/nonexistent", "watch", "--count", "1"}, cli.ExitError, "root"},
+		{[]string{"--root", "/nonexistent", "watch", "--count", "1"}, cli.ExitUsage, "root /nonexistent: no such folder"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runCLI(t, tt.give...)
