@@ -45,6 +45,9 @@ func writeManPage(c *cobra.Command, dir string) error {
 	}
 	c.NonInheritedFlags().VisitAll(options)
 	c.InheritedFlags().VisitAll(options)
+	if c.CommandPath() == "irqnuma audit" {
+		p.Sections = append(p.Sections, auditChecksSection())
+	}
 	if c.Example != "" {
 		p.Sections = append(p.Sections, manpage.Section{Title: "Examples", Body: c.Example})
 	}
