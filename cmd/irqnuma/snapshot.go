@@ -64,9 +64,11 @@ func (a *app) openRoot(cmd *cobra.Command) error {
 // refused by commands that write to the host (the writes would vanish).
 func (a *app) unpackRoot(cmd *cobra.Command) error {
 	st, err := os.Stat(a.root)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && !textfileRun(cmd) {
 		// As a folder without proc/ and sys/ is: a usage error, in one
-		// line that says what a root is.
+		// line that says what a root is. Not for audit --textfile, a
+		// monitoring job, whose failed read goes into the file
+		// (irqnuma_scrape_error 1) for the alert to see.
 		return cli.Usagef("root %s: no such folder or snapshot (%s)", a.root, rootIs)
 	}
 	if err != nil || st.IsDir() {
@@ -87,6 +89,12 @@ func (a *app) unpackRoot(cmd *cobra.Command) error {
 	a.closers = append(a.closers, shutdown.OnExit(cleanup))
 	a.root = dir
 	return nil
+}
+
+// textfileRun reports whether cmd writes a textfile (audit --textfile).
+func textfileRun(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("textfile")
+	return f != nil && f.Value.String() != ""
 }
 
 // rootIs says what --root names, as kfile.CheckRoot's error does.
