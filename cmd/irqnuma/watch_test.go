@@ -238,7 +238,7 @@ func TestREADMEQuotesFiles(t *testing.T) {
 	// An excerpt: the block after the file's name, every line of it a
 	// line of the file.
 	const file = "testdata/golden/irq-list-all/lab-debian-6.1.txt"
-	_, after, ok := strings.Cut(readme, "(`"+file+"`):\n\n```\n")
+	_, after, ok := strings.Cut(readme, "(`"+file+"`):\n\n<!-- excerpt: "+file+" -->\n```\n")
 	block, _, ok2 := strings.Cut(after, "```")
 	c, err := os.ReadFile(filepath.Join(root, file))
 	if !ok || !ok2 || err != nil {
