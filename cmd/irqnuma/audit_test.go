@@ -444,7 +444,7 @@ func TestAuditExitCodes(t *testing.T) {
 		{give: []string{"--root", seed, "audit", "--pid", "99999"}, want: 3},
 		{give: []string{"--root", seed, "audit", "--comm", "iperf3"}, want: 3},
 		{give: []string{"--root", seed, "audit", "--comm", "iperf3", "--fail-on", "error"}, want: 0},
-		{give: []string{"--root", filepath.Join(seed, "nonexistent"), "audit"}, want: 1},
+		{give: []string{"--root", filepath.Join(seed, "nonexistent"), "audit"}, want: 2},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runCLI(t, tt.give...)

@@ -96,6 +96,7 @@ func TestBenchRefuses(t *testing.T) {
 // writable queue IRQ, and every IRQ's affinity as it was.
 func liveBench(t *testing.T) (nic string, before map[string]string) {
 	t.Helper()
+	hosttest.Writes(t, "IRQ affinities (/proc/irq) and /var/lib/irqnuma (bench pins, then restores)")
 	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("not root: bench writes /proc/irq")

@@ -17,7 +17,7 @@ import (
 // into DIR, from the same help text and flags as --help; make install
 // runs it. Hidden: it is for packaging.
 func newManCmd(a *app) *cobra.Command {
-	return &cobra.Command{Use: "__man DIR", Hidden: true, Args: usageArgs(cobra.ExactArgs(1)),
+	return &cobra.Command{Use: "__man DIR", Hidden: true, Args: namedArgs(cobra.ExactArgs(1), "DIR, the folder to write the manual pages into"),
 		RunE: func(cmd *cobra.Command, args []string) error { return writeManPage(cmd.Root(), args[0]) }}
 }
 
@@ -45,6 +45,9 @@ func writeManPage(c *cobra.Command, dir string) error {
 	}
 	c.NonInheritedFlags().VisitAll(options)
 	c.InheritedFlags().VisitAll(options)
+	if c.CommandPath() == "irqnuma audit" {
+		p.Sections = append(p.Sections, auditChecksSection())
+	}
 	if c.Example != "" {
 		p.Sections = append(p.Sections, manpage.Section{Title: "Examples", Body: c.Example})
 	}

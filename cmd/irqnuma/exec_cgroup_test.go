@@ -46,6 +46,7 @@ func TestExecCgroupLive(t *testing.T) {
 // and its version. It skips where there is no cpuset to use.
 func cpusetGroup(t *testing.T, cpus string) (name string, v2 bool) {
 	t.Helper()
+	hosttest.Writes(t, "control groups (a cpuset group made for the test, removed after)")
 	if os.Geteuid() != 0 {
 		t.Skip("making a cgroup needs root")
 	}

@@ -38,7 +38,7 @@ func TestExitCodes(t *testing.T) {
 			unknownNIC: &cell{[]string{"eth9", "--dry-run"}, cli.ExitUsage, `unknown NIC "eth9"`},
 			nonRoot:    &cell{[]string{"eth0"}, cli.ExitError, "needs root"},
 			json:       cell{args: []string{"eth0", "--dry-run"}, code: 0}},
-		{cmd: []string{"irq", "restore"}, badValue: usage(`accepts at most 1 arg`, "a", "b"),
+		{cmd: []string{"irq", "restore"}, badValue: usage(`irqnuma irq restore: want at most one FILE`, "a", "b"),
 			nonRoot: &cell{nil, cli.ExitError, "needs root"},
 			json:    cell{args: []string{"/nonexistent/state.json"}, code: cli.ExitError, says: "/nonexistent/state.json"}},
 		{cmd: []string{"audit"}, badValue: usage(`--fail-on "sometimes"`, "--fail-on", "sometimes"),

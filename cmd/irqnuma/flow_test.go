@@ -126,6 +126,55 @@ func TestFlowErrors(t *testing.T) {
 	}
 }
 
+// TestFlowHashWithoutTable: key, fields and function make the hash; the
+// table only picks the queue. So with the table unknown (no NIC owns the
+// destination, or the named NIC's steering was not captured) flow prints
+// the hash of Microsoft's published vector (66.9.149.187:2794 to
+// 161.142.100.80:1766) and says the queue is unknown and why; before, it
+// printed no hash with --nic and refused without. A function nobody
+// gives is unknown, and so is the hash.
+func TestFlowHashWithoutTable(t *testing.T) {
+	t.Parallel()
+	const key = "6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa"
+	flowArgs := []string{"flow", "tcp", "66.9.149.187:2794", "161.142.100.80:1766", "--rss-key", key}
+	tests := []struct {
+		give      []string
+		wantHash  string // "" for none
+		wantQueue string
+	}{
+		{[]string{"--root", hosttest.Root("sos-ice"), "--rss-fields", "sdfn"}, "0x51ccc178", "queue unknown: indirection table unknown (no NIC)"},
+		{[]string{"--root", hosttest.Root("sos-ice"), "--rss-fields", "sd"}, "0x323e8fc2", "queue unknown: indirection table unknown (no NIC)"},
+		{[]string{"--root", hosttest.Root("seed"), "--rss-fields", "sdfn"}, "0x51ccc178", "queue unknown: indirection table unknown (no NIC)"},
+		{[]string{"--root", hosttest.Root("seed"), "--rss-fields", "sdfn", "--nic", "eth0", "--rss-func", "toeplitz"}, "0x51ccc178", "queue unknown: indirection table unknown (eth0 rss: not captured"},
+		{[]string{"--root", hosttest.Root("seed"), "--rss-fields", "sdfn", "--nic", "eth0"}, "", "queue unknown: hash function unknown (eth0 rss: not captured"},
+	}
+	for _, tt := range tests {
+		args := append(append([]string{tt.give[0], tt.give[1]}, flowArgs...), tt.give[2:]...)
+		out, errOut, code := runCLI(t, args...)
+		if code != 0 {
+			t.Errorf("irqnuma %s: exit %d: %s", strings.Join(args[2:], " "), code, errOut)
+			continue
+		}
+		hasHash := strings.Contains(out, "\nhash        0x")
+		if tt.wantHash != "" && !strings.Contains(out, "\nhash        "+tt.wantHash+"\n") || tt.wantHash == "" && hasHash {
+			t.Errorf("irqnuma %s: hash line, want %q:\n%s", strings.Join(args[2:], " "), tt.wantHash, out)
+		}
+		if !strings.Contains(out, "\nqueue       "+tt.wantQueue) {
+			t.Errorf("irqnuma %s: queue line, want %q:\n%s", strings.Join(args[2:], " "), tt.wantQueue, out)
+		}
+		out, _, _ = runCLI(t, append(args, "-o", "json")...)
+		var doc struct {
+			RSS struct {
+				HashHex *string `json:"hash_hex"`
+			} `json:"rss"`
+			Queue *int `json:"queue"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Queue != nil || (tt.wantHash == "") != (doc.RSS.HashHex == nil) || doc.RSS.HashHex != nil && *doc.RSS.HashHex != tt.wantHash {
+			t.Errorf("irqnuma %s -o json: hash_hex %v, queue %v (%v); want %q and no queue", strings.Join(args[2:], " "), doc.RSS.HashHex, doc.Queue, err, tt.wantHash)
+		}
+	}
+}
+
 // TestFlowLiveVirtio: on a host whose eth0 is virtio_net without RSS (this
 // VM), flow says the queue is unknown and why, and computes no hash.
 func TestFlowLiveVirtio(t *testing.T) {

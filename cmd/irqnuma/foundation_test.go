@@ -119,7 +119,7 @@ func TestBadInput(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"missing root", nil, []string{"--root", "/nonexistent/host", "topology"}, 1, "/nonexistent/host"},
+		{"missing root", nil, []string{"--root", "/nonexistent/host", "topology"}, 2, "root /nonexistent/host: no such folder"},
 		{"unknown NIC", nil, []string{"irq", "list", "--nic", "eth9"}, 2, `unknown NIC "eth9"`},
 		{"unknown command", nil, []string{"frobnicate"}, 2, "unknown command"},
 		{"bad output", nil, []string{"-o", "yaml", "topology"}, 2, "--output"},

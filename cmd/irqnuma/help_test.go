@@ -25,7 +25,7 @@ func TestHelpFiles(t *testing.T) {
 		}
 		switch {
 		case c.Hidden:
-		case name == "irq" || name == "zc" || name == "topology" || name == "irq-list" || name == "help" || strings.HasPrefix(name, "completion"):
+		case name == "irq" || name == "zc" || name == "irq-list" || name == "help" || strings.HasPrefix(name, "completion"):
 		case c.Long == "":
 			t.Errorf("%s has no help/%s.txt", c.CommandPath(), name)
 		default:
@@ -44,6 +44,18 @@ func TestHelpFiles(t *testing.T) {
 		name := strings.TrimSuffix(strings.TrimPrefix(f, "help/"), ".txt")
 		if !used[name] {
 			t.Errorf("%s belongs to no command", f)
+		}
+	}
+}
+
+// TestTopologyHelpMemory: topology's help says where a node's MEMORY
+// comes from and why it is not free(1)'s figure (issue 39).
+func TestTopologyHelpMemory(t *testing.T) {
+	t.Parallel()
+	out, _, code := runCLI(t, "help", "topology")
+	for _, want := range []string{"MEMORY is the node's MemTotal, from /sys/devices/system/node/nodeN/meminfo", "free(1)", "/proc/meminfo's MemTotal"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("irqnuma help topology: exit %d, no %q in:\n%s", code, want, out)
 		}
 	}
 }

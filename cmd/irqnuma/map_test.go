@@ -225,7 +225,7 @@ func TestMapBadInput(t *testing.T) {
 			t.Errorf("map %q: stderr is not one line: %q", tt.give, errOut)
 		}
 	}
-	if _, errOut, code := runCLI(t, "--root", filepath.Join(t.TempDir(), "none"), "map"); code != cli.ExitError || !strings.Contains(errOut, "root:") {
+	if _, errOut, code := runCLI(t, "--root", filepath.Join(t.TempDir(), "none"), "map"); code != cli.ExitUsage || !strings.Contains(errOut, "no such folder or snapshot") {
 		t.Errorf("missing root: exit %d, %q", code, errOut)
 	}
 }

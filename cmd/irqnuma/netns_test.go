@@ -18,6 +18,7 @@ import (
 // routes by the host's table, says it uses eth0 and how it was followed
 // there, in text and JSON; a snapshot taken while it runs says the same.
 func TestAuditNetnsLive(t *testing.T) {
+	hosttest.Writes(t, "network namespaces and links (made for the test, removed after)")
 	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")

@@ -162,7 +162,7 @@ func newIRQRestoreCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "restore [FILE]",
 		Short: "Put back the IRQ affinity (and xps_cpus) a pin saved",
-		Args:  usageArgs(cobra.MaximumNArgs(1)),
+		Args:  namedArgs(cobra.MaximumNArgs(1), "at most one FILE, the state file a pin wrote (default: the newest pin's)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRestore(a, args)
 		},

@@ -71,6 +71,7 @@ func liveNAPIThreads(t *testing.T, nic string) map[int]string {
 // exactly. Threaded NAPI is
 // put back as it was.
 func TestPinNAPILive(t *testing.T) {
+	hosttest.Writes(t, "IRQ affinities (/proc/irq), eth0's threaded NAPI and /var/lib/irqnuma")
 	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the test writes /proc/irq and /sys/class/net/eth0/threaded")

@@ -693,6 +693,7 @@ func TestPinIrqbalanceWarning(t *testing.T) {
 // runs only as root where the NIC's queue IRQ affinity is writable.
 func TestPinLive(t *testing.T) {
 	t.Parallel()
+	hosttest.Writes(t, "IRQ affinities (/proc/irq), xps_cpus and /var/lib/irqnuma")
 	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the live pin test writes /proc/irq")

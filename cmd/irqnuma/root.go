@@ -144,6 +144,27 @@ func movedCommand(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// namedArgs is usageArgs for a command whose positional arguments have
+// names: a count v refuses is said as what the command wants, "irqnuma zc
+// check: want IF, the NIC to check (got 0 arguments)", where cobra says
+// "accepts 1 arg(s), received 0".
+func namedArgs(v cobra.PositionalArgs, want string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return cli.Usagef("%s: want %s (got %d %s)", cmd.CommandPath(), want, len(args), plural(len(args), "argument"))
+		}
+		return nil
+	}
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
 // usageArgs makes a validator's errors usage errors; a command with subcommands
 // names the nearest (cobra suggests only at the root with no validator).
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {

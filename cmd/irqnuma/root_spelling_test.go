@@ -72,6 +72,23 @@ func TestRootSpellings(t *testing.T) {
 	}
 }
 
+// TestRootMissing: a root that does not exist (or whose path runs through
+// a file) is a usage error in one line, as an empty folder is, saying
+// what a root is, where it was a bare "root: stat ...: no such file or
+// directory" with exit 1.
+func TestRootMissing(t *testing.T) {
+	t.Parallel()
+	for _, root := range []string{"/nonexistent", filepath.Join(hosttest.Root("seed"), "README", "x")} {
+		for _, args := range [][]string{{"topology"}, {"audit"}, {"irq", "list"}, {"watch", "--count", "1"}, {"snapshot", "-o", filepath.Join(t.TempDir(), "s.tar.gz")}} {
+			out, stderr, code := runCLI(t, append([]string{"--root", root}, args...)...)
+			want := "irqnuma: root " + root + ": no such folder or snapshot (a root is a folder holding a host's proc/ and sys/"
+			if code != cli.ExitUsage || out != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("--root %s %v: exit %d, stdout %q, stderr %q; want exit %d and one line starting %q", root, args, code, out, stderr, cli.ExitUsage, want)
+			}
+		}
+	}
+}
+
 // TestRootWithoutHost: a folder holding neither proc/ nor sys/ is not a
 // root, and the error says so and what a root holds, where every reader
 // used to fail with a bare ENOENT on sys/devices/system/cpu/online. A

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -60,8 +63,16 @@ func (a *app) openRoot(cmd *cobra.Command) error {
 // snapshot is unpacked into a temporary folder that a.close removes, and
 // refused by commands that write to the host (the writes would vanish).
 func (a *app) unpackRoot(cmd *cobra.Command) error {
-	if st, err := os.Stat(a.root); err != nil || st.IsDir() {
-		return kfile.CheckRoot(a.root) // a missing root: the readers say what is wrong
+	st, err := os.Stat(a.root)
+	if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && !textfileRun(cmd) {
+		// As a folder without proc/ and sys/ is: a usage error, in one
+		// line that says what a root is. Not for audit --textfile, a
+		// monitoring job, whose failed read goes into the file
+		// (irqnuma_scrape_error 1) for the alert to see.
+		return cli.Usagef("root %s: no such folder or snapshot (%s)", a.root, rootIs)
+	}
+	if err != nil || st.IsDir() {
+		return kfile.CheckRoot(a.root) // an unreadable root: the readers say what is wrong
 	}
 	if !snapshot.IsArchive(a.root) {
 		return cli.Usagef("--root %s: neither a folder nor a snapshot .tar.gz", a.root)
@@ -79,6 +90,15 @@ func (a *app) unpackRoot(cmd *cobra.Command) error {
 	a.root = dir
 	return nil
 }
+
+// textfileRun reports whether cmd writes a textfile (audit --textfile).
+func textfileRun(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("textfile")
+	return f != nil && f.Value.String() != ""
+}
+
+// rootIs says what --root names, as kfile.CheckRoot's error does.
+const rootIs = "a root is a folder holding a host's proc/ and sys/, such as / or an unpacked capture, or a snapshot .tar.gz of one"
 
 // writesHost reports whether the command would write under --root:
 // irq restore always, irq pin and zc prepare unless --dry-run.

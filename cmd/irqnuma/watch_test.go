@@ -194,7 +194,7 @@ func TestWatchErrors(t *testing.T) {
 		{[]string{"watch", "extra"}, cli.ExitUsage, "unknown command"},
 		{[]string{"--root", seed, "watch", "--nic", "eth9", "--count", "1"}, cli.ExitUsage, `unknown NIC "eth9"`},
 		{[]string{"--root", seed, "watch", "--pid", "4242", "--count", "1"}, cli.ExitError, "--pid 4242: no such process"},
-		{[]string{"--root", "/nonexistent", "watch", "--count", "1"}, cli.ExitError, "root"},
+		{[]string{"--root", "/nonexistent", "watch", "--count", "1"}, cli.ExitUsage, "root /nonexistent: no such folder"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runCLI(t, tt.give...)
@@ -238,7 +238,7 @@ func TestREADMEQuotesFiles(t *testing.T) {
 	// An excerpt: the block after the file's name, every line of it a
 	// line of the file.
 	const file = "testdata/golden/irq-list-all/lab-debian-6.1.txt"
-	_, after, ok := strings.Cut(readme, "(`"+file+"`):\n\n```\n")
+	_, after, ok := strings.Cut(readme, "(`"+file+"`):\n\n<!-- excerpt: "+file+" -->\n```\n")
 	block, _, ok2 := strings.Cut(after, "```")
 	c, err := os.ReadFile(filepath.Join(root, file))
 	if !ok || !ok2 || err != nil {

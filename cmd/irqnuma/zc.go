@@ -28,7 +28,7 @@ func newZCCheckCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check IF [--queue Q] [--port P] | check IF --send",
 		Short: "Say which prerequisites of zero-copy receive (or send) hold on a NIC, with the evidence and the fix",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Args:  namedArgs(cobra.ExactArgs(1), "IF, the NIC to check (irqnuma topology lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := zc.Options{Send: send}
 			if cmd.Flags().Changed("queue") {

@@ -44,7 +44,8 @@ func TestZCUsage(t *testing.T) {
 	t.Parallel()
 	root := hosttest.Root("sos-ice")
 	for _, c := range []struct{ args, says string }{
-		{"zc check", "accepts 1 arg(s)"},
+		{"zc check", "irqnuma zc check: want IF, the NIC to check (irqnuma topology lists them) (got 0 arguments)"},
+		{"zc check em1 em2", "want IF, the NIC to check"},
 		{"zc check em1 --queue -1", "queue -1"},
 		{"zc check em1 --port 70000", "port 70000"},
 		{"zc check em1 --send --queue 1", "send checks"},

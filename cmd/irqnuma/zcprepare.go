@@ -28,7 +28,7 @@ func newZCPrepareCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "prepare NIC --queue Q --port P",
 		Short: "Set a NIC up for zero-copy receive on one queue, undoably (irq restore)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Args:  namedArgs(cobra.ExactArgs(1), "NIC, the one NIC to prepare (irqnuma topology lists them)"),
 		// No JSON document yet: -o json is refused rather than mixed
 		// with the plan's text.
 		Annotations: map[string]string{"json": "none"},

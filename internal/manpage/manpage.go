@@ -34,10 +34,19 @@ type Option struct {
 	Usage string
 }
 
-// Section is a titled body of plain text, laid out as Description is.
+// Section is a titled body of plain text, laid out as Description is,
+// then its items, if any.
 type Section struct {
 	Title string
 	Body  string
+	Items []Item
+}
+
+// Item is one entry of a section's tagged list (man(7)'s .TP): a tag
+// in bold, then plain text laid out as Description is, indented.
+type Item struct {
+	Tag  string
+	Body string
 }
 
 // Write writes p as roff.
@@ -70,6 +79,11 @@ func Write(w io.Writer, p Page) error {
 	for _, s := range p.Sections {
 		fmt.Fprintf(&b, ".SH %s\n", quote(strings.ToUpper(s.Title)))
 		text(&b, s.Body)
+		for _, it := range s.Items {
+			b.WriteString(".TP\n")
+			fmt.Fprintf(&b, "\\fB%s\\fR\n", escape(it.Tag))
+			item(&b, it.Body)
+		}
 	}
 	if len(p.SeeAlso) > 0 {
 		b.WriteString(".SH SEE ALSO\n")
@@ -107,6 +121,23 @@ func text(b *strings.Builder, s string) {
 	}
 	if literal {
 		b.WriteString(".fi\n")
+	}
+}
+
+// item lays out an item's body: each line starts a line of the page
+// (.br), and a blank line a paragraph that stays inside the item's
+// indent (.IP, where .PP would end the list).
+func item(b *strings.Builder, s string) {
+	for i, para := range strings.Split(strings.Trim(s, "\n"), "\n\n") {
+		if i > 0 {
+			b.WriteString(".IP\n")
+		}
+		for j, l := range strings.Split(para, "\n") {
+			if j > 0 {
+				b.WriteString(".br\n")
+			}
+			b.WriteString(line(l))
+		}
 	}
 }
 

@@ -13,8 +13,9 @@ var sample = Page{
 	Synopsis:    []string{"irqnuma mask (--nic NAME | --node N) [flags]"},
 	Description: "mask picks CPUs.\n.dots start no request; 'quotes neither.\n\nA second paragraph with a \\ backslash.\n  16-31,48-63  kept as is\n  second literal line\nback to text",
 	Options:     []Option{{Flags: "--nic NAME", Usage: "candidates: the CPUs local to this NIC"}, {Flags: "-o, --output format", Usage: `output "format"`}},
-	Sections:    []Section{{Title: "Examples", Body: "  irqnuma mask --nic eth0"}},
-	SeeAlso:     []string{"irqnuma(1)", "taskset(1)"},
+	Sections: []Section{{Title: "Checks", Body: "Each check.", Items: []Item{{Tag: "irq-remote", Body: "Severity: error.\n.Needs: affinity.\n\nA second paragraph."}}},
+		{Title: "Examples", Body: "  irqnuma mask --nic eth0"}},
+	SeeAlso: []string{"irqnuma(1)", "taskset(1)"},
 }
 
 func TestWrite(t *testing.T) {
@@ -31,6 +32,7 @@ func TestWrite(t *testing.T) {
 		".TP\n\\fB\\-\\-nic NAME\\fR\ncandidates: the CPUs local to this NIC\n",
 		".SH \"EXAMPLES\"\n.nf\n  irqnuma mask \\-\\-nic eth0\n.fi\n",
 		".SH SEE ALSO\nirqnuma(1), taskset(1)\n",
+		".SH \"CHECKS\"\nEach check.\n.TP\n\\fBirq\\-remote\\fR\nSeverity: error.\n.br\n\\&.Needs: affinity.\n.IP\nA second paragraph.\n.SH \"EXAMPLES\"",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
@@ -56,7 +58,7 @@ func TestRenders(t *testing.T) {
 	if err := cmd.Run(); err != nil || errb.Len() > 0 {
 		t.Fatalf("groff: %v\n%s", err, errb.String())
 	}
-	for _, want := range []string{"irqnuma-mask - print the CPUs", ".dots start no request", "16-31,48-63  kept as is", "--nic NAME", `output "format"`, "a \\ backslash"} {
+	for _, want := range []string{"irqnuma-mask - print the CPUs", ".dots start no request", "16-31,48-63  kept as is", "--nic NAME", `output "format"`, "a \\ backslash", "irq-remote\n              Severity: error.\n              .Needs: affinity.\n\n              A second paragraph."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("rendered page lacks %q:\n%s", want, out.String())
 		}

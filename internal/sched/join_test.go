@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestMain makes the test binary the trampoline when Start runs it as
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 // when the test ends. It skips when the test may not.
 func testGroup(t *testing.T, hierarchy string, files ...[2]string) (dir, path string) {
 	t.Helper()
+	hosttest.Writes(t, "control groups (a group made for the test, removed after)")
 	if os.Geteuid() != 0 {
 		t.Skip("making a cgroup needs root")
 	}

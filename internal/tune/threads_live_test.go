@@ -17,6 +17,7 @@ import (
 // It skips without root or without the file.
 func liveThreaded(t *testing.T, nic string) {
 	t.Helper()
+	hosttest.Writes(t, nic+"'s threaded NAPI (/sys/class/net/"+nic+"/threaded)")
 	if os.Geteuid() != 0 {
 		t.Skip("not root: the test writes /sys/class/net/" + nic + "/threaded")
 	}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -24,6 +25,7 @@ var sosDump = flag.String("sosdump", "", "TestLiveIPLinkXDP writes the ip output
 // answers over netlink for the same links. The namespace, its links and
 // the program go when it ends.
 func TestLiveIPLinkXDP(t *testing.T) {
+	hosttest.Writes(t, "network namespaces, links and XDP programs (made for the test, removed after)")
 	if os.Geteuid() != 0 {
 		t.Skip("a network namespace and an XDP program need root")
 	}

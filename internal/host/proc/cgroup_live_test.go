@@ -56,6 +56,7 @@ func liveGroup(t *testing.T, dir string, setup map[string]string) int {
 // with one CPU where the host has v1 cpusets, else v2) with a child in
 // it is read as the kernel shows it and selects exactly that child.
 func TestCgroupLive(t *testing.T) {
+	hosttest.Writes(t, "control groups (a group made for the test, removed after)")
 	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("making a cgroup needs root")
@@ -113,6 +114,7 @@ func TestCgroupLive(t *testing.T) {
 // group made there is read as v2, its CPUs unknown with why (the cpuset
 // controller is on v1), and selects its one child.
 func TestCgroupHybridLive(t *testing.T) {
+	hosttest.Writes(t, "control groups (a group made for the test, removed after)")
 	hosttest.Live(t)
 	if os.Geteuid() != 0 {
 		t.Skip("making a cgroup needs root")

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // napiThreads finds the napi/IF-ID kernel threads in /proc: NAPI id →
@@ -96,6 +97,7 @@ func checkNAPI(t *testing.T, n *NIC, wantRX int) {
 // holds the NAPI ids, kthread pids and IRQs to /proc; then puts
 // threaded back.
 func TestLiveThreadedEth0(t *testing.T) {
+	hosttest.Writes(t, "eth0's threaded NAPI (/sys/class/net/eth0/threaded)")
 	fsys := liveRoot(t)
 	const file = "/sys/class/net/eth0/threaded"
 	old, err := os.ReadFile(file)
@@ -144,6 +146,7 @@ func run(t *testing.T, name string, args ...string) string {
 // ntuple) unknown because the driver has none, and the recording reads
 // the same.
 func TestLiveVeth(t *testing.T) {
+	hosttest.Writes(t, "network namespaces and links (a veth pair made for the test, removed after)")
 	fsys := liveRoot(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command (apt-get install iproute2; .ci/run installs it)")

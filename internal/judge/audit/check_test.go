@@ -221,3 +221,24 @@ func TestRegisterCheck(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+// TestCatalogue: the catalogue is the registry, id for id, in Checks'
+// order less not-checked, and says what each check needs.
+func TestCatalogue(t *testing.T) {
+	var got []Check
+	for _, c := range Catalogue() {
+		got = append(got, c.ID)
+		if !slices.Contains(c.Family, c.ID) || !c.PerNIC && !c.PerProcess && !c.ForHost {
+			t.Errorf("%s: family %v, runs nic %v proc %v host %v", c.ID, c.Family, c.PerNIC, c.PerProcess, c.ForHost)
+		}
+	}
+	want := slices.DeleteFunc(Checks(), func(c Check) bool { return c == CheckNotChecked })
+	if !slices.Equal(got, want) {
+		t.Errorf("Catalogue ids = %v, want %v", got, want)
+	}
+	for _, c := range Catalogue() {
+		if c.ID == CheckCPUGovernor && (len(c.Needs) != 1 || c.Needs[0] != string(factGovernor) || c.NotCheckedFix == "") {
+			t.Errorf("cpu-governor: needs %q, fix %q", c.Needs, c.NotCheckedFix)
+		}
+	}
+}

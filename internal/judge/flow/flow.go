@@ -36,8 +36,10 @@ type WhatIf struct {
 	Func   *rsshash.Func
 }
 
-// complete reports whether the what-if values alone give a queue.
-func (w WhatIf) complete() bool { return len(w.Key) > 0 && len(w.Table) > 0 && w.Fields != nil }
+// hashable reports whether the what-if values alone give the hash (the
+// function, without a NIC or --rss-func, is Toeplitz and says so); with
+// a table, they give the queue too.
+func (w WhatIf) hashable() bool { return len(w.Key) > 0 && w.Fields != nil }
 
 // Options say which NIC receives the flow (else the one owning its
 // destination address) and what stands in for the NIC's answers.
@@ -143,7 +145,7 @@ func (pr *predictor) predict(f Flow, view netView) (*Path, error) {
 
 // receiver returns the NIC that receives f: --nic, else the NIC under
 // the interface owning the destination address. Without either, a
-// complete what-if needs none (nil, nil).
+// what-if giving the hash needs none (nil, nil).
 func receiver(h *topology.Host, f Flow, opt Options, view netView, p *Path) (*topology.NIC, error) {
 	if opt.NIC != "" {
 		nic, err := h.LookupNIC(opt.NIC)
@@ -158,11 +160,11 @@ func receiver(h *topology.Host, f Flow, opt Options, view netView, p *Path) (*to
 		p.NIC, p.NICBy = nics[0].Name, why
 		return nics[0], nil
 	}
-	if opt.WhatIf.complete() {
+	if opt.WhatIf.hashable() {
 		p.NICBy = why + "; what-if values only"
 		return nil, nil
 	}
-	return nil, fmt.Errorf("%w: %s; name it with --nic, or give --rss-key, --rss-table and --rss-fields", ErrNoNIC, why)
+	return nil, fmt.Errorf("%w: %s; name it with --nic, or give --rss-key and --rss-fields (and --rss-table for the queue)", ErrNoNIC, why)
 }
 
 // owningNICs returns the NICs under the interface owning a, with why.

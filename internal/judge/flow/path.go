@@ -126,10 +126,11 @@ func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
 	whys = appendWhy(whys, why)
 	key, why := keyOf(n, nicRSS, w, r)
 	whys = appendWhy(whys, why)
-	table, why := tableOf(n, nicRSS, w, r)
-	whys = appendWhy(whys, why)
+	// The table picks the queue, not the hash: without it the hash is
+	// still said (fields, function and key make it), the queue not.
+	table, tableWhy := tableOf(n, nicRSS, w, r)
 	if len(whys) > 0 {
-		r.Unknown = strings.Join(whys, "; ")
+		r.Unknown = strings.Join(appendWhy(whys, tableWhy), "; ")
 		return
 	}
 	if nicRSS != nil && nicRSS.InputXfrm != nil && *nicRSS.InputXfrm != 0 && w.Func == nil {
@@ -161,6 +162,10 @@ func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
 		if !errors.Is(err, rsshash.ErrUndefined) {
 			r.Unknown = "hash unknown: " + err.Error()
 		}
+		return
+	}
+	if tableWhy != "" {
+		r.Unknown = tableWhy
 		return
 	}
 	idx, rule, err := rsshash.Index(*r.Hash, len(table))

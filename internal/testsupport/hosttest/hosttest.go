@@ -406,6 +406,25 @@ func Synthetic(t testing.TB, s SyntheticSpec) string {
 	return dir
 }
 
+// LiveEnv is the one switch for the tests that change the live host:
+// they run only when it is "1", as make test-live sets it; make test
+// leaves it unset and they skip, so a default run changes nothing on the
+// machine it runs on.
+const LiveEnv = "IRQNUMA_TEST_LIVE"
+
+// Writes marks a test that changes the live host while it runs (IRQ
+// affinities, a NIC's threaded, rps_cpus or xps_cpus, /var/lib/irqnuma,
+// a control group, a network namespace or link) and puts it back: what
+// says what it changes. It skips the test, saying how to run it, unless
+// LiveEnv is 1. It takes no lock (Live does): call it first, then Live
+// where the test needs the live-host lock.
+func Writes(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv(LiveEnv) != "1" {
+		t.Skipf("changes this host's %s while it runs: run it with make test-live (%s=1 go test -run %s ...)", what, LiveEnv, t.Name())
+	}
+}
+
 // Live marks a test of the live host (its /proc and /sys, not a tree).
 // Under -short it skips the test. Otherwise it serialises the live tests
 // across every test process on the machine (go test runs packages in

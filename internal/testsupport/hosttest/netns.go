@@ -51,6 +51,7 @@ func newNetns(t testing.TB) (ns, a, b string) {
 	if testing.Short() {
 		t.Skip("live-host test (-short)")
 	}
+	Writes(t, "network namespaces and links (made for the test, removed after)")
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: makes network namespaces and links")
 	}
