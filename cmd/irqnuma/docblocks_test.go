@@ -70,11 +70,6 @@ func docBlocks(t *testing.T) []docBlock {
 	return out
 }
 
-// docsNotYetMarked are the pages whose blocks the test does not yet
-// hold: docs/many-hosts.md is being rewritten with the exporter (issue
-// 39's exporter part), which marks its blocks.
-var docsNotYetMarked = map[string]bool{"docs/many-hosts.md": true}
-
 // TestDocBlocks: every fenced block of README.md and docs/ is run by a
 // test or says what it is, on the line before its fence:
 //
@@ -83,7 +78,8 @@ var docsNotYetMarked = map[string]bool{"docs/many-hosts.md": true}
 //     here, on the tree the repository ships, and must be what irqnuma
 //     prints (stdout and stderr as a terminal shows them);
 //   - <!-- run: TestName --> names the test that checks it, which must
-//     exist and read the docs (readmeBlock or readmeDocs);
+//     exist (in cmd/irqnuma or cmd/irqnuma-exporter) and read the docs
+//     (readmeBlock, readmeDocs, or the page by name);
 //   - <!-- excerpt: FILE --> is lines of FILE, a golden or lab file a
 //     test writes or checks: each line of the block but "..." must be
 //     one of FILE's;
@@ -120,12 +116,11 @@ func TestDocBlocks(t *testing.T) {
 			body, ok := tests[arg]
 			if !ok {
 				t.Errorf("%s: <!-- run: %s -->: no such test", where, arg)
-			} else if !strings.Contains(body, "readmeBlock(") && !strings.Contains(body, "readmeDocs(") {
+			} else if !strings.Contains(body, "readmeBlock(") && !strings.Contains(body, "readmeDocs(") && !strings.Contains(body, filepath.Base(b.file)) {
 				t.Errorf("%s: <!-- run: %s -->: the test does not read the docs (readmeBlock, readmeDocs)", where, arg)
 			}
 		case b.mark != "":
 			t.Errorf("%s: <!-- %s -->: want run: TEST, excerpt: FILE, pasted: WHERE or input", where, b.mark)
-		case docsNotYetMarked[b.file]:
 		default:
 			got, ok := runTranscript(t, root, b.text)
 			if !ok {
@@ -206,9 +201,13 @@ func firstLines(s string, a, z int) string {
 // package's test files, by name.
 func testFuncBodies(t *testing.T, root string) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "cmd", "irqnuma", "*_test.go"))
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, cmd := range []string{"irqnuma", "irqnuma-exporter"} {
+		fs, err := filepath.Glob(filepath.Join(root, "cmd", cmd, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
 	}
 	out := map[string]string{}
 	start := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\) \{$`)
