@@ -12,7 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/safetext"
-	"github.com/irqnuma/irqnuma/internal/sched"
+	"github.com/irqnuma/irqnuma/internal/tune/sched"
 	"github.com/irqnuma/irqnuma/internal/units"
 )
 

@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/internal/tune/sched"
 )
 
 func main() {

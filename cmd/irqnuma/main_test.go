@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/irqnuma/irqnuma/internal/sched"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/internal/tune/sched"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")

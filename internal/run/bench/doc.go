@@ -7,7 +7,7 @@
 //
 // It is built from the pieces the other commands use: the pin and
 // restore transaction of package tune (state file, lock, rollback)
-// places the IRQs, tune.PickOn picks the CPUs, internal/sched starts
+// places the IRQs, tune.PickOn picks the CPUs, internal/tune/sched starts
 // the command with its CPU affinity and memory policy set before it
 // runs, and a watch.Sampler measures each run. The host is read and
 // audited before anything changes, and every IRQ placed is restored

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/internal/run/watch"
-	"github.com/irqnuma/irqnuma/internal/sched"
+	"github.com/irqnuma/irqnuma/internal/tune/sched"
 )
 
 // RunResult is one run of the command in a cell.

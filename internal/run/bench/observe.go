@@ -7,7 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
-	"github.com/irqnuma/irqnuma/internal/sched"
+	"github.com/irqnuma/irqnuma/internal/tune/sched"
 )
 
 // How clearly the observing run must show the flow's queue (--observe):
