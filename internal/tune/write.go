@@ -250,73 +250,76 @@ type ApplyOptions struct {
 	KeepGoing bool
 }
 
-// Apply writes changes in order, all or nothing. A write the kernel refuses
-// as managed is skipped. Any other failure stops the run and rolls back
-// every change already made, newest first, unless KeepGoing. A cancelled
-// ctx is noticed between writes: the current write finishes, then
-// everything is rolled back. Rollback itself ignores ctx. Every touched file
-// is read back at the end.
+// Apply writes changes in order, all or nothing, as one transaction of
+// affinity steps. A write the kernel refuses as managed is skipped. Any
+// other failure stops the run and rolls back every change already made,
+// newest first, unless KeepGoing. A cancelled ctx is noticed between
+// writes: the current write finishes, then everything is rolled back.
+// Rollback itself ignores ctx. Every touched file is read back at the end.
 func Apply(ctx context.Context, w Writer, fsys kfile.FS, changes []Change, opt ApplyOptions) ([]ChangeResult, Stop) {
 	res := make([]ChangeResult, len(changes))
-	for i := range res {
-		res[i].Result = ResultUnchanged
-	}
-	stop := StopCompleted
-	for i, c := range changes {
-		if ctx.Err() != nil {
-			stop = StopInterrupted
-			break
-		}
-		err := writeValue(w, fsys, c.Path, c.To)
-		switch {
-		case err == nil:
-			res[i].Result = ResultChanged
-		case errors.Is(err, ErrManaged):
-			res[i].Result, res[i].Managed, res[i].Err = ResultSkipped, true, err
-		default:
-			res[i].Result, res[i].Err = ResultFailed, err
-			if !opt.KeepGoing {
-				stop = StopFailed
-			}
-		}
-		if stop != StopCompleted {
-			break
-		}
-	}
-	if stop != StopCompleted {
-		rollback(w, fsys, changes, res)
-	}
-	for i, c := range changes {
-		res[i].ReadBack = irq.ReadBackOf(fsys, c.Path)
-	}
+	tx := txn{steps: affinitySteps(w, fsys, changes, res), keepGoing: opt.KeepGoing}
+	stop := tx.run(ctx)
+	readBackChanges(fsys, changes, res)
 	return res, stop
 }
 
-// Rollback writes back the From value of every change res says was made,
-// newest first, and reads every file back again: for a caller whose own
-// later step failed after Apply completed (a NAPI thread that follows its
-// IRQ).
-func Rollback(w Writer, fsys kfile.FS, changes []Change, res []ChangeResult) {
-	rollback(w, fsys, changes, res)
+// affinitySteps are the steps that write changes, each recording what
+// became of it in res (which starts as unchanged).
+func affinitySteps(w Writer, fsys kfile.FS, changes []Change, res []ChangeResult) []step {
+	steps := make([]step, len(changes))
+	for i := range changes {
+		res[i].Result = ResultUnchanged
+		steps[i] = &affinityStep{w: w, fsys: fsys, c: &changes[i], r: &res[i]}
+	}
+	return steps
+}
+
+// readBackChanges reads every changed file back into its result.
+func readBackChanges(fsys kfile.FS, changes []Change, res []ChangeResult) {
 	for i, c := range changes {
 		res[i].ReadBack = irq.ReadBackOf(fsys, c.Path)
 	}
 }
 
-// rollback writes back the From value of every changed entry, newest first.
-func rollback(w Writer, fsys kfile.FS, changes []Change, res []ChangeResult) {
-	for i := len(changes) - 1; i >= 0; i-- {
-		if res[i].Result != ResultChanged {
-			continue
-		}
-		data := changes[i].FromRaw
-		if data == nil {
-			data = []byte(changes[i].From + "\n")
-		}
-		if err := writeBytes(w, fsys, changes[i].Path, changes[i].From, data); err != nil {
-			res[i].RollbackErr = err
-			continue
-		}
-		res[i].Result = ResultRolledBack
-	}
+// affinityStep writes one Change: an IRQ's affinity file or a queue's
+// xps_cpus. Its undo writes back the file's bytes before.
+type affinityStep struct {
+	w    Writer
+	fsys kfile.FS
+	c    *Change
+	r    *ChangeResult
 }
+
+func (s *affinityStep) do() error { return writeValue(s.w, s.fsys, s.c.Path, s.c.To) }
+
+func (s *affinityStep) done(err error) bool {
+	switch {
+	case err == nil:
+		s.r.Result = ResultChanged
+	case errors.Is(err, ErrManaged):
+		s.r.Result, s.r.Managed, s.r.Err = ResultSkipped, true, err
+	default:
+		s.r.Result, s.r.Err = ResultFailed, err
+		return true
+	}
+	return false
+}
+
+func (s *affinityStep) undo() error {
+	data := s.c.FromRaw
+	if data == nil {
+		data = []byte(s.c.From + "\n")
+	}
+	return writeBytes(s.w, s.fsys, s.c.Path, s.c.From, data)
+}
+
+func (s *affinityStep) undone(err error) {
+	if err != nil {
+		s.r.RollbackErr = err // Result stays ResultChanged
+		return
+	}
+	s.r.Result = ResultRolledBack
+}
+
+func (s *affinityStep) strict() bool { return false }

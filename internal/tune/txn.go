@@ -1,0 +1,74 @@
+package tune
+
+import "context"
+
+// A step is one change of a host: an IRQ's affinity file or a queue's
+// xps_cpus (affinityStep), a NAPI kernel thread's CPUs (threadStep), one
+// change of a NIC's steering (steerStep). Each records what became of it
+// in its own row; the transaction (txn) only orders them.
+type step interface {
+	// do makes the change.
+	do() error
+	// done records do's outcome in the step's row and reports whether
+	// it is a failure: an error that is not one (a managed IRQ the
+	// kernel keeps, skipped) is recorded and the transaction goes on.
+	done(err error) (failed bool)
+	// undo puts back what do replaced.
+	undo() error
+	// undone records undo's outcome: rolled back, or a *RollbackError.
+	undone(err error)
+	// strict says that a failure of this step ends the transaction even
+	// when it keeps going past failed writes.
+	strict() bool
+}
+
+// txn runs steps in order, all or nothing: a failed step (unless
+// keepGoing and the step is not strict) or a cancelled ctx, noticed
+// between steps, ends it, and every step made is undone, newest first,
+// whatever ctx says. afterUndo, when set, runs after the undo with the
+// indexes of the steps that had been made.
+type txn struct {
+	steps     []step
+	keepGoing bool
+	afterUndo func(made []int)
+	// reached is the index of the step the run ended at: the one that
+	// failed, or the one it stopped before when interrupted; len(steps)
+	// when it tried them all. The steps after it were never tried.
+	reached int
+}
+
+// run makes the steps and says why it stopped.
+func (t *txn) run(ctx context.Context) Stop {
+	var made []int
+	stop := StopCompleted
+	t.reached = len(t.steps)
+	for i, s := range t.steps {
+		if ctx.Err() != nil {
+			stop, t.reached = StopInterrupted, i
+			break
+		}
+		err := s.do()
+		if !s.done(err) {
+			if err == nil {
+				made = append(made, i)
+			}
+			continue
+		}
+		if t.keepGoing && !s.strict() {
+			continue
+		}
+		stop, t.reached = StopFailed, i
+		break
+	}
+	if stop == StopCompleted {
+		return stop
+	}
+	for k := len(made) - 1; k >= 0; k-- {
+		s := t.steps[made[k]]
+		s.undone(s.undo())
+	}
+	if t.afterUndo != nil {
+		t.afterUndo(made)
+	}
+	return stop
+}
