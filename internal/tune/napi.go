@@ -1,7 +1,6 @@
 package tune
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -439,45 +438,46 @@ func threadChanges(rows []ThreadRow) []int {
 	return out
 }
 
-// applyThreads sets each planned thread's CPUs, in order, after the
-// IRQs were written. A failure (unless keepGoing) or a cancelled ctx
-// stops it, and the threads set are rolled back newest first; the
-// caller then rolls back the IRQs, which were written before them. It
-// returns why it stopped.
-func applyThreads(ctx context.Context, ta ThreadAffinity, rows []ThreadRow, keepGoing bool) Stop {
-	todo := threadChanges(rows)
-	stop := StopCompleted
-	var done []int
-	for _, i := range todo {
-		if ctx.Err() != nil {
-			stop = StopInterrupted
-			break
-		}
-		r := &rows[i]
-		if err := ta.Set(r.PID, r.to); err != nil {
-			r.Result = ResultFailed
-			r.fail(err)
-			if !keepGoing {
-				stop = StopFailed
-				break
-			}
-			continue
-		}
-		r.Result = ResultChanged
-		done = append(done, i)
+// threadSteps are the transaction's steps that move the planned threads,
+// after the IRQs they follow.
+func threadSteps(ta ThreadAffinity, rows []ThreadRow) []step {
+	var steps []step
+	for _, i := range threadChanges(rows) {
+		steps = append(steps, &threadStep{ta: ta, r: &rows[i]})
 	}
-	if stop != StopCompleted {
-		for k := len(done) - 1; k >= 0; k-- {
-			r := &rows[done[k]]
-			if err := ta.Set(r.PID, r.from); err != nil {
-				r.fail(&RollbackError{Step: r.Name(), Err: err})
-				continue
-			}
-			r.Result = ResultRolledBack
-		}
-	}
-	return stop
+	return steps
 }
+
+// threadStep sets one NAPI kernel thread's CPUs; its undo sets the CPUs
+// it had.
+type threadStep struct {
+	ta ThreadAffinity
+	r  *ThreadRow
+}
+
+func (s *threadStep) do() error { return s.ta.Set(s.r.PID, s.r.to) }
+
+func (s *threadStep) done(err error) bool {
+	if err != nil {
+		s.r.Result = ResultFailed
+		s.r.fail(err)
+		return true
+	}
+	s.r.Result = ResultChanged
+	return false
+}
+
+func (s *threadStep) undo() error { return s.ta.Set(s.r.PID, s.r.from) }
+
+func (s *threadStep) undone(err error) {
+	if err != nil {
+		s.r.fail(&RollbackError{Step: s.r.Name(), Err: err})
+		return
+	}
+	s.r.Result = ResultRolledBack
+}
+
+func (s *threadStep) strict() bool { return false }
 
 // readBackThreads reads where every thread may run now.
 func readBackThreads(ta ThreadAffinity, rows []ThreadRow) {

@@ -286,42 +286,81 @@ func saveRule(n *steer.NIC, r nicset.RuleSpec) (*savedRule, error) {
 	return &old, nil
 }
 
-// applySteer makes the steps in order; the rows say what became of
-// each. It stops at the first that fails (or at a stop signal, or the
-// fault hook) and undoes those made, newest first.
-func applySteer(ctx context.Context, ch *SteerChange, saved []savedStep) ([]SteerRow, Stop) {
+// steerRows are the rows of a steering change's steps, planned.
+func steerRows(ch *SteerChange, saved []savedStep) []SteerRow {
 	rows := make([]SteerRow, len(ch.Steps))
 	for i, s := range ch.Steps {
 		rows[i] = SteerRow{NIC: s.NIC, Step: s.Name(), From: savedText(saved[i]), To: stepTo(s), Result: ResultPlanned}
 	}
-	for i, s := range ch.Steps {
-		stop, err := StopCompleted, error(nil)
-		switch {
-		case ctx.Err() != nil:
-			stop = StopInterrupted
-		case stepFault != nil:
-			if err = stepFault(i); err != nil {
-				stop = StopFailed
-				rows[i].Result = ResultFailed
-				rows[i].fail(err)
-			}
-		}
-		if stop == StopCompleted {
-			if err = applyStep(ch.Setter, s, &saved[i]); err != nil {
-				stop = StopFailed
-				rows[i].Result = ResultFailed
-				rows[i].fail(err)
-			}
-		}
-		if stop != StopCompleted {
-			undoSteer(ch.Setter, saved[:i], rows[:i])
-			markUnchanged(rows)
-			return rows, stop
-		}
-		rows[i].Result = ResultChanged
-	}
-	return rows, StopCompleted
+	return rows
 }
+
+// steerSteps are the transaction's steps of a steering change, each
+// recording into its row; with the fault hook set (tests, the lab's
+// fault run), one more after them that fails when the hook says so
+// before the first IRQ is written.
+func steerSteps(ch *SteerChange, saved []savedStep, rows []SteerRow) []step {
+	var steps []step
+	for i := range ch.Steps {
+		steps = append(steps, &steerStep{set: ch.Setter, i: i, s: &ch.Steps[i], saved: &saved[i], row: &rows[i]})
+	}
+	if stepFault != nil {
+		steps = append(steps, faultStep(len(ch.Steps)))
+	}
+	return steps
+}
+
+// steerStep is one change of a NIC's steering; its undo puts the saved
+// value back.
+type steerStep struct {
+	set   nicset.Setter
+	i     int // the step's place in the change, for the fault hook
+	s     *SteerStep
+	saved *savedStep
+	row   *SteerRow
+}
+
+func (s *steerStep) do() error {
+	if stepFault != nil {
+		if err := stepFault(s.i); err != nil {
+			return err
+		}
+	}
+	return applyStep(s.set, *s.s, s.saved)
+}
+
+func (s *steerStep) done(err error) bool {
+	if err != nil {
+		s.row.Result = ResultFailed
+		s.row.fail(err)
+		return true
+	}
+	s.row.Result = ResultChanged
+	return false
+}
+
+func (s *steerStep) undo() error { return undoStep(s.set, *s.saved) }
+
+func (s *steerStep) undone(err error) {
+	if err != nil {
+		s.row.fail(&RollbackError{Step: s.row.Step, Err: err})
+		return
+	}
+	s.row.Result = ResultRolledBack
+}
+
+// strict: a NIC half changed is no state to go on from.
+func (s *steerStep) strict() bool { return true }
+
+// faultStep is the fault hook's step after the steering: it changes
+// nothing and fails the transaction when the hook returns an error.
+type faultStep int
+
+func (f faultStep) do() error           { return stepFault(int(f)) }
+func (f faultStep) done(err error) bool { return err != nil }
+func (faultStep) undo() error           { return nil }
+func (faultStep) undone(error)          {}
+func (faultStep) strict() bool          { return true }
 
 func markUnchanged(rows []SteerRow) {
 	for i := range rows {
@@ -346,16 +385,10 @@ func applyStep(set nicset.Setter, s SteerStep, saved *savedStep) error {
 	return errors.New("a step that changes nothing")
 }
 
-// undoSteer puts back the saved values newest first; rows (as many as
-// saved) get what became of each: rolled back, or the rollback's error.
-func undoSteer(set nicset.Setter, saved []savedStep, rows []SteerRow) {
-	for i := len(saved) - 1; i >= 0; i-- {
-		if err := undoStep(set, saved[i]); err != nil {
-			rows[i].fail(&RollbackError{Step: rows[i].Step, Err: err})
-			continue
-		}
-		rows[i].Result = ResultRolledBack
-	}
+// respreadUndone sets the default RSS table once more on each NIC whose
+// channels were put back (see respread); rows (as many as saved) get a
+// *RollbackError for a write that fails.
+func respreadUndone(set nicset.Setter, saved []savedStep, rows []SteerRow) {
 	for _, i := range respread(saved) {
 		if err := undoStep(set, saved[i]); err != nil && rows[i].Error == "" {
 			rows[i].Result = ResultFailed

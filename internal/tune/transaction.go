@@ -275,39 +275,37 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	return res, nil
 }
 
-// apply makes the steering steps, then the IRQ writes, then the thread
-// moves; a failure or a stop at any of them undoes all made before it,
-// newest first.
+// apply runs one transaction: the steering steps, then the IRQ writes,
+// then the thread moves. A failure or a stop at any of them undoes all
+// made before it, newest first; the steering's default RSS tables are
+// then spread once more (respreadUndone).
 func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Change, saved []savedStep, ta ThreadAffinity) ([]ChangeResult, Stop) {
-	stop := StopCompleted
+	tx := txn{keepGoing: req.KeepGoing}
 	if req.Steer != nil {
-		res.Steer, stop = applySteer(ctx, req.Steer, saved)
-		if stop == StopCompleted && stepFault != nil {
-			if stepFault(len(saved)) != nil {
-				stop = StopFailed
-				undoSteer(req.Steer.Setter, saved, res.Steer)
+		res.Steer = steerRows(req.Steer, saved)
+		tx.steps = steerSteps(req.Steer, saved, res.Steer)
+		tx.afterUndo = func(made []int) {
+			n := 0 // the steering steps come first: count those made
+			for _, i := range made {
+				if i < len(saved) {
+					n++
+				}
 			}
+			respreadUndone(req.Steer.Setter, saved[:n], res.Steer[:n])
 		}
 	}
+	irqFrom := len(tx.steps)
 	applied := make([]ChangeResult, len(changes))
-	for i := range applied {
-		applied[i].Result = ResultUnchanged // the steering before them failed
+	tx.steps = append(tx.steps, affinitySteps(req.Writer, req.Root, changes, applied)...)
+	tx.steps = append(tx.steps, threadSteps(ta, res.Threads)...)
+	stop := tx.run(ctx)
+	if req.Steer != nil {
+		markUnchanged(res.Steer)
 	}
-	if stop == StopCompleted {
-		applied, stop = Apply(ctx, req.Writer, req.Root, changes, ApplyOptions{KeepGoing: req.KeepGoing})
-		if stop != StopCompleted && req.Steer != nil {
-			undoSteer(req.Steer.Setter, saved, res.Steer)
-		}
-	}
-	if stop == StopCompleted && len(threadChanges(res.Threads)) > 0 {
-		// The threads follow their IRQs; a thread that fails undoes
-		// them too, newest first: its threads, then every IRQ.
-		if stop = applyThreads(ctx, ta, res.Threads, req.KeepGoing); stop != StopCompleted {
-			Rollback(req.Writer, req.Root, changes, applied)
-			if req.Steer != nil {
-				undoSteer(req.Steer.Setter, saved, res.Steer)
-			}
-		}
+	if tx.reached >= irqFrom {
+		// The IRQ writes were reached: their files say what they hold
+		// now. Before them, nothing of theirs was touched.
+		readBackChanges(req.Root, changes, applied)
 	}
 	return applied, stop
 }
