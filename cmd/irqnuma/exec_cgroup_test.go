@@ -32,7 +32,7 @@ func TestExecCgroupLive(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exec --cgroup: exit %d: %s", code, stderr)
 	}
-	if got := statusField(t, stdout, "Cpus_allowed_list"); got != strconv.Itoa(last) {
+	if got := hosttest.StatusField(t, stdout, "Cpus_allowed_list"); got != strconv.Itoa(last) {
 		t.Errorf("child Cpus_allowed_list = %s, want the group's %d", got, last)
 	}
 	if strings.Contains(stdout, name) {
@@ -98,7 +98,7 @@ func TestExecJoinLive(t *testing.T) {
 		t.Fatalf("exec --cgroup --join: exit %d: %s", code, stderr)
 	}
 	first := all.First(1)
-	if got := statusField(t, stdout, "Cpus_allowed_list"); got != first.List() {
+	if got := hosttest.StatusField(t, stdout, "Cpus_allowed_list"); got != first.List() {
 		t.Errorf("child Cpus_allowed_list = %s, want %s (--count 1 of the group's %s)", got, first, all)
 	}
 	want := ":cpuset:/" + name + "\n"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -31,19 +30,6 @@ func skipUnlessLive(t *testing.T) {
 	}
 }
 
-// statusField returns a field of /proc/<pid>/status text.
-func statusField(t *testing.T, status, name string) string {
-	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(status))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("no %s in:\n%s", name, status)
-	return ""
-}
-
 // allowedCPUs is where this test may run.
 func allowedCPUs(t *testing.T) cpuset.Set {
 	t.Helper()
@@ -64,7 +50,7 @@ func TestExecAffinity(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exec: exit %d: %s", code, stderr)
 	}
-	if got := statusField(t, stdout, "Cpus_allowed_list"); got != one.List() {
+	if got := hosttest.StatusField(t, stdout, "Cpus_allowed_list"); got != one.List() {
 		t.Errorf("child Cpus_allowed_list = %s, want %s", got, one)
 	}
 	if !strings.HasPrefix(stderr, "irqnuma: running on CPU "+one.List()+" (") || strings.Count(stderr, "running on") != 1 {
@@ -72,7 +58,7 @@ func TestExecAffinity(t *testing.T) {
 	}
 	// A root naming / by a link is this host: exec runs there too.
 	stdout, stderr, code = runCLI(t, "--root", slashLink(t), "exec", "--cpus", one.List(), "--", "cat", "/proc/self/status")
-	if code != 0 || statusField(t, stdout, "Cpus_allowed_list") != one.List() {
+	if code != 0 || hosttest.StatusField(t, stdout, "Cpus_allowed_list") != one.List() {
 		t.Errorf("exec --root (a link to /): exit %d, stderr %q", code, stderr)
 	}
 }
@@ -90,7 +76,7 @@ func TestExecNIC(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exec: exit %d: %s", code, stderr)
 	}
-	if got := statusField(t, stdout, "Cpus_allowed_list"); got != strings.TrimSpace(want) {
+	if got := hosttest.StatusField(t, stdout, "Cpus_allowed_list"); got != strings.TrimSpace(want) {
 		t.Errorf("child Cpus_allowed_list = %s, want %s (mask --nic eth0)", got, strings.TrimSpace(want))
 	}
 }
@@ -122,7 +108,7 @@ func TestExecMembind(t *testing.T) {
 	if want := "irqnuma: running on CPU " + cpu.List() + " (node " + node + ")\n"; stderr != want {
 		t.Errorf("stderr = %q, want %q", stderr, want)
 	}
-	if got := statusField(t, stdout, "Mems_allowed_list"); !mustParseList(t, node).IsSubsetOf(mustParseList(t, got)) {
+	if got := hosttest.StatusField(t, stdout, "Mems_allowed_list"); !mustParseList(t, node).IsSubsetOf(mustParseList(t, got)) {
 		t.Errorf("Mems_allowed_list = %s, does not hold node %s", got, node)
 	}
 	stdout, stderr, code = runCLI(t, "exec", "--cpus", cpu.List(), "--membind", "--", "cat", "/proc/self/numa_maps")

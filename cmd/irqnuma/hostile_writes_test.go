@@ -196,7 +196,7 @@ func TestRestoreThroughRealPath(t *testing.T) {
 		if err := os.Symlink(real, link); err != nil {
 			t.Fatal(err)
 		}
-		before := treeFiles(t, real)
+		before := hosttest.Files(t, real)
 		pinRoot, restoreRoot := link, real
 		if !pinViaLink {
 			pinRoot, restoreRoot = real, link
@@ -207,7 +207,7 @@ func TestRestoreThroughRealPath(t *testing.T) {
 		if _, stderr, code := runCLISys(t, pinSys(nil, 0), "--root", restoreRoot, "irq", "restore"); code != 0 {
 			t.Errorf("pin via %s, restore via %s: exit %d: %s", pinRoot, restoreRoot, code, stderr)
 		}
-		if diff := cmp.Diff(before, treeFiles(t, real)); diff != "" {
+		if diff := cmp.Diff(before, hosttest.Files(t, real)); diff != "" {
 			t.Errorf("pin via %s, restore via %s: files (-before +after):\n%s", pinRoot, restoreRoot, diff)
 		}
 	}
@@ -257,7 +257,7 @@ func TestPinTreeRefusalRollsBack(t *testing.T) {
 	t.Parallel()
 	for _, errno := range []syscall.Errno{syscall.EPERM, syscall.EIO} {
 		root := hosttest.Copy(t, "seed")
-		before := treeFiles(t, root)
+		before := hosttest.Files(t, root)
 		stdout, stderr, code := runCLISys(t, pinSys(&failAt{at: 6, err: errno}, 0), "--root", root, "-o", "json", "irq", "pin", "eth0")
 		if code != 1 || !strings.Contains(stderr, "failed: IRQ 290") || !strings.Contains(stderr, "every change was rolled back") {
 			t.Errorf("%v: exit %d: %s", errno, code, stderr)
@@ -268,7 +268,7 @@ func TestPinTreeRefusalRollsBack(t *testing.T) {
 		if got := decodePin(t, stdout).results()[7]; got != "290 change failed" {
 			t.Errorf("%v: IRQ 290: %s", errno, got)
 		}
-		if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+		if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 			t.Errorf("%v: files after the rollback (-before +after):\n%s", errno, diff)
 		}
 	}
@@ -289,11 +289,11 @@ func TestPinRollbackExactBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ino := fileIno(t, p)
-	before := treeFiles(t, root)
+	before := hosttest.Files(t, root)
 	if _, stderr, code := runCLISys(t, pinSys(&failAt{at: 4, err: syscall.EINVAL}, 0), "--root", root, "irq", "pin", "eth0"); code != 1 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("files after the rollback (-before +after):\n%s", diff)
 	}
 	if fileIno(t, p) != ino || fileIno(t, hard) != ino {
@@ -385,12 +385,12 @@ func TestRestoreStateLinkedOut(t *testing.T) {
 		if err := os.Symlink(outside, link); err != nil {
 			t.Fatal(err)
 		}
-		before := treeFiles(t, real)
+		before := hosttest.Files(t, real)
 		_, stderr, code := runCLISys(t, pinSys(nil, 0), "--root", root, "irq", "restore", link)
 		if code == 0 {
 			t.Errorf("via link %v: restore through a link out of the tree: exit 0", viaLink)
 		}
-		if diff := cmp.Diff(before, treeFiles(t, real)); diff != "" {
+		if diff := cmp.Diff(before, hosttest.Files(t, real)); diff != "" {
 			t.Errorf("via link %v: a state outside the tree was restored (-before +after):\n%s\nstderr: %s", viaLink, diff, stderr)
 		}
 	}

@@ -61,34 +61,6 @@ func runCLIContext(t *testing.T, ctx context.Context, s sys, args ...string) (st
 	return out.String(), errb.String(), code
 }
 
-// treeFiles returns every regular file under root/proc and root/sys with
-// its mode and bytes.
-func treeFiles(t *testing.T, root string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	for _, top := range []string{"proc", "sys"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			m[strings.TrimPrefix(p, root)] = info.Mode().String() + " " + string(b)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return m
-}
-
 type pinOut struct {
 	Plan []struct {
 		IRQ       int     `json:"irq"`
@@ -145,7 +117,7 @@ func TestPinGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := hosttest.Copy(t, tt.host)
-			before := treeFiles(t, root)
+			before := hosttest.Files(t, root)
 			for _, format := range []string{"table", "json"} {
 				args := append([]string{"--root", root, "-o", format}, strings.Fields(tt.args)...)
 				stdout, stderr, code := runCLISys(t, ps, args...)
@@ -158,7 +130,7 @@ func TestPinGolden(t *testing.T) {
 					golden(t, filepath.Join("pin", tt.name+".stderr"), strings.ReplaceAll(stderr, root, "<root>"))
 				}
 			}
-			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+			if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 				t.Errorf("a dry run changed the tree:\n%s", diff)
 			}
 			if _, err := os.Stat(tune.StateDir(hosttest.Open(t, root))); err == nil {
@@ -190,7 +162,7 @@ func TestPinSeedDoneWhen(t *testing.T) {
 	t.Parallel()
 	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
-	before := treeFiles(t, root)
+	before := hosttest.Files(t, root)
 	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
 	if code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
@@ -229,7 +201,7 @@ func TestPinSeedDoneWhen(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("restore: exit %d: %s\n%s", code, stderr, stdout)
 	}
-	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("restore did not give back the seed's files (-seed +after):\n%s", diff)
 	}
 	if _, err := os.Stat(want + ".restored"); err != nil {
@@ -398,7 +370,7 @@ func (w *failAt) WriteFile(name string, data []byte) error {
 func TestPinFailureRollsBack(t *testing.T) {
 	t.Parallel()
 	root := hosttest.Copy(t, "seed")
-	before := treeFiles(t, root)
+	before := hosttest.Files(t, root)
 	ps := pinSys(&failAt{at: 4, err: syscall.EINVAL}, 0)
 	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0", "--xps")
 	if code != 1 {
@@ -416,7 +388,7 @@ func TestPinFailureRollsBack(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("files changed after the rollback (-before +after):\n%s", diff)
 	}
 	if _, err := os.Stat(d.StateFile + ".rolled-back"); err != nil {
@@ -427,7 +399,7 @@ func TestPinFailureRollsBack(t *testing.T) {
 func TestPinKeepGoing(t *testing.T) {
 	t.Parallel()
 	root := hosttest.Copy(t, "seed")
-	before := treeFiles(t, root)
+	before := hosttest.Files(t, root)
 	ps := pinSys(&failAt{at: 3, err: syscall.ENOSPC}, 0)
 	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0", "--keep-going")
 	if code != 1 || !strings.Contains(stderr, "1 of 15 writes failed (--keep-going)") || !strings.Contains(stderr, "vector space") {
@@ -444,7 +416,7 @@ func TestPinKeepGoing(t *testing.T) {
 	if _, stderr, code := runCLISys(t, ps, "--root", root, "irq", "restore", d.StateFile); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
-	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("files after restore (-before +after):\n%s", diff)
 	}
 }
@@ -456,7 +428,7 @@ func TestPinSignal(t *testing.T) {
 		want int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
 		root := hosttest.Copy(t, "seed")
-		before := treeFiles(t, root)
+		before := hosttest.Files(t, root)
 		ctx, cancel := context.WithCancelCause(context.Background())
 		ps := pinSys(&failAt{after: 4, cancel: func() { cancel(shutdown.Cause(tt.sig)) }}, 0)
 		stdout, stderr, code := runCLIContext(t, ctx, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
@@ -473,7 +445,7 @@ func TestPinSignal(t *testing.T) {
 			"286 change rolled-back", "287 change rolled-back", "288 change rolled-back", "289 change unchanged"}) {
 			t.Errorf("%v: results %v", tt.sig, got)
 		}
-		if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+		if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 			t.Errorf("%v: files changed (-before +after):\n%s", tt.sig, diff)
 		}
 	}
@@ -515,7 +487,7 @@ func TestRestoreTampered(t *testing.T) {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
 	}
 	state := decodePin(t, stdout).StateFile
-	pinned := treeFiles(t, root)
+	pinned := hosttest.Files(t, root)
 	raw, err := os.ReadFile(state)
 	if err != nil {
 		t.Fatal(err)
@@ -538,7 +510,7 @@ func TestRestoreTampered(t *testing.T) {
 			t.Errorf("restore of a state with %s: exit %d, stderr %q", tt.to, code, stderr)
 		}
 	}
-	if diff := cmp.Diff(pinned, treeFiles(t, root)); diff != "" {
+	if diff := cmp.Diff(pinned, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("a refused restore changed files:\n%s", diff)
 	}
 }
@@ -551,7 +523,7 @@ func TestRestoreAfterIRQGone(t *testing.T) {
 	t.Parallel()
 	ps := pinSys(nil, 0)
 	root := hosttest.Copy(t, "seed")
-	before := treeFiles(t, root)
+	before := hosttest.Files(t, root)
 	stdout, stderr, code := runCLISys(t, ps, "--root", root, "-o", "json", "irq", "pin", "eth0")
 	if code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
@@ -569,7 +541,7 @@ func TestRestoreAfterIRQGone(t *testing.T) {
 			t.Errorf("IRQ 290: result %q, want %q", r.Result, tune.ResultGone)
 		}
 	}
-	after := treeFiles(t, root)
+	after := hosttest.Files(t, root)
 	for p, v := range before {
 		if strings.HasPrefix(p, "/proc/irq/290/") {
 			continue
@@ -617,12 +589,12 @@ func TestPinRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := pinSys(nil, tt.uid)
-			before := treeFiles(t, root)
+			before := hosttest.Files(t, root)
 			_, stderr, code := runCLISys(t, ps, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
 			}
-			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+			if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 				t.Errorf("files changed:\n%s", diff)
 			}
 		})

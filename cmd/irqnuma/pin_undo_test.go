@@ -43,7 +43,7 @@ func stateEntries(t *testing.T, path string) []string {
 func TestPinNICTwice(t *testing.T) {
 	t.Parallel()
 	once, twice := hosttest.Copy(t, "seed"), hosttest.Copy(t, "seed")
-	before := treeFiles(t, twice)
+	before := hosttest.Files(t, twice)
 	out1, stderr, code := runCLISys(t, pinSys(nil, 0), "--root", once, "-o", "json", "irq", "pin", "eth0", "--xps")
 	if code != 0 {
 		t.Fatalf("pin eth0: exit %d: %s", code, stderr)
@@ -67,7 +67,7 @@ func TestPinNICTwice(t *testing.T) {
 	if _, stderr, code := runCLISys(t, pinSys(nil, 0), "--root", twice, "irq", "restore"); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
-	if diff := cmp.Diff(before, treeFiles(t, twice)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, twice)); diff != "" {
 		t.Errorf("files after pin eth0 eth0 and restore (-before +after):\n%s", diff)
 	}
 }
@@ -95,7 +95,7 @@ func TestPinRefusesUnrestorable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := hosttest.Copy(t, "seed")
 			tt.plant(root)
-			before := treeFiles(t, root)
+			before := hosttest.Files(t, root)
 			_, stderr, code := runCLISys(t, pinSys(nil, 0), "--root", root, "irq", "pin", "eth0")
 			if code != 1 {
 				t.Errorf("exit %d, want 1: %s", code, stderr)
@@ -108,7 +108,7 @@ func TestPinRefusesUnrestorable(t *testing.T) {
 			if len(stderr) > 2000 {
 				t.Errorf("stderr of %d bytes: the value is quoted whole", len(stderr))
 			}
-			if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+			if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 				t.Errorf("files changed (-before +after):\n%s", diff)
 			}
 			if ents, _ := os.ReadDir(filepath.Join(root, "var/lib/irqnuma")); len(ents) != 1 || ents[0].Name() != "lock" {
@@ -124,7 +124,7 @@ func TestPinRefusesUnrestorable(t *testing.T) {
 func TestRestoreEveryValidEntry(t *testing.T) {
 	t.Parallel()
 	root := hosttest.Copy(t, "seed")
-	before := treeFiles(t, root)
+	before := hosttest.Files(t, root)
 	stdout, stderr, code := runCLISys(t, pinSys(nil, 0), "--root", root, "-o", "json", "irq", "pin", "eth0")
 	if code != 0 {
 		t.Fatalf("pin: exit %d: %s", code, stderr)
@@ -150,7 +150,7 @@ func TestRestoreEveryValidEntry(t *testing.T) {
 			t.Errorf("stderr does not say %q:\n%s", s, stderr)
 		}
 	}
-	after := treeFiles(t, root)
+	after := hosttest.Files(t, root)
 	for p, v := range before {
 		if strings.HasPrefix(p, "/proc/irq/286/") {
 			continue

@@ -15,7 +15,7 @@ import (
 // captured root is never changed (--partial on a tree: not live).
 func TestZCPrepareRefuses(t *testing.T) {
 	root := hosttest.Copy(t, "vm-virtio")
-	before := treeFiles(t, root)
+	before := hosttest.Files(t, root)
 	out, stderr, code := runCLI(t, "--root", root, "zc", "prepare", "eth0", "--queue", "1", "--port", "9000", "--dry-run")
 	if code != cli.ExitError || !strings.Contains(stderr, "eth0 cannot do zero-copy receive: ") || !strings.Contains(out, "application CPUs") {
 		t.Errorf("dry run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
@@ -28,7 +28,7 @@ func TestZCPrepareRefuses(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "only on the live root") {
 		t.Errorf("--partial on a tree: exit %d, stderr %s", code, stderr)
 	}
-	if diff := cmp.Diff(before, treeFiles(t, root)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("the tree changed (-before +after):\n%s", diff)
 	}
 	for _, args := range [][]string{{"--queue", "1"}, {"--port", "9000"}, {"--queue", "-1", "--port", "1"}, {"--queue", "1", "--port", "70000"}} {

@@ -72,34 +72,6 @@ func TestWriteErrorManaged(t *testing.T) {
 	}
 }
 
-// snapshotTree returns every regular file's bytes and mode under
-// root/proc and root/sys.
-func snapshotTree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	for _, top := range []string{"proc", "sys"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			m[p] = info.Mode().String() + " " + string(b)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return m
-}
-
 // failingWriter writes through FileWriter but fails the writes whose
 // number (from 1) is in fail, or whose path ends in failPath, with err.
 type failingWriter struct {
@@ -149,7 +121,7 @@ func results(rs []ChangeResult) []string {
 
 func TestApplyRollsBackOnFailure(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
-	before := snapshotTree(t, root)
+	before := hosttest.Files(t, root)
 	w := &failingWriter{fail: map[int]bool{6: true}, err: syscall.ENOSPC}
 	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
 	if stop != StopFailed {
@@ -165,7 +137,7 @@ func TestApplyRollsBackOnFailure(t *testing.T) {
 	if !errors.Is(res[5].Err, syscall.ENOSPC) || !strings.Contains(res[5].Err.Error(), "vector space") {
 		t.Errorf("failed write error = %v, want ENOSPC explained", res[5].Err)
 	}
-	if diff := cmp.Diff(before, snapshotTree(t, root)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree changed after rollback (-before +after):\n%s", diff)
 	}
 	// The read back says the original again.
@@ -225,7 +197,7 @@ func TestApplyManagedSkipped(t *testing.T) {
 
 func TestApplyInterrupted(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
-	before := snapshotTree(t, root)
+	before := hosttest.Files(t, root)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The signal arrives during the third write: it finishes, then
@@ -245,7 +217,7 @@ func TestApplyInterrupted(t *testing.T) {
 	if w.n != 6 {
 		t.Errorf("%d writes, want 3 and 3 rollbacks", w.n)
 	}
-	if diff := cmp.Diff(before, snapshotTree(t, root)); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree changed after interrupted run (-before +after):\n%s", diff)
 	}
 }
@@ -333,7 +305,7 @@ func TestFileWriterTreeFile(t *testing.T) {
 func TestApplyTreeRefusalRollsBack(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EIO, syscall.EPERM} {
 		root := hosttest.Copy(t, "seed")
-		before := snapshotTree(t, root)
+		before := hosttest.Files(t, root)
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
 		res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
 		if stop != StopFailed {
@@ -345,7 +317,7 @@ func TestApplyTreeRefusalRollsBack(t *testing.T) {
 		if got := results(res)[:7]; !cmp.Equal(got, []string{"rolled-back", "rolled-back", "rolled-back", "rolled-back", "rolled-back", "rolled-back", "failed"}) {
 			t.Errorf("%v: results %v", errno, got)
 		}
-		if diff := cmp.Diff(before, snapshotTree(t, root)); diff != "" {
+		if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 			t.Errorf("%v: tree changed (-before +after):\n%s", errno, diff)
 		}
 	}

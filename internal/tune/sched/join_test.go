@@ -94,7 +94,7 @@ func v2Group(t *testing.T) (Group, string) {
 func joined(t *testing.T, p Placement) (cpus cpuset.Set, cgroup string) {
 	t.Helper()
 	out := run(t, p, "sh", "-c", "cat /proc/self/status /proc/self/cgroup")
-	cpus, err := cpuset.ParseList(statusField(t, out, "Cpus_allowed_list"))
+	cpus, err := cpuset.ParseList(hosttest.StatusField(t, out, "Cpus_allowed_list"))
 	if err != nil {
 		t.Fatal(err)
 	}

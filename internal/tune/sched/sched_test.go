@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,20 +14,8 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
-
-// statusField returns a field of a /proc/<pid>/status text.
-func statusField(t *testing.T, status, name string) string {
-	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(status))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("no %s in status:\n%s", name, status)
-	return ""
-}
 
 // allowed returns the CPUs this test process may use.
 func allowed(t *testing.T) cpuset.Set {
@@ -67,7 +54,7 @@ func TestStartSetsAffinityBeforeExec(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := run(t, Placement{CPUs: tt.give}, "cat", "/proc/self/status")
-			got, err := cpuset.ParseList(statusField(t, out, "Cpus_allowed_list"))
+			got, err := cpuset.ParseList(hosttest.StatusField(t, out, "Cpus_allowed_list"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,24 +93,26 @@ func TestStartLeavesCallerAlone(t *testing.T) {
 // threadsBound returns the threads whose numa_maps show a bind policy.
 func threadsBound(t *testing.T) []string {
 	t.Helper()
-	dirs, err := filepath.Glob("/proc/self/task/*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, d := range dirs {
-		b, err := os.ReadFile(d + "/numa_maps")
-		if err != nil {
-			continue // the thread ended meanwhile
-		}
-		if bytes.Contains(b, []byte(" bind:")) {
-			out = append(out, filepath.Base(d))
-		}
-	}
-	return out
+	return threadsWhere(t, "numa_maps", func(b []byte) bool {
+		return bytes.Contains(b, []byte(" bind:"))
+	})
 }
 
+// threadsWith returns the threads whose Cpus_allowed_list is cpus.
 func threadsWith(t *testing.T, cpus cpuset.Set) []string {
+	t.Helper()
+	return threadsWhere(t, "status", func(b []byte) bool {
+		got, err := cpuset.ParseList(hosttest.StatusField(t, string(b), "Cpus_allowed_list"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Equal(cpus)
+	})
+}
+
+// threadsWhere returns the ids of this process's threads whose file
+// /proc/self/task/ID/name satisfies match.
+func threadsWhere(t *testing.T, name string, match func([]byte) bool) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("/proc/self/task/*")
 	if err != nil {
@@ -131,15 +120,11 @@ func threadsWith(t *testing.T, cpus cpuset.Set) []string {
 	}
 	var out []string
 	for _, d := range dirs {
-		b, err := os.ReadFile(d + "/status")
+		b, err := os.ReadFile(d + "/" + name)
 		if err != nil {
 			continue // the thread ended meanwhile
 		}
-		got, err := cpuset.ParseList(statusField(t, string(b), "Cpus_allowed_list"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Equal(cpus) {
+		if match(b) {
 			out = append(out, filepath.Base(d))
 		}
 	}
