@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -499,19 +500,20 @@ func readBackThreads(ta ThreadAffinity, rows []ThreadRow) {
 // restoreThreads moves each saved thread back to its CPUs, if its pid is
 // still the task the pin moved (the same name and start time): a thread
 // that has exited, or whose pid a new task has taken, is reported as
-// gone and not touched. Every thread is tried, whatever fails.
-func (r *RestoreResult) restoreThreads(fsys kfile.FS, ta ThreadAffinity, saved []savedThread) {
+// gone and not touched. The moves are one final txn of thread steps:
+// every thread is tried, whatever fails.
+func (r *RestoreResult) restoreThreads(ctx context.Context, fsys kfile.FS, ta ThreadAffinity, saved []savedThread) {
+	rows := make([]ThreadRow, 0, len(saved))
+	var live []int // the rows of threads still there, on a host that moves them
 	for _, t := range saved {
 		row := ThreadRow{PID: t.PID, Comm: t.Comm, NIC: t.NIC, NAPI: t.NAPI, Queue: t.Queue, Dir: t.Dir, IRQ: t.IRQ,
 			To: t.CPUs, Action: ActionRestore, Result: ResultUnchanged}
-		to, _ := cpuset.ParseList(t.CPUs) // validated with the state
+		row.to, _ = cpuset.ParseList(t.CPUs) // validated with the state
 		task, err := proc.ReadTask(fsys, t.PID)
 		switch {
 		case errors.Is(err, proc.ErrNoProcess) || (err == nil && (task.Comm != t.Comm || task.Start != t.Start)):
 			row.Result, row.Error = ResultGone, row.Name()+" is gone: not restored"
 			r.Gone = append(r.Gone, row.Name())
-			r.Threads = append(r.Threads, row)
-			continue
 		case err != nil:
 			row.Result = ResultFailed
 			row.fail(err)
@@ -520,31 +522,34 @@ func (r *RestoreResult) restoreThreads(fsys kfile.FS, ta ThreadAffinity, saved [
 			row.Result = ResultFailed
 			row.fail(fmt.Errorf("not restored: %w", errCaptured))
 		default:
-			row.restore(ta, to)
+			cur, err := ta.Get(row.PID)
+			if err == nil {
+				row.From, row.from = cur.String(), cur
+			}
+			if err == nil && cur.Equal(row.to) {
+				row.Action = ActionKeep
+			}
+			live = append(live, len(rows))
 		}
+		rows = append(rows, row)
+	}
+	tx := txn{final: true}
+	for _, i := range live {
+		if rows[i].Action == ActionRestore {
+			tx.steps = append(tx.steps, &threadStep{ta: ta, r: &rows[i]})
+		}
+	}
+	tx.run(ctx)
+	for _, i := range live {
+		if set, err := ta.Get(rows[i].PID); err == nil {
+			s := set.String()
+			rows[i].Affinity = &s
+		}
+	}
+	for _, row := range rows {
 		if row.Result == ResultFailed {
 			r.Failed = append(r.Failed, row.Name()+": "+row.Error)
 		}
-		r.Threads = append(r.Threads, row)
 	}
-}
-
-// restore moves one thread back to cpus, and reads where it may run.
-func (r *ThreadRow) restore(ta ThreadAffinity, to cpuset.Set) {
-	cur, err := ta.Get(r.PID)
-	if err == nil {
-		r.From = cur.String()
-	}
-	if err == nil && cur.Equal(to) {
-		r.Action = ActionKeep
-	} else if err := ta.Set(r.PID, to); err != nil {
-		r.Result = ResultFailed
-		r.fail(err)
-	} else {
-		r.Result = ResultChanged
-	}
-	if set, err := ta.Get(r.PID); err == nil {
-		s := set.String()
-		r.Affinity = &s
-	}
+	r.Threads = append(r.Threads, rows...)
 }

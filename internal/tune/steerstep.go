@@ -483,10 +483,11 @@ func stepTo(s SteerStep) string {
 // test replaces it.
 var openSetter = nicset.OpenSetter
 
-// restoreSteer undoes the state's steering steps newest first, each
-// whatever the others did: nothing is rolled back. A captured root
-// cannot change steering: every step fails, saying so.
-func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
+// restoreSteer puts back the state's steering steps newest first, then
+// the tables a channel change respread, as one final txn: each is tried
+// whatever the others did, and none is undone. A captured root cannot
+// change steering: every step fails, saying so.
+func (r *RestoreResult) restoreSteer(ctx context.Context, fsys kfile.FS, saved []savedStep) {
 	if len(saved) == 0 {
 		return
 	}
@@ -494,30 +495,59 @@ func (r *RestoreResult) restoreSteer(fsys kfile.FS, saved []savedStep) {
 	if err == nil {
 		defer set.Close()
 	}
-	undo := func(row SteerRow, v savedStep) {
-		e := err
-		if e == nil {
-			e = undoStep(set, v)
-		}
-		if e != nil {
-			row.Result = ResultFailed
-			row.fail(e)
-			r.Failed = append(r.Failed, row.Step+": "+e.Error())
-		}
-		r.Steer = append(r.Steer, row)
-	}
+	var rows []SteerRow
+	var order []int
 	for i := len(saved) - 1; i >= 0; i-- {
 		v := saved[i]
-		row := SteerRow{NIC: v.NIC, Step: v.NIC + " " + savedKind(v), To: savedText(v), Result: ResultChanged}
+		row := SteerRow{NIC: v.NIC, Step: v.NIC + " " + savedKind(v), To: savedText(v), Result: ResultPlanned}
 		if v.Rule != nil {
 			row.To = "deleted"
 		}
-		undo(row, v)
+		rows, order = append(rows, row), append(order, i)
 	}
 	for _, i := range respread(saved) {
 		v := saved[i]
-		undo(SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: ResultChanged}, v)
+		rows = append(rows, SteerRow{NIC: v.NIC, Step: v.NIC + " rss (again, after the channels)", To: savedText(v), Result: ResultPlanned})
+		order = append(order, i)
 	}
+	tx := txn{final: true}
+	for k, i := range order {
+		tx.steps = append(tx.steps, &steerBackStep{set: set, openErr: err, saved: saved[i], row: &rows[k]})
+	}
+	tx.run(ctx)
+	for _, row := range rows {
+		if row.Result == ResultFailed {
+			r.Failed = append(r.Failed, row.Step+": "+row.Error)
+		}
+	}
+	r.Steer = append(r.Steer, rows...)
+}
+
+// steerBackStep is a restore's step that puts one saved steering value
+// back; openErr, when set, is why no steering can be written at all.
+type steerBackStep struct {
+	finalStep
+	set     nicset.Setter
+	openErr error
+	saved   savedStep
+	row     *SteerRow
+}
+
+func (s *steerBackStep) do() error {
+	if s.openErr != nil {
+		return s.openErr
+	}
+	return undoStep(s.set, s.saved)
+}
+
+func (s *steerBackStep) done(err error) bool {
+	if err != nil {
+		s.row.Result = ResultFailed
+		s.row.fail(err)
+		return true
+	}
+	s.row.Result = ResultChanged
+	return false
 }
 
 func savedKind(v savedStep) string {
@@ -611,14 +641,14 @@ func aroundFiles(req PinRequest, t *irq.Table, changes []Change) ([]string, erro
 // not what its file says now: those around a channel change, and those
 // of the IRQs the pin places, which the driver may have moved before the
 // pin wrote them.
-func (res *PinResult) putBack(req PinRequest, saved []Change) {
+func (res *PinResult) putBack(ctx context.Context, req PinRequest, saved []Change) {
 	var changes []Change
 	for _, c := range saved {
 		if cur, err := irq.ReadValue(req.Root, c.Path); err != nil || cur != c.To {
 			changes = append(changes, Change{Path: c.Path, From: cur, To: c.To})
 		}
 	}
-	applied, _ := Apply(context.WithoutCancel(context.Background()), req.Writer, req.Root, changes, ApplyOptions{KeepGoing: true})
+	applied := putBackAll(ctx, req.Writer, req.Root, changes)
 	for i, r := range applied {
 		if r.Err != nil {
 			res.RollbackFailed = append(res.RollbackFailed, changes[i].Path+": "+r.Err.Error())

@@ -265,14 +265,44 @@ func steerPinRestore(t *testing.T, keeps bool) {
 	if got := f.calls[4:]; !slices.Equal(got, []string{"rings", "delete", "rss", "channels", "rss"}) {
 		t.Errorf("restore's calls %v: want the rings, the rule, the table before the channels, and the default table again after them", got)
 	}
-	after := hosttest.Files(t, root)
-	for p := range after {
-		if strings.HasPrefix(p, "var/lib/irqnuma") {
-			delete(after, p)
-		}
-	}
-	if diff := cmp.Diff(before, after); diff != "" {
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree not back as it was (-before +after):\n%s", diff)
+	}
+}
+
+// TestSteerRestoreTriesEveryStep: a restore is a final txn; a step the
+// driver refuses is reported and the steps after it are still tried,
+// and the IRQ still goes back.
+func TestSteerRestoreTriesEveryStep(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	before := hosttest.Files(t, root)
+	f := newFakeNIC(1)
+	res, err := steerPin(t, root, f, nil)
+	if err != nil || res.Err() != nil {
+		t.Fatalf("Pin: %v, %v", err, res.Err())
+	}
+	f.refuse["delete"] = &nicset.SetError{Op: "rxclass-delete", NIC: "eth0", Errno: unix.EPERM}
+	openSetter = func(kfile.FS) (nicset.Setter, error) { return &fakeSetter{nic: f}, nil }
+	defer func() { openSetter = nicset.OpenSetter }()
+	rr, err := Restore(context.Background(), hosttest.Open(t, root), res.StateFile, FileWriter{}, noThreads{})
+	if err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if got := f.calls[4:]; !slices.Equal(got, []string{"rings", "delete", "rss", "channels", "rss"}) {
+		t.Errorf("restore's calls %v: want every step tried past the refused delete", got)
+	}
+	var results []string
+	for _, r := range rr.Steer {
+		results = append(results, string(r.Result))
+	}
+	if want := []string{"changed", "failed", "changed", "changed", "changed"}; !slices.Equal(results, want) {
+		t.Errorf("steering rows %v, want %v", results, want)
+	}
+	if len(rr.Failed) != 1 || !strings.Contains(rr.Failed[0], "ntuple") || rr.Err() == nil || rr.Retired != "" {
+		t.Errorf("Failed %q, Err %v, Retired %q: want the rule's one failure, and the state file kept", rr.Failed, rr.Err(), rr.Retired)
+	}
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
+		t.Errorf("the IRQ is not back (-before +after):\n%s", diff)
 	}
 }
 

@@ -258,7 +258,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	}
 	applied, stop := res.apply(ctx, req, changes, saved, ta)
 	if stop != StopCompleted {
-		res.putBack(req, savedAll)
+		res.putBack(ctx, req, savedAll)
 	}
 	res.Stop = stop
 	if stop == StopInterrupted {
@@ -716,7 +716,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 	// The steering goes back first, newest step first: a rule deleted,
 	// the table back before the channels shrink under it; then the IRQs,
 	// so those a driver moved when its channels changed go back too.
-	res.restoreSteer(fsys, state.Steer)
+	res.restoreSteer(ctx, fsys, state.Steer)
 	owners := irqOwners(fsys)
 	var changes []Change
 	var rowOf []int
@@ -759,9 +759,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 		}
 		res.Rows = append(res.Rows, row)
 	}
-	// Every value is tried, whatever fails, and a stop signal does not cut
-	// the restore short: nothing is rolled back.
-	applied, _ := Apply(context.WithoutCancel(ctx), w, fsys, changes, ApplyOptions{KeepGoing: true})
+	applied := putBackAll(ctx, w, fsys, changes)
 	for i, r := range applied {
 		row := &res.Rows[rowOf[i]]
 		row.fill(r)
@@ -777,7 +775,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 		}
 	}
 	// The threads go back after their IRQs, as the pin moved them.
-	res.restoreThreads(fsys, threadsOf(fsys, threads), state.Threads)
+	res.restoreThreads(ctx, fsys, threadsOf(fsys, threads), state.Threads)
 	if fsys.Live() {
 		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
 	} else {

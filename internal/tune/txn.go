@@ -1,11 +1,15 @@
 package tune
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // A step is one change of a host: an IRQ's affinity file or a queue's
 // xps_cpus (affinityStep), a NAPI kernel thread's CPUs (threadStep), one
-// change of a NIC's steering (steerStep). Each records what became of it
-// in its own row; the transaction (txn) only orders them.
+// change of a NIC's steering (steerStep), or a restore's put-back of a
+// saved steering value (steerBackStep). Each records what became of it in
+// its own row; the transaction (txn) only orders them.
 type step interface {
 	// do makes the change.
 	do() error
@@ -27,9 +31,14 @@ type step interface {
 // between steps, ends it, and every step made is undone, newest first,
 // whatever ctx says. afterUndo, when set, runs after the undo with the
 // indexes of the steps that had been made.
+//
+// A final txn is a restore's: it puts a host back, so there is nothing
+// older to undo to. Every step is tried, whatever fails or ctx says,
+// nothing is undone, and run says StopFailed when any step failed.
 type txn struct {
 	steps     []step
 	keepGoing bool
+	final     bool
 	afterUndo func(made []int)
 	// reached is the index of the step the run ended at: the one that
 	// failed, or the one it stopped before when interrupted; len(steps)
@@ -42,6 +51,14 @@ func (t *txn) run(ctx context.Context) Stop {
 	var made []int
 	stop := StopCompleted
 	t.reached = len(t.steps)
+	if t.final {
+		for _, s := range t.steps {
+			if s.done(s.do()) {
+				stop = StopFailed
+			}
+		}
+		return stop
+	}
 	for i, s := range t.steps {
 		if ctx.Err() != nil {
 			stop, t.reached = StopInterrupted, i
@@ -72,3 +89,15 @@ func (t *txn) run(ctx context.Context) Stop {
 	}
 	return stop
 }
+
+// finalStep is embedded by a restore's steps. A restore runs in a final txn,
+// which undoes nothing: what a put-back replaced is the pin's value, which
+// the restore exists to remove.
+type finalStep struct{}
+
+// errPutBack is what undo of a put-back says, were it ever asked.
+var errPutBack = errors.New("a restore's step is not undone")
+
+func (finalStep) undo() error  { return errPutBack }
+func (finalStep) undone(error) {}
+func (finalStep) strict() bool { return false }

@@ -62,6 +62,7 @@ func TestTxn(t *testing.T) {
 		name      string
 		give      []logStep
 		keepGoing bool
+		final     bool
 		cancelAt  int // cancel ctx in this step's do (1-based; 0: never)
 		want      Stop
 		wantLog   string
@@ -93,13 +94,21 @@ func TestTxn(t *testing.T) {
 			want: StopFailed, reached: 0, wantMade: "[]",
 			wantLog: "do a, failed a"},
 		{name: "no steps", want: StopCompleted},
+		{name: "a final txn tries every step and undoes none", final: true, cancelAt: 1,
+			give: []logStep{{name: "a"}, {name: "s", doErr: boom, isStrict: true}, {name: "c"}, {name: "d", doErr: boom}},
+			want: StopFailed, reached: 4,
+			wantLog: "do a, changed a, do s, failed s, do c, changed c, do d, failed d"},
+		{name: "a final txn that fails nothing completes", final: true,
+			give: []logStep{{name: "a"}, {name: "m", doErr: boom, skip: true}},
+			want: StopCompleted, reached: 2,
+			wantLog: "do a, changed a, do m, skipped m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var log []string
-			tx := txn{keepGoing: tt.keepGoing}
+			tx := txn{keepGoing: tt.keepGoing, final: tt.final}
 			for i := range tt.give {
 				s := tt.give[i]
 				s.log = &log

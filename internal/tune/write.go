@@ -275,6 +275,18 @@ func affinitySteps(w Writer, fsys kfile.FS, changes []Change, res []ChangeResult
 	return steps
 }
 
+// putBackAll writes changes that put a host back (a restore, a rollback's
+// second pass) as one final txn: every one is tried whatever fails, a stop
+// signal does not cut it short, and nothing is undone. Every touched file
+// is read back at the end.
+func putBackAll(ctx context.Context, w Writer, fsys kfile.FS, changes []Change) []ChangeResult {
+	res := make([]ChangeResult, len(changes))
+	tx := txn{steps: affinitySteps(w, fsys, changes, res), final: true}
+	tx.run(ctx)
+	readBackChanges(fsys, changes, res)
+	return res
+}
+
 // readBackChanges reads every changed file back into its result.
 func readBackChanges(fsys kfile.FS, changes []Change, res []ChangeResult) {
 	for i, c := range changes {
