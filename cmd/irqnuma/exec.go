@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
 	"github.com/irqnuma/irqnuma/internal/units"
 )
@@ -52,12 +51,12 @@ func newExecCmd(a *app) *cobra.Command {
 			}
 			where := p.Describe()
 			if join {
-				grp, err := a.openGroup(g)
+				grp, closeGroup, err := tune.OpenJoin(a.fs, g)
 				if err != nil {
 					return err
 				}
-				defer grp.close()
-				place.Join = &grp.Group
+				defer closeGroup()
+				place.Join = grp
 				where += ", inside cgroup " + g.Path
 			}
 			return a.execOn(place, where, args, g)
@@ -69,33 +68,6 @@ func newExecCmd(a *app) *cobra.Command {
 	// Everything after COMMAND is the command's, flags included.
 	c.Flags().SetInterspersed(false)
 	return c
-}
-
-// joinGroup is a sched.Group and what closes its handle.
-type joinGroup struct {
-	sched.Group
-	close func()
-}
-
-// openGroup opens g for sched to start a command inside it: a v2
-// group's folder (clone3 clones into it), a v1 group's cgroup.procs
-// (the command is moved in before it runs).
-func (a *app) openGroup(g *proc.Cgroup) (*joinGroup, error) {
-	p, flag := g.Dir, unix.O_RDONLY|unix.O_DIRECTORY
-	if g.Version == proc.CgroupVersionV1 {
-		p, flag = path.Join(g.Dir, "cgroup.procs"), unix.O_WRONLY
-	}
-	f, err := a.fs.OpenFile(p, flag)
-	if err != nil {
-		return nil, fmt.Errorf("--join %s: %w", g.Path, err)
-	}
-	j := &joinGroup{Group: sched.Group{Path: g.Path}, close: func() { f.Close() }}
-	if g.Version == proc.CgroupVersionV1 {
-		j.Procs = f
-	} else {
-		j.Dir = f
-	}
-	return j, nil
 }
 
 // execOn runs args with the placement and ends irqnuma with the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -99,7 +98,7 @@ func (a *app) withinFlags(fs *pflag.FlagSet, f *pickFlags) (*tune.Within, *proc.
 	case len(given) > 1:
 		return nil, nil, cli.Usagef("%s: give one group to pick inside", strings.Join(given, " and "))
 	case fs.Changed("cgroup"):
-		return a.withinGroup(f.cgroup)
+		return tune.WithinGroup(a.fs, f.cgroup)
 	case fs.Changed("pod"):
 		sel.Pods = []string{f.pod}
 	case fs.Changed("container"):
@@ -123,23 +122,6 @@ func (a *app) withinPod(sel proc.Selection) (*tune.Within, error) {
 		return nil, err
 	}
 	return tune.WithinPod(matches)
-}
-
-// withinGroup reads the --cgroup group and its CPUs under --root. A group the root
-// lacks, or whose CPUs are unknown, is a usage error naming it: there is
-// nothing to pick inside.
-func (a *app) withinGroup(group string) (*tune.Within, *proc.Cgroup, error) {
-	g, err := proc.ReadCgroup(a.fs, group)
-	if errors.Is(err, proc.ErrNoCgroup) || errors.Is(err, proc.ErrSelection) {
-		return nil, nil, cli.Usage(fmt.Errorf("--cgroup: %w", err))
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if !g.CPUsKnown {
-		return nil, nil, cli.Usagef("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
-	}
-	return tune.WithinCgroup(g), g, nil
 }
 
 func newMaskCmd(a *app) *cobra.Command {

@@ -1,13 +1,61 @@
 package tune
 
 import (
+	"errors"
 	"fmt"
+	"path"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/tune/sched"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
+
+// WithinGroup reads the group a --cgroup names (its path as
+// /proc/PID/cgroup shows it) and what a pick inside it may use. A group
+// the host lacks, or whose CPUs are unknown, is the user's to fix
+// (usage.ErrUsage), naming it: there is nothing to pick inside.
+func WithinGroup(fsys kfile.FS, group string) (*Within, *proc.Cgroup, error) {
+	g, err := proc.ReadCgroup(fsys, group)
+	if errors.Is(err, proc.ErrNoCgroup) || errors.Is(err, proc.ErrSelection) {
+		return nil, nil, usage.Wrap(fmt.Errorf("--cgroup: %w", err))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !g.CPUsKnown {
+		return nil, nil, usage.Errorf("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
+	}
+	return WithinCgroup(g), g, nil
+}
+
+// OpenJoin opens g for sched to start a command inside it (exec --join):
+// a v2 group's folder, which clone3 clones into, or a v1 group's
+// cgroup.procs, which the command is moved into before it runs. The
+// command is the one process the join moves, and it is irqnuma's own
+// child: nothing of the host is changed that a restore would put back.
+// release closes the handle.
+func OpenJoin(fsys kfile.FS, g *proc.Cgroup) (join *sched.Group, release func(), err error) {
+	p, flag := g.Dir, unix.O_RDONLY|unix.O_DIRECTORY
+	if g.Version == proc.CgroupVersionV1 {
+		p, flag = path.Join(g.Dir, "cgroup.procs"), unix.O_WRONLY
+	}
+	f, err := fsys.OpenFile(p, flag)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--join %s: %w", g.Path, err)
+	}
+	join = &sched.Group{Path: g.Path}
+	if g.Version == proc.CgroupVersionV1 {
+		join.Procs = f
+	} else {
+		join.Dir = f
+	}
+	return join, func() { f.Close() }, nil
+}
 
 // WithinCgroup is what a pick inside group g may use: g's effective
 // CPUs, said with the file they were read from. g's CPUs are known

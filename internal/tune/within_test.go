@@ -2,12 +2,16 @@ package tune
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -70,5 +74,78 @@ func TestWithinPod(t *testing.T) {
 	}
 	if _, err := WithinPod([]proc.Match{{Selector: pod, Why: "no such pod"}}); !errors.Is(err, proc.ErrNoPod) {
 		t.Errorf("no group: %v, want proc.ErrNoPod", err)
+	}
+}
+
+// groupTree is a unified host with a group whose CPUs are 2-3 and one
+// without the cpuset controller.
+func groupTree(t *testing.T) string {
+	root := t.TempDir()
+	for name, data := range map[string]string{
+		"sys/fs/cgroup/cgroup.controllers":          "cpuset cpu memory\n",
+		"sys/fs/cgroup/cgroup.procs":                "1\n",
+		"sys/fs/cgroup/cpuset.cpus.effective":       "0-3\n",
+		"sys/fs/cgroup/bench/cgroup.procs":          "",
+		"sys/fs/cgroup/bench/cpuset.cpus.effective": "2-3\n",
+		"sys/fs/cgroup/nocpuset/cgroup.procs":       "",
+		"proc/1/comm":                               "systemd\n",
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestWithinGroup: a --cgroup's CPUs; a group the host lacks, or whose
+// CPUs are unknown, is the user's to fix, naming it.
+func TestWithinGroup(t *testing.T) {
+	fsys := hosttest.Open(t, groupTree(t))
+	w, g, err := WithinGroup(fsys, "/bench")
+	if err != nil || g == nil || g.Path != "/bench" || w.From != "cgroup /bench (cpuset.cpus.effective 2-3)" {
+		t.Fatalf("WithinGroup(/bench) = %+v, %+v, %v", w, g, err)
+	}
+	for _, tt := range []struct{ group, want string }{
+		{"/gone", "--cgroup: "},
+		{"/nocpuset", "--cgroup /nocpuset: its CPUs are unknown: "},
+	} {
+		_, _, err := WithinGroup(fsys, tt.group)
+		if !usage.Is(err) || !strings.HasPrefix(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.group) {
+			t.Errorf("WithinGroup(%s) = %v, want a usage error starting %q and naming it", tt.group, err, tt.want)
+		}
+	}
+}
+
+// TestOpenJoin: a v2 group is joined by its folder (clone3), a v1 group
+// by its cgroup.procs, opened for writing; opening writes nothing.
+func TestOpenJoin(t *testing.T) {
+	root := groupTree(t)
+	fsys := hosttest.Open(t, root)
+	before := hosttest.Files(t, root)
+	_, g, err := WithinGroup(fsys, "/bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, release, err := OpenJoin(fsys, g)
+	if err != nil || j.Dir == nil || j.Procs != nil || j.Path != "/bench" {
+		t.Fatalf("OpenJoin(v2) = %+v, %v; want the group's folder", j, err)
+	}
+	release()
+	v1 := &proc.Cgroup{Path: "/bench", Version: proc.CgroupVersionV1, Dir: g.Dir}
+	j, release, err = OpenJoin(fsys, v1)
+	if err != nil || j.Procs == nil || j.Dir != nil {
+		t.Fatalf("OpenJoin(v1) = %+v, %v; want its cgroup.procs", j, err)
+	}
+	release()
+	if diff := cmp.Diff(before, hosttest.Files(t, root)); diff != "" {
+		t.Errorf("OpenJoin changed the tree (-before +after):\n%s", diff)
+	}
+	gone := &proc.Cgroup{Path: "/gone", Version: proc.CgroupVersionV2, Dir: filepath.Join(root, "sys/fs/cgroup/gone")}
+	if _, _, err := OpenJoin(fsys, gone); err == nil || !strings.HasPrefix(err.Error(), "--join /gone: ") {
+		t.Errorf("OpenJoin(gone) = %v, want an error naming the group", err)
 	}
 }
