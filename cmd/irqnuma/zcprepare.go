@@ -6,11 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
-	"github.com/irqnuma/irqnuma/internal/host/steer"
-	"github.com/irqnuma/irqnuma/internal/host/topology"
-	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/tune"
@@ -58,21 +54,7 @@ func newZCPrepareCmd(a *app) *cobra.Command {
 var errZCRefused = errors.New("cannot do zero-copy receive")
 
 func runZCPrepare(a *app, nic string, f zcPrepareFlags) error {
-	sh, err := steer.Read(a.fs, []string{nic})
-	if err != nil {
-		return err
-	}
-	n := sh.NICs[0]
-	h, err := topology.Read(a.fs)
-	if err != nil {
-		return err
-	}
-	q, port := f.queue, f.port
-	check, err := zc.Check(a.fs, h, n.Name, zc.Options{Queue: &q, Port: &port, Steer: n})
-	if err != nil {
-		return err
-	}
-	plan, err := tune.PlanZC(h, n, check, tune.ZCOptions{Queue: f.queue, Port: f.port})
+	plan, err := tune.PlanZCOn(a.fs, nic, tune.ZCOptions{Queue: f.queue, Port: f.port})
 	if err != nil {
 		return err
 	}
@@ -103,22 +85,15 @@ func applyZC(a *app, plan *tune.ZCPlan, f zcPrepareFlags, refusal error) error {
 	}
 	defer set.Close()
 	defer shutdown.Critical()()
-	irqs, err := tune.QueueIRQs(a.fs, plan.NIC, plan.Queue)
+	req, noIRQ, err := plan.PinRequest(a.fs, set)
 	if err != nil {
 		return err
 	}
-	nics := []string{plan.NIC}
-	if len(irqs) == 0 {
-		// The queue has no IRQ before its channel exists: the steering
-		// is made alone, and the IRQ is pinned by running prepare again.
-		nics = nil
+	if noIRQ {
 		fmt.Fprintf(a.stderr, "%s queue %d has no IRQ yet: run zc prepare again once the channels are set to pin it\n", plan.NIC, plan.Queue)
 	}
-	res, err := tune.Pin(a.ctx, tune.PinRequest{
-		Root: a.fs, NICs: nics, Writer: a.writer, Threads: a.threads, Now: a.now(), StatePath: f.state,
-		Options: tune.PlanOptions{IRQs: irqs, CPUs: cpuset.New(plan.IRQCPU)},
-		Steer:   &tune.SteerChange{Setter: set, Steps: plan.Steps},
-	})
+	req.Writer, req.Threads, req.Now, req.StatePath = a.writer, a.threads, a.now(), f.state
+	res, err := tune.Pin(a.ctx, req)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,48 @@ func PlanZC(h *topology.Host, n *steer.NIC, check *zc.Report, o ZCOptions) (*ZCP
 	return p, nil
 }
 
+// PlanZCOn reads nic's steering and the host under fsys, checks the NIC
+// for zero-copy receive on o's queue and port (zc.Check), and plans zc
+// prepare from what it read (PlanZC).
+func PlanZCOn(fsys kfile.FS, nic string, o ZCOptions) (*ZCPlan, error) {
+	sh, err := steer.Read(fsys, []string{nic})
+	if err != nil {
+		return nil, err
+	}
+	n := sh.NICs[0]
+	h, err := topology.Read(fsys)
+	if err != nil {
+		return nil, err
+	}
+	q, port := o.Queue, o.Port
+	check, err := zc.Check(fsys, h, n.Name, zc.Options{Queue: &q, Port: &port, Steer: n})
+	if err != nil {
+		return nil, err
+	}
+	return PlanZC(h, n, check, o)
+}
+
+// PinRequest is the pin that carries the plan out: its steering steps
+// through set, then the queue's IRQs (QueueIRQs) to the plan's IRQ CPU.
+// noIRQ says the queue has no IRQ yet, as before its channel exists: the
+// steering is then made alone, and the IRQ is pinned by preparing again.
+// The caller adds its writer, threads, clock and state path.
+func (p *ZCPlan) PinRequest(fsys kfile.FS, set nicset.Setter) (req PinRequest, noIRQ bool, err error) {
+	irqs, err := QueueIRQs(fsys, p.NIC, p.Queue)
+	if err != nil {
+		return PinRequest{}, false, err
+	}
+	nics := []string{p.NIC}
+	if len(irqs) == 0 {
+		nics = nil
+	}
+	return PinRequest{
+		Root: fsys, NICs: nics,
+		Options: PlanOptions{IRQs: irqs, CPUs: cpuset.New(p.IRQCPU)},
+		Steer:   &SteerChange{Setter: set, Steps: p.Steps},
+	}, len(irqs) == 0, nil
+}
+
 // blockers are check's prerequisites that do not hold and that the plan
 // does not make hold, first blocker first: the refusal.
 func (p *ZCPlan) blockers(check *zc.Report) []string {

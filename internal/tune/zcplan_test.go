@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 // labVirtio is eth2 as the lab's 6.18 guest reads it: virtio_net rss=on,
@@ -159,6 +160,34 @@ func TestQueueIRQs(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("QueueIRQs(%s %s, %d) (-want +got):\n%s", tt.host, tt.nic, tt.q, diff)
+		}
+	}
+}
+
+// TestZCPinRequest: the pin of a plan places the queue's IRQs on the
+// plan's IRQ CPU after its steering steps; a queue without IRQs yet pins
+// no NIC and says so.
+func TestZCPinRequest(t *testing.T) {
+	fsys := hosttest.FS(t, "vm-virtio")
+	two := uint32(2)
+	steps := []SteerStep{{NIC: "eth0", Channels: &nicset.ChannelCounts{Combined: &two}}}
+	for _, tt := range []struct {
+		queue    int
+		wantNICs []string
+		wantIRQs []int
+		noIRQ    bool
+	}{
+		{0, []string{"eth0"}, []int{38, 39}, false},
+		{1, nil, nil, true},
+	} {
+		p := &ZCPlan{NIC: "eth0", Queue: tt.queue, IRQCPU: 1, Steps: steps}
+		req, noIRQ, err := p.PinRequest(fsys, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if noIRQ != tt.noIRQ || !cmp.Equal(req.NICs, tt.wantNICs) || !cmp.Equal(req.Options.IRQs, tt.wantIRQs) ||
+			req.Options.CPUs.String() != "1" || req.Steer == nil || len(req.Steer.Steps) != 1 || req.Root != fsys {
+			t.Errorf("queue %d: PinRequest = %+v, noIRQ %v; want NICs %v, IRQs %v on CPU 1 after the steering", tt.queue, req, noIRQ, tt.wantNICs, tt.wantIRQs)
 		}
 	}
 }
