@@ -153,20 +153,6 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 	return in, nil
 }
 
-// ReadHint reads /proc/irq/N/affinity_hint, the driver's suggestion.
-// It is absent on some kernels; an all-zero hint means none was given.
-func ReadHint(fsys kfile.FS, n int) (cpuset.Set, bool, error) {
-	p := filepath.Join(procIRQDir(fsys.Root()), strconv.Itoa(n), "affinity_hint")
-	set, err := fsys.Mask(p)
-	if err != nil {
-		if kfile.IsNotExist(err) {
-			return cpuset.Set{}, false, nil
-		}
-		return cpuset.Set{}, false, err
-	}
-	return set, !set.IsEmpty(), nil
-}
-
 // clipName shortens a file name quoted in an error.
 func clipName(s string) string {
 	if len(s) > 24 {

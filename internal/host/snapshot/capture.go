@@ -46,7 +46,8 @@ var (
 		"proc/irq", "sys/class/net", "sys/class/iommu", "sys/kernel/iommu_groups",
 		"sys/devices/system/node", "sys/devices/system/cpu", "sys/bus/pci/devices",
 	}
-	// irq.ReadInfo and irq.ReadHint, per /proc/irq/N.
+	// irq.ReadInfo's, per /proc/irq/N, and affinity_hint, the driver's
+	// suggestion, which nothing judges yet but a reader of the capture may.
 	irqFiles = []string{
 		"smp_affinity_list", "smp_affinity", "effective_affinity_list", "effective_affinity",
 		"node", "affinity_hint",
