@@ -28,10 +28,10 @@ func Write(path string, mode os.FileMode, write func(io.Writer) error) error {
 	return write1(path, mode, write, false)
 }
 
-// Create is Write that never replaces a file: when path exists, even if
+// create is Write that never replaces a file: when path exists, even if
 // it appeared while the content was written (another process saving to
 // the same name), it fails wrapping fs.ErrExist and path is untouched.
-func Create(path string, mode os.FileMode, write func(io.Writer) error) error {
+func create(path string, mode os.FileMode, write func(io.Writer) error) error {
 	return write1(path, mode, write, true)
 }
 
@@ -151,9 +151,9 @@ func createNamedIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.W
 	return fsys.SyncDir(dir)
 }
 
-// IsTemp reports whether name is that of a temporary file Write, Create or
+// isTemp reports whether name is that of a temporary file Write, Create or
 // CreateIn make beside a file: ".<name>.<random>.tmp".
-func IsTemp(name string) bool {
+func isTemp(name string) bool {
 	return len(name) > len("..x.tmp") && strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp")
 }
 
@@ -167,7 +167,7 @@ func RemoveTemps(fsys kfile.FS, dir string) error {
 	}
 	var errs []error
 	for _, e := range ents {
-		if e.Type().IsRegular() && IsTemp(e.Name()) {
+		if e.Type().IsRegular() && isTemp(e.Name()) {
 			if err := fsys.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}

@@ -47,7 +47,7 @@ func TestCreateNeverReplaces(t *testing.T) {
 	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := Create(p, 0o600, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
+	err := create(p, 0o600, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
 	if !errors.Is(err, fs.ErrExist) {
 		t.Errorf("Create over a file: %v, want ErrExist", err)
 	}
@@ -59,7 +59,7 @@ func TestCreateNeverReplaces(t *testing.T) {
 	var wins atomic.Int32
 	for i := range 16 {
 		wg.Go(func() {
-			if Create(q, 0o600, func(w io.Writer) error { _, err := fmt.Fprint(w, i); return err }) == nil {
+			if create(q, 0o600, func(w io.Writer) error { _, err := fmt.Fprint(w, i); return err }) == nil {
 				wins.Add(1)
 			}
 		})

@@ -83,13 +83,13 @@ func (s *Screen) Size() (w, h int) {
 // off the newline translation, so lines end in CR LF.
 func (s *Screen) Draw(text string) error {
 	width, height := s.Size()
-	_, err := io.WriteString(s.out, Fit(text, width, height))
+	_, err := io.WriteString(s.out, fit(text, width, height))
 	return err
 }
 
-// Fit is the terminal output Draw writes for text on a window of width
+// fit is the terminal output Draw writes for text on a window of width
 // by height: cut to the window, the last line saying what was cut.
-func Fit(text string, width, height int) string {
+func fit(text string, width, height int) string {
 	height = max(height, 3)
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) > height-1 {

@@ -30,7 +30,7 @@ func WithinGroup(fsys kfile.FS, group string) (*Within, *proc.Cgroup, error) {
 	if !g.CPUsKnown {
 		return nil, nil, usage.Errorf("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
 	}
-	return WithinCgroup(g), g, nil
+	return withinCgroup(g), g, nil
 }
 
 // OpenJoin opens g for sched to start a command inside it (exec --join):
@@ -57,10 +57,10 @@ func OpenJoin(fsys kfile.FS, g *proc.Cgroup) (join *sched.Group, release func(),
 	return join, func() { f.Close() }, nil
 }
 
-// WithinCgroup is what a pick inside group g may use: g's effective
+// withinCgroup is what a pick inside group g may use: g's effective
 // CPUs, said with the file they were read from. g's CPUs are known
 // (g.CPUsKnown): the caller refuses a group whose CPUs are not.
-func WithinCgroup(g *proc.Cgroup) *Within {
+func withinCgroup(g *proc.Cgroup) *Within {
 	return &Within{CPUs: g.CPUs, From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, cpusFile(g.Version), g.CPUs.List())}
 }
 

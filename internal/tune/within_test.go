@@ -28,9 +28,9 @@ func TestWithinCgroup(t *testing.T) {
 			Within{CPUs: cpuset.New(4, 6), From: "cgroup /bench (cpuset.effective_cpus 4,6)"}},
 	}
 	for _, tt := range tests {
-		got := WithinCgroup(tt.give)
+		got := withinCgroup(tt.give)
 		if got.From != tt.want.From || !got.CPUs.Equal(tt.want.CPUs) {
-			t.Errorf("WithinCgroup(%s) = %s %q, want %s %q", tt.give.Path, got.CPUs, got.From, tt.want.CPUs, tt.want.From)
+			t.Errorf("withinCgroup(%s) = %s %q, want %s %q", tt.give.Path, got.CPUs, got.From, tt.want.CPUs, tt.want.From)
 		}
 	}
 }

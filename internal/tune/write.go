@@ -96,7 +96,7 @@ type WriteError struct {
 }
 
 func (e *WriteError) Error() string {
-	return fmt.Sprintf("write %q to %s: %v (%s)", e.Value, e.Path, e.Err, Explain(e))
+	return fmt.Sprintf("write %q to %s: %v (%s)", e.Value, e.Path, e.Err, explain(e))
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
@@ -114,8 +114,8 @@ func (e *WriteError) Is(target error) bool {
 	return errors.Is(e.Err, syscall.EIO) || errors.Is(e.Err, syscall.EPERM)
 }
 
-// Explain says in words why the kernel refused a write.
-func Explain(err error) string {
+// explain says in words why the kernel refused a write.
+func explain(err error) string {
 	var en syscall.Errno
 	var we *WriteError
 	if errors.As(err, &we) && !we.kernel && (errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EPERM)) {
@@ -244,19 +244,19 @@ const (
 	StopInterrupted             // ctx was cancelled; everything changed was rolled back
 )
 
-// ApplyOptions tunes Apply.
-type ApplyOptions struct {
+// applyOptions tunes Apply.
+type applyOptions struct {
 	// KeepGoing carries on past a failed write instead of rolling back.
 	KeepGoing bool
 }
 
-// Apply writes changes in order, all or nothing, as one transaction of
+// apply writes changes in order, all or nothing, as one transaction of
 // affinity steps. A write the kernel refuses as managed is skipped. Any
 // other failure stops the run and rolls back every change already made,
 // newest first, unless KeepGoing. A cancelled ctx is noticed between
 // writes: the current write finishes, then everything is rolled back.
 // Rollback itself ignores ctx. Every touched file is read back at the end.
-func Apply(ctx context.Context, w Writer, fsys kfile.FS, changes []Change, opt ApplyOptions) ([]ChangeResult, Stop) {
+func apply(ctx context.Context, w Writer, fsys kfile.FS, changes []Change, opt applyOptions) ([]ChangeResult, Stop) {
 	res := make([]ChangeResult, len(changes))
 	tx := txn{steps: affinitySteps(w, fsys, changes, res), keepGoing: opt.KeepGoing}
 	stop := tx.run(ctx)

@@ -36,10 +36,10 @@ func TestExplain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		we := &WriteError{Path: "/proc/irq/5/smp_affinity_list", Value: "3", Err: tt.give, kernel: true}
-		if got := Explain(we); !strings.Contains(got, tt.want) {
-			t.Errorf("Explain(%v) = %q, want it to say %q", tt.give, got, tt.want)
+		if got := explain(we); !strings.Contains(got, tt.want) {
+			t.Errorf("explain(%v) = %q, want it to say %q", tt.give, got, tt.want)
 		}
-		if !strings.Contains(we.Error(), Explain(we)) {
+		if !strings.Contains(we.Error(), explain(we)) {
 			t.Errorf("WriteError %q does not carry the explanation", we.Error())
 		}
 	}
@@ -66,8 +66,8 @@ func TestWriteErrorManaged(t *testing.T) {
 		if got := errors.Is(err, ErrManaged); got != tt.want {
 			t.Errorf("errors.Is(%s on %s, kernel %v, ErrManaged) = %v, want %v", tt.err, tt.path, tt.kernel, got, tt.want)
 		}
-		if !tt.kernel && strings.Contains(Explain(err), "manages") {
-			t.Errorf("Explain(%s from a tree) = %q, says managed", tt.err, Explain(err))
+		if !tt.kernel && strings.Contains(explain(err), "manages") {
+			t.Errorf("explain(%s from a tree) = %q, says managed", tt.err, explain(err))
 		}
 	}
 }
@@ -123,7 +123,7 @@ func TestApplyRollsBackOnFailure(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	before := hosttest.Files(t, root)
 	w := &failingWriter{fail: map[int]bool{6: true}, err: syscall.ENOSPC}
-	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
+	res, stop := apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), applyOptions{})
 	if stop != StopFailed {
 		t.Errorf("stop = %v, want StopFailed", stop)
 	}
@@ -149,7 +149,7 @@ func TestApplyRollsBackOnFailure(t *testing.T) {
 func TestApplyKeepGoing(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: syscall.EINVAL}
-	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{KeepGoing: true})
+	res, stop := apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), applyOptions{KeepGoing: true})
 	if stop != StopCompleted {
 		t.Errorf("stop = %v, want StopCompleted", stop)
 	}
@@ -182,7 +182,7 @@ func TestApplyManagedSkipped(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EIO, syscall.EPERM} {
 		root := hosttest.Copy(t, "seed")
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
-		res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
+		res, stop := apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), applyOptions{})
 		if stop != StopCompleted {
 			t.Errorf("%v: stop = %v, want StopCompleted", errno, stop)
 		}
@@ -207,7 +207,7 @@ func TestApplyInterrupted(t *testing.T) {
 			cancel()
 		}
 	}}
-	res, stop := Apply(ctx, w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
+	res, stop := apply(ctx, w, hosttest.Open(t, root), seedChanges(t, root), applyOptions{})
 	if stop != StopInterrupted {
 		t.Errorf("stop = %v, want StopInterrupted", stop)
 	}
@@ -226,7 +226,7 @@ func TestApplyRollbackFails(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	// Write 3 fails; so does the rollback of write 1 (write number 5).
 	w := &failingWriter{fail: map[int]bool{3: true, 5: true}, err: syscall.EROFS}
-	res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
+	res, stop := apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), applyOptions{})
 	if stop != StopFailed {
 		t.Errorf("stop = %v", stop)
 	}
@@ -307,7 +307,7 @@ func TestApplyTreeRefusalRollsBack(t *testing.T) {
 		root := hosttest.Copy(t, "seed")
 		before := hosttest.Files(t, root)
 		w := &failingWriter{failPath: "/proc/irq/290/smp_affinity_list", err: errno}
-		res, stop := Apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), ApplyOptions{})
+		res, stop := apply(context.Background(), w, hosttest.Open(t, root), seedChanges(t, root), applyOptions{})
 		if stop != StopFailed {
 			t.Errorf("%v: stop = %v, want StopFailed", errno, stop)
 		}
@@ -346,7 +346,7 @@ func TestRollbackExactBytes(t *testing.T) {
 		{Path: irq.AffinityPath(285, irq.FileAffinityList), From: "17", To: "18"},
 	}
 	w := &failingWriter{fail: map[int]bool{2: true}, err: syscall.EINVAL}
-	if _, stop := Apply(context.Background(), w, hosttest.Open(t, root), changes, ApplyOptions{}); stop != StopFailed {
+	if _, stop := apply(context.Background(), w, hosttest.Open(t, root), changes, applyOptions{}); stop != StopFailed {
 		t.Fatalf("stop = %v, want StopFailed", stop)
 	}
 	after, _ := os.Stat(full)

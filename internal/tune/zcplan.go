@@ -45,13 +45,13 @@ type ZCSkip struct {
 	Why  string `json:"why"`
 }
 
-// PlanZC plans zc prepare on the NIC n of host h: the steering steps
+// planZC plans zc prepare on the NIC n of host h: the steering steps
 // from n's reading, the blockers of check (zc.Check of the same NIC,
 // queue and port) that no step makes hold, first blocker first, and the
 // CPUs: the queue's IRQ on the first core of the NIC's local CPUs, the
 // application on another physical core of them, never a sibling of the
 // IRQ's.
-func PlanZC(h *topology.Host, n *steer.NIC, check *zc.Report, o ZCOptions) (*ZCPlan, error) {
+func planZC(h *topology.Host, n *steer.NIC, check *zc.Report, o ZCOptions) (*ZCPlan, error) {
 	p, err := planZCSteps(n, o.Queue, o.Port)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func PlanZCOn(fsys kfile.FS, nic string, o ZCOptions) (*ZCPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return PlanZC(h, n, check, o)
+	return planZC(h, n, check, o)
 }
 
 // PinRequest is the pin that carries the plan out: its steering steps
@@ -90,7 +90,7 @@ func PlanZCOn(fsys kfile.FS, nic string, o ZCOptions) (*ZCPlan, error) {
 // steering is then made alone, and the IRQ is pinned by preparing again.
 // The caller adds its writer, threads, clock and state path.
 func (p *ZCPlan) PinRequest(fsys kfile.FS, set nicset.Setter) (req PinRequest, noIRQ bool, err error) {
-	irqs, err := QueueIRQs(fsys, p.NIC, p.Queue)
+	irqs, err := queueIRQs(fsys, p.NIC, p.Queue)
 	if err != nil {
 		return PinRequest{}, false, err
 	}
@@ -282,10 +282,10 @@ func (p *ZCPlan) pickCPUs(h *topology.Host) error {
 	return nil
 }
 
-// QueueIRQs are the IRQs serving queue q of nic (a combined vector, or
+// queueIRQs are the IRQs serving queue q of nic (a combined vector, or
 // its rx and tx vectors), as irq.Read matches them on fsys: what zc
 // prepare pins.
-func QueueIRQs(fsys kfile.FS, nic string, q int) ([]int, error) {
+func queueIRQs(fsys kfile.FS, nic string, q int) ([]int, error) {
 	_, t, err := irq.Read(fsys, irq.Options{NICs: []string{nic}})
 	if err != nil {
 		return nil, err

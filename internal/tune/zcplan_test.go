@@ -119,7 +119,7 @@ func TestPlanZC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanZC(h, n, check, ZCOptions{Queue: q, Port: port})
+	p, err := planZC(h, n, check, ZCOptions{Queue: q, Port: port})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +154,12 @@ func TestQueueIRQs(t *testing.T) {
 		{"sos-ice", "em1", 2, []int{159}},
 	}
 	for _, tt := range tests {
-		got, err := QueueIRQs(hosttest.Open(t, hosttest.Root(tt.host)), tt.nic, tt.q)
+		got, err := queueIRQs(hosttest.Open(t, hosttest.Root(tt.host)), tt.nic, tt.q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("QueueIRQs(%s %s, %d) (-want +got):\n%s", tt.host, tt.nic, tt.q, diff)
+			t.Errorf("queueIRQs(%s %s, %d) (-want +got):\n%s", tt.host, tt.nic, tt.q, diff)
 		}
 	}
 }

@@ -59,9 +59,9 @@ func Choose(n int, one, many string) string {
 	return many
 }
 
-// NaturalCompare orders names with their numbers compared as numbers:
+// naturalCompare orders names with their numbers compared as numbers:
 // eth2 before eth10.
-func NaturalCompare(x, y string) int {
+func naturalCompare(x, y string) int {
 	for x != "" && y != "" {
 		dx, dy := digitRun(x), digitRun(y)
 		if dx > 0 && dy > 0 {
@@ -113,7 +113,7 @@ func Names(names []string) string {
 		}
 		ns = append(ns, n)
 	}
-	slices.SortFunc(ns, func(x, y name) int { return NaturalCompare(x.s, y.s) })
+	slices.SortFunc(ns, func(x, y name) int { return naturalCompare(x.s, y.s) })
 	var parts []string
 	for i := 0; i < len(ns); {
 		j := i + 1

@@ -19,11 +19,11 @@ func (v Vector) IsQueue() bool { return v.Queue >= 0 }
 
 var notQueue = Vector{Queue: -1}
 
-// ParseName reads the vector of an IRQ already known to belong to a NIC
+// parseName reads the vector of an IRQ already known to belong to a NIC
 // (from msi_irqs), from its name alone: "mlx5_comp7@pci:<bdf>",
 // "ens1f0-TxRx-3", "oldname-rx-1", "virtio2-input.4",
 // "hns3-<bdf>-TxRx-2".
-func ParseName(name string) Vector { return ParseNameFor("", name) }
+func parseName(name string) Vector { return ParseNameFor("", name) }
 
 // ParseNameFor is ParseName for a NIC whose driver is known, as some
 // number their names by vector rather than by ring (see ParseTailFor).
@@ -67,10 +67,10 @@ func CutIfName(name, ifname string) (string, bool) {
 	return "", false
 }
 
-// ParseTail reads what follows the interface name: "TxRx-3", "Tx-Rx-3",
+// parseTail reads what follows the interface name: "TxRx-3", "Tx-Rx-3",
 // "txrx-3", "rx-3", "tx-3", "fp-3", "rxtx-3", "3"; anything else ("misc",
 // "fdir", "ctrl") is a non-queue vector.
-func ParseTail(tail string) Vector {
+func parseTail(tail string) Vector {
 	kind, idx := "", tail
 	if i := strings.LastIndexByte(tail, '-'); i >= 0 {
 		kind, idx = tail[:i], tail[i+1:]
@@ -103,7 +103,7 @@ func ParseTail(tail string) Vector {
 // 0 (vector 0 without TSS), and "<if>-N" serves no ring. Names tg3 never
 // gives ("rx-0") are read as for other drivers.
 func ParseTailFor(driver, tail string) Vector {
-	v := ParseTail(tail)
+	v := parseTail(tail)
 	if driver != "tg3" || !v.IsQueue() {
 		return v
 	}
@@ -159,7 +159,7 @@ func ParsePCIName(name, bdf string) Vector {
 	}
 	if i := strings.Index(name, bdf); i >= 0 {
 		if tail, ok := strings.CutPrefix(name[i+len(bdf):], "-"); ok {
-			return ParseTail(tail)
+			return parseTail(tail)
 		}
 	}
 	return notQueue
@@ -195,7 +195,7 @@ func Device(r Row) (name, bdf string) {
 	if r.IRQ < 0 || r.Name == "" {
 		return "", ""
 	}
-	bdf = ChipPCI(r)
+	bdf = chipPCI(r)
 	if head, addr, ok := strings.Cut(r.Name, "@pci:"); ok && pci.IsAddress(addr) {
 		if strings.HasPrefix(head, "mlx5_") || strings.HasPrefix(head, "mana_") {
 			return addr, addr
@@ -211,7 +211,7 @@ func Device(r Row) (name, bdf string) {
 		}
 		return "", ""
 	}
-	if !ParseName(r.Name).IsQueue() {
+	if !parseName(r.Name).IsQueue() {
 		return "", ""
 	}
 	// What precedes the queue words is "[driver-]<interface>".
@@ -258,7 +258,7 @@ func queueWord(name string) string {
 	return "\x00" // matches nothing
 }
 
-// ChipPCI returns the PCI function an MSI row belongs to: from the chip
+// chipPCI returns the PCI function an MSI row belongs to: from the chip
 // name of the per-device MSI domains of kernels since 6.2, whatever the
 // parent's prefix ("IR-PCI-MSIX-0000:98:00.0" on x86 with interrupt
 // remapping, "PCI-MSIX-0000:00:03.0" without, "ITS-PCI-MSIX-0002:01:00.0"
@@ -266,7 +266,7 @@ func queueWord(name string) string {
 // global PCI/MSI domain ("IR-PCI-MSI", "PCI-MSI", arm64's "ITS-MSI"),
 // which pci_msi_domain_calc_hwirq makes domain << 27 | bus << 19 |
 // devfn << 11 | vector; "" when it says none.
-func ChipPCI(r Row) string {
+func chipPCI(r Row) string {
 	for _, w := range []string{"PCI-MSIX-", "PCI-MSI-"} {
 		i := strings.Index(r.Chip, w)
 		if i < 0 || (i > 0 && r.Chip[i-1] != '-') {

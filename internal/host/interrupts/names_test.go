@@ -39,8 +39,8 @@ func TestChipPCI(t *testing.T) {
 		{Row{Chip: "IR-PCI-MSI", HWIRQ: "junk"}, ""},
 	}
 	for _, tt := range tests {
-		if got := ChipPCI(tt.give); got != tt.want {
-			t.Errorf("ChipPCI(%q %q) = %q, want %q", tt.give.Chip, tt.give.HWIRQ, got, tt.want)
+		if got := chipPCI(tt.give); got != tt.want {
+			t.Errorf("chipPCI(%q %q) = %q, want %q", tt.give.Chip, tt.give.HWIRQ, got, tt.want)
 		}
 	}
 }
@@ -97,7 +97,7 @@ func TestDeviceENAAarch64(t *testing.T) {
 	for _, r := range in.Rows {
 		if r.IRQ >= 57 && r.IRQ <= 65 {
 			name, bdf := Device(r)
-			got[r.IRQ] = dev{name, bdf, ChipPCI(r)}
+			got[r.IRQ] = dev{name, bdf, chipPCI(r)}
 		}
 	}
 	want := map[int]dev{57: {"", "", "0000:00:05.0"}}

@@ -23,11 +23,11 @@ type Owner struct {
 	By    string // how it was matched: "msi_irqs", "name", "pci"
 }
 
-// Classify says whether an IRQ with the given action name(s) and chip
+// classify says whether an IRQ with the given action name(s) and chip
 // belongs to nic (topology's NIC.MatchIRQ, the one rule), and as which
 // vector. The words are read with the grammar of internal/interrupts,
 // for the NIC's driver (tg3 numbers its names by vector).
-func Classify(name, chip string, nic *topology.NIC) (Owner, bool) {
+func classify(name, chip string, nic *topology.NIC) (Owner, bool) {
 	switch m, tail := nic.MatchIRQ(name, chip); m {
 	case topology.IRQByVirtio:
 		return owned(nic, "name", interrupts.ParseVirtioTail(tail)), true
@@ -69,7 +69,7 @@ func (w *Owners) Of(n int, name, chip string) (Owner, bool) {
 		return o, true
 	}
 	for i := range w.nics {
-		if o, ok := Classify(name, chip, &w.nics[i]); ok {
+		if o, ok := classify(name, chip, &w.nics[i]); ok {
 			return o, true
 		}
 	}

@@ -54,12 +54,12 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Classify(tt.give, tt.chip, tt.nic)
+			got, ok := classify(tt.give, tt.chip, tt.nic)
 			if ok != tt.match {
-				t.Fatalf("Classify(%q, %q, %s) matched = %v, want %v", tt.give, tt.chip, tt.nic.Name, ok, tt.match)
+				t.Fatalf("classify(%q, %q, %s) matched = %v, want %v", tt.give, tt.chip, tt.nic.Name, ok, tt.match)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Classify(%q) mismatch (-want +got):\n%s", tt.give, diff)
+				t.Errorf("classify(%q) mismatch (-want +got):\n%s", tt.give, diff)
 			}
 		})
 	}

@@ -45,7 +45,7 @@ type Entry struct {
 // for need, however many entries the file claims.
 type Want struct{ UIDs, IDs map[string]bool }
 
-// ParseCheckpoint parses cpu_manager_state, keeping the entries want
+// parseCheckpoint parses cpu_manager_state, keeping the entries want
 // names. It reads the file as the kubelet's encoding/json does (keys
 // matched without regard to case, the last of a repeated key winning,
 // null leaving a field unset) and, as the kubelet does, takes the v1
@@ -53,7 +53,7 @@ type Want struct{ UIDs, IDs map[string]bool }
 // container map; anything else is an error. One pass over the bytes,
 // once they are known to be JSON: no entry it was not asked for is
 // decoded.
-func ParseCheckpoint(b []byte, want Want) (*Checkpoint, error) {
+func parseCheckpoint(b []byte, want Want) (*Checkpoint, error) {
 	if !json.Valid(b) {
 		return nil, json.Unmarshal(b, &struct{}{}) // the syntax error, with its offset
 	}

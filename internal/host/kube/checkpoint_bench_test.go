@@ -30,7 +30,7 @@ func BenchmarkParseCheckpoint(b *testing.B) {
 	b.SetBytes(int64(len(ck)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseCheckpoint(ck, want); err != nil {
+		if _, err := parseCheckpoint(ck, want); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -80,23 +80,23 @@ func TestParseCheckpoint(t *testing.T) {
 		{give: ``, wantError: "unexpected end of JSON input"},
 	}
 	for _, tt := range tests {
-		c, err := ParseCheckpoint([]byte(tt.give), tt.want)
+		c, err := parseCheckpoint([]byte(tt.give), tt.want)
 		if tt.wantError != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
-				t.Errorf("ParseCheckpoint(%q) = %+v, %v; want an error saying %q", tt.give, c, err, tt.wantError)
+				t.Errorf("parseCheckpoint(%q) = %+v, %v; want an error saying %q", tt.give, c, err, tt.wantError)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("ParseCheckpoint(%q): %v", tt.give, err)
+			t.Errorf("parseCheckpoint(%q): %v", tt.give, err)
 			continue
 		}
 		if c.Layout != tt.layout || c.Policy != tt.policy || !c.Default.Equal(tt.def) {
-			t.Errorf("ParseCheckpoint(%q) = %s %s %s, want %s %s %s", tt.give, c.Layout, c.Policy, c.Default, tt.layout, tt.policy, tt.def)
+			t.Errorf("parseCheckpoint(%q) = %s %s %s, want %s %s %s", tt.give, c.Layout, c.Policy, c.Default, tt.layout, tt.policy, tt.def)
 		}
 		got, ok := c.CPUs(tt.uid, tt.name, tt.id)
 		if ok != tt.wantOK || !got.CPUs.Equal(tt.wantCPUs) || (tt.wantWhy == "") != (got.Why == "") || !strings.Contains(got.Why, tt.wantWhy) {
-			t.Errorf("ParseCheckpoint(%q).CPUs(%q, %q, %q) = %+v, %v; want %s why %q, %v", tt.give, tt.uid, tt.name, tt.id, got, ok, tt.wantCPUs, tt.wantWhy, tt.wantOK)
+			t.Errorf("parseCheckpoint(%q).CPUs(%q, %q, %q) = %+v, %v; want %s why %q, %v", tt.give, tt.uid, tt.name, tt.id, got, ok, tt.wantCPUs, tt.wantWhy, tt.wantOK)
 		}
 	}
 }
@@ -163,18 +163,18 @@ func FuzzParseCheckpoint(f *testing.F) {
 		for k := range v2 {
 			want.UIDs[k] = true
 		}
-		c, err := ParseCheckpoint(b, want)
+		c, err := parseCheckpoint(b, want)
 		if !ok {
 			if err == nil {
-				t.Fatalf("ParseCheckpoint(%q) = %+v; encoding/json reads no checkpoint", b, c)
+				t.Fatalf("parseCheckpoint(%q) = %+v; encoding/json reads no checkpoint", b, c)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("ParseCheckpoint(%q): %v; encoding/json reads %s", b, err, layout)
+			t.Fatalf("parseCheckpoint(%q): %v; encoding/json reads %s", b, err, layout)
 		}
 		if d, _ := parseCPUs(def); c.Layout != layout || c.Policy != policy || !c.Default.Equal(d) {
-			t.Fatalf("ParseCheckpoint(%q) = %s %q %s, want %s %q %s", b, c.Layout, c.Policy, c.Default, layout, policy, d)
+			t.Fatalf("parseCheckpoint(%q) = %s %q %s, want %s %q %s", b, c.Layout, c.Policy, c.Default, layout, policy, d)
 		}
 		wantV1 := map[string]Entry{}
 		for k, s := range v1 {
@@ -190,10 +190,10 @@ func FuzzParseCheckpoint(f *testing.F) {
 		}
 		opt := cmp.Comparer(func(x, y cpuset.Set) bool { return x.Equal(y) })
 		if layout == "v1" && !cmp.Equal(wantV1, c.ByID, opt) {
-			t.Fatalf("ParseCheckpoint(%q).ByID = %v, want %v", b, c.ByID, wantV1)
+			t.Fatalf("parseCheckpoint(%q).ByID = %v, want %v", b, c.ByID, wantV1)
 		}
 		if layout == "v2" && !cmp.Equal(wantV2, c.ByPod, opt) {
-			t.Fatalf("ParseCheckpoint(%q).ByPod = %v, want %v", b, c.ByPod, wantV2)
+			t.Fatalf("parseCheckpoint(%q).ByPod = %v, want %v", b, c.ByPod, wantV2)
 		}
 	})
 }
@@ -208,7 +208,7 @@ func TestParseCheckpointCost(t *testing.T) {
 	var c *Checkpoint
 	allocs := testing.AllocsPerRun(1, func() {
 		var err error
-		if c, err = ParseCheckpoint(ck, want); err != nil {
+		if c, err = parseCheckpoint(ck, want); err != nil {
 			t.Fatal(err)
 		}
 	})

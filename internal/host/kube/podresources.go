@@ -71,8 +71,8 @@ type Client struct {
 	hc     *http.Client
 }
 
-// NewClient returns a client of the socket; nothing is dialled yet.
-func NewClient(socket string) *Client {
+// newClient returns a client of the socket; nothing is dialled yet.
+func newClient(socket string) *Client {
 	tr := &http.Transport{Protocols: new(http.Protocols)}
 	tr.Protocols.SetUnencryptedHTTP2(true)
 	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {

@@ -84,7 +84,7 @@ func serve(t *testing.T, k *testKubelet) string {
 // protobuf says, and its errors keep the kubelet's status and message.
 func TestClient(t *testing.T) {
 	ctx := context.Background()
-	c := NewClient(serve(t, &testKubelet{}))
+	c := newClient(serve(t, &testKubelet{}))
 	defer c.Close()
 	pods, err := c.List(ctx)
 	if err != nil {
@@ -102,17 +102,17 @@ func TestClient(t *testing.T) {
 		t.Errorf("List's app = %+v, want no cpu_ids", app)
 	}
 	// The kubelet's errors come back as its gRPC status and message.
-	c2 := NewClient(serve(t, &testKubelet{listErr: status.Error(codes.Unavailable, "kubelet is restarting")}))
+	c2 := newClient(serve(t, &testKubelet{listErr: status.Error(codes.Unavailable, "kubelet is restarting")}))
 	defer c2.Close()
 	if _, err := c2.List(ctx); err == nil || !strings.Contains(err.Error(), "gRPC status 14: kubelet is restarting") {
 		t.Errorf("List on a failing kubelet = %v, want status 14 with its message", err)
 	}
-	c3 := NewClient(serve(t, &testKubelet{listErr: status.Error(codes.Unimplemented, "method List not implemented")}))
+	c3 := newClient(serve(t, &testKubelet{listErr: status.Error(codes.Unimplemented, "method List not implemented")}))
 	defer c3.Close()
 	if _, err := c3.List(ctx); !errors.Is(err, ErrUnimplemented) {
 		t.Errorf("List on a kubelet without it = %v, want ErrUnimplemented", err)
 	}
-	if _, err := NewClient(filepath.Join(t.TempDir(), "none.sock")).List(ctx); err == nil {
+	if _, err := newClient(filepath.Join(t.TempDir(), "none.sock")).List(ctx); err == nil {
 		t.Error("List on no socket succeeded")
 	}
 }

@@ -119,7 +119,7 @@ func (n *node) readCPUs(ctx context.Context, socket string, sel *proc.Selection)
 	case err != nil:
 		return err
 	default:
-		if n.ck, err = ParseCheckpoint(b, n.want(sel)); err != nil {
+		if n.ck, err = parseCheckpoint(b, n.want(sel)); err != nil {
 			return kfile.Malformed(f, err)
 		}
 	}
@@ -187,7 +187,7 @@ func listRaw(ctx context.Context, sock string) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	c := NewClient(sock)
+	c := newClient(sock)
 	defer c.Close()
 	return c.ListRaw(ctx)
 }

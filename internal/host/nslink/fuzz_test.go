@@ -75,7 +75,7 @@ func FuzzParseIPLink(f *testing.F) {
 	f.Add([]byte("7: em1: <UP> mtu 9000 xdpmulti qdisc mq\n    prog/xdpgeneric id 5 \n    prog/xdpoffload id 6 \n"))
 	f.Add([]byte("7: em1@if3: <UP> mtu 9000 xdp[9]/id:4 qdisc mq\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		links, err := ParseIPLink(b)
+		links, err := parseIPLink(b)
 		if err != nil {
 			if !errors.Is(err, ErrIPLink) {
 				t.Fatalf("ParseIPLink error %v is no ErrIPLink", err)

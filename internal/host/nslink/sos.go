@@ -52,7 +52,7 @@ func ReadSos(fsys kfile.FS) (ls *Links, found bool) {
 		}
 		ls := &Links{Source: "sosreport " + rel}
 		if err == nil {
-			if ls.Links, err = ParseIPLink(b); err != nil {
+			if ls.Links, err = parseIPLink(b); err != nil {
 				err = kfile.Malformed(fsys.Path(rel), err)
 			}
 		}
@@ -63,14 +63,14 @@ func ReadSos(fsys kfile.FS) (ls *Links, found bool) {
 	return nil, false
 }
 
-// ParseIPLink reads the text `ip -s -d link` or `ip -d address` prints:
+// parseIPLink reads the text `ip -s -d link` or `ip -d address` prints:
 // each link's index and name from its first line ("4: eth0: <…> mtu
 // 1500 …"; a name printed as "veth0@if5" is "veth0") and its XDP state
 // from the markers xdp_dump prints. Lines it does not use are skipped;
 // a first line it cannot read, an indented line before any link, a
 // repeated index or name and a program line without the mode word are
 // errors.
-func ParseIPLink(b []byte) ([]Link, error) {
+func parseIPLink(b []byte) ([]Link, error) {
 	var links []Link
 	seen, names := map[int]bool{}, map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(b))

@@ -67,7 +67,7 @@ func TestLiveIPLinkXDP(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := ParseIPLink(out)
+		got, err := parseIPLink(out)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", file, err, out)
 		}

@@ -28,7 +28,7 @@ func TestParseIPLinkReal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ParseIPLink(b)
+		got, err := parseIPLink(b)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -71,15 +71,15 @@ func TestParseIPLink(t *testing.T) {
 		{give: first + "\n8: em1@if7: <UP> mtu 1500\n", err: `line 2: link 8 is named "em1", as link 7 is`},
 	}
 	for _, tt := range tests {
-		got, err := ParseIPLink([]byte(tt.give))
+		got, err := parseIPLink([]byte(tt.give))
 		if tt.err != "" {
 			if err == nil || !errors.Is(err, ErrIPLink) || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("ParseIPLink(%q) = %+v, %v; want an ErrIPLink saying %q", tt.give, got, err, tt.err)
+				t.Errorf("parseIPLink(%q) = %+v, %v; want an ErrIPLink saying %q", tt.give, got, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || len(got) != 1 || got[0].Name != "em1" || got[0].Index != 7 || got[0].XDP != tt.want {
-			t.Errorf("ParseIPLink(%q) = %+v, %v; want em1 with %+v", tt.give, got, err, tt.want)
+			t.Errorf("parseIPLink(%q) = %+v, %v; want em1 with %+v", tt.give, got, err, tt.want)
 		}
 	}
 }

@@ -170,7 +170,7 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 	if err != nil {
 		return nil, err
 	}
-	if g.PIDs, err = ParseCgroupProcs(string(b)); err != nil {
+	if g.PIDs, err = parseCgroupProcs(string(b)); err != nil {
 		return nil, kfile.Malformed(path.Join(dir, "cgroup.procs"), err)
 	}
 	cpus, mems, excl := "cpuset.cpus.effective", "cpuset.mems.effective", ""
@@ -225,7 +225,7 @@ func readPartition(fsys kfile.FS, g *Cgroup) error {
 	if err != nil {
 		return err
 	}
-	if g.Partition, g.PartitionInvalid, g.PartitionWhy, err = ParsePartition(s); err != nil {
+	if g.Partition, g.PartitionInvalid, g.PartitionWhy, err = parsePartition(s); err != nil {
 		return kfile.Malformed(f, err)
 	}
 	g.Exclusive = !g.PartitionInvalid && (g.Partition == PartitionRoot || g.Partition == PartitionIsolated)
@@ -235,10 +235,10 @@ func readPartition(fsys kfile.FS, g *Cgroup) error {
 	return nil
 }
 
-// ParseCgroupProcs parses cgroup.procs (or cgroup.threads): one decimal
+// parseCgroupProcs parses cgroup.procs (or cgroup.threads): one decimal
 // id a line, newline-terminated, possibly none. The ids come back sorted
 // without repeats (v1's file may repeat one).
-func ParseCgroupProcs(s string) ([]int, error) {
+func parseCgroupProcs(s string) ([]int, error) {
 	pids := []int{}
 	if s == "" {
 		return pids, nil
@@ -257,11 +257,11 @@ func ParseCgroupProcs(s string) ([]int, error) {
 	return slices.Compact(pids), nil
 }
 
-// ParsePartition parses cpuset.cpus.partition without its newline:
+// parsePartition parses cpuset.cpus.partition without its newline:
 // "member", "root" or "isolated", and an invalid partition as the kernel
 // writes it, "root invalid" or "isolated invalid", since 6.1 followed by
 // " (reason)".
-func ParsePartition(s string) (p Partition, invalid bool, why string, err error) {
+func parsePartition(s string) (p Partition, invalid bool, why string, err error) {
 	word, rest, _ := strings.Cut(s, " ")
 	switch Partition(word) {
 	case PartitionMember, PartitionRoot, PartitionIsolated:
@@ -295,9 +295,9 @@ type CgroupEntry struct {
 	Path        string
 }
 
-// ParseProcCgroup parses /proc/PID/cgroup as cgroups(7) describes it:
+// parseProcCgroup parses /proc/PID/cgroup as cgroups(7) describes it:
 // "hierarchy-ID:controller-list:cgroup-path" a line.
-func ParseProcCgroup(s string) ([]CgroupEntry, error) {
+func parseProcCgroup(s string) ([]CgroupEntry, error) {
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		return nil, errors.New("last line not terminated by a newline")
 	}
@@ -324,16 +324,16 @@ func ParseProcCgroup(s string) ([]CgroupEntry, error) {
 	return out, nil
 }
 
-// CgroupOf reads /proc/PID/cgroup and returns the process's group where
+// cgroupOf reads /proc/PID/cgroup and returns the process's group where
 // ReadCgroup would look for it: the v2 line on a unified host, else the
 // v1 cpuset hierarchy's line, else the v2 line of a hybrid host.
-func CgroupOf(fsys kfile.FS, pid int) (string, error) {
+func cgroupOf(fsys kfile.FS, pid int) (string, error) {
 	f := fsys.Path("proc", strconv.Itoa(pid), "cgroup")
 	b, err := fsys.ReadLimit(f, 1<<20)
 	if err != nil {
 		return "", err
 	}
-	ents, err := ParseProcCgroup(string(b))
+	ents, err := parseProcCgroup(string(b))
 	if err != nil {
 		return "", kfile.Malformed(f, err)
 	}

@@ -97,8 +97,8 @@ func TestCgroupLive(t *testing.T) {
 	if v2 && g.CPUsKnown != fileExists(fsys, filepath.Join(dir, "cpuset.cpus.effective")) {
 		t.Errorf("ReadCgroup(/%s): CPUs known %v, the file says otherwise", name, g.CPUsKnown)
 	}
-	if p, err := CgroupOf(fsys, pid); err != nil || p != "/"+name {
-		t.Errorf("CgroupOf(%d) = %q, %v, want /%s", pid, p, err, name)
+	if p, err := cgroupOf(fsys, pid); err != nil || p != "/"+name {
+		t.Errorf("cgroupOf(%d) = %q, %v, want /%s", pid, p, err, name)
 	}
 	procs, matches, err := SelectPresent(fsys, Selection{Cgroups: []string{dir}})
 	if err != nil || len(procs) != 1 || procs[0].PID != pid || matches[0].Group == nil {

@@ -35,9 +35,9 @@ func TestParseCgroupProcs(t *testing.T) {
 		{"3 \n", nil, true},
 	}
 	for _, tt := range tests {
-		got, err := ParseCgroupProcs(tt.give)
+		got, err := parseCgroupProcs(tt.give)
 		if (err != nil) != tt.wantErr || !slices.Equal(got, tt.want) {
-			t.Errorf("ParseCgroupProcs(%q) = %v, %v; want %v, error %v", tt.give, got, err, tt.want, tt.wantErr)
+			t.Errorf("parseCgroupProcs(%q) = %v, %v; want %v, error %v", tt.give, got, err, tt.want, tt.wantErr)
 		}
 	}
 }
@@ -67,9 +67,9 @@ func TestParsePartition(t *testing.T) {
 		{"root valid", PartitionUnknown, false, "", true},
 	}
 	for _, tt := range tests {
-		got, invalid, why, err := ParsePartition(tt.give)
+		got, invalid, why, err := parsePartition(tt.give)
 		if got != tt.want || invalid != tt.wantInvalid || why != tt.wantWhy || (err != nil) != tt.wantErr {
-			t.Errorf("ParsePartition(%q) = %q, %v, %q, %v; want %q, %v, %q, error %v", tt.give, got, invalid, why, err, tt.want, tt.wantInvalid, tt.wantWhy, tt.wantErr)
+			t.Errorf("parsePartition(%q) = %q, %v, %q, %v; want %q, %v, %q, error %v", tt.give, got, invalid, why, err, tt.want, tt.wantInvalid, tt.wantWhy, tt.wantErr)
 		}
 	}
 }
@@ -78,7 +78,7 @@ func TestParseProcCgroup(t *testing.T) {
 	// A hybrid host's file as this project's VM writes it, and a v2 one as
 	// a CRI-O container on a systemd-driven kubelet has it.
 	hybrid := "9:name=systemd:/\n3:cpuset:/kubepods/pod1\n2:cpu,cpuacct:/\n0::/\n"
-	got, err := ParseProcCgroup(hybrid)
+	got, err := parseProcCgroup(hybrid)
 	want := []CgroupEntry{
 		{Hierarchy: 9, Controllers: []string{"name=systemd"}, Path: "/"},
 		{Hierarchy: 3, Controllers: []string{"cpuset"}, Path: "/kubepods/pod1"},
@@ -86,15 +86,15 @@ func TestParseProcCgroup(t *testing.T) {
 		{Hierarchy: 0, Path: "/"},
 	}
 	if err != nil || !cmp.Equal(got, want) {
-		t.Errorf("ParseProcCgroup(hybrid) = %v, %v; diff (-want +got):\n%s", got, err, cmp.Diff(want, got))
+		t.Errorf("parseProcCgroup(hybrid) = %v, %v; diff (-want +got):\n%s", got, err, cmp.Diff(want, got))
 	}
 	v2 := "0::/kubepods.slice/kubepods-pod0a1b.slice/crio-3f.scope\n"
-	if got, err := ParseProcCgroup(v2); err != nil || len(got) != 1 || got[0].Path != "/kubepods.slice/kubepods-pod0a1b.slice/crio-3f.scope" {
-		t.Errorf("ParseProcCgroup(%q) = %v, %v", v2, got, err)
+	if got, err := parseProcCgroup(v2); err != nil || len(got) != 1 || got[0].Path != "/kubepods.slice/kubepods-pod0a1b.slice/crio-3f.scope" {
+		t.Errorf("parseProcCgroup(%q) = %v, %v", v2, got, err)
 	}
 	for _, bad := range []string{"0::/", "x::/\n", "0:cpu:/\n", "1:cpuset:rel\n", "1:cpuset\n", "-1::/\n", "\n"} {
-		if got, err := ParseProcCgroup(bad); err == nil {
-			t.Errorf("ParseProcCgroup(%q) = %v, want an error", bad, got)
+		if got, err := parseProcCgroup(bad); err == nil {
+			t.Errorf("parseProcCgroup(%q) = %v, want an error", bad, got)
 		}
 	}
 }
@@ -180,8 +180,8 @@ func TestReadCgroupV2(t *testing.T) {
 	if _, err := ReadCgroup(fsys, "/kubepods.slice/gone"); !errors.Is(err, ErrNoCgroup) || !strings.Contains(err.Error(), "/kubepods.slice/gone") {
 		t.Errorf("ReadCgroup(gone) = %v, want ErrNoCgroup naming it", err)
 	}
-	if p, err := CgroupOf(fsys, 4245); err != nil || p != "/"+podScope {
-		t.Errorf("CgroupOf(4245) = %q, %v", p, err)
+	if p, err := cgroupOf(fsys, 4245); err != nil || p != "/"+podScope {
+		t.Errorf("cgroupOf(4245) = %q, %v", p, err)
 	}
 }
 
@@ -225,8 +225,8 @@ func TestReadCgroupV1(t *testing.T) {
 	if err != nil || g.Version != CgroupVersionV2 || g.CPUsKnown || !slices.Equal(g.PIDs, []int{99}) {
 		t.Errorf("ReadCgroup(hybrid unified) = %+v, %v; want v2, CPUs unknown", g, err)
 	}
-	if p, err := CgroupOf(fsys, 77); err != nil || p != "/kubepods/pod1/c1" {
-		t.Errorf("CgroupOf(77) = %q, %v; want the cpuset line's path", p, err)
+	if p, err := cgroupOf(fsys, 77); err != nil || p != "/kubepods/pod1/c1" {
+		t.Errorf("cgroupOf(77) = %q, %v; want the cpuset line's path", p, err)
 	}
 }
 
@@ -268,18 +268,18 @@ func FuzzParseCgroupProcs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		pids, err := ParseCgroupProcs(s)
+		pids, err := parseCgroupProcs(s)
 		if err != nil {
 			return
 		}
 		if !slices.IsSorted(pids) || slices.Contains(pids, 0) {
-			t.Fatalf("ParseCgroupProcs(%q) = %v: not sorted positive ids", s, pids)
+			t.Fatalf("parseCgroupProcs(%q) = %v: not sorted positive ids", s, pids)
 		}
 		var b strings.Builder
 		for _, p := range pids {
 			b.WriteString(strconv.Itoa(p) + "\n")
 		}
-		again, err := ParseCgroupProcs(b.String())
+		again, err := parseCgroupProcs(b.String())
 		if err != nil || !slices.Equal(again, pids) {
 			t.Fatalf("round trip of %v = %v, %v", pids, again, err)
 		}
@@ -291,10 +291,10 @@ func FuzzParsePartition(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, invalid, why, err := ParsePartition(s)
+		p, invalid, why, err := parsePartition(s)
 		if err != nil {
 			if p != PartitionUnknown {
-				t.Fatalf("ParsePartition(%q) = %q with an error", s, p)
+				t.Fatalf("parsePartition(%q) = %q with an error", s, p)
 			}
 			return
 		}
@@ -306,7 +306,7 @@ func FuzzParsePartition(f *testing.F) {
 			}
 		}
 		if w != s {
-			t.Fatalf("ParsePartition(%q) = %q, %v, %q: prints back as %q", s, p, invalid, why, w)
+			t.Fatalf("parsePartition(%q) = %q, %v, %q: prints back as %q", s, p, invalid, why, w)
 		}
 	})
 }
@@ -316,13 +316,13 @@ func FuzzParseProcCgroup(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ents, err := ParseProcCgroup(s)
+		ents, err := parseProcCgroup(s)
 		if err != nil {
 			return
 		}
 		for _, e := range ents {
 			if e.Hierarchy < 0 || !strings.HasPrefix(e.Path, "/") || (e.Hierarchy == 0 && len(e.Controllers) > 0) {
-				t.Fatalf("ParseProcCgroup(%q) gave %+v", s, e)
+				t.Fatalf("parseProcCgroup(%q) gave %+v", s, e)
 			}
 		}
 	})

@@ -37,11 +37,11 @@ func (s NumaStat) Footprint() map[int]uint64 {
 	return out
 }
 
-// ParseNumaStat parses memory.numa_stat: "type N0=<bytes> N1=<bytes> …"
+// parseNumaStat parses memory.numa_stat: "type N0=<bytes> N1=<bytes> …"
 // a line, newline-terminated, each type once, each node once a line. The
 // kernel may add types anywhere, so they are looked up by name; anon and
 // file, which every kernel with the file writes, must be there.
-func ParseNumaStat(s string) (NumaStat, error) {
+func parseNumaStat(s string) (NumaStat, error) {
 	if s == "" {
 		return nil, errors.New("empty")
 	}
@@ -114,7 +114,7 @@ func readNumaStat(fsys kfile.FS, g *Cgroup) {
 		g.NumaWhy = inRoot(fsys, err.Error())
 		return
 	}
-	st, err := ParseNumaStat(string(b))
+	st, err := parseNumaStat(string(b))
 	if err != nil {
 		g.NumaWhy = inRoot(fsys, kfile.Malformed(f, err).Error())
 		return

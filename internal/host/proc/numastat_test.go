@@ -46,7 +46,7 @@ workingset_nodereclaim N0=0 N1=0
 
 func mustNumaStat(t *testing.T, s string) NumaStat {
 	t.Helper()
-	st, err := ParseNumaStat(s)
+	st, err := parseNumaStat(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func mustNumaStat(t *testing.T, s string) NumaStat {
 func TestParseNumaStat(t *testing.T) {
 	st := mustNumaStat(t, numaStat68)
 	if len(st) != 27 || st["anon_thp"][1] != 188743680 || st["workingset_nodereclaim"][0] != 0 {
-		t.Errorf("ParseNumaStat(6.8) = %v", st)
+		t.Errorf("parseNumaStat(6.8) = %v", st)
 	}
 	if diff := cmp.Diff(map[int]uint64{0: 1048576 + 4096, 1: 209715200 + 52428800}, st.Footprint()); diff != "" {
 		t.Errorf("Footprint (-want +got):\n%s", diff)
@@ -92,8 +92,8 @@ func TestParseNumaStat(t *testing.T) {
 		{"total=5 N0=5\nfile=2 N0=2\nanon=3 N0=3\n", "does not start with a memory type"},
 	}
 	for _, tt := range bad {
-		if got, err := ParseNumaStat(tt.give); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseNumaStat(%q) = %v, %v; want an error saying %q", tt.give, got, err, tt.want)
+		if got, err := parseNumaStat(tt.give); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseNumaStat(%q) = %v, %v; want an error saying %q", tt.give, got, err, tt.want)
 		}
 	}
 }
@@ -116,7 +116,7 @@ func FuzzParseNumaStat(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		st, err := ParseNumaStat(s)
+		st, err := parseNumaStat(s)
 		if err != nil {
 			return
 		}
@@ -130,7 +130,7 @@ func FuzzParseNumaStat(f *testing.F) {
 			}
 			b.WriteByte('\n')
 		}
-		again, err := ParseNumaStat(b.String())
+		again, err := parseNumaStat(b.String())
 		if err != nil || !cmp.Equal(again, st) {
 			t.Fatalf("round trip of %v = %v, %v", st, again, err)
 		}

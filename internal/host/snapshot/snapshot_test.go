@@ -429,7 +429,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			dir := b.TempDir()
-			if err := Unpack(bytes.NewReader(archive.Bytes()), dir, Limits{}); err != nil {
+			if err := unpack(bytes.NewReader(archive.Bytes()), dir, Limits{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -101,7 +101,7 @@ func Open(ctx context.Context, name string, lim Limits) (root string, cleanup fu
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err == nil {
-		err = UnpackContext(ctx, bufio.NewReader(f), dir, lim)
+		err = unpackContext(ctx, bufio.NewReader(f), dir, lim)
 	}
 	if err != nil {
 		cleanup()
@@ -207,18 +207,18 @@ func removeSome(dir string, budget int) int {
 	return budget
 }
 
-// Unpack reads a gzip tar from r into dir, an existing empty folder, with
+// unpack reads a gzip tar from r into dir, an existing empty folder, with
 // internal/untar: every entry is checked before anything is written for
 // it, and a refused entry is an error naming it, wrapping ErrUnsafe or
 // ErrTooLarge. Hard links, devices and FIFOs are refused. Folders are
 // made 0755 whatever the archive says; files keep their permission bits,
 // which carry meaning in /proc/irq.
-func Unpack(r io.Reader, dir string, lim Limits) error {
-	return UnpackContext(context.Background(), r, dir, lim)
+func unpack(r io.Reader, dir string, lim Limits) error {
+	return unpackContext(context.Background(), r, dir, lim)
 }
 
-// UnpackContext is Unpack that stops, with ctx's error, when ctx ends.
-func UnpackContext(ctx context.Context, r io.Reader, dir string, lim Limits) error {
+// unpackContext is Unpack that stops, with ctx's error, when ctx ends.
+func unpackContext(ctx context.Context, r io.Reader, dir string, lim Limits) error {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotSnapshot, err)

@@ -101,9 +101,9 @@ func TestUnpackRefuses(t *testing.T) {
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			err := Unpack(bytes.NewReader(craft(t, tt.give...)), dir, tt.lim)
+			err := unpack(bytes.NewReader(craft(t, tt.give...)), dir, tt.lim)
 			if !errors.Is(err, tt.want) || !strings.Contains(fmtErr(err), tt.msg) {
-				t.Fatalf("Unpack() error = %v, want %v containing %q", err, tt.want, tt.msg)
+				t.Fatalf("unpack() error = %v, want %v containing %q", err, tt.want, tt.msg)
 			}
 			// Nothing landed beside the folder.
 			got, _ := os.ReadDir(outer)
@@ -141,8 +141,8 @@ func TestUnpackAccepts(t *testing.T) {
 		linkEnt("./sys/class/net/gone", "../../devices/virtual/net/gone"),
 	}
 	dir := t.TempDir()
-	if err := Unpack(bytes.NewReader(craft(t, ents...)), dir, Limits{}); err != nil {
-		t.Fatalf("Unpack() = %v", err)
+	if err := unpack(bytes.NewReader(craft(t, ents...)), dir, Limits{}); err != nil {
+		t.Fatalf("unpack() = %v", err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "sys/class/net/eth0/speed"))
 	if err != nil || string(b) != "1000\n" {
@@ -174,9 +174,9 @@ func TestUnpackNotGzip(t *testing.T) {
 		{"cut short", b[:len(b)/2]},
 	}
 	for _, tt := range tests {
-		err := Unpack(bytes.NewReader(tt.give), t.TempDir(), Limits{})
+		err := unpack(bytes.NewReader(tt.give), t.TempDir(), Limits{})
 		if !errors.Is(err, ErrNotSnapshot) {
-			t.Errorf("Unpack(%s) = %v, want ErrNotSnapshot", tt.name, err)
+			t.Errorf("unpack(%s) = %v, want ErrNotSnapshot", tt.name, err)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func (s *sosSource) read(n *NIC) {
 		n.SetUnknown(c.part, Reason{Why: WhyNotCaptured, Detail: c.detail})
 	}
 	if b, ok := s.text(n, PartDriver, "-i"); ok {
-		v, err := ParseEthtoolI(b)
+		v, err := parseEthtoolI(b)
 		s.fill(n, PartDriver, "-i", err, func() { n.Driver = v })
 	}
 	if b, ok := s.text(n, PartChannels, "-l"); ok {
@@ -69,19 +69,19 @@ func (s *sosSource) read(n *NIC) {
 		s.fill(n, PartRings, "-g", err, func() { n.Rings = v })
 	}
 	if b, ok := s.text(n, PartFeatures, "-k"); ok {
-		v, err := ParseEthtoolK(b)
+		v, err := parseEthtoolK(b)
 		s.fill(n, PartFeatures, "-k", err, func() { n.Features = v })
 	}
 	if b, ok := s.text(n, PartCoalesce, "-c"); ok {
-		v, err := ParseEthtoolC(b)
+		v, err := parseEthtoolC(b)
 		s.fill(n, PartCoalesce, "-c", err, func() { n.Coalesce = v })
 	}
 	if b, ok := s.text(n, PartPrivFlags, "--show-priv-flags"); ok {
-		v, err := ParseEthtoolPrivFlags(b)
+		v, err := parseEthtoolPrivFlags(b)
 		s.fill(n, PartPrivFlags, "--show-priv-flags", err, func() { n.PrivFlags = v })
 	}
 	if b, ok := s.text(n, PartRules, "--show-ntuple"); ok {
-		v, err := ParseEthtoolN(b)
+		v, err := parseEthtoolN(b)
 		s.fill(n, PartRules, "--show-ntuple", err, func() {
 			if v.Rules == nil {
 				r := *v.Unknown
@@ -118,7 +118,7 @@ func (s *sosSource) text(n *NIC, part Part, opt string) ([]byte, bool) {
 		n.SetUnknown(part, Reason{Why: WhyUnreadable, Detail: rel + " is empty"})
 		return nil, false
 	}
-	if r, ok := EthtoolFailure(b); ok {
+	if r, ok := ethtoolFailure(b); ok {
 		r.Detail = rel + ": " + r.Detail
 		n.SetUnknown(part, r)
 		return nil, false

@@ -129,12 +129,12 @@ func textErrnoWhy(msg string) Why {
 	return WhyFailed
 }
 
-// EthtoolFailure reports whether b is ethtool's message that a request
+// ethtoolFailure reports whether b is ethtool's message that a request
 // failed, and no output: "Cannot get device ring settings: Operation not
 // supported", "netlink error: Operation not supported" (what ethtool
 // writes to stderr, which a sosreport keeps in the command's file). The
 // reason says what the kernel answered; Detail quotes the message.
-func EthtoolFailure(b []byte) (Reason, bool) {
+func ethtoolFailure(b []byte) (Reason, bool) {
 	ls, err := textLines("ethtool", b)
 	if err != nil || len(ls) == 0 {
 		return Reason{}, false
@@ -158,11 +158,11 @@ type SessionCommand struct {
 	Output []byte
 }
 
-// SplitSession splits a captured terminal session into its commands: each
+// splitSession splits a captured terminal session into its commands: each
 // line that starts with "$ " begins one, and its output runs to the next.
 // Text before the first prompt is a SessionCommand with an empty Line (a capture
 // that is not a session is one such SessionCommand).
-func SplitSession(b []byte) []SessionCommand {
+func splitSession(b []byte) []SessionCommand {
 	var out []SessionCommand
 	cur := SessionCommand{}
 	started := false

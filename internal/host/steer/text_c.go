@@ -2,7 +2,7 @@ package steer
 
 import "strings"
 
-// ParseEthtoolC reads the output of ethtool -c (coalesce_reply_cb and the
+// parseEthtoolC reads the output of ethtool -c (coalesce_reply_cb and the
 // ioctl path's dump_coalesce) into a map keyed by ethtool's names (those
 // of its JSON output): "Adaptive RX: on  TX: off" gives adaptive-rx and
 // adaptive-tx (1 on, 0 off), "CQE mode RX: ...  TX: ..." cqe-mode-rx
@@ -10,7 +10,7 @@ import "strings"
 // rx-frames, ...). A value of "n/a" (the driver does not report it) is
 // left out of the map. The error, wrapping ErrText, names the line that
 // is not ethtool's.
-func ParseEthtoolC(b []byte) (map[string]uint32, error) {
+func parseEthtoolC(b []byte) (map[string]uint32, error) {
 	const cmd = "ethtool -c"
 	ls, err := textLines(cmd, b)
 	if err != nil {

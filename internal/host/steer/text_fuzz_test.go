@@ -55,20 +55,20 @@ func FuzzParseEthtoolG(f *testing.F) {
 }
 
 func FuzzParseEthtoolK(f *testing.F) {
-	fuzzText(f, func(b []byte) error { _, err := ParseEthtoolK(b); return err })
+	fuzzText(f, func(b []byte) error { _, err := parseEthtoolK(b); return err })
 }
 
 func FuzzParseEthtoolC(f *testing.F) {
-	fuzzText(f, func(b []byte) error { _, err := ParseEthtoolC(b); return err })
+	fuzzText(f, func(b []byte) error { _, err := parseEthtoolC(b); return err })
 }
 
 func FuzzParseEthtoolI(f *testing.F) {
-	fuzzText(f, func(b []byte) error { _, err := ParseEthtoolI(b); return err })
+	fuzzText(f, func(b []byte) error { _, err := parseEthtoolI(b); return err })
 }
 
 func FuzzParseEthtoolN(f *testing.F) {
 	fuzzText(f, func(b []byte) error {
-		n, err := ParseEthtoolN(b)
+		n, err := parseEthtoolN(b)
 		if err == nil && n.Rules != nil && len(n.Rules.Rules) > len(b) {
 			panic("more rules than bytes of text")
 		}
@@ -78,7 +78,7 @@ func FuzzParseEthtoolN(f *testing.F) {
 
 func FuzzParseRxFlowHash(f *testing.F) {
 	fuzzText(f, func(b []byte) error {
-		h, err := ParseRxFlowHash(b, "udp4")
+		h, err := parseRxFlowHash(b, "udp4")
 		if err == nil && len(h) > len(rxfhFields)+1 {
 			panic("more hash fields than ethtool has")
 		}
@@ -88,7 +88,7 @@ func FuzzParseRxFlowHash(f *testing.F) {
 
 func FuzzParseYNL(f *testing.F) {
 	fuzzText(f, func(b []byte) error {
-		y, err := ParseYNL(b)
+		y, err := parseYNL(b)
 		if err == nil && len(y.Queues)+len(y.NAPIs) > len(b) {
 			panic("more entries than bytes of text")
 		}
@@ -97,7 +97,7 @@ func FuzzParseYNL(f *testing.F) {
 }
 
 func FuzzParseEthtoolPrivFlags(f *testing.F) {
-	fuzzText(f, func(b []byte) error { _, err := ParseEthtoolPrivFlags(b); return err })
+	fuzzText(f, func(b []byte) error { _, err := parseEthtoolPrivFlags(b); return err })
 }
 
 func FuzzSplitSession(f *testing.F) {
@@ -106,7 +106,7 @@ func FuzzSplitSession(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n := 0
-		for _, c := range SplitSession(b) {
+		for _, c := range splitSession(b) {
 			n += len(c.Output) + len(c.Line)
 		}
 		if n > len(b) {

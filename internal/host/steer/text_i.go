@@ -9,12 +9,12 @@ var driverKeys = map[string]bool{
 	"supports-eeprom-access": true, "supports-register-dump": true, "supports-priv-flags": true,
 }
 
-// ParseEthtoolI reads the output of ethtool -i (dump_drvinfo): "driver:",
+// parseEthtoolI reads the output of ethtool -i (dump_drvinfo): "driver:",
 // "version:", "firmware-version:", "expansion-rom-version:" (newer
 // ethtool), "bus-info:" and the "supports-...: yes|no" lines; a value may
 // be empty. The driver line must be there. The error, wrapping ErrText,
 // names the line that is not ethtool's.
-func ParseEthtoolI(b []byte) (*DriverInfo, error) {
+func parseEthtoolI(b []byte) (*DriverInfo, error) {
 	const cmd = "ethtool -i"
 	ls, err := textLines(cmd, b)
 	if err != nil {

@@ -2,7 +2,7 @@ package steer
 
 import "strings"
 
-// ParseEthtoolK reads the output of ethtool -k (features.c's
+// parseEthtoolK reads the output of ethtool -k (features.c's
 // dump_features): "Features for IF:" (older ethtool: "Offload parameters
 // for IF:"), then "NAME: on|off" per feature, a sub-feature indented by
 // a tab (a capture may have lost it), followed by " [fixed]" when the
@@ -13,7 +13,7 @@ import "strings"
 // only some lines (grep " on") gives only those features: a feature
 // absent from the map is not known. The error, wrapping ErrText, names
 // the line that is not ethtool's.
-func ParseEthtoolK(b []byte) (map[string]Feature, error) {
+func parseEthtoolK(b []byte) (map[string]Feature, error) {
 	const cmd = "ethtool -k"
 	ls, err := textLines(cmd, b)
 	if err != nil {

@@ -33,7 +33,7 @@ var ruleIgnored = map[string]bool{
 	"Src MAC addr": true, "Dest MAC addr": true, "Ethertype": true,
 }
 
-// ParseEthtoolN reads the output of ethtool -n IF (do_grxclass and
+// parseEthtoolN reads the output of ethtool -n IF (do_grxclass and
 // rxclass.c): "N RX rings available", "Total N rules", then per rule
 // "Filter: LOCATION", its "Rule Type:" (or "Flow Type: Raw Ethernet"),
 // its match lines and "Action: ...". Masks are turned back into the
@@ -44,7 +44,7 @@ var ruleIgnored = map[string]bool{
 // supported"), Rules is nil and Unknown says why. Every rule the total
 // counts must be there: the error, wrapping ErrText, says which part is
 // missing or not ethtool's.
-func ParseEthtoolN(b []byte) (*RulesText, error) {
+func parseEthtoolN(b []byte) (*RulesText, error) {
 	const cmd = "ethtool -n"
 	ls, err := textLines(cmd, b)
 	if err != nil {

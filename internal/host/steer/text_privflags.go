@@ -2,11 +2,11 @@ package steer
 
 import "strings"
 
-// ParseEthtoolPrivFlags reads the output of ethtool --show-priv-flags
+// parseEthtoolPrivFlags reads the output of ethtool --show-priv-flags
 // (privflags.c): "Private flags for IF:" then "NAME: on|off" per flag,
 // the names padded to one width ("%-*s: %s"). The error, wrapping
 // ErrText, names the line that is not ethtool's.
-func ParseEthtoolPrivFlags(b []byte) (map[string]bool, error) {
+func parseEthtoolPrivFlags(b []byte) (map[string]bool, error) {
 	const cmd = "ethtool --show-priv-flags"
 	ls, err := textLines(cmd, b)
 	if err != nil {

@@ -204,7 +204,7 @@ func TestRealhostsEthtoolXPartialDetails(t *testing.T) {
 func sessionOutputs(t *testing.T, rel, match string) [][]byte {
 	t.Helper()
 	var out [][]byte
-	for _, c := range SplitSession(readNIC(t, rel)) {
+	for _, c := range splitSession(readNIC(t, rel)) {
 		if strings.Contains(c.Line, match) {
 			out = append(out, c.Output)
 		}
@@ -397,7 +397,7 @@ func TestRealhostsEthtoolK(t *testing.T) {
 	for _, tt := range tests {
 		cover("ethtool-k/" + tt.give)
 		t.Run(tt.give, func(t *testing.T) {
-			got, err := ParseEthtoolK(readNIC(t, "ethtool-k/"+tt.give))
+			got, err := parseEthtoolK(readNIC(t, "ethtool-k/"+tt.give))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,7 +411,7 @@ func TestRealhostsEthtoolK(t *testing.T) {
 			}
 		})
 	}
-	got, err := ParseEthtoolK(readNIC(t, "ethtool-k/gve_eth0_only_on_lines_PARTIAL.txt"))
+	got, err := parseEthtoolK(readNIC(t, "ethtool-k/gve_eth0_only_on_lines_PARTIAL.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestRealhostsEthtoolC(t *testing.T) {
 	}
 	for give, want := range full {
 		cover("ethtool-c/" + give)
-		got, err := ParseEthtoolC(readNIC(t, "ethtool-c/"+give))
+		got, err := parseEthtoolC(readNIC(t, "ethtool-c/"+give))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -463,7 +463,7 @@ func TestRealhostsEthtoolC(t *testing.T) {
 	keys := []string{"adaptive-rx", "adaptive-tx", "rx-usecs", "rx-frames", "tx-usecs", "tx-frames"}
 	for give, want := range some {
 		cover("ethtool-c/" + give)
-		got, err := ParseEthtoolC(readNIC(t, "ethtool-c/"+give))
+		got, err := parseEthtoolC(readNIC(t, "ethtool-c/"+give))
 		if err != nil {
 			t.Fatalf("%s: %v", give, err)
 		}
@@ -515,7 +515,7 @@ func TestRealhostsEthtoolI(t *testing.T) {
 	for _, tt := range tests {
 		cover("ethtool-i/" + tt.give)
 		t.Run(tt.give, func(t *testing.T) {
-			got, err := ParseEthtoolI(readNIC(t, "ethtool-i/"+tt.give))
+			got, err := parseEthtoolI(readNIC(t, "ethtool-i/"+tt.give))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -528,7 +528,7 @@ func TestRealhostsEthtoolI(t *testing.T) {
 
 func TestRealhostsEthtoolN(t *testing.T) {
 	cover("ethtool-n/i40e_enp17s0f0_1_rule_drop_ip4.txt", "ethtool-n/ice_ens192_36rings_0rules_PARTIAL.txt")
-	got, err := ParseEthtoolN(readNIC(t, "ethtool-n/i40e_enp17s0f0_1_rule_drop_ip4.txt"))
+	got, err := parseEthtoolN(readNIC(t, "ethtool-n/i40e_enp17s0f0_1_rule_drop_ip4.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestRealhostsEthtoolN(t *testing.T) {
 		t.Errorf("i40e rule (-want +got):\n%s", diff)
 	}
 	// The issue shows no more than this: 36 rings, no rules.
-	got, err = ParseEthtoolN(readNIC(t, "ethtool-n/ice_ens192_36rings_0rules_PARTIAL.txt"))
+	got, err = parseEthtoolN(readNIC(t, "ethtool-n/ice_ens192_36rings_0rules_PARTIAL.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,18 +553,18 @@ func TestRealhostsEthtoolN(t *testing.T) {
 func TestRealhostsRxFlowHash(t *testing.T) {
 	cover("ethtool-n-rxflowhash/hv_netvsc_eth0_tcp4_COMMENT.txt")
 	b := readNIC(t, "ethtool-n-rxflowhash/hv_netvsc_eth0_tcp4_COMMENT.txt")
-	got, err := ParseRxFlowHash(b, "tcp4")
+	got, err := parseRxFlowHash(b, "tcp4")
 	if err != nil || got != "sdfn" || !got.HasPorts() {
-		t.Errorf("ParseRxFlowHash(tcp4) = %q, %v, want sdfn", got, err)
+		t.Errorf("parseRxFlowHash(tcp4) = %q, %v, want sdfn", got, err)
 	}
-	if _, err := ParseRxFlowHash(b, "udp4"); !errors.Is(err, ErrText) {
-		t.Errorf("ParseRxFlowHash(udp4) of a tcp4 output: err = %v, want ErrText", err)
+	if _, err := parseRxFlowHash(b, "udp4"); !errors.Is(err, ErrText) {
+		t.Errorf("parseRxFlowHash(udp4) of a tcp4 output: err = %v, want ErrText", err)
 	}
 }
 
 func TestRealhostsPrivFlags(t *testing.T) {
 	cover("ethtool-show-priv-flags/i40e_like_eth0_insights_core.txt")
-	got, err := ParseEthtoolPrivFlags(readNIC(t, "ethtool-show-priv-flags/i40e_like_eth0_insights_core.txt"))
+	got, err := parseEthtoolPrivFlags(readNIC(t, "ethtool-show-priv-flags/i40e_like_eth0_insights_core.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,7 +671,7 @@ func TestRealhostsYNL(t *testing.T) {
 				t.Fatalf("%d outputs of %q, want %d", len(outs), tt.cmd, len(tt.want))
 			}
 			for i, o := range outs {
-				got, err := ParseYNL(o)
+				got, err := parseYNL(o)
 				if err != nil {
 					t.Fatalf("output %d: %v", i+1, err)
 				}

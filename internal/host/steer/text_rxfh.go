@@ -51,7 +51,7 @@ const (
 	rxfhDiscard = " flows - All matching flows discarded on RX"
 )
 
-// ParseRxFlowHash reads the output of `ethtool -n IF rx-flow-hash FT`
+// parseRxFlowHash reads the output of `ethtool -n IF rx-flow-hash FT`
 // (dump_rxfhash) for the flow type ft that was asked: "LABEL flows use
 // these fields for computing Hash flow key:" then one line per field
 // ("IP SA", "L4 bytes 0 & 1 [TCP/UDP src port]", ...) or "None"; or
@@ -60,7 +60,7 @@ const (
 // letters, in its order m v t s d f n e l ("sdfn" for addresses and
 // ports). The label must be the one ethtool prints for ft. The error,
 // wrapping ErrText, names what is not ethtool's.
-func ParseRxFlowHash(b []byte, ft FlowType) (HashFields, error) {
+func parseRxFlowHash(b []byte, ft FlowType) (HashFields, error) {
 	const cmd = "ethtool -n rx-flow-hash"
 	ls, err := textLines(cmd, b)
 	if err != nil {

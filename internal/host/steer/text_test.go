@@ -107,8 +107,8 @@ func TestParseEthtoolXErrors(t *testing.T) {
 func TestTextHugeClaims(t *testing.T) {
 	texts := map[string]func([]byte) error{
 		"RX flow hash indirection table for eth0 with 2147483648 RX ring(s):\n 2147483648: 1\nRSS hash key:\n00\n":             func(b []byte) error { _, err := ParseEthtoolX(b); return err },
-		"2147483648 RX rings available\nTotal 2147483648 rules\n\nFilter: 4294967295\n\tRule Type: Raw IPv4\n\tAction: Drop\n": func(b []byte) error { _, err := ParseEthtoolN(b); return err },
-		"[{'id': 4294967295, 'type': 'rx', 'napi-id': 4294967295}]\n":                                                          func(b []byte) error { _, err := ParseYNL(b); return err },
+		"2147483648 RX rings available\nTotal 2147483648 rules\n\nFilter: 4294967295\n\tRule Type: Raw IPv4\n\tAction: Drop\n": func(b []byte) error { _, err := parseEthtoolN(b); return err },
+		"[{'id': 4294967295, 'type': 'rx', 'napi-id': 4294967295}]\n":                                                          func(b []byte) error { _, err := parseYNL(b); return err },
 	}
 	for text, parse := range texts {
 		var before, after runtime.MemStats
@@ -128,7 +128,7 @@ func TestTextHugeClaims(t *testing.T) {
 	if x.RSS.Rings != 1<<31 || x.RSS.Table != nil || x.Unknown[RSSItemTable].Why != WhyNotCaptured {
 		t.Errorf("a table starting at entry 2^31: %+v, want rings 2^31 and no table", x)
 	}
-	if _, err := ParseEthtoolN([]byte("Total 2147483648 rules\n\nFilter: 1\n\tRule Type: Raw IPv4\n\tAction: Drop\n")); !errors.Is(err, ErrText) || !strings.Contains(err.Error(), "1 of the 2147483648") {
+	if _, err := parseEthtoolN([]byte("Total 2147483648 rules\n\nFilter: 1\n\tRule Type: Raw IPv4\n\tAction: Drop\n")); !errors.Is(err, ErrText) || !strings.Contains(err.Error(), "1 of the 2147483648") {
 		t.Errorf("2^31 rules claimed, one shown: %v", err)
 	}
 }
@@ -193,7 +193,7 @@ Filter: 3
 	Action: Direct to RSS Context 1 (queue base offset: 2)
 
 `
-	got, err := ParseEthtoolN([]byte(give))
+	got, err := parseEthtoolN([]byte(give))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ Filter: 3
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	fail, err := ParseEthtoolN([]byte("4 RX rings available\nrxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n"))
+	fail, err := parseEthtoolN([]byte("4 RX rings available\nrxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +223,8 @@ Filter: 3
 		"Total 1 rules\n\nFilter: 1\n\tRule Type: TCP over IPv4\n\tSrc port: 70000 mask: 0x0\n\tAction: Drop\n",
 		"Total 1 rules\n\n\tRule Type: TCP over IPv4\n",
 	} {
-		if _, err := ParseEthtoolN([]byte(bad)); !errors.Is(err, ErrText) {
-			t.Errorf("ParseEthtoolN(%q) = %v, want ErrText", bad, err)
+		if _, err := parseEthtoolN([]byte(bad)); !errors.Is(err, ErrText) {
+			t.Errorf("parseEthtoolN(%q) = %v, want ErrText", bad, err)
 		}
 	}
 }
@@ -243,9 +243,9 @@ func TestParseRxFlowHash(t *testing.T) {
 		{"UDP over IPV6 flows - All matching flows discarded on RX\n", "udp6", "r"},
 	}
 	for _, tt := range tests {
-		got, err := ParseRxFlowHash([]byte(tt.give), tt.ft)
+		got, err := parseRxFlowHash([]byte(tt.give), tt.ft)
 		if err != nil || got != tt.want {
-			t.Errorf("ParseRxFlowHash(%q, %s) = %q, %v, want %q", tt.give, tt.ft, got, err, tt.want)
+			t.Errorf("parseRxFlowHash(%q, %s) = %q, %v, want %q", tt.give, tt.ft, got, err, tt.want)
 		}
 	}
 	for _, bad := range []string{
@@ -254,8 +254,8 @@ func TestParseRxFlowHash(t *testing.T) {
 		"UDP over IPV4 flows use these fields for computing Hash flow key:\nIP SA\nsomething\n",
 		"",
 	} {
-		if _, err := ParseRxFlowHash([]byte(bad), "udp4"); !errors.Is(err, ErrText) {
-			t.Errorf("ParseRxFlowHash(%q) = %v, want ErrText", bad, err)
+		if _, err := parseRxFlowHash([]byte(bad), "udp4"); !errors.Is(err, ErrText) {
+			t.Errorf("parseRxFlowHash(%q) = %v, want ErrText", bad, err)
 		}
 	}
 }
@@ -263,7 +263,7 @@ func TestParseRxFlowHash(t *testing.T) {
 func TestParseYNLThreaded(t *testing.T) {
 	give := `[{'defer-hard-irqs': 0, 'gro-flush-timeout': 0, 'id': 513, 'ifindex': 2, 'irq': 41, 'irq-suspend-timeout': 0, 'pid': 1234, 'threaded': 'enabled'},
  {'id': 514, 'ifindex': 2, 'threaded': 'disabled'}]`
-	got, err := ParseYNL([]byte(give))
+	got, err := parseYNL([]byte(give))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,8 +282,8 @@ func TestParseYNLThreaded(t *testing.T) {
 		"[{'type': 'rx'}]", "[{'id': 1, 'id': 2}]", "[{'id': 1, 'threaded': 'maybe'}]",
 		"[" + strings.Repeat("{'a': [", 20) + "1" + strings.Repeat("]}", 20) + "]",
 	} {
-		if _, err := ParseYNL([]byte(bad)); !errors.Is(err, ErrText) {
-			t.Errorf("ParseYNL(%q) = %v, want ErrText", bad, err)
+		if _, err := parseYNL([]byte(bad)); !errors.Is(err, ErrText) {
+			t.Errorf("parseYNL(%q) = %v, want ErrText", bad, err)
 		}
 	}
 }
@@ -301,9 +301,9 @@ func TestEthtoolFailure(t *testing.T) {
 		{"", "", false},
 	}
 	for _, tt := range tests {
-		r, ok := EthtoolFailure([]byte(tt.give))
+		r, ok := ethtoolFailure([]byte(tt.give))
 		if ok != tt.ok || r.Why != tt.want {
-			t.Errorf("EthtoolFailure(%q) = %v, %v, want %q, %v", tt.give, r, ok, tt.want, tt.ok)
+			t.Errorf("ethtoolFailure(%q) = %v, %v, want %q, %v", tt.give, r, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -316,7 +316,7 @@ func TestSplitSession(t *testing.T) {
 		{Line: "ethtool -L eth0 combined 2"},
 		{Line: "cat x", Output: []byte("0")},
 	}
-	if diff := cmp.Diff(want, SplitSession([]byte(give))); diff != "" {
+	if diff := cmp.Diff(want, splitSession([]byte(give))); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -325,14 +325,14 @@ func TestParseEthtoolKOld(t *testing.T) {
 	// ethtool 2.6.3x: "Offload parameters", names with spaces, and the
 	// perror of an offload the driver does not report, on stderr.
 	give := "Offload parameters for eth0:\nCannot get device udp large send offload settings: Operation not supported\nrx-checksumming: on\ntcp segmentation offload: off\n"
-	got, err := ParseEthtoolK([]byte(give))
+	got, err := parseEthtoolK([]byte(give))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string]Feature{"rx-checksumming": {On: true}, "tcp segmentation offload": {}}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if _, err := ParseEthtoolK([]byte("ntuple-filters: maybe\n")); !errors.Is(err, ErrText) {
+	if _, err := parseEthtoolK([]byte("ntuple-filters: maybe\n")); !errors.Is(err, ErrText) {
 		t.Errorf("ntuple-filters: maybe: err = %v, want ErrText", err)
 	}
 }

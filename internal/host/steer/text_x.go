@@ -84,7 +84,7 @@ type xState struct {
 // text is not ethtool's.
 func ParseEthtoolX(b []byte) (*RSSText, error) {
 	const cmd = "ethtool -x"
-	if r, ok := EthtoolFailure(b); ok {
+	if r, ok := ethtoolFailure(b); ok {
 		out := &RSSText{}
 		for _, it := range []RSSItem{RSSItemTable, RSSItemKey, RSSItemHashFunc, RSSItemInputXfrm} {
 			out.unknown(it, r.Why, "%s", r.Detail)

@@ -23,7 +23,7 @@ type YNLDump struct {
 // maxYNLDepth bounds the nesting of a dump's values.
 const maxYNLDepth = 16
 
-// ParseYNL reads ynl's output of queue-get and napi-get: each dict with a
+// parseYNL reads ynl's output of queue-get and napi-get: each dict with a
 // 'type' is a queue ('id', 'type' rx|tx, 'napi-id' when it has one),
 // each other dict with an 'id' a NAPI instance ('irq' when it has one,
 // else -1; 'pid' when threaded; 'defer-hard-irqs', 'gro-flush-timeout',
@@ -32,7 +32,7 @@ const maxYNLDepth = 16
 // brackets and the commas between entries may have been cut along with
 // entries the author elided; a line "[...]" sets Elided. The error,
 // wrapping ErrText, names what is not Python's repr of a netdev dump.
-func ParseYNL(b []byte) (*YNLDump, error) {
+func parseYNL(b []byte) (*YNLDump, error) {
 	const cmd = "ynl netdev"
 	ls, err := textLines(cmd, b)
 	if err != nil {

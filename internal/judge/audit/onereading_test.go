@@ -22,7 +22,7 @@ func TestOptionsTakeTheHostsReading(t *testing.T) {
 	if h.Cmdline == nil || h.IOMMU == nil {
 		t.Fatal("seed has no command line or IOMMU state: this test needs both")
 	}
-	opts, err := ReadOptions(h, root, nil)
+	opts, err := readOptions(h, root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

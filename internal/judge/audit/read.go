@@ -112,7 +112,7 @@ func Read(fsys kfile.FS, s Selection) (*State, error) {
 // Findings and Processes: one reading, judged once, for every command
 // that shows the findings (audit, map, the exporter).
 func (st *State) Audit(fsys kfile.FS, s Selection) error {
-	opts, err := ReadOptions(st.Host, fsys, s.NICs)
+	opts, err := readOptions(st.Host, fsys, s.NICs)
 	if err != nil {
 		return err
 	}
@@ -138,10 +138,10 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 	return nil
 }
 
-// ReadOptions reads irqbalance and each NIC's PCI driver under fsys, and
+// readOptions reads irqbalance and each NIC's PCI driver under fsys, and
 // takes the kernel command line and the IOMMU state from h. What a tree
 // lacks stays nil, and the checks that need it say so.
-func ReadOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error) {
+func readOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error) {
 	opts := Options{NICs: nics, Governor: h.Governor}
 	ib, err := irqbalance.Read(fsys)
 	if err != nil {

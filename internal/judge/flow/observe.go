@@ -48,7 +48,7 @@ type Counters struct {
 // qstats where the driver has them, else its per-rx-queue ethtool
 // statistics, else its rx queue IRQs' counts.
 func ReadCounters(fsys kfile.FS, nic string) (*Counters, error) {
-	s := NewSampler(fsys, nic)
+	s := newSampler(fsys, nic)
 	defer s.Close()
 	return s.Sample()
 }
@@ -68,8 +68,8 @@ type Sampler struct {
 	statIdx               map[uint32][]int
 }
 
-// NewSampler returns a sampler of nic's rx counters on fsys.
-func NewSampler(fsys kfile.FS, nic string) *Sampler { return &Sampler{fsys: fsys, nic: nic} }
+// newSampler returns a sampler of nic's rx counters on fsys.
+func newSampler(fsys kfile.FS, nic string) *Sampler { return &Sampler{fsys: fsys, nic: nic} }
 
 // Close releases what the sampler holds (the ethtool ioctl socket).
 func (s *Sampler) Close() error {
@@ -254,7 +254,7 @@ type Observation struct {
 // returns each queue's rise (Judge then says whether a flow landed on
 // its predicted queue).
 func Observe(fsys kfile.FS, nic string, d time.Duration, started func(first *Counters)) (*Observation, error) {
-	s := NewSampler(fsys, nic)
+	s := newSampler(fsys, nic)
 	defer s.Close()
 	a, err := s.Sample()
 	if err != nil {

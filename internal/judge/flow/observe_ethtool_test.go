@@ -97,7 +97,7 @@ func TestObserveEthtoolStats(t *testing.T) {
 	root := hosttest.Copy(t, "seed")
 	names, vals := mlx5Stats()
 	writeEthtoolStats(t, root, "eth0", "mlx5_core", names, vals)
-	s := NewSampler(openFS(t, root), "eth0")
+	s := newSampler(openFS(t, root), "eth0")
 	defer s.Close()
 	a, err := s.Sample()
 	if err != nil {

@@ -113,11 +113,11 @@ func ParseKey(s string) ([]byte, error) {
 	return k, nil
 }
 
-// ParseTable reads an indirection table: ethtool -x output as pasted
+// parseTable reads an indirection table: ethtool -x output as pasted
 // (the "RX flow hash indirection table" section; steer.ParseEthtoolX
 // reads it), or queue numbers separated by spaces, commas or lines, entry
 // 0 first.
-func ParseTable(name string, b []byte) ([]uint32, error) {
+func parseTable(name string, b []byte) ([]uint32, error) {
 	if bytes.Contains(b, []byte("indirection table")) {
 		x, err := steer.ParseEthtoolX(b)
 		if err != nil {
@@ -195,5 +195,5 @@ func ReadTable(path string) ([]uint32, error) {
 	if err != nil {
 		return nil, usage.Errorf("--rss-table: %v", err)
 	}
-	return ParseTable(path, b)
+	return parseTable(path, b)
 }

@@ -64,17 +64,17 @@ func TestParseKey(t *testing.T) {
 }
 
 func TestParseTable(t *testing.T) {
-	got, err := ParseTable("t", []byte("0 1\n2,3\t4\n"))
+	got, err := parseTable("t", []byte("0 1\n2,3\t4\n"))
 	if err != nil || len(got) != 5 || got[4] != 4 {
-		t.Errorf("ParseTable(numbers) = %v, %v", got, err)
+		t.Errorf("parseTable(numbers) = %v, %v", got, err)
 	}
 	x := "RX flow hash indirection table for eth0 with 2 RX ring(s):\n    0:      0     1     0     1\nRSS hash key:\nOperation not supported\nRSS hash function:\n    toeplitz: on\n"
-	if got, err := ParseTable("x", []byte(x)); err != nil || len(got) != 4 || got[1] != 1 {
-		t.Errorf("ParseTable(ethtool -x) = %v, %v", got, err)
+	if got, err := parseTable("x", []byte(x)); err != nil || len(got) != 4 || got[1] != 1 {
+		t.Errorf("parseTable(ethtool -x) = %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "0 1 -1", "0 x", "RX flow hash indirection table for eth0 with 2 RX ring(s):\nbogus\n"} {
-		if _, err := ParseTable("bad", []byte(bad)); !errors.Is(err, usage.ErrUsage) {
-			t.Errorf("ParseTable(%q): %v, want a usage error", bad, err)
+		if _, err := parseTable("bad", []byte(bad)); !errors.Is(err, usage.ErrUsage) {
+			t.Errorf("parseTable(%q): %v, want a usage error", bad, err)
 		}
 	}
 }
@@ -120,7 +120,7 @@ func FuzzParseTable(f *testing.F) {
 	f.Add([]byte("0 1 2 3"))
 	f.Add([]byte("RX flow hash indirection table for eth0 with 2 RX ring(s):\n    0:      0     1\nRSS hash key:\n6d:5a\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if q, err := ParseTable("fuzz", b); err == nil && len(q) == 0 {
+		if q, err := parseTable("fuzz", b); err == nil && len(q) == 0 {
 			t.Fatal("no error and no table")
 		}
 	})

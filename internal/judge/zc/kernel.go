@@ -159,9 +159,9 @@ const (
 	capSysAdmin = 21
 )
 
-// ParseCapEff returns the effective capability set from the text of
+// parseCapEff returns the effective capability set from the text of
 // /proc/PID/status ("CapEff:\t000001ffffffffff").
-func ParseCapEff(b []byte) (uint64, error) {
+func parseCapEff(b []byte) (uint64, error) {
 	for _, line := range strings.Split(string(b), "\n") {
 		v, ok := strings.CutPrefix(line, "CapEff:")
 		if !ok {
@@ -186,7 +186,7 @@ func (c *checker) caps() (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	v, err := ParseCapEff(b)
+	v, err := parseCapEff(b)
 	return v, err == nil
 }
 
@@ -201,7 +201,7 @@ func (c *checker) capNetAdmin() Prereq {
 	if err != nil {
 		return unknown(IDCapNetAdm, what, err.Error(), "")
 	}
-	caps, err := ParseCapEff(b)
+	caps, err := parseCapEff(b)
 	if err != nil {
 		return unknown(IDCapNetAdm, what, kfile.Malformed(c.fsys.Path(fileSelfStatus), err).Error(), "")
 	}

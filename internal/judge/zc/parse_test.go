@@ -52,9 +52,9 @@ func TestParseCapEff(t *testing.T) {
 		{"CapEff:\tzz\n", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := ParseCapEff([]byte(tt.give))
+		got, err := parseCapEff([]byte(tt.give))
 		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseCapEff(%q) = %x, %v; want %x, ok %v", tt.give, got, err, tt.want, tt.ok)
+			t.Errorf("parseCapEff(%q) = %x, %v; want %x, ok %v", tt.give, got, err, tt.want, tt.ok)
 		}
 	}
 }
@@ -84,6 +84,6 @@ func FuzzParseCapEff(f *testing.F) {
 	f.Add([]byte("CapEff:\t000001fffeffffff\n"))
 	f.Add([]byte("Name:\tx\nCapEff:\t0\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = ParseCapEff(b)
+		_, _ = parseCapEff(b)
 	})
 }

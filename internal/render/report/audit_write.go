@@ -27,7 +27,7 @@ import (
 // cells wrap); 0 writes each finding on one line, for grep.
 func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity, width int) error {
 	var b strings.Builder
-	b.WriteString(wrapLine(Verdict(doc.Findings, failOn), width))
+	b.WriteString(wrapLine(verdict(doc.Findings, failOn), width))
 	if len(doc.Findings) > 0 {
 		putTable(&b, width, []string{"SEVERITY", "CHECK", "FINDINGS", "ON"}, summaryRows(doc.Findings))
 	}
@@ -111,7 +111,7 @@ func WriteAudit(w io.Writer, doc AuditDoc, failOn audit.Severity, width int) err
 		bl.write()
 	}
 	if len(blocks) > 0 { // and last, for whoever reads the end (tail -n 1)
-		b.WriteString("\n" + wrapLine(Verdict(doc.Findings, failOn), width))
+		b.WriteString("\n" + wrapLine(verdict(doc.Findings, failOn), width))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -324,9 +324,9 @@ func cpusWord(s cpuset.Set) string {
 	return "CPUs " + s.List()
 }
 
-// Verdict is the audit's one-line answer: whether anything is at or
+// verdict is the audit's one-line answer: whether anything is at or
 // above failOn ("" for never), with the counts.
-func Verdict(fs []audit.Finding, failOn audit.Severity) string {
+func verdict(fs []audit.Finding, failOn audit.Severity) string {
 	s := audit.Summarize(fs)
 	counts := countWords(s)
 	if len(fs) == 0 {

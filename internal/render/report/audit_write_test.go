@@ -51,8 +51,8 @@ func TestVerdict(t *testing.T) {
 		{give: []audit.Finding{e}, failOn: "", want: "verdict: 1 error (--fail-on never)"},
 	}
 	for _, tt := range tests {
-		if got := Verdict(tt.give, tt.failOn); got != tt.want {
-			t.Errorf("Verdict(%d findings, %q) = %q, want %q", len(tt.give), tt.failOn, got, tt.want)
+		if got := verdict(tt.give, tt.failOn); got != tt.want {
+			t.Errorf("verdict(%d findings, %q) = %q, want %q", len(tt.give), tt.failOn, got, tt.want)
 		}
 	}
 }

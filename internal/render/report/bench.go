@@ -102,7 +102,7 @@ func memWord(c bench.CellResult) string {
 func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 	p := doc.Plan
 	linef(b, "irqnuma bench: %s (%s), node %d (%s), queue IRQs %s", p.NIC,
-		strings.TrimSpace(p.Driver+" "+p.Device), p.NICNode, p.Locality, IRQRange(p.QueueIRQs))
+		strings.TrimSpace(p.Driver+" "+p.Device), p.NICNode, p.Locality, irqRange(p.QueueIRQs))
 	remote := "none: " + p.RemoteWhy
 	if p.RemoteNode >= 0 {
 		remote = fmt.Sprintf("node %d (%s)", p.RemoteNode, p.RemoteWhy)
@@ -120,7 +120,7 @@ func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 	}
 	linef(b, "command: %s", shellJoin(p.Command))
 	linef(b, "result: %s; %s per placement", p.Parser, units.Plural(p.Repeat, "run", "runs"))
-	fmt.Fprintf(b, "audit at the start: %s\n", strings.TrimPrefix(Verdict(doc.Audit.Findings, audit.SeverityWarning), "verdict: "))
+	fmt.Fprintf(b, "audit at the start: %s\n", strings.TrimPrefix(verdict(doc.Audit.Findings, audit.SeverityWarning), "verdict: "))
 	for _, f := range doc.Audit.Findings {
 		linef(b, "  %s %s: %s", f.Severity, f.Check, f.Message)
 	}

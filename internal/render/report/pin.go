@@ -159,8 +159,8 @@ func threadOutcome(r tune.ThreadRow, results bool) string {
 	return out + ")"
 }
 
-// WritePinTargets says, a line per NIC, where a pin places its IRQs.
-func WritePinTargets(w io.Writer, res *tune.PinResult) {
+// writePinTargets says, a line per NIC, where a pin places its IRQs.
+func writePinTargets(w io.Writer, res *tune.PinResult) {
 	for _, tg := range res.Targets {
 		left := ""
 		if len(tg.Left) > 0 {
@@ -174,8 +174,8 @@ func WritePinTargets(w io.Writer, res *tune.PinResult) {
 // and whether irqbalance will move them back: irq pin's and bench's
 // PinRequest.Planned.
 func WritePinPlanned(w io.Writer, res *tune.PinResult) error {
-	WritePinTargets(w, res)
-	WriteIrqbalanceWarning(w, res.Irqbalance)
+	writePinTargets(w, res)
+	writeIrqbalanceWarning(w, res.Irqbalance)
 	return nil
 }
 
@@ -193,13 +193,13 @@ func WriteManagedSkips(w io.Writer, res *tune.PinResult) {
 // its state file.
 func WriteRestored(w io.Writer, res *tune.RestoreResult) {
 	fmt.Fprintf(w, "restored %d values from %s\n", res.Total, res.StateFile)
-	WriteRetired(w, res.StateFile, res.Retired, res.RetireErr)
+	writeRetired(w, res.StateFile, res.Retired, res.RetireErr)
 }
 
-// WriteIrqbalanceWarning warns when a running irqbalance does not ban
+// writeIrqbalanceWarning warns when a running irqbalance does not ban
 // the IRQs a pin places, so it will move them back, and prints the ban
 // configuration that would stop that; irqnuma leaves irqbalance alone.
-func WriteIrqbalanceWarning(w io.Writer, iw tune.IrqbalanceWarning) {
+func writeIrqbalanceWarning(w io.Writer, iw tune.IrqbalanceWarning) {
 	if iw.Err != nil {
 		linef(w, "warning: cannot tell whether irqbalance will undo this: %v", iw.Err)
 		return
@@ -227,8 +227,8 @@ func WriteNotes(w io.Writer, notes []string) {
 	}
 }
 
-// WriteRetired says what became of the state file after the writes.
-func WriteRetired(w io.Writer, stateFile, retired string, err error) {
+// writeRetired says what became of the state file after the writes.
+func writeRetired(w io.Writer, stateFile, retired string, err error) {
 	if retired != "" {
 		fmt.Fprintf(w, "state file %s renamed to %s\n", stateFile, retired)
 	} else if err != nil {
@@ -241,7 +241,7 @@ func WritePinFailures(w io.Writer, res *tune.PinResult) {
 	for _, s := range res.Failed {
 		linef(w, "failed: %s", s)
 	}
-	WriteRetired(w, res.StateFile, res.Retired, res.RetireErr)
+	writeRetired(w, res.StateFile, res.Retired, res.RetireErr)
 	for _, s := range res.RollbackFailed {
 		linef(w, "rollback failed: %s", s)
 	}

@@ -18,16 +18,16 @@ func TestOneIsSingular(t *testing.T) {
 		wants []string
 	}{
 		{func(w *bytes.Buffer) {
-			WritePinTargets(w, &tune.PinResult{Strategy: tune.StrategySpread, Targets: []tune.Target{{NIC: "eth0", CPUs: one, Source: "--cpus 5"}}})
+			writePinTargets(w, &tune.PinResult{Strategy: tune.StrategySpread, Targets: []tune.Target{{NIC: "eth0", CPUs: one, Source: "--cpus 5"}}})
 		}, []string{"eth0: spread on CPU 5 (--cpus 5)\n"}},
 		{func(w *bytes.Buffer) {
-			WritePinTargets(w, &tune.PinResult{Strategy: tune.StrategySpread, Targets: []tune.Target{{NIC: "eth0", CPUs: two, Source: "--cpus 5-6"}}})
+			writePinTargets(w, &tune.PinResult{Strategy: tune.StrategySpread, Targets: []tune.Target{{NIC: "eth0", CPUs: two, Source: "--cpus 5-6"}}})
 		}, []string{"eth0: spread on CPUs 5-6 (--cpus 5-6)\n"}},
 		{func(w *bytes.Buffer) {
-			WriteIrqbalanceWarning(w, tune.IrqbalanceWarning{PID: 4242, Loose: []int{283}, BanConfig: []string{"IRQBALANCE_BANNED_IRQS=283"}})
+			writeIrqbalanceWarning(w, tune.IrqbalanceWarning{PID: 4242, Loose: []int{283}, BanConfig: []string{"IRQBALANCE_BANNED_IRQS=283"}})
 		}, []string{"does not ban IRQ 283: it will move it back.\n", "would make it leave that IRQ alone:\n"}},
 		{func(w *bytes.Buffer) {
-			WriteIrqbalanceWarning(w, tune.IrqbalanceWarning{PID: 4242, Loose: []int{283, 285}, BanConfig: []string{"IRQBALANCE_BANNED_IRQS=283 285"}})
+			writeIrqbalanceWarning(w, tune.IrqbalanceWarning{PID: 4242, Loose: []int{283, 285}, BanConfig: []string{"IRQBALANCE_BANNED_IRQS=283 285"}})
 		}, []string{"does not ban IRQs 283,285: it will move them back.\n", "would make it leave them alone:\n"}},
 		{func(w *bytes.Buffer) {
 			WriteTopology(w, TopologyDoc{Isolation: IsolationJSON{CPUs: &one, NohzFull: SourcedCPUs{CPUs: &one, Source: "cmdline"}}})

@@ -348,7 +348,7 @@ func nicRow(n NICJSON) []string {
 	}
 	return []string{node, n.Name, units.OrDash(n.Driver), dev,
 		queues, speed, units.OrDash(n.OperState),
-		IRQRange(n.IRQs), model}
+		irqRange(n.IRQs), model}
 }
 
 // presentCPUs is the set of CPUs the document lists: online ones and
@@ -374,8 +374,8 @@ func writeNotes(w io.Writer, notes []string) error {
 	return nil
 }
 
-// IRQRange prints IRQ numbers compactly, "283-299 (17)"; "-" for none.
-func IRQRange(irqs []int) string {
+// irqRange prints IRQ numbers compactly, "283-299 (17)"; "-" for none.
+func irqRange(irqs []int) string {
 	if len(irqs) == 0 {
 		return "-"
 	}

@@ -69,8 +69,8 @@ func Cells() []Cell {
 	return append(out, flowCells...)
 }
 
-// CellNames returns the names of every placement, in catalogue order.
-func CellNames() []string {
+// cellNames returns the names of every placement, in catalogue order.
+func cellNames() []string {
 	var names []string
 	for _, c := range Cells() {
 		names = append(names, c.Name)
@@ -103,7 +103,7 @@ func ParseCells(s string) ([]Cell, error) {
 			}
 		default:
 			if _, ok := byName[f]; !ok {
-				return nil, usagef("--placements: unknown placement %q (known: %s, default, all)", f, strings.Join(CellNames(), ", "))
+				return nil, usagef("--placements: unknown placement %q (known: %s, default, all)", f, strings.Join(cellNames(), ", "))
 			}
 			names = append(names, f)
 		}

@@ -67,9 +67,9 @@ type FlowPlan struct {
 	OtherWhy   string `json:"other_why,omitempty"`
 }
 
-// ParseFlow reads --flow: "udp|tcp SRC[:PORT] DST[:PORT]", as irqnuma
+// parseFlow reads --flow: "udp|tcp SRC[:PORT] DST[:PORT]", as irqnuma
 // flow takes it.
-func ParseFlow(s string) (flow.Flow, error) {
+func parseFlow(s string) (flow.Flow, error) {
 	w := strings.Fields(s)
 	if len(w) != 3 {
 		return flow.Flow{}, usagef("--flow %q: want \"udp|tcp SRC[:PORT] DST[:PORT]\" (3 words, %d given)", clip(s), len(w))

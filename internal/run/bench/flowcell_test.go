@@ -248,7 +248,7 @@ func FuzzParseFlow(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		fl, err := ParseFlow(s)
+		fl, err := parseFlow(s)
 		if err != nil {
 			if !errors.Is(err, ErrUsage) {
 				t.Fatalf("%q: %v is not a usage error", s, err)

@@ -51,7 +51,7 @@ func (o Options) Request(fsys kfile.FS, command []string) (Request, error) {
 		return r, usagef("--timeout %s: want 0 (none) or more", o.Timeout)
 	}
 	if o.Flow != "" {
-		f, err := ParseFlow(o.Flow)
+		f, err := parseFlow(o.Flow)
 		if err != nil {
 			return r, err
 		}

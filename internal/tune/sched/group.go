@@ -86,7 +86,7 @@ func RunGroup(ctx context.Context, p Placement, args []string, s Streams) (code 
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
-	startErr := Start(child, p)
+	startErr := start(child, p)
 	out.closeWrites() // the command holds its own copies
 	if startErr != nil {
 		out.drain(0)

@@ -155,7 +155,7 @@ func statusError(msg, path, group string) error {
 }
 
 // Trampoline, when this process was started as the trampoline of a
-// Start with Placement.Join (its first argument TrampolineArg), joins
+// start with Placement.Join (its first argument TrampolineArg), joins
 // the group if it is not in it yet, sets the placement on its thread
 // and execve's the command; it never returns then. Otherwise it returns
 // at once. A binary that can be asked to start a command inside a group
@@ -213,7 +213,7 @@ func trampoline(args []string) error {
 // is not empty, its memory policy to MPOL_BIND on mems, and reads both
 // back: a cpuset that narrows either is an error saying so.
 func place(cpus, mems cpuset.Set) error {
-	if err := SetAffinity(0, cpus); err != nil {
+	if err := setAffinity(0, cpus); err != nil {
 		return err
 	}
 	got, err := Affinity(0)
@@ -226,7 +226,7 @@ func place(cpus, mems cpuset.Set) error {
 	if mems.IsEmpty() {
 		return nil
 	}
-	if err := BindMemory(mems); err != nil {
+	if err := bindMemory(mems); err != nil {
 		return fmt.Errorf("%w (the group's cpuset.mems.effective must hold them)", err)
 	}
 	pol, err := getMemPolicy()

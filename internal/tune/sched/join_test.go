@@ -152,9 +152,9 @@ func TestStartJoinedRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "ran")
 			cmd := exec.Command("touch", marker)
-			err := Start(cmd, tt.give)
+			err := start(cmd, tt.give)
 			if !errors.Is(err, tt.want) || !errors.Is(err, ErrTrampoline) {
-				t.Fatalf("Start(CPUs %s) = %v, want %v inside the group", tt.give.CPUs, err, tt.want)
+				t.Fatalf("start(CPUs %s) = %v, want %v inside the group", tt.give.CPUs, err, tt.want)
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Errorf("the command ran")
@@ -163,9 +163,9 @@ func TestStartJoinedRefused(t *testing.T) {
 	}
 	t.Run("command not executable", func(t *testing.T) {
 		cmd := exec.Command(t.TempDir())
-		err := Start(cmd, Placement{CPUs: first, Join: &g})
+		err := start(cmd, Placement{CPUs: first, Join: &g})
 		if !errors.Is(err, os.ErrPermission) || !errors.Is(err, ErrTrampoline) {
-			t.Fatalf("Start(a folder) = %v, want EACCES inside the group", err)
+			t.Fatalf("start(a folder) = %v, want EACCES inside the group", err)
 		}
 	})
 }
@@ -181,13 +181,13 @@ func TestStartJoinedBadGroup(t *testing.T) {
 	all := allowed(t)
 	for _, g := range []Group{{Path: "/x"}, {Path: "/x", Dir: f, Procs: f}} {
 		cmd := exec.Command("true")
-		if err := Start(cmd, Placement{CPUs: all, Join: &g}); err == nil || cmd.Process != nil {
+		if err := start(cmd, Placement{CPUs: all, Join: &g}); err == nil || cmd.Process != nil {
 			t.Errorf("Start with %+v = %v, want an error and no process", g, err)
 		}
 	}
 	cmd := exec.Command("true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := Start(cmd, Placement{CPUs: all, Join: &Group{Path: "/x", Dir: f}}); err == nil || cmd.Process != nil {
+	if err := start(cmd, Placement{CPUs: all, Join: &Group{Path: "/x", Dir: f}}); err == nil || cmd.Process != nil {
 		t.Errorf("Start of a command with its own SysProcAttr = %v, want an error", err)
 	}
 }
@@ -218,7 +218,7 @@ func TestStatusRoundTrip(t *testing.T) {
 
 // notAllowedError is SetAffinity's error for a CPU no process may have.
 func notAllowedError() error {
-	return SetAffinity(0, cpuset.New(cpuset.MaxID))
+	return setAffinity(0, cpuset.New(cpuset.MaxID))
 }
 
 // FuzzStatusError: whatever the status pipe carries is one error that

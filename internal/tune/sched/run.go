@@ -31,19 +31,19 @@ type Streams struct {
 // found and 126 when it cannot be run; err says why it did not run, or
 // why it could not be waited for.
 func Run(p Placement, args []string, s Streams, started func(stderr io.Writer)) (code int, err error) {
-	return RunContext(context.Background(), p, args, s, started)
+	return runContext(context.Background(), p, args, s, started)
 }
 
 // killGrace is how long a command RunContext stops has to exit after
 // SIGTERM before it is sent SIGKILL.
 var killGrace = 5 * time.Second
 
-// RunContext is Run that also ends the command when ctx is done: it is
+// runContext is Run that also ends the command when ctx is done: it is
 // sent SIGTERM, and SIGKILL if it is still running 5 s later, so
 // that a caller stopping on a signal regains control in bounded time
 // even from a command that ignores SIGTERM. The code is then the
 // command's, 143 or 137 as a shell reports them.
-func RunContext(ctx context.Context, p Placement, args []string, s Streams, started func(stderr io.Writer)) (code int, err error) {
+func runContext(ctx context.Context, p Placement, args []string, s Streams, started func(stderr io.Writer)) (code int, err error) {
 	path, err := exec.LookPath(args[0])
 	if err != nil {
 		if !errors.Is(err, exec.ErrNotFound) {
@@ -77,7 +77,7 @@ func RunContext(ctx context.Context, p Placement, args []string, s Streams, star
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
 
-	if err := Start(child, p); err != nil {
+	if err := start(child, p); err != nil {
 		code := 1
 		if errors.Is(err, os.ErrPermission) {
 			code = 126

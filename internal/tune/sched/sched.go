@@ -59,10 +59,10 @@ type Placement struct {
 // outside it.
 var ErrNotAllowed = errors.New("no CPU of the set is one this process's cpuset allows")
 
-// Start starts cmd with p applied before the command's first
+// start starts cmd with p applied before the command's first
 // instruction; see the package documentation for how. It fails, without
 // starting anything, when the kernel refuses or narrows the placement.
-func Start(cmd *exec.Cmd, p Placement) error {
+func start(cmd *exec.Cmd, p Placement) error {
 	if p.CPUs.IsEmpty() {
 		return errors.New("start: empty CPU set")
 	}
@@ -96,14 +96,14 @@ func startHere(cmd *exec.Cmd, p Placement) (restored bool, err error) {
 	}
 	restored = true
 	defer func() {
-		if err := SetAffinity(0, cpus); err != nil {
+		if err := setAffinity(0, cpus); err != nil {
 			restored = false
 		}
 		if !p.MemNodes.IsEmpty() && pol.set() != nil {
 			restored = false
 		}
 	}()
-	if err := SetAffinity(0, p.CPUs); err != nil {
+	if err := setAffinity(0, p.CPUs); err != nil {
 		return true, err
 	}
 	got, err := Affinity(0)
@@ -114,7 +114,7 @@ func startHere(cmd *exec.Cmd, p Placement) (restored bool, err error) {
 		return true, fmt.Errorf("%w: asked for CPUs %s, got %s (is irqnuma confined by a cpuset cgroup?)", ErrNarrowed, p.CPUs, got)
 	}
 	if !p.MemNodes.IsEmpty() {
-		if err := BindMemory(p.MemNodes); err != nil {
+		if err := bindMemory(p.MemNodes); err != nil {
 			return true, err
 		}
 	}
@@ -133,9 +133,9 @@ func dynamicSet(s cpuset.Set, nbits int) unix.CPUSetDynamic {
 	return d
 }
 
-// SetAffinity sets the CPU affinity of thread tid (0: the calling
+// setAffinity sets the CPU affinity of thread tid (0: the calling
 // thread). The kernel's EINVAL, none of cpus allowed, wraps ErrNotAllowed.
-func SetAffinity(tid int, cpus cpuset.Set) error {
+func setAffinity(tid int, cpus cpuset.Set) error {
 	if err := unix.SchedSetaffinityDynamic(tid, dynamicSet(cpus, 0)); err != nil {
 		if err == unix.EINVAL {
 			return fmt.Errorf("sched_setaffinity(%d, %s): %w (%w)", tid, cpus, err, ErrNotAllowed)
@@ -168,14 +168,14 @@ func Affinity(tid int) (cpuset.Set, error) {
 	return cpuset.Set{}, fmt.Errorf("sched_getaffinity(%d): mask wider than %d bits", tid, cpuset.MaxID+1)
 }
 
-// BindMemory sets the calling thread's memory policy to MPOL_BIND on
+// bindMemory sets the calling thread's memory policy to MPOL_BIND on
 // nodes. The calling goroutine must be locked to its thread.
 //
 // It calls set_mempolicy itself rather than unix.SetMemPolicyDynamic,
 // which passes the mask's size in bytes where the kernel wants maxnode,
 // a bit count plus one (mm/mempolicy.c get_nodes decrements it): a
 // one-word mask would reach only nodes 0-6.
-func BindMemory(nodes cpuset.Set) error {
+func bindMemory(nodes cpuset.Set) error {
 	if nodes.IsEmpty() {
 		return errors.New("set_mempolicy: empty node set")
 	}

@@ -32,7 +32,7 @@ func run(t *testing.T, p Placement, name string, args ...string) string {
 	var out bytes.Buffer
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
-	if err := Start(cmd, p); err != nil {
+	if err := start(cmd, p); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	if err := cmd.Wait(); err != nil {
@@ -176,16 +176,16 @@ func TestStartErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := exec.Command("true")
-			err := Start(cmd, tt.give)
+			err := start(cmd, tt.give)
 			if err == nil {
 				cmd.Wait()
-				t.Fatalf("Start(%+v) = nil, want an error", tt.give)
+				t.Fatalf("start(%+v) = nil, want an error", tt.give)
 			}
 			if tt.name == "CPU not allowed" && !errors.Is(err, ErrNotAllowed) {
-				t.Errorf("Start(CPU %d) = %v, want ErrNotAllowed", m+1, err)
+				t.Errorf("start(CPU %d) = %v, want ErrNotAllowed", m+1, err)
 			}
 			if cmd.Process != nil {
-				t.Errorf("Start(%+v) failed but started the command", tt.give)
+				t.Errorf("start(%+v) failed but started the command", tt.give)
 			}
 		})
 	}
@@ -254,7 +254,7 @@ func TestRunContextStops(t *testing.T) {
 				cancel()
 			}()
 			t0 := time.Now()
-			code, err := RunContext(ctx, Placement{CPUs: allowed(t)}, []string{"sh", "-c", tt.script},
+			code, err := runContext(ctx, Placement{CPUs: allowed(t)}, []string{"sh", "-c", tt.script},
 				Streams{Stdout: out, Stderr: out}, nil)
 			if err != nil || code != tt.want {
 				t.Errorf("RunContext = %d, %v; want %d (output %q)", code, err, tt.want, out.String())
