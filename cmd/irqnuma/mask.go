@@ -117,11 +117,7 @@ func (a *app) withinPod(sel proc.Selection) (*tune.Within, error) {
 	if err := a.resolvePods(&sel); err != nil {
 		return nil, err
 	}
-	_, matches, err := proc.SelectPresent(a.fs, sel)
-	if err != nil {
-		return nil, err
-	}
-	return tune.WithinPod(matches)
+	return tune.WithinPod(a.fs, sel)
 }
 
 func newMaskCmd(a *app) *cobra.Command {

@@ -64,13 +64,24 @@ func withinCgroup(g *proc.Cgroup) *Within {
 	return &Within{CPUs: g.CPUs, From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, cpusFile(g.Version), g.CPUs.List())}
 }
 
-// WithinPod is what a pick inside a --pod's containers (or a
+// WithinPod is what a pick inside a --pod's containers (or a --container)
+// may use: the groups sel names once resolved (kube.Resolve), read on
+// fsys (proc.SelectPresent), and the union of their CPUs (withinMatches).
+func WithinPod(fsys kfile.FS, sel proc.Selection) (*Within, error) {
+	_, matches, err := proc.SelectPresent(fsys, sel)
+	if err != nil {
+		return nil, err
+	}
+	return withinMatches(matches)
+}
+
+// withinMatches is what a pick inside a --pod's containers (or a
 // --container) may use: what any of their groups may, the union of
 // their effective CPUs, each container's said with its name ("sandbox"
 // for the pod's own). matches are proc.SelectPresent's for one such
 // selector, at least one; one without a group, or whose CPUs are
 // unknown, is the user's to fix (usage.ErrUsage), naming it.
-func WithinPod(matches []proc.Match) (*Within, error) {
+func withinMatches(matches []proc.Match) (*Within, error) {
 	var cpus cpuset.Set
 	var from []string
 	file := cpusFile(proc.CgroupVersionV2)

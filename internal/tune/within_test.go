@@ -35,16 +35,16 @@ func TestWithinCgroup(t *testing.T) {
 	}
 }
 
-// TestWithinPod: a pod may use what any of its containers' groups may
+// TestWithinMatches: a pod may use what any of its containers' groups may
 // (the sandbox's included), each said with its name; a v1 group names
 // v1's file; a container without a group, or whose CPUs are unknown, is
 // the user's to fix.
-func TestWithinPod(t *testing.T) {
+func TestWithinMatches(t *testing.T) {
 	pod := proc.Selector{Kind: proc.SelectorKindPod, Pod: "ns/web"}
 	group := func(v proc.CgroupVersion, container string, cpus ...int) *proc.Cgroup {
 		return &proc.Cgroup{Version: v, CPUs: cpuset.New(cpus...), CPUsKnown: true, Pod: &proc.PodRef{Container: container, ContainerID: "c-" + container}}
 	}
-	w, err := WithinPod([]proc.Match{
+	w, err := withinMatches([]proc.Match{
 		{Selector: pod, Group: group(proc.CgroupVersionV2, "app", 2, 3)},
 		{Selector: pod, Group: group(proc.CgroupVersionV2, "", 0, 1)},
 	})
@@ -52,10 +52,10 @@ func TestWithinPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := "--pod ns/web (cpuset.cpus.effective of app 2-3, sandbox 0-1)"; w.From != want || w.CPUs.String() != "0-3" {
-		t.Errorf("WithinPod = %s %q, want 0-3 %q", w.CPUs, w.From, want)
+		t.Errorf("withinMatches = %s %q, want 0-3 %q", w.CPUs, w.From, want)
 	}
 	ctr := proc.Selector{Kind: proc.SelectorKindContainer, Pod: "c-app"}
-	w, err = WithinPod([]proc.Match{{Selector: ctr, Group: group(proc.CgroupVersionV1, "app", 5)}})
+	w, err = withinMatches([]proc.Match{{Selector: ctr, Group: group(proc.CgroupVersionV1, "app", 5)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +68,11 @@ func TestWithinPod(t *testing.T) {
 		"no group":     {Selector: pod, Why: "no such pod"},
 		"CPUs unknown": {Selector: pod, Group: unknown},
 	} {
-		if _, err := WithinPod([]proc.Match{m}); !errors.Is(err, usage.ErrUsage) {
+		if _, err := withinMatches([]proc.Match{m}); !errors.Is(err, usage.ErrUsage) {
 			t.Errorf("%s: %v, want a usage error", name, err)
 		}
 	}
-	if _, err := WithinPod([]proc.Match{{Selector: pod, Why: "no such pod"}}); !errors.Is(err, proc.ErrNoPod) {
+	if _, err := withinMatches([]proc.Match{{Selector: pod, Why: "no such pod"}}); !errors.Is(err, proc.ErrNoPod) {
 		t.Errorf("no group: %v, want proc.ErrNoPod", err)
 	}
 }
