@@ -29,6 +29,10 @@ type node struct {
 	apiWhy  string
 	apiFrom string
 	ck      *Checkpoint
+	// crio are the folders of CRI-O's storage that hold containers'
+	// configs (crioConfigs), read at the first container that wants them.
+	crio     []string
+	crioRead bool
 	// host is the CPUs the host has (topology.ReadHostCPUs), read the
 	// first time a kubelet's CPUs are bounded by them; hostErr why they
 	// are unknown.
@@ -325,6 +329,12 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 			g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = cpuset.Set{}, "", why
 		}
 		g.Pod.Devices = devices(api, g.Pod.Container)
+		if g.Pod.Container != "" { // the sandbox runs no workload
+			if !n.crioRead {
+				n.crio, n.crioRead = crioConfigs(n.fsys), true
+			}
+			g.Pod.IRQBalancing, g.Pod.IRQBalancingWhy = readIRQBalancing(n.fsys, n.crio, c.ID, g.Pod.Container)
+		}
 		out = append(out, g)
 	}
 	return out

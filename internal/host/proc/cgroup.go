@@ -86,6 +86,36 @@ type PodRef struct {
 	// Devices are the devices the kubelet's pod resources API says the
 	// container was given (nil when the API did not answer).
 	Devices []PodDevice
+	// IRQBalancing is what the pod asked CRI-O of IRQs on the
+	// container's CPUs (irq-load-balancing.crio.io), as the container's
+	// OCI config in CRI-O's storage holds it; nil when no such config
+	// was found (another runtime, or storage elsewhere) or it is
+	// malformed (IRQBalancingWhy says so, naming the file).
+	IRQBalancing    *IRQBalancing
+	IRQBalancingWhy string
+}
+
+// IRQBalancing is a container's irq-load-balancing.crio.io, as CRI-O
+// acts on it: when Off, CRI-O takes the container's CPUs out of every
+// IRQ's smp_affinity (and irqbalance's banned CPUs) while it runs, but
+// for Housekeeping the first CPU's thread siblings, which keep theirs.
+type IRQBalancing struct {
+	// Value is the annotation's value ("disable", "housekeeping", the
+	// deprecated "true", or another CRI-O ignores); Key the annotation
+	// it was read from (the container's own, KEY/CONTAINER, before the
+	// pod's); both "" when the pod sets none.
+	Value, Key string
+	// Off: CRI-O keeps IRQs off the CPUs (disable, true, housekeeping).
+	Off          bool
+	Housekeeping bool
+	// CPUs are the container's CPUs as CRI-O took them
+	// (linux.resources.cpu.cpus), CPUsKnown false when the config has
+	// none.
+	CPUs      cpuset.Set
+	CPUsKnown bool
+	// From is the config file read, as messages name it; File the same
+	// under the root, as a snapshot records it.
+	From, File string
 }
 
 // PodDevice is one resource's devices given to a container, as the
