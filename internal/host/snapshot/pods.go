@@ -19,6 +19,29 @@ func (c *capturer) podGroups() []string {
 	return out
 }
 
+// crioConfigs records what kube.Resolve read of each container's CRI-O
+// config (its irq-load-balancing.crio.io and CPUs), in a config of its
+// own at the same place: the rest of it, environment included, is not
+// captured.
+func (c *capturer) crioConfigs() error {
+	for _, res := range c.opts.Processes.Resolved {
+		for _, g := range res.Groups {
+			ib := g.Pod.IRQBalancing
+			if ib == nil || ib.File == "" || c.files[ib.File] {
+				continue
+			}
+			if err := c.addDir(parent(ib.File)); err != nil {
+				return err
+			}
+			c.files[ib.File] = true
+			if err := c.w.file(ib.File, kube.RecordIRQBalancing(ib), 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // pods records, for --pod and --container, what kube.Resolve reads
 // besides the groups (recorded with the --cgroup ones): the CPU manager's
 // checkpoint, the kubelet's log folders' names (not the logs), the
@@ -41,6 +64,9 @@ func (c *capturer) pods() error {
 		if _, err := c.recordLink(l); err != nil {
 			c.skip(l, err)
 		}
+	}
+	if err := c.crioConfigs(); err != nil {
+		return err
 	}
 	if !c.fs.Live() {
 		return c.copyTree(path.Dir(kube.RecordFile))
