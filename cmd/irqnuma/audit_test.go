@@ -237,6 +237,10 @@ func TestAuditEveryCheck(t *testing.T) {
 				put(t, r, "sys/fs/cgroup/pod/"+name, data)
 			}
 		}, args: []string{"--cgroup", "/pod"}, check: audit.CheckCgroupIRQ, sev: "warning", irq: []int{285}, cpus: "17"},
+		{name: "a pod that asked CRI-O to keep IRQs off CPUs 16-17", edit: func(t *testing.T, r string) {
+			addPod(t, r)
+			writeCRIOConfig(t, r, "disable", "16-17")
+		}, args: []string{"--pod", "default/iperf-server"}, check: audit.CheckPodIRQBalancing, sev: "warning", irq: []int{285}, cpus: "17"},
 		{name: "iperf3 in a group on node 0's CPUs", edit: func(t *testing.T, r string) {
 			writeProc(t, r, 64, testProc{pid: 5001, comm: "iperf3", allowed: "0-3", sockets: iperf3OnEth0})
 			putGroup(t, r, "/pod", map[string]string{"cgroup.procs": "5001\n", "cpuset.cpus.effective": "0-3\n", "cpuset.mems.effective": "0\n"})

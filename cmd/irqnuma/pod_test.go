@@ -1,6 +1,10 @@
 package main
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -195,6 +199,79 @@ func TestAuditPodGroupChecks(t *testing.T) {
 		if len(got) != 1 || got[0].Severity != tt.sev || got[0].Subject != "--pod default/iperf-server" ||
 			!strings.Contains(got[0].Message, named) || !strings.Contains(got[0].Fix, tt.fix) {
 			t.Errorf("pod on %s: %s = %+v, want one %s naming the container, its fix saying %q", tt.cpus, tt.check, got, tt.sev, tt.fix)
+		}
+	}
+}
+
+// writeCRIOConfig writes the pod container's OCI config as CRI-O keeps
+// it in its storage, with the pod's irq-load-balancing.crio.io value
+// and, as real configs do, an environment irqnuma must not capture.
+func writeCRIOConfig(t *testing.T, r, value, cpus string) {
+	t.Helper()
+	put(t, r, "var/lib/containers/storage/overlay-containers/"+podCtrID+"/userdata/config.json",
+		`{"ociVersion":"1.2.0","process":{"env":["PATH=/usr/bin","API_TOKEN=s3cr3t"],"args":["iperf3","-s"]},`+
+			`"annotations":{"io.kubernetes.container.name":"iperf3","irq-load-balancing.crio.io":"`+value+`"},`+
+			`"linux":{"resources":{"cpu":{"shares":2048,"cpus":"`+cpus+`"}}}}`)
+}
+
+// TestAuditPodIRQBalancing: the pod asked CRI-O to keep IRQs off its
+// container's CPUs 16-17, and eth0's IRQ 285 is on CPU 17: a
+// pod-irq-balancing finding naming the annotation and the config, the
+// same from a snapshot taken with --pod, which keeps the annotation and
+// the CPUs of the config and nothing else of it.
+func TestAuditPodIRQBalancing(t *testing.T) {
+	t.Parallel()
+	root := hosttest.Copy(t, "seed")
+	addPod(t, root)
+	writeCRIOConfig(t, root, "disable", "16-17")
+	snap := snapshotOf(t, root, "--pod", "default/iperf-server")
+	for _, r := range []string{root, snap} {
+		doc, _ := auditJSON(t, r, "--pod", "default/iperf-server")
+		got := byCheck(doc, audit.CheckPodIRQBalancing)
+		if len(got) != 1 || !slices.Equal(got[0].IRQ, []int{285}) || got[0].CPUs != "17" ||
+			!strings.Contains(got[0].Message, `(irq-load-balancing.crio.io: "disable", `) ||
+			!strings.Contains(got[0].Message, "overlay-containers/"+podCtrID+"/userdata/config.json") {
+			t.Errorf("%s: pod-irq-balancing %+v, want IRQ 285 on CPU 17 naming the annotation and its config", r, got)
+		}
+		for _, f := range byCheck(doc, audit.CheckCgroupIRQ) {
+			if strings.Contains(f.Fix, "annotate the pod") {
+				t.Errorf("%s: cgroup-exclusive-irq's fix %q asks for the annotation the pod has", r, f.Fix)
+			}
+		}
+	}
+	out, errOut, code := runCLI(t, "snapshot", "--root", root, "--pod", "default/iperf-server", "-o", "-")
+	if code != 0 {
+		t.Fatalf("snapshot -o -: %d %s", code, errOut)
+	}
+	text := tarText(t, out)
+	if !strings.Contains(text, `{"annotations":{"irq-load-balancing.crio.io":"disable"},"linux":{"resources":{"cpu":{"cpus":"16-17"}}}}`) {
+		t.Error("the snapshot does not keep the container's annotation and CPUs")
+	}
+	if strings.Contains(text, "s3cr3t") {
+		t.Error("the snapshot holds the container's environment")
+	}
+}
+
+// tarText is every file's bytes of a gzip-compressed tar archive, one
+// after another.
+func tarText(t *testing.T, archive string) string {
+	t.Helper()
+	zr, err := gzip.NewReader(strings.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	tr := tar.NewReader(zr)
+	for {
+		_, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return all.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(&all, tr); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -14,7 +14,7 @@ var order = []Check{
 	CheckIrqbalance,
 	CheckProcAbsent,
 	CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote,
-	CheckCgroupIRQ,
+	CheckCgroupIRQ, CheckPodIRQBalancing,
 	CheckCgroupNICRemote,
 	CheckCgroupMemRemote,
 	CheckCgroupSharedCore,
