@@ -42,7 +42,7 @@ func newWatchCmd(a *app) *cobra.Command {
 }
 
 func runWatch(a *app, sel selection, interval time.Duration, count int) error {
-	s, err := watch.Open(a.fs, sel.NICs, sel.processes(), a.now)
+	s, err := watch.Open(a.fs, sel.NICs, sel.processes(), a.now, a.resolvePods)
 	if err != nil {
 		return err
 	}

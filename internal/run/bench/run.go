@@ -127,7 +127,7 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 		return res, nil
 	}
 	b := &bencher{req: req, res: res}
-	if b.sampler, err = watch.Open(req.Root, []string{res.Plan.NIC}, proc.Selection{}, req.Now); err != nil {
+	if b.sampler, err = watch.Open(req.Root, []string{res.Plan.NIC}, proc.Selection{}, req.Now, nil); err != nil {
 		return res, err
 	}
 	if b.lock, err = tune.AcquireLock(req.Root); err != nil {

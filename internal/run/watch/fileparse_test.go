@@ -24,7 +24,7 @@ func TestReadersFileParse(t *testing.T) {
 	readTopology := func(fsys kfile.FS) error { _, err := topology.Read(fsys); return err }
 	readIRQs := func(fsys kfile.FS) error { _, _, err := irq.Read(fsys, irq.Options{}); return err }
 	sample := func(fsys kfile.FS) error {
-		s, err := Open(fsys, nil, proc.Selection{}, time.Now)
+		s, err := Open(fsys, nil, proc.Selection{}, time.Now, nil)
 		if err == nil {
 			_, err = s.Sample()
 		}

@@ -36,6 +36,13 @@ type samplerOptions struct {
 	// Comms are looked for again at each sample while no process of
 	// theirs runs, and what is found is followed too.
 	Comms []string
+	// Pods are the PIDs of each --pod (NAMESPACE/NAME) followed, and
+	// Resolve finds a pod's containers again (kube.Resolve): a pod that
+	// lost a process (a container restarted under a new ID) or has none
+	// is resolved again at the next sample, and its new processes are
+	// followed. Nil Resolve: the pods' processes are followed as found.
+	Pods    map[string][]int
+	Resolve func(*proc.Selection) error
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -53,10 +60,13 @@ type Sampler struct {
 	comms []string
 	uses  map[int]nicuse.Use // which NICs each process uses
 	gone  map[int]bool       // processes found gone by the last sample
-	buf   []byte             // reused for /proc/interrupts, the largest file
-	buf2  []byte             // reused for /proc/stat and /proc/softirqs
-	shape *irqShape          // layout of the last /proc/interrupts parsed in full
-	fast  int                // samples that took the fast path (for tests)
+	// pods and resolve are samplerOptions' Pods and Resolve.
+	pods    map[string][]int
+	resolve func(*proc.Selection) error
+	buf     []byte    // reused for /proc/interrupts, the largest file
+	buf2    []byte    // reused for /proc/stat and /proc/softirqs
+	shape   *irqShape // layout of the last /proc/interrupts parsed in full
+	fast    int       // samples that took the fast path (for tests)
 }
 
 // nicIRQ is an IRQ and the NIC vector it serves.
@@ -103,7 +113,7 @@ func newSampler(h *topology.Host, opt samplerOptions) (*Sampler, error) {
 		return nil, err
 	}
 	s := &Sampler{h: h, now: opt.Now, owner: irq.NewOwners(h), known: map[int]nicIRQ{}, procs: opt.Processes,
-		comms: opt.Comms, uses: map[int]nicuse.Use{}, gone: map[int]bool{}}
+		comms: opt.Comms, uses: map[int]nicuse.Use{}, gone: map[int]bool{}, pods: opt.Pods, resolve: opt.Resolve}
 	for _, p := range s.procs {
 		s.uses[p.PID] = nicuse.Of(h, p)
 	}
@@ -199,6 +209,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 // on what it found.
 func (s *Sampler) followProcesses() ([]string, error) {
 	var notes []string
+	again := s.podsToResolve()
 	kept := make([]*proc.Process, 0, len(s.procs))
 	for _, p := range s.procs {
 		if s.gone[p.PID] {
@@ -209,6 +220,13 @@ func (s *Sampler) followProcesses() ([]string, error) {
 		kept = append(kept, p)
 	}
 	s.procs = kept
+	for _, pod := range again {
+		n, err := s.resolvePod(pod)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
 	for _, c := range s.comms {
 		if slices.ContainsFunc(s.procs, func(p *proc.Process) bool { return p.Comm == c }) {
 			continue
@@ -274,23 +292,77 @@ func (s *Sampler) classify(r interrupts.Row) (nicIRQ, bool) {
 	return nicIRQ{n: r.IRQ, name: r.Name, owner: o}, true
 }
 
+// podsToResolve are the pods to resolve again before this sample: those
+// that lost a process in the last one, or have none, sorted.
+func (s *Sampler) podsToResolve() []string {
+	if s.resolve == nil {
+		return nil
+	}
+	var out []string
+	for pod, pids := range s.pods {
+		if len(pids) == 0 || slices.ContainsFunc(pids, func(pid int) bool { return s.gone[pid] }) {
+			out = append(out, pod)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// resolvePod finds pod's containers again and follows the processes of
+// theirs it does not follow yet. A pod the kubelet no longer names, or
+// whose containers run nothing, is waited for, as a --comm is.
+func (s *Sampler) resolvePod(pod string) ([]string, error) {
+	sel := proc.Selection{Pods: []string{pod}}
+	if err := s.resolve(&sel); err != nil {
+		s.pods[pod] = nil
+		return []string{fmt.Sprintf("waiting for --pod %s: %v", pod, err)}, nil
+	}
+	procs, _, err := proc.SelectPresent(s.h.FS(), sel)
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	pids := make([]int, 0, len(procs))
+	for _, p := range procs {
+		pids = append(pids, p.PID)
+		if slices.ContainsFunc(s.procs, func(q *proc.Process) bool { return q.PID == p.PID }) {
+			continue
+		}
+		s.procs = append(s.procs, p)
+		s.uses[p.PID] = nicuse.Of(s.h, p)
+		notes = append(notes, fmt.Sprintf("--pod %s: process %d (%s) started; watching it", pod, p.PID, p.Comm))
+	}
+	s.pods[pod] = pids
+	if len(pids) == 0 {
+		notes = append(notes, fmt.Sprintf("waiting for --pod %s: no process of its containers runs", pod))
+	}
+	return notes, nil
+}
+
 // Open reads the host under root and the processes sel names, and returns
 // a sampler of the NICs named (nil: every NIC) and those processes. A
 // --pid that names no process is an error; a --comm that matches none is
 // waited for: each sample looks for it again until it runs, and again
 // after it exits, so a benchmark started after the watch is picked up.
-func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time) (*Sampler, error) {
+// A --pod is resolved again with resolve (kube.Resolve; nil: never)
+// when one of its processes exits or none runs, so a container the
+// kubelet restarts under a new ID is followed.
+func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time, resolve func(*proc.Selection) error) (*Sampler, error) {
 	h, err := topology.Read(fsys)
 	if err != nil {
 		return nil, err
 	}
 	var procs []*proc.Process
+	pods := map[string][]int{}
 	if sel.Any() {
 		var matches []proc.Match
 		if procs, matches, err = proc.SelectPresent(fsys, sel); err != nil {
 			return nil, err
 		}
 		for _, m := range matches {
+			if m.Selector.Kind == proc.SelectorKindPod {
+				pods[m.Selector.Pod] = append(pods[m.Selector.Pod], m.PIDs...)
+			}
 			// A --pid or --cgroup names what must be there; a --comm
 			// may start later.
 			if err := m.Err(); err != nil && (m.Selector.Kind == proc.SelectorKindPID || (m.Selector.Kind.Group() && m.Group == nil)) {
@@ -298,5 +370,5 @@ func Open(fsys kfile.FS, nics []string, sel proc.Selection, now func() time.Time
 			}
 		}
 	}
-	return newSampler(h, samplerOptions{NICs: nics, Processes: procs, Comms: sel.Comms, Now: now})
+	return newSampler(h, samplerOptions{NICs: nics, Processes: procs, Comms: sel.Comms, Pods: pods, Resolve: resolve, Now: now})
 }

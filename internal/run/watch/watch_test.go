@@ -3,6 +3,7 @@ package watch
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -545,11 +546,11 @@ func TestWaitsForComm(t *testing.T) {
 	root := hosttest.Copy(t, "vm-virtio")
 	tr := watchtest.Tree{T: t, Root: root}
 	clk := &watchtest.Clock{T: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
-	s, err := Open(hosttest.Open(t, root), nil, proc.Selection{Comms: []string{"iperf3"}}, clk.Now)
+	s, err := Open(hosttest.Open(t, root), nil, proc.Selection{Comms: []string{"iperf3"}}, clk.Now, nil)
 	if err != nil {
 		t.Fatalf("Open with an absent --comm: %v", err)
 	}
-	if _, err := Open(hosttest.Open(t, root), nil, proc.Selection{PIDs: []int{7000}}, clk.Now); !errors.Is(err, proc.ErrNoProcess) {
+	if _, err := Open(hosttest.Open(t, root), nil, proc.Selection{PIDs: []int{7000}}, clk.Now, nil); !errors.Is(err, proc.ErrNoProcess) {
 		t.Errorf("Open with an absent --pid: %v, want ErrNoProcess", err)
 	}
 	step := func(edit func()) *Interval {
@@ -636,5 +637,97 @@ func TestDiffIncludes(t *testing.T) {
 	}
 	if v := nicStats(t, iv, "eth0").Verdict; !v.Saturated || !v.SoftirqBound {
 		t.Errorf("verdict saturated %v, softirq-bound %v; want both (CPU 53 95%% soft): %s", v.Saturated, v.SoftirqBound, v.Text)
+	}
+}
+
+// TestPodRestarted: a --pod's container that the kubelet restarts under
+// a new ID (its process gone, a new group with a new process) is
+// resolved again once its process exits, and the new process followed;
+// a pod whose containers run nothing is waited for.
+func TestPodRestarted(t *testing.T) {
+	root := hosttest.Copy(t, "vm-virtio")
+	tr := watchtest.Tree{T: t, Root: root}
+	clk := &watchtest.Clock{T: time.Date(2026, 12, 3, 1, 0, 0, 0, time.UTC)}
+	tr.Write("sys/fs/cgroup/cgroup.controllers", []byte("cpuset cpu io memory pids\n"))
+	container := func(id string, pids string) string {
+		g := "kubepods.slice/kubepods-podu1.slice/crio-" + id + ".scope"
+		tr.Write("sys/fs/cgroup/"+g+"/cgroup.procs", []byte(pids))
+		tr.Write("sys/fs/cgroup/"+g+"/cpuset.cpus.effective", []byte("1\n"))
+		return "/" + g
+	}
+	start := func(pid int, group string) {
+		tr.Thread(pid, pid, "iperf3", "R", 10, 10, 1)
+		tr.Write(fmt.Sprintf("proc/%d/status", pid), []byte("Name:\tiperf3\nCpus_allowed_list:\t1\nMems_allowed_list:\t0\n"))
+		tr.Write(fmt.Sprintf("proc/%d/cgroup", pid), []byte("0::"+group+"\n"))
+		tr.Write(fmt.Sprintf("proc/%d/task/%d/status", pid, pid), tr.Read(fmt.Sprintf("proc/%d/status", pid)))
+		hosttest.WriteSockets(t, root, pid, []hosttest.Socket{{Proto: "tcp", Local: "0.0.0.0:5201", Inode: 5}})
+	}
+	current := container("aaaa", "7000\n")
+	start(7000, current)
+	resolves := 0
+	resolve := func(sel *proc.Selection) error {
+		resolves++
+		if current == "" {
+			return errors.New("no pod default/web on the node")
+		}
+		sel.Resolved = map[proc.Selector]proc.PodResolution{proc.PodSelector("default/web"): {
+			Groups: []proc.PodGroup{{Path: current, Pod: proc.PodRef{Namespace: "default", Name: "web", Container: "iperf3"}}}}}
+		return nil
+	}
+	sel := proc.Selection{Pods: []string{"default/web"}}
+	if err := resolve(&sel); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(hosttest.Open(t, root), nil, sel, clk.Now, resolve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := sample(t, s)
+	step := func(edit func()) *Interval { // one interval after another, as watch runs
+		t.Helper()
+		clk.Advance(time.Second)
+		edit()
+		cur := sample(t, s)
+		iv := diff(t, s, prev, cur)
+		prev = cur
+		return iv
+	}
+	iv := step(func() {})
+	if len(iv.Processes) != 1 || resolves != 1 {
+		t.Fatalf("running: processes %+v, %d resolves; want 7000 followed, resolved once", iv.Processes, resolves)
+	}
+	// The container restarts: 7000 exits, a new container runs 7200.
+	iv = step(func() {
+		if err := os.RemoveAll(filepath.Join(root, "proc/7000")); err != nil {
+			t.Fatal(err)
+		}
+		current = container("bbbb", "7200\n")
+		start(7200, current)
+	})
+	if !hasNote(iv, "process 7000 (iperf3) exited") {
+		t.Errorf("after the exit: notes %q", iv.Notes)
+	}
+	iv = step(func() {})
+	if !hasNote(iv, "--pod default/web: process 7200 (iperf3) started; watching it") || len(iv.Processes) != 1 || iv.Processes[0].PID != 7200 || resolves != 2 {
+		t.Errorf("after the restart: notes %q, processes %+v, %d resolves; want 7200 followed", iv.Notes, iv.Processes, resolves)
+	}
+	iv = step(func() {})
+	if resolves != 2 || len(iv.Processes) != 1 || iv.Processes[0].PID != 7200 {
+		t.Errorf("a pod whose process runs: %d resolves, processes %+v; want it followed, not resolved again", resolves, iv.Processes)
+	}
+	// The pod is deleted: waited for, resolved at every sample.
+	step(func() {
+		if err := os.RemoveAll(filepath.Join(root, "proc/7200")); err != nil {
+			t.Fatal(err)
+		}
+		current = ""
+	})
+	iv = step(func() {})
+	if !hasNote(iv, "waiting for --pod default/web: no pod default/web on the node") || len(iv.Processes) != 0 {
+		t.Errorf("the pod gone: notes %q, processes %+v", iv.Notes, iv.Processes)
+	}
+	iv = step(func() {})
+	if !hasNote(iv, "waiting for --pod default/web") || resolves != 4 {
+		t.Errorf("still gone: notes %q, %d resolves, want one a sample", iv.Notes, resolves)
 	}
 }
