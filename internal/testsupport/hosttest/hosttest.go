@@ -102,12 +102,22 @@ func Overlay(t testing.TB, root, src string) {
 		if err != nil {
 			return err
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
 		dst := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if d.Type()&os.ModeSymlink != 0 { // a process's fd link, "socket:[N]"
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			return os.Symlink(target, dst)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
 			return err
 		}
 		return os.WriteFile(dst, b, 0o444)
