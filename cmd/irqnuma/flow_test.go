@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,9 +18,10 @@ import (
 // msKey is the RSS verification key of Microsoft's specification.
 const msKey = "6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa"
 
-// seedWithSteering copies the seed tree and lays the recorded steering of
-// testdata/flow/seed-steer over it (through the tree's links, as the
-// files sit in a real host's sysfs), with PID 1's routes (eth0 owns
+// seedWithSteering copies the seed tree and lays testdata/flow/seed-steer
+// over it (through the tree's links, as the files sit in a real host's
+// sysfs): the recorded steering, and the processes, as writeProc writes
+// them: PID 1's routes (eth0 owns
 // 192.0.2.2), each queue q's NAPI kthread napi/eth0-(8192+q), pid 4100+q,
 // allowed on node 1 and last on CPU 16+q, but queue 7's (pid 4107), which
 // is not in the tree; and an iperf3 (pid 4242) with a connection on
@@ -32,17 +32,6 @@ func seedWithSteering(t testing.TB) string {
 	t.Helper()
 	root := hosttest.Copy(t, "seed")
 	hosttest.Overlay(t, root, filepath.Join("testdata", "flow", "seed-steer"))
-	writeProc(t, root, 64, testProc{pid: 1, comm: "systemd", allowed: "0-63", sockets: iperf3OnEth0})
-	for q := range 16 {
-		if q == 7 {
-			continue
-		}
-		writeProc(t, root, 64, testProc{pid: 4100 + q, comm: fmt.Sprintf("napi/eth0-%d", 8192+q), allowed: "16-31,48-63",
-			threads: []testThread{{tid: 4100 + q, allowed: "16-31,48-63", lastCPU: 16 + q}}})
-	}
-	writeProc(t, root, 64, testProc{pid: 4242, comm: "iperf3", allowed: "0-63",
-		threads: []testThread{{4242, "0-63", 19}, {4243, "0-63", 51}, {4244, "0-63", 20}, {4245, "0-63", 3}},
-		sockets: append(iperf3OnEth0, hosttest.Socket{Proto: "tcp", Local: "192.0.2.2:5202", Remote: "198.51.100.9:40713", Inode: 41003})})
 	return root
 }
 
