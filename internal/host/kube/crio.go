@@ -74,6 +74,17 @@ func readIRQBalancing(fsys kfile.FS, dirs []string, id, name string) (*proc.IRQB
 	return nil, ""
 }
 
+// noCRIOConfig says why a container CRI-O runs (its group is crio-ID)
+// has no IRQ balancing read: no config of it where CRI-O keeps them.
+func noCRIOConfig(id string) string {
+	short := id
+	if len(short) > 12 {
+		short = short[:12] + "…"
+	}
+	return fmt.Sprintf("CRI-O runs container %s, but no DRIVER-containers/ID/userdata/config.json of it is under /%s or /%s (storage.conf's graphroot and runroot may be elsewhere; a capture may not hold it)",
+		short, crioStorage[0], crioStorage[1])
+}
+
 // crioConfig is what irqnuma reads of an OCI runtime config (the
 // runtime-spec's config.json): its annotations and the CPUs of its
 // cgroup.

@@ -73,8 +73,8 @@ func FuzzParseIRQBalancing(f *testing.F) {
 
 // TestResolveIRQBalancing: a pod's container resolved on a CRI-O node
 // carries the annotation its config in CRI-O's storage holds; the
-// sandbox reads none; a container without a config (another runtime)
-// has none; a malformed config says why, naming the file.
+// sandbox reads none; a container CRI-O runs without a config there says
+// why it is unknown; a malformed config says why, naming the file.
 func TestResolveIRQBalancing(t *testing.T) {
 	root := v2SystemdTree(t, "")
 	cfg := filepath.Join(root, "var/lib/containers/storage/overlay-containers", idA, "userdata", "config.json")
@@ -98,12 +98,25 @@ func TestResolveIRQBalancing(t *testing.T) {
 		t.Errorf("the sandbox's IRQ balancing %+v %q, want none read", sb.IRQBalancing, sb.IRQBalancingWhy)
 	}
 	app := byContainer(t, matches, proc.PodSelector("kube-system/burst-0"))["app"].Group.Pod
-	if app.IRQBalancing != nil || app.IRQBalancingWhy != "" {
-		t.Errorf("app, without a config, has IRQ balancing %+v %q, want none", app.IRQBalancing, app.IRQBalancingWhy)
+	if app.IRQBalancing != nil || !strings.HasPrefix(app.IRQBalancingWhy, "CRI-O runs container 5b6c7d8e9fa0…, but no DRIVER-containers/ID/userdata/config.json of it is under /var/lib/containers/storage or /run/containers/storage") {
+		t.Errorf("app, which CRI-O runs, without a config: IRQ balancing %+v %q, want unknown, saying why", app.IRQBalancing, app.IRQBalancingWhy)
 	}
 	put(`{"annotations":[]}`)
 	iperf = byContainer(t, selectPods(t, root, sel, ""), proc.PodSelector("default/iperf-server"))
 	if p := iperf["iperf3"].Group.Pod; p.IRQBalancing != nil || !strings.Contains(p.IRQBalancingWhy, "config.json") {
 		t.Errorf("a malformed config: %+v %q, want nil and why naming it", p.IRQBalancing, p.IRQBalancingWhy)
+	}
+}
+
+// TestResolveIRQBalancingContainerd: a container containerd runs (its
+// group is the bare ID) has no CRI-O config to read, and that is no
+// unknown.
+func TestResolveIRQBalancingContainerd(t *testing.T) {
+	root := v1CgroupfsTree(t, ckV1Text)
+	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, "")
+	for name, m := range byContainer(t, matches, proc.PodSelector("default/iperf-server")) {
+		if p := m.Group.Pod; p.IRQBalancing != nil || p.IRQBalancingWhy != "" {
+			t.Errorf("%q: IRQ balancing %+v %q, want none read and no why", name, p.IRQBalancing, p.IRQBalancingWhy)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -334,6 +335,9 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 				n.crio, n.crioRead = crioConfigs(n.fsys), true
 			}
 			g.Pod.IRQBalancing, g.Pod.IRQBalancingWhy = readIRQBalancing(n.fsys, n.crio, c.ID, g.Pod.Container)
+			if g.Pod.IRQBalancing == nil && g.Pod.IRQBalancingWhy == "" && strings.HasPrefix(path.Base(c.Path), "crio-") {
+				g.Pod.IRQBalancingWhy = noCRIOConfig(c.ID)
+			}
 		}
 		out = append(out, g)
 	}
