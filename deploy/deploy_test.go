@@ -508,10 +508,10 @@ func TestDaemonSet(t *testing.T) {
 	// /proc and /sys for the host, /sys/fs/cgroup, /var/lib/kubelet
 	// (the pod resources socket, the CPU manager checkpoint) and the
 	// kubelet's log folders (pod and container names) for the pod
-	// selections.
+	// selections, and CRI-O's run root (the pods' IRQ balancing).
 	for _, want := range []string{"/proc -> /host/proc", "/sys -> /host/sys", "/sys/fs/cgroup -> /host/sys/fs/cgroup",
 		"/var/lib/kubelet -> /host/var/lib/kubelet", "/var/log/pods -> /host/var/log/pods",
-		"/var/log/containers -> /host/var/log/containers"} {
+		"/var/log/containers -> /host/var/log/containers", "/run/containers/storage -> /host/run/containers/storage"} {
 		if !mounted[want] {
 			t.Errorf("no mount %s (have %v)", want, mounted)
 		}
