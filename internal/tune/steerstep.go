@@ -329,13 +329,17 @@ func (s *steerStep) do() error {
 	return applyStep(s.set, *s.s, s.saved)
 }
 
-func (s *steerStep) done(err error) bool {
+func (s *steerStep) done(err error) bool { return s.row.record(err) }
+
+// record puts a steering step's outcome in its row: changed, or failed
+// with err; it reports the failure.
+func (r *SteerRow) record(err error) (failed bool) {
 	if err != nil {
-		s.row.Result = ResultFailed
-		s.row.fail(err)
+		r.Result = ResultFailed
+		r.fail(err)
 		return true
 	}
-	s.row.Result = ResultChanged
+	r.Result = ResultChanged
 	return false
 }
 
@@ -540,15 +544,7 @@ func (s *steerBackStep) do() error {
 	return undoStep(s.set, s.saved)
 }
 
-func (s *steerBackStep) done(err error) bool {
-	if err != nil {
-		s.row.Result = ResultFailed
-		s.row.fail(err)
-		return true
-	}
-	s.row.Result = ResultChanged
-	return false
-}
+func (s *steerBackStep) done(err error) bool { return s.row.record(err) }
 
 func savedKind(v savedStep) string {
 	switch {
