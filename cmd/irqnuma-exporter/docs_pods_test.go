@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // docsSection is the fenced block of a section of a docs/ page (between
@@ -46,17 +47,7 @@ func TestDocsSeedPods(t *testing.T) {
 	if err := os.Symlink(filepath.Join(clone, "testdata"), filepath.Join(dir, "testdata")); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(strings.TrimSuffix(docsSection(t, "many-hosts.md", "seed-pods"), "\n"), "\n") {
-		line, ok := strings.CutPrefix(l, "$ ")
-		if !ok {
-			t.Fatalf("the recipe's line %q is no command", l)
-		}
-		cmd := exec.Command("sh", "-c", line)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", line, err, out)
-		}
-	}
+	hosttest.RunShell(t, dir, docsSection(t, "many-hosts.md", "seed-pods"))
 	root := filepath.Join(dir, "seed-pods")
 	for _, name := range []string{"seed-pods-cgroup", "seed-pods-pod"} {
 		block := docsSection(t, "many-hosts.md", name)

@@ -69,17 +69,7 @@ func TestSeedSteerRecipe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, l := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
-		line, ok := strings.CutPrefix(l, "$ ")
-		if !ok {
-			t.Fatalf("the recipe's line %q is no command", l)
-		}
-		cmd := exec.Command("sh", "-c", line)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", line, err, out)
-		}
-	}
+	hosttest.RunShell(t, dir, block)
 	bytesOf := func(files map[string]string) map[string]string {
 		out := map[string]string{}
 		for p, v := range files {
