@@ -44,6 +44,18 @@ func onlyCheck(fs []Finding, check Check) []Finding {
 	return out
 }
 
+// notCheckedOf returns the not-checked findings about check (their
+// subject starts with its id).
+func notCheckedOf(fs []Finding, check Check) []Finding {
+	var out []Finding
+	for _, f := range onlyCheck(fs, CheckNotChecked) {
+		if strings.HasPrefix(f.Subject, string(check)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func TestParseSeverity(t *testing.T) {
 	tests := []struct {
 		give     string

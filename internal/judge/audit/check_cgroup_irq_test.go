@@ -96,17 +96,8 @@ func TestCgroupExclusiveIRQKubeletUnknown(t *testing.T) {
 		{partition: "member", by: "the kubelet's pod resources API: cpu_ids 16-17", wantIRQ: "cpu_ids 16-17"},
 	}
 	for _, tt := range tests {
-		root := hosttest.Copy(t, "seed")
-		putCgroup(t, root, "", map[string]string{"cgroup.controllers": "cpuset cpu io memory pids\n", "cgroup.procs": ""})
-		putCgroup(t, root, "pod/c", map[string]string{"cgroup.procs": "", "cpuset.cpus.effective": "16-17\n",
-			"cpuset.mems.effective": "1\n", "cpuset.cpus.partition": tt.partition + "\n"})
 		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c"}, ExclusiveBy: tt.by, ExclusiveWhy: tt.why}
-		sel := Selection{Selection: proc.Selection{Pods: []string{"default/p"},
-			Resolved: map[proc.Selector]proc.PodResolution{proc.PodSelector("default/p"): {Groups: []proc.PodGroup{pg}}}}}
-		st, err := Read(hosttest.Open(t, root), sel)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := readSeedPod(t, tt.partition, pg)
 		irqs := onlyCheck(st.Findings, CheckCgroupIRQ)
 		switch {
 		case tt.wantIRQ == "" && len(irqs) != 0:
@@ -114,12 +105,7 @@ func TestCgroupExclusiveIRQKubeletUnknown(t *testing.T) {
 		case tt.wantIRQ != "" && (len(irqs) != 1 || !strings.Contains(irqs[0].Message, tt.wantIRQ)):
 			t.Errorf("%s, by %q, why %q: cgroup-exclusive-irq %+v, want one saying %q", tt.partition, tt.by, tt.why, irqs, tt.wantIRQ)
 		}
-		var nc []Finding
-		for _, f := range onlyCheck(st.Findings, CheckNotChecked) {
-			if strings.HasPrefix(f.Subject, string(CheckCgroupIRQ)) {
-				nc = append(nc, f)
-			}
-		}
+		nc := notCheckedOf(st.Findings, CheckCgroupIRQ)
 		switch {
 		case tt.wantNotChecked == "" && len(nc) != 0:
 			t.Errorf("%s, by %q: not-checked %+v, want none", tt.partition, tt.by, nc)
@@ -129,4 +115,22 @@ func TestCgroupExclusiveIRQKubeletUnknown(t *testing.T) {
 			t.Errorf("%s, why %q: not-checked %+v, want one warning for the container saying %q", tt.partition, tt.why, nc, tt.wantNotChecked)
 		}
 	}
+}
+
+// readSeedPod reads the seed host with pod default/p's container c
+// resolved to group /pod/c, on CPUs 16-17 (eth0's IRQ 285 lands on 17),
+// a v2 group of the partition given.
+func readSeedPod(t *testing.T, partition string, pg proc.PodGroup) *State {
+	t.Helper()
+	root := hosttest.Copy(t, "seed")
+	putCgroup(t, root, "", map[string]string{"cgroup.controllers": "cpuset cpu io memory pids\n", "cgroup.procs": ""})
+	putCgroup(t, root, "pod/c", map[string]string{"cgroup.procs": "", "cpuset.cpus.effective": "16-17\n",
+		"cpuset.mems.effective": "1\n", "cpuset.cpus.partition": partition + "\n"})
+	sel := Selection{Selection: proc.Selection{Pods: []string{"default/p"},
+		Resolved: map[proc.Selector]proc.PodResolution{proc.PodSelector("default/p"): {Groups: []proc.PodGroup{pg}}}}}
+	st, err := Read(hosttest.Open(t, root), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

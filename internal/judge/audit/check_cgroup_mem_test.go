@@ -63,10 +63,8 @@ func TestCgroupMemRemote(t *testing.T) {
 		t.Errorf("memsonly = %+v", mo)
 	}
 	var nc []string
-	for _, f := range onlyCheck(st.Findings, CheckNotChecked) {
-		if strings.HasPrefix(f.Subject, string(CheckCgroupMemRemote)) {
-			nc = append(nc, f.Subject)
-		}
+	for _, f := range notCheckedOf(st.Findings, CheckCgroupMemRemote) {
+		nc = append(nc, f.Subject)
 	}
 	if !slices.Equal(nc, []string{"cgroup-mem-remote for --cgroup /pod/unknown"}) {
 		t.Errorf("not-checked = %q, want the group without memory.numa_stat", nc)

@@ -63,10 +63,8 @@ func TestCgroupNICRemote(t *testing.T) {
 		t.Errorf("split group's finding = %+v", split)
 	}
 	var nc []string
-	for _, f := range onlyCheck(st.Findings, CheckNotChecked) {
-		if strings.HasPrefix(f.Subject, string(CheckCgroupNICRemote)) {
-			nc = append(nc, f.Subject+": "+f.Message)
-		}
+	for _, f := range notCheckedOf(st.Findings, CheckCgroupNICRemote) {
+		nc = append(nc, f.Subject+": "+f.Message)
 	}
 	if len(nc) != 1 || !strings.HasPrefix(nc[0], "cgroup-nic-remote for --cgroup /pod/nocpus: no "+root+"/sys/fs/cgroup/pod/nocpus/cpuset.cpus.effective") {
 		t.Errorf("not-checked = %q, want the group without cpuset files named", nc)

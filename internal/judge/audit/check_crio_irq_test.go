@@ -7,7 +7,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
-	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestPodIRQBalancing: on the seed host (eth0's IRQ 285 delivered to
@@ -37,17 +36,8 @@ func TestPodIRQBalancing(t *testing.T) {
 		{name: "unread", why: "/c/config.json: not a JSON object", wantNoted: "its CRI-O config is not read: /c/config.json: not a JSON object"},
 	}
 	for _, tt := range tests {
-		root := hosttest.Copy(t, "seed")
-		putCgroup(t, root, "", map[string]string{"cgroup.controllers": "cpuset cpu io memory pids\n", "cgroup.procs": ""})
-		putCgroup(t, root, "pod/c", map[string]string{"cgroup.procs": "", "cpuset.cpus.effective": "16-17\n",
-			"cpuset.mems.effective": "1\n", "cpuset.cpus.partition": "member\n"})
 		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c", IRQBalancing: tt.ib, IRQBalancingWhy: tt.why}}
-		sel := Selection{Selection: proc.Selection{Pods: []string{"default/p"},
-			Resolved: map[proc.Selector]proc.PodResolution{proc.PodSelector("default/p"): {Groups: []proc.PodGroup{pg}}}}}
-		st, err := Read(hosttest.Open(t, root), sel)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := readSeedPod(t, "member", pg)
 		got := onlyCheck(st.Findings, CheckPodIRQBalancing)
 		switch {
 		case tt.wantIRQ == "" && len(got) != 0:
@@ -57,12 +47,7 @@ func TestPodIRQBalancing(t *testing.T) {
 			!strings.Contains(got[0].Message, tt.wantIRQ) || !strings.Contains(got[0].Fix, tt.wantFix)):
 			t.Errorf("%s: findings %+v, want one for IRQ 285 on CPU 17 saying %q, fixed by %q", tt.name, got, tt.wantIRQ, tt.wantFix)
 		}
-		var nc []Finding
-		for _, f := range onlyCheck(st.Findings, CheckNotChecked) {
-			if strings.HasPrefix(f.Subject, string(CheckPodIRQBalancing)) {
-				nc = append(nc, f)
-			}
-		}
+		nc := notCheckedOf(st.Findings, CheckPodIRQBalancing)
 		switch {
 		case tt.wantNoted == "" && len(nc) != 0:
 			t.Errorf("%s: not-checked %+v, want none", tt.name, nc)
