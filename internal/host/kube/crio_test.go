@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,28 @@ func TestResolveIRQBalancingContainerd(t *testing.T) {
 	for name, m := range byContainer(t, matches, proc.PodSelector("default/iperf-server")) {
 		if p := m.Group.Pod; p.IRQBalancing != nil || p.IRQBalancingWhy != "" {
 			t.Errorf("%q: IRQ balancing %+v %q, want none read and no why", name, p.IRQBalancing, p.IRQBalancingWhy)
+		}
+	}
+}
+
+// BenchmarkParseIRQBalancing: one container's config as CRI-O writes a
+// real one, about 10 KB (environment, mounts, its annotations), as an
+// exporter scrape reads it for each selected container.
+func BenchmarkParseIRQBalancing(b *testing.B) {
+	var env, mounts []string
+	for i := range 80 {
+		env = append(env, fmt.Sprintf(`"SERVICE_%d_PORT=tcp://10.96.%d.%d:443"`, i, i/250, i%250))
+	}
+	for i := range 40 {
+		mounts = append(mounts, fmt.Sprintf(`{"destination":"/var/run/secrets/%d","type":"bind","source":"/var/lib/kubelet/pods/%s/volumes/%d","options":["rbind","ro"]}`, i, uidA, i))
+	}
+	cfg := []byte(`{"ociVersion":"1.2.0","process":{"env":[` + strings.Join(env, ",") + `],"args":["iperf3","-s"]},"mounts":[` +
+		strings.Join(mounts, ",") + `],"annotations":{"io.kubernetes.cri-o.SandboxID":"` + idSbox + `","irq-load-balancing.crio.io":"disable"},` +
+		`"linux":{"resources":{"cpu":{"shares":2048,"cpus":"2-3"}}}}`)
+	b.SetBytes(int64(len(cfg)))
+	for b.Loop() {
+		if _, err := parseIRQBalancing(cfg, "iperf3"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
