@@ -1,0 +1,126 @@
+package unknown
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type nicDoc struct {
+	Name  string        `json:"name"`
+	Node  Value[int]    `json:"numa_node"`
+	Speed Value[int]    `json:"speed_mbps,omitempty"`
+	Key   Value[string] `json:"rss_key"`
+	Skip  Value[int]    `json:"-"`
+}
+
+func (d nicDoc) MarshalJSON() ([]byte, error) {
+	type plain nicDoc
+	return MarshalObject(plain(d))
+}
+
+func (d *nicDoc) UnmarshalJSON(b []byte) error {
+	type plain nicDoc
+	return UnmarshalObject(b, (*plain)(d))
+}
+
+func TestMarshalObject(t *testing.T) {
+	tests := []struct {
+		give nicDoc
+		want string
+	}{
+		{
+			give: nicDoc{Name: "eth0", Node: Of(1), Speed: Of(100000), Key: Of("6d:5a")},
+			want: `{"name":"eth0","numa_node":1,"speed_mbps":100000,"rss_key":"6d:5a"}`,
+		},
+		{
+			give: nicDoc{Name: "eth0", Node: NotAs[int](NotReported, "numa_node is -1"), Speed: Of(0),
+				Key: NotAs[string](Driver, "EOPNOTSUPP")},
+			want: `{"name":"eth0","numa_node":null,"speed_mbps":0,"rss_key":null,` +
+				`"numa_node_unknown":{"reason":"not reported by the host","detail":"numa_node is -1"},` +
+				`"rss_key_unknown":{"reason":"not supported by the driver","detail":"EOPNOTSUPP"}}`,
+		},
+		{
+			give: nicDoc{Name: "lo", Node: Of(0), Key: Of("")},
+			want: `{"name":"lo","numa_node":0,"speed_mbps":null,"rss_key":"","speed_mbps_unknown":{"reason":"not read"}}`,
+		},
+	}
+	for _, tt := range tests {
+		b, err := json.Marshal(tt.give)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != tt.want {
+			t.Errorf("Marshal(%+v) =\n%s\nwant\n%s", tt.give, b, tt.want)
+		}
+		var back nicDoc
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("Unmarshal(%s): %v", b, err)
+		}
+		tt.give.Skip = Value[int]{}
+		if diff := cmp.Diff(tt.give, back, cmp.AllowUnexported(Value[int]{}, Value[string]{})); diff != "" {
+			t.Errorf("round trip of %s (-want +got):\n%s", b, diff)
+		}
+	}
+}
+
+func TestEmptyObject(t *testing.T) {
+	type only struct {
+		N Value[int] `json:"n"`
+	}
+	b, err := MarshalObject(only{N: NotAs[int](NotCaptured, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"n":null,"n_unknown":{"reason":"not captured"}}`; string(b) != want {
+		t.Errorf("MarshalObject = %s, want %s", b, want)
+	}
+	if _, err := MarshalObject(3); err == nil {
+		t.Error("MarshalObject(3) succeeded, want an error")
+	}
+}
+
+func TestValue(t *testing.T) {
+	var zero Value[int]
+	if zero.Known() || zero.Why().String() != "not read" || zero.String() != "unknown" {
+		t.Errorf("zero Value = %v (%v), want unknown, not read", zero, zero.Why())
+	}
+	if v, ok := Of(0).Get(); !ok || v != 0 {
+		t.Errorf("Of(0).Get() = %d, %v", v, ok)
+	}
+	if got := NotAs[int](Malformed, "x").Or(-7); got != -7 {
+		t.Errorf("Or = %d, want -7", got)
+	}
+	if !Is(Of(3), 3) || Is(NotAs[int](Kernel, ""), 0) || Same(Of(1), NotAs[int](Kernel, "")) || !Same(Of(1), Of(1)) {
+		t.Error("Is/Same disagree with the values")
+	}
+	_, err := Need(NotAs[int](NotCaptured, "no numa_node"), "the NUMA node of eth0")
+	if !errors.Is(err, ErrUnknown) || err.Error() != "the NUMA node of eth0 unknown: not captured (no numa_node)" {
+		t.Errorf("Need = %v", err)
+	}
+	if got := Because(Driver, "").String(); got != "not supported by the driver" {
+		t.Errorf("String = %q", got)
+	}
+}
+
+func FuzzUnmarshalObject(f *testing.F) {
+	f.Add([]byte(`{"name":"eth0","numa_node":null,"numa_node_unknown":{"reason":"malformed","detail":"x"}}`))
+	f.Add([]byte(`{"numa_node":1,"rss_key":"a","speed_mbps":null}`))
+	f.Add([]byte(`{"numa_node_unknown":3}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d nicDoc
+		if err := json.Unmarshal(b, &d); err != nil {
+			return
+		}
+		out, err := json.Marshal(d)
+		if err != nil {
+			t.Fatalf("Marshal after Unmarshal(%q): %v", b, err)
+		}
+		var again nicDoc
+		if err := json.Unmarshal(out, &again); err != nil {
+			t.Fatalf("Unmarshal(%s) of our own output: %v", out, err)
+		}
+	})
+}
