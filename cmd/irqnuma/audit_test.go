@@ -22,6 +22,8 @@ import (
 
 // auditDoc is the JSON of `irqnuma audit -o json`, decoded strictly.
 type auditDoc struct {
+	Schema   string         `json:"schema"`
+	Version  int            `json:"version"`
 	Findings []auditFinding `json:"findings"`
 	Summary  struct {
 		Error   int `json:"error"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 )
@@ -88,7 +89,7 @@ func newFlowCmd(a *app) *cobra.Command {
 					return err
 				}
 				if a.json() {
-					return a.writeJSON(report.FlowProcessesDoc{Processes: ps})
+					return a.writeJSON(jsondoc.SchemaFlowProcesses, report.FlowProcessesDoc{Processes: ps})
 				}
 				return report.WriteFlowProcesses(a.stdout, ps)
 			}
@@ -104,7 +105,7 @@ func newFlowCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return a.writeJSON(p)
+				return a.writeJSON(jsondoc.SchemaFlow, p)
 			}
 			return report.WriteFlow(a.stdout, p)
 		},

@@ -114,7 +114,12 @@ func decodeIntervals(t *testing.T, out string, n int) []watch.Interval {
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		var iv watch.Interval
-		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		const head = `{"schema":"watch","version":2,`
+		line, ok := strings.CutPrefix(sc.Text(), head)
+		if !ok {
+			t.Fatalf("line %d does not start with %s:\n%s", len(ivs)+1, head, sc.Text())
+		}
+		dec := json.NewDecoder(strings.NewReader("{" + line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&iv); err != nil {
 			t.Fatalf("line %d is not an interval: %v\n%s", len(ivs)+1, err, sc.Text())

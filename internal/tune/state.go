@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
@@ -54,8 +55,11 @@ var ErrLocked = errors.New("another irqnuma pin or restore is running on this ro
 // file it is about to change, as the kernel printed it, so that
 // `irq restore` can put each back.
 type pinState struct {
-	Version int       `json:"version"`
-	Created time.Time `json:"created"`
+	// Schema is jsondoc.SchemaState; a file written before the envelope has
+	// none, and reads the same.
+	Schema  jsondoc.Schema `json:"schema,omitempty"`
+	Version int            `json:"version"`
+	Created time.Time      `json:"created"`
 	// Root is the absolute host root the values were read under; a state
 	// is only restored on the same root.
 	Root    string       `json:"root"`
@@ -112,7 +116,7 @@ func newState(fsys kfile.FS, now time.Time) (*pinState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pinState{Version: stateVersion, Created: now.UTC(), Root: real}, nil
+	return &pinState{Schema: jsondoc.SchemaState, Version: stateVersion, Created: now.UTC(), Root: real}, nil
 }
 
 // realRoot returns root made absolute with every link followed.
@@ -294,6 +298,9 @@ func parseState(b []byte) (*pinState, error) {
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the JSON object", ErrBadState)
+	}
+	if s.Schema != "" && s.Schema != jsondoc.SchemaState {
+		return nil, fmt.Errorf("%w: its schema is not %q", ErrBadState, jsondoc.SchemaState)
 	}
 	return &s, nil
 }

@@ -77,6 +77,35 @@ func TestStateSaveLoad(t *testing.T) {
 	}
 }
 
+// TestStateBeforeSchema: a state file an irqnuma wrote before the
+// documents carried their schema restores as it did.
+func TestStateBeforeSchema(t *testing.T) {
+	root, path, _ := savedSeedState(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["schema"] != "state" {
+		t.Fatalf("saved state's schema = %v, want \"state\"", m["schema"])
+	}
+	delete(m, "schema")
+	old, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "old.json")
+	if err := os.WriteFile(p, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadState(hosttest.Open(t, root), p); err != nil {
+		t.Errorf("loadState of a state without a schema: %v", err)
+	}
+}
+
 func TestStateTampered(t *testing.T) {
 	root, path, _ := savedSeedState(t)
 	raw, err := os.ReadFile(path)
@@ -125,6 +154,8 @@ func TestStateTampered(t *testing.T) {
 		{"other root", edit(func(m map[string]any) { m["root"] = "/" }), `saved for root "/"`},
 		{"version", edit(func(m map[string]any) { m["version"] = 4 }), "version 4"},
 		{"unknown field", edit(func(m map[string]any) { m["command"] = "rm -rf /" }), "unknown field"},
+		{"other schema", edit(func(m map[string]any) { m["schema"] = "topology" }), `its schema is not "state"`},
+		{"schema not a string", edit(func(m map[string]any) { m["schema"] = 2 }), "schema"},
 		{"trailing data", string(raw) + "{}", "data after the JSON object"},
 		{"not JSON", "state", "invalid"},
 	}

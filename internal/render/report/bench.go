@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/run/bench"
-	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/units"
 )
@@ -318,7 +318,7 @@ func WriteBenchAs(w io.Writer, doc BenchDoc, asJSON bool) error {
 	if !asJSON {
 		return WriteBench(w, doc)
 	}
-	return safetext.WriteJSON(w, doc, "  ")
+	return jsondoc.Write(w, jsondoc.SchemaBench, doc, true)
 }
 
 // BenchProgress says each step of a bench as it happens, on stderr:

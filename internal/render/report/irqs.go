@@ -11,6 +11,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
@@ -136,8 +137,8 @@ func irqNotes(h *topology.Host, t *irq.Table) []string {
 	return append(append([]string{}, h.Notes...), t.Notes...)
 }
 
-// WriteIRQsJSON writes the irq list document exactly as
-// safetext.WriteJSON writes IRQs(h, t) indented by two spaces, but one
+// WriteIRQsJSON writes the irq list document exactly as jsondoc.Write
+// writes IRQs(h, t) indented, but one
 // IRQ at a time and straight from the table: the document of a host with
 // thousands of IRQs and CPUs is never held whole, and no map or
 // reflection is involved but for the steering (sd, nil when not read),
@@ -146,7 +147,8 @@ func irqNotes(h *topology.Host, t *irq.Table) []string {
 func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cols := newPerCPUCols(t.CPUs)
-	bw.WriteString("{\n  \"irqs\": [")
+	bw.WriteString("{\n  \"schema\": \"" + string(jsondoc.SchemaIRQList) + "\",\n  \"version\": " +
+		strconv.Itoa(jsondoc.Version) + ",\n  \"irqs\": [")
 	var b []byte
 	for i := range t.IRQs {
 		if i > 0 {

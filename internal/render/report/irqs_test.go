@@ -10,12 +10,12 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
-	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestWriteIRQsJSON: the streamed document is byte for byte what
-// safetext.WriteJSON makes of IRQs(h, t), on every committed tree and on
+// jsondoc.Write makes of IRQs(h, t), on every committed tree and on
 // an empty table with a clean note and with hostile ones, which it
 // shows escaped.
 func TestWriteIRQsJSON(t *testing.T) {
@@ -30,14 +30,14 @@ func TestWriteIRQsJSON(t *testing.T) {
 		}
 		for _, tt := range []*irq.Table{tab, {Notes: []string{"a <note> & more"}}, {Notes: []string{hostile, "x\u0085\x7f\u061c"}}} {
 			var want, got bytes.Buffer
-			if err := safetext.WriteJSON(&want, IRQs(h, tt), "  "); err != nil {
+			if err := jsondoc.Write(&want, jsondoc.SchemaIRQList, IRQs(h, tt), true); err != nil {
 				t.Fatal(err)
 			}
 			if err := WriteIRQsJSON(&got, h, tt, nil); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want.String(), got.String()); diff != "" {
-				t.Errorf("%s: WriteIRQsJSON differs from safetext.WriteJSON (-want +got):\n%s", name, diff)
+				t.Errorf("%s: WriteIRQsJSON differs from jsondoc.Write (-want +got):\n%s", name, diff)
 			}
 			if bad := rawRune(got.String()); bad != "" {
 				t.Errorf("%s: WriteIRQsJSON wrote a raw %s", name, bad)

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
@@ -113,16 +113,14 @@ func TestWriteIRQsJSONSteer(t *testing.T) {
 	doc := IRQs(h, tab)
 	doc.Steer = Steering(tab, sh, threads)
 	var want, got bytes.Buffer
-	enc := json.NewEncoder(&want)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := jsondoc.Write(&want, jsondoc.SchemaIRQList, doc, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteIRQsJSON(&got, h, tab, doc.Steer); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
-		t.Errorf("WriteIRQsJSON differs from encoding/json (-want +got):\n%s", diff)
+		t.Errorf("WriteIRQsJSON differs from jsondoc.Write (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(got.String(), `"table": [`) || !strings.Contains(got.String(), `"kthread_cpus": "17"`) {
 		t.Errorf("the JSON lacks the reading or the kthread: %s", got.String())
