@@ -36,18 +36,28 @@ var ErrFileParse = errors.New("malformed kernel file")
 // so errors.Is finds both the kind and what the parser said
 // (cpuset.ErrSyntax, interrupts.ErrFormat).
 type ParseError struct {
-	Op   string // "read", or "parse" for a file read whole and parsed after
+	Op   ParseOp
 	Path string
 	Err  error
 }
 
-func (e *ParseError) Error() string        { return e.Op + " " + e.Path + ": " + e.Err.Error() }
+// ParseOp is what was being done to the file when its content turned
+// out wrong, the first word of a ParseError.
+type ParseOp string
+
+// The ParseOps.
+const (
+	ParseOpRead  ParseOp = "read"  // read and checked as it was read
+	ParseOpParse ParseOp = "parse" // read whole, then parsed
+)
+
+func (e *ParseError) Error() string        { return string(e.Op) + " " + e.Path + ": " + e.Err.Error() }
 func (e *ParseError) Unwrap() error        { return e.Err }
 func (e *ParseError) Is(target error) bool { return target == ErrFileParse }
 
 // Malformed is the error for the file path whose content err says is
 // wrong: "read PATH: err", a *ParseError.
-func Malformed(path string, err error) error { return &ParseError{Op: "read", Path: path, Err: err} }
+func Malformed(path string, err error) error { return &ParseError{Op: ParseOpRead, Path: path, Err: err} }
 
 // Malformedf is Malformed(path, fmt.Errorf(format, args...)).
 func Malformedf(path, format string, args ...any) error {
