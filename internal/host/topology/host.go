@@ -5,7 +5,7 @@
 //
 // Every reader takes the root explicitly ("/" for the live host, or a
 // captured tree), never a hidden /proc or /sys. What the tree does not say
-// stays unknown (-1, or an empty set with a flag), never a guess.
+// stays unknown (an unknown.Value with the reason), never a guess.
 package topology
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -102,7 +103,7 @@ func (h *Host) Path(elem ...string) string {
 func (h *Host) CPU(id int) (CPU, bool) {
 	i, ok := h.cpuIndex[id]
 	if !ok {
-		return CPU{ID: id, Node: -1, Package: -1, Core: -1, L3: -1}, false
+		return newCPU(id, unknown.Because(unknown.NotApplicable, fmt.Sprintf("this host has no CPU %d", id))), false
 	}
 	return h.CPUs[i], true
 }

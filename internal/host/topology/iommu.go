@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/pci"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // IOMMU is what /sys says of a host's IOMMUs: the units in
@@ -16,20 +17,18 @@ import (
 // /sys/kernel/iommu_groups. A kernel built with IOMMU support has
 // /sys/class/iommu even when no IOMMU is active; then it is empty.
 type IOMMU struct {
-	ClassKnown  bool     // sys/class/iommu exists
-	Units       []string // its entries, sorted
-	GroupsKnown bool     // sys/kernel/iommu_groups exists
-	Groups      int      // number of groups
+	Units  unknown.Value[[]string] // sys/class/iommu's entries, sorted
+	Groups unknown.Value[int]      // number of groups in sys/kernel/iommu_groups
 }
 
 // Active reports whether an IOMMU is known to be active: a unit is
 // registered, or devices sit in IOMMU groups.
 func (m *IOMMU) Active() bool {
-	return m != nil && (len(m.Units) > 0 || m.Groups > 0)
+	return m != nil && (len(m.Units.Or(nil)) > 0 || m.Groups.Or(0) > 0)
 }
 
 // Known reports whether the tree says anything about IOMMUs.
-func (m *IOMMU) Known() bool { return m != nil && (m.ClassKnown || m.GroupsKnown) }
+func (m *IOMMU) Known() bool { return m != nil && (m.Units.Known() || m.Groups.Known()) }
 
 // IOMMUMode says how the host's IOMMU treats devices' DMA by default (the
 // type of its default domain), and how that is known.
@@ -86,7 +85,8 @@ func (h *Host) readIOMMU() {
 	m, err := ReadIOMMU(h.fs)
 	if err != nil {
 		h.note("%v: IOMMU unknown", err)
-		m = &IOMMU{}
+		why := unknown.Because(unknown.Failed, err.Error())
+		m = &IOMMU{Units: unknown.Not[[]string](why), Groups: unknown.Not[int](why)}
 	}
 	h.IOMMU = m
 }
@@ -96,8 +96,8 @@ func (h *Host) readIOMMU() {
 // "identity" is passthrough; "DMA" and "DMA-FQ" translate every DMA
 // address; "blocked" and "unmanaged" are not the kernel's default use.
 type IOMMUGroup struct {
-	ID   int    // -1 when the device has no iommu_group link
-	Type string // "" when the group has no type file
+	ID   unknown.Value[int] // unknown when the device has no iommu_group link
+	Type string             // "" when the group has no type file
 }
 
 // Translating reports whether the group's default domain translates DMA.
@@ -107,27 +107,35 @@ func (g IOMMUGroup) Translating() bool { return g.Type == "DMA" || g.Type == "DM
 func ReadIOMMU(fsys kfile.FS) (*IOMMU, error) {
 	root := fsys.Root()
 	m := &IOMMU{}
-	ents, err := fsys.ReadDir(path.Join(root, "sys/class/iommu"))
+	dir := path.Join(root, "sys/class/iommu")
+	ents, err := fsys.ReadDir(dir)
 	switch {
 	case err == nil:
-		m.ClassKnown = true
+		units := []string{}
 		for _, e := range ents {
-			m.Units = append(m.Units, e.Name())
+			units = append(units, e.Name())
 		}
-		slices.Sort(m.Units)
-	case !kfile.IsNotExist(err):
+		slices.Sort(units)
+		m.Units = unknown.Of(units)
+	case kfile.IsNotExist(err):
+		m.Units = unknown.Not[[]string](absent(fsys, dir))
+	default:
 		return nil, fmt.Errorf("read IOMMUs: %w", err)
 	}
-	ents, err = fsys.ReadDir(path.Join(root, "sys/kernel/iommu_groups"))
+	dir = path.Join(root, "sys/kernel/iommu_groups")
+	ents, err = fsys.ReadDir(dir)
 	switch {
 	case err == nil:
-		m.GroupsKnown = true
+		groups := 0
 		for _, e := range ents {
 			if _, err := strconv.Atoi(e.Name()); err == nil {
-				m.Groups++
+				groups++
 			}
 		}
-	case !kfile.IsNotExist(err):
+		m.Groups = unknown.Of(groups)
+	case kfile.IsNotExist(err):
+		m.Groups = unknown.Not[int](absent(fsys, dir))
+	default:
 		return nil, fmt.Errorf("read IOMMU groups: %w", err)
 	}
 	return m, nil
@@ -135,16 +143,18 @@ func ReadIOMMU(fsys kfile.FS) (*IOMMU, error) {
 
 // DeviceIOMMUGroup returns the IOMMU group of a PCI function
 // ("0000:98:00.0") from its iommu_group link, and the group's type. A
-// device without the link has ID -1 (no IOMMU translates for it, or the
-// tree does not say); a group without a type file has Type "".
+// device without the link has an unknown ID (no IOMMU translates for it,
+// or the tree does not say); a group without a type file has Type "".
 func (h *Host) DeviceIOMMUGroup(bdf string) (IOMMUGroup, error) {
-	g := IOMMUGroup{ID: -1}
+	var g IOMMUGroup
 	if !pci.IsAddress(bdf) {
 		return g, fmt.Errorf("IOMMU group: %q is not a PCI address", bdf)
 	}
-	target, err := h.resolve("sys/bus/pci/devices/" + bdf + "/iommu_group")
+	link := "sys/bus/pci/devices/" + bdf + "/iommu_group"
+	target, err := h.resolve(link)
 	if err != nil {
 		if kfile.IsNotExist(err) {
+			g.ID = unknown.Not[int](h.absent(h.Path(link)))
 			return g, nil
 		}
 		return g, fmt.Errorf("IOMMU group of %s: %w", bdf, err)
@@ -153,7 +163,7 @@ func (h *Host) DeviceIOMMUGroup(bdf string) (IOMMUGroup, error) {
 	if err != nil || id < 0 {
 		return g, fmt.Errorf("IOMMU group of %s: link to %s is not a group", bdf, target)
 	}
-	g.ID = id
+	g.ID = unknown.Of(id)
 	s, err := h.fs.String(h.Path(target, "type"))
 	switch {
 	case err == nil:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestIOMMU(t *testing.T) {
@@ -24,7 +25,7 @@ func TestIOMMU(t *testing.T) {
 	if m.Known() || m.Active() {
 		t.Errorf("seed (no iommu folders): Known %v Active %v, want false false", m.Known(), m.Active())
 	}
-	if g, err := h.DeviceIOMMUGroup("0000:98:00.0"); err != nil || g.ID != -1 {
+	if g, err := h.DeviceIOMMUGroup("0000:98:00.0"); err != nil || g.ID.Or(-1) != -1 {
 		t.Errorf("DeviceIOMMUGroup without a link = %+v, %v, want ID -1", g, err)
 	}
 
@@ -56,14 +57,14 @@ func TestIOMMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &IOMMU{ClassKnown: true, Units: []string{"dmar0", "dmar1"}, GroupsKnown: true, Groups: 2}
-	if diff := cmp.Diff(want, m); diff != "" {
+	want := &IOMMU{Units: unknown.Of([]string{"dmar0", "dmar1"}), Groups: unknown.Of(2)}
+	if diff := cmp.Diff(want, m, exportAll); diff != "" {
 		t.Errorf("ReadIOMMU (-want +got):\n%s", diff)
 	}
 	if h, err = Read(hosttest.Open(t, root)); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, h.IOMMU); diff != "" {
+	if diff := cmp.Diff(want, h.IOMMU, exportAll); diff != "" {
 		t.Errorf("Read: Host.IOMMU (-want +got):\n%s", diff)
 	}
 	if got := h.IOMMUMode(); got != (IOMMUMode{Mode: "default", Source: SourceCmdline}) {
@@ -73,9 +74,9 @@ func TestIOMMU(t *testing.T) {
 		give string
 		want IOMMUGroup
 	}{
-		{give: "0000:98:00.0", want: IOMMUGroup{ID: 8, Type: "DMA-FQ"}},
-		{give: "0000:17:00.0", want: IOMMUGroup{ID: 7}},
-		{give: "0000:99:00.0", want: IOMMUGroup{ID: -1}},
+		{give: "0000:98:00.0", want: IOMMUGroup{ID: unknown.Of(8), Type: "DMA-FQ"}},
+		{give: "0000:17:00.0", want: IOMMUGroup{ID: unknown.Of(7)}},
+		{give: "0000:99:00.0", want: IOMMUGroup{ID: unknown.NotAs[int](unknown.NotCaptured, "no sys/bus/pci/devices/0000:99:00.0/iommu_group")}},
 	}
 	for _, tt := range tests {
 		got, err := h.DeviceIOMMUGroup(tt.give)
@@ -83,10 +84,10 @@ func TestIOMMU(t *testing.T) {
 			t.Errorf("DeviceIOMMUGroup(%q) = %+v, %v, want %+v", tt.give, got, err, tt.want)
 		}
 	}
-	if g := (IOMMUGroup{ID: 8, Type: "DMA-FQ"}); !g.Translating() {
+	if g := (IOMMUGroup{ID: unknown.Of(8), Type: "DMA-FQ"}); !g.Translating() {
 		t.Error("DMA-FQ is not translating")
 	}
-	if g := (IOMMUGroup{ID: 8, Type: "identity"}); g.Translating() {
+	if g := (IOMMUGroup{ID: unknown.Of(8), Type: "identity"}); g.Translating() {
 		t.Error("identity is translating")
 	}
 	if _, err := h.DeviceIOMMUGroup("eth0"); err == nil {
@@ -103,7 +104,7 @@ func TestIOMMULive(t *testing.T) {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir("/sys/class/iommu")
-	if !m.ClassKnown || len(m.Units) != len(ents) {
+	if units, ok := m.Units.Get(); !ok || len(units) != len(ents) {
 		t.Errorf("ReadIOMMU(/) = %+v, want ClassKnown and %d units", m, len(ents))
 	}
 }
@@ -112,8 +113,8 @@ func TestIOMMULive(t *testing.T) {
 // command line names the mode, and stands in for sysfs when the tree has
 // no IOMMU folders. Every answer says where it came from.
 func TestResolveIOMMUMode(t *testing.T) {
-	active := &IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 40}
-	none := &IOMMU{ClassKnown: true, GroupsKnown: true}
+	active := &IOMMU{Units: unknown.Of([]string{"dmar0"}), Groups: unknown.Of(40)}
+	none := &IOMMU{Units: unknown.Of([]string{}), Groups: unknown.Of(0)}
 	notRead := &IOMMU{}
 	unknown := IOMMUMode{Mode: "unknown", Source: SourceUnknown}
 	tests := []struct {

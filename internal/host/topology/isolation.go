@@ -7,6 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Source says where a fact about the host was read.
@@ -61,11 +62,10 @@ type CmdlineIsolation struct {
 	Domain     cpuset.Set
 	ManagedIRQ cpuset.Set
 	NohzFull   cpuset.Set
-	// HasIRQAffinity says irqaffinity= was given; IRQAffinity is its
-	// CPUs, empty when what the kernel made of it is unknown (a list it
+	// IRQAffinity is the CPUs of irqaffinity=, the empty set when it was
+	// not given; unknown when what the kernel made of it is (a list it
 	// cannot parse, or none; a note says).
-	IRQAffinity    cpuset.Set
-	HasIRQAffinity bool
+	IRQAffinity unknown.Value[cpuset.Set]
 	// Notes says what the kernel skips or ignores, one line each.
 	Notes []string
 }
@@ -87,7 +87,7 @@ var hkNames = [hkKinds]string{hkDomain: "isolcpus domain", hkManagedIRQ: "isolcp
 // the kernel's is at least that, and CPUs above it are no CPUs), -1 when
 // unknown.
 func (c *Cmdline) Isolation(last int) CmdlineIsolation {
-	var ci CmdlineIsolation
+	ci := CmdlineIsolation{IRQAffinity: unknown.Of(cpuset.Set{})}
 	if c == nil {
 		return ci
 	}
@@ -177,14 +177,15 @@ func (ci *CmdlineIsolation) isolcpusFlags(word, value string) (kinds []hkKind, l
 // irqAffinity reads irqaffinity=; the last one counts.
 func (ci *CmdlineIsolation) irqAffinity(word, value string, last int) {
 	cpus, err := parseKernelList(value, last)
-	ci.IRQAffinity, ci.HasIRQAffinity = cpuset.Set{}, true
 	switch {
 	case err != nil:
 		ci.note("%s: %v: the default IRQ affinity is unknown (the kernel keeps part of the list, and its boot CPU)", word, err)
+		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.Malformed, fmt.Sprintf("%s: %v", word, err))
 	case cpus.IsEmpty():
 		ci.note("%s names no CPU: the default IRQ affinity is the kernel's boot CPU alone, which the tree does not say", word)
+		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.NotReported, word+" names no CPU: the boot CPU alone")
 	default:
-		ci.IRQAffinity = cpus
+		ci.IRQAffinity = unknown.Of(cpus)
 	}
 }
 
@@ -294,8 +295,8 @@ func (h *Host) readIsolation(dir string) error {
 	if h.Cmdline != nil {
 		h.ManagedIRQ = h.possibleOnly("isolcpus=managed_irq", ci.ManagedIRQ)
 		h.IsolationFrom.ManagedIRQ = SourceCmdline
-		if !ci.HasIRQAffinity || !ci.IRQAffinity.IsEmpty() {
-			h.IRQAffinity = h.possibleOnly("irqaffinity=", ci.IRQAffinity)
+		if cpus, ok := ci.IRQAffinity.Get(); ok {
+			h.IRQAffinity = h.possibleOnly("irqaffinity=", cpus)
 			h.IsolationFrom.IRQAffinity = SourceCmdline
 		}
 	}

@@ -63,14 +63,15 @@ func TestCmdlineIsolation(t *testing.T) {
 			wantList string
 		}{
 			{"Domain", got.Domain, tt.domain}, {"ManagedIRQ", got.ManagedIRQ, tt.managed},
-			{"NohzFull", got.NohzFull, tt.nohz}, {"IRQAffinity", got.IRQAffinity, tt.irqs},
+			{"NohzFull", got.NohzFull, tt.nohz}, {"IRQAffinity", got.IRQAffinity.Or(cpuset.Set{}), tt.irqs},
 		} {
 			if want := list(t, s.wantList); !s.got.Equal(want) {
 				t.Errorf("Isolation(%q).%s = %q, want %q", tt.give, s.name, s.got, want)
 			}
 		}
-		if got.HasIRQAffinity != tt.hasIRQs {
-			t.Errorf("Isolation(%q).HasIRQAffinity = %v, want %v", tt.give, got.HasIRQAffinity, tt.hasIRQs)
+		// hasIRQs: irqaffinity= was given, so an empty set is an unknown one.
+		if unknownIRQs := !got.IRQAffinity.Known(); unknownIRQs != (tt.hasIRQs && tt.irqs == "") {
+			t.Errorf("Isolation(%q).IRQAffinity = %v, want known %v", tt.give, got.IRQAffinity, !unknownIRQs)
 		}
 		if len(got.Notes) != len(tt.notes) {
 			t.Errorf("Isolation(%q).Notes = %q, want %d notes like %q", tt.give, got.Notes, len(tt.notes), tt.notes)
@@ -83,7 +84,7 @@ func TestCmdlineIsolation(t *testing.T) {
 		}
 	}
 	var none *Cmdline
-	if got := none.Isolation(7); !got.Domain.IsEmpty() || got.HasIRQAffinity || got.Notes != nil {
+	if got := none.Isolation(7); !got.Domain.IsEmpty() || !got.IRQAffinity.Or(cpuset.New(0)).IsEmpty() || got.Notes != nil {
 		t.Errorf("nil Cmdline: Isolation = %+v, want nothing", got)
 	}
 }

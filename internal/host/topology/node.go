@@ -8,14 +8,15 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Node is one NUMA node.
 type Node struct {
 	ID          int
-	CPUs        cpuset.Set // every CPU of the node, online or not
-	MemoryBytes int64      // MemTotal from meminfo; -1 when unknown
-	Distances   []int      // distance row, in the order of the node ids; nil when unknown
+	CPUs        cpuset.Set           // every CPU of the node, online or not
+	MemoryBytes unknown.Value[int64] // MemTotal from meminfo
+	Distances   []int                // distance row, in the order of the node ids; nil when unknown
 }
 
 // MaxNodeID is the largest NUMA node id a Linux kernel can have: NODES_SHIFT
@@ -39,6 +40,9 @@ func (h *Host) readNodes() error {
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			h.note("no %s: NUMA nodes unknown", "/sys/devices/system/node")
+			for i := range h.CPUs {
+				h.CPUs[i].Node = unknown.Not[int](h.absent(dir))
+			}
 			return nil
 		}
 		return fmt.Errorf("read nodes: %w", err)
@@ -114,7 +118,7 @@ type nodeLinks struct {
 // readNode reads one node folder, base: its CPUs (cpulist, or cpumap),
 // memory and distances.
 func (h *Host) readNode(id int, base string) (Node, error) {
-	n := Node{ID: id, MemoryBytes: -1}
+	n := Node{ID: id}
 	var err error
 	if n.CPUs, err = h.fs.List(base + "/cpulist"); err != nil {
 		if !kfile.IsNotExist(err) {
@@ -125,8 +129,10 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 		}
 	}
 	if mem, err := readMemTotal(h.fs, base+"/meminfo"); err == nil {
-		n.MemoryBytes = mem
-	} else if !kfile.IsNotExist(err) {
+		n.MemoryBytes = unknown.Of(mem)
+	} else if kfile.IsNotExist(err) {
+		n.MemoryBytes = unknown.Not[int64](h.absent(base + "/meminfo"))
+	} else {
 		return n, err
 	}
 	if d, err := h.fs.String(base + "/distance"); err == nil {
@@ -187,7 +193,12 @@ func (h *Host) checkNodes() {
 		h.note("node/online names node %s, which has no folder here: its CPUs' node is unknown", missing)
 	}
 	for i := range h.CPUs {
-		h.CPUs[i].Node = h.NodeOf(h.CPUs[i].ID)
+		c := &h.CPUs[i]
+		if n, ok := h.nodeOf[c.ID]; ok {
+			c.Node = unknown.Of(n)
+		} else {
+			c.Node = unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("no node folder lists CPU %d", c.ID))
+		}
 	}
 }
 

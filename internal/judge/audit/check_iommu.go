@@ -20,7 +20,7 @@ func init() {
 // without it are judged host-wide by checkHostIOMMU.
 func (a *auditor) checkIOMMU(c *nicCtx) {
 	g, ok := a.opts.IOMMUGroups[c.nic.PCI]
-	if c.nic.PCI == "" || !ok || g.ID < 0 || g.Type == "" {
+	if c.nic.PCI == "" || !ok || !g.ID.Known() || g.Type == "" {
 		a.hostIOMMUNeeded = true
 		return
 	}
@@ -28,9 +28,9 @@ func (a *auditor) checkIOMMU(c *nicCtx) {
 		return
 	}
 	a.add(Finding{Check: CheckIOMMUMode, Severity: SeverityInfo, NIC: c.nic.Name,
-		Subject: fmt.Sprintf("IOMMU group %d", g.ID),
+		Subject: fmt.Sprintf("IOMMU group %d", g.ID.Or(-1)),
 		Message: fmt.Sprintf("%s (%s) is in IOMMU group %d whose default domain is %s: every DMA address is translated; results can differ from an iommu=pt host",
-			c.nic.Name, c.nic.PCI, g.ID, g.Type),
+			c.nic.Name, c.nic.PCI, g.ID.Or(-1), g.Type),
 		Fix: "to compare with passthrough, boot with iommu=pt (or set /sys/kernel/iommu_groups/N/type to identity with the device unbound)"})
 }
 
@@ -72,9 +72,9 @@ func (a *auditor) checkHostIOMMU() error {
 
 // iommuUnits is "dmar0, dmar1; 40 IOMMU groups".
 func iommuUnits(m *topology.IOMMU) string {
-	what := fmt.Sprintf("%d IOMMU groups", m.Groups)
-	if len(m.Units) > 0 {
-		what = fmt.Sprintf("%s; %s", strings.Join(m.Units, ", "), what)
+	what := fmt.Sprintf("%d IOMMU groups", m.Groups.Or(0))
+	if units := m.Units.Or(nil); len(units) > 0 {
+		what = fmt.Sprintf("%s; %s", strings.Join(units, ", "), what)
 	}
 	return what
 }

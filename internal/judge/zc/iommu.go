@@ -31,14 +31,15 @@ func (c *checker) iommu() Prereq {
 	if err != nil {
 		return unknown(IDIOMMU, what, err.Error(), "")
 	}
-	if g.ID < 0 {
-		if m != nil && m.GroupsKnown {
+	id, ok := g.ID.Get()
+	if !ok {
+		if m != nil && m.Groups.Known() {
 			return holds(IDIOMMU, what, c.nic.PCI+" is in no IOMMU group: its DMA is not translated")
 		}
 		return unknown(IDIOMMU, what, "not captured: the root has no /sys/kernel/iommu_groups", "")
 	}
-	grp := "/sys/kernel/iommu_groups/" + strconv.Itoa(g.ID) + "/type"
-	ev := fmt.Sprintf("%s is in IOMMU group %d, %s: %s", c.nic.PCI, g.ID, grp, g.Type)
+	grp := "/sys/kernel/iommu_groups/" + strconv.Itoa(id) + "/type"
+	ev := fmt.Sprintf("%s is in IOMMU group %d, %s: %s", c.nic.PCI, id, grp, g.Type)
 	fix := fmt.Sprintf("iommu=pt on the kernel command line, then reboot (or, with %s's driver unbound: echo identity > %s)", c.nic.PCI, grp)
 	switch g.Type {
 	case "identity":
@@ -52,7 +53,7 @@ func (c *checker) iommu() Prereq {
 		p.Cost = sendCost
 		return p
 	case "":
-		return unknown(IDIOMMU, what, fmt.Sprintf("%s is in IOMMU group %d, which has no type file (a kernel before 5.11)", c.nic.PCI, g.ID), "")
+		return unknown(IDIOMMU, what, fmt.Sprintf("%s is in IOMMU group %d, which has no type file (a kernel before 5.11)", c.nic.PCI, id), "")
 	}
 	return unknown(IDIOMMU, what, ev+": not a default DMA domain the kernel uses for a bound driver", "")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Map is the picture of a host as data: its nodes grouped by package, each
@@ -52,11 +53,11 @@ type Package struct {
 
 // Node is one NUMA node; ID is -1 for the CPUs of no known node.
 type Node struct {
-	ID          int        `json:"id"`
-	CPUs        cpuset.Set `json:"cpus"`
-	MemoryBytes *int64     `json:"memory_bytes"` // null when unknown
-	Cores       []Core     `json:"cores"`
-	NICs        []string   `json:"nics"` // the NICs local to this node
+	ID          int                  `json:"id"`
+	CPUs        cpuset.Set           `json:"cpus"`
+	MemoryBytes unknown.Value[int64] `json:"memory_bytes"`
+	Cores       []Core               `json:"cores"`
+	NICs        []string             `json:"nics"` // the NICs local to this node
 }
 
 // Core is one core: its lowest CPU and its threads. An offline CPU,
@@ -115,15 +116,15 @@ type NIC struct {
 	// Key is the letter(s) of its queue IRQs in cells: "q" when one NIC
 	// has queue IRQs, "a", "b"... when several do, two letters each ("aa",
 	// "ab"...) when more than 52 do; "" when it has none.
-	Key       string     `json:"key"`
-	Driver    string     `json:"driver"`
-	PCI       string     `json:"pci"`
-	Node      int        `json:"node"`     // the node it is local to; -1 unknown
-	Locality  string     `json:"locality"` // how Node/LocalCPUs are known
-	LocalCPUs cpuset.Set `json:"local_cpus"`
-	RxQueues  int        `json:"rx_queues"` // -1 when unknown
-	TxQueues  int        `json:"tx_queues"` // -1 when unknown
-	Inferred  bool       `json:"inferred,omitempty"`
+	Key       string             `json:"key"`
+	Driver    string             `json:"driver"`
+	PCI       string             `json:"pci"`
+	Node      unknown.Value[int] `json:"node"`     // the node it is local to
+	Locality  string             `json:"locality"` // how Node/LocalCPUs are known
+	LocalCPUs cpuset.Set         `json:"local_cpus"`
+	RxQueues  unknown.Value[int] `json:"rx_queues"`
+	TxQueues  unknown.Value[int] `json:"tx_queues"`
+	Inferred  bool               `json:"inferred,omitempty"`
 	// PCIAbsent: PCI comes from IRQ names; the tree has no such function.
 	PCIAbsent bool  `json:"pci_absent,omitempty"`
 	QueueIRQs []int `json:"queue_irqs"`
@@ -177,12 +178,12 @@ type Conflict struct {
 
 // Remote is one queue IRQ landing off its NIC's local CPUs.
 type Remote struct {
-	IRQ     int        `json:"irq"`
-	NIC     string     `json:"nic"`
-	Queue   int        `json:"queue"`
-	CPUs    cpuset.Set `json:"cpus"`  // the CPUs that are not local
-	Nodes   []int      `json:"nodes"` // their nodes
-	NICNode int        `json:"nic_node"`
+	IRQ     int                `json:"irq"`
+	NIC     string             `json:"nic"`
+	Queue   int                `json:"queue"`
+	CPUs    cpuset.Set         `json:"cpus"`  // the CPUs that are not local
+	Nodes   []int              `json:"nodes"` // their nodes
+	NICNode unknown.Value[int] `json:"nic_node"`
 }
 
 // Options selects what Build draws.
@@ -243,10 +244,10 @@ func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *
 	// Each NIC under the node it is local to.
 	for _, n := range m.NICs {
 		placed := false
-		if n.Node >= 0 {
+		if node, ok := n.Node.Get(); ok {
 			for pi := range m.Packages {
 				for ni := range m.Packages[pi].Nodes {
-					if nd := &m.Packages[pi].Nodes[ni]; nd.ID == n.Node {
+					if nd := &m.Packages[pi].Nodes[ni]; nd.ID == node {
 						nd.NICs = append(nd.NICs, n.Name)
 						placed = true
 					}
@@ -303,7 +304,7 @@ func (b *mapBuilder) noRSSQueues(name string) map[int]bool {
 func (b *mapBuilder) placeNIC(n *topology.NIC) {
 	h := b.h
 	loc := h.Locality(n)
-	mn := NIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
+	mn := NIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source.String(),
 		LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
 		PCIAbsent: n.PCIAbsent, QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
 	var queueCPUs []int
@@ -630,19 +631,17 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 	}
 	byNode := map[int][]topology.CPU{}
 	for _, c := range h.CPUs {
-		byNode[c.Node] = append(byNode[c.Node], c)
+		node := c.Node.Or(-1)
+		byNode[node] = append(byNode[node], c)
 	}
-	add := func(id int, cpus cpuset.Set, mem int64) {
-		nd := Node{ID: id, CPUs: cpus, NICs: []string{}, Cores: []Core{}}
-		if mem >= 0 {
-			nd.MemoryBytes = &mem
-		}
+	add := func(id int, cpus cpuset.Set, mem unknown.Value[int64]) {
+		nd := Node{ID: id, CPUs: cpus, NICs: []string{}, Cores: []Core{}, MemoryBytes: mem}
 		var pkgs []int
 		cores := map[int]*Core{}
 		var order []int
 		for _, c := range byNode[id] {
-			if c.Package >= 0 && !slices.Contains(pkgs, c.Package) {
-				pkgs = append(pkgs, c.Package)
+			if pkg, ok := c.Package.Get(); ok && !slices.Contains(pkgs, pkg) {
+				pkgs = append(pkgs, pkg)
 			}
 			key := h.CoreOf(c.ID)
 			mc, ok := cores[key]
@@ -673,7 +672,7 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 		for i, c := range unk {
 			ids[i] = c.ID
 		}
-		add(-1, cpuset.New(ids...), -1)
+		add(-1, cpuset.New(ids...), unknown.NotAs[int64](unknown.NotApplicable, "the CPUs of no known node"))
 	}
 	// Known packages by id, then unknown; a group's nodes stay by id,
 	// the unknown node last.
@@ -761,4 +760,23 @@ func (m *Map) CPU(id int) (CPU, bool) {
 		}
 	}
 	return CPU{}, false
+}
+
+// MarshalJSON writes an unknown memory size as null with its reason.
+func (n Node) MarshalJSON() ([]byte, error) {
+	type plain Node
+	return unknown.MarshalObject(plain(n))
+}
+
+// MarshalJSON writes an unknown node or queue count as null with its
+// reason.
+func (n NIC) MarshalJSON() ([]byte, error) {
+	type plain NIC
+	return unknown.MarshalObject(plain(n))
+}
+
+// MarshalJSON writes an unknown NIC node as null with its reason.
+func (r Remote) MarshalJSON() ([]byte, error) {
+	type plain Remote
+	return unknown.MarshalObject(plain(r))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // loadMapHost reads a host tree and its NIC IRQs.
@@ -83,7 +84,7 @@ func TestBuildSeed(t *testing.T) {
 		t.Errorf("remote = %+v, want none: every queue IRQ is on node 1", m.Remote)
 	}
 	nic, _ := m.NIC("eth0")
-	if nic.Key != "q" || nic.Node != 1 || len(nic.QueueIRQs) != 16 || !cmp.Equal(nic.OtherIRQs, []int{283}) ||
+	if nic.Key != "q" || nic.Node.Or(-1) != 1 || len(nic.QueueIRQs) != 16 || !cmp.Equal(nic.OtherIRQs, []int{283}) ||
 		nic.QueueCPUs.List() != "17,20-21,23-24,26,30,50-51,53,55,58,60-61,63" || !cmp.Equal(nic.SharedIRQs, []int{286, 290}) {
 		t.Errorf("eth0 = %+v", nic)
 	}
@@ -118,7 +119,7 @@ func TestBuildRemote(t *testing.T) {
 				c, _ := r.CPUs.Min()
 				got[r.IRQ] = c
 				if r.NICNode != h.NICs[0].Node || len(r.Nodes) != 1 || r.Nodes[0] != h.NodeOf(c) {
-					t.Errorf("remote %+v: want NIC node %d and CPU node %d", r, h.NICs[0].Node, h.NodeOf(c))
+					t.Errorf("remote %+v: want NIC node %v and CPU node %d", r, h.NICs[0].Node, h.NodeOf(c))
 				}
 			}
 			if diff := cmp.Diff(tt.wantRemote, got); diff != "" {
@@ -191,8 +192,8 @@ func TestBuildOfflineIsolated(t *testing.T) {
 		t.Errorf("node 0 cores (-want +got):\n%s", diff)
 	}
 	// ens2f0 has numa_node -1; its local_cpulist puts it on node 1.
-	if nic, _ := m.NIC("ens2f0"); nic.Node != 1 || nic.Locality != "local_cpulist" {
-		t.Errorf("ens2f0 node %d by %q, want 1 by local_cpulist", nic.Node, nic.Locality)
+	if nic, _ := m.NIC("ens2f0"); nic.Node.Or(-1) != 1 || nic.Locality != "local_cpulist" {
+		t.Errorf("ens2f0 node %v by %q, want 1 by local_cpulist", nic.Node, nic.Locality)
 	}
 }
 
@@ -548,7 +549,7 @@ func mapSet(t *testing.T, s string) cpuset.Set {
 // TestNICLinesInferred: an inferred NIC whose PCI function the tree
 // lacks says so beside its address.
 func TestNICLinesInferred(t *testing.T) {
-	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: -1, Locality: "unknown",
+	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: unknown.NotAs[int](unknown.NotReported, "numa_node is -1"), Locality: "unknown",
 		Inferred: true, PCIAbsent: true, QueueIRQs: []int{268}}
 	got := nicLines(n)[0]
 	want := "NIC 0000:19:00.0 [a]: 0000:19:00.0 (PCI function not in the tree; known from IRQ names, queues unknown), node unknown"

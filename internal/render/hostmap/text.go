@@ -275,8 +275,8 @@ func nodeSummary(n Node) string {
 	if !n.CPUs.IsEmpty() {
 		s = fmt.Sprintf("CPUs %s (%d)", n.CPUs.List(), n.CPUs.Len())
 	}
-	if n.MemoryBytes != nil {
-		s += ", " + units.Bytes(*n.MemoryBytes)
+	if mem, ok := n.MemoryBytes.Get(); ok {
+		s += ", " + units.Bytes(mem)
 	}
 	return s
 }
@@ -366,16 +366,18 @@ func nicLines(n NIC) []string {
 		if desc != "" {
 			desc += ", "
 		}
-		if n.RxQueues < 0 || n.TxQueues < 0 {
+		rx, rxOK := n.RxQueues.Get()
+		tx, txOK := n.TxQueues.Get()
+		if !rxOK || !txOK {
 			desc += "queues unknown"
 		} else {
-			desc += fmt.Sprintf("%d rx/%d tx queues", n.RxQueues, n.TxQueues)
+			desc += fmt.Sprintf("%d rx/%d tx queues", rx, tx)
 		}
 	}
 	switch {
-	case n.Node < 0 && n.Locality == "local_cpulist":
+	case !n.Node.Known() && n.Locality == "local_cpulist":
 		desc += ", local CPUs " + n.LocalCPUs.List() + " (from local_cpulist)"
-	case n.Node < 0:
+	case !n.Node.Known():
 		desc += ", node unknown"
 	case n.Locality == "single node":
 		desc += " (the only node)"
@@ -474,8 +476,8 @@ func remoteLines(m *Map) []string {
 			where = mapWord(len(r.Nodes), "node ", "nodes ") + units.Ints(r.Nodes, ",")
 		}
 		nicAt := "whose local CPUs are elsewhere"
-		if r.NICNode >= 0 {
-			nicAt = fmt.Sprintf("on node %d", r.NICNode)
+		if node, ok := r.NICNode.Get(); ok {
+			nicAt = fmt.Sprintf("on node %d", node)
 		}
 		cpus := mapWord(r.CPUs.Len(), "CPU", "CPUs")
 		out = append(out, fmt.Sprintf("* %s %s (%s): %s queue %d (IRQ %d) is remote; %s is %s",
