@@ -30,19 +30,37 @@ func (m *IOMMU) Active() bool {
 // Known reports whether the tree says anything about IOMMUs.
 func (m *IOMMU) Known() bool { return m != nil && (m.Units.Known() || m.Groups.Known()) }
 
+// DMAMode is how an IOMMU treats devices' DMA by default: the type of
+// its default domain.
+type DMAMode string
+
+// The IOMMU's default modes.
+const (
+	// DMAModePassthrough: DMA addresses are not translated.
+	DMAModePassthrough DMAMode = "passthrough"
+	// DMAModeTranslated: every DMA address is translated.
+	DMAModeTranslated DMAMode = "translated"
+	// DMAModeDefault: an IOMMU is on and nothing asks for a mode: the
+	// kernel's build default applies, translated unless it was built with
+	// CONFIG_IOMMU_DEFAULT_PASSTHROUGH.
+	DMAModeDefault DMAMode = "default"
+	// DMAModeOff: no IOMMU translates.
+	DMAModeOff DMAMode = "off"
+)
+
+// String is the mode as output prints it.
+func (m DMAMode) String() string { return string(m) }
+
 // IOMMUMode says how the host's IOMMU treats devices' DMA by default (the
 // type of its default domain), and how that is known.
 type IOMMUMode struct {
-	// Mode is "passthrough" (DMA addresses are not translated),
-	// "translated", "default" (an IOMMU is on and nothing asks for a mode:
-	// the kernel's build default applies, translated unless it was built
-	// with CONFIG_IOMMU_DEFAULT_PASSTHROUGH), "off" (no IOMMU translates)
-	// or "unknown".
-	Mode string
+	// Mode is the default DMA mode; unknown, with the reason, when
+	// neither sysfs nor the command line says.
+	Mode unknown.Value[DMAMode]
 	// Source is SourceSysfs when sysfs alone decided (no IOMMU unit or
-	// group: off), SourceCmdline when the command line did, else
-	// SourceUnknown.
-	Source Source
+	// group: off), SourceCmdline when the command line did; unknown
+	// when Mode is.
+	Source unknown.Value[Source]
 	// Param is the command-line parameter that decided ("iommu=pt"),
 	// "" when none did.
 	Param string
@@ -57,23 +75,36 @@ type IOMMUMode struct {
 // command line silent about the IOMMU leaves the mode unknown (AMD and
 // some Intel builds enable it by default when present).
 func ResolveIOMMUMode(m *IOMMU, c *Cmdline) IOMMUMode {
-	unknown := IOMMUMode{Mode: "unknown", Source: SourceUnknown}
+	decided := func(mode DMAMode, src Source, param string) IOMMUMode {
+		return IOMMUMode{Mode: unknown.Of(mode), Source: unknown.Of(src), Param: param}
+	}
+	// Not captured, or (on the live root) a kernel without IOMMU support
+	// when sysfs has no IOMMU folder.
+	kind := unknown.NotCaptured
+	if m != nil && !m.Units.Known() && m.Units.Why().Kind != unknown.NotRead {
+		kind = m.Units.Why().Kind
+	}
+	notKnown := func(why unknown.Reason) IOMMUMode {
+		return IOMMUMode{Mode: unknown.Not[DMAMode](why), Source: unknown.Not[Source](why)}
+	}
 	switch {
 	case m.Known() && !m.Active():
-		return IOMMUMode{Mode: "off", Source: SourceSysfs}
+		return decided(DMAModeOff, SourceSysfs, "")
+	case c == nil && m.Known():
+		return notKnown(unknown.Because(unknown.NotCaptured, "an IOMMU is active and there is no /proc/cmdline to name its mode"))
 	case c == nil:
-		return unknown
+		return notKnown(unknown.Because(kind, "no /sys/class/iommu, /sys/kernel/iommu_groups or /proc/cmdline"))
 	}
 	if mode, param := c.IOMMUPassthrough(); mode != "" {
-		return IOMMUMode{Mode: mode, Source: SourceCmdline, Param: param}
+		return decided(mode, SourceCmdline, param)
 	}
 	if m.Active() {
-		return IOMMUMode{Mode: "default", Source: SourceCmdline}
+		return decided(DMAModeDefault, SourceCmdline, "")
 	}
 	if param := c.iommuOn(); param != "" {
-		return IOMMUMode{Mode: "default", Source: SourceCmdline, Param: param}
+		return decided(DMAModeDefault, SourceCmdline, param)
 	}
-	return unknown
+	return notKnown(unknown.Because(kind, "no /sys/class/iommu or /sys/kernel/iommu_groups, and the command line does not turn an IOMMU on"))
 }
 
 // IOMMUMode is ResolveIOMMUMode of the host's IOMMU and command line.

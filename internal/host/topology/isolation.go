@@ -13,10 +13,12 @@ import (
 // Source says where a fact about the host was read.
 type Source string
 
-// Sources of a fact.
+// String is the source as output prints it.
+func (s Source) String() string { return string(s) }
+
+// Sources of a fact; where nothing in the tree says, the fact's source
+// is an unknown unknown.Value[Source] with the reason.
 const (
-	// SourceUnknown: nothing in the tree says.
-	SourceUnknown Source = "unknown"
 	// SourceSysfs: /sys, what the running kernel applied
 	// (cpu/isolated, cpu/nohz_full, /sys/class/iommu).
 	SourceSysfs Source = "sysfs"
@@ -24,14 +26,20 @@ const (
 	SourceCmdline Source = "cmdline"
 )
 
-// IsolationSources says where each of a Host's isolation sets was read.
-// The zero value (every field "") is a host built by hand: the sets say
-// all there is.
+// IsolationSources says where each of a Host's isolation sets was read;
+// a source is unknown, with the reason, when nothing in the tree says
+// (then the set is empty and says nothing).
 type IsolationSources struct {
-	Isolated    Source `json:"isolated"`
-	NohzFull    Source `json:"nohz_full"`
-	ManagedIRQ  Source `json:"managed_irq"`
-	IRQAffinity Source `json:"irqaffinity"`
+	Isolated    unknown.Value[Source] `json:"isolated"`
+	NohzFull    unknown.Value[Source] `json:"nohz_full"`
+	ManagedIRQ  unknown.Value[Source] `json:"managed_irq"`
+	IRQAffinity unknown.Value[Source] `json:"irqaffinity"`
+}
+
+// MarshalJSON writes an unknown source as null with its reason.
+func (s IsolationSources) MarshalJSON() ([]byte, error) {
+	type plain IsolationSources
+	return unknown.MarshalObject(plain(s))
 }
 
 // CmdlineIsolation is what the kernel command line asks of CPU isolation,
@@ -291,13 +299,16 @@ func (h *Host) readIsolation(dir string) error {
 	}
 	h.Isolated, h.IsolationFrom.Isolated = h.isolationSet("cpu/isolated", "isolcpus=", iso, hasIso, ci.Domain)
 	h.NohzFull, h.IsolationFrom.NohzFull = h.isolationSet("cpu/nohz_full", "nohz_full=", nohz, hasNohz, ci.NohzFull)
-	h.IsolationFrom.ManagedIRQ, h.IsolationFrom.IRQAffinity = SourceUnknown, SourceUnknown
+	noCmdline := unknown.Not[Source](h.absent(h.Path("proc/cmdline")))
+	h.IsolationFrom.ManagedIRQ, h.IsolationFrom.IRQAffinity = noCmdline, noCmdline
 	if h.Cmdline != nil {
 		h.ManagedIRQ = h.possibleOnly("isolcpus=managed_irq", ci.ManagedIRQ)
-		h.IsolationFrom.ManagedIRQ = SourceCmdline
+		h.IsolationFrom.ManagedIRQ = unknown.Of(SourceCmdline)
 		if cpus, ok := ci.IRQAffinity.Get(); ok {
 			h.IRQAffinity = h.possibleOnly("irqaffinity=", cpus)
-			h.IsolationFrom.IRQAffinity = SourceCmdline
+			h.IsolationFrom.IRQAffinity = unknown.Of(SourceCmdline)
+		} else {
+			h.IsolationFrom.IRQAffinity = unknown.Not[Source](ci.IRQAffinity.Why())
 		}
 	}
 	if !hasIso && !hasNohz && h.Cmdline == nil {
@@ -308,7 +319,7 @@ func (h *Host) readIsolation(dir string) error {
 
 // isolationSet chooses between what sysfs says (sys, when hasSys) and
 // what the command line asks, and says where it came from.
-func (h *Host) isolationSet(file, param string, sys cpuset.Set, hasSys bool, asked cpuset.Set) (cpuset.Set, Source) {
+func (h *Host) isolationSet(file, param string, sys cpuset.Set, hasSys bool, asked cpuset.Set) (cpuset.Set, unknown.Value[Source]) {
 	if h.Cmdline != nil {
 		asked = h.possibleOnly(param, asked)
 	}
@@ -318,14 +329,16 @@ func (h *Host) isolationSet(file, param string, sys cpuset.Set, hasSys bool, ask
 			h.note("%s says %s but /proc/cmdline's %s asks %s: %s is used, what the running kernel applied",
 				file, listOrNone(sys), param, listOrNone(asked), file)
 		}
-		return sys, SourceSysfs
+		return sys, unknown.Of(SourceSysfs)
 	case h.Cmdline != nil:
 		if !asked.IsEmpty() && !h.Online.IsEmpty() && h.Online.IsSubsetOf(asked) {
 			h.note("/proc/cmdline %s names every online CPU: the kernel keeps its boot CPU for housekeeping, which the tree does not say", param)
 		}
-		return asked, SourceCmdline
+		return asked, unknown.Of(SourceCmdline)
 	}
-	return cpuset.Set{}, SourceUnknown
+	why := h.absent(h.Path("sys/devices/system", file))
+	why.Detail += " or " + strings.TrimPrefix(h.absent(h.Path("proc/cmdline")).Detail, "no ")
+	return cpuset.Set{}, unknown.Not[Source](why)
 }
 
 // possibleOnly returns the CPUs of a command-line list the host has,

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestCmdlineIsolation reads isolcpus=, nohz_full= and irqaffinity= as
@@ -131,7 +132,7 @@ func TestIsolationFromCmdlineRealHost(t *testing.T) {
 		t.Errorf("isolated %s (domain %q, managed_irq %s, nohz_full %s), want %s from managed_irq and nohz_full, no domain",
 			h.IsolatedCPUs(), h.Isolated, h.ManagedIRQ, h.NohzFull, want)
 	}
-	wantFrom := IsolationSources{Isolated: SourceCmdline, NohzFull: SourceCmdline, ManagedIRQ: SourceCmdline, IRQAffinity: SourceCmdline}
+	wantFrom := IsolationSources{Isolated: unknown.Of(SourceCmdline), NohzFull: unknown.Of(SourceCmdline), ManagedIRQ: unknown.Of(SourceCmdline), IRQAffinity: unknown.Of(SourceCmdline)}
 	if h.IsolationFrom != wantFrom {
 		t.Errorf("IsolationFrom = %+v, want %+v", h.IsolationFrom, wantFrom)
 	}
@@ -159,8 +160,8 @@ func TestIsolationUnknownRealHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := IsolationSources{Isolated: SourceUnknown, NohzFull: SourceUnknown, ManagedIRQ: SourceUnknown, IRQAffinity: SourceUnknown}
-	if h.IsolationFrom != want || h.Cmdline != nil || !h.IsolatedCPUs().IsEmpty() {
+	f := h.IsolationFrom
+	if f.Isolated.Known() || f.NohzFull.Known() || f.ManagedIRQ.Known() || f.IRQAffinity.Known() || h.Cmdline != nil || !h.IsolatedCPUs().IsEmpty() {
 		t.Errorf("IsolationFrom = %+v, Cmdline %v, isolated %s; want every source unknown", h.IsolationFrom, h.Cmdline, h.IsolatedCPUs())
 	}
 	if !hasNote(h, "isolated CPUs unknown") {
@@ -182,7 +183,7 @@ func TestIsolationSysfsAndCmdline(t *testing.T) {
 	if !h.Isolated.Equal(ten) || !h.NohzFull.Equal(ten) || !h.ManagedIRQ.Equal(ten) {
 		t.Errorf("isolated %s, nohz_full %s, managed_irq %s, want 10-11 each", h.Isolated, h.NohzFull, h.ManagedIRQ)
 	}
-	want := IsolationSources{Isolated: SourceSysfs, NohzFull: SourceSysfs, ManagedIRQ: SourceCmdline, IRQAffinity: SourceCmdline}
+	want := IsolationSources{Isolated: unknown.Of(SourceSysfs), NohzFull: unknown.Of(SourceSysfs), ManagedIRQ: unknown.Of(SourceCmdline), IRQAffinity: unknown.Of(SourceCmdline)}
 	if h.IsolationFrom != want {
 		t.Errorf("IsolationFrom = %+v, want %+v", h.IsolationFrom, want)
 	}
@@ -222,7 +223,7 @@ func TestIsolationSysfsAndCmdline(t *testing.T) {
 	if h, err = Read(hosttest.Open(t, root)); err != nil {
 		t.Fatal(err)
 	}
-	if !h.Isolated.Equal(list(t, "12-15")) || h.IsolationFrom.Isolated != SourceCmdline || h.IsolationFrom.NohzFull != SourceCmdline {
+	if !h.Isolated.Equal(list(t, "12-15")) || !unknown.Is(h.IsolationFrom.Isolated, SourceCmdline) || !unknown.Is(h.IsolationFrom.NohzFull, SourceCmdline) {
 		t.Errorf("isolated %s from %s, nohz_full from %s; want 12-15, both from the command line", h.Isolated, h.IsolationFrom.Isolated, h.IsolationFrom.NohzFull)
 	}
 	if c, _ := h.CPU(13); !c.Isolated {

@@ -45,20 +45,21 @@ func (a *auditor) checkHostIOMMU() error {
 	m := a.opts.IOMMU
 	mode := topology.ResolveIOMMUMode(m, a.opts.Cmdline)
 	var msg string
+	dma, known := mode.Mode.Get()
 	switch {
-	case mode.Mode == "passthrough" || mode.Mode == "off":
+	case dma == topology.DMAModePassthrough || dma == topology.DMAModeOff:
 		return nil
-	case mode.Mode == "unknown" && m.Known():
+	case !known && m.Known():
 		return skip("", string(CheckIOMMUMode), "an IOMMU is active but there is no /proc/cmdline: its mode is unknown")
-	case mode.Mode == "unknown":
+	case !known:
 		return skip("", string(CheckIOMMUMode), "no /sys/class/iommu or /sys/kernel/iommu_groups: whether an IOMMU translates DMA is unknown")
-	case !m.Known() && mode.Mode == "translated":
+	case !m.Known() && dma == topology.DMAModeTranslated:
 		msg = fmt.Sprintf("the kernel command line asks for translation (%s) and the tree has no /sys/class/iommu to show an IOMMU active: DMA is translated wherever one is",
 			mode.Param)
 	case !m.Known():
 		msg = fmt.Sprintf("the kernel command line turns the IOMMU on (%s) without iommu=pt or iommu.passthrough=1, and the tree has no /sys/class/iommu to confirm it: DMA is translated unless the kernel was built to default to passthrough",
 			mode.Param)
-	case mode.Mode == "translated":
+	case dma == topology.DMAModeTranslated:
 		msg = fmt.Sprintf("an IOMMU is active (%s) and the kernel command line asks for translation (%s): every DMA address is translated", iommuUnits(m), mode.Param)
 	default:
 		msg = fmt.Sprintf("an IOMMU is active (%s) and the kernel command line has no iommu=pt or iommu.passthrough=1: DMA is translated unless the kernel was built to default to passthrough",

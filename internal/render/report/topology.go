@@ -38,8 +38,8 @@ type TopologyDoc struct {
 // IsolationJSON is the host's CPU isolation, kind by kind.
 type IsolationJSON struct {
 	// CPUs is every isolated CPU (any kind): no IRQ or benchmark is
-	// placed there unless named. null when no kind is known.
-	CPUs *cpuset.Set `json:"cpus"`
+	// placed there unless named; unknown when no kind is known.
+	CPUs unknown.Value[cpuset.Set] `json:"cpus"`
 	// Domain is isolcpus= with the domain flag (or none): cpu/isolated.
 	Domain SourcedCPUs `json:"domain"`
 	// ManagedIRQ is isolcpus=managed_irq: kernel-managed IRQs avoid
@@ -51,21 +51,39 @@ type IsolationJSON struct {
 	IRQAffinity SourcedCPUs `json:"irqaffinity"`
 }
 
-// SourcedCPUs is a CPU set and where it was read: "sysfs", "cmdline" or
-// "unknown" (then cpus is null).
+// MarshalJSON writes unknown isolated CPUs as null with the reason.
+func (i IsolationJSON) MarshalJSON() ([]byte, error) {
+	type plain IsolationJSON
+	return unknown.MarshalObject(plain(i))
+}
+
+// SourcedCPUs is a CPU set and where it was read, "sysfs" or "cmdline";
+// both are unknown, with the reason, when nothing in the tree says.
 type SourcedCPUs struct {
-	CPUs   *cpuset.Set `json:"cpus"`
-	Source string      `json:"source"`
+	CPUs   unknown.Value[cpuset.Set]      `json:"cpus"`
+	Source unknown.Value[topology.Source] `json:"source"`
+}
+
+// MarshalJSON writes an unknown set and source as null with the reason.
+func (s SourcedCPUs) MarshalJSON() ([]byte, error) {
+	type plain SourcedCPUs
+	return unknown.MarshalObject(plain(s))
 }
 
 // IOMMUJSON is the IOMMU's default mode (topology.IOMMUMode): mode
-// "passthrough", "translated", "default", "off" or "unknown"; source
-// "sysfs", "cmdline" or "unknown"; param the command-line parameter that
-// decided, "" for none.
+// "passthrough", "translated", "default" or "off"; source "sysfs" or
+// "cmdline" (both unknown, with the reason, when nothing says); param the
+// command-line parameter that decided, "" for none.
 type IOMMUJSON struct {
-	Mode   string `json:"mode"`
-	Source string `json:"source"`
-	Param  string `json:"param"`
+	Mode   unknown.Value[topology.DMAMode] `json:"mode"`
+	Source unknown.Value[topology.Source]  `json:"source"`
+	Param  string                          `json:"param"`
+}
+
+// MarshalJSON writes an unknown mode and source as null with the reason.
+func (m IOMMUJSON) MarshalJSON() ([]byte, error) {
+	type plain IOMMUJSON
+	return unknown.MarshalObject(plain(m))
 }
 
 // NodeJSON is one NUMA node.
@@ -157,7 +175,7 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 		NohzFull: h.NohzFull, Notes: append(slices.Clone(h.Notes), t.Notes...),
 		Isolation: isolationJSON(h)}
 	m := h.IOMMUMode()
-	doc.IOMMU = IOMMUJSON{Mode: m.Mode, Source: string(m.Source), Param: m.Param}
+	doc.IOMMU = IOMMUJSON{Mode: m.Mode, Source: m.Source, Param: m.Param}
 	for _, n := range h.Nodes {
 		nj := NodeJSON{ID: n.ID, CPUs: n.CPUs, OnlineCPUs: n.CPUs.Intersection(h.Online), Distances: n.Distances,
 			MemoryBytes: n.MemoryBytes}
@@ -214,18 +232,19 @@ func isolationJSON(h *topology.Host) IsolationJSON {
 	iso := IsolationJSON{
 		Domain: sourced(h.Isolated, from.Isolated), ManagedIRQ: sourced(h.ManagedIRQ, from.ManagedIRQ),
 		NohzFull: sourced(h.NohzFull, from.NohzFull), IRQAffinity: sourced(h.IRQAffinity, from.IRQAffinity)}
-	if iso.Domain.CPUs != nil || iso.ManagedIRQ.CPUs != nil || iso.NohzFull.CPUs != nil {
-		all := h.IsolatedCPUs()
-		iso.CPUs = &all
+	if iso.Domain.CPUs.Known() || iso.ManagedIRQ.CPUs.Known() || iso.NohzFull.CPUs.Known() {
+		iso.CPUs = unknown.Of(h.IsolatedCPUs())
+	} else {
+		iso.CPUs = unknown.Not[cpuset.Set](from.Isolated.Why())
 	}
 	return iso
 }
 
-func sourced(s cpuset.Set, src topology.Source) SourcedCPUs {
-	if src == topology.SourceUnknown {
-		return SourcedCPUs{Source: string(src)}
+func sourced(s cpuset.Set, src unknown.Value[topology.Source]) SourcedCPUs {
+	if !src.Known() {
+		return SourcedCPUs{CPUs: unknown.Not[cpuset.Set](src.Why()), Source: src}
 	}
-	return SourcedCPUs{CPUs: &s, Source: string(src)}
+	return SourcedCPUs{CPUs: unknown.Of(s), Source: src}
 }
 
 // writeIsolation writes the isolation and IOMMU lines: "isolated CPUs
@@ -239,22 +258,25 @@ func writeIsolation(w io.Writer, doc TopologyDoc) {
 		name string
 		set  SourcedCPUs
 	}{{"isolcpus", iso.Domain}, {"isolcpus managed_irq", iso.ManagedIRQ}, {"nohz_full", iso.NohzFull}} {
-		if k.set.CPUs != nil && !k.set.CPUs.IsEmpty() {
-			parts = append(parts, fmt.Sprintf("%s %s%s", k.name, k.set.CPUs, sourceWords(k.set.Source, "")))
+		if cpus, ok := k.set.CPUs.Get(); ok && !cpus.IsEmpty() {
+			parts = append(parts, fmt.Sprintf("%s %s%s", k.name, cpus, sourceWords(string(k.set.Source.Or("")), "")))
 		}
 	}
 	if len(parts) > 0 {
-		linef(w, "isolated %s %s: %s", units.Choose(iso.CPUs.Len(), "CPU", "CPUs"), units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
+		all := iso.CPUs.Or(cpuset.Set{})
+		linef(w, "isolated %s %s: %s", units.Choose(all.Len(), "CPU", "CPUs"), units.OrDash(all.List()), strings.Join(parts, "; "))
 	}
-	if a := iso.IRQAffinity; a.CPUs != nil && !a.CPUs.IsEmpty() {
-		linef(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s", a.CPUs, sourceWords(a.Source, ""))
+	if a := iso.IRQAffinity; !a.CPUs.Or(cpuset.Set{}).IsEmpty() {
+		linef(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s", a.CPUs.Or(cpuset.Set{}), sourceWords(string(a.Source.Or("")), ""))
 	}
-	switch m := doc.IOMMU; m.Mode {
-	case "unknown", "":
-	case "default":
-		linef(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s", sourceWords(m.Source, m.Param))
+	m := doc.IOMMU
+	src := string(m.Source.Or(""))
+	switch mode, ok := m.Mode.Get(); {
+	case !ok || mode == "":
+	case mode == topology.DMAModeDefault:
+		linef(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s", sourceWords(src, m.Param))
 	default:
-		linef(w, "IOMMU %s%s", m.Mode, sourceWords(m.Source, m.Param))
+		linef(w, "IOMMU %s%s", mode, sourceWords(src, m.Param))
 	}
 }
 
