@@ -51,9 +51,10 @@ type Package struct {
 	Nodes    []Node `json:"nodes"`
 }
 
-// Node is one NUMA node; ID is -1 for the CPUs of no known node.
+// Node is one NUMA node; its ID is unknown for the CPUs of no known
+// node.
 type Node struct {
-	ID          int                  `json:"id"`
+	ID          unknown.Value[int]   `json:"id"`
 	CPUs        cpuset.Set           `json:"cpus"`
 	MemoryBytes unknown.Value[int64] `json:"memory_bytes"`
 	Cores       []Core               `json:"cores"`
@@ -116,15 +117,15 @@ type NIC struct {
 	// Key is the letter(s) of its queue IRQs in cells: "q" when one NIC
 	// has queue IRQs, "a", "b"... when several do, two letters each ("aa",
 	// "ab"...) when more than 52 do; "" when it has none.
-	Key       string             `json:"key"`
-	Driver    string             `json:"driver"`
-	PCI       string             `json:"pci"`
-	Node      unknown.Value[int] `json:"node"`     // the node it is local to
-	Locality  string             `json:"locality"` // how Node/LocalCPUs are known
-	LocalCPUs cpuset.Set         `json:"local_cpus"`
-	RxQueues  unknown.Value[int] `json:"rx_queues"`
-	TxQueues  unknown.Value[int] `json:"tx_queues"`
-	Inferred  bool               `json:"inferred,omitempty"`
+	Key       string                                 `json:"key"`
+	Driver    string                                 `json:"driver"`
+	PCI       string                                 `json:"pci"`
+	Node      unknown.Value[int]                     `json:"node"`     // the node it is local to
+	Locality  unknown.Value[topology.LocalitySource] `json:"locality"` // how Node/LocalCPUs are known
+	LocalCPUs cpuset.Set                             `json:"local_cpus"`
+	RxQueues  unknown.Value[int]                     `json:"rx_queues"`
+	TxQueues  unknown.Value[int]                     `json:"tx_queues"`
+	Inferred  bool                                   `json:"inferred,omitempty"`
 	// PCIAbsent: PCI comes from IRQ names; the tree has no such function.
 	PCIAbsent bool  `json:"pci_absent,omitempty"`
 	QueueIRQs []int `json:"queue_irqs"`
@@ -247,7 +248,7 @@ func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *
 		if node, ok := n.Node.Get(); ok {
 			for pi := range m.Packages {
 				for ni := range m.Packages[pi].Nodes {
-					if nd := &m.Packages[pi].Nodes[ni]; nd.ID == node {
+					if nd := &m.Packages[pi].Nodes[ni]; unknown.Is(nd.ID, node) {
 						nd.NICs = append(nd.NICs, n.Name)
 						placed = true
 					}
@@ -304,7 +305,7 @@ func (b *mapBuilder) noRSSQueues(name string) map[int]bool {
 func (b *mapBuilder) placeNIC(n *topology.NIC) {
 	h := b.h
 	loc := h.Locality(n)
-	mn := NIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source.String(),
+	mn := NIC{Name: n.Name, Driver: n.Driver, PCI: n.PCI, Node: loc.Node, Locality: loc.Source,
 		LocalCPUs: loc.CPUs, RxQueues: n.RxQueues, TxQueues: n.TxQueues, Inferred: n.Inferred,
 		PCIAbsent: n.PCIAbsent, QueueIRQs: []int{}, OtherIRQs: []int{}, UnplacedIRQs: []int{}, RemoteIRQs: []int{}, SharedIRQs: []int{}}
 	var queueCPUs []int
@@ -634,12 +635,12 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 		node := c.Node.Or(-1)
 		byNode[node] = append(byNode[node], c)
 	}
-	add := func(id int, cpus cpuset.Set, mem unknown.Value[int64]) {
+	add := func(id unknown.Value[int], cpus cpuset.Set, mem unknown.Value[int64]) {
 		nd := Node{ID: id, CPUs: cpus, NICs: []string{}, Cores: []Core{}, MemoryBytes: mem}
 		var pkgs []int
 		cores := map[int]*Core{}
 		var order []int
-		for _, c := range byNode[id] {
+		for _, c := range byNode[id.Or(-1)] {
 			if pkg, ok := c.Package.Get(); ok && !slices.Contains(pkgs, pkg) {
 				pkgs = append(pkgs, pkg)
 			}
@@ -665,14 +666,15 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 		for _, c := range byNode[n.ID] {
 			ids = append(ids, c.ID)
 		}
-		add(n.ID, cpuset.New(ids...), n.MemoryBytes)
+		add(unknown.Of(n.ID), cpuset.New(ids...), n.MemoryBytes)
 	}
 	if unk := byNode[-1]; len(unk) > 0 {
 		ids := make([]int, len(unk))
 		for i, c := range unk {
 			ids[i] = c.ID
 		}
-		add(-1, cpuset.New(ids...), unknown.NotAs[int64](unknown.NotApplicable, "the CPUs of no known node"))
+		noNode := unknown.Because(unknown.NotReported, "CPUs "+cpuset.New(ids...).List()+" are in no node's cpulist")
+		add(unknown.Not[int](noNode), cpuset.New(ids...), unknown.Not[int64](noNode))
 	}
 	// Known packages by id, then unknown; a group's nodes stay by id,
 	// the unknown node last.

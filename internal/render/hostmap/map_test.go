@@ -53,7 +53,7 @@ func TestBuildSeed(t *testing.T) {
 	for _, p := range m.Packages {
 		var ids []int
 		for _, n := range p.Nodes {
-			ids = append(ids, n.ID)
+			ids = append(ids, n.ID.Or(-1))
 		}
 		got = append(got, append(p.Packages, ids...))
 	}
@@ -144,7 +144,7 @@ func TestBuildNPS2Packages(t *testing.T) {
 	for _, p := range m.Packages {
 		var ids []int
 		for _, n := range p.Nodes {
-			ids = append(ids, n.ID)
+			ids = append(ids, n.ID.Or(-1))
 		}
 		got = append(got, packageTitle(p.Packages)+": "+units.Ints(ids, ","))
 	}
@@ -192,8 +192,8 @@ func TestBuildOfflineIsolated(t *testing.T) {
 		t.Errorf("node 0 cores (-want +got):\n%s", diff)
 	}
 	// ens2f0 has numa_node -1; its local_cpulist puts it on node 1.
-	if nic, _ := m.NIC("ens2f0"); nic.Node.Or(-1) != 1 || nic.Locality != "local_cpulist" {
-		t.Errorf("ens2f0 node %v by %q, want 1 by local_cpulist", nic.Node, nic.Locality)
+	if nic, _ := m.NIC("ens2f0"); nic.Node.Or(-1) != 1 || !unknown.Is(nic.Locality, topology.LocalitySourceLocalCPUList) {
+		t.Errorf("ens2f0 node %v by %q, want 1 by local_cpulist", nic.Node, nic.Locality.String())
 	}
 }
 
@@ -549,7 +549,7 @@ func mapSet(t *testing.T, s string) cpuset.Set {
 // TestNICLinesInferred: an inferred NIC whose PCI function the tree
 // lacks says so beside its address.
 func TestNICLinesInferred(t *testing.T) {
-	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: unknown.NotAs[int](unknown.NotReported, "numa_node is -1"), Locality: "unknown",
+	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: unknown.NotAs[int](unknown.NotReported, "numa_node is -1"), Locality: unknown.NotAs[topology.LocalitySource](unknown.NotReported, "numa_node is -1"),
 		Inferred: true, PCIAbsent: true, QueueIRQs: []int{268}}
 	got := nicLines(n)[0]
 	want := "NIC 0000:19:00.0 [a]: 0000:19:00.0 (PCI function not in the tree; known from IRQ names, queues unknown), node unknown"

@@ -148,7 +148,7 @@ func TestMapSVGHosts(t *testing.T) {
 // Names from the host (NIC names, process comms) are escaped.
 func TestMapSVGEscapes(t *testing.T) {
 	m := &Map{
-		Packages: []Package{{Packages: []int{0}, Nodes: []Node{{ID: 0, CPUs: cpuset.New(0),
+		Packages: []Package{{Packages: []int{0}, Nodes: []Node{{ID: unknown.Of(0), CPUs: cpuset.New(0),
 			NICs: []string{`e<t>h&"0'`},
 			Cores: []Core{{ID: 0, Threads: []CPU{{ID: 0, Online: true, Label: "q0P!", LastRan: []int{7},
 				IRQs: []IRQ{{IRQ: 30, NIC: `e<t>h&"0'`, Queue: 0}}, Conflict: true}}}}}}}},

@@ -9,8 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Style says how WriteText draws the picture.
@@ -151,7 +153,7 @@ func nodeBoxes(m *Map, width int) []tline {
 	for _, p := range m.Packages {
 		var bs []nodeBody
 		for _, n := range p.Nodes {
-			nb := nodeBody{title: nodeTitle(n.ID)}
+			nb := nodeBody{title: nodeTitle(n.ID.Or(-1))}
 			nb.text = append(nb.text, nodeSummary(n))
 			nb.grid = coreGrid(n.Cores, idw, cellW, gap, avail)
 			for _, g := range nb.grid {
@@ -375,16 +377,16 @@ func nicLines(n NIC) []string {
 		}
 	}
 	switch {
-	case !n.Node.Known() && n.Locality == "local_cpulist":
+	case !n.Node.Known() && unknown.Is(n.Locality, topology.LocalitySourceLocalCPUList):
 		desc += ", local CPUs " + n.LocalCPUs.List() + " (from local_cpulist)"
 	case !n.Node.Known():
 		desc += ", node unknown"
-	case n.Locality == "single node":
+	case unknown.Is(n.Locality, topology.LocalitySourceSingleNode):
 		desc += " (the only node)"
-	case n.Locality == "irq node":
+	case unknown.Is(n.Locality, topology.LocalitySourceIRQNode):
 		desc += " (node from its IRQs' /proc/irq/N/node)"
-	case n.Locality != "numa_node":
-		desc += " (node from " + n.Locality + ")"
+	case !unknown.Is(n.Locality, topology.LocalitySourceNumaNode):
+		desc += " (node from " + n.Locality.String() + ")"
 	}
 	lines := []string{head + ": " + desc}
 
