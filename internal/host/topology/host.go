@@ -118,12 +118,16 @@ func (h *Host) Node(id int) (Node, bool) {
 	return Node{}, false
 }
 
-// NodeOf returns the node a CPU belongs to, or -1 when unknown.
-func (h *Host) NodeOf(cpu int) int {
+// NodeOf returns the node a CPU belongs to, unknown (with the reason)
+// when no node folder lists it or the host has no such CPU.
+func (h *Host) NodeOf(cpu int) unknown.Value[int] {
 	if n, ok := h.nodeOf[cpu]; ok {
-		return n
+		return unknown.Of(n)
 	}
-	return -1
+	if c, _ := h.CPU(cpu); !c.Node.Known() {
+		return c.Node
+	}
+	return unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("no node folder lists CPU %d", cpu))
 }
 
 // NodesOf returns the set of nodes the CPUs belong to, and the CPUs
@@ -131,7 +135,7 @@ func (h *Host) NodeOf(cpu int) int {
 func (h *Host) NodesOf(cpus cpuset.Set) (nodes, unknown cpuset.Set) {
 	var ids, unk []int
 	for c := range cpus.All() {
-		if n := h.NodeOf(c); n >= 0 {
+		if n, ok := h.NodeOf(c).Get(); ok {
 			ids = append(ids, n)
 		} else {
 			unk = append(unk, c)

@@ -302,11 +302,8 @@ func (h *Host) Locality(n *NIC) Locality {
 		return Locality{Node: unknown.Of(h.Nodes[0].ID), CPUs: h.Nodes[0].CPUs, Source: unknown.Of(LocalitySourceSingleNode)}
 	}
 	if local, ok := n.LocalCPUs.Get(); ok && !local.IsEmpty() && !h.Possible.IsSubsetOf(local) && !h.Online.IsSubsetOf(local) {
-		loc := Locality{CPUs: local, Source: unknown.Of(LocalitySourceLocalCPUList),
-			Node: unknown.NotAs[int](unknown.NotReported, "local_cpulist "+local.List()+" is not the CPUs of one node")}
-		if id := h.LocalNode(local); id >= 0 {
-			loc.Node = unknown.Of(id)
-		} else if nodeKnown {
+		loc := Locality{CPUs: local, Source: unknown.Of(LocalitySourceLocalCPUList), Node: h.LocalNode(local)}
+		if !loc.Node.Known() && nodeKnown {
 			loc.Node = unknown.Of(node) // the kernel's word, its folder missing from the tree
 		}
 		return loc

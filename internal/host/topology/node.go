@@ -224,13 +224,16 @@ func readMemTotal(fsys kfile.FS, path string) (int64, error) {
 	return 0, kfile.Malformedf(path, "no MemTotal line")
 }
 
-// LocalNode returns the single node whose CPUs contain cpus, or -1 when
-// cpus is empty, spans nodes or touches CPUs of no known node.
-func (h *Host) LocalNode(cpus cpuset.Set) int {
-	nodes, unknown := h.NodesOf(cpus)
-	if !unknown.IsEmpty() || nodes.Len() != 1 {
-		return -1
+// LocalNode returns the single node whose CPUs contain cpus; unknown
+// when cpus is empty, spans nodes or touches CPUs of no known node.
+func (h *Host) LocalNode(cpus cpuset.Set) unknown.Value[int] {
+	nodes, unk := h.NodesOf(cpus)
+	switch {
+	case !unk.IsEmpty():
+		return unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("CPUs %s are in no node's cpulist", unk))
+	case nodes.Len() != 1:
+		return unknown.NotAs[int](unknown.NotApplicable, fmt.Sprintf("CPUs %s are not the CPUs of one node (nodes %s)", listOrNone(cpus), listOrNone(nodes)))
 	}
 	id, _ := nodes.Min()
-	return id
+	return unknown.Of(id)
 }

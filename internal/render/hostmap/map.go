@@ -164,12 +164,12 @@ const (
 
 // Conflict is one conflict, on one CPU.
 type Conflict struct {
-	Kind   irq.Kind `json:"kind"`
-	CPU    int      `json:"cpu"`
-	Node   int      `json:"node"`
-	NIC    string   `json:"nic,omitempty"`
-	IRQs   []int    `json:"irqs"`
-	Queues []int    `json:"queues,omitempty"`
+	Kind   irq.Kind           `json:"kind"`
+	CPU    int                `json:"cpu"`
+	Node   unknown.Value[int] `json:"node"`
+	NIC    string             `json:"nic,omitempty"`
+	IRQs   []int              `json:"irqs"`
+	Queues []int              `json:"queues,omitempty"`
 	// PIDs is the watched process of a thread-on-queue-cpu conflict (one
 	// conflict per process and CPU). LastRan holds its threads that last
 	// ran here; without them its threads only may run here.
@@ -781,4 +781,10 @@ func (n NIC) MarshalJSON() ([]byte, error) {
 func (r Remote) MarshalJSON() ([]byte, error) {
 	type plain Remote
 	return unknown.MarshalObject(plain(r))
+}
+
+// MarshalJSON writes an unknown node as null with its reason.
+func (c Conflict) MarshalJSON() ([]byte, error) {
+	type plain Conflict
+	return unknown.MarshalObject(plain(c))
 }

@@ -435,7 +435,7 @@ func conflictLines(m *Map) []string {
 		switch c.Kind {
 		case ConflictSharedCPU:
 			out = append(out, fmt.Sprintf("! CPU %d (%s): %s queues %s (IRQs %s) share it",
-				c.CPU, nodeTitle(c.Node), c.NIC, mapAndList(c.Queues), units.Ints(c.IRQs, ", ")))
+				c.CPU, nodeTitle(c.Node.Or(-1)), c.NIC, mapAndList(c.Queues), units.Ints(c.IRQs, ", ")))
 		case ConflictThread:
 			for _, pid := range c.PIDs {
 				pc := byPID[pid]

@@ -137,9 +137,9 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		hot := d.hottest(v.IRQCPUs, rates)
 		c, ok := d.iv.cpuStats(hot)
 		if !ok { // every CPU that took a NIC IRQ is listed; stay safe anyway
-			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot)}
+			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot).Or(-1)}
 		}
-		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot), local(hot), c.Soft, c.Busy
+		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot).Or(-1), local(hot), c.Soft, c.Busy
 		v.Saturated = c.Busy != nil && *c.Busy >= SaturatedPercent
 		fmt.Fprintf(&b, "%s on CPU %d (%s, %s)", cmp.Or(direction(dirs[hot], c), "softirq"), hot, nodeWord(v.Node), localWord(v.Local))
 		switch {
