@@ -122,17 +122,40 @@ func (h *Host) readIOMMU() {
 	h.IOMMU = m
 }
 
+// DomainType is the type of an IOMMU group's default DMA domain, as
+// /sys/kernel/iommu_groups/N/type names it; a word the kernel adds later
+// is kept as it reads.
+type DomainType string
+
+// The default domain types the kernel names.
+const (
+	// DomainTypeIdentity is passthrough.
+	DomainTypeIdentity DomainType = "identity"
+	// DomainTypeDMA translates every DMA address, invalidating at once.
+	DomainTypeDMA DomainType = "DMA"
+	// DomainTypeDMAFQ translates every DMA address, invalidations batched
+	// in a flush queue.
+	DomainTypeDMAFQ DomainType = "DMA-FQ"
+	// DomainTypeBlocked and DomainTypeUnmanaged are not the kernel's
+	// default use.
+	DomainTypeBlocked   DomainType = "blocked"
+	DomainTypeUnmanaged DomainType = "unmanaged"
+)
+
+// String is the type as the kernel names it.
+func (t DomainType) String() string { return string(t) }
+
 // IOMMUGroup is the IOMMU group of one PCI function and the type of its
-// default DMA domain (/sys/kernel/iommu_groups/N/type, Linux 5.11+):
-// "identity" is passthrough; "DMA" and "DMA-FQ" translate every DMA
-// address; "blocked" and "unmanaged" are not the kernel's default use.
+// default DMA domain (/sys/kernel/iommu_groups/N/type, Linux 5.11+).
 type IOMMUGroup struct {
-	ID   unknown.Value[int] // unknown when the device has no iommu_group link
-	Type string             // "" when the group has no type file
+	ID   unknown.Value[int]        // unknown when the device has no iommu_group link
+	Type unknown.Value[DomainType] // unknown when the group has no type file
 }
 
 // Translating reports whether the group's default domain translates DMA.
-func (g IOMMUGroup) Translating() bool { return g.Type == "DMA" || g.Type == "DMA-FQ" }
+func (g IOMMUGroup) Translating() bool {
+	return unknown.Is(g.Type, DomainTypeDMA) || unknown.Is(g.Type, DomainTypeDMAFQ)
+}
 
 // ReadIOMMU reads /sys/class/iommu and counts /sys/kernel/iommu_groups.
 func ReadIOMMU(fsys kfile.FS) (*IOMMU, error) {
@@ -175,7 +198,8 @@ func ReadIOMMU(fsys kfile.FS) (*IOMMU, error) {
 // DeviceIOMMUGroup returns the IOMMU group of a PCI function
 // ("0000:98:00.0") from its iommu_group link, and the group's type. A
 // device without the link has an unknown ID (no IOMMU translates for it,
-// or the tree does not say); a group without a type file has Type "".
+// or the tree does not say), and an unknown Type; so does a group without
+// a type file (a kernel before 5.11).
 func (h *Host) DeviceIOMMUGroup(bdf string) (IOMMUGroup, error) {
 	var g IOMMUGroup
 	if !pci.IsAddress(bdf) {
@@ -186,6 +210,7 @@ func (h *Host) DeviceIOMMUGroup(bdf string) (IOMMUGroup, error) {
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			g.ID = unknown.Not[int](h.absent(h.Path(link)))
+			g.Type = unknown.Not[DomainType](g.ID.Why())
 			return g, nil
 		}
 		return g, fmt.Errorf("IOMMU group of %s: %w", bdf, err)
@@ -197,9 +222,13 @@ func (h *Host) DeviceIOMMUGroup(bdf string) (IOMMUGroup, error) {
 	g.ID = unknown.Of(id)
 	s, err := h.fs.String(h.Path(target, "type"))
 	switch {
+	case err == nil && strings.TrimSpace(s) == "":
+		g.Type = unknown.NotAs[DomainType](unknown.Malformed, h.rel(h.Path(target, "type"))+" is empty")
 	case err == nil:
-		g.Type = strings.TrimSpace(s)
-	case !kfile.IsNotExist(err):
+		g.Type = unknown.Of(DomainType(strings.TrimSpace(s)))
+	case kfile.IsNotExist(err):
+		g.Type = unknown.Not[DomainType](h.absent(h.Path(target, "type")))
+	default:
 		return g, err
 	}
 	return g, nil

@@ -70,13 +70,14 @@ func TestIOMMU(t *testing.T) {
 	if got := h.IOMMUMode(); !sameMode(got, iommuMode(DMAMode("default"), SourceCmdline, "")) {
 		t.Errorf("IOMMUMode with units and a silent command line = %+v, want the build default", got)
 	}
+	const noLink = "no sys/bus/pci/devices/0000:99:00.0/iommu_group"
 	tests := []struct {
 		give string
 		want IOMMUGroup
 	}{
-		{give: "0000:98:00.0", want: IOMMUGroup{ID: unknown.Of(8), Type: "DMA-FQ"}},
-		{give: "0000:17:00.0", want: IOMMUGroup{ID: unknown.Of(7)}},
-		{give: "0000:99:00.0", want: IOMMUGroup{ID: unknown.NotAs[int](unknown.NotCaptured, "no sys/bus/pci/devices/0000:99:00.0/iommu_group")}},
+		{give: "0000:98:00.0", want: IOMMUGroup{ID: unknown.Of(8), Type: unknown.Of(DomainTypeDMAFQ)}},
+		{give: "0000:17:00.0", want: IOMMUGroup{ID: unknown.Of(7), Type: unknown.NotAs[DomainType](unknown.NotCaptured, "no sys/kernel/iommu_groups/7/type")}},
+		{give: "0000:99:00.0", want: IOMMUGroup{ID: unknown.NotAs[int](unknown.NotCaptured, noLink), Type: unknown.NotAs[DomainType](unknown.NotCaptured, noLink)}},
 	}
 	for _, tt := range tests {
 		got, err := h.DeviceIOMMUGroup(tt.give)
@@ -84,10 +85,10 @@ func TestIOMMU(t *testing.T) {
 			t.Errorf("DeviceIOMMUGroup(%q) = %+v, %v, want %+v", tt.give, got, err, tt.want)
 		}
 	}
-	if g := (IOMMUGroup{ID: unknown.Of(8), Type: "DMA-FQ"}); !g.Translating() {
+	if g := (IOMMUGroup{ID: unknown.Of(8), Type: unknown.Of(DomainTypeDMAFQ)}); !g.Translating() {
 		t.Error("DMA-FQ is not translating")
 	}
-	if g := (IOMMUGroup{ID: unknown.Of(8), Type: "identity"}); g.Translating() {
+	if g := (IOMMUGroup{ID: unknown.Of(8), Type: unknown.Of(DomainTypeIdentity)}); g.Translating() {
 		t.Error("identity is translating")
 	}
 	if _, err := h.DeviceIOMMUGroup("eth0"); err == nil {

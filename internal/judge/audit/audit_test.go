@@ -201,7 +201,7 @@ func TestAuditUnknowns(t *testing.T) {
 		}, want: []string{"not-checked iommu-mode"}},
 		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = iommuOn
-			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: unknown.Of(4), Type: "identity"}}
+			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: unknown.Of(4), Type: unknown.Of(topology.DomainTypeIdentity)}}
 		}},
 		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			h.Isolated = cpuset.New(50)

@@ -20,7 +20,7 @@ func init() {
 // without it are judged host-wide by checkHostIOMMU.
 func (a *auditor) checkIOMMU(c *nicCtx) {
 	g, ok := a.opts.IOMMUGroups[c.nic.PCI]
-	if c.nic.PCI == "" || !ok || !g.ID.Known() || g.Type == "" {
+	if c.nic.PCI == "" || !ok || !g.ID.Known() || !g.Type.Known() {
 		a.hostIOMMUNeeded = true
 		return
 	}
