@@ -42,7 +42,7 @@ func (h *Host) inferNICs() error {
 		if !ok {
 			n = &NIC{Name: name, Node: unknown.Not[int](noNet), LocalCPUs: unknown.Not[cpuset.Set](noNet),
 				SpeedMbps: unknown.Not[int](noNet), RxQueues: unknown.Not[int](noNet), TxQueues: unknown.Not[int](noNet),
-				MSIIRQs: unknown.Not[[]int](noNet), Inferred: true}
+				MSIIRQs: unknown.Not[[]int](noNet), OperState: unknown.Not[OperState](noNet), Inferred: true}
 			if interrupts.IsVirtioDevice(name) {
 				n.Virtio = name
 			}

@@ -28,7 +28,7 @@ type NIC struct {
 	TxQueues  unknown.Value[int]        // tx-N folders under queues/
 	Queues    []Queue                   // rx queues by index, then tx queues by index
 	SpeedMbps unknown.Value[int]        // unknown when the link is down, or virtual
-	OperState string
+	OperState unknown.Value[OperState]
 
 	VendorID, DeviceID string // "0x15b3"; "" when not on PCI
 	Vendor, Product    string // names from pci.ids; "" when unknown
@@ -55,6 +55,26 @@ type NIC struct {
 	// uses it only when nothing better is known.
 	IRQNode unknown.Value[int]
 }
+
+// OperState is a netdev's operational state, as its operstate file
+// names it (RFC 2863's, include/uapi/linux/if.h).
+type OperState string
+
+// The operational states. OperStateUnknown is the kernel's own word
+// (IF_OPER_UNKNOWN: the driver does not track it, as for many virtual
+// devices), not irqnuma's: it is a state the host reports.
+const (
+	OperStateUnknown        OperState = "unknown"
+	OperStateNotPresent     OperState = "notpresent"
+	OperStateDown           OperState = "down"
+	OperStateLowerLayerDown OperState = "lowerlayerdown"
+	OperStateTesting        OperState = "testing"
+	OperStateDormant        OperState = "dormant"
+	OperStateUp             OperState = "up"
+)
+
+// String is the state as the kernel names it.
+func (s OperState) String() string { return string(s) }
 
 // QueueKind is whether a queue receives or transmits.
 type QueueKind string
@@ -149,8 +169,13 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 		return NIC{}, false, fmt.Errorf("NIC %s: %w", name, err)
 	}
 	n.SpeedMbps = h.readSpeed(h.Path(netdev, "speed"))
-	if s, err := h.fs.String(h.Path(netdev, "operstate")); err == nil {
-		n.OperState = strings.TrimSpace(s)
+	switch s, err := h.fs.String(h.Path(netdev, "operstate")); {
+	case err == nil:
+		n.OperState = unknown.Of(OperState(strings.TrimSpace(s)))
+	case kfile.IsNotExist(err):
+		n.OperState = unknown.Not[OperState](h.absent(h.Path(netdev, "operstate")))
+	default:
+		n.OperState = unknown.Not[OperState](readFailed(err))
 	}
 	return n, true, nil
 }

@@ -16,7 +16,7 @@ type Node struct {
 	ID          int
 	CPUs        cpuset.Set           // every CPU of the node, online or not
 	MemoryBytes unknown.Value[int64] // MemTotal from meminfo
-	Distances   []int                // distance row, in the order of the node ids; nil when unknown
+	Distances   unknown.Value[[]int] // distance row, in the order of the node ids
 }
 
 // MaxNodeID is the largest NUMA node id a Linux kernel can have: NODES_SHIFT
@@ -96,16 +96,17 @@ func (h *Host) readNodes() error {
 func (h *Host) checkDistances(dir string) {
 	var bad []string
 	for _, n := range h.Nodes {
-		if n.Distances != nil && len(n.Distances) != len(h.Nodes) {
-			bad = append(bad, fmt.Sprintf("%s/node%d/distance has %d", dir, n.ID, len(n.Distances)))
+		if d, ok := n.Distances.Get(); ok && len(d) != len(h.Nodes) {
+			bad = append(bad, fmt.Sprintf("%s/node%d/distance has %d", dir, n.ID, len(d)))
 		}
 	}
 	if len(bad) == 0 {
 		return
 	}
 	h.note("%s distances for %d nodes: NUMA distances unknown", strings.Join(bad, ", "), len(h.Nodes))
+	why := unknown.Because(unknown.Malformed, fmt.Sprintf("%s distances for %d nodes", strings.Join(bad, ", "), len(h.Nodes)))
 	for i := range h.Nodes {
-		h.Nodes[i].Distances = nil
+		h.Nodes[i].Distances = unknown.Not[[]int](why)
 	}
 }
 
@@ -136,6 +137,8 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 		return n, err
 	}
 	if d, err := h.fs.String(base + "/distance"); err == nil {
+		var row []int
+		n.Distances = unknown.NotAs[[]int](unknown.Malformed, h.rel(base)+"/distance is empty")
 		for f := range strings.FieldsSeq(d) {
 			v, err := strconv.Atoi(f)
 			if err != nil {
@@ -144,12 +147,18 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 			if v < 10 || v > 255 {
 				// SLIT distances are 10 (local) to 254, 255 unreachable.
 				h.note("node %d: distance %d in %s/distance is not a NUMA distance (10-255): distances unknown", id, v, base)
-				n.Distances = nil
+				n.Distances = unknown.NotAs[[]int](unknown.Malformed, fmt.Sprintf("%s/distance: %d is not a NUMA distance (10-255)", h.rel(base), v))
+				row = nil
 				break
 			}
-			n.Distances = append(n.Distances, v)
+			row = append(row, v)
 		}
-	} else if !kfile.IsNotExist(err) {
+		if row != nil {
+			n.Distances = unknown.Of(row)
+		}
+	} else if kfile.IsNotExist(err) {
+		n.Distances = unknown.Not[[]int](h.absent(base + "/distance"))
+	} else {
 		return n, err
 	}
 	if !h.Possible.IsEmpty() {

@@ -35,7 +35,7 @@ func TestSeed(t *testing.T) {
 		t.Errorf("nodes %s, want 0-1", got)
 	}
 	n1, _ := h.Node(1)
-	if !n1.CPUs.Equal(list(t, "16-31,48-63")) || n1.MemoryBytes.Or(-1) <= 0 || !cmp.Equal(n1.Distances, []int{21, 10}) {
+	if !n1.CPUs.Equal(list(t, "16-31,48-63")) || n1.MemoryBytes.Or(-1) <= 0 || !cmp.Equal(n1.Distances.Or(nil), []int{21, 10}) {
 		t.Errorf("node 1 = %+v", n1)
 	}
 	c50, _ := h.CPU(50)

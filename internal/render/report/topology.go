@@ -92,7 +92,7 @@ type NodeJSON struct {
 	CPUs        cpuset.Set           `json:"cpus"`
 	OnlineCPUs  cpuset.Set           `json:"online_cpus"`
 	MemoryBytes unknown.Value[int64] `json:"memory_bytes"`
-	Distances   []int                `json:"distances"` // null when unknown
+	Distances   unknown.Value[[]int] `json:"distances"`
 }
 
 // CPUJSON is one logical CPU; an unknown number or set is null, with
@@ -124,7 +124,7 @@ type NICJSON struct {
 	IRQs      []int                                  `json:"irqs"`
 	QueueIRQs []int                                  `json:"queue_irqs"`
 	SpeedMbps unknown.Value[int]                     `json:"speed_mbps"`
-	OperState string                                 `json:"operstate"`
+	OperState unknown.Value[topology.OperState]      `json:"operstate"`
 	VendorID  string                                 `json:"vendor_id,omitempty"`
 	DeviceID  string                                 `json:"device_id,omitempty"`
 	Vendor    string                                 `json:"vendor,omitempty"`
@@ -349,8 +349,8 @@ func nodeRows(nodes []NodeJSON) [][]string {
 			mem = units.Bytes(m)
 		}
 		dist := "unknown"
-		if n.Distances != nil {
-			dist = units.Ints(n.Distances, " ")
+		if d, ok := n.Distances.Get(); ok {
+			dist = units.Ints(d, " ")
 		}
 		cpus := textwrap.Lines(units.OrDash(n.CPUs.List()), cpuListWidth, runeWidth)
 		rows = append(rows, []string{strconv.Itoa(n.ID), cpus[0], strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
@@ -398,7 +398,7 @@ func nicRow(n NICJSON) []string {
 		model = strings.TrimPrefix(n.VendorID, "0x") + ":" + strings.TrimPrefix(n.DeviceID, "0x")
 	}
 	return []string{node, n.Name, units.OrDash(n.Driver), dev,
-		queues, speed, units.OrDash(n.OperState),
+		queues, speed, units.OrDash(string(n.OperState.Or(""))),
 		irqRange(n.IRQs), model}
 }
 

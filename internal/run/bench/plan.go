@@ -212,8 +212,8 @@ func remoteNode(h *topology.Host, nicNode int, want *int) (int, string, error) {
 	nic, _ := h.Node(nicNode)
 	dist := func(id int) int {
 		for i, n := range h.Nodes {
-			if n.ID == id && i < len(nic.Distances) {
-				return nic.Distances[i]
+			if d := nic.Distances.Or(nil); n.ID == id && i < len(d) {
+				return d[i]
 			}
 		}
 		return -1
