@@ -198,15 +198,17 @@ func (h *Host) checkNodes() {
 	for _, n := range h.Nodes {
 		have = append(have, n.ID)
 	}
+	kind, why := unknown.NotReported, ""
 	if missing := h.NodesOnline.Difference(cpuset.New(have...)); !missing.IsEmpty() && len(h.Nodes) > 0 {
 		h.note("node/online names node %s, which has no folder here: its CPUs' node is unknown", missing)
+		kind, why = unknown.NotCaptured, fmt.Sprintf("; node/online names node %s, which has no folder here", missing)
 	}
 	for i := range h.CPUs {
 		c := &h.CPUs[i]
 		if n, ok := h.nodeOf[c.ID]; ok {
 			c.Node = unknown.Of(n)
 		} else {
-			c.Node = unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("no node folder lists CPU %d", c.ID))
+			c.Node = unknown.NotAs[int](kind, fmt.Sprintf("no node folder lists CPU %d%s", c.ID, why))
 		}
 	}
 }
