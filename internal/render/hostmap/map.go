@@ -156,15 +156,18 @@ type Process struct {
 	How         []string `json:"how"`
 }
 
+// ConflictKind is what conflicts on a CPU.
+type ConflictKind string
+
 // Conflict kinds.
 const (
-	ConflictSharedCPU = "queues-share-cpu" // two queues of one NIC on one CPU
-	ConflictThread    = "thread-on-queue-cpu"
+	ConflictKindSharedCPU ConflictKind = "queues-share-cpu" // two queues of one NIC on one CPU
+	ConflictKindThread    ConflictKind = "thread-on-queue-cpu"
 )
 
 // Conflict is one conflict, on one CPU.
 type Conflict struct {
-	Kind   irq.Kind           `json:"kind"`
+	Kind   ConflictKind       `json:"kind"`
 	CPU    int                `json:"cpu"`
 	Node   unknown.Value[int] `json:"node"`
 	NIC    string             `json:"nic,omitempty"`
@@ -439,7 +442,7 @@ func (b *mapBuilder) markSharedCPUs() {
 			}
 			slices.Sort(queues)
 			c.Conflict = true
-			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictSharedCPU, CPU: c.ID,
+			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictKindSharedCPU, CPU: c.ID,
 				Node: b.h.NodeOf(c.ID), NIC: nic, IRQs: ns, Queues: queues})
 			for i := range b.m.NICs {
 				if b.m.NICs[i].Name == nic {
@@ -514,7 +517,7 @@ func (b *mapBuilder) markThreads(c *CPU, on map[int][]int) {
 	for _, pid := range slices.Sorted(maps.Keys(byPID)) {
 		c.Conflict = true
 		tids := slices.Sorted(slices.Values(on[pid]))
-		b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
+		b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictKindThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
 			IRQs: byPID[pid], PIDs: []int{pid}, LastRan: tids})
 	}
 }

@@ -77,7 +77,7 @@ func TestBuildSeed(t *testing.T) {
 	}
 
 	// IRQs 286 (queue 2) and 290 (queue 6) share CPU 53: the one conflict.
-	want := []Conflict{{Kind: ConflictSharedCPU, CPU: 53, Node: unknown.Of(1), NIC: "eth0", IRQs: []int{286, 290}, Queues: []int{2, 6}}}
+	want := []Conflict{{Kind: ConflictKindSharedCPU, CPU: 53, Node: unknown.Of(1), NIC: "eth0", IRQs: []int{286, 290}, Queues: []int{2, 6}}}
 	if diff := cmp.Diff(want, m.Conflicts, exportValues); diff != "" {
 		t.Errorf("conflicts (-want +got):\n%s", diff)
 	}
@@ -216,10 +216,10 @@ func TestBuildProcesses(t *testing.T) {
 			t.Errorf("CPU %d label = %q, want %q", id, got, want)
 		}
 	}
-	want := Conflict{Kind: ConflictThread, CPU: 17, Node: unknown.Of(1), IRQs: []int{285}, PIDs: []int{4242}, LastRan: []int{4243}}
+	want := Conflict{Kind: ConflictKindThread, CPU: 17, Node: unknown.Of(1), IRQs: []int{285}, PIDs: []int{4242}, LastRan: []int{4243}}
 	var got []Conflict
 	for _, c := range m.Conflicts {
-		if c.Kind == ConflictThread {
+		if c.Kind == ConflictKindThread {
 			got = append(got, c)
 		}
 	}
@@ -237,11 +237,11 @@ func TestBuildProcesses(t *testing.T) {
 	m = audited(t, h, tb, procs, Options{Uses: append(slices.Clone(uses), netserverEth0)})
 	got = nil
 	for _, c := range m.Conflicts {
-		if c.Kind == ConflictThread {
+		if c.Kind == ConflictKindThread {
 			got = append(got, c)
 		}
 	}
-	want2 := []Conflict{want, {Kind: ConflictThread, CPU: 17, Node: unknown.Of(1), IRQs: []int{285}, PIDs: []int{5000}, LastRan: []int{}}}
+	want2 := []Conflict{want, {Kind: ConflictKindThread, CPU: 17, Node: unknown.Of(1), IRQs: []int{285}, PIDs: []int{5000}, LastRan: []int{}}}
 	if diff := cmp.Diff(want2, got, cmpopts.EquateEmpty(), exportValues); diff != "" {
 		t.Errorf("thread conflicts of two processes (-want +got):\n%s", diff)
 	}
@@ -272,7 +272,7 @@ func TestBuildProcesses(t *testing.T) {
 		m = audited(t, h, tb, procs, Options{NICs: tt.nics, Uses: append(slices.Clone(uses), tt.use)})
 		got := false
 		for _, c := range m.Conflicts {
-			got = got || (c.Kind == ConflictThread && slices.Contains(c.PIDs, 5000))
+			got = got || (c.Kind == ConflictKindThread && slices.Contains(c.PIDs, 5000))
 		}
 		if got != tt.conflict {
 			t.Errorf("netserver %s %v, --nic %v: conflict %v, want %v", tt.use.Attribution, tt.use.NICs, tt.nics, got, tt.conflict)

@@ -154,7 +154,7 @@ func TestMapSVGEscapes(t *testing.T) {
 				IRQs: []IRQ{{IRQ: 30, NIC: `e<t>h&"0'`, Queue: 0}}, Conflict: true}}}}}}}},
 		NICs:      []NIC{{Name: `e<t>h&"0'`, Key: "q", Node: unknown.Of(0), QueueIRQs: []int{30}, QueueCPUs: cpuset.New(0)}},
 		Processes: []Process{{PID: 7, Comm: "a<b>&c", Threads: 1, Allowed: cpuset.New(0), LastCPUs: cpuset.New(0)}},
-		Conflicts: []Conflict{{Kind: ConflictThread, CPU: 0, IRQs: []int{30}, PIDs: []int{7}, LastRan: []int{7}}},
+		Conflicts: []Conflict{{Kind: ConflictKindThread, CPU: 0, IRQs: []int{30}, PIDs: []int{7}, LastRan: []int{7}}},
 	}
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, m); err != nil {

@@ -433,10 +433,10 @@ func conflictLines(m *Map) []string {
 	byPID := map[int]*procCPUs{}
 	for _, c := range m.Conflicts {
 		switch c.Kind {
-		case ConflictSharedCPU:
+		case ConflictKindSharedCPU:
 			out = append(out, fmt.Sprintf("! CPU %d (%s): %s queues %s (IRQs %s) share it",
 				c.CPU, nodeTitle(c.Node.Or(-1)), c.NIC, mapAndList(c.Queues), units.Ints(c.IRQs, ", ")))
-		case ConflictThread:
+		case ConflictKindThread:
 			for _, pid := range c.PIDs {
 				pc := byPID[pid]
 				if pc == nil {
