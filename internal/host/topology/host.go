@@ -50,8 +50,9 @@ type Host struct {
 	// IsolationFrom says where each of the four sets was read; see
 	// CmdlineIsolation for how the command line is read.
 	IsolationFrom IsolationSources
-	// Cmdline is /proc/cmdline; nil when the tree lacks it.
-	Cmdline *Cmdline
+	// Cmdline is /proc/cmdline; unknown when the tree lacks it or it
+	// cannot be read (never a known nil).
+	Cmdline unknown.Value[*Cmdline]
 	// IOMMU is what /sys says of the IOMMUs; IOMMUMode combines it with
 	// the command line.
 	IOMMU *IOMMU

@@ -108,7 +108,7 @@ func ResolveIOMMUMode(m *IOMMU, c *Cmdline) IOMMUMode {
 }
 
 // IOMMUMode is ResolveIOMMUMode of the host's IOMMU and command line.
-func (h *Host) IOMMUMode() IOMMUMode { return ResolveIOMMUMode(h.IOMMU, h.Cmdline) }
+func (h *Host) IOMMUMode() IOMMUMode { return ResolveIOMMUMode(h.IOMMU, h.Cmdline.Or(nil)) }
 
 // readIOMMU reads the IOMMU units and groups into h.IOMMU; a folder that
 // cannot be read leaves them unknown, with a note.

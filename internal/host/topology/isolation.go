@@ -287,21 +287,22 @@ func (h *Host) readIsolation(dir string) error {
 	}
 	h.readCmdline()
 	var ci CmdlineIsolation
-	if h.Cmdline != nil {
+	cmdline, hasCmdline := h.Cmdline.Get()
+	if hasCmdline {
 		last := -1
 		if m, ok := h.Possible.Max(); ok {
 			last = m
 		}
-		ci = h.Cmdline.Isolation(last)
+		ci = cmdline.Isolation(last)
 		for _, n := range ci.Notes {
 			h.note("/proc/cmdline %s", n)
 		}
 	}
 	h.Isolated, h.IsolationFrom.Isolated = h.isolationSet("cpu/isolated", "isolcpus=", iso, hasIso, ci.Domain)
 	h.NohzFull, h.IsolationFrom.NohzFull = h.isolationSet("cpu/nohz_full", "nohz_full=", nohz, hasNohz, ci.NohzFull)
-	noCmdline := unknown.Not[Source](h.absent(h.Path("proc/cmdline")))
+	noCmdline := unknown.Not[Source](h.Cmdline.Why())
 	h.IsolationFrom.ManagedIRQ, h.IsolationFrom.IRQAffinity = noCmdline, noCmdline
-	if h.Cmdline != nil {
+	if hasCmdline {
 		h.ManagedIRQ = h.possibleOnly("isolcpus=managed_irq", ci.ManagedIRQ)
 		h.IsolationFrom.ManagedIRQ = unknown.Of(SourceCmdline)
 		if cpus, ok := ci.IRQAffinity.Get(); ok {
@@ -311,7 +312,7 @@ func (h *Host) readIsolation(dir string) error {
 			h.IsolationFrom.IRQAffinity = unknown.Not[Source](ci.IRQAffinity.Why())
 		}
 	}
-	if !hasIso && !hasNohz && h.Cmdline == nil {
+	if !hasIso && !hasNohz && !hasCmdline {
 		h.note("no /sys/devices/system/cpu/isolated, cpu/nohz_full or /proc/cmdline: isolated CPUs unknown")
 	}
 	return nil
@@ -320,24 +321,24 @@ func (h *Host) readIsolation(dir string) error {
 // isolationSet chooses between what sysfs says (sys, when hasSys) and
 // what the command line asks, and says where it came from.
 func (h *Host) isolationSet(file, param string, sys cpuset.Set, hasSys bool, asked cpuset.Set) (cpuset.Set, unknown.Value[Source]) {
-	if h.Cmdline != nil {
+	if h.Cmdline.Known() {
 		asked = h.possibleOnly(param, asked)
 	}
 	switch {
 	case hasSys:
-		if h.Cmdline != nil && !asked.Equal(sys) {
+		if h.Cmdline.Known() && !asked.Equal(sys) {
 			h.note("%s says %s but /proc/cmdline's %s asks %s: %s is used, what the running kernel applied",
 				file, listOrNone(sys), param, listOrNone(asked), file)
 		}
 		return sys, unknown.Of(SourceSysfs)
-	case h.Cmdline != nil:
+	case h.Cmdline.Known():
 		if !asked.IsEmpty() && !h.Online.IsEmpty() && h.Online.IsSubsetOf(asked) {
 			h.note("/proc/cmdline %s names every online CPU: the kernel keeps its boot CPU for housekeeping, which the tree does not say", param)
 		}
 		return asked, unknown.Of(SourceCmdline)
 	}
 	why := h.absent(h.Path("sys/devices/system", file))
-	why.Detail += " or " + strings.TrimPrefix(h.absent(h.Path("proc/cmdline")).Detail, "no ")
+	why.Detail += ", and /proc/cmdline: " + h.Cmdline.Why().String()
 	return cpuset.Set{}, unknown.Not[Source](why)
 }
 
@@ -353,15 +354,19 @@ func (h *Host) possibleOnly(param string, cpus cpuset.Set) cpuset.Set {
 	return cpus.Intersection(h.Possible)
 }
 
-// readCmdline reads /proc/cmdline into h.Cmdline, nil when the tree lacks
-// it (or it cannot be read: a note says).
+// readCmdline reads /proc/cmdline into h.Cmdline, unknown when the tree
+// lacks it (or it cannot be read: a note says).
 func (h *Host) readCmdline() {
-	s, err := h.fs.String(h.Path("proc/cmdline"))
+	p := h.Path("proc/cmdline")
+	s, err := h.fs.String(p)
 	switch {
 	case err == nil:
-		h.Cmdline = ParseCmdline(s)
-	case !kfile.IsNotExist(err):
+		h.Cmdline = unknown.Of(ParseCmdline(s))
+	case kfile.IsNotExist(err):
+		h.Cmdline = unknown.Not[*Cmdline](h.absent(p))
+	default:
 		h.note("%v: the kernel command line is unknown", err)
+		h.Cmdline = unknown.Not[*Cmdline](readFailed(err))
 	}
 }
 

@@ -161,7 +161,7 @@ func TestIsolationUnknownRealHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := h.IsolationFrom
-	if f.Isolated.Known() || f.NohzFull.Known() || f.ManagedIRQ.Known() || f.IRQAffinity.Known() || h.Cmdline != nil || !h.IsolatedCPUs().IsEmpty() {
+	if f.Isolated.Known() || f.NohzFull.Known() || f.ManagedIRQ.Known() || f.IRQAffinity.Known() || h.Cmdline.Known() || !h.IsolatedCPUs().IsEmpty() {
 		t.Errorf("IsolationFrom = %+v, Cmdline %v, isolated %s; want every source unknown", h.IsolationFrom, h.Cmdline, h.IsolatedCPUs())
 	}
 	if !hasNote(h, "isolated CPUs unknown") {
