@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -411,8 +412,8 @@ func absent(fsys kfile.FS, path string) unknown.Reason {
 func (h *Host) rel(path string) string { return relPath(h.Root, path) }
 
 func relPath(root, path string) string {
-	if root != "/" {
-		path = strings.TrimPrefix(path, root)
+	if root = filepath.Clean(root); root != "/" {
+		path = strings.TrimPrefix(filepath.Clean(path), root)
 	}
 	return strings.TrimPrefix(path, "/")
 }
