@@ -217,16 +217,16 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 		loc := h.Locality(nic)
 		if !loc.Known() {
 			local := "none"
-			if nic.HasLocal {
-				local = pickOrNone(nic.LocalCPUs)
+			if cpus, ok := nic.LocalCPUs.Get(); ok {
+				local = pickOrNone(cpus)
 			}
 			return fmt.Errorf("%w: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
-				ErrNICLocalityUnknown, nic.Name, nic.Node, local, len(h.Nodes))
+				ErrNICLocalityUnknown, nic.Name, nic.Node.Or(-1), local, len(h.Nodes))
 		}
 		p.Candidates = loc.CPUs
 		p.Source = fmt.Sprintf("%s local CPUs (%s)", nic.Name, loc.Source)
-		if loc.Node >= 0 {
-			p.Source = fmt.Sprintf("%s local CPUs, node %d (%s)", nic.Name, loc.Node, loc.Source)
+		if node, ok := loc.Node.Get(); ok {
+			p.Source = fmt.Sprintf("%s local CPUs, node %d (%s)", nic.Name, node, loc.Source)
 		}
 	case r.Node != nil:
 		cpus, ok := h.NodeCPUs(*r.Node)

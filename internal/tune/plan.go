@@ -248,12 +248,13 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 // whose queue IRQ is not one of them is left out.
 func (p *pinPlan) planXPS(nic *topology.NIC, queueCPUs map[int]cpuset.Set, managedQueue map[int]bool, filtered bool) {
 	for _, tq := range nic.Queues {
-		if tq.Kind != "tx" {
+		if tq.Kind != topology.QueueKindTx {
 			continue
 		}
 		cpus, ok := queueCPUs[tq.Index]
+		xps, known := tq.CPUs.Get()
 		switch {
-		case !tq.Known:
+		case !known:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no readable xps_cpus: left alone", nic.Name, tq.Index))
 			continue
 		case !ok && filtered:
@@ -266,8 +267,8 @@ func (p *pinPlan) planXPS(nic *topology.NIC, queueCPUs map[int]cpuset.Set, manag
 			continue
 		}
 		s := planStep{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: "tx", Kind: KindXPS,
-			From: tq.CPUs, HasFrom: true, To: cpus, Action: ActionChange}
-		if cpus.Equal(tq.CPUs) {
+			From: xps, HasFrom: true, To: cpus, Action: ActionChange}
+		if cpus.Equal(xps) {
 			s.Action = ActionKeep
 		}
 		p.Steps = append(p.Steps, s)
@@ -298,13 +299,13 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 		loc := h.Locality(nic)
 		if !loc.Known() {
 			return tg, fmt.Errorf("%s: %w: numa_node is %d and local_cpulist does not narrow it (%s); give --node or --cpus",
-				nic.Name, ErrLocalityUnknown, nic.Node, orNone(nic.LocalCPUs, nic.HasLocal))
+				nic.Name, ErrLocalityUnknown, nic.Node.Or(-1), orNone(nic.LocalCPUs.Or(cpuset.Set{}), nic.LocalCPUs.Known()))
 		}
 		set = loc.CPUs
-		if loc.Node >= 0 {
-			tg.Source = "node " + strconv.Itoa(loc.Node) + ", from " + loc.Source
+		if node, ok := loc.Node.Get(); ok {
+			tg.Source = "node " + strconv.Itoa(node) + ", from " + loc.Source.String()
 		} else {
-			tg.Source = loc.Source + " " + loc.CPUs.String()
+			tg.Source = loc.Source.String() + " " + loc.CPUs.String()
 		}
 	}
 	if off := set.Difference(h.Online); !off.IsEmpty() {
@@ -354,7 +355,7 @@ func spreadOrder(h *topology.Host, cpus cpuset.Set) []int {
 		if !seen {
 			i = len(cores)
 			at[cid] = i
-			cores = append(cores, core{id: cid, l3: c.L3})
+			cores = append(cores, core{id: cid, l3: c.L3.Or(-1)})
 		}
 		cores[i].threads = append(cores[i].threads, id) // ascending: cpus.All is
 	}

@@ -54,7 +54,7 @@ type Owners struct {
 func NewOwners(h *topology.Host) *Owners {
 	w := &Owners{nics: h.NICs, msi: map[int]*topology.NIC{}}
 	for i := range h.NICs {
-		for _, n := range h.NICs[i].MSIIRQs {
+		for _, n := range h.NICs[i].MSIIRQs.Or(nil) {
 			w.msi[n] = &h.NICs[i]
 		}
 	}

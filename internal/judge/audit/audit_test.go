@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // loadHost reads a committed host tree in place (read-only).
@@ -140,7 +141,7 @@ func BenchmarkAudit(b *testing.B) {
 // TestAuditUnknowns: what the tree lacks is said once as not-checked (or,
 // for locality, as the nic-node-unknown warning), never guessed.
 func TestAuditUnknowns(t *testing.T) {
-	iommuOn := &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3}
+	iommuOn := &topology.IOMMU{Units: unknown.Of([]string{"dmar0"}), Groups: unknown.Of(3)}
 	tests := []struct {
 		name string
 		give func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process)
@@ -157,7 +158,7 @@ func TestAuditUnknowns(t *testing.T) {
 			}
 		}, want: []string{"not-checked irq-remote"}},
 		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
-			h.NICs[0].Node, h.NICs[0].LocalCPUs = -1, h.Online
+			h.NICs[0].Node, h.NICs[0].LocalCPUs = unknown.NotAs[int](unknown.NotReported, "numa_node is -1"), unknown.Of(h.Online)
 		}, want: []string{"nic-node-unknown eth0 numa_node", "not-checked irq-remote", "not-checked proc-remote", "not-checked rps-remote, xps-remote"}},
 		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.Governor = func(int) (string, error) { return "", nil }
@@ -200,7 +201,7 @@ func TestAuditUnknowns(t *testing.T) {
 		}, want: []string{"not-checked iommu-mode"}},
 		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = iommuOn
-			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: 4, Type: "identity"}}
+			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: unknown.Of(4), Type: unknown.Of(topology.DomainTypeIdentity)}}
 		}},
 		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			h.Isolated = cpuset.New(50)
@@ -212,7 +213,7 @@ func TestAuditUnknowns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tb := loadHost(t, "seed")
 			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
-				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
+				IOMMU: &topology.IOMMU{Units: unknown.Of([]string{})}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
 				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
 			opts.Uses = usesOn("eth0", p)
@@ -236,8 +237,8 @@ func TestAuditUnknowns(t *testing.T) {
 // its IRQs are not called remote.
 func TestAuditCPULessNode(t *testing.T) {
 	h, tb := loadHost(t, "seed")
-	h.Nodes = append(h.Nodes, topology.Node{ID: 2, MemoryBytes: -1})
-	h.NICs[0].Node = 2
+	h.Nodes = append(h.Nodes, topology.Node{ID: 2})
+	h.NICs[0].Node = unknown.Of(2)
 	fs := Run(h, tb, nil, Options{Governor: performance})
 	if got := onlyCheck(fs, CheckIRQRemote); len(got) != 0 {
 		t.Errorf("irq-remote %+v on a NIC whose node has no CPUs", got)

@@ -7,6 +7,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Where queue IRQs land: irq-remote and isolated-irq.
@@ -63,7 +64,7 @@ func (a *auditor) isolationKinds(cpus cpuset.Set) string {
 	kinds := []struct {
 		name string
 		set  cpuset.Set
-		src  topology.Source
+		src  unknown.Value[topology.Source]
 	}{
 		{"isolcpus", a.h.Isolated, from.Isolated},
 		{"isolcpus managed_irq", a.h.ManagedIRQ, from.ManagedIRQ},
@@ -73,7 +74,7 @@ func (a *auditor) isolationKinds(cpus cpuset.Set) string {
 	for _, k := range kinds {
 		switch {
 		case !cpus.Intersects(k.set):
-		case k.src == topology.SourceCmdline:
+		case unknown.Is(k.src, topology.SourceCmdline):
 			cmdline = append(cmdline, k.name)
 		default:
 			read = append(read, k.name)

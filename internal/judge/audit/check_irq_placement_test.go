@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditIRQRemote changes one queue IRQ of the seed host in memory
@@ -109,8 +110,8 @@ func TestAuditSamePackage(t *testing.T) {
 // free CPUs by irq-shared-cpu. On the seed host IRQs 286 and 290 share
 // CPU 53 while 17 local CPUs take no queue IRQ.
 func TestAuditIsolation(t *testing.T) {
-	fromCmdline := topology.IsolationSources{Isolated: topology.SourceCmdline, NohzFull: topology.SourceCmdline,
-		ManagedIRQ: topology.SourceCmdline, IRQAffinity: topology.SourceCmdline}
+	fromCmdline := topology.IsolationSources{Isolated: unknown.Of(topology.SourceCmdline), NohzFull: unknown.Of(topology.SourceCmdline),
+		ManagedIRQ: unknown.Of(topology.SourceCmdline), IRQAffinity: unknown.Of(topology.SourceCmdline)}
 	tests := []struct {
 		name       string
 		give       func(h *topology.Host)
@@ -133,7 +134,7 @@ func TestAuditIsolation(t *testing.T) {
 			"IRQ 290 (queue 6) of eth0 is delivered to isolated CPU 53 (isolcpus managed_irq, nohz_full from the kernel command line)"}},
 		{name: "domain from sysfs, managed_irq from the command line", give: func(h *topology.Host) {
 			h.Isolated, h.ManagedIRQ = cpuset.New(53), cpuset.New(53)
-			h.IsolationFrom = topology.IsolationSources{Isolated: topology.SourceSysfs, ManagedIRQ: topology.SourceCmdline}
+			h.IsolationFrom = topology.IsolationSources{Isolated: unknown.Of(topology.SourceSysfs), ManagedIRQ: unknown.Of(topology.SourceCmdline)}
 		}, wantShared: "non-isolated", wantIso: []string{
 			"isolated CPU 53 (isolcpus; isolcpus managed_irq from the kernel command line)",
 			"isolated CPU 53 (isolcpus; isolcpus managed_irq from the kernel command line)"}},

@@ -135,7 +135,7 @@ func (a *auditor) checkNAPIThreads(c *nicCtx) error {
 		switch {
 		case !allowed.IsEmpty() && !allowed.Intersects(local):
 			remote, remoteCPUs = append(remote, t), remoteCPUs.Union(allowed)
-		case last >= 0 && !local.Contains(last) && a.h.NodeOf(last) >= 0:
+		case last >= 0 && !local.Contains(last) && a.h.NodeOf(last).Known():
 			remote, remoteCPUs = append(remote, t), remoteCPUs.Union(cpuset.New(last))
 		case !allowed.IsSubsetOf(local):
 			unpinned, unpinnedCPUs = append(unpinned, t), unpinnedCPUs.Union(allowed.Difference(local))

@@ -52,7 +52,7 @@ func (a *auditor) procRemote(c *nicCtx, p *proc.Process) {
 	local := c.loc.CPUs
 	var lastTIDs, last []int
 	for _, th := range p.Threads {
-		if th.LastCPU < 0 || local.Contains(th.LastCPU) || a.h.NodeOf(th.LastCPU) < 0 {
+		if th.LastCPU < 0 || local.Contains(th.LastCPU) || !a.h.NodeOf(th.LastCPU).Known() {
 			continue
 		}
 		lastTIDs = append(lastTIDs, th.TID)

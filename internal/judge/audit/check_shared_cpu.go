@@ -67,7 +67,7 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 		}
 		a.add(Finding{Check: CheckIRQSharedCPU, Severity: SeverityWarning, NIC: c.nic.Name,
 			Subject: fmt.Sprintf("%s on CPU %d", irqsSubjectList(ns), cpu), IRQ: ns,
-			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu)),
+			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu).Or(-1)),
 			Message: fmt.Sprintf("%s %s on CPU %d while %s none of %s's queue IRQs (%s)",
 				joinAnd(names), verb, cpu, servesNone(free.Len(), where), c.nic.Name, free.List()),
 			Fix: c.fix(sharedFix(c.ifname, qs))})

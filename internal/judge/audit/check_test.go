@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irqbalance"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestRegistry: every check id but not-checked belongs to exactly one
@@ -129,7 +130,7 @@ func TestCheckNeeds(t *testing.T) {
 	run := func(t *testing.T, take func(*topology.Host, *irq.Table, *Options, *proc.Process)) []Finding {
 		h, tb := loadHost(t, "seed")
 		opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
-			IOMMU:   &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3},
+			IOMMU:   &topology.IOMMU{Units: unknown.Of([]string{"dmar0"}), Groups: unknown.Of(3)},
 			Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 		p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
 			Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func steerRun(t *testing.T, give func(n *steer.NIC, tb *irq.Table, o *Options), 
 	t.Helper()
 	h, tb := loadHost(t, "seed")
 	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
-		IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
+		IOMMU: &topology.IOMMU{Units: unknown.Of([]string{})}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 	opts.Uses = usesOn("eth0", procs...)
 	give(opts.Steer.NICs[0], tb, &opts)
 	return Run(h, tb, procs, opts)

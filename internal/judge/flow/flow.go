@@ -128,7 +128,7 @@ func (pr *predictor) predict(f Flow, view netView) (*Path, error) {
 		}
 		sn = st.NIC(nic.Name)
 		p.Source = st.Source
-		p.Node = h.Locality(nic).Node
+		p.Node = h.Locality(nic).Node.Or(-1)
 	}
 	p.steer(f, sn, pr.opt.WhatIf)
 	if sn != nil {

@@ -57,10 +57,10 @@ func (p *Path) place(fsys kfile.FS, h *topology.Host, t *irq.Table, nic *topolog
 		p.CPUNodes = nodes.String()
 	}
 	for _, qu := range nic.Queues {
-		if qu.Kind == "rx" && qu.Index == int(q) && qu.Known {
+		if rps, ok := qu.CPUs.Get(); ok && qu.Kind == topology.QueueKindRx && qu.Index == int(q) {
 			p.RPSKnown = true
-			if !qu.CPUs.IsEmpty() {
-				p.RPS = qu.CPUs.String()
+			if !rps.IsEmpty() {
+				p.RPS = rps.String()
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Process is one selected process's connected sockets, each as a flow
@@ -136,9 +137,9 @@ func relation(h *topology.Host, a, b int) Relation {
 		return RelationSameCPU
 	case h.CoreOf(a) >= 0 && h.CoreOf(a) == h.CoreOf(b):
 		return RelationSibling
-	case h.NodeOf(a) >= 0 && h.NodeOf(a) == h.NodeOf(b):
+	case unknown.Same(h.NodeOf(a), h.NodeOf(b)):
 		return RelationSameNode
-	case h.NodeOf(a) >= 0 && h.NodeOf(b) >= 0:
+	case h.NodeOf(a).Known() && h.NodeOf(b).Known():
 		return RelationRemote
 	}
 	return RelationUnknown

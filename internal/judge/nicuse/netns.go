@@ -168,8 +168,8 @@ func (r resolver) viaPCI(l nslink.Link, hops []string) ([]string, string, bool) 
 		return nil, fmt.Sprintf("%s is PCI function %s: %v", chain(hops, l.Name), l.ParentDev, err), false
 	}
 	node := "numa_node unknown"
-	if f.Node >= 0 {
-		node = fmt.Sprintf("numa_node %d", f.Node)
+	if id, ok := f.Node.Get(); ok {
+		node = fmt.Sprintf("numa_node %d", id)
 	}
 	if f.PF == "" {
 		return nil, fmt.Sprintf("%s is PCI function %s (%s), no VF (no physfn): a device of its own, not a NIC of the host's namespace", chain(hops, l.Name), f.Address, node), false

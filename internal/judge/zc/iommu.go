@@ -3,6 +3,8 @@ package zc
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 )
 
 // sendCost is what the published measurements say of zero-copy send and
@@ -31,28 +33,29 @@ func (c *checker) iommu() Prereq {
 	if err != nil {
 		return unknown(IDIOMMU, what, err.Error(), "")
 	}
-	if g.ID < 0 {
-		if m != nil && m.GroupsKnown {
+	id, ok := g.ID.Get()
+	if !ok {
+		if m != nil && m.Groups.Known() {
 			return holds(IDIOMMU, what, c.nic.PCI+" is in no IOMMU group: its DMA is not translated")
 		}
 		return unknown(IDIOMMU, what, "not captured: the root has no /sys/kernel/iommu_groups", "")
 	}
-	grp := "/sys/kernel/iommu_groups/" + strconv.Itoa(g.ID) + "/type"
-	ev := fmt.Sprintf("%s is in IOMMU group %d, %s: %s", c.nic.PCI, g.ID, grp, g.Type)
+	grp := "/sys/kernel/iommu_groups/" + strconv.Itoa(id) + "/type"
+	ev := fmt.Sprintf("%s is in IOMMU group %d, %s: %s", c.nic.PCI, id, grp, g.Type)
 	fix := fmt.Sprintf("iommu=pt on the kernel command line, then reboot (or, with %s's driver unbound: echo identity > %s)", c.nic.PCI, grp)
-	switch g.Type {
-	case "identity":
+	switch typ, ok := g.Type.Get(); {
+	case !ok:
+		return unknown(IDIOMMU, what, fmt.Sprintf("%s is in IOMMU group %d, which has no type file (a kernel before 5.11)", c.nic.PCI, id), "")
+	case typ == topology.DomainTypeIdentity:
 		return holds(IDIOMMU, what, ev+" (passthrough)")
-	case "DMA":
+	case typ == topology.DomainTypeDMA:
 		p := fails(IDIOMMU, what, ev+" (strict: every mapping is translated and invalidated at once)", fix)
 		p.Cost = sendCost
 		return p
-	case "DMA-FQ":
+	case typ == topology.DomainTypeDMAFQ:
 		p := fails(IDIOMMU, what, ev+" (lazy: translated, invalidations batched in a flush queue)", fix)
 		p.Cost = sendCost
 		return p
-	case "":
-		return unknown(IDIOMMU, what, fmt.Sprintf("%s is in IOMMU group %d, which has no type file (a kernel before 5.11)", c.nic.PCI, g.ID), "")
 	}
 	return unknown(IDIOMMU, what, ev+": not a default DMA domain the kernel uses for a bound driver", "")
 }

@@ -45,7 +45,7 @@ func TestMapRealHosts(t *testing.T) {
 							}
 						}
 					}
-					drawn[n.ID] = cpuset.New(ids...)
+					drawn[n.ID.Or(-1)] = cpuset.New(ids...)
 				}
 			}
 			want, err := realhosts.ExpectedNodes(c)

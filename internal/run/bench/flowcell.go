@@ -161,7 +161,7 @@ func (fp *FlowPlan) flowCores(fsys kfile.FS, h *topology.Host, node int) error {
 // hostSMT reports whether any online CPU has an SMT sibling.
 func hostSMT(h *topology.Host) bool {
 	for _, c := range h.CPUs {
-		if c.Online && c.Siblings.Len() > 1 {
+		if c.Online && c.Siblings.Or(cpuset.Set{}).Len() > 1 {
 			return true
 		}
 	}

@@ -74,10 +74,11 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 		return nil, err
 	}
 	loc := h.Locality(n)
-	if loc.Node < 0 {
+	nicNode, ok := loc.Node.Get()
+	if !ok {
 		return nil, fmt.Errorf("%w: %s: its NUMA node is unknown (locality %s), so nothing is local or remote to it", tune.ErrLocalityUnknown, nic, loc.Source)
 	}
-	p := &Plan{NIC: nic, Driver: n.Driver, Device: n.PCI, NICNode: loc.Node, Locality: loc.Source, QueueIRQs: []int{}, Flow: fp}
+	p := &Plan{NIC: nic, Driver: n.Driver, Device: n.PCI, NICNode: nicNode, Locality: loc.Source.String(), QueueIRQs: []int{}, Flow: fp}
 	if p.Device == "" {
 		p.Device = n.Virtio
 	}
@@ -89,7 +90,7 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 	if len(p.QueueIRQs) == 0 {
 		return nil, fmt.Errorf("%s: %w: no queue IRQs to place", nic, tune.ErrNoIRQs)
 	}
-	if p.RemoteNode, p.RemoteWhy, err = remoteNode(h, loc.Node, remote); err != nil {
+	if p.RemoteNode, p.RemoteWhy, err = remoteNode(h, nicNode, remote); err != nil {
 		return nil, err
 	}
 	splits := map[int]Split{}
@@ -211,8 +212,8 @@ func remoteNode(h *topology.Host, nicNode int, want *int) (int, string, error) {
 	nic, _ := h.Node(nicNode)
 	dist := func(id int) int {
 		for i, n := range h.Nodes {
-			if n.ID == id && i < len(nic.Distances) {
-				return nic.Distances[i]
+			if d := nic.Distances.Or(nil); n.ID == id && i < len(d) {
+				return d[i]
 			}
 		}
 		return -1

@@ -282,8 +282,8 @@ func hostSeries(st *audit.State) []Family {
 		if st.NICs != nil && !slices.Contains(st.NICs, n.Name) {
 			continue
 		}
-		if loc := st.Host.Locality(n); loc.Node >= 0 {
-			node.add(float64(loc.Node), n.Name)
+		if id, ok := st.Host.Locality(n).Node.Get(); ok {
+			node.add(float64(id), n.Name)
 		}
 	}
 	present := family(MetricProcessPresent, "selector")

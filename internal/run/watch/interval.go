@@ -396,7 +396,7 @@ func (d *differ) threads(prev, cur []procSample) {
 		for _, t := range c.threads {
 			ts := ThreadStats{PID: c.pid, TID: t.TID, Comm: t.Comm, CPU: t.LastCPU, Node: -1}
 			if t.LastCPU >= 0 {
-				ts.Node = d.h.NodeOf(t.LastCPU)
+				ts.Node = d.h.NodeOf(t.LastCPU).Or(-1)
 			}
 			if k, ok := slices.BinarySearch(old, t.TID); ok {
 				o := p.threads[k]
@@ -447,7 +447,7 @@ func (d *differ) cpus() {
 		if len(why) == 0 {
 			continue
 		}
-		c := CPUStats{CPU: id, Node: d.h.NodeOf(id), Why: why, NetRX: a.netRX, NetTX: a.netTX,
+		c := CPUStats{CPU: id, Node: d.h.NodeOf(id).Or(-1), Why: why, NetRX: a.netRX, NetTX: a.netTX,
 			Drops: a.drops, Squeezes: a.squeezes, NICIRQs: a.nicIRQs, Threads: a.threads}
 		if c.Threads == nil {
 			c.Threads = []int{}

@@ -63,7 +63,7 @@ const maxThreadsInText = 3
 // nic builds a NIC's IRQ rows and verdict from the interval's IRQs.
 func (d *differ) nic(n *topology.NIC) NICStats {
 	loc := d.h.Locality(n)
-	ns := NICStats{Name: n.Name, Node: loc.Node, Locality: loc.Source, IRQs: []IRQStats{}}
+	ns := NICStats{Name: n.Name, Node: loc.Node.Or(-1), Locality: loc.Source.String(), IRQs: []IRQStats{}}
 	hasQueue := false
 	for i := range d.irqStats {
 		if d.own[i].NIC == n.Name {
@@ -137,9 +137,9 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		hot := d.hottest(v.IRQCPUs, rates)
 		c, ok := d.iv.cpuStats(hot)
 		if !ok { // every CPU that took a NIC IRQ is listed; stay safe anyway
-			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot)}
+			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot).Or(-1)}
 		}
-		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot), local(hot), c.Soft, c.Busy
+		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot).Or(-1), local(hot), c.Soft, c.Busy
 		v.Saturated = c.Busy != nil && *c.Busy >= SaturatedPercent
 		fmt.Fprintf(&b, "%s on CPU %d (%s, %s)", cmp.Or(direction(dirs[hot], c), "softirq"), hot, nodeWord(v.Node), localWord(v.Local))
 		switch {
@@ -310,9 +310,9 @@ func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict,
 		switch {
 		case softCPUs.Contains(t.CPU):
 			r.Relation = SameCPU
-		case cpu.Siblings.IsEmpty():
+		case cpu.Siblings.Or(cpuset.Set{}).IsEmpty():
 			r.Relation = Unknown
-		case cpu.Siblings.Intersects(softCPUs):
+		case cpu.Siblings.Or(cpuset.Set{}).Intersects(softCPUs):
 			r.Relation = SMTSibling
 		default:
 			r.Relation = OwnCore
@@ -346,7 +346,7 @@ func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict,
 			where += ", same CPU as the softirq"
 		case SMTSibling:
 			cpu, _ := d.h.CPU(t.CPU)
-			s, _ := cpu.Siblings.Intersection(cpuset.New(v.IRQCPUs...)).Min()
+			s, _ := cpu.Siblings.Or(cpuset.Set{}).Intersection(cpuset.New(v.IRQCPUs...)).Min()
 			where += fmt.Sprintf(", SMT sibling of softirq CPU %d", s)
 		case OwnCore:
 			where += ", own core"
