@@ -57,7 +57,9 @@ func (e *ParseError) Is(target error) bool { return target == ErrFileParse }
 
 // Malformed is the error for the file path whose content err says is
 // wrong: "read PATH: err", a *ParseError.
-func Malformed(path string, err error) error { return &ParseError{Op: ParseOpRead, Path: path, Err: err} }
+func Malformed(path string, err error) error {
+	return &ParseError{Op: ParseOpRead, Path: path, Err: err}
+}
 
 // Malformedf is Malformed(path, fmt.Errorf(format, args...)).
 func Malformedf(path, format string, args ...any) error {

@@ -29,7 +29,7 @@ type CPU struct {
 
 // offlineCPU is why an offline CPU's topology is unknown: the kernel
 // removes its topology and cache folders.
-var offlineCPU = unknown.Because(unknown.NotReported, "the CPU is offline")
+var offlineCPU = unknown.Because(unknown.KindNotReported, "the CPU is offline")
 
 // newCPU returns CPU id with its node, package, core, siblings and L3
 // unknown for why, as readCPUs starts every CPU.
@@ -215,7 +215,7 @@ func (h *Host) readL3(dir string, id int) error {
 		return err
 	}
 	if lvl, err := h.fs.Int(base + "level"); err == nil && lvl != 3 {
-		c.L3 = unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("%slevel is %d, not 3", base, lvl))
+		c.L3 = unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("%slevel is %d, not 3", base, lvl))
 		return nil
 	}
 	if !shared.Contains(id) {
@@ -403,9 +403,9 @@ func (h *Host) absent(path string) unknown.Reason { return absent(h.fs, path) }
 func absent(fsys kfile.FS, path string) unknown.Reason {
 	rel := relPath(fsys.Root(), path)
 	if fsys.Live() {
-		return unknown.Because(unknown.Kernel, "no /"+rel)
+		return unknown.Because(unknown.KindKernel, "no /"+rel)
 	}
-	return unknown.Because(unknown.NotCaptured, "no "+rel)
+	return unknown.Because(unknown.KindNotCaptured, "no "+rel)
 }
 
 // rel is path inside the host tree, without the root: "sys/class/net/eth0/speed".
@@ -425,11 +425,11 @@ func relPath(root, path string) string {
 func readFailed(err error) unknown.Reason {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return unknown.Because(unknown.Permission, err.Error())
+		return unknown.Because(unknown.KindPermission, err.Error())
 	case errors.Is(err, syscall.EOPNOTSUPP):
-		return unknown.Because(unknown.Driver, err.Error())
+		return unknown.Because(unknown.KindDriver, err.Error())
 	case errors.Is(err, syscall.EINVAL):
-		return unknown.Because(unknown.NotReported, err.Error())
+		return unknown.Because(unknown.KindNotReported, err.Error())
 	}
-	return unknown.Because(unknown.Failed, err.Error())
+	return unknown.Because(unknown.KindFailed, err.Error())
 }

@@ -104,7 +104,7 @@ func (h *Host) Path(elem ...string) string {
 func (h *Host) CPU(id int) (CPU, bool) {
 	i, ok := h.cpuIndex[id]
 	if !ok {
-		return newCPU(id, unknown.Because(unknown.NotApplicable, fmt.Sprintf("this host has no CPU %d", id))), false
+		return newCPU(id, unknown.Because(unknown.KindNotApplicable, fmt.Sprintf("this host has no CPU %d", id))), false
 	}
 	return h.CPUs[i], true
 }
@@ -128,7 +128,7 @@ func (h *Host) NodeOf(cpu int) unknown.Value[int] {
 	if c, _ := h.CPU(cpu); !c.Node.Known() {
 		return c.Node
 	}
-	return unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("no node folder lists CPU %d", cpu))
+	return unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no node folder lists CPU %d", cpu))
 }
 
 // NodesOf returns the set of nodes the CPUs belong to, and the CPUs

@@ -100,7 +100,7 @@ func (h *Host) readInferredPCI(n *NIC) error {
 		n.PCIAbsent = true
 		why := h.absent(h.Path(dir))
 		if !kfile.IsNotExist(err) {
-			why = unknown.Because(unknown.Failed, err.Error())
+			why = unknown.Because(unknown.KindFailed, err.Error())
 		}
 		n.Node, n.LocalCPUs = unknown.Not[int](why), unknown.Not[cpuset.Set](why)
 		if !kfile.IsNotExist(err) {
@@ -154,7 +154,7 @@ func (h *Host) readNumaNode(path string) (unknown.Value[int], error) {
 	case err != nil:
 		return unknown.Value[int]{}, err
 	case v == -1:
-		return unknown.NotAs[int](unknown.NotReported, h.rel(path)+" is -1"), nil
+		return unknown.NotAs[int](unknown.KindNotReported, h.rel(path)+" is -1"), nil
 	case v < -1:
 		return unknown.Value[int]{}, fmt.Errorf("%s %d is not a node", path, v)
 	}

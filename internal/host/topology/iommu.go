@@ -80,8 +80,8 @@ func ResolveIOMMUMode(m *IOMMU, c *Cmdline) IOMMUMode {
 	}
 	// Not captured, or (on the live root) a kernel without IOMMU support
 	// when sysfs has no IOMMU folder.
-	kind := unknown.NotCaptured
-	if m != nil && !m.Units.Known() && m.Units.Why().Kind != unknown.NotRead {
+	kind := unknown.KindNotCaptured
+	if m != nil && !m.Units.Known() && m.Units.Why().Kind != unknown.KindNotRead {
 		kind = m.Units.Why().Kind
 	}
 	notKnown := func(why unknown.Reason) IOMMUMode {
@@ -91,7 +91,7 @@ func ResolveIOMMUMode(m *IOMMU, c *Cmdline) IOMMUMode {
 	case m.Known() && !m.Active():
 		return decided(DMAModeOff, SourceSysfs, "")
 	case c == nil && m.Known():
-		return notKnown(unknown.Because(unknown.NotCaptured, "an IOMMU is active and there is no /proc/cmdline to name its mode"))
+		return notKnown(unknown.Because(unknown.KindNotCaptured, "an IOMMU is active and there is no /proc/cmdline to name its mode"))
 	case c == nil:
 		return notKnown(unknown.Because(kind, "no /sys/class/iommu, /sys/kernel/iommu_groups or /proc/cmdline"))
 	}
@@ -116,7 +116,7 @@ func (h *Host) readIOMMU() {
 	m, err := ReadIOMMU(h.fs)
 	if err != nil {
 		h.note("%v: IOMMU unknown", err)
-		why := unknown.Because(unknown.Failed, err.Error())
+		why := unknown.Because(unknown.KindFailed, err.Error())
 		m = &IOMMU{Units: unknown.Not[[]string](why), Groups: unknown.Not[int](why)}
 	}
 	h.IOMMU = m
@@ -223,7 +223,7 @@ func (h *Host) DeviceIOMMUGroup(bdf string) (IOMMUGroup, error) {
 	s, err := h.fs.String(h.Path(target, "type"))
 	switch {
 	case err == nil && strings.TrimSpace(s) == "":
-		g.Type = unknown.NotAs[DomainType](unknown.Malformed, h.rel(h.Path(target, "type"))+" is empty")
+		g.Type = unknown.NotAs[DomainType](unknown.KindMalformed, h.rel(h.Path(target, "type"))+" is empty")
 	case err == nil:
 		g.Type = unknown.Of(DomainType(strings.TrimSpace(s)))
 	case kfile.IsNotExist(err):

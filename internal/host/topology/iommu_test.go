@@ -76,8 +76,8 @@ func TestIOMMU(t *testing.T) {
 		want IOMMUGroup
 	}{
 		{give: "0000:98:00.0", want: IOMMUGroup{ID: unknown.Of(8), Type: unknown.Of(DomainTypeDMAFQ)}},
-		{give: "0000:17:00.0", want: IOMMUGroup{ID: unknown.Of(7), Type: unknown.NotAs[DomainType](unknown.NotCaptured, "no sys/kernel/iommu_groups/7/type")}},
-		{give: "0000:99:00.0", want: IOMMUGroup{ID: unknown.NotAs[int](unknown.NotCaptured, noLink), Type: unknown.NotAs[DomainType](unknown.NotCaptured, noLink)}},
+		{give: "0000:17:00.0", want: IOMMUGroup{ID: unknown.Of(7), Type: unknown.NotAs[DomainType](unknown.KindNotCaptured, "no sys/kernel/iommu_groups/7/type")}},
+		{give: "0000:99:00.0", want: IOMMUGroup{ID: unknown.NotAs[int](unknown.KindNotCaptured, noLink), Type: unknown.NotAs[DomainType](unknown.KindNotCaptured, noLink)}},
 	}
 	for _, tt := range tests {
 		got, err := h.DeviceIOMMUGroup(tt.give)

@@ -47,7 +47,7 @@ func (h *Host) readIRQNodes(in *interrupts.Interrupts, nics []*NIC) error {
 		if ok {
 			n.IRQNode = unknown.Of(node)
 		} else {
-			n.IRQNode = unknown.NotAs[int](unknown.NotReported, why)
+			n.IRQNode = unknown.NotAs[int](unknown.KindNotReported, why)
 		}
 		// Where nothing better is known, say where the answer came from.
 		switch loc := h.Locality(n); {

@@ -188,10 +188,10 @@ func (ci *CmdlineIsolation) irqAffinity(word, value string, last int) {
 	switch {
 	case err != nil:
 		ci.note("%s: %v: the default IRQ affinity is unknown (the kernel keeps part of the list, and its boot CPU)", word, err)
-		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.Malformed, fmt.Sprintf("%s: %v", word, err))
+		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.KindMalformed, fmt.Sprintf("%s: %v", word, err))
 	case cpus.IsEmpty():
 		ci.note("%s names no CPU: the default IRQ affinity is the kernel's boot CPU alone, which the tree does not say", word)
-		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.NotReported, word+" names no CPU: the boot CPU alone")
+		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.KindNotReported, word+" names no CPU: the boot CPU alone")
 	default:
 		ci.IRQAffinity = unknown.Of(cpus)
 	}

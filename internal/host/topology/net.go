@@ -157,7 +157,7 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 	if err := h.readLocality(&n, locDir); err != nil {
 		return NIC{}, false, err
 	}
-	n.MSIIRQs = unknown.NotAs[[]int](unknown.NotApplicable, "not a PCI device")
+	n.MSIIRQs = unknown.NotAs[[]int](unknown.KindNotApplicable, "not a PCI device")
 	if pciDir != "" {
 		n.VendorID, _ = h.fs.String(h.Path(pciDir, "vendor"))
 		n.DeviceID, _ = h.fs.String(h.Path(pciDir, "device"))
@@ -338,7 +338,7 @@ func (h *Host) Locality(n *NIC) Locality {
 			return Locality{Node: unknown.Of(id), CPUs: cpus, Source: unknown.Of(LocalitySourceIRQNode)}
 		}
 	}
-	why := unknown.Because(unknown.NotReported, h.localityWhy(n))
+	why := unknown.Because(unknown.KindNotReported, h.localityWhy(n))
 	return Locality{Node: unknown.Not[int](why), Source: unknown.Not[LocalitySource](why)}
 }
 
@@ -364,7 +364,7 @@ func (h *Host) localityWhy(n *NIC) string {
 }
 
 // notInferred is the IRQNode of a NIC read from /sys/class/net.
-var notInferred = unknown.NotAs[int](unknown.NotApplicable, "read only for a NIC inferred from IRQ names")
+var notInferred = unknown.NotAs[int](unknown.KindNotApplicable, "read only for a NIC inferred from IRQ names")
 
 // readSpeed reads a netdev's speed file: the link's speed in Mb/s, unknown
 // when the file is absent, unreadable (EINVAL with the link down) or says
@@ -380,9 +380,9 @@ func (h *Host) readSpeed(path string) unknown.Value[int] {
 	v, err := strconv.Atoi(strings.TrimSpace(s))
 	switch {
 	case err != nil:
-		return unknown.NotAs[int](unknown.Malformed, fmt.Sprintf("%s: %q is not a number", h.rel(path), strings.TrimSpace(s)))
+		return unknown.NotAs[int](unknown.KindMalformed, fmt.Sprintf("%s: %q is not a number", h.rel(path), strings.TrimSpace(s)))
 	case v <= 0:
-		return unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("%s is %d", h.rel(path), v))
+		return unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("%s is %d", h.rel(path), v))
 	}
 	return unknown.Of(v)
 }

@@ -104,7 +104,7 @@ func (h *Host) checkDistances(dir string) {
 		return
 	}
 	h.note("%s distances for %d nodes: NUMA distances unknown", strings.Join(bad, ", "), len(h.Nodes))
-	why := unknown.Because(unknown.Malformed, fmt.Sprintf("%s distances for %d nodes", strings.Join(bad, ", "), len(h.Nodes)))
+	why := unknown.Because(unknown.KindMalformed, fmt.Sprintf("%s distances for %d nodes", strings.Join(bad, ", "), len(h.Nodes)))
 	for i := range h.Nodes {
 		h.Nodes[i].Distances = unknown.Not[[]int](why)
 	}
@@ -138,7 +138,7 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 	}
 	if d, err := h.fs.String(base + "/distance"); err == nil {
 		var row []int
-		n.Distances = unknown.NotAs[[]int](unknown.Malformed, h.rel(base)+"/distance is empty")
+		n.Distances = unknown.NotAs[[]int](unknown.KindMalformed, h.rel(base)+"/distance is empty")
 		for f := range strings.FieldsSeq(d) {
 			v, err := strconv.Atoi(f)
 			if err != nil {
@@ -147,7 +147,7 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 			if v < 10 || v > 255 {
 				// SLIT distances are 10 (local) to 254, 255 unreachable.
 				h.note("node %d: distance %d in %s/distance is not a NUMA distance (10-255): distances unknown", id, v, base)
-				n.Distances = unknown.NotAs[[]int](unknown.Malformed, fmt.Sprintf("%s/distance: %d is not a NUMA distance (10-255)", h.rel(base), v))
+				n.Distances = unknown.NotAs[[]int](unknown.KindMalformed, fmt.Sprintf("%s/distance: %d is not a NUMA distance (10-255)", h.rel(base), v))
 				row = nil
 				break
 			}
@@ -198,10 +198,10 @@ func (h *Host) checkNodes() {
 	for _, n := range h.Nodes {
 		have = append(have, n.ID)
 	}
-	kind, why := unknown.NotReported, ""
+	kind, why := unknown.KindNotReported, ""
 	if missing := h.NodesOnline.Difference(cpuset.New(have...)); !missing.IsEmpty() && len(h.Nodes) > 0 {
 		h.note("node/online names node %s, which has no folder here: its CPUs' node is unknown", missing)
-		kind, why = unknown.NotCaptured, fmt.Sprintf("; node/online names node %s, which has no folder here", missing)
+		kind, why = unknown.KindNotCaptured, fmt.Sprintf("; node/online names node %s, which has no folder here", missing)
 	}
 	for i := range h.CPUs {
 		c := &h.CPUs[i]
@@ -241,9 +241,9 @@ func (h *Host) LocalNode(cpus cpuset.Set) unknown.Value[int] {
 	nodes, unk := h.NodesOf(cpus)
 	switch {
 	case !unk.IsEmpty():
-		return unknown.NotAs[int](unknown.NotReported, fmt.Sprintf("CPUs %s are in no node's cpulist", unk))
+		return unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("CPUs %s are in no node's cpulist", unk))
 	case nodes.Len() != 1:
-		return unknown.NotAs[int](unknown.NotApplicable, fmt.Sprintf("CPUs %s are not the CPUs of one node (nodes %s)", listOrNone(cpus), listOrNone(nodes)))
+		return unknown.NotAs[int](unknown.KindNotApplicable, fmt.Sprintf("CPUs %s are not the CPUs of one node (nodes %s)", listOrNone(cpus), listOrNone(nodes)))
 	}
 	id, _ := nodes.Min()
 	return unknown.Of(id)

@@ -33,14 +33,14 @@ func TestUnknownReasons(t *testing.T) {
 		give unknown.Reason
 		want unknown.Kind
 	}{
-		{"offline CPU 1 core", c1.Core.Why(), unknown.NotReported},
-		{"offline CPU 1 package", c1.Package.Why(), unknown.NotReported},
-		{"offline CPU 1 siblings", c1.Siblings.Why(), unknown.NotReported},
-		{"no CPU 4000", noCPU.Node.Why(), unknown.NotApplicable},
-		{"virtio numa_node -1", eth0.Node.Why(), unknown.NotReported},
-		{"virtio speed -1", eth0.SpeedMbps.Why(), unknown.NotReported},
-		{"no xps_cpus in the tree", eth0.Queues[len(eth0.Queues)-1].CPUs.Why(), unknown.NotCaptured},
-		{"IRQ node of a sysfs NIC", eth0.IRQNode.Why(), unknown.NotApplicable},
+		{"offline CPU 1 core", c1.Core.Why(), unknown.KindNotReported},
+		{"offline CPU 1 package", c1.Package.Why(), unknown.KindNotReported},
+		{"offline CPU 1 siblings", c1.Siblings.Why(), unknown.KindNotReported},
+		{"no CPU 4000", noCPU.Node.Why(), unknown.KindNotApplicable},
+		{"virtio numa_node -1", eth0.Node.Why(), unknown.KindNotReported},
+		{"virtio speed -1", eth0.SpeedMbps.Why(), unknown.KindNotReported},
+		{"no xps_cpus in the tree", eth0.Queues[len(eth0.Queues)-1].CPUs.Why(), unknown.KindNotCaptured},
+		{"IRQ node of a sysfs NIC", eth0.IRQNode.Why(), unknown.KindNotApplicable},
 	}
 	for _, tt := range tests {
 		if tt.give.Kind != tt.want || tt.give.Detail == "" {

@@ -76,7 +76,7 @@ func (h *Host) Function(addr string) (PCIFunction, error) {
 	case err == nil && v >= 0:
 		f.Node = unknown.Of(v)
 	case err == nil && v == -1:
-		f.Node = unknown.NotAs[int](unknown.NotReported, h.rel(path.Join(dir, "numa_node"))+" is -1")
+		f.Node = unknown.NotAs[int](unknown.KindNotReported, h.rel(path.Join(dir, "numa_node"))+" is -1")
 	case err == nil:
 		return f, kfile.Malformedf(path.Join(dir, "numa_node"), "%d is not a node", v)
 	case kfile.IsNotExist(err):

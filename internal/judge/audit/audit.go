@@ -356,7 +356,7 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 		// A node without (online) CPUs, as CXL or memory-only nodes
 		// are: nothing can be local, so nothing is called remote.
 		a.notCheckedAt(SeverityWarning, n.Name, "locality", fmt.Sprintf("%s's %s has no online CPUs: nothing is local to it, so nothing is called remote", n.Name, NodeName(c.loc)))
-		why := unknown.NotAs[int](unknown.NotApplicable, NodeName(c.loc)+" has no online CPUs")
+		why := unknown.NotAs[int](unknown.KindNotApplicable, NodeName(c.loc)+" has no online CPUs")
 		c.loc = topology.Locality{Node: why, Source: unknown.Not[topology.LocalitySource](why.Why())}
 	}
 	if c.loc.Known() {

@@ -158,7 +158,7 @@ func TestAuditUnknowns(t *testing.T) {
 			}
 		}, want: []string{"not-checked irq-remote"}},
 		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
-			h.NICs[0].Node, h.NICs[0].LocalCPUs = unknown.NotAs[int](unknown.NotReported, "numa_node is -1"), unknown.Of(h.Online)
+			h.NICs[0].Node, h.NICs[0].LocalCPUs = unknown.NotAs[int](unknown.KindNotReported, "numa_node is -1"), unknown.Of(h.Online)
 		}, want: []string{"nic-node-unknown eth0 numa_node", "not-checked irq-remote", "not-checked proc-remote", "not-checked rps-remote, xps-remote"}},
 		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.Governor = func(int) (string, error) { return "", nil }

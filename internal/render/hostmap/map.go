@@ -676,7 +676,7 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 		for i, c := range unk {
 			ids[i] = c.ID
 		}
-		noNode := unknown.Because(unknown.NotReported, "CPUs "+cpuset.New(ids...).List()+" are in no node's cpulist")
+		noNode := unknown.Because(unknown.KindNotReported, "CPUs "+cpuset.New(ids...).List()+" are in no node's cpulist")
 		add(unknown.Not[int](noNode), cpuset.New(ids...), unknown.Not[int64](noNode))
 	}
 	// Known packages by id, then unknown; a group's nodes stay by id,

@@ -550,7 +550,7 @@ func mapSet(t *testing.T, s string) cpuset.Set {
 // TestNICLinesInferred: an inferred NIC whose PCI function the tree
 // lacks says so beside its address.
 func TestNICLinesInferred(t *testing.T) {
-	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: unknown.NotAs[int](unknown.NotReported, "numa_node is -1"), Locality: unknown.NotAs[topology.LocalitySource](unknown.NotReported, "numa_node is -1"),
+	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: unknown.NotAs[int](unknown.KindNotReported, "numa_node is -1"), Locality: unknown.NotAs[topology.LocalitySource](unknown.KindNotReported, "numa_node is -1"),
 		Inferred: true, PCIAbsent: true, QueueIRQs: []int{268}}
 	got := nicLines(n)[0]
 	want := "NIC 0000:19:00.0 [a]: 0000:19:00.0 (PCI function not in the tree; known from IRQ names, queues unknown), node unknown"
