@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/snapshot"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // waits names the parts of the steer scenario whose irqnuma side is not
@@ -575,7 +576,7 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 	if !netdevQueues(l) {
 		for _, p := range []steer.Part{steer.PartQueues, steer.PartNAPI} {
 			r, ok := got.Why(p)
-			check("napi-unsupported-"+string(p), ok && r.Why == steer.WhyKernel && len(got.Queues) == 0 && len(got.NAPIs) == 0,
+			check("napi-unsupported-"+string(p), ok && r.Kind == unknown.Kernel && len(got.Queues) == 0 && len(got.NAPIs) == 0,
 				"kernel %s has no netdev queue-get/napi-get: irqnuma says %v %q", l.cfg.Release, ok, r)
 		}
 		return

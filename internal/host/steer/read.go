@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // sysctls are the kernel-wide knobs read into Host.Sysctls.
@@ -23,7 +24,7 @@ var sourceParts = []Part{
 // parts that are not files come from the live kernel (netlink and the
 // ethtool ioctl) on the live root, from the first tree source the root
 // holds otherwise (a snapshot's recorded replies, a sosreport's ethtool
-// text), and are unknown with WhyNotCaptured when it holds none; the
+// text), and are unknown with unknown.NotCaptured when it holds none; the
 // sysfs and procfs knobs come from the root's files whatever the source.
 // An interface the root's /sys/class/net does not have is an error.
 func Read(fsys kfile.FS, names []string) (*Host, error) {
@@ -84,7 +85,7 @@ func (noSource) name() string { return "none" }
 func (noSource) close() error { return nil }
 func (noSource) read(n *NIC) {
 	for _, p := range sourceParts {
-		n.SetUnknown(p, Reason{Why: WhyNotCaptured, Detail: "the root holds no netlink, ioctl or ethtool capture"})
+		n.SetUnknown(p, unknown.Reason{Kind: unknown.NotCaptured, Detail: "the root holds no netlink, ioctl or ethtool capture"})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/rsshash"
 )
 
@@ -289,7 +290,7 @@ func hexColon(b []byte) string {
 func (p *Path) rule(f Flow, n *steer.NIC) bool {
 	if n.Rules == nil {
 		// A driver without ntuple support has no rules to override RSS.
-		if r, ok := n.Why(steer.PartRules); ok && r.Why != steer.WhyDriver {
+		if r, ok := n.Why(steer.PartRules); ok && r.Kind != unknown.Driver {
 			p.Notes = append(p.Notes, fmt.Sprintf("ntuple rules unknown (%s): a rule could override RSS", r))
 		}
 		return false

@@ -366,7 +366,7 @@ func steerSummary(n *steer.NIC) string {
 // whyOr is "unknown: why" for an unknown part.
 func whyOr(n *steer.NIC, p steer.Part) string {
 	if r, ok := n.Why(p); ok {
-		return "unknown: " + string(r.Why)
+		return "unknown: " + string(r.Kind)
 	}
 	return "unknown"
 }
