@@ -153,6 +153,7 @@ func scenarioSteer(l *lab) {
 	n := l.rssNIC()
 	before := affinities()
 	defer steerCleanup(n, before)
+	keyVerbatim(n.Name, readTruth(n.Name))
 	for _, s := range steerSteps(n) {
 		if s.args != nil {
 			ethtool(s.args...)
@@ -190,6 +191,17 @@ func scenarioSteer(l *lab) {
 	compareNAPI(l, n, q2napi, rxThreads)
 	steerPin(l, n, rxThreads)
 	steerSnapshot(n)
+}
+
+// keyVerbatim checks that the RSS hash key the guest's ethtool -x
+// prints under "RSS hash key:" is in irqnuma topology -o json as it is,
+// a string in ethtool's colon hex (the form ethtool -X hkey and irqnuma
+// flow --rss-key take), not base64.
+func keyVerbatim(ifname string, t steerTruth) {
+	r := irqnuma("topology", "-o", "json")
+	must("rss-key-json-run", r.code == 0, "%s", r)
+	check("rss-key-json", t.rss.keyText != "" && strings.Contains(r.stdout, `"key": "`+t.rss.keyText+`"`),
+		"ethtool -x %s's key %q in irqnuma topology -o json: not found\n%s", ifname, t.rss.keyText, t.text["-x"])
 }
 
 // steerCleanup puts back what the scenario changed: threaded NAPI off,
