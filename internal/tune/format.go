@@ -15,10 +15,6 @@ var MaskFormats = []string{"list", "taskset", "mask", "numactl", "docker", "syst
 // ErrUnknownMaskFormat is wrapped by the error for a format not in MaskFormats.
 var ErrUnknownMaskFormat = errors.New("unknown format")
 
-// ErrNodesUnknown is wrapped when a format needs the picked CPUs' NUMA
-// nodes and some are unknown.
-var ErrNodesUnknown = errors.New("NUMA nodes unknown")
-
 // Format writes the pick in one of MaskFormats, as people paste it, without
 // a final newline:
 //
@@ -32,7 +28,7 @@ var ErrNodesUnknown = errors.New("NUMA nodes unknown")
 //	cgroup   16-31,48-63 (the value for cpuset.cpus)
 //
 // mem applies to systemd only: numactl and docker always carry the
-// nodes. A format that needs nodes fails with ErrNodesUnknown when a
+// nodes. A format that needs nodes fails with ErrLocalityUnknown when a
 // picked CPU's node is unknown, rather than leave the memory out.
 func (p *Pick) Format(format string, mem bool) (string, error) {
 	if !slices.Contains(MaskFormats, format) {
@@ -43,7 +39,7 @@ func (p *Pick) Format(format string, mem bool) (string, error) {
 	}
 	needNodes := format == "numactl" || format == "docker" || (format == "systemd" && mem)
 	if needNodes && !p.NodesKnown {
-		return "", fmt.Errorf("%w for CPUs %s: the %s format needs them; use --format list", ErrNodesUnknown, p.CPUs, format)
+		return "", localityErrorf(false, "NUMA nodes unknown for CPUs %s: the %s format needs them; use --format list", p.CPUs, format)
 	}
 	cpus, nodes := p.CPUs.List(), p.Nodes.List()
 	switch format {

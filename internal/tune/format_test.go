@@ -100,9 +100,9 @@ func TestFormatErrors(t *testing.T) {
 		wantErr error
 	}{
 		{"unknown format", known, "hex", false, ErrUnknownMaskFormat},
-		{"numactl, nodes unknown", unknown, "numactl", false, ErrNodesUnknown},
-		{"docker, nodes unknown", unknown, "docker", false, ErrNodesUnknown},
-		{"systemd mem, nodes unknown", unknown, "systemd", true, ErrNodesUnknown},
+		{"numactl, nodes unknown", unknown, "numactl", false, ErrLocalityUnknown},
+		{"docker, nodes unknown", unknown, "docker", false, ErrLocalityUnknown},
+		{"systemd mem, nodes unknown", unknown, "systemd", true, ErrLocalityUnknown},
 		{"mem with list", known, "list", true, nil},
 	}
 	for _, tt := range tests {
@@ -185,8 +185,8 @@ func TestPickNoNUMA(t *testing.T) {
 	if !strings.Contains(string(b), `"nodes":null`) {
 		t.Errorf("doc %s: want \"nodes\":null", b)
 	}
-	if _, err := p.Format("numactl", false); !errors.Is(err, ErrNodesUnknown) {
-		t.Errorf("Format(numactl) error = %v, want ErrNodesUnknown", err)
+	if _, err := p.Format("numactl", false); !errors.Is(err, ErrLocalityUnknown) {
+		t.Errorf("Format(numactl) error = %v, want ErrLocalityUnknown", err)
 	}
 	if got, err := p.Format("taskset", false); err != nil || got != "0xf0000" {
 		t.Errorf("Format(taskset) = %q, %v; want 0xf0000", got, err)

@@ -21,8 +21,6 @@ var (
 	ErrNothingLeft = errors.New("no CPUs left")
 	// ErrTooFewLeft: fewer CPUs were left than PickRequest.Count asked for.
 	ErrTooFewLeft = errors.New("too few CPUs left")
-	// ErrNICLocalityUnknown: the NIC's local CPUs are not known.
-	ErrNICLocalityUnknown = usage.New("NIC locality unknown")
 	// ErrNoSuchNode: the requested node does not exist.
 	ErrNoSuchNode = usage.New("unknown node")
 	// ErrNoSuchCPU: a named CPU is not a possible CPU of the host.
@@ -220,8 +218,8 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 			if nic.HasLocal {
 				local = pickOrNone(nic.LocalCPUs)
 			}
-			return fmt.Errorf("%w: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
-				ErrNICLocalityUnknown, nic.Name, nic.Node, local, len(h.Nodes))
+			return localityErrorf(true, "NIC locality unknown: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
+				nic.Name, nic.Node, local, len(h.Nodes))
 		}
 		p.Candidates = loc.CPUs
 		p.Source = fmt.Sprintf("%s local CPUs (%s)", nic.Name, loc.Source)

@@ -210,8 +210,8 @@ func TestPickLocalityUnknown(t *testing.T) {
 	}
 	h, tb := loadHost(t, root)
 	_, err := pickCPUs(h, tb, PickRequest{NIC: "ens2f0"})
-	if !errors.Is(err, ErrNICLocalityUnknown) {
-		t.Fatalf("PickCPUs(ens2f0) error = %v, want ErrNICLocalityUnknown", err)
+	if !errors.Is(err, ErrLocalityUnknown) {
+		t.Fatalf("PickCPUs(ens2f0) error = %v, want ErrLocalityUnknown", err)
 	}
 }
 

@@ -501,7 +501,7 @@ func diffRSS(got *steer.NIC, t steerTruth) []string {
 		d = append(d, fmt.Sprintf("table: irqnuma %v, ethtool %v", r.Table, t.rss.table))
 	}
 	if !slices.Equal(r.Key, t.rss.key) {
-		d = append(d, fmt.Sprintf("key: irqnuma %x, ethtool %x", r.Key, t.rss.key))
+		d = append(d, fmt.Sprintf("key: irqnuma %s, ethtool %s", r.Key, steer.Key(t.rss.key)))
 	}
 	if r.HashFunc != t.rss.hashFunc {
 		d = append(d, fmt.Sprintf("hash function: irqnuma %q, ethtool %q", r.HashFunc, t.rss.hashFunc))

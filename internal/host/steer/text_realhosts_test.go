@@ -92,12 +92,12 @@ func checkX(t *testing.T, got *RSSText, w xWant) {
 			break
 		}
 	}
-	var key []byte
+	var key Key
 	if w.key != "" {
 		key = hexKey(t, w.key)
 	}
 	if !cmp.Equal(key, got.RSS.Key) {
-		t.Errorf("key %x, want %x", got.RSS.Key, key)
+		t.Errorf("key %s, want %s", got.RSS.Key, key)
 	}
 	if got.RSS.HashFunc != w.hfunc {
 		t.Errorf("hash function %q, want %q", got.RSS.HashFunc, w.hfunc)

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // seedFlow is a UDP flow into the seed's eth0 (udp4 hashed sd there).
@@ -172,7 +172,7 @@ func TestFlowUsage(t *testing.T) {
 		if err == nil {
 			_, err = Run(context.Background(), r)
 		}
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+		if !usage.Is(err) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s --flow %q: %v; want usage error with %q", tt.cells, tt.flow, err, tt.want)
 		}
 	}
@@ -250,7 +250,7 @@ func FuzzParseFlow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		fl, err := parseFlow(s)
 		if err != nil {
-			if !errors.Is(err, ErrUsage) {
+			if !usage.Is(err) {
 				t.Fatalf("%q: %v is not a usage error", s, err)
 			}
 			return

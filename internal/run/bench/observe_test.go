@@ -13,6 +13,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // observing is a fake command for --observe, with fake per-queue
@@ -198,7 +199,7 @@ func TestObserveUsage(t *testing.T) {
 		if err == nil {
 			_, err = Run(context.Background(), r)
 		}
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+		if !usage.Is(err) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s --flow %q --observe: %v; want usage error with %q", tt.cells, tt.flow, err, tt.want)
 		}
 	}
