@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
-	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
@@ -68,7 +67,7 @@ func (s *fakeSetter) Close() error { return nil }
 func (s *fakeSetter) Read(name string) (*steer.NIC, error) {
 	f := s.nic
 	if name != "eth0" {
-		return nil, fmt.Errorf("interface %s: %w", name, topology.ErrUnknownNIC)
+		return nil, fmt.Errorf("interface %s: %w", name, steer.ErrUnknownInterface)
 	}
 	n := &steer.NIC{Name: name,
 		Channels: &steer.Channels{MaxCombined: f.maxCombined, Combined: f.combined},

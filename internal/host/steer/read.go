@@ -1,12 +1,12 @@
 package steer
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
-	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/unknown"
 )
@@ -108,11 +108,18 @@ func readWith(fsys kfile.FS, names []string, src source) (*Host, error) {
 	return h, nil
 }
 
+// ErrUnknownInterface is wrapped by Read's error for a name the root's
+// /sys/class/net does not have. It is not a usage error: a NIC the host
+// has may have no network interface (topology names such a NIC by its
+// PCI address), and a name the host does not have at all is
+// topology.ErrUnknownNIC, which callers look up first.
+var ErrUnknownInterface = errors.New("no such interface")
+
 // readSysfs reads /sys/class/net/IF: the index, the NAPI knobs and how
 // many queues the folder holds.
 func readSysfs(fsys kfile.FS, n *NIC) (sysQueues, error) {
 	if n.Name == "" || n.Name == "." || n.Name == ".." || strings.ContainsAny(n.Name, "/: \t\n") {
-		return sysQueues{}, fmt.Errorf("interface %q: %w", n.Name, topology.ErrUnknownNIC)
+		return sysQueues{}, fmt.Errorf("interface %q: %w", n.Name, ErrUnknownInterface)
 	}
 	dir := fsys.Path("sys/class/net", n.Name)
 	if _, err := fsys.Stat(dir); err != nil {
@@ -120,7 +127,7 @@ func readSysfs(fsys kfile.FS, n *NIC) (sysQueues, error) {
 			return sysQueues{}, err
 		}
 		if _, cerr := fsys.Stat(fsys.Path("sys/class/net")); cerr == nil || fsys.Live() {
-			return sysQueues{}, fmt.Errorf("interface %s: %w (%s)", n.Name, topology.ErrUnknownNIC, dir)
+			return sysQueues{}, fmt.Errorf("interface %s: %w (%s)", n.Name, ErrUnknownInterface, dir)
 		}
 		return sysQueues{}, nil // a capture without /sys/class/net: its source says what it has
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/mdlayher/netlink"
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
-	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/unknown"
 )
@@ -152,8 +151,8 @@ func TestReadErrors(t *testing.T) {
 	root := t.TempDir()
 	writeRecorded(t, root, []*NIC{modelNIC(0, 2, 8)})
 	_, err := Read(openTree(t, root), []string{"nope0"})
-	if !errors.Is(err, topology.ErrUnknownNIC) || !strings.Contains(err.Error(), "nope0") {
-		t.Errorf("Read(nope0) = %v, want topology.ErrUnknownNIC naming it", err)
+	if !errors.Is(err, ErrUnknownInterface) || !strings.Contains(err.Error(), "nope0") {
+		t.Errorf("Read(nope0) = %v, want ErrUnknownInterface naming it", err)
 	}
 	p := filepath.Join(root, "sys/class/net/eth0/threaded")
 	if err := os.WriteFile(p, []byte("yes\n"), 0o644); err != nil {

@@ -32,7 +32,7 @@ func ReadSteer(fsys kfile.FS, h *topology.Host, t *irq.Table, named []string) (*
 		}
 	}
 	sh, err := readSteer(fsys, names)
-	if errors.Is(err, topology.ErrUnknownNIC) {
+	if errors.Is(err, steer.ErrUnknownInterface) {
 		// A name steer refuses (one no kernel allows, as a hostile
 		// tree's): read the others, and say that one is unreadable.
 		sh, err = readEach(fsys, names)
@@ -99,7 +99,7 @@ func readEach(fsys kfile.FS, names []string) (*steer.Host, error) {
 	for _, name := range names {
 		h, err := readSteer(fsys, []string{name})
 		switch {
-		case errors.Is(err, topology.ErrUnknownNIC):
+		case errors.Is(err, steer.ErrUnknownInterface):
 			n := &steer.NIC{Name: name}
 			for _, p := range unreadableParts {
 				n.SetUnknown(p, unknown.Reason{Kind: unknown.Malformed, Detail: err.Error()})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -161,7 +162,7 @@ func TestRuleNeedsPort(t *testing.T) {
 	}
 	f, _ = Parse("udp", "10.0.0.1:4000", "10.0.0.2:5201")
 	p = &Path{}
-	if !p.rule(f, n) || p.Queue == nil || *p.Queue != 3 || p.QueueBy != "ntuple rule 0" {
+	if !p.rule(f, n) || !unknown.Is(p.Queue, 3) || p.QueueBy != "ntuple rule 0" {
 		t.Errorf("matching rule: queue %v by %q", p.Queue, p.QueueBy)
 	}
 }

@@ -103,17 +103,20 @@ func (pr *predictor) process(p *proc.Process) (Process, error) {
 // it is known: the IRQ's single effective CPU, or the NAPI thread's last
 // CPU; -1 otherwise.
 func (p *Path) processingCPU() int {
-	switch p.Processing {
-	case "irq":
-		if p.IRQ != nil && p.IRQ.HasEffective {
-			if s, err := cpuset.ParseList(p.IRQ.Effective); err == nil && s.Len() == 1 {
+	pr, _ := p.Processing.Get()
+	switch pr {
+	case ProcessingIRQ:
+		q, _ := p.IRQ.Get()
+		if eff, ok := q.Effective.Get(); ok {
+			if s, err := cpuset.ParseList(eff); err == nil && s.Len() == 1 {
 				c, _ := s.Min()
 				return c
 			}
 		}
-	case "napi-thread":
-		if p.NAPI != nil && p.NAPI.LastCPU != nil {
-			return *p.NAPI.LastCPU
+	case ProcessingNAPIThread:
+		n, _ := p.NAPI.Get()
+		if c, ok := n.LastCPU.Get(); ok {
+			return c
 		}
 	}
 	return -1

@@ -40,7 +40,7 @@ func cellLine(c PlannedCell) string {
 	if !c.MemNodes.IsEmpty() {
 		mem = c.MemNodes.List()
 	}
-	return c.Name + " irq " + strconv.Itoa(c.IRQNode) + ":" + c.IRQCPUs.List() + " app " + strconv.Itoa(c.AppNode) + ":" + c.AppCPUs.List() + " mem " + mem
+	return c.Name + " irq " + strconv.Itoa(c.IRQNode.Or(-1)) + ":" + c.IRQCPUs.List() + " app " + strconv.Itoa(c.AppNode.Or(-1)) + ":" + c.AppCPUs.List() + " mem " + mem
 }
 
 // TestPlanHostTrees places the default matrix on the committed trees: the
