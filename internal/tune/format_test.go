@@ -12,6 +12,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestFormatSeed(t *testing.T) {
@@ -90,7 +91,7 @@ func TestFormatWide(t *testing.T) {
 }
 
 func TestFormatErrors(t *testing.T) {
-	known := &Pick{CPUs: cpuset.New(1), Nodes: cpuset.New(0), NodesKnown: true, Width: 2}
+	known := &Pick{CPUs: cpuset.New(1), Nodes: unknown.Of(cpuset.New(0)), Width: 2}
 	unknown := &Pick{CPUs: cpuset.New(1), Width: 2}
 	tests := []struct {
 		name    string
@@ -172,8 +173,8 @@ func TestPickNoNUMA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.NodesKnown {
-		t.Errorf("NodesKnown = true for a host without nodes")
+	if p.Nodes.Known() {
+		t.Errorf("Nodes known for a host without nodes")
 	}
 	if want := []string{"NUMA node of CPUs 16-19 unknown"}; !cmp.Equal(want, p.Notes) {
 		t.Errorf("notes = %q, want %q", p.Notes, want)

@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -70,10 +71,8 @@ type Drop struct {
 // Pick is the chosen CPUs and how they were chosen.
 type Pick struct {
 	CPUs cpuset.Set // the picked CPUs, never empty
-	// Nodes are the nodes of CPUs; NodesKnown is false when some CPU's
-	// node is unknown (then Nodes is incomplete and not to be used).
-	Nodes      cpuset.Set
-	NodesKnown bool
+	// Nodes are the nodes of CPUs; unknown when some CPU's node is.
+	Nodes unknown.Value[cpuset.Set]
 	// Source says where the candidates came from: "eth0 local CPUs,
 	// node 1 (numa_node)", "node 1", "the CPU list".
 	Source     string
@@ -149,10 +148,12 @@ func pickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		left = left.First(r.Count)
 	}
 	p.CPUs = left
-	nodes, unknown := h.NodesOf(left)
-	p.Nodes, p.NodesKnown = nodes, unknown.IsEmpty()
-	if !p.NodesKnown {
-		p.Notes = append(p.Notes, fmt.Sprintf("NUMA node of CPUs %s unknown", unknown))
+	nodes, notKnown := h.NodesOf(left)
+	p.Nodes = unknown.Of(nodes)
+	if !notKnown.IsEmpty() {
+		note := fmt.Sprintf("NUMA node of CPUs %s unknown", notKnown)
+		p.Nodes = unknown.NotAs[cpuset.Set](unknown.NotReported, note)
+		p.Notes = append(p.Notes, note)
 	}
 	return p, nil
 }

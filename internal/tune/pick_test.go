@@ -75,8 +75,8 @@ func TestPickSeed(t *testing.T) {
 				t.Errorf("PickCPUs(%+v) = %s, want %s", tt.give, got, tt.want)
 			}
 			nodes, _ := h.NodesOf(p.CPUs)
-			if !p.NodesKnown || !p.Nodes.Equal(nodes) {
-				t.Errorf("nodes = %s (known %v), want %s", p.Nodes, p.NodesKnown, nodes)
+			if n, ok := p.Nodes.Get(); !ok || !n.Equal(nodes) {
+				t.Errorf("nodes = %v, want %s", p.Nodes, nodes)
 			}
 		})
 	}
