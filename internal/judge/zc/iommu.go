@@ -3,6 +3,8 @@ package zc
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // sendCost is what the published measurements say of zero-copy send and
@@ -25,17 +27,17 @@ func (c *checker) iommu() Prereq {
 		if m.Known() && !m.Active() {
 			return holds(IDIOMMU, what, "no IOMMU: /sys/class/iommu and /sys/kernel/iommu_groups are empty")
 		}
-		return unknown(IDIOMMU, what, "the NIC is not a PCI function the tree shows, so its IOMMU group is unknown", "")
+		return notKnown(IDIOMMU, what, unknown.NotApplicable, "the NIC is not a PCI function the tree shows, so its IOMMU group is unknown", "")
 	}
 	g, err := c.h.DeviceIOMMUGroup(c.nic.PCI)
 	if err != nil {
-		return unknown(IDIOMMU, what, err.Error(), "")
+		return notKnown(IDIOMMU, what, unknown.Failed, err.Error(), "")
 	}
 	if g.ID < 0 {
 		if m != nil && m.GroupsKnown {
 			return holds(IDIOMMU, what, c.nic.PCI+" is in no IOMMU group: its DMA is not translated")
 		}
-		return unknown(IDIOMMU, what, "not captured: the root has no /sys/kernel/iommu_groups", "")
+		return notKnown(IDIOMMU, what, unknown.NotCaptured, "not captured: the root has no /sys/kernel/iommu_groups", "")
 	}
 	grp := "/sys/kernel/iommu_groups/" + strconv.Itoa(g.ID) + "/type"
 	ev := fmt.Sprintf("%s is in IOMMU group %d, %s: %s", c.nic.PCI, g.ID, grp, g.Type)
@@ -52,7 +54,7 @@ func (c *checker) iommu() Prereq {
 		p.Cost = sendCost
 		return p
 	case "":
-		return unknown(IDIOMMU, what, fmt.Sprintf("%s is in IOMMU group %d, which has no type file (a kernel before 5.11)", c.nic.PCI, g.ID), "")
+		return notKnown(IDIOMMU, what, unknown.Kernel, fmt.Sprintf("%s is in IOMMU group %d, which has no type file (a kernel before 5.11)", c.nic.PCI, g.ID), "")
 	}
-	return unknown(IDIOMMU, what, ev+": not a default DMA domain the kernel uses for a bound driver", "")
+	return notKnown(IDIOMMU, what, unknown.Malformed, ev+": not a default DMA domain the kernel uses for a bound driver", "")
 }
