@@ -253,17 +253,18 @@ func WriteFlowProcesses(w io.Writer, ps []flow.Process) error {
 				return err
 			}
 		}
-		head := fmt.Sprintf("process %d %s: %d connected sockets", p.PID, p.Comm, len(p.Flows))
+		flows, known := p.Flows.Get()
+		head := fmt.Sprintf("process %d %s: %d connected sockets", p.PID, p.Comm, len(flows))
 		if p.Skipped > 0 {
 			head += fmt.Sprintf(" (%d listening or unconnected left out)", p.Skipped)
 		}
-		if p.Why != "" {
-			head = fmt.Sprintf("process %d %s: %s", p.PID, p.Comm, p.Why)
+		if !known {
+			head = fmt.Sprintf("process %d %s: %s", p.PID, p.Comm, p.Flows.Why().Detail)
 		}
 		if err := linef(w, "%s", head); err != nil {
 			return err
 		}
-		for _, f := range p.Flows {
+		for _, f := range flows {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
@@ -271,7 +272,11 @@ func WriteFlowProcesses(w io.Writer, ps []flow.Process) error {
 				return err
 			}
 			for _, t := range f.Threads {
-				if err := linef(w, "%-11s %d %s last ran on CPU %d: %s", "thread", t.TID, t.Comm, t.LastCPU, t.Relation); err != nil {
+				rel := "unknown (the processing CPU or the thread's last CPU is not known)"
+				if r, ok := t.Relation.Get(); ok {
+					rel = r.String()
+				}
+				if err := linef(w, "%-11s %d %s last ran on CPU %d: %s", "thread", t.TID, t.Comm, t.LastCPU.Or(-1), rel); err != nil {
 					return err
 				}
 			}
