@@ -115,7 +115,7 @@ func (pr *predictor) steering(name string) (*steer.Host, error) {
 
 func (pr *predictor) predict(f Flow, view netView) (*Path, error) {
 	p := &Path{Flow: f.String(), Proto: string(f.Proto), FlowType: f.FlowType(),
-		Src: endpoint(f.Src, f.HasSrcPort), Dst: endpoint(f.Dst, f.HasDstPort),
+		Src: endpoint(f.Src, f.HasSrcPort()), Dst: endpoint(f.Dst, f.HasDstPort()),
 		Node: unknown.NotAs[int](unknown.NotApplicable, "no NIC receives the flow")}
 	h := pr.h
 	nic, err := receiver(h, f, pr.opt, view, p)

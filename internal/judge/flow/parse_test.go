@@ -40,7 +40,7 @@ func TestParseEndpoint(t *testing.T) {
 
 func TestParseFlow(t *testing.T) {
 	f, err := Parse("udp", "[fe80::1]:5201", "fe80::2")
-	if err != nil || f.FlowType() != "udp6" || !f.HasSrcPort || f.HasDstPort {
+	if err != nil || f.FlowType() != "udp6" || !f.HasSrcPort() || f.HasDstPort() {
 		t.Errorf("Parse = %+v, %v", f, err)
 	}
 	for _, args := range [][3]string{{"sctp", "1.2.3.4", "1.2.3.5"}, {"tcp", "1.2.3.4", "fe80::1"}, {"tcp", "x", "1.2.3.4"}} {

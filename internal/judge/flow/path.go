@@ -179,13 +179,13 @@ func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
 		r.noHash(hashReason(err, fn))
 		return
 	}
-	if !f.HasSrcPort || !f.HasDstPort {
+	if !f.HasSrcPort() || !f.HasDstPort() {
 		if fields.HasPorts() {
 			r.noHash(unknown.Because(unknown.NotApplicable, fmt.Sprintf("hash unknown: the NIC hashes %s's ports (%s) and the flow gives %s", f.FlowType(), fields, missingPorts(f))))
 			return
 		}
 	}
-	if !fields.HasPorts() && (f.HasSrcPort || f.HasDstPort) {
+	if !fields.HasPorts() && (f.HasSrcPort() || f.HasDstPort()) {
 		p.Notes = append(p.Notes, fmt.Sprintf("the NIC does not hash %s's ports (%s): every %s flow between these two addresses lands on one queue", f.FlowType(), fieldsOrNone(fields), f.Proto))
 	}
 	in, err := rsshash.Input(string(fields), f.Tuple())
@@ -261,9 +261,9 @@ func joinWhys(whys []unknown.Reason) unknown.Reason {
 
 func missingPorts(f Flow) string {
 	switch {
-	case !f.HasSrcPort && !f.HasDstPort:
+	case !f.HasSrcPort() && !f.HasDstPort():
 		return "neither port"
-	case !f.HasSrcPort:
+	case !f.HasSrcPort():
 		return "no source port"
 	}
 	return "no destination port"
@@ -416,24 +416,24 @@ func ruleMatches(r *steer.Rule, f Flow) bool {
 		return false
 	}
 	return addrMatches(r.SrcIP, r.SrcMask, f.Src.Addr()) && addrMatches(r.DstIP, r.DstMask, f.Dst.Addr()) &&
-		portMatches(r.SrcPort, r.SrcPortMask, f.Src.Port(), f.HasSrcPort) &&
-		portMatches(r.DstPort, r.DstPortMask, f.Dst.Port(), f.HasDstPort)
+		portMatches(r.SrcPort, r.SrcPortMask, f.Src.Port(), f.HasSrcPort()) &&
+		portMatches(r.DstPort, r.DstPortMask, f.Dst.Port(), f.HasDstPort())
 }
 
 // needsPort reports whether the rule would be judged on a port the flow
 // does not give, its other fields matching.
 func needsPort(r *steer.Rule, f Flow) bool {
-	srcNeeded := r.SrcPort != nil && r.SrcPortMask != 0 && !f.HasSrcPort
-	dstNeeded := r.DstPort != nil && r.DstPortMask != 0 && !f.HasDstPort
+	srcNeeded := r.SrcPort != nil && r.SrcPortMask != 0 && !f.HasSrcPort()
+	dstNeeded := r.DstPort != nil && r.DstPortMask != 0 && !f.HasDstPort()
 	if !srcNeeded && !dstNeeded {
 		return false
 	}
 	g := f
 	if srcNeeded {
-		g.Src, g.HasSrcPort = netip.AddrPortFrom(f.Src.Addr(), *r.SrcPort), true
+		g.Src, g.srcPort = netip.AddrPortFrom(f.Src.Addr(), *r.SrcPort), true
 	}
 	if dstNeeded {
-		g.Dst, g.HasDstPort = netip.AddrPortFrom(f.Dst.Addr(), *r.DstPort), true
+		g.Dst, g.dstPort = netip.AddrPortFrom(f.Dst.Addr(), *r.DstPort), true
 	}
 	return ruleMatches(r, g)
 }

@@ -99,7 +99,7 @@ func (pr *predictor) process(p *proc.Process) (Process, error) {
 			out.Skipped++
 			continue
 		}
-		f := Flow{Proto: Proto(s.Proto), HasSrcPort: true, HasDstPort: true,
+		f := Flow{Proto: Proto(s.Proto), srcPort: true, dstPort: true,
 			Src: netip.AddrPortFrom(s.Remote.Addr().Unmap(), s.Remote.Port()),
 			Dst: netip.AddrPortFrom(s.Local.Addr().Unmap(), s.Local.Port())}
 		path, err := pr.predict(f, netView{net: p.Net})
