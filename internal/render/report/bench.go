@@ -105,8 +105,8 @@ func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 	linef(b, "irqnuma bench: %s (%s), node %d (%s), queue IRQs %s", p.NIC,
 		strings.TrimSpace(p.Driver+" "+p.Device), p.NICNode, p.Locality, irqRange(p.QueueIRQs))
 	remote := "none: " + p.RemoteWhy
-	if p.RemoteNode >= 0 {
-		remote = fmt.Sprintf("node %d (%s)", p.RemoteNode, p.RemoteWhy)
+	if n, ok := p.RemoteNode.Get(); ok {
+		remote = fmt.Sprintf("node %d (%s)", n, p.RemoteWhy)
 	}
 	linef(b, "remote node: %s", remote)
 	for _, s := range p.Nodes {

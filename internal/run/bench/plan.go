@@ -22,11 +22,11 @@ type Plan struct {
 	NICNode   int    `json:"nic_node"` // the NIC's node
 	Locality  string `json:"locality"` // how NICNode is known (topology.Locality)
 	QueueIRQs []int  `json:"queue_irqs"`
-	// RemoteNode is the node the remote cells use, -1 when the host has
-	// none; RemoteWhy says why that one.
-	RemoteNode int     `json:"remote_node"`
-	RemoteWhy  string  `json:"remote_why"`
-	Nodes      []Split `json:"nodes"` // the NIC's node, then the remote one
+	// RemoteNode is the node the remote cells use; not applicable when
+	// the host has none. RemoteWhy says why that one, or why none.
+	RemoteNode unknown.Value[int] `json:"remote_node"`
+	RemoteWhy  string             `json:"remote_why"`
+	Nodes      []Split            `json:"nodes"` // the NIC's node, then the remote one
 	// Cells are the placements asked for, in order; those the host does
 	// not allow have Applicable false and a Reason.
 	Cells []PlannedCell `json:"cells"`
@@ -35,6 +35,12 @@ type Plan struct {
 	Command []string  `json:"command"`
 	Parser  Parser    `json:"parser"`
 	Repeat  int       `json:"repeat"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	type plain Plan
+	return unknown.MarshalObject(plain(p))
 }
 
 // Split is how bench divides one node's usable CPUs (online, not
@@ -105,11 +111,16 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 	if len(p.QueueIRQs) == 0 {
 		return nil, fmt.Errorf("%s: %w: no queue IRQs to place", nic, tune.ErrNoIRQs)
 	}
-	if p.RemoteNode, p.RemoteWhy, err = remoteNode(h, loc.Node, remote); err != nil {
+	var remoteID int
+	if remoteID, p.RemoteWhy, err = remoteNode(h, loc.Node, remote); err != nil {
 		return nil, err
 	}
+	p.RemoteNode = unknown.Of(remoteID)
+	if remoteID < 0 {
+		p.RemoteNode = unknown.NotAs[int](unknown.NotApplicable, p.RemoteWhy)
+	}
 	splits := map[int]Split{}
-	for _, node := range []int{p.NICNode, p.RemoteNode} {
+	for _, node := range []int{p.NICNode, remoteID} {
 		if node < 0 {
 			continue
 		}
@@ -140,7 +151,7 @@ func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
 	pc := PlannedCell{Cell: c}
 	node := func(s Side) int {
 		if s == SideRemote {
-			return p.RemoteNode
+			return p.RemoteNode.Or(-1)
 		}
 		return p.NICNode
 	}

@@ -96,8 +96,8 @@ func TestPlanHostTrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := res.Plan
-			if p.RemoteNode != tt.wantRemote || p.RemoteWhy != tt.wantWhy {
-				t.Errorf("remote node %d (%s), want %d (%s)", p.RemoteNode, p.RemoteWhy, tt.wantRemote, tt.wantWhy)
+			if p.RemoteNode.Or(-1) != tt.wantRemote || p.RemoteWhy != tt.wantWhy {
+				t.Errorf("remote node %v (%s), want %d (%s)", p.RemoteNode, p.RemoteWhy, tt.wantRemote, tt.wantWhy)
 			}
 			var got []string
 			for _, c := range p.Cells {
