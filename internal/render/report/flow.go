@@ -239,6 +239,21 @@ func orNoneText(s string) string {
 	return s
 }
 
+// writeThreads says where each of a flow's threads last ran relative to
+// the CPU processing it.
+func writeThreads(w io.Writer, ts []flow.ThreadPlace) error {
+	for _, t := range ts {
+		rel := "unknown (the processing CPU or the thread's last CPU is not known)"
+		if r, ok := t.Relation.Get(); ok {
+			rel = r.String()
+		}
+		if err := linef(w, "%-11s %d %s last ran on CPU %d: %s", "thread", t.TID, t.Comm, t.LastCPU.Or(-1), rel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // FlowProcessesDoc is the JSON document of flow --pid/--comm.
 type FlowProcessesDoc struct {
 	Processes []flow.Process `json:"processes"`
@@ -271,14 +286,8 @@ func WriteFlowProcesses(w io.Writer, ps []flow.Process) error {
 			if err := WriteFlow(w, f); err != nil {
 				return err
 			}
-			for _, t := range f.Threads {
-				rel := "unknown (the processing CPU or the thread's last CPU is not known)"
-				if r, ok := t.Relation.Get(); ok {
-					rel = r.String()
-				}
-				if err := linef(w, "%-11s %d %s last ran on CPU %d: %s", "thread", t.TID, t.Comm, t.LastCPU.Or(-1), rel); err != nil {
-					return err
-				}
+			if err := writeThreads(w, f.Threads); err != nil {
+				return err
 			}
 		}
 	}
