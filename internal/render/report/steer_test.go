@@ -94,9 +94,9 @@ func TestSteeringMissingQueues(t *testing.T) {
 	}
 	doc := Steering(nil, &steer.Host{Source: "recorded", NICs: []*steer.NIC{n}}, nil)
 	var got []string
-	for _, q := range doc.NICs[0].Queues {
+	for _, q := range doc.NICs[0].Queues.Or(nil) {
 		if !q.Exists {
-			got = append(got, strings.Join(queueRows(NICSteerJSON{Queues: []QueueSteerJSON{q}})[0], " "))
+			got = append(got, strings.Join(queueRows([]QueueSteerJSON{q})[0], " "))
 		}
 	}
 	want := []string{"3 - - - - 2/16 no such queue -", "4 - - - - 2/16 no such queue -", "5 - - - - 2/16 no such queue -",
