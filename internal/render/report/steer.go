@@ -64,9 +64,9 @@ type QueueSteerJSON struct {
 }
 
 // MarshalJSON writes each unknown field's reason beside it.
-func (q QueueSteerJSON) MarshalJSON() ([]byte, error) {
+func (qj QueueSteerJSON) MarshalJSON() ([]byte, error) {
 	type plain QueueSteerJSON
-	return unknown.MarshalObject(plain(q))
+	return unknown.MarshalObject(plain(qj))
 }
 
 // Steering builds the steering document of the NICs sh read, with t's
