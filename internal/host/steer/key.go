@@ -1,6 +1,7 @@
 package steer
 
 import (
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -32,11 +33,18 @@ func (k Key) String() string {
 func (k Key) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads a key as String writes it (hex digits of either
-// case): "" is the empty key.
+// case): "" is the empty key. It also reads the standard base64 of a
+// []byte, as irqnuma before JSON v2 wrote a key (a state file saved by
+// it is restored by this one); no colon hex key of two bytes or more is
+// base64, which has no ':'.
 func (k *Key) UnmarshalText(b []byte) error {
 	v, err := ParseKey(string(b))
 	if err != nil {
-		return err
+		old, oldErr := base64.StdEncoding.DecodeString(string(b))
+		if oldErr != nil || len(old) == 0 {
+			return err
+		}
+		v = old
 	}
 	*k = v
 	return nil

@@ -30,7 +30,12 @@ func TestKeyJSON(t *testing.T) {
 	if b, _ := json.Marshal(RSS{}); strings.Contains(string(b), "key") {
 		t.Errorf("Marshal(RSS{}) = %s, want no key", b)
 	}
-	for _, give := range []string{`"6d5a"`, `"6d:5"`, `"6d:"`, `":6d"`, `"6d::5a"`, `"zz"`, `"6d-5a"`} {
+	// A key as v1 JSON wrote it (base64), as an old state file holds it.
+	var old Key
+	if err := json.Unmarshal([]byte(`"bVpW2g=="`), &old); err != nil || old.String() != "6d:5a:56:da" {
+		t.Errorf("Unmarshal(base64) = %v, %v, want 6d:5a:56:da", old, err)
+	}
+	for _, give := range []string{`"6d:5"`, `"6d:"`, `":6d"`, `"6d::5a"`, `"zz"`, `"6d-5a"`} {
 		var k Key
 		if err := json.Unmarshal([]byte(give), &k); err == nil {
 			t.Errorf("Unmarshal(%s) = %v, want an error", give, []byte(k))
