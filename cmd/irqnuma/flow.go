@@ -142,7 +142,11 @@ func observeFlow(a *app, p *flow.Path, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	o.Judge(p.Queue, p.Unknown)
+	var predicted *uint32
+	if q, ok := p.Queue.Get(); ok {
+		predicted = &q
+	}
+	o.Judge(predicted, p.Queue.Why().Detail)
 	p.Observed = o
 	return nil
 }

@@ -43,7 +43,6 @@ var overCognitive = map[string]int{
 	"irqbalance Read":                  32,
 	"topology scanPCIIDs":              31,
 	"tune restore":                     31,
-	"exporter hostSeries":              31,
 }
 
 // TestShape holds every non-test function of the module to maxCognitive

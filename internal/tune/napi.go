@@ -13,6 +13,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // This file pins threaded NAPI with the IRQs: when a NIC's NAPI runs in
@@ -174,9 +175,9 @@ func (p *threadPlanner) nic(name string, n *steer.NIC, steps []planStep) error {
 		return p.unpaired(name, cpuset.Set{}, "its queue is unknown: the NIC's steering was not read; not moved")
 	}
 	union := queueCPUs(name, steps)
-	if r, unknown := n.Why(steer.PartNAPI); unknown {
+	if r, isUnknown := n.Why(steer.PartNAPI); isUnknown {
 		why := "its queue is unknown: netdev napi-get " + r.String()
-		if r.Why == steer.WhyKernel {
+		if r.Kind == unknown.KindKernel {
 			why = "its queue is unknown on this kernel (no netdev napi-get)"
 		}
 		if !threaded(n) {

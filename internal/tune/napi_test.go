@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // fakeThreads is a ThreadAffinity over a map, as the kernel's would be:
@@ -361,7 +362,7 @@ func TestPinNAPIUnpaired(t *testing.T) {
 	t.Run("no napi-get", func(t *testing.T) {
 		unpaired(t, func(n *steer.NIC) {
 			n.NAPIs, n.Queues = nil, nil
-			n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "netdev has no napi-get"})
+			n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "netdev has no napi-get"})
 		}, "its queue is unknown on this kernel (no netdev napi-get)")
 	})
 	t.Run("driver links no queue", func(t *testing.T) {
@@ -377,7 +378,7 @@ func TestPinNAPIUnpaired(t *testing.T) {
 		root, sh, ft := napiHost(t)
 		n := sh.NICs[0]
 		n.NAPIs, n.Queues, n.Sysfs.Threaded = nil, nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "netdev has no napi-get"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "netdev has no napi-get"})
 		res, err := napiPin(t, root, sh, ft, context.Background())
 		if err != nil || res.Err() != nil {
 			t.Fatalf("Pin: %v, %v", err, res.Err())

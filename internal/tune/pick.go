@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -21,8 +22,6 @@ var (
 	ErrNothingLeft = errors.New("no CPUs left")
 	// ErrTooFewLeft: fewer CPUs were left than PickRequest.Count asked for.
 	ErrTooFewLeft = errors.New("too few CPUs left")
-	// ErrNICLocalityUnknown: the NIC's local CPUs are not known.
-	ErrNICLocalityUnknown = usage.New("NIC locality unknown")
 	// ErrNoSuchNode: the requested node does not exist.
 	ErrNoSuchNode = usage.New("unknown node")
 	// ErrNoSuchCPU: a named CPU is not a possible CPU of the host.
@@ -72,10 +71,8 @@ type Drop struct {
 // Pick is the chosen CPUs and how they were chosen.
 type Pick struct {
 	CPUs cpuset.Set // the picked CPUs, never empty
-	// Nodes are the nodes of CPUs; NodesKnown is false when some CPU's
-	// node is unknown (then Nodes is incomplete and not to be used).
-	Nodes      cpuset.Set
-	NodesKnown bool
+	// Nodes are the nodes of CPUs; unknown when some CPU's node is.
+	Nodes unknown.Value[cpuset.Set]
 	// Source says where the candidates came from: "eth0 local CPUs,
 	// node 1 (numa_node)", "node 1", "the CPU list".
 	Source     string
@@ -151,10 +148,12 @@ func pickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		left = left.First(r.Count)
 	}
 	p.CPUs = left
-	nodes, unknown := h.NodesOf(left)
-	p.Nodes, p.NodesKnown = nodes, unknown.IsEmpty()
-	if !p.NodesKnown {
-		p.Notes = append(p.Notes, fmt.Sprintf("NUMA node of CPUs %s unknown", unknown))
+	nodes, notKnown := h.NodesOf(left)
+	p.Nodes = unknown.Of(nodes)
+	if !notKnown.IsEmpty() {
+		note := fmt.Sprintf("NUMA node of CPUs %s unknown", notKnown)
+		p.Nodes = unknown.NotAs[cpuset.Set](unknown.KindNotReported, note)
+		p.Notes = append(p.Notes, note)
 	}
 	return p, nil
 }
@@ -220,8 +219,8 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 			if cpus, ok := nic.LocalCPUs.Get(); ok {
 				local = pickOrNone(cpus)
 			}
-			return fmt.Errorf("%w: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
-				ErrNICLocalityUnknown, nic.Name, nic.Node.Or(-1), local, len(h.Nodes))
+			return localityErrorf(true, "NIC locality unknown: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
+				nic.Name, nic.Node.Or(-1), local, len(h.Nodes))
 		}
 		p.Candidates = loc.CPUs
 		p.Source = fmt.Sprintf("%s local CPUs (%s)", nic.Name, loc.Source)

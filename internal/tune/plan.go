@@ -55,9 +55,14 @@ const KindXPS irq.Kind = "xps"
 
 // Errors a plan is refused with.
 var (
-	// ErrLocalityUnknown: the NIC's node is unknown and neither a node nor
-	// CPUs were given.
-	ErrLocalityUnknown = usage.New("NUMA locality unknown")
+	// ErrLocalityUnknown: what was asked needs a NUMA locality that is
+	// not known: a NIC's node and local CPUs (for a plan or a pick
+	// without --node or --cpus), or the nodes of the picked CPUs (for a
+	// format that carries them). It is unknown.ErrUnknown, and it is the
+	// user's to fix (usage.ErrUsage): they can name the CPUs instead.
+	// Only Format's refusal of a format that needs nodes is not the
+	// user's (it exits 1, as it always has), though it is this error.
+	ErrLocalityUnknown error = localitySentinel{}
 	// ErrNoCPUs: nothing is left of the target set.
 	ErrNoCPUs = errors.New("no CPU left to place IRQs on")
 	// ErrNoIRQs: the NIC has no IRQ to place.

@@ -103,9 +103,9 @@ type savedChannels struct {
 // again when the channels change back) or the table itself; and the key
 // when the step changed it.
 type savedRSS struct {
-	Default bool     `json:"default"`
-	Table   []uint32 `json:"table,omitempty"`
-	Key     []byte   `json:"key,omitempty"`
+	Default bool      `json:"default"`
+	Table   []uint32  `json:"table,omitempty"`
+	Key     steer.Key `json:"key,omitempty"`
 }
 
 type savedRings struct {

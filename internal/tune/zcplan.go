@@ -67,15 +67,20 @@ func planZC(h *topology.Host, n *steer.NIC, check *zc.Report, o ZCOptions) (*ZCP
 // for zero-copy receive on o's queue and port (zc.Check), and plans zc
 // prepare from what it read (PlanZC).
 func PlanZCOn(fsys kfile.FS, nic string, o ZCOptions) (*ZCPlan, error) {
+	h, err := topology.Read(fsys)
+	if err != nil {
+		return nil, err
+	}
+	// A NIC the host does not have is the user's mistake, as it is to
+	// every command: topology.ErrUnknownNIC, before steer looks.
+	if _, err := h.LookupNIC(nic); err != nil {
+		return nil, err
+	}
 	sh, err := steer.Read(fsys, []string{nic})
 	if err != nil {
 		return nil, err
 	}
 	n := sh.NICs[0]
-	h, err := topology.Read(fsys)
-	if err != nil {
-		return nil, err
-	}
 	q, port := o.Queue, o.Port
 	check, err := zc.Check(fsys, h, n.Name, zc.Options{Queue: &q, Port: &port, Steer: n})
 	if err != nil {

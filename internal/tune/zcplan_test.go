@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // labVirtio is eth2 as the lab's 6.18 guest reads it: virtio_net rss=on,
@@ -26,7 +27,7 @@ func labVirtio() *steer.NIC {
 		Channels: &steer.Channels{MaxCombined: 4, Combined: 1},
 		RSS:      &steer.RSS{Rings: 1, Table: t},
 		Rings:    &steer.Rings{RX: 256, TX: 256},
-		Unknown:  map[steer.Part]steer.Reason{steer.PartRules: {Why: steer.WhyDriver, Detail: "EOPNOTSUPP"}},
+		Unknown:  map[steer.Part]unknown.Reason{steer.PartRules: {Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"}},
 	}
 }
 

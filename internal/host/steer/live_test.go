@@ -16,6 +16,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // liveRoot opens the live root for a test that needs root and ethtool.
@@ -232,7 +233,7 @@ func compareRSS(t *testing.T, n *NIC) {
 		t.Errorf("RSS rings = %d, ethtool -x says %q", n.RSS.Rings, m)
 	}
 	if strings.Contains(out, "indirection table for "+n.Name+" with") && strings.Contains(strings.SplitN(out, "RSS hash key", 2)[0], "Operation not supported") {
-		if len(n.RSS.Table) != 0 || n.Unknown[PartRSSTable].Why != WhyDriver {
+		if len(n.RSS.Table) != 0 || n.Unknown[PartRSSTable].Kind != unknown.KindDriver {
 			t.Errorf("ethtool -x has no table; read %v, %v", n.RSS.Table, n.Unknown[PartRSSTable])
 		}
 	}

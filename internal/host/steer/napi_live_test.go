@@ -14,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // napiThreads finds the napi/IF-ID kernel threads in /proc: NAPI id →
@@ -180,7 +181,7 @@ func TestLiveVeth(t *testing.T) {
 	}
 	checkNAPI(t, n, 3)
 	for _, p := range []Part{PartRSS, PartRings, PartRules} {
-		if r, _ := n.Why(p); r.Why != WhyDriver {
+		if r, _ := n.Why(p); r.Kind != unknown.KindDriver {
 			t.Errorf("veth %s: %v, want not supported by the driver", p, r)
 		}
 	}

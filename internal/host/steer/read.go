@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // sysctls are the kernel-wide knobs read into Host.Sysctls.
@@ -23,7 +24,7 @@ var sourceParts = []Part{
 // parts that are not files come from the live kernel (netlink and the
 // ethtool ioctl) on the live root, from the first tree source the root
 // holds otherwise (a snapshot's recorded replies, a sosreport's ethtool
-// text), and are unknown with WhyNotCaptured when it holds none; the
+// text), and are unknown with unknown.KindNotCaptured when it holds none; the
 // sysfs and procfs knobs come from the root's files whatever the source.
 // An interface the root's /sys/class/net does not have is an error.
 func Read(fsys kfile.FS, names []string) (*Host, error) {
@@ -84,7 +85,7 @@ func (noSource) name() string { return "none" }
 func (noSource) close() error { return nil }
 func (noSource) read(n *NIC) {
 	for _, p := range sourceParts {
-		n.SetUnknown(p, Reason{Why: WhyNotCaptured, Detail: "the root holds no netlink, ioctl or ethtool capture"})
+		n.SetUnknown(p, unknown.Reason{Kind: unknown.KindNotCaptured, Detail: "the root holds no netlink, ioctl or ethtool capture"})
 	}
 }
 
@@ -108,7 +109,10 @@ func readWith(fsys kfile.FS, names []string, src source) (*Host, error) {
 }
 
 // ErrUnknownInterface is wrapped by Read's error for a name the root's
-// /sys/class/net does not have.
+// /sys/class/net does not have. It is not a usage error: a NIC the host
+// has may have no network interface (topology names such a NIC by its
+// PCI address), and a name the host does not have at all is
+// topology.ErrUnknownNIC, which callers look up first.
 var ErrUnknownInterface = errors.New("no such interface")
 
 // readSysfs reads /sys/class/net/IF: the index, the NAPI knobs and how

@@ -16,43 +16,11 @@
 // NIC.Unknown: never a guess and never a zero.
 package steer
 
-import "sort"
+import (
+	"sort"
 
-// Why is why a part of a NIC's steering is not known.
-type Why string
-
-// The reasons a part is unknown.
-const (
-	// WhyDriver: the driver does not implement it (EOPNOTSUPP).
-	WhyDriver Why = "not supported by the driver"
-	// WhyKernel: this kernel has no such netlink family, command or
-	// attribute.
-	WhyKernel Why = "not supported by this kernel"
-	// WhyPermission: the kernel refused the request (EPERM, EACCES);
-	// reading some parts needs CAP_NET_ADMIN.
-	WhyPermission Why = "not permitted"
-	// WhyNotCaptured: a captured root holds no reply for it.
-	WhyNotCaptured Why = "not captured"
-	// WhyUnreadable: a captured reply or text could not be read; Detail
-	// says what is wrong with it.
-	WhyUnreadable Why = "unreadable"
-	// WhyFailed: the kernel answered with another error; Detail names it.
-	WhyFailed Why = "failed"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
-
-// Reason is why one part is unknown, with the evidence: the errno or the
-// file that was missing or wrong.
-type Reason struct {
-	Why    Why    `json:"why"`
-	Detail string `json:"detail,omitempty"`
-}
-
-func (r Reason) String() string {
-	if r.Detail == "" {
-		return string(r.Why)
-	}
-	return string(r.Why) + " (" + r.Detail + ")"
-}
 
 // Part names one reading of a NIC's steering, as NIC.Unknown keys it.
 type Part string
@@ -121,19 +89,19 @@ type NIC struct {
 	Sysfs Sysfs `json:"sysfs"`
 
 	// Unknown says why each part that is not set is not known.
-	Unknown map[Part]Reason `json:"unknown,omitempty"`
+	Unknown map[Part]unknown.Reason `json:"unknown,omitempty"`
 }
 
 // SetUnknown records why part is not known.
-func (n *NIC) SetUnknown(p Part, r Reason) {
+func (n *NIC) SetUnknown(p Part, r unknown.Reason) {
 	if n.Unknown == nil {
-		n.Unknown = make(map[Part]Reason)
+		n.Unknown = make(map[Part]unknown.Reason)
 	}
 	n.Unknown[p] = r
 }
 
 // Why returns why part is unknown, and false when nothing says it is.
-func (n *NIC) Why(p Part) (Reason, bool) {
+func (n *NIC) Why(p Part) (unknown.Reason, bool) {
 	r, ok := n.Unknown[p]
 	return r, ok
 }
@@ -214,7 +182,7 @@ type RSS struct {
 	// ethtool -x prints as "with N RX ring(s)"; 0 when unknown.
 	Rings uint32   `json:"rx_rings,omitempty"`
 	Table []uint32 `json:"table,omitempty"`
-	Key   []byte   `json:"key,omitempty"`
+	Key   Key      `json:"key,omitempty"`
 	// HashFunc is the active hash function's name as the kernel's
 	// string set calls it ("toeplitz", "xor", "crc32"); "" when unknown.
 	HashFunc string `json:"hash_function,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // The expectations below were written by reading each capture under
@@ -65,13 +66,13 @@ type xWant struct {
 	iface    string
 	rings    uint32
 	table    []uint32 // nil: unknown for tableWhy
-	tableWhy Why
+	tableWhy unknown.Kind
 	entries  int // entries the text holds
 	key      string
-	keyWhy   Why
+	keyWhy   unknown.Kind
 	hfunc    string
-	hfuncWhy Why
-	xfrmWhy  Why
+	hfuncWhy unknown.Kind
+	xfrmWhy  unknown.Kind
 }
 
 func checkX(t *testing.T, got *RSSText, w xWant) {
@@ -91,25 +92,25 @@ func checkX(t *testing.T, got *RSSText, w xWant) {
 			break
 		}
 	}
-	var key []byte
+	var key Key
 	if w.key != "" {
 		key = hexKey(t, w.key)
 	}
 	if !cmp.Equal(key, got.RSS.Key) {
-		t.Errorf("key %x, want %x", got.RSS.Key, key)
+		t.Errorf("key %s, want %s", got.RSS.Key, key)
 	}
 	if got.RSS.HashFunc != w.hfunc {
 		t.Errorf("hash function %q, want %q", got.RSS.HashFunc, w.hfunc)
 	}
 	for _, c := range []struct {
 		it  RSSItem
-		why Why
+		why unknown.Kind
 	}{{RSSItemTable, w.tableWhy}, {RSSItemKey, w.keyWhy}, {RSSItemHashFunc, w.hfuncWhy}, {RSSItemInputXfrm, w.xfrmWhy}} {
 		r, ok := got.Unknown[c.it]
 		switch {
 		case c.why == "" && ok:
 			t.Errorf("%s unknown (%s), want known", c.it, r)
-		case c.why != "" && (!ok || r.Why != c.why || r.Detail == ""):
+		case c.why != "" && (!ok || r.Kind != c.why || r.Detail == ""):
 			t.Errorf("%s: unknown = %v %v, want %q with a detail", c.it, ok, r, c.why)
 		}
 	}
@@ -127,7 +128,7 @@ const (
 )
 
 func TestRealhostsEthtoolX(t *testing.T) {
-	nc, nd := WhyNotCaptured, WhyDriver
+	nc, nd := unknown.KindNotCaptured, unknown.KindDriver
 	tests := []struct {
 		give string
 		want xWant
@@ -213,7 +214,7 @@ func sessionOutputs(t *testing.T, rel, match string) [][]byte {
 }
 
 func TestRealhostsEthtoolXSessions(t *testing.T) {
-	nc := WhyNotCaptured
+	nc := unknown.KindNotCaptured
 	tests := []struct {
 		give string
 		want []xWant

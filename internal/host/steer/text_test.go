@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // xNewest is ethtool -x as ethtool 6.x prints it over netlink (the
@@ -42,19 +44,19 @@ func TestParseEthtoolXNewest(t *testing.T) {
 func TestParseEthtoolXUnknowns(t *testing.T) {
 	tests := []struct {
 		give string
-		want map[RSSItem]Why
+		want map[RSSItem]unknown.Kind
 	}{
 		{
 			give: "RX flow hash indirection table for eth0 with 1 RX ring(s):\nOperation not supported\nRSS hash key:\nOperation not supported\nRSS hash function:\n    Operation not supported\n",
-			want: map[RSSItem]Why{RSSItemTable: WhyDriver, RSSItemKey: WhyDriver, RSSItemHashFunc: WhyDriver, RSSItemInputXfrm: WhyNotCaptured},
+			want: map[RSSItem]unknown.Kind{RSSItemTable: unknown.KindDriver, RSSItemKey: unknown.KindDriver, RSSItemHashFunc: unknown.KindDriver, RSSItemInputXfrm: unknown.KindNotCaptured},
 		},
 		{
 			give: "RX flow hash indirection table for eth0 with 1 RX ring(s):\n    0:      0\nRSS hash key:\n00\nRSS hash function:\n    toeplitz: off\n    Unknown hash function: 0x10\nRSS input transformation:\n    symmetric-xor: off\n    symmetric-or-xor: off\n    Unknown bits in RSS input transformation: 0x8\n",
-			want: map[RSSItem]Why{RSSItemHashFunc: WhyUnreadable},
+			want: map[RSSItem]unknown.Kind{RSSItemHashFunc: unknown.KindMalformed},
 		},
 		{
 			give: "Cannot get RX ring count: Operation not permitted\n",
-			want: map[RSSItem]Why{RSSItemTable: WhyPermission, RSSItemKey: WhyPermission, RSSItemHashFunc: WhyPermission, RSSItemInputXfrm: WhyPermission},
+			want: map[RSSItem]unknown.Kind{RSSItemTable: unknown.KindPermission, RSSItemKey: unknown.KindPermission, RSSItemHashFunc: unknown.KindPermission, RSSItemInputXfrm: unknown.KindPermission},
 		},
 	}
 	for _, tt := range tests {
@@ -62,9 +64,9 @@ func TestParseEthtoolXUnknowns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseEthtoolX(%q): %v", tt.give, err)
 		}
-		gotWhy := map[RSSItem]Why{}
+		gotWhy := map[RSSItem]unknown.Kind{}
 		for it, r := range got.Unknown {
-			gotWhy[it] = r.Why
+			gotWhy[it] = r.Kind
 		}
 		if diff := cmp.Diff(tt.want, gotWhy); diff != "" {
 			t.Errorf("ParseEthtoolX(%q) unknown (-want +got):\n%s", tt.give, diff)
@@ -125,7 +127,7 @@ func TestTextHugeClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.RSS.Rings != 1<<31 || x.RSS.Table != nil || x.Unknown[RSSItemTable].Why != WhyNotCaptured {
+	if x.RSS.Rings != 1<<31 || x.RSS.Table != nil || x.Unknown[RSSItemTable].Kind != unknown.KindNotCaptured {
 		t.Errorf("a table starting at entry 2^31: %+v, want rings 2^31 and no table", x)
 	}
 	if _, err := parseEthtoolN([]byte("Total 2147483648 rules\n\nFilter: 1\n\tRule Type: Raw IPv4\n\tAction: Drop\n")); !errors.Is(err, ErrText) || !strings.Contains(err.Error(), "1 of the 2147483648") {
@@ -213,8 +215,8 @@ Filter: 3
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fail.Rules != nil || fail.Unknown == nil || fail.Unknown.Why != WhyDriver || *fail.RXRings != 4 {
-		t.Errorf("rule count refused: %+v, want no rules, unknown %q", fail, WhyDriver)
+	if fail.Rules != nil || fail.Unknown == nil || fail.Unknown.Kind != unknown.KindDriver || *fail.RXRings != 4 {
+		t.Errorf("rule count refused: %+v, want no rules, unknown %q", fail, unknown.KindDriver)
 	}
 	for _, bad := range []string{
 		"Total 1 rules\n\nFilter: 1\n\tRule Type: TCP over IPv4\n",                     // no action
@@ -291,18 +293,18 @@ func TestParseYNLThreaded(t *testing.T) {
 func TestEthtoolFailure(t *testing.T) {
 	tests := []struct {
 		give string
-		want Why
+		want unknown.Kind
 		ok   bool
 	}{
-		{"netlink error: Operation not supported\n", WhyDriver, true},
-		{"Cannot get device ring settings: Operation not permitted\n", WhyPermission, true},
-		{"Cannot get device coalesce settings: No such device\n", WhyFailed, true},
+		{"netlink error: Operation not supported\n", unknown.KindDriver, true},
+		{"Cannot get device ring settings: Operation not permitted\n", unknown.KindPermission, true},
+		{"Cannot get device coalesce settings: No such device\n", unknown.KindFailed, true},
 		{"Ring parameters for eth0:\n", "", false},
 		{"", "", false},
 	}
 	for _, tt := range tests {
 		r, ok := ethtoolFailure([]byte(tt.give))
-		if ok != tt.ok || r.Why != tt.want {
+		if ok != tt.ok || r.Kind != tt.want {
 			t.Errorf("ethtoolFailure(%q) = %v, %v, want %q, %v", tt.give, r, ok, tt.want, tt.ok)
 		}
 	}

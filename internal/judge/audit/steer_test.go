@@ -276,8 +276,8 @@ func TestNAPIThreadsUnknown(t *testing.T) {
 	fs := steerRun(t, func(n *steer.NIC, _ *irq.Table, _ *Options) {
 		n.Sysfs.Threaded = intp(1)
 		n.NAPIs, n.Queues = nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
-		n.SetUnknown(steer.PartQueues, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartQueues, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
 	})
 	want := []string{"info not-checked napi-thread-remote: NAPI of eth0 is threaded, but its kthreads are unknown: napi-get not supported by this kernel (no netdev family)"}
 	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNotChecked))); diff != "" {
@@ -382,7 +382,7 @@ func TestSteerUnknownOnce(t *testing.T) {
 			n.Driver.Driver = "virtio_net"
 			n.RSS, n.Rules, n.FlowHash = nil, nil, nil
 			for _, p := range []steer.Part{steer.PartRSS, steer.PartRules, steer.FlowHashPart("udp4"), steer.FlowHashPart("udp6")} {
-				n.SetUnknown(p, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+				n.SetUnknown(p, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
 			}
 		}, want: []string{`info not-checked eth0 steering: eth0's driver (virtio_net) supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged`}},
 		{name: "virtio_net without RSS, as 6.18 reads it", give: func(n *steer.NIC, o *Options) {
@@ -392,13 +392,13 @@ func TestSteerUnknownOnce(t *testing.T) {
 			n.RSS = &steer.RSS{Rings: 1, HashFunc: "toeplitz"}
 			n.Rules = nil
 			n.FlowHash = map[steer.FlowType]steer.HashFields{"udp4": "", "tcp4": ""}
-			n.SetUnknown(steer.PartRSSTable, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no indirection table"})
-			n.SetUnknown(steer.PartRSSKey, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no hash key"})
-			n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+			n.SetUnknown(steer.PartRSSTable, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no indirection table"})
+			n.SetUnknown(steer.PartRSSKey, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no hash key"})
+			n.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
 		}, want: []string{`info not-checked eth0 steering: eth0's driver (virtio_net) supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged`}},
 		{name: "not permitted in part", give: func(n *steer.NIC, o *Options) {
 			n.Rules = nil
-			n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyPermission, Detail: "EPERM"})
+			n.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindPermission, Detail: "EPERM"})
 		}, want: []string{`info not-checked eth0 steering: eth0's steering is not known in part: ntuple: not permitted (EPERM)`}},
 		{name: "not read", give: func(n *steer.NIC, o *Options) { o.Steer = nil },
 			want: []string{`info not-checked  steering: the NICs' steering was not read`}},
@@ -426,12 +426,12 @@ func TestSteerUnknownOnce(t *testing.T) {
 // a driver that does not report it gets no advice to run as root.
 func TestSteerUnknownFix(t *testing.T) {
 	tests := []struct {
-		give []steer.Reason
+		give []unknown.Reason
 		want string
 	}{
-		{give: []steer.Reason{{Why: steer.WhyPermission, Detail: "EPERM"}}, want: "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)"},
-		{give: []steer.Reason{{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"}}, want: "nothing to change: the driver does not report it"},
-		{give: []steer.Reason{{Why: steer.WhyNotCaptured}, {Why: steer.WhyKernel}}, want: "take the capture with irqnuma snapshot on the host, which records the replies; a newer kernel reports it"},
+		{give: []unknown.Reason{{Kind: unknown.KindPermission, Detail: "EPERM"}}, want: "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)"},
+		{give: []unknown.Reason{{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"}}, want: "nothing to change: the driver does not report it"},
+		{give: []unknown.Reason{{Kind: unknown.KindNotCaptured}, {Kind: unknown.KindKernel}}, want: "take the capture with irqnuma snapshot on the host, which records the replies; a newer kernel reports it"},
 	}
 	for _, tt := range tests {
 		n := &steer.NIC{Name: "eth0"}
@@ -455,7 +455,7 @@ func TestNAPIThreadsByName(t *testing.T) {
 	fs := steerRun(t, func(n *steer.NIC, _ *irq.Table, o *Options) {
 		n.Sysfs.Threaded = intp(1)
 		n.NAPIs, n.Queues = nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
 		o.NAPIThreads = map[int]*proc.Process{
 			812: kthread(812, "napi/eth0-8193", cpuset.Range(0, 15), 3),
 			813: kthread(813, "napi/eth0-8194", cpuset.Range(0, 15), 4),
@@ -484,7 +484,7 @@ func TestNAPIThreadsByName(t *testing.T) {
 	fs = steerRun(t, func(n *steer.NIC, _ *irq.Table, o *Options) {
 		n.Sysfs.Threaded = intp(1)
 		n.NAPIs, n.Queues = nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
 		o.NAPIThreads = map[int]*proc.Process{812: kthread(812, "napi/eth0-8193", cpuset.New(22), 22)}
 	}, p)
 	if got := onlyCheck(fs, CheckNAPIThreadShared); len(got) != 1 || !cmp.Equal(got[0].TID, []int{812}) {

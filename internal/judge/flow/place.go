@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // arfs says when accelerated RFS may move the flow: with ntuple filters
@@ -35,35 +36,59 @@ func (p *Path) arfs(n *steer.NIC, st *steer.Host) {
 func (p *Path) place(fsys kfile.FS, h *topology.Host, t *irq.Table, nic *topology.NIC, sn *steer.NIC, q uint32) {
 	napi := napiOf(sn, q)
 	p.IRQ = queueIRQ(t, nic.Name, int(q), napi)
-	if napi != nil {
-		p.NAPI = &QueueNAPI{ID: napi.ID, Threaded: napi.PID != 0}
-	}
 	threaded := sn != nil && sn.Sysfs.Threaded != nil && *sn.Sysfs.Threaded != 0
-	if threaded && p.NAPI == nil {
-		p.NAPI = &QueueNAPI{Threaded: true, Why: "threaded NAPI is on, and which thread serves the queue is unknown (" + reasonOf(sn, steer.PartQueues, steer.PartNAPI) + ")"}
+	var qn *QueueNAPI
+	switch {
+	case napi != nil:
+		qn = &QueueNAPI{ID: napi.ID, Threaded: napi.PID != 0}
+	case threaded:
+		why := whyOf(sn, "threaded NAPI is on, and which thread serves the queue is unknown (", ")", steer.PartQueues, steer.PartNAPI)
+		qn = &QueueNAPI{Threaded: true, PID: unknown.Not[int](why)}
 	}
 	var cpus cpuset.Set
 	known := false
+	qi, hasIRQ := p.IRQ.Get()
 	switch {
-	case p.NAPI != nil && p.NAPI.Threaded:
-		p.Processing = "napi-thread"
-		cpus, known = p.NAPI.thread(fsys, napi)
-	case p.IRQ != nil:
-		p.Processing = "irq"
-		cpus, known = p.IRQ.landing(t)
+	case qn != nil && qn.Threaded:
+		p.Processing = unknown.Of(ProcessingNAPIThread)
+		cpus, known = qn.thread(fsys, napi)
+	case hasIRQ:
+		p.Processing = unknown.Of(ProcessingIRQ)
+		cpus, known = qi.landing(t)
+	default:
+		p.Processing = unknown.NotAs[Processing](unknown.KindNotReported, "neither the queue's IRQ nor its NAPI thread is known")
+	}
+	switch {
+	case qn == nil:
+		p.NAPI = unknown.Not[QueueNAPI](whyOf(sn, "no NAPI instance is known for the queue (", ")", steer.PartQueues, steer.PartNAPI))
+	case !qn.Threaded:
+		na := unknown.Because(unknown.KindNotApplicable, "NAPI is not threaded")
+		qn.PID, qn.Allowed, qn.LastCPU = unknown.Not[int](na), unknown.Not[string](na), unknown.Not[int](na)
+		p.NAPI = unknown.Of(*qn)
+	default:
+		p.NAPI = unknown.Of(*qn)
 	}
 	if known {
 		nodes, _ := h.NodesOf(cpus)
 		p.CPUNodes = nodes.String()
 	}
+	p.RPS = unknown.NotAs[string](unknown.KindNotCaptured, fmt.Sprintf("no rps_cpus for rx queue %d", q))
 	for _, qu := range nic.Queues {
-		if rps, ok := qu.CPUs.Get(); ok && qu.Kind == topology.QueueKindRx && qu.Index == int(q) {
-			p.RPSKnown = true
-			if !rps.IsEmpty() {
-				p.RPS = rps.String()
+		if qu.Kind == topology.QueueKindRx && qu.Index == int(q) {
+			if rps, ok := qu.CPUs.Get(); !ok {
+				p.RPS = unknown.Not[string](qu.CPUs.Why())
+			} else if p.RPS = unknown.Of(""); !rps.IsEmpty() {
+				p.RPS = unknown.Of(rps.String())
 			}
 		}
 	}
+}
+
+// unplaced says the queue's IRQ, NAPI, processing and RPS are unknown
+// for why (the queue is unknown, or no NIC receives the flow).
+func (p *Path) unplaced(why unknown.Reason) {
+	p.IRQ, p.NAPI = unknown.Not[QueueIRQ](why), unknown.Not[QueueNAPI](why)
+	p.Processing, p.RPS = unknown.Not[Processing](why), unknown.Not[string](why)
 }
 
 // napiOf returns the NAPI instance netdev says serves rx queue q.
@@ -86,7 +111,7 @@ func napiOf(n *steer.NIC, q uint32) *steer.NAPI {
 
 // queueIRQ finds the queue's IRQ: the one netdev ties its NAPI to, else
 // the rx (or combined) IRQ the irq package matches to the queue.
-func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) *QueueIRQ {
+func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) unknown.Value[QueueIRQ] {
 	var hit *irq.IRQ
 	by := ""
 	for i := range t.IRQs {
@@ -100,16 +125,17 @@ func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) *QueueIRQ {
 		}
 	}
 	if hit == nil {
-		return nil
+		return unknown.NotAs[QueueIRQ](unknown.KindNotReported, fmt.Sprintf("no IRQ of %s is matched to queue %d", nic, q))
 	}
-	out := &QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by, HasEffective: hit.HasEffective}
+	out := QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by,
+		Effective: unknown.NotAs[string](unknown.KindNotReported, fmt.Sprintf("IRQ %d's effective affinity is not read", hit.IRQ))}
 	if hit.HasAffinity {
 		out.Requested = hit.Affinity.String()
 	}
 	if hit.HasEffective {
-		out.Effective = hit.Effective.String()
+		out.Effective = unknown.Of(hit.Effective.String())
 	}
-	return out
+	return unknown.Of(out)
 }
 
 // landing is where the IRQ is delivered: its effective CPUs, else the
@@ -133,22 +159,24 @@ func (q *QueueIRQ) landing(t *irq.Table) (cpuset.Set, bool) {
 // thread reads the NAPI kthread's allowed CPUs and last CPU.
 func (n *QueueNAPI) thread(fsys kfile.FS, napi *steer.NAPI) (cpuset.Set, bool) {
 	if napi == nil || napi.PID == 0 {
-		if n.Why == "" {
-			n.Why = "netdev reports no kthread pid for the queue's NAPI"
+		if n.PID.Why().Detail == "" {
+			n.PID = unknown.NotAs[int](unknown.KindNotReported, "netdev reports no kthread pid for the queue's NAPI")
 		}
+		n.Allowed, n.LastCPU = unknown.Not[string](n.PID.Why()), unknown.Not[int](n.PID.Why())
 		return cpuset.Set{}, false
 	}
-	n.PID = napi.PID
+	n.PID = unknown.Of(napi.PID)
 	pr, err := proc.Read(fsys, napi.PID)
 	if err != nil {
-		n.Why = err.Error()
+		why := unknown.Because(unknown.KindFailed, err.Error())
+		n.Allowed, n.LastCPU = unknown.Not[string](why), unknown.Not[int](why)
 		return cpuset.Set{}, false
 	}
-	n.Comm, n.Allowed = pr.Comm, pr.Allowed.String()
+	n.Comm, n.Allowed = pr.Comm, unknown.Of(pr.Allowed.String())
+	n.LastCPU = unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no last CPU in /proc/%d/stat", napi.PID))
 	for _, th := range pr.Threads {
 		if th.TID == napi.PID && th.LastCPU >= 0 {
-			c := th.LastCPU
-			n.LastCPU = &c
+			n.LastCPU = unknown.Of(th.LastCPU)
 		}
 	}
 	return pr.Allowed, true

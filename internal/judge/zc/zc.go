@@ -24,18 +24,22 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
-// Status is a prerequisite's verdict.
+// Status is a prerequisite's verdict; a verdict that cannot be given is
+// an unknown Prereq.Status, with why.
 type Status string
 
 // The verdicts.
 const (
-	StatusHolds   Status = "holds"
-	StatusFails   Status = "does not hold"
-	StatusUnknown Status = "unknown"
+	StatusHolds Status = "holds"
+	StatusFails Status = "does not hold"
 )
+
+// String is the verdict's words.
+func (s Status) String() string { return string(s) }
 
 // ID names a prerequisite; ids are a contract (-o json, audit): added,
 // never renamed.
@@ -59,9 +63,11 @@ const (
 
 // Prereq is one prerequisite's verdict with what it was read from.
 type Prereq struct {
-	ID     ID     `json:"id"`
-	What   string `json:"what"`
-	Status Status `json:"status"`
+	ID   ID     `json:"id"`
+	What string `json:"what"`
+	// Status is the verdict; unknown when it cannot be given, the
+	// reason's Detail then Evidence.
+	Status unknown.Value[Status] `json:"status"`
 	// Evidence is what was read and what it says; for an unknown, why it
 	// is not known.
 	Evidence string `json:"evidence"`
@@ -89,7 +95,7 @@ type Report struct {
 // Blocker is the first prerequisite that does not hold, nil when none.
 func (r *Report) Blocker() *Prereq {
 	for i := range r.Prereqs {
-		if r.Prereqs[i].Status == StatusFails {
+		if unknown.Is(r.Prereqs[i].Status, StatusFails) {
 			return &r.Prereqs[i]
 		}
 	}
@@ -100,7 +106,7 @@ func (r *Report) Blocker() *Prereq {
 func (r *Report) Blockers() []Prereq {
 	var out []Prereq
 	for _, p := range r.Prereqs {
-		if p.Status == StatusFails {
+		if unknown.Is(p.Status, StatusFails) {
 			out = append(out, p)
 		}
 	}
@@ -177,9 +183,10 @@ type checker struct {
 	o     Options
 	queue *int
 
-	release    string  // /proc/sys/kernel/osrelease, "" when not read
-	version    Version // parsed from release; zero when not known
-	releaseWhy string  // why release is not known
+	release     string       // /proc/sys/kernel/osrelease, "" when not read
+	version     Version      // parsed from release; zero when not known
+	releaseWhy  string       // why release is not known
+	releaseKind unknown.Kind // and of what kind
 }
 
 // driver is the NIC's driver: ethtool -i's, else its device's.
@@ -210,16 +217,38 @@ func (c *checker) pickQueue() (*int, string) {
 	return &q, fmt.Sprintf("default: the last of %d rx queues, which ethtool -X %s equal %d leaves out", n, c.nic.Name, q)
 }
 
+// MarshalJSON writes the status's reason beside it when it is unknown.
+func (p Prereq) MarshalJSON() ([]byte, error) {
+	type plain Prereq
+	return unknown.MarshalObject(plain(p))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Prereq) UnmarshalJSON(b []byte) error {
+	type plain Prereq
+	return unknown.UnmarshalObject(b, (*plain)(p))
+}
+
 func holds(id ID, what, evidence string) Prereq {
-	return Prereq{ID: id, What: what, Status: StatusHolds, Evidence: evidence}
+	return Prereq{ID: id, What: what, Status: unknown.Of(StatusHolds), Evidence: evidence}
 }
 
 func fails(id ID, what, evidence, fix string) Prereq {
-	return Prereq{ID: id, What: what, Status: StatusFails, Evidence: evidence, Fix: fix}
+	return Prereq{ID: id, What: what, Status: unknown.Of(StatusFails), Evidence: evidence, Fix: fix}
 }
 
-func unknown(id ID, what, why, fix string) Prereq {
-	return Prereq{ID: id, What: what, Status: StatusUnknown, Evidence: why, Fix: fix}
+// notKnown is a prerequisite whose verdict is unknown, of kind k for
+// why.
+func notKnown(id ID, what string, k unknown.Kind, why, fix string) Prereq {
+	return Prereq{ID: id, What: what, Status: unknown.NotAs[Status](k, why), Evidence: why, Fix: fix}
+}
+
+// partKind is the kind of why the steering part p is unknown.
+func (c *checker) partKind(p steer.Part) unknown.Kind {
+	if r, ok := c.st.Why(p); ok {
+		return r.Kind
+	}
+	return unknown.KindNotRead
 }
 
 // partWhy is why the steering part p is unknown, in words.

@@ -324,21 +324,23 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			mn.NoRSSIRQs = append(mn.NoRSSIRQs, q.IRQ)
 		}
 		p := audit.Place(h, q)
-		if !p.HasWhere || p.Where.IsEmpty() {
+		where, ok := p.Where.Get()
+		if !ok || where.IsEmpty() {
 			mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
 			continue
 		}
 		_, how := q.Landing()
 		requested := how != irq.LandEffective
 		var remote []int
-		for cpu := range p.Where.All() {
+		local, localKnown := p.LocalCPUs.Get()
+		for cpu := range where.All() {
 			c, ok := b.cells[cpu]
 			if !ok {
 				b.outside = append(b.outside, cpu)
 				continue
 			}
 			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
-				Requested: requested, Landing: how, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu), NoRSS: quiet}
+				Requested: requested, Landing: how, Remote: localKnown && !local.Contains(cpu), NoRSS: quiet}
 			c.IRQs = append(c.IRQs, mi)
 			c.Requested = c.Requested || requested
 			if mi.Remote {

@@ -357,8 +357,7 @@ func irqJSON(h *topology.Host, cols *perCPUCols, q *irq.IRQ) IRQJSON {
 		nodes, _ := h.NodesOf(q.Effective)
 		j.EffectiveNodes = nodes.IDs()
 	}
-	if p := audit.Place(h, q); p.LocalKnown && p.HasWhere {
-		local := p.Local
+	if local, ok := audit.Place(h, q).Local.Get(); ok {
 		j.Local = &local
 	}
 	return j

@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // seedTable reads the seed tree's IRQs (eth0: queue IRQs 284-299).
@@ -47,9 +48,9 @@ func steerOf() (*steer.Host, map[int]*proc.Process) {
 		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: 284 + int(q), PID: 900 + int(q)})
 	}
 	virtio := &steer.NIC{Name: "eth1"}
-	virtio.SetUnknown(steer.PartRSS, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
-	virtio.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
-	virtio.SetUnknown(steer.PartChannels, steer.Reason{Why: steer.WhyNotCaptured})
+	virtio.SetUnknown(steer.PartRSS, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
+	virtio.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
+	virtio.SetUnknown(steer.PartChannels, unknown.Reason{Kind: unknown.KindNotCaptured})
 	threads := map[int]*proc.Process{900: {PID: 900, Comm: "napi/eth0-8193", Allowed: cpuset.New(17),
 		Threads: []proc.Thread{{TID: 900, LastCPU: 17}}}}
 	return &steer.Host{Source: "netlink", NICs: []*steer.NIC{n, virtio}, Sysctls: map[string]int64{"busy_poll": 0}}, threads
@@ -93,9 +94,9 @@ func TestSteeringMissingQueues(t *testing.T) {
 	}
 	doc := Steering(nil, &steer.Host{Source: "recorded", NICs: []*steer.NIC{n}}, nil)
 	var got []string
-	for _, q := range doc.NICs[0].Queues {
+	for _, q := range doc.NICs[0].Queues.Or(nil) {
 		if !q.Exists {
-			got = append(got, strings.Join(queueRows(NICSteerJSON{Queues: []QueueSteerJSON{q}})[0], " "))
+			got = append(got, strings.Join(queueRows([]QueueSteerJSON{q})[0], " "))
 		}
 	}
 	want := []string{"3 - - - - 2/16 no such queue -", "4 - - - - 2/16 no such queue -", "5 - - - - 2/16 no such queue -",
@@ -132,8 +133,8 @@ func TestWriteIRQsJSONSteer(t *testing.T) {
 // table is unknown, not a bare "unknown".
 func TestSteerSummaryTableUnknown(t *testing.T) {
 	n := &steer.NIC{Name: "eth0", RSS: &steer.RSS{Rings: 1, HashFunc: "toeplitz"}}
-	n.SetUnknown(steer.PartRSSTable, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no indirection table"})
-	n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+	n.SetUnknown(steer.PartRSSTable, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no indirection table"})
+	n.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
 	got := steerSummary(n)
 	want := "channels unknown; RSS table unknown: not supported by the driver; ntuple rules unknown: not supported by the driver; NAPI ids unknown"
 	if got != want {

@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // How clearly the observing run must show the flow's queue (--observe):
@@ -36,11 +37,10 @@ type FlowObserver interface {
 // plan's Unknown says why. A run that fails is an error: nothing is
 // known of the flow.
 func (r Request) observeFlow(ctx context.Context, h *topology.Host, nic string) (*FlowPlan, error) {
-	fp := &FlowPlan{IRQ: -1, Core: -1, Sibling: -1, Other: -1}
 	if r.DryRun {
-		fp.Unknown = "queue unknown: --observe finds it during a first run of the command, which a dry run does not make"
-		return fp, nil
+		return newFlowPlan(unknown.Because(unknown.KindNotApplicable, "queue unknown: --observe finds it during a first run of the command, which a dry run does not make")), nil
 	}
+	fp := newFlowPlan(unknown.Because(unknown.KindNotApplicable, "the flow's queue is unknown"))
 	if o, ok := r.Observer.(FlowObserver); ok {
 		o.Observing(nic)
 	}
@@ -83,7 +83,7 @@ func (r Request) observeFlow(ctx context.Context, h *topology.Host, nic string) 
 	fp.Observed = o
 	q, by, why := judgeObserved(o)
 	if why != "" {
-		fp.Unknown = why
+		fp.Queue = unknown.NotAs[uint32](unknown.KindNotReported, why)
 	} else {
 		p, err := flow.PlaceQueue(r.Root, nic, q, by)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Plan is the matrix bench runs, decided before anything changes.
@@ -21,11 +22,11 @@ type Plan struct {
 	NICNode   int    `json:"nic_node"` // the NIC's node
 	Locality  string `json:"locality"` // how NICNode is known (topology.Locality)
 	QueueIRQs []int  `json:"queue_irqs"`
-	// RemoteNode is the node the remote cells use, -1 when the host has
-	// none; RemoteWhy says why that one.
-	RemoteNode int     `json:"remote_node"`
-	RemoteWhy  string  `json:"remote_why"`
-	Nodes      []Split `json:"nodes"` // the NIC's node, then the remote one
+	// RemoteNode is the node the remote cells use; not applicable when
+	// the host has none. RemoteWhy says why that one, or why none.
+	RemoteNode unknown.Value[int] `json:"remote_node"`
+	RemoteWhy  string             `json:"remote_why"`
+	Nodes      []Split            `json:"nodes"` // the NIC's node, then the remote one
 	// Cells are the placements asked for, in order; those the host does
 	// not allow have Applicable false and a Reason.
 	Cells []PlannedCell `json:"cells"`
@@ -34,6 +35,12 @@ type Plan struct {
 	Command []string  `json:"command"`
 	Parser  Parser    `json:"parser"`
 	Repeat  int       `json:"repeat"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	type plain Plan
+	return unknown.MarshalObject(plain(p))
 }
 
 // Split is how bench divides one node's usable CPUs (online, not
@@ -52,17 +59,32 @@ type Split struct {
 // PlannedCell is a cell placed on this host, or why it cannot be.
 type PlannedCell struct {
 	Cell
-	Applicable bool       `json:"applicable"`
-	Reason     string     `json:"reason,omitempty"` // why not applicable
-	IRQNode    int        `json:"irq_node"`         // -1 when not applicable
-	AppNode    int        `json:"app_node"`
-	IRQCPUs    cpuset.Set `json:"irq_cpus"`
-	AppCPUs    cpuset.Set `json:"app_cpus"`
-	MemNodes   cpuset.Set `json:"mem_nodes"` // empty: memory not bound
+	Applicable bool   `json:"applicable"`
+	Reason     string `json:"reason,omitempty"` // why not applicable
+	// IRQNode and AppNode are the nodes of IRQCPUs and AppCPUs; not
+	// applicable, with Reason, when the cell is not.
+	IRQNode  unknown.Value[int] `json:"irq_node"`
+	AppNode  unknown.Value[int] `json:"app_node"`
+	IRQCPUs  cpuset.Set         `json:"irq_cpus"`
+	AppCPUs  cpuset.Set         `json:"app_cpus"`
+	MemNodes cpuset.Set         `json:"mem_nodes"` // empty: memory not bound
 	// PinIRQs are the only IRQs the cell pins to IRQCPUs (a flow cell: the
 	// flow's queue IRQ, with its NAPI thread), every other IRQ of the
 	// NIC left where it is; empty: all the NIC's IRQs.
 	PinIRQs []int `json:"pin_irqs,omitempty"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (pc PlannedCell) MarshalJSON() ([]byte, error) {
+	type plain PlannedCell
+	return unknown.MarshalObject(plain(pc))
+}
+
+// notApplicable is pc refused for its Reason: its nodes not applicable.
+func (pc PlannedCell) notApplicable() PlannedCell {
+	why := unknown.Because(unknown.KindNotApplicable, pc.Reason)
+	pc.Applicable, pc.IRQNode, pc.AppNode = false, unknown.Not[int](why), unknown.Not[int](why)
+	return pc
 }
 
 // planMatrix places the cells on the host under root for the NIC nic of
@@ -90,11 +112,16 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 	if len(p.QueueIRQs) == 0 {
 		return nil, fmt.Errorf("%s: %w: no queue IRQs to place", nic, tune.ErrNoIRQs)
 	}
-	if p.RemoteNode, p.RemoteWhy, err = remoteNode(h, nicNode, remote); err != nil {
+	var remoteID int
+	if remoteID, p.RemoteWhy, err = remoteNode(h, nicNode, remote); err != nil {
 		return nil, err
 	}
+	p.RemoteNode = unknown.Of(remoteID)
+	if remoteID < 0 {
+		p.RemoteNode = unknown.NotAs[int](unknown.KindNotApplicable, p.RemoteWhy)
+	}
 	splits := map[int]Split{}
-	for _, node := range []int{p.NICNode, p.RemoteNode} {
+	for _, node := range []int{p.NICNode, remoteID} {
 		if node < 0 {
 			continue
 		}
@@ -122,23 +149,23 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 
 // place puts one cell on the plan's nodes.
 func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
-	pc := PlannedCell{Cell: c, IRQNode: -1, AppNode: -1}
+	pc := PlannedCell{Cell: c}
 	node := func(s Side) int {
 		if s == SideRemote {
-			return p.RemoteNode
+			return p.RemoteNode.Or(-1)
 		}
 		return p.NICNode
 	}
 	irqNode, appNode := node(c.IRQs), node(c.App)
 	if irqNode < 0 || appNode < 0 {
 		pc.Reason = "no remote node: " + p.RemoteWhy
-		return pc
+		return pc.notApplicable()
 	}
 	is, as := splits[irqNode], splits[appNode]
 	for _, s := range []Split{is, as} {
 		if s.Unusable != "" {
 			pc.Reason = s.Unusable
-			return pc
+			return pc.notApplicable()
 		}
 	}
 	pc.AppCPUs = as.AppCPUs
@@ -146,9 +173,9 @@ func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
 		pc.AppCPUs = is.IRQCPUs
 	} else if pc.AppCPUs.IsEmpty() {
 		pc.Reason = fmt.Sprintf("node %d has one usable core (CPUs %s): no core apart from the IRQs' for the command", appNode, as.IRQCPUs)
-		return pc
+		return pc.notApplicable()
 	}
-	pc.Applicable, pc.IRQNode, pc.AppNode, pc.IRQCPUs = true, irqNode, appNode, is.IRQCPUs
+	pc.Applicable, pc.IRQNode, pc.AppNode, pc.IRQCPUs = true, unknown.Of(irqNode), unknown.Of(appNode), is.IRQCPUs
 	if c.Membind {
 		pc.MemNodes = cpuset.New(appNode)
 	}

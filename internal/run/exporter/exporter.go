@@ -264,9 +264,9 @@ func hostSeries(st *audit.State) []Family {
 				continue
 			}
 			labels := []string{strconv.Itoa(q.IRQ), q.Owner.NIC, queueLabel(q.Owner)}
-			if p := audit.Place(st.Host, q); p.LocalKnown && p.HasWhere {
+			if isLocal, ok := audit.Place(st.Host, q).Local.Get(); ok {
 				v := 0.0
-				if p.Local {
+				if isLocal {
 					v = 1
 				}
 				local.add(v, labels...)

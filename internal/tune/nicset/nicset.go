@@ -20,6 +20,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 var native = binary.NativeEndian
@@ -57,8 +58,8 @@ func (e *SetError) Error() string {
 
 func (e *SetError) Unwrap() error { return e.Errno }
 
-// Reason is the refusal as a steer.Reason: WhyDriver for EOPNOTSUPP.
-func (e *SetError) Reason() steer.Reason {
+// Reason is the refusal as a unknown.Reason: WhyDriver for EOPNOTSUPP.
+func (e *SetError) Reason() unknown.Reason {
 	r := steer.ReasonOf(e.Errno)
 	if e.Message != "" {
 		r.Detail += ": " + e.Message
