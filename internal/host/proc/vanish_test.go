@@ -76,7 +76,7 @@ func TestSelectPresentZombies(t *testing.T) {
 	var got []string
 	for _, p := range procs {
 		for _, th := range p.Threads {
-			got = append(got, fmt.Sprintf("%d/%d %s on %d", p.PID, th.TID, th.State, th.LastCPU))
+			got = append(got, fmt.Sprintf("%d/%d %s on %s", p.PID, th.TID, th.State, th.LastCPU))
 		}
 	}
 	if diff := cmp.Diff([]string{"4245/4246 R on 2"}, got); diff != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // irqbalance moving the NIC's IRQs: irqbalance-active.
@@ -37,7 +38,7 @@ func (a *auditor) checkIrqbalance(c *nicCtx) error {
 	}
 	var free []*irq.IRQ
 	for _, q := range c.irqs {
-		if q.Managed {
+		if unknown.Is(q.Managed, true) {
 			continue
 		}
 		if banned, _ := ib.IRQBanned(q.IRQ, driver, q.Name); !banned {

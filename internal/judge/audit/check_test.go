@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irqbalance"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestRegistry: every check id but not-checked belongs to exactly one
@@ -110,8 +111,7 @@ func TestChecksOrder(t *testing.T) {
 var takeAway = map[fact]func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process){
 	factAffinity: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 		for i := range tb.IRQs {
-			tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
-			tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
+			tb.IRQs[i].Affinity, tb.IRQs[i].Effective = unknown.Value[cpuset.Set]{}, unknown.Value[cpuset.Set]{}
 		}
 	},
 	factQueues:     func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) { h.NICs[0].Queues = nil },
@@ -132,7 +132,7 @@ func TestCheckNeeds(t *testing.T) {
 			IOMMU:   &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3},
 			Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 		p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-			Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+			Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 		opts.Uses = usesOn("eth0", p)
 		take(h, tb, &opts, p)
 		return Run(h, tb, []*proc.Process{p}, opts)

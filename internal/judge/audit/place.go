@@ -4,6 +4,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Placement says where one IRQ may go and goes, relative to its device.
@@ -24,11 +25,11 @@ type Placement struct {
 // CPU is local.
 func Place(h *topology.Host, q *irq.IRQ) Placement {
 	var p Placement
-	switch where, how := q.Landing(); how {
+	switch where, how := q.Landing(); how.Or("") {
 	case irq.LandEffective, irq.LandPending, irq.LandRequested:
 		p.Where, p.HasWhere = where, true
 	case irq.LandInactive:
-		p.Where, p.HasWhere = q.Affinity, q.HasAffinity
+		p.Where, p.HasWhere = q.Affinity.Get()
 	}
 	if q.Owner != nil {
 		if nic, ok := h.NICByName(q.Owner.NIC); ok {
@@ -38,11 +39,13 @@ func Place(h *topology.Host, q *irq.IRQ) Placement {
 		}
 	} else if len(h.Nodes) == 1 {
 		p.LocalCPUs, p.LocalKnown = h.Nodes[0].CPUs, true
-	} else if cpus, ok := h.NodeCPUs(q.Node); ok && q.Node >= 0 && q.ManagedKnown && !q.Managed {
+	} else if node, ok := q.Node.Get(); ok && unknown.Is(q.Managed, false) {
 		// /proc/irq/N/node is the device's node only for an IRQ that is
 		// not managed: a managed IRQ's is the node of the CPUs it serves
 		// (the lab's nvme0q5 says 0 for a drive on node 1).
-		p.LocalCPUs, p.LocalKnown = cpus, true
+		if cpus, ok := h.NodeCPUs(node); ok {
+			p.LocalCPUs, p.LocalKnown = cpus, true
+		}
 	}
 	if p.LocalKnown && p.HasWhere {
 		p.Local = p.Where.IsSubsetOf(p.LocalCPUs)

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // What the steering checks share: the NIC's reading, the share of its
@@ -234,7 +235,7 @@ func (c *nicCtx) queueIRQs(q uint32) []*irq.IRQ {
 	}
 	var out []*irq.IRQ
 	for _, x := range c.queues {
-		if x.Owner.Queue == int(q) && x.Owner.Dir != "tx" {
+		if unknown.Is(x.Owner.Queue, int(q)) && x.Owner.Dir != "tx" {
 			out = append(out, x)
 		}
 	}

@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // arfs says when accelerated RFS may move the flow: with ntuple filters
@@ -95,19 +97,19 @@ func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) *QueueIRQ {
 			hit, by = x, "netdev napi"
 			break
 		}
-		if o := x.Owner; hit == nil && o != nil && o.NIC == nic && o.Kind == irq.KindQueue && o.Queue == q && o.Dir != "tx" {
+		if o := x.Owner; hit == nil && o != nil && o.NIC == nic && o.Kind == irq.KindQueue && unknown.Is(o.Queue, q) && o.Dir != interrupts.DirTX {
 			hit, by = x, "irq name ("+o.By+")"
 		}
 	}
 	if hit == nil {
 		return nil
 	}
-	out := &QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by, HasEffective: hit.HasEffective}
-	if hit.HasAffinity {
-		out.Requested = hit.Affinity.String()
+	out := &QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by, HasEffective: hit.Effective.Known()}
+	if aff, ok := hit.Affinity.Get(); ok {
+		out.Requested = aff.String()
 	}
-	if hit.HasEffective {
-		out.Effective = hit.Effective.String()
+	if eff, ok := hit.Effective.Get(); ok {
+		out.Effective = eff.String()
 	}
 	return out
 }
@@ -120,11 +122,11 @@ func (q *QueueIRQ) landing(t *irq.Table) (cpuset.Set, bool) {
 		if x.IRQ != q.IRQ {
 			continue
 		}
-		switch {
-		case x.HasEffective:
-			return x.Effective, true
-		case x.HasAffinity:
-			return x.Affinity, true
+		if eff, ok := x.Effective.Get(); ok {
+			return eff, true
+		}
+		if aff, ok := x.Affinity.Get(); ok {
+			return aff, true
 		}
 	}
 	return cpuset.Set{}, false
@@ -146,8 +148,7 @@ func (n *QueueNAPI) thread(fsys kfile.FS, napi *steer.NAPI) (cpuset.Set, bool) {
 	}
 	n.Comm, n.Allowed = pr.Comm, pr.Allowed.String()
 	for _, th := range pr.Threads {
-		if th.TID == napi.PID && th.LastCPU >= 0 {
-			c := th.LastCPU
+		if c, ok := th.LastCPU.Get(); ok && th.TID == napi.PID {
 			n.LastCPU = &c
 		}
 	}

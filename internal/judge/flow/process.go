@@ -123,7 +123,7 @@ func (p *Path) processingCPU() int {
 func places(h *topology.Host, p *proc.Process, cpu int) []ThreadPlace {
 	out := make([]ThreadPlace, 0, len(p.Threads))
 	for _, th := range p.Threads {
-		out = append(out, ThreadPlace{TID: th.TID, Comm: th.Comm, LastCPU: th.LastCPU, Relation: relation(h, th.LastCPU, cpu)})
+		out = append(out, ThreadPlace{TID: th.TID, Comm: th.Comm, LastCPU: th.LastCPU.Or(-1), Relation: relation(h, th.LastCPU.Or(-1), cpu)})
 	}
 	return out
 }

@@ -12,12 +12,14 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Map is the picture of a host as data: its nodes grouped by package, each
@@ -291,8 +293,8 @@ func (b *mapBuilder) noRSSQueues(name string) map[int]bool {
 	}
 	out := map[int]bool{}
 	for _, q := range b.t.ForNIC(name) {
-		if o := q.Owner; o.Kind == irq.KindQueue && o.Queue >= 0 && o.Dir != "tx" && share[uint32(o.Queue)] == 0 && !ruled[uint64(o.Queue)] {
-			out[o.Queue] = true
+		if o := q.Owner; o.Kind == irq.KindQueue && o.Queue.Known() && o.Dir != interrupts.DirTX && share[uint32(o.Queue.Or(0))] == 0 && !ruled[uint64(o.Queue.Or(0))] {
+			out[o.Queue.Or(0)] = true
 		}
 	}
 	return out
@@ -314,7 +316,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			continue
 		}
 		mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
-		quiet := noRSS[q.Owner.Queue] && q.Owner.Dir != "tx"
+		quiet := noRSS[q.Owner.Queue.Or(-1)] && q.Owner.Dir != interrupts.DirTX
 		if quiet {
 			mn.NoRSSIRQs = append(mn.NoRSSIRQs, q.IRQ)
 		}
@@ -324,7 +326,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			continue
 		}
 		_, how := q.Landing()
-		requested := how != irq.LandEffective
+		requested := !unknown.Is(how, irq.LandEffective)
 		var remote []int
 		for cpu := range p.Where.All() {
 			c, ok := b.cells[cpu]
@@ -332,8 +334,8 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 				b.outside = append(b.outside, cpu)
 				continue
 			}
-			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
-				Requested: requested, Landing: how, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu), NoRSS: quiet}
+			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue.Or(-1), Dir: string(q.Owner.Dir),
+				Requested: requested, Landing: how.Or(""), Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu), NoRSS: quiet}
 			c.IRQs = append(c.IRQs, mi)
 			c.Requested = c.Requested || requested
 			if mi.Remote {
@@ -345,7 +347,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 		if len(remote) > 0 {
 			rs := cpuset.New(remote...)
 			nodes, _ := h.NodesOf(rs)
-			b.m.Remote = append(b.m.Remote, Remote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
+			b.m.Remote = append(b.m.Remote, Remote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue.Or(-1),
 				CPUs: rs, Nodes: nodes.IDs(), NICNode: loc.Node})
 			mn.RemoteIRQs = append(mn.RemoteIRQs, q.IRQ)
 		}
@@ -479,13 +481,14 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 					mark(cpu, p.PID)
 				}
 			}
-			if th.LastCPU < 0 {
+			cpu, ok := th.LastCPU.Get()
+			if !ok {
 				continue
 			}
-			last = append(last, th.LastCPU)
-			if c, ok := b.cells[th.LastCPU]; ok {
+			last = append(last, cpu)
+			if c, ok := b.cells[cpu]; ok {
 				c.LastRan = append(c.LastRan, th.TID)
-				m := mark(th.LastCPU, p.PID)
+				m := mark(cpu, p.PID)
 				m[p.PID] = append(m[p.PID], th.TID)
 			}
 		}

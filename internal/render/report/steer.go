@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // SteerDoc is what `topology` and `irq list` documents carry of the
@@ -133,9 +135,10 @@ func (qj *QueueSteerJSON) setNAPI(napi *steer.NAPI, threads map[int]*proc.Proces
 	}
 	s := p.Allowed.List()
 	qj.KthreadCPUs = &s
-	if len(p.Threads) > 0 && p.Threads[0].LastCPU >= 0 {
-		last := p.Threads[0].LastCPU
-		qj.KthreadLast = &last
+	if len(p.Threads) > 0 {
+		if last, ok := p.Threads[0].LastCPU.Get(); ok {
+			qj.KthreadLast = &last
+		}
 	}
 }
 
@@ -168,8 +171,11 @@ func rxQueues(n *steer.NIC, irqs []*irq.IRQ, share map[uint32]int, rules map[uin
 		if rings > 0 {
 			break // the rings say which queues exist; a vector past them serves none
 		}
-		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && x.Owner.Queue >= 0 && x.Owner.Dir != "tx" {
-			seen[uint32(x.Owner.Queue)] = true
+		if x.Owner == nil {
+			continue
+		}
+		if q, ok := x.Owner.Queue.Get(); ok && x.Owner.Kind == irq.KindQueue && x.Owner.Dir != interrupts.DirTX {
+			seen[uint32(q)] = true
 		}
 	}
 	for q := range share {
@@ -209,7 +215,7 @@ func queueIRQNumbers(irqs []*irq.IRQ, q uint32, napi *steer.NAPI) []int {
 	}
 	out := []int{}
 	for _, x := range irqs {
-		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && x.Owner.Queue == int(q) && x.Owner.Dir != "tx" {
+		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && unknown.Is(x.Owner.Queue, int(q)) && x.Owner.Dir != interrupts.DirTX {
 			out = append(out, x.IRQ)
 		}
 	}

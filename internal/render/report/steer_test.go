@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // seedTable reads the seed tree's IRQs (eth0: queue IRQs 284-299).
@@ -51,7 +52,7 @@ func steerOf() (*steer.Host, map[int]*proc.Process) {
 	virtio.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
 	virtio.SetUnknown(steer.PartChannels, steer.Reason{Why: steer.WhyNotCaptured})
 	threads := map[int]*proc.Process{900: {PID: 900, Comm: "napi/eth0-8193", Allowed: cpuset.New(17),
-		Threads: []proc.Thread{{TID: 900, LastCPU: 17}}}}
+		Threads: []proc.Thread{{TID: 900, LastCPU: unknown.Of(17)}}}}
 	return &steer.Host{Source: "netlink", NICs: []*steer.NIC{n, virtio}, Sysctls: map[string]int64{"busy_poll": 0}}, threads
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // RunResult is one run of the command in a cell.
@@ -143,11 +144,11 @@ func (r *RunResult) load(iv *watch.Interval, c *PlannedCell) {
 			continue
 		}
 		r.CPUs = append(r.CPUs, s)
-		if (c.AppCPUs.Contains(s.CPU) || c.IRQCPUs.Contains(s.CPU)) && s.NetRX != nil {
-			netRX += *s.NetRX
+		if rx, ok := s.NetRX.Get(); ok && (c.AppCPUs.Contains(s.CPU) || c.IRQCPUs.Contains(s.CPU)) {
+			netRX += rx
 			hasRX = true
 		}
-		if c.AppCPUs.Contains(s.CPU) && (r.App == nil || val(s.Busy) > val(r.App.Busy)) {
+		if c.AppCPUs.Contains(s.CPU) && (r.App == nil || s.Busy.Or(-1) > val(r.App.Busy)) {
 			r.App = cpuLoad(s)
 		}
 	}
@@ -161,10 +162,10 @@ func (r *RunResult) load(iv *watch.Interval, c *PlannedCell) {
 	r.NIC, r.NICIRQsPerSec = &n, n.QueueIRQsPerSec
 	v := n.Verdict
 	r.Verdict, r.SoftirqBound = v.Text, v.SoftirqBound
-	if v.CPU >= 0 {
-		r.Softirq = &CPULoad{CPU: v.CPU, Node: v.Node, Soft: v.Soft, Busy: v.Busy}
+	if cpu, ok := v.CPU.Get(); ok {
+		r.Softirq = &CPULoad{CPU: cpu, Node: v.Node, Soft: knownPtr(v.Soft), Busy: knownPtr(v.Busy)}
 		for _, s := range iv.CPUs {
-			if s.CPU == v.CPU {
+			if s.CPU == cpu {
 				r.Softirq = cpuLoad(s)
 			}
 		}
@@ -181,7 +182,15 @@ func busy(s watch.CPUStats) bool {
 }
 
 func cpuLoad(s watch.CPUStats) *CPULoad {
-	return &CPULoad{CPU: s.CPU, Node: s.Node, Usr: s.Usr, Sys: s.Sys, Soft: s.Soft, Busy: s.Busy}
+	return &CPULoad{CPU: s.CPU, Node: s.Node.Or(-1), Usr: knownPtr(s.Usr), Sys: knownPtr(s.Sys), Soft: knownPtr(s.Soft), Busy: knownPtr(s.Busy)}
+}
+
+// knownPtr is a known value's address, nil for an unknown one.
+func knownPtr(v unknown.Value[float64]) *float64 {
+	if x, ok := v.Get(); ok {
+		return &x
+	}
+	return nil
 }
 
 func val(p *float64) float64 {

@@ -21,6 +21,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Request says what Run does.
@@ -257,7 +258,7 @@ func (r Request) flowPlan(ctx context.Context, h *topology.Host, t *irq.Table, n
 		return nil, err
 	}
 	if fp.IRQ >= 0 {
-		if x, ok := t.Get(fp.IRQ); ok && x.Managed {
+		if x, ok := t.Get(fp.IRQ); ok && unknown.Is(x.Managed, true) {
 			fp.Managed = true
 		}
 	}
