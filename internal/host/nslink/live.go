@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -29,14 +30,14 @@ func readLiveAt(fsys kfile.FS, nsPath string, ino uint64, rec func(name string, 
 	ns, err := openNS(nsPath, ino)
 	if err != nil {
 		ls.Why = err.Error()
-		ls.InitWhy = ls.Why
+		ls.InitNSID = unknown.NotAs[int](unknown.Failed, ls.Why)
 		return ls, nil
 	}
 	defer ns.Close()
 	c, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: int(ns.Fd())})
 	if err != nil {
 		ls.Why = fmt.Sprintf("a route netlink socket in %s: %v", ls.Namespace, err)
-		ls.InitWhy = ls.Why
+		ls.InitNSID = unknown.NotAs[int](unknown.Failed, ls.Why)
 		return ls, nil
 	}
 	defer c.Close()
@@ -53,16 +54,17 @@ func readLiveAt(fsys kfile.FS, nsPath string, ino uint64, rec func(name string, 
 	if err == nil {
 		init, err = openNS(hostPath, 0)
 	}
+	id := 0
 	if err == nil {
 		defer init.Close()
 		b, err = ask(c, nsidRequest(int(init.Fd())), fileInitNSID, rec)
 		if err == nil {
-			if ls.InitNSID, err = decodeNSID(b); err != nil {
+			if id, err = decodeNSID(b); err != nil {
 				err = fmt.Errorf("RTM_GETNSID reply: %w", err)
 			}
 		}
 	}
-	setInit(ls, err)
+	setInit(ls, id, err)
 	return ls, nil
 }
 

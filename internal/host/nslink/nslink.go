@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,10 +56,9 @@ type Link struct {
 	// peer, a macvlan's lower device); 0 when it sits on none.
 	Link int `json:"link"`
 	// LinkNetNSID is IFLA_LINK_NETNSID, the id (in this namespace's
-	// table) of the namespace Link is in; HasLinkNetNSID is false when
-	// the kernel sent none: Link is then in this namespace.
-	LinkNetNSID    int  `json:"link_netnsid"`
-	HasLinkNetNSID bool `json:"has_link_netnsid"`
+	// table) of the namespace Link is in; not applicable when the
+	// kernel sent none: Link is then in this namespace.
+	LinkNetNSID unknown.Value[int] `json:"link_netnsid"`
 	// ParentDev and ParentBus are IFLA_PARENT_DEV_NAME and
 	// IFLA_PARENT_DEV_BUS_NAME ("0000:3b:02.1", "pci"): the device the
 	// interface belongs to; "" when it has none or the kernel (before
@@ -70,6 +70,21 @@ type Link struct {
 	// XDP is IFLA_XDP: the XDP programs attached to the interface.
 	XDP XDP `json:"xdp"`
 }
+
+// MarshalJSON writes the unknown values' reasons beside them.
+func (l Link) MarshalJSON() ([]byte, error) {
+	type plain Link
+	return unknown.MarshalObject(plain(l))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (l *Link) UnmarshalJSON(b []byte) error {
+	type plain Link
+	return unknown.UnmarshalObject(b, (*plain)(l))
+}
+
+// inThisNamespace is the LinkNetNSID of a link the kernel sent none for.
+var inThisNamespace = unknown.NotAs[int](unknown.NotApplicable, "no IFLA_LINK_NETNSID: its link is in this namespace")
 
 // XDP modes of IFLA_XDP_ATTACHED (enum in linux/if_link.h: "These are
 // stored into IFLA_XDP_ATTACHED on dump").
@@ -129,12 +144,10 @@ type Links struct {
 	Known bool
 	Why   string
 	// InitNSID is the id this namespace gives the host's namespace
-	// (HostNamespace), which a LinkNetNSID equal to it names; InitNSIDKnown is false when none
-	// could be had (InitWhy says why): no link's peer is then known to
-	// be the host's.
-	InitNSID      int
-	InitNSIDKnown bool
-	InitWhy       string
+	// (HostNamespace), which a LinkNetNSID equal to it names; unknown
+	// when none could be had (its reason's detail says why in words):
+	// no link's peer is then known to be the host's.
+	InitNSID unknown.Value[int]
 	// Source is "netlink" on the live root, "recorded" on a captured one.
 	Source string
 }
@@ -162,7 +175,7 @@ func (ls *Links) ByName(name string) (Link, bool) {
 // InHost reports whether l's Link is an interface of the host's
 // namespace (HostNamespace).
 func (ls *Links) InHost(l Link) bool {
-	return l.HasLinkNetNSID && ls.InitNSIDKnown && l.LinkNetNSID == ls.InitNSID
+	return unknown.Same(l.LinkNetNSID, ls.InitNSID)
 }
 
 // ErrBadNamespace is wrapped by the error for a namespace name that is
@@ -237,12 +250,13 @@ func readRecorded(fsys kfile.FS, ino uint64) *Links {
 	}
 	setLinks(ls, err)
 	b, err = recorded(fsys, dir, fileInitNSID)
+	id := 0
 	if err == nil {
-		if ls.InitNSID, err = decodeNSID(b); err != nil {
+		if id, err = decodeNSID(b); err != nil {
 			err = kfile.Malformed(filepath.Join(dir, fileInitNSID), err)
 		}
 	}
-	setInit(ls, err)
+	setInit(ls, id, err)
 	return ls
 }
 
@@ -276,14 +290,14 @@ func setLinks(ls *Links, err error) {
 }
 
 // setInit records the outcome of asking PID 1's namespace's id.
-func setInit(ls *Links, err error) {
+func setInit(ls *Links, id int, err error) {
 	switch {
 	case err != nil:
-		ls.InitWhy = "the id it gives the host's namespace: " + err.Error()
-	case ls.InitNSID < 0:
-		ls.InitWhy = "it gives the host's namespace no id (NETNSA_NSID_NOT_ASSIGNED): none of its links is on the host's side"
+		ls.InitNSID = unknown.NotAs[int](unknown.Failed, "the id it gives the host's namespace: "+err.Error())
+	case id < 0:
+		ls.InitNSID = unknown.NotAs[int](unknown.NotReported, "it gives the host's namespace no id (NETNSA_NSID_NOT_ASSIGNED): none of its links is on the host's side")
 	default:
-		ls.InitNSIDKnown = true
+		ls.InitNSID = unknown.Of(id)
 	}
 }
 

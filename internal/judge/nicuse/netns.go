@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/nslink"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // away is a process's network namespace when it is not PID 1's: its
@@ -33,7 +34,7 @@ func newAway(h *topology.Host, p *proc.Process) *away {
 	a := &away{inode: strings.TrimSuffix(strings.TrimPrefix(n.Namespace, "net:["), "]")}
 	ls, err := nslink.Read(h.FS(), p.PID, n.Namespace)
 	if err != nil {
-		ls = &nslink.Links{Namespace: n.Namespace, Why: err.Error(), InitWhy: err.Error()}
+		ls = &nslink.Links{Namespace: n.Namespace, Why: err.Error(), InitNSID: unknown.NotAs[int](unknown.Failed, err.Error())}
 	}
 	a.links = ls
 	a.read = func() (*proc.Net, error) { return proc.ReadNet(h.FS(), 1) }
@@ -70,7 +71,7 @@ func (r resolver) follow(iface string, remote netip.Addr) (nics []string, how st
 		case l.Kind == "veth":
 			return r.viaVeth(l, remote, hops)
 		case l.Kind == "macvlan" || l.Kind == "macvtap" || l.Kind == "ipvlan" || l.Kind == "ipvtap" || l.Kind == "vlan":
-			if !l.HasLinkNetNSID {
+			if !l.LinkNetNSID.Known() {
 				lower, found := ls.ByIndex(l.Link)
 				if !found {
 					return nil, fmt.Sprintf("%s is a %s on link %d, which netns %s does not list", l.Name, l.Kind, l.Link, r.away.inode), false
@@ -109,12 +110,12 @@ func chain(hops []string, last string) string {
 func (r resolver) hostIface(l nslink.Link) (string, string, bool) {
 	ls := r.away.links
 	switch {
-	case !l.HasLinkNetNSID:
+	case !l.LinkNetNSID.Known():
 		return "", fmt.Sprintf("%s's link %d is in netns %s itself", l.Name, l.Link, r.away.inode), false
-	case !ls.InitNSIDKnown:
-		return "", fmt.Sprintf("whether %s's link is the host's is unknown: %s", l.Name, ls.InitWhy), false
+	case !ls.InitNSID.Known():
+		return "", fmt.Sprintf("whether %s's link is the host's is unknown: %s", l.Name, ls.InitNSID.Why().Detail), false
 	case !ls.InHost(l):
-		return "", fmt.Sprintf("%s's link %d is in netns id %d, not the host's (id %d)", l.Name, l.Link, l.LinkNetNSID, ls.InitNSID), false
+		return "", fmt.Sprintf("%s's link %d is in netns id %s, not the host's (id %s)", l.Name, l.Link, l.LinkNetNSID, ls.InitNSID), false
 	}
 	name, err := r.h.IfaceByIndex(l.Link)
 	if err != nil {
