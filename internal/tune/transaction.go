@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Row is one step of a pin or a restore as its JSON document and table
@@ -592,7 +593,7 @@ func irqbalanceWarning(fsys kfile.FS, h *topology.Host, t *irq.Table, plan *pinP
 	if err != nil {
 		return IrqbalanceWarning{Err: err}
 	}
-	if !b.Running {
+	if !unknown.Is(b.Running, true) {
 		return IrqbalanceWarning{}
 	}
 	w := IrqbalanceWarning{PID: b.PIDs[0]}

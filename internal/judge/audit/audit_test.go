@@ -125,7 +125,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Fatalf("%d NIC IRQs, want 512", n)
 	}
 	procs := benchProcs(h, 20)
-	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
+	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{1}}}
 	for i, p := range procs {
 		opts.Uses = append(opts.Uses, usesOn(h.NICs[i%len(h.NICs)].Name, p)...)
 	}
@@ -211,7 +211,7 @@ func TestAuditUnknowns(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tb := loadHost(t, "seed")
-			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
+			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
 				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
 				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}

@@ -6,6 +6,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // CheckCgroupIRQ says a NIC's queue IRQs are delivered to CPUs a
@@ -84,7 +85,7 @@ func exclusiveWord(g *proc.Cgroup) string {
 // them, else it may put IRQs back.
 func (a *auditor) irqbalanceOn(cpus cpuset.Set) string {
 	ib := a.opts.Irqbalance
-	if ib == nil || !ib.Running || len(ib.PIDs) == 0 {
+	if ib == nil || !unknown.Is(ib.Running, true) || len(ib.PIDs) == 0 {
 		return ""
 	}
 	if cpus.IsSubsetOf(ib.BannedCPUs) {

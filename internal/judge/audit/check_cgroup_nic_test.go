@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // seedGroups is the seed host with v2 groups (no process in them), each
@@ -94,7 +95,7 @@ func TestCgroupPodWords(t *testing.T) {
 			Group: &proc.Cgroup{Path: path, Version: proc.CgroupVersionV2, CPUs: cpus, CPUsKnown: true, Partition: proc.PartitionIsolated, Exclusive: true, Pod: pod}}}
 	}
 	opts := Options{Governor: performance, NICs: []string{"eth0"}, Cgroups: group(cpuset.New(2, 3, 17)),
-		Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812}}}
+		Irqbalance: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{812}}}
 	fs := Run(h, tb, nil, opts)
 	const named = "pod bench/iperf container server"
 	for _, c := range []Check{CheckCgroupIRQ, CheckCgroupNICRemote} {

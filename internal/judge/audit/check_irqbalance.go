@@ -27,9 +27,9 @@ func (a *auditor) checkIrqbalance(c *nicCtx) error {
 		return nil
 	case ib == nil:
 		return skip("", string(CheckIrqbalance), "irqbalance was not read")
-	case !ib.ProcessesKnown:
+	case !ib.Running.Known():
 		return skip("", string(CheckIrqbalance), "no process folders under /proc: whether irqbalance runs is unknown")
-	case !ib.Running:
+	case !unknown.Is(ib.Running, true):
 		return nil
 	}
 	driver, ok := a.opts.PCIDrivers[c.nic.PCI]

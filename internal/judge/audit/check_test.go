@@ -128,7 +128,7 @@ var takeAway = map[fact]func(h *topology.Host, tb *irq.Table, o *Options, p *pro
 func TestCheckNeeds(t *testing.T) {
 	run := func(t *testing.T, take func(*topology.Host, *irq.Table, *Options, *proc.Process)) []Finding {
 		h, tb := loadHost(t, "seed")
-		opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
+		opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
 			IOMMU:   &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3},
 			Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 		p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),

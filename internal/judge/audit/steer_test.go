@@ -58,7 +58,7 @@ func seedSteer() *steer.Host {
 func steerRun(t *testing.T, give func(n *steer.NIC, tb *irq.Table, o *Options), procs ...*proc.Process) []Finding {
 	t.Helper()
 	h, tb := loadHost(t, "seed")
-	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
+	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
 		IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 	opts.Uses = usesOn("eth0", procs...)
 	give(opts.Steer.NICs[0], tb, &opts)

@@ -223,7 +223,7 @@ func prepare(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.Running {
+	if unknown.Is(b.Running, true) {
 		return nil, fmt.Errorf("%w (PID %d): it would move %s's IRQs during the runs; stop it for the bench (systemctl stop irqbalance), or give --allow-irqbalance if it bans them", ErrIrqbalance, b.PIDs[0], nic)
 	}
 	return res, nil
