@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/safetext"
@@ -44,8 +45,8 @@ func newExecCmd(a *app) *cobra.Command {
 				if !p.NodesKnown {
 					return fmt.Errorf("--membind: the NUMA node of %s %s is unknown", units.Choose(p.CPUs.Len(), "CPU", "CPUs"), p.CPUs)
 				}
-				if join && g.MemsKnown && !p.Nodes.IsSubsetOf(g.Mems) {
-					return cli.Usagef("--membind --join: the picked CPUs' nodes %s are not all the group %s's memory nodes (cpuset.mems.effective %s)", p.Nodes, g.Path, g.Mems)
+				if join && g.Mems.Known() && !p.Nodes.IsSubsetOf(g.Mems.Or(cpuset.Set{})) {
+					return cli.Usagef("--membind --join: the picked CPUs' nodes %s are not all the group %s's memory nodes (cpuset.mems.effective %s)", p.Nodes, g.Path, g.Mems.Or(cpuset.Set{}))
 				}
 				place.MemNodes = p.Nodes
 			}

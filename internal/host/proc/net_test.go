@@ -42,7 +42,7 @@ func TestParseSocketsVM(t *testing.T) {
 		{Proto: "tcp", Local: netip.MustParseAddrPort("0.0.0.0:2024"), Remote: netip.MustParseAddrPort("0.0.0.0:0"), State: StateListen, Inode: 640},
 		{Proto: "tcp", Local: netip.MustParseAddrPort("127.0.0.1:38087"), Remote: netip.MustParseAddrPort("127.0.0.1:58542"), State: 6},
 	}
-	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+	if diff := cmpDiff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
 		t.Errorf("parseSockets (-want +got):\n%s", diff)
 	}
 	if got[0].Connected() || !got[1].Connected() {
@@ -125,14 +125,14 @@ func TestParseRoutesVM(t *testing.T) {
 		"::1/128 dev lo metric 0 local",
 		"fd00::2/128 dev eth0 metric 0 local",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmpDiff(want, got); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}
 	var addrs []string
 	for _, a := range a6 {
 		addrs = append(addrs, a.Iface+" "+a.Prefix.String())
 	}
-	if diff := cmp.Diff([]string{"lo ::1/128", "eth0 fe80::fc:ff:fe00:1/64", "eth0 fd00::2/64"}, addrs); diff != "" {
+	if diff := cmpDiff([]string{"lo ::1/128", "eth0 fe80::fc:ff:fe00:1/64", "eth0 fd00::2/64"}, addrs); diff != "" {
 		t.Errorf("if_inet6 (-want +got):\n%s", diff)
 	}
 }
@@ -191,7 +191,7 @@ func TestRouteLinesRoundTrip(t *testing.T) {
 		"::/0 via fe80::1 dev eth1 metric 1024",
 		"2001:db8:9::/48 dev  metric 0 reject",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmpDiff(want, got); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}
 	a6, err := parseIfInet6("if_inet6", read("if_inet6"))

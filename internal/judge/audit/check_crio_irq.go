@@ -60,10 +60,10 @@ func (a *auditor) checkPodIRQBalancing(c *nicCtx) {
 func (a *auditor) irqFreeCPUs(g *proc.Cgroup, ib *proc.IRQBalancing) (cpuset.Set, bool) {
 	cpus := ib.CPUs
 	if !ib.CPUsKnown {
-		if !g.CPUsKnown {
+		if !g.CPUs.Known() {
 			return cpuset.Set{}, false
 		}
-		cpus = g.CPUs
+		cpus = g.CPUs.Or(cpuset.Set{})
 	}
 	if first, ok := cpus.Min(); ok && ib.Housekeeping {
 		cpus = cpus.Difference(a.h.SiblingsOf(cpuset.New(first)))
