@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Net is what a process's sockets and its network namespace show of
@@ -23,12 +24,10 @@ import (
 // from /proc/net, the namespace of the tree's own view. Which NIC that
 // makes is package nicuse's to say.
 type Net struct {
-	// Sockets are the process's TCP and UDP sockets. SocketsKnown is false
-	// when they could not be read (Why says why); true with no sockets
-	// when the process has none.
-	Sockets      []Socket
-	SocketsKnown bool
-	Why          string
+	// Sockets are the process's TCP and UDP sockets: none when the
+	// process has none, unknown when they could not be read (the
+	// reason's detail says why in words).
+	Sockets unknown.Value[[]Socket]
 	// Routes4 is the IPv4 main table (route), Routes6 every IPv6 table
 	// (ipv6_route), Addrs6 every IPv6 address of an interface (if_inet6);
 	// the Has fields say which of the files were read.
@@ -47,9 +46,10 @@ type Net struct {
 // socketTables are the tables a process's sockets are looked up in, with
 // their protocol and address family.
 var socketTables = []struct {
-	file, proto string
-	v6          bool
-}{{"tcp", "tcp", false}, {"tcp6", "tcp", true}, {"udp", "udp", false}, {"udp6", "udp", true}}
+	file  string
+	proto Proto
+	v6    bool
+}{{"tcp", ProtoTCP, false}, {"tcp6", ProtoTCP, true}, {"udp", ProtoUDP, false}, {"udp6", ProtoUDP, true}}
 
 // MaxNetFile bounds a socket or route table: 32 MB is about 215,000 TCP
 // sockets (a table is read a line at a time, only the process's sockets
@@ -91,16 +91,14 @@ func ReadNet(fsys kfile.FS, pid int) (*Net, error) {
 func (r *netReader) readAll(procs []*Process) {
 	init, _ := r.fsys.Readlink(filepath.Join(r.root, "proc", "1", "ns", "net"))
 	inodes := make([]map[uint64]bool, len(procs))
+	fdErrs := make([]error, len(procs))
 	byNS := map[string][]int{} // namespace -> indexes into procs
 	var order []string
 	for i, p := range procs {
 		base := filepath.Join(r.root, "proc", strconv.Itoa(p.PID))
 		p.Net = &Net{InitNamespace: init}
 		p.Net.Namespace, _ = r.fsys.Readlink(base + "/ns/net")
-		var err error
-		if inodes[i], err = socketInodes(r.fsys, base+"/fd", fmt.Sprintf("/proc/%d/fd", p.PID)); err != nil {
-			p.Net.Why = err.Error()
-		}
+		inodes[i], fdErrs[i] = socketInodes(r.fsys, base+"/fd", fmt.Sprintf("/proc/%d/fd", p.PID))
 		key := p.Net.Namespace
 		if key == "" {
 			key = "\x00" + strconv.Itoa(p.PID) // unknown: never shared
@@ -120,7 +118,7 @@ func (r *netReader) readAll(procs []*Process) {
 		}
 		t := r.tables(procs[idx[0]].PID, want)
 		for _, i := range idx {
-			t.fill(procs[i].Net, procs[i].PID, inodes[i])
+			t.fill(procs[i].Net, procs[i].PID, inodes[i], fdErrs[i])
 		}
 	}
 }
@@ -138,26 +136,31 @@ type nsTables struct {
 }
 
 // fill sets a process's Net from its namespace's tables: its sockets,
-// or why they are unknown, and the routes and addresses.
-func (t *nsTables) fill(n *Net, pid int, inodes map[uint64]bool) {
+// or why they are unknown (fdErr: its fd links could not be read), and
+// the routes and addresses.
+func (t *nsTables) fill(n *Net, pid int, inodes map[uint64]bool, fdErr error) {
 	n.Routes4, n.Routes6, n.Addrs6 = t.routes4, t.routes6, t.addrs6
 	n.HasRoutes4, n.HasRoutes6, n.HasAddrs6 = t.has4, t.has6, t.hasA6
 	n.Notes = t.notes
 	switch {
-	case n.Why != "": // its fd links could not be read
+	case errors.Is(fdErr, os.ErrPermission):
+		n.Sockets = unknown.NotAs[[]Socket](unknown.Permission, fdErr.Error())
+	case fdErr != nil:
+		n.Sockets = unknown.NotAs[[]Socket](unknown.Failed, fdErr.Error())
 	case len(inodes) == 0:
-		n.SocketsKnown = true // no sockets at all
+		n.Sockets = unknown.Of([]Socket(nil)) // no sockets at all
 	case t.socketsErr != nil:
-		n.Why = t.socketsErr.Error()
+		n.Sockets = unknown.NotAs[[]Socket](unknown.Failed, t.socketsErr.Error())
 	case !t.haveSockets:
-		n.Why = fmt.Sprintf("no tcp, tcp6, udp or udp6 in /proc/%d/net or /proc/net: the addresses of its sockets are unknown", pid)
+		n.Sockets = unknown.NotAs[[]Socket](unknown.NotCaptured, fmt.Sprintf("no tcp, tcp6, udp or udp6 in /proc/%d/net or /proc/net: the addresses of its sockets are unknown", pid))
 	default:
-		n.SocketsKnown = true
+		var socks []Socket
 		for _, ino := range t.inOrder {
 			if inodes[ino] {
-				n.Sockets = append(n.Sockets, t.sockets[ino])
+				socks = append(socks, t.sockets[ino])
 			}
 		}
+		n.Sockets = unknown.Of(socks)
 	}
 }
 
@@ -232,7 +235,7 @@ func (r *netReader) netFile(base, name string) (string, []byte, error) {
 
 // scanTable reads a socket table (netPath) a line at a time and returns
 // the sockets want holds.
-func (r *netReader) scanTable(base, name, proto string, v6 bool, want map[uint64]bool) ([]Socket, error) {
+func (r *netReader) scanTable(base, name string, proto Proto, v6 bool, want map[uint64]bool) ([]Socket, error) {
 	p := r.netPath(base, name)
 	f, err := r.fsys.OpenFile(p, os.O_RDONLY)
 	if err != nil {

@@ -72,7 +72,7 @@ func TestSocketLinesRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		line := hosttest.SocketLine(t, 0, tt.give, tt.v6)
-		got, err := parseSocketLine(tt.give.Proto, tt.v6, []byte(line))
+		got, err := parseSocketLine(Proto(tt.give.Proto), tt.v6, []byte(line))
 		if err != nil {
 			t.Fatalf("parseSocketLine(%q): %v", line, err)
 		}
@@ -258,8 +258,8 @@ func TestReadNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !n.SocketsKnown || len(n.Sockets) != 2 || n.Sockets[0].Inode != 100 || n.Sockets[1].Inode != 101 {
-		t.Fatalf("sockets %+v (known %v, why %q), want inodes 100 and 101", n.Sockets, n.SocketsKnown, n.Why)
+	if socks := n.Sockets.Or(nil); !n.Sockets.Known() || len(socks) != 2 || socks[0].Inode != 100 || socks[1].Inode != 101 {
+		t.Fatalf("sockets %+v (%s), want inodes 100 and 101", socks, n.Sockets.Why())
 	}
 	if !n.HasRoutes4 || len(n.Routes4) != 1 || !n.HasAddrs6 || len(n.Addrs6) != 1 || !n.HasRoutes6 {
 		t.Errorf("routes %+v %+v, addresses %+v", n.Routes4, n.Routes6, n.Addrs6)
@@ -271,8 +271,8 @@ func TestReadNet(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(base, "fd")); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ = ReadNet(hosttest.Open(t, root), 4242); n.SocketsKnown || !strings.Contains(n.Why, "fd") {
-		t.Errorf("without fd: known %v, why %q", n.SocketsKnown, n.Why)
+	if n, _ = ReadNet(hosttest.Open(t, root), 4242); n.Sockets.Known() || !strings.Contains(n.Sockets.Why().Detail, "fd") {
+		t.Errorf("without fd: known %v, why %s", n.Sockets.Known(), n.Sockets.Why())
 	}
 }
 
@@ -292,12 +292,12 @@ func TestReadNetLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := netip.MustParseAddrPort(ln.Addr().String())
-	for _, s := range n.Sockets {
-		if s.Local == want && s.State == StateListen && s.Proto == "tcp" {
+	for _, s := range n.Sockets.Or(nil) {
+		if s.Local == want && s.State == StateListen && s.Proto == ProtoTCP {
 			return
 		}
 	}
-	t.Errorf("this process's listener %s not among its sockets %+v (why %q)", want, n.Sockets, n.Why)
+	t.Errorf("this process's listener %s not among its sockets %+v (%s)", want, n.Sockets.Or(nil), n.Sockets.Why())
 }
 
 func FuzzParseSockets(f *testing.F) {

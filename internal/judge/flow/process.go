@@ -77,16 +77,17 @@ func PredictProcesses(fsys kfile.FS, sel proc.Selection, opt Options) ([]Process
 
 func (pr *predictor) process(p *proc.Process) (Process, error) {
 	out := Process{PID: p.PID, Comm: p.Comm, Flows: []*Path{}}
-	if !p.Net.SocketsKnown {
-		out.Why = "its sockets are unknown: " + p.Net.Why
+	socks, ok := p.Net.Sockets.Get()
+	if !ok {
+		out.Why = "its sockets are unknown: " + p.Net.Sockets.Why().Detail
 		return out, nil
 	}
-	for _, s := range p.Net.Sockets {
+	for _, s := range socks {
 		if !s.Connected() {
 			out.Skipped++
 			continue
 		}
-		f := Flow{Proto: Proto(s.Proto), HasSrcPort: true, HasDstPort: true,
+		f := Flow{Proto: s.Proto, HasSrcPort: true, HasDstPort: true,
 			Src: netip.AddrPortFrom(s.Remote.Addr().Unmap(), s.Remote.Port()),
 			Dst: netip.AddrPortFrom(s.Local.Addr().Unmap(), s.Local.Port())}
 		path, err := pr.predict(f, netView{net: p.Net})

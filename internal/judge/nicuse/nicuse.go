@@ -121,10 +121,10 @@ func Of(h *topology.Host, p *proc.Process) Use {
 	case n == nil:
 		u.How = append(u.How, "its sockets were not read")
 		return u
-	case !n.SocketsKnown:
-		u.How = append(u.How, n.Why)
+	case !n.Sockets.Known():
+		u.How = append(u.How, n.Sockets.Why().Detail)
 		return u
-	case len(n.Sockets) == 0:
+	case len(n.Sockets.Or(nil)) == 0:
 		u.How = append(u.How, "it has no TCP or UDP sockets (yet)")
 		return u
 	}
@@ -135,7 +135,7 @@ func Of(h *topology.Host, p *proc.Process) Use {
 	}
 	var groups []*group
 	byReason := map[string]*group{}
-	for _, s := range n.Sockets {
+	for _, s := range n.Sockets.Or(nil) {
 		sp := r.socket(s)
 		g := byReason[sp.reason]
 		if g == nil {
