@@ -92,11 +92,11 @@ type PodRef struct {
 	Devices []PodDevice
 	// IRQBalancing is what the pod asked CRI-O of IRQs on the
 	// container's CPUs (irq-load-balancing.crio.io), as the container's
-	// OCI config in CRI-O's storage holds it; nil when no such config
-	// was found (another runtime, or storage elsewhere) or it is
-	// malformed (IRQBalancingWhy says so, naming the file).
-	IRQBalancing    *IRQBalancing
-	IRQBalancingWhy string
+	// OCI config in CRI-O's storage holds it; not applicable for a
+	// container another runtime runs, unknown when CRI-O's config of it
+	// is not found or is malformed (the reason's detail says so in
+	// words, naming the file).
+	IRQBalancing unknown.Value[IRQBalancing]
 }
 
 // IRQBalancing is a container's irq-load-balancing.crio.io, as CRI-O
@@ -113,10 +113,8 @@ type IRQBalancing struct {
 	Off          bool
 	Housekeeping bool
 	// CPUs are the container's CPUs as CRI-O took them
-	// (linux.resources.cpu.cpus), CPUsKnown false when the config has
-	// none.
-	CPUs      cpuset.Set
-	CPUsKnown bool
+	// (linux.resources.cpu.cpus); unknown when the config has none.
+	CPUs unknown.Value[cpuset.Set]
 	// From is the config file read, as messages name it; File the same
 	// under the root, as a snapshot records it.
 	From, File string

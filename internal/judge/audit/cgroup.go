@@ -82,7 +82,7 @@ func podWords(p *proc.PodRef) string {
 // its banned list, or it may put IRQs back. "" when neither applies.
 func (a *auditor) keepOff(g *proc.Cgroup, cpus cpuset.Set) string {
 	var parts []string
-	if g.Pod != nil && (g.Pod.IRQBalancing == nil || !g.Pod.IRQBalancing.Off) {
+	if g.Pod != nil && !g.Pod.IRQBalancing.Or(proc.IRQBalancing{}).Off {
 		parts = append(parts, `annotate the pod irq-load-balancing.crio.io: "disable" (CRI-O; a Guaranteed pod with whole CPUs under the static CPU manager policy, its runtime class allowing the annotation, e.g. performance-<profile>)`)
 	}
 	if ib := a.opts.Irqbalance; ib != nil && unknown.Is(ib.Running, true) && !cpus.IsSubsetOf(ib.BannedCPUs) {
