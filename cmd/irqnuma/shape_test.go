@@ -39,7 +39,6 @@ var overCognitive = map[string]int{
 	"cpuset ParseList":                 35,
 	"hostmap nodeBoxes":                33,
 	"watch (*differ).irqs":             33,
-	"irqbalance Read":                  32,
 	"topology scanPCIIDs":              31,
 	"tune restore":                     31,
 	"exporter hostSeries":              31,

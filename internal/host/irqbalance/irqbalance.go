@@ -82,6 +82,26 @@ type Settings struct {
 	Notes []string
 }
 
+// findRunning sets PIDs and Running from the process folders; Running
+// is unknown when the root has none.
+func (b *Settings) findRunning(fsys kfile.FS) error {
+	processes, err := hasProcesses(fsys)
+	if err != nil {
+		return err
+	}
+	if !processes {
+		b.Notes = append(b.Notes, "no process folders under /proc: whether irqbalance runs is unknown")
+		b.Running = unknown.NotAs[bool](unknown.NotCaptured, "no process folders under /proc")
+		return nil
+	}
+	pids, err := proc.FindByComm(fsys, "irqbalance")
+	if err != nil {
+		return err
+	}
+	b.PIDs, b.Running = pids, unknown.Of(len(pids) > 0)
+	return nil
+}
+
 // Read finds irqbalance processes under root/proc and reads
 // what they ban: the command line (--banirq, --banmod, --policyscript),
 // and IRQBALANCE_BANNED_CPUS / IRQBALANCE_BANNED_CPULIST from the
@@ -101,22 +121,10 @@ func Read(fsys kfile.FS) (*Settings, error) {
 	}
 	b.ConfigArgs = strings.Fields(env[envArgs])
 
-	processes, err := hasProcesses(fsys)
-	if err != nil {
+	if err := b.findRunning(fsys); err != nil {
 		return nil, err
 	}
-	var pids []int
-	if processes {
-		if pids, err = proc.FindByComm(fsys, "irqbalance"); err != nil {
-			return nil, err
-		}
-	} else {
-		b.Notes = append(b.Notes, "no process folders under /proc: whether irqbalance runs is unknown")
-	}
-	b.PIDs, b.Running = pids, unknown.Of(len(pids) > 0)
-	if !processes {
-		b.Running = unknown.NotAs[bool](unknown.NotCaptured, "no process folders under /proc")
-	}
+	pids := b.PIDs
 	var sources []string
 	if len(pids) > 0 {
 		pid := pids[0]

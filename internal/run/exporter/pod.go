@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 )
@@ -68,8 +67,8 @@ func podSeries(st *audit.State) []Family {
 	for _, pg := range podGroups(st) {
 		g := pg.g
 		procs.add(float64(len(pg.m.PIDs)), pg.labels...)
-		if g.CPUs.Known() {
-			cpus.add(float64(g.CPUs.Or(cpuset.Set{}).Len()), pg.labels...)
+		if set, ok := g.CPUs.Get(); ok {
+			cpus.add(float64(set.Len()), pg.labels...)
 		}
 		if g.CPUs.Known() && (g.Exclusive || g.ExclusiveWhy == "") {
 			excl.add(bool01(g.Exclusive), pg.labels...)
@@ -148,7 +147,7 @@ func groupFindings(st *audit.State, pg podGroup) []audit.Finding {
 		if f.Subject != sel {
 			continue
 		}
-		if !f.CPUs.IsEmpty() && pg.g.CPUs.Known() && !f.CPUs.IsSubsetOf(pg.g.CPUs.Or(cpuset.Set{})) {
+		if set, ok := pg.g.CPUs.Get(); ok && !f.CPUs.IsEmpty() && !f.CPUs.IsSubsetOf(set) {
 			continue
 		}
 		out = append(out, f)
@@ -162,7 +161,8 @@ func groupFindings(st *audit.State, pg podGroup) []audit.Finding {
 func podNICRemote(st *audit.State) Family {
 	f := family(MetricPodNICRemote, append(slices.Clone(podLabels), "nic")...)
 	for _, pg := range podGroups(st) {
-		if !pg.g.CPUs.Known() || pg.g.CPUs.Or(cpuset.Set{}).IsEmpty() {
+		set, ok := pg.g.CPUs.Get()
+		if !ok || set.IsEmpty() {
 			continue
 		}
 		var nics []string
@@ -181,7 +181,7 @@ func podNICRemote(st *audit.State) Family {
 			if !loc.Known() {
 				continue
 			}
-			f.add(bool01(!pg.g.CPUs.Or(cpuset.Set{}).Intersects(loc.CPUs)), append(slices.Clone(pg.labels), name)...)
+			f.add(bool01(!set.Intersects(loc.CPUs)), append(slices.Clone(pg.labels), name)...)
 		}
 	}
 	return f
