@@ -54,9 +54,9 @@ type IRQJSON struct {
 }
 
 // MarshalJSON writes the unknown values' reasons beside them.
-func (j IRQJSON) MarshalJSON() ([]byte, error) {
+func (q IRQJSON) MarshalJSON() ([]byte, error) {
 	type plain IRQJSON
-	return unknown.MarshalObject(plain(j))
+	return unknown.MarshalObject(plain(q))
 }
 
 // PerCPU is an IRQ's non-zero counts by CPU. It is a JSON object keyed by
