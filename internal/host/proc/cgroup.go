@@ -76,9 +76,9 @@ type Cgroup struct {
 	Pod *PodRef
 
 	// NumaStat is where the group's memory sits, per type and node
-	// (memory.numa_stat, v2 only); nil when unknown, with why in NumaWhy.
-	NumaStat NumaStat
-	NumaWhy  string
+	// (memory.numa_stat, v2 only); unknown with why in words in its
+	// reason's detail.
+	NumaStat unknown.Value[NumaStat]
 }
 
 // PodRef names a Kubernetes container: its pod's namespace, name and

@@ -161,7 +161,7 @@ func TestReadCgroupV2(t *testing.T) {
 	}
 	want := &Cgroup{Path: "/" + podScope, Version: CgroupVersionV2, Dir: filepath.Join(root, "sys/fs/cgroup", podScope), PIDs: []int{4244, 4245},
 		CPUs: unknown.Of(cpuset.New(5, 7)), Mems: unknown.Of(cpuset.New(1)), Partition: unknown.Of(PartitionIsolated), Exclusive: true, ExclusiveBy: "cpuset.cpus.partition isolated"}
-	want.NumaStat = mustNumaStat(t, numaStat68)
+	want.NumaStat = unknown.Of(mustNumaStat(t, numaStat68))
 	if diff := cmpDiff(want, g, cmp.Comparer(cpuset.Set.Equal)); diff != "" {
 		t.Errorf("ReadCgroup(pod) (-want +got):\n%s", diff)
 	}
@@ -171,7 +171,7 @@ func TestReadCgroupV2(t *testing.T) {
 	}
 	g, err = ReadCgroup(fsys, "nocpuset")
 	if err != nil || g.CPUs.Known() || g.Mems.Known() || !strings.Contains(g.CPUs.Why().Detail, "cpuset.cpus.effective") || len(g.PIDs) != 0 ||
-		g.NumaStat != nil || !strings.Contains(g.NumaWhy, "nocpuset/memory.numa_stat (the root group, or the memory controller is not enabled") {
+		g.NumaStat.Known() || !strings.Contains(g.NumaStat.Why().Detail, "nocpuset/memory.numa_stat (the root group, or the memory controller is not enabled") {
 		t.Errorf("ReadCgroup(nocpuset) = %+v, %v; want CPUs unknown, saying why", g, err)
 	}
 	g, err = ReadCgroup(fsys, "bad")
@@ -219,7 +219,7 @@ func TestReadCgroupV1(t *testing.T) {
 	fsys := hosttest.Open(t, root)
 	g, err := ReadCgroup(fsys, "/kubepods/pod1/c1")
 	if err != nil || g.Version != CgroupVersionV1 || !g.CPUs.Or(cpuset.Set{}).Equal(cpuset.New(2, 3)) || !g.Mems.Or(cpuset.Set{}).Equal(cpuset.New(0)) || !g.Exclusive || !slices.Equal(g.PIDs, []int{77}) ||
-		g.NumaStat != nil || !strings.Contains(g.NumaWhy, "cgroup v1") {
+		g.NumaStat.Known() || !strings.Contains(g.NumaStat.Why().Detail, "cgroup v1") {
 		t.Errorf("ReadCgroup(v1 c1) = %+v, %v", g, err)
 	}
 	g, err = ReadCgroup(fsys, "/system.slice/x.service")

@@ -105,8 +105,8 @@ func TestReadNumaStatMalformed(t *testing.T) {
 	root := v2Tree(t)
 	putTree(t, root, map[string]string{"sys/fs/cgroup/" + podScope + "/memory.numa_stat": "anon N0=x\nfile N0=1\n"})
 	g, err := ReadCgroup(hosttest.Open(t, root), "/"+podScope)
-	if err != nil || g.NumaStat != nil || !g.CPUs.Known() ||
-		!strings.Contains(g.NumaWhy, podScope+"/memory.numa_stat: line 1: anon: \"N0=x\"") {
+	if err != nil || g.NumaStat.Known() || !g.CPUs.Known() ||
+		!strings.Contains(g.NumaStat.Why().Detail, podScope+"/memory.numa_stat: line 1: anon: \"N0=x\"") {
 		t.Errorf("ReadCgroup with a bad memory.numa_stat = %+v, %v", g, err)
 	}
 }

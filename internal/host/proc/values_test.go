@@ -9,5 +9,5 @@ import (
 
 // cmpDiff is cmp.Diff that compares unknown.Values, their reasons too.
 func cmpDiff(x, y any, opts ...cmp.Option) string {
-	return cmp.Diff(x, y, append(opts, cmp.AllowUnexported(unknown.Value[cpuset.Set]{}, unknown.Value[int]{}, unknown.Value[bool]{}, unknown.Value[Partition]{}))...)
+	return cmp.Diff(x, y, append(opts, cmp.AllowUnexported(unknown.Value[cpuset.Set]{}, unknown.Value[int]{}, unknown.Value[bool]{}, unknown.Value[Partition]{}, unknown.Value[NumaStat]{}))...)
 }

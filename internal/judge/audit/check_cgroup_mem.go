@@ -71,11 +71,12 @@ func (a *auditor) checkCgroupMemNIC(c *nicCtx) error {
 // cpuset.mems.effective wholly off them.
 func (a *auditor) cgroupMem(m proc.Match, ref memRef) {
 	g := m.Group
-	if g.NumaStat == nil {
+	st, ok := g.NumaStat.Get()
+	if !ok {
 		a.cgroupMemsOnly(m, ref)
 		return
 	}
-	fp := g.NumaStat.Footprint()
+	fp := st.Footprint()
 	var total, remote uint64
 	var remoteNodes []int
 	for _, n := range slices.Sorted(maps.Keys(fp)) {
@@ -107,14 +108,14 @@ func (a *auditor) cgroupMemsOnly(m proc.Match, ref memRef) {
 	g := m.Group
 	if !g.Mems.Known() || g.Mems.Or(cpuset.Set{}).Intersects(ref.nodes) {
 		a.notCheckedFix(SeverityInfo, ref.nic, groupNotChecked(CheckCgroupMemRemote, m),
-			"where its memory sits is unknown: "+g.NumaWhy,
+			"where its memory sits is unknown: "+g.NumaStat.Why().Detail,
 			"enable the memory controller for the group (cgroup v2, a NUMA kernel), or capture the group with irqnuma snapshot --cgroup "+g.Path)
 		return
 	}
 	a.add(Finding{Check: CheckCgroupMemRemote, Severity: SeverityWarning, NIC: ref.nic, Subject: groupSubject(m),
 		Nodes: g.Mems.Or(cpuset.Set{}).IDs(), CPUs: g.CPUs.Or(cpuset.Set{}),
 		Message: fmt.Sprintf("%s may allocate memory only on %s (cpuset.mems.effective), off %s (how much it holds there is unknown: %s)",
-			groupWords(g), nodesWord(g.Mems.Or(cpuset.Set{})), ref.words, g.NumaWhy),
+			groupWords(g), nodesWord(g.Mems.Or(cpuset.Set{})), ref.words, g.NumaStat.Why().Detail),
 		Fix: ref.fix(memFix(g, ref.nodes))})
 }
 
