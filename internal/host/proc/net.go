@@ -30,10 +30,9 @@ type Net struct {
 	Sockets unknown.Value[[]Socket]
 	// Routes4 is the IPv4 main table (route), Routes6 every IPv6 table
 	// (ipv6_route), Addrs6 every IPv6 address of an interface (if_inet6);
-	// the Has fields say which of the files were read.
-	Routes4, Routes6                  []Route
-	Addrs6                            []IfAddr
-	HasRoutes4, HasRoutes6, HasAddrs6 bool
+	// each unknown when its file was not read.
+	Routes4, Routes6 unknown.Value[[]Route]
+	Addrs6           unknown.Value[[]IfAddr]
 	// Namespace is the process's network namespace as /proc/PID/ns/net
 	// names it ("net:[4026531840]"), InitNamespace that of PID 1; ""
 	// when the link cannot be read.
@@ -125,14 +124,13 @@ func (r *netReader) readAll(procs []*Process) {
 
 // nsTables is what one namespace's tables hold for the processes read.
 type nsTables struct {
-	sockets           map[uint64]Socket // the wanted sockets, by inode
-	inOrder           []uint64          // their inodes in table order
-	haveSockets       bool              // some socket table was read
-	socketsErr        error
-	routes4, routes6  []Route
-	addrs6            []IfAddr
-	has4, has6, hasA6 bool
-	notes             []string
+	sockets          map[uint64]Socket // the wanted sockets, by inode
+	inOrder          []uint64          // their inodes in table order
+	haveSockets      bool              // some socket table was read
+	socketsErr       error
+	routes4, routes6 unknown.Value[[]Route]
+	addrs6           unknown.Value[[]IfAddr]
+	notes            []string
 }
 
 // fill sets a process's Net from its namespace's tables: its sockets,
@@ -140,7 +138,6 @@ type nsTables struct {
 // the routes and addresses.
 func (t *nsTables) fill(n *Net, pid int, inodes map[uint64]bool, fdErr error) {
 	n.Routes4, n.Routes6, n.Addrs6 = t.routes4, t.routes6, t.addrs6
-	n.HasRoutes4, n.HasRoutes6, n.HasAddrs6 = t.has4, t.has6, t.hasA6
 	n.Notes = t.notes
 	switch {
 	case errors.Is(fdErr, os.ErrPermission):
@@ -188,23 +185,30 @@ func (r *netReader) tables(pid int, want map[uint64]bool) *nsTables {
 			t.sockets[s.Inode] = s
 		}
 	}
-	var err error
-	if p, b, rerr := r.netFile(base, "route"); r.note(t, rerr) {
-		if t.routes4, err = parseRoute(p, b); r.note(t, err) {
-			t.has4 = true
-		}
-	}
-	if p, b, rerr := r.netFile(base, "ipv6_route"); r.note(t, rerr) {
-		if t.routes6, err = parseIPv6Route(p, b); r.note(t, err) {
-			t.has6 = true
-		}
-	}
-	if p, b, rerr := r.netFile(base, "if_inet6"); r.note(t, rerr) {
-		if t.addrs6, err = parseIfInet6(p, b); r.note(t, err) {
-			t.hasA6 = true
-		}
-	}
+	t.routes4 = readTable(r, t, base, "route", parseRoute)
+	t.routes6 = readTable(r, t, base, "ipv6_route", parseIPv6Route)
+	t.addrs6 = readTable(r, t, base, "if_inet6", parseIfInet6)
 	return t
+}
+
+// readTable reads and parses the net file name of base (netFile), or
+// says why it is unknown; a failure other than its absence is a note.
+func readTable[T any](r *netReader, t *nsTables, base, name string, parse func(string, []byte) (T, error)) unknown.Value[T] {
+	p, b, err := r.netFile(base, name)
+	if !r.note(t, err) {
+		switch {
+		case kfile.IsNotExist(err) && r.fsys.Live():
+			return unknown.NotAs[T](unknown.Kernel, "no /proc/net/"+name)
+		case kfile.IsNotExist(err):
+			return unknown.NotAs[T](unknown.NotCaptured, "no /proc/net/"+name)
+		}
+		return unknown.NotAs[T](unknown.Failed, "/proc/net/"+name+" not read")
+	}
+	v, err := parse(p, b)
+	if !r.note(t, err) {
+		return unknown.NotAs[T](unknown.Malformed, "/proc/net/"+name+" does not parse")
+	}
+	return unknown.Of(v)
 }
 
 // note keeps err as a note unless it says the file is absent (IPv6

@@ -261,7 +261,7 @@ func TestReadNet(t *testing.T) {
 	if socks := n.Sockets.Or(nil); !n.Sockets.Known() || len(socks) != 2 || socks[0].Inode != 100 || socks[1].Inode != 101 {
 		t.Fatalf("sockets %+v (%s), want inodes 100 and 101", socks, n.Sockets.Why())
 	}
-	if !n.HasRoutes4 || len(n.Routes4) != 1 || !n.HasAddrs6 || len(n.Addrs6) != 1 || !n.HasRoutes6 {
+	if !n.Routes4.Known() || len(n.Routes4.Or(nil)) != 1 || !n.Addrs6.Known() || len(n.Addrs6.Or(nil)) != 1 || !n.Routes6.Known() {
 		t.Errorf("routes %+v %+v, addresses %+v", n.Routes4, n.Routes6, n.Addrs6)
 	}
 	if _, err := ReadNet(hosttest.Open(t, root), 4243); err == nil {

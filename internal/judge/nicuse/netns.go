@@ -202,14 +202,14 @@ func (r resolver) hostNICs(iface string, hops []string) ([]string, string, bool)
 // (IPv4's, else IPv6's): the lowest metric among the /0 routes.
 func (r resolver) defaultRoute() (iface, why string, ok bool) {
 	for _, fam := range []struct {
-		routes []proc.Route
-		has    bool
-		any    netip.Addr
-	}{{r.n.Routes4, r.n.HasRoutes4, netip.IPv4Unspecified()}, {r.n.Routes6, r.n.HasRoutes6, netip.IPv6Unspecified()}} {
-		if !fam.has {
+		table unknown.Value[[]proc.Route]
+		any   netip.Addr
+	}{{r.n.Routes4, netip.IPv4Unspecified()}, {r.n.Routes6, netip.IPv6Unspecified()}} {
+		routes, has := fam.table.Get()
+		if !has {
 			continue
 		}
-		best, tie := bestRoute(fam.routes, fam.any, func(rt proc.Route) bool { return rt.Dst.Bits() == 0 && !rt.Local && !rt.Reject && rt.Iface != "" })
+		best, tie := bestRoute(routes, fam.any, func(rt proc.Route) bool { return rt.Dst.Bits() == 0 && !rt.Local && !rt.Reject && rt.Iface != "" })
 		switch {
 		case best == nil:
 			continue
