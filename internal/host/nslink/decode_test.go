@@ -117,7 +117,7 @@ func TestReadRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ls.Known || !ls.InitNSID.Known() || len(ls.Links) != 4 || ls.Source != "recorded" {
+	if !ls.Links.Known() || !ls.InitNSID.Known() || len(ls.Links.Or(nil)) != 4 || ls.Source != "recorded" {
 		t.Fatalf("Read = %+v", ls)
 	}
 	eth0, _ := ls.ByName("eth0")
@@ -126,7 +126,7 @@ func TestReadRecorded(t *testing.T) {
 		t.Errorf("InHost(eth0) = %v, InHost(net2) = %v", ls.InHost(eth0), ls.InHost(net2))
 	}
 	ls, err = Read(fsys, 4242, "net:[4026532999]")
-	if err != nil || ls.Known || !strings.Contains(ls.Why, "irqnuma/netns/4026532999/links not captured") {
+	if err != nil || ls.Links.Known() || !strings.Contains(ls.Links.Why().Detail, "irqnuma/netns/4026532999/links not captured") {
 		t.Errorf("not captured: %+v, %v", ls, err)
 	}
 	hosttest.WriteNsLinks(t, root, 4026532300, "net:[4026531840]", 0, nil)
@@ -141,7 +141,7 @@ func TestReadRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls, _ = Read(fsys, 4242, "net:[4026532300]")
-	if ls.Known || !strings.Contains(ls.Why, "links: read ") || !strings.Contains(ls.Why, "shorter than its header") || !strings.Contains(ls.InitNSID.Why().Detail, "the kernel answered EPERM") {
+	if ls.Links.Known() || !strings.Contains(ls.Links.Why().Detail, "links: read ") || !strings.Contains(ls.Links.Why().Detail, "shorter than its header") || !strings.Contains(ls.InitNSID.Why().Detail, "the kernel answered EPERM") {
 		t.Errorf("bad recording: %+v", ls)
 	}
 	if _, err := Read(fsys, 1, "mnt:[4026531840]"); !errors.Is(err, ErrBadNamespace) {
@@ -164,7 +164,7 @@ func TestDecodeReal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.dir, err)
 		}
-		ls := &Links{Links: links}
+		ls := &Links{Links: unknown.Of(links)}
 		if b, err = os.ReadFile(filepath.Join("testdata", tt.dir, "init-nsid")); err != nil {
 			t.Fatal(err)
 		}

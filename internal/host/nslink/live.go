@@ -29,26 +29,28 @@ func readLiveAt(fsys kfile.FS, nsPath string, ino uint64, rec func(name string, 
 	ls := &Links{Namespace: fmt.Sprintf("net:[%d]", ino), Source: "netlink"}
 	ns, err := openNS(nsPath, ino)
 	if err != nil {
-		ls.Why = err.Error()
-		ls.InitNSID = unknown.NotAs[int](unknown.Failed, ls.Why)
+		ls.Links = unknown.NotAs[[]Link](unknown.Failed, err.Error())
+		ls.InitNSID = unknown.NotAs[int](unknown.Failed, err.Error())
 		return ls, nil
 	}
 	defer ns.Close()
 	c, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: int(ns.Fd())})
 	if err != nil {
-		ls.Why = fmt.Sprintf("a route netlink socket in %s: %v", ls.Namespace, err)
-		ls.InitNSID = unknown.NotAs[int](unknown.Failed, ls.Why)
+		why := fmt.Sprintf("a route netlink socket in %s: %v", ls.Namespace, err)
+		ls.Links = unknown.NotAs[[]Link](unknown.Failed, why)
+		ls.InitNSID = unknown.NotAs[int](unknown.Failed, why)
 		return ls, nil
 	}
 	defer c.Close()
 	b, err := ask(c, netlink.Message{Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request | netlink.Dump},
 		Data: make([]byte, ifinfomsgLen)}, fileLinks, rec)
+	var links []Link
 	if err == nil {
-		if ls.Links, err = decodeLinks(b); err != nil {
+		if links, err = decodeLinks(b); err != nil {
 			err = fmt.Errorf("RTM_GETLINK reply: %w", err)
 		}
 	}
-	setLinks(ls, err)
+	setLinks(ls, links, err)
 	hostPath, _, err := hostNSPath(fsys)
 	var init *os.File
 	if err == nil {

@@ -20,6 +20,7 @@ package nslink
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -139,10 +140,9 @@ func (l Link) Loopback() bool { return l.Flags&unix.IFF_LOOPBACK != 0 }
 type Links struct {
 	// Namespace is "net:[INODE]" as /proc/PID/ns/net names it.
 	Namespace string
-	Links     []Link
-	// Known is false when the links could not be read; Why says why.
-	Known bool
-	Why   string
+	// Links are its interfaces; unknown when they could not be read,
+	// the reason's detail saying why in words.
+	Links unknown.Value[[]Link]
 	// InitNSID is the id this namespace gives the host's namespace
 	// (HostNamespace), which a LinkNetNSID equal to it names; unknown
 	// when none could be had (its reason's detail says why in words):
@@ -154,7 +154,7 @@ type Links struct {
 
 // ByIndex returns the link with index i.
 func (ls *Links) ByIndex(i int) (Link, bool) {
-	for _, l := range ls.Links {
+	for _, l := range ls.Links.Or(nil) {
 		if l.Index == i {
 			return l, true
 		}
@@ -164,7 +164,7 @@ func (ls *Links) ByIndex(i int) (Link, bool) {
 
 // ByName returns the link named name.
 func (ls *Links) ByName(name string) (Link, bool) {
-	for _, l := range ls.Links {
+	for _, l := range ls.Links.Or(nil) {
 		if l.Name == name {
 			return l, true
 		}
@@ -241,14 +241,13 @@ func readRecorded(fsys kfile.FS, ino uint64) *Links {
 	dir := filepath.Join(fsys.Root(), RecordDir, strconv.FormatUint(ino, 10))
 	ls := &Links{Namespace: fmt.Sprintf("net:[%d]", ino), Source: "recorded"}
 	b, err := recorded(fsys, dir, fileLinks)
+	var links []Link
 	if err == nil {
-		var links []Link
 		if links, err = decodeLinks(b); err != nil {
 			err = kfile.Malformed(filepath.Join(dir, fileLinks), err)
 		}
-		ls.Links = links
 	}
-	setLinks(ls, err)
+	setLinks(ls, links, err)
 	b, err = recorded(fsys, dir, fileInitNSID)
 	id := 0
 	if err == nil {
@@ -281,12 +280,17 @@ func recorded(fsys kfile.FS, dir, name string) ([]byte, error) {
 }
 
 // setLinks records the outcome of reading the links.
-func setLinks(ls *Links, err error) {
-	if err != nil {
-		ls.Links, ls.Why = nil, "its links: "+err.Error()
-		return
+func setLinks(ls *Links, links []Link, err error) {
+	switch {
+	case errors.Is(err, kfile.ErrFileParse):
+		ls.Links = unknown.NotAs[[]Link](unknown.Malformed, "its links: "+err.Error())
+	case errors.Is(err, os.ErrPermission):
+		ls.Links = unknown.NotAs[[]Link](unknown.Permission, "its links: "+err.Error())
+	case err != nil:
+		ls.Links = unknown.NotAs[[]Link](unknown.Failed, "its links: "+err.Error())
+	default:
+		ls.Links = unknown.Of(links)
 	}
-	ls.Known = true
 }
 
 // setInit records the outcome of asking PID 1's namespace's id.

@@ -52,12 +52,13 @@ func ReadSos(fsys kfile.FS) (ls *Links, found bool) {
 			continue
 		}
 		ls := &Links{Source: "sosreport " + rel}
+		var links []Link
 		if err == nil {
-			if ls.Links, err = parseIPLink(b); err != nil {
+			if links, err = parseIPLink(b); err != nil {
 				err = kfile.Malformed(fsys.Path(rel), err)
 			}
 		}
-		setLinks(ls, err)
+		setLinks(ls, links, err)
 		ls.InitNSID = unknown.NotAs[int](unknown.NotCaptured, "a sosreport does not record namespace ids")
 		return ls, true
 	}

@@ -109,14 +109,14 @@ func TestReadSos(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls, found := ReadSos(fsys)
-	if l, ok := ls.ByName("v0"); !found || !ls.Known || !ok || l.XDP.Attached != XDPAttachedDrv || ls.Source != "sosreport sos_commands/networking/ip_-d_address" {
+	if l, ok := ls.ByName("v0"); !found || !ls.Links.Known() || !ok || l.XDP.Attached != XDPAttachedDrv || ls.Source != "sosreport sos_commands/networking/ip_-d_address" {
 		t.Errorf("ip_-d_address: %+v, %v", ls, found)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "ip_-s_-d_link"), []byte("garbage\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ls, found = ReadSos(fsys)
-	if !found || ls.Known || !strings.Contains(ls.Why, "ip_-s_-d_link") || !strings.Contains(ls.Why, `"garbage": no link index`) {
+	if !found || ls.Links.Known() || !strings.Contains(ls.Links.Why().Detail, "ip_-s_-d_link") || !strings.Contains(ls.Links.Why().Detail, `"garbage": no link index`) {
 		t.Errorf("bad ip_-s_-d_link: %+v, %v; want unknown naming it", ls, found)
 	}
 }

@@ -34,7 +34,7 @@ func newAway(h *topology.Host, p *proc.Process) *away {
 	a := &away{inode: strings.TrimSuffix(strings.TrimPrefix(n.Namespace, "net:["), "]")}
 	ls, err := nslink.Read(h.FS(), p.PID, n.Namespace)
 	if err != nil {
-		ls = &nslink.Links{Namespace: n.Namespace, Why: err.Error(), InitNSID: unknown.NotAs[int](unknown.Failed, err.Error())}
+		ls = &nslink.Links{Namespace: n.Namespace, Links: unknown.NotAs[[]nslink.Link](unknown.Failed, err.Error()), InitNSID: unknown.NotAs[int](unknown.Failed, err.Error())}
 	}
 	a.links = ls
 	a.read = func() (*proc.Net, error) { return proc.ReadNet(h.FS(), 1) }
@@ -57,8 +57,8 @@ func (a *away) hostNet() (*proc.Net, error) {
 // says so, when it leads to none that can be told.
 func (r resolver) follow(iface string, remote netip.Addr) (nics []string, how string, ok bool) {
 	ls := r.away.links
-	if !ls.Known {
-		return nil, fmt.Sprintf("where %s leads on the host is unknown: %s", iface, ls.Why), false
+	if !ls.Links.Known() {
+		return nil, fmt.Sprintf("where %s leads on the host is unknown: %s", iface, ls.Links.Why().Detail), false
 	}
 	var hops []string
 	name := iface
