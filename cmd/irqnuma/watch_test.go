@@ -17,6 +17,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/watchtest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // seedUnderLoad copies the seed host and returns it with a clock for
@@ -78,7 +79,7 @@ func TestWatchSeedJSON(t *testing.T) {
 	golden(t, "watch/seed-saturated.jsonl", out)
 	ivs := decodeIntervals(t, out, 2)
 	v := ivs[1].NICs[0].Verdict
-	if v.CPU != 53 || !v.Saturated || v.Local == nil || !*v.Local || len(v.Threads) != 1 || v.Threads[0].Relation != watch.SMTSibling {
+	if !unknown.Is(v.CPU, 53) || !v.Saturated || !unknown.Is(v.Local, true) || len(v.Threads) != 1 || !unknown.Is(v.Threads[0].Relation, watch.RelationSMTSibling) {
 		t.Errorf("verdict = %+v", v)
 	}
 }

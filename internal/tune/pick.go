@@ -275,7 +275,7 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	var cpus cpuset.Set
 	var requested, moving, inactive, unknown []*irq.IRQ
 	for _, q := range qs {
-		switch where, how := q.Landing(); how {
+		switch where, how := q.Landing(); how.Or("") {
 		case irq.LandInactive:
 			inactive = append(inactive, q)
 		case irq.LandEffective:
@@ -302,7 +302,7 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	case len(q) > 1:
 		var to cpuset.Set
 		for _, m := range q {
-			to = to.Union(m.Affinity)
+			to = to.Union(m.Affinity.Or(cpuset.Set{}))
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s are still delivered to their old CPUs until their next interrupts, then to %s (moves are pending): excluded %s", pickIRQList(q), to, to))
 	}
@@ -334,7 +334,7 @@ func (p *Pick) irqAdvice(t *irq.Table, r PickRequest, before cpuset.Set) string 
 	queues := map[int]bool{}
 	for _, q := range t.ForNIC(r.NIC) {
 		if q.Owner.Kind == irq.KindQueue {
-			queues[q.Owner.Queue] = true
+			queues[q.Owner.Queue.Or(-1)] = true
 		}
 	}
 	fewer := fmt.Sprintf("fewer queues (ethtool -L %s combined N", r.NIC)

@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -196,8 +197,8 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 	// share an index (rx-3 and tx-3) share a CPU.
 	var idx []int
 	for _, q := range qs {
-		if q.Owner.Kind == irq.KindQueue && !slices.Contains(idx, q.Owner.Queue) {
-			idx = append(idx, q.Owner.Queue)
+		if q.Owner.Kind == irq.KindQueue && !slices.Contains(idx, q.Owner.Queue.Or(-1)) {
+			idx = append(idx, q.Owner.Queue.Or(-1))
 		}
 	}
 	slices.Sort(idx)
@@ -220,13 +221,14 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 
 	managedQueue := map[int]bool{}
 	for _, q := range qs {
-		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
-			From: q.Affinity, HasFrom: q.HasAffinity}
+		aff, hasAff := q.Affinity.Get()
+		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue.Or(-1), Dir: string(q.Owner.Dir), Kind: q.Owner.Kind,
+			From: aff, HasFrom: hasAff}
 		switch {
-		case !q.HasAffinity:
+		case !hasAff:
 			s.Action = ActionSkipUnknown
 			p.Notes = append(p.Notes, fmt.Sprintf("IRQ %d (%s): no /proc/irq/%d affinity file: skipped", q.IRQ, nic.Name, q.IRQ))
-		case q.Managed:
+		case unknown.Is(q.Managed, true):
 			s.Action = ActionSkipManaged
 			if s.Kind == irq.KindQueue {
 				managedQueue[s.Queue] = true
@@ -237,7 +239,7 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 				s.To = queueCPUs[s.Queue]
 			}
 			s.Action = ActionChange
-			if s.To.Equal(q.Affinity) {
+			if s.To.Equal(aff) {
 				s.Action = ActionKeep
 			}
 		}

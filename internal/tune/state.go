@@ -445,9 +445,9 @@ func entryError(e savedValue, possible cpuset.Set, hasPossible bool) error {
 // "eth0 tx-3 xps_cpus".
 func entryName(t irq.Target) string {
 	if t.File == irq.FileXPS {
-		return fmt.Sprintf("%s tx-%d xps_cpus", t.NIC, t.Queue)
+		return fmt.Sprintf("%s tx-%d xps_cpus", t.NIC, t.Queue.Or(-1))
 	}
-	return "IRQ " + strconv.Itoa(t.IRQ)
+	return "IRQ " + strconv.Itoa(t.IRQ.Or(-1))
 }
 
 // clip shortens a value for a message: a mask of 10,000 groups is not
@@ -473,15 +473,15 @@ func (s *pinState) Gone(fsys kfile.FS) (map[int]error, error) {
 		if t.File == irq.FileXPS {
 			dir = filepath.Dir(t.Path)
 		} else {
-			dir = "/proc/irq/" + strconv.Itoa(t.IRQ)
+			dir = "/proc/irq/" + strconv.Itoa(t.IRQ.Or(-1))
 		}
 		_, err = fsys.Stat(fsys.Path(dir))
 		switch {
 		case err == nil:
 		case kfile.IsNotExist(err) && t.File == irq.FileXPS:
-			gone[i] = fmt.Errorf("NIC %s has no tx queue %d now", t.NIC, t.Queue)
+			gone[i] = fmt.Errorf("NIC %s has no tx queue %s now", t.NIC, t.Queue)
 		case kfile.IsNotExist(err):
-			gone[i] = fmt.Errorf("IRQ %d no longer exists", t.IRQ)
+			gone[i] = fmt.Errorf("IRQ %s no longer exists", t.IRQ)
 		default:
 			return nil, fmt.Errorf("entry %d (%s): %w", i, e.Path, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 var stateTime = time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC)
@@ -247,9 +248,9 @@ func FuzzParseTarget(f *testing.F) {
 		}
 		var rebuilt string
 		if tg.File == irq.FileXPS {
-			rebuilt = irq.XPSPath(tg.NIC, tg.Queue)
+			rebuilt = irq.XPSPath(tg.NIC, tg.Queue.Or(-1))
 		} else {
-			rebuilt = irq.AffinityPath(tg.IRQ, tg.File)
+			rebuilt = irq.AffinityPath(tg.IRQ.Or(-1), tg.File)
 		}
 		if rebuilt != p || path.Clean(p) != p {
 			t.Errorf("irq.ParseTarget(%q) accepted %+v, which rebuilds as %q", p, tg, rebuilt)
@@ -306,7 +307,7 @@ func TestStateGone(t *testing.T) {
 func TestPendingMoves(t *testing.T) {
 	row := func(irqN int, kind irq.Kind, res Result, aff, eff cpuset.Set) Row {
 		r := Row{IRQ: irqN, Kind: kind}
-		r.fill(ChangeResult{Result: res, ReadBack: irq.ReadBack{Affinity: aff, HasAffinity: true, Effective: eff, HasEffective: true}})
+		r.fill(ChangeResult{Result: res, ReadBack: irq.ReadBack{Affinity: unknown.Of(aff), Effective: unknown.Of(eff)}})
 		return r
 	}
 	rows := []Row{

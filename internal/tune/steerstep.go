@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // A transaction may change NICs' steering before it places IRQs (zc
@@ -618,7 +619,7 @@ func aroundFiles(req PinRequest, t *irq.Table, changes []Change) ([]string, erro
 			continue
 		}
 		for _, q := range t.ForNIC(s.NIC) {
-			if !q.HasAffinity || q.Managed {
+			if !q.Affinity.Known() || unknown.Is(q.Managed, true) {
 				continue
 			}
 			p, err := irq.AffinityFile(req.Root, q.IRQ)

@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Row is one step of a pin or a restore as its JSON document and table
@@ -85,15 +86,16 @@ func (r *Row) fill(c ChangeResult) {
 	case c.ReadErr != nil:
 		r.fail(fmt.Errorf("read back: %w", c.ReadErr))
 	}
-	if c.HasAffinity {
-		s := c.Affinity.String()
+	if aff, ok := c.Affinity.Get(); ok {
+		s := aff.String()
 		r.Affinity = &s
 	}
-	if c.HasEffective {
-		s := c.Effective.String()
+	if eff, ok := c.Effective.Get(); ok {
+		s := eff.String()
 		r.Effective = &s
 	}
-	_, r.land = irq.Info{Affinity: c.Affinity, HasAffinity: c.HasAffinity, Effective: c.Effective, HasEffective: c.HasEffective}.Landing()
+	_, land := irq.Info{Affinity: c.Affinity, Effective: c.Effective}.Landing()
+	r.land = land.Or("")
 }
 
 // PinRequest says what Pin does.
@@ -591,7 +593,7 @@ func irqbalanceWarning(fsys kfile.FS, h *topology.Host, t *irq.Table, plan *pinP
 	if err != nil {
 		return IrqbalanceWarning{Err: err}
 	}
-	if !b.Running {
+	if !unknown.Is(b.Running, true) {
 		return IrqbalanceWarning{}
 	}
 	w := IrqbalanceWarning{PID: b.PIDs[0]}
@@ -722,12 +724,12 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 	var rowOf []int
 	for i, e := range state.Entries {
 		tgt, _ := irq.ParseTarget(e.Path) // validated by LoadState
-		row := Row{IRQ: tgt.IRQ, NIC: tgt.NIC, Queue: tgt.Queue, Kind: irq.KindOther, File: e.Path,
+		row := Row{IRQ: tgt.IRQ.Or(-1), NIC: tgt.NIC, Queue: tgt.Queue.Or(-1), Kind: irq.KindOther, File: e.Path,
 			Action: ActionRestore, Result: ResultUnchanged}
 		if tgt.File == irq.FileXPS {
 			row.Kind, row.Dir = KindXPS, "tx"
-		} else if o := owners[tgt.IRQ]; o != nil {
-			row.NIC, row.Queue, row.Kind, row.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+		} else if o := owners[tgt.IRQ.Or(-1)]; o != nil {
+			row.NIC, row.Queue, row.Kind, row.Dir = o.NIC, o.Queue.Or(-1), o.Kind, string(o.Dir)
 		}
 		if why := bad[i]; why != nil {
 			// A value restore cannot write: the others are still restored.

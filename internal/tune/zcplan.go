@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // ZCOptions say what zc prepare readies a NIC for.
@@ -297,7 +298,7 @@ func queueIRQs(fsys kfile.FS, nic string, q int) ([]int, error) {
 	}
 	var out []int
 	for _, i := range t.ForNIC(nic) {
-		if i.Owner != nil && i.Owner.Kind == irq.KindQueue && i.Owner.Queue == q {
+		if i.Owner != nil && i.Owner.Kind == irq.KindQueue && unknown.Is(i.Owner.Queue, q) {
 			out = append(out, i.IRQ)
 		}
 	}

@@ -48,7 +48,7 @@ func TestInferVirtioSNO(t *testing.T) {
 	}
 	var got []vec
 	for _, q := range tab.ForNIC("virtio1") {
-		got = append(got, vec{q.IRQ, q.Owner.Queue, q.Owner.Dir, q.Owner.Kind})
+		got = append(got, vec{q.IRQ, q.Owner.Queue.Or(-1), string(q.Owner.Dir), q.Owner.Kind})
 	}
 	want := []vec{{68, -1, "", KindOther}, {69, 0, "rx", KindQueue}, {70, 0, "tx", KindQueue}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -88,7 +88,7 @@ func TestInferTG3Master(t *testing.T) {
 		}
 		var got []vec
 		for _, q := range tab.ForNIC(nic) {
-			got = append(got, vec{q.IRQ, q.Owner.Queue, q.Owner.Dir})
+			got = append(got, vec{q.IRQ, q.Owner.Queue.Or(-1), string(q.Owner.Dir)})
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s's IRQs (-want +got):\n%s", nic, diff)

@@ -51,8 +51,8 @@ func TestInferDell(t *testing.T) {
 		t.Errorf("ens3f0: %d IRQs with %d queues, want the queues plus misc and fdir", len(irqs), queues)
 	}
 	for _, q := range irqs {
-		if q.Owner.Kind == KindQueue && q.Name != fmt.Sprintf("i40e-ens3f0-TxRx-%d", q.Owner.Queue) {
-			t.Errorf("IRQ %d %q classified as queue %d", q.IRQ, q.Name, q.Owner.Queue)
+		if q.Owner.Kind == KindQueue && q.Name != fmt.Sprintf("i40e-ens3f0-TxRx-%s", q.Owner.Queue) {
+			t.Errorf("IRQ %d %q classified as queue %s", q.IRQ, q.Name, q.Owner.Queue)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func TestInferENAWithoutFunction(t *testing.T) {
 	var queues, other []int
 	for _, q := range tab.ForNIC("eth0") {
 		if q.Owner.Kind == KindQueue {
-			queues = append(queues, q.Owner.Queue)
+			queues = append(queues, q.Owner.Queue.Or(-1))
 		} else {
 			other = append(other, q.IRQ)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // apiTimeout bounds the kubelet's answer, as its own clients do.
@@ -330,13 +331,21 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 			g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = cpuset.Set{}, "", why
 		}
 		g.Pod.Devices = devices(api, g.Pod.Container)
+		g.Pod.IRQBalancing = unknown.NotAs[proc.IRQBalancing](unknown.KindNotApplicable, "a sandbox runs no workload")
 		if g.Pod.Container != "" { // the sandbox runs no workload
 			if !n.crioRead {
 				n.crio, n.crioRead = crioConfigs(n.fsys), true
 			}
-			g.Pod.IRQBalancing, g.Pod.IRQBalancingWhy = readIRQBalancing(n.fsys, n.crio, c.ID, g.Pod.Container)
-			if g.Pod.IRQBalancing == nil && g.Pod.IRQBalancingWhy == "" && strings.HasPrefix(path.Base(c.Path), "crio-") {
-				g.Pod.IRQBalancingWhy = noCRIOConfig(c.ID)
+			ib, why := readIRQBalancing(n.fsys, n.crio, c.ID, g.Pod.Container)
+			switch {
+			case ib != nil:
+				g.Pod.IRQBalancing = unknown.Of(*ib)
+			case why.Kind != "":
+				g.Pod.IRQBalancing = unknown.Not[proc.IRQBalancing](why)
+			case strings.HasPrefix(path.Base(c.Path), "crio-"):
+				g.Pod.IRQBalancing = unknown.NotAs[proc.IRQBalancing](unknown.KindNotCaptured, noCRIOConfig(c.ID))
+			default:
+				g.Pod.IRQBalancing = notCRIO
 			}
 		}
 		out = append(out, g)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Process is a watched process with its threads.
@@ -35,9 +36,9 @@ type Process struct {
 type Thread struct {
 	TID     int
 	Comm    string
-	Allowed cpuset.Set // Cpus_allowed_list of the thread
-	LastCPU int        // the CPU it last ran on (stat field 39); -1 when unknown
-	State   string     // stat field 3: "R", "S", ...
+	Allowed cpuset.Set         // Cpus_allowed_list of the thread
+	LastCPU unknown.Value[int] // the CPU it last ran on (stat field 39)
+	State   string             // stat field 3: "R", "S", ...
 }
 
 // ErrNoProcess is wrapped by errors for a PID or command name that matches
@@ -191,7 +192,7 @@ func readProcess(fsys kfile.FS, pid int) (*Process, error) {
 
 func readThread(fsys kfile.FS, base string, tid int) (Thread, error) {
 	dir := filepath.Join(base, "task", strconv.Itoa(tid))
-	th := Thread{TID: tid, LastCPU: -1}
+	th := Thread{TID: tid, LastCPU: unknown.NotAs[int](unknown.KindFailed, "stat not read")}
 	stat, err := readTaskStat(fsys, dir+"/stat")
 	if err != nil {
 		return th, err

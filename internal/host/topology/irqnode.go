@@ -30,12 +30,13 @@ import (
 func (h *Host) readIRQNodes(in *interrupts.Interrupts, nics []*NIC) error {
 	irqs := make([][]int, len(nics))
 	for _, r := range in.Rows {
-		if r.IRQ < 0 {
+		irq, ok := r.IRQ.Get()
+		if !ok {
 			continue
 		}
 		for i, n := range nics {
 			if m, _ := n.MatchIRQ(r.Name, r.Chip); m != IRQNoMatch {
-				irqs[i] = append(irqs[i], r.IRQ)
+				irqs[i] = append(irqs[i], irq)
 			}
 		}
 	}

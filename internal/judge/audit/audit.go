@@ -335,15 +335,15 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 		// the request mean a move is pending (x86 moves at the next
 		// interrupt; a tree never moves), and the request is then where
 		// it will land: certainly so for a single CPU.
-		switch where, how := q.Landing(); how {
+		switch where, how := q.Landing(); how.Or("") {
 		case irq.LandEffective:
 			c.where[q.IRQ], c.byEffective[q.IRQ] = where, true
 		case irq.LandPending:
 			w := a.online(where)
 			c.where[q.IRQ], c.byEffective[q.IRQ] = w, w.Len() == 1
 		case irq.LandRequested, irq.LandInactive:
-			if q.HasAffinity {
-				c.where[q.IRQ] = a.online(q.Affinity)
+			if aff, ok := q.Affinity.Get(); ok {
+				c.where[q.IRQ] = a.online(aff)
 			}
 		}
 		if w, ok := c.where[q.IRQ]; ok {
@@ -384,9 +384,9 @@ func queueName(q *irq.IRQ) string {
 	if q.Owner == nil || q.Owner.Kind != irq.KindQueue {
 		return ""
 	}
-	s := fmt.Sprintf("queue %d", q.Owner.Queue)
+	s := fmt.Sprintf("queue %d", q.Owner.Queue.Or(-1))
 	if q.Owner.Dir != "" {
-		s += " " + q.Owner.Dir
+		s += " " + string(q.Owner.Dir)
 	}
 	return s
 }

@@ -101,7 +101,7 @@ func benchProcs(h *topology.Host, n int) []*proc.Process {
 		p := &proc.Process{PID: 1000 + i*10, Comm: "iperf3", Allowed: allowed,
 			NodeKB: map[int]uint64{0: uint64(100 * i), 1: 4000, 2: 10, 3: 0}}
 		for j := range 8 {
-			p.Threads = append(p.Threads, proc.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: i*16 + j})
+			p.Threads = append(p.Threads, proc.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: unknown.Of(i*16 + j)})
 		}
 		out = append(out, p)
 	}
@@ -125,7 +125,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Fatalf("%d NIC IRQs, want 512", n)
 	}
 	procs := benchProcs(h, 20)
-	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
+	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{1}}}
 	for i, p := range procs {
 		opts.Uses = append(opts.Uses, usesOn(h.NICs[i%len(h.NICs)].Name, p)...)
 	}
@@ -153,8 +153,7 @@ func TestAuditUnknowns(t *testing.T) {
 		}, want: []string{"not-checked rps-remote, xps-remote"}},
 		{name: "no affinity files", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			for i := range tb.IRQs {
-				tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
-				tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
+				tb.IRQs[i].Affinity, tb.IRQs[i].Effective = unknown.Value[cpuset.Set]{}, unknown.Value[cpuset.Set]{}
 			}
 		}, want: []string{"not-checked irq-remote"}},
 		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
@@ -206,16 +205,16 @@ func TestAuditUnknowns(t *testing.T) {
 		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			h.Isolated = cpuset.New(50)
 			q, _ := tb.Get(284)
-			q.HasEffective, q.Effective = false, cpuset.Set{}
+			q.Effective = unknown.Value[cpuset.Set]{}
 		}, want: []string{"isolated-irq IRQ 284 (queue 0)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tb := loadHost(t, "seed")
-			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
+			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
 				IOMMU: &topology.IOMMU{Units: unknown.Of([]string{})}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 			opts.Uses = usesOn("eth0", p)
 			tt.give(h, tb, &opts, p)
 			var got []string

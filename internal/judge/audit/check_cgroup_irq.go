@@ -6,6 +6,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // CheckCgroupIRQ says a NIC's queue IRQs are delivered to CPUs a
@@ -27,10 +28,10 @@ func init() {
 func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 	for _, m := range a.groups() {
 		g := m.Group
-		if !g.Exclusive || !g.CPUsKnown {
+		if !g.Exclusive || !g.CPUs.Known() {
 			continue
 		}
-		on := g.CPUs.Intersection(c.irqCPUs)
+		on := g.CPUs.Or(cpuset.Set{}).Intersection(c.irqCPUs)
 		if on.IsEmpty() {
 			continue
 		}
@@ -41,7 +42,7 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 			Message: fmt.Sprintf("%s's %s %s %s to %s, which %s holds exclusively (%s): its processes share %s with the NIC's interrupts and softirqs%s",
 				c.nic.Name, units.Choose(len(irqs), "queue IRQ", "queue IRQs"), irqsSubjectRange(irqs), units.Choose(len(irqs), "is delivered", "are delivered"),
 				cpusWord(on), groupWords(g), exclusiveWord(g), units.Choose(on.Len(), "it", "them"), a.irqbalanceOn(on)),
-			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.List()) + a.keepOff(g, g.CPUs))})
+			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.Or(cpuset.Set{}).List()) + a.keepOff(g, g.CPUs.Or(cpuset.Set{})))})
 	}
 }
 
@@ -76,7 +77,7 @@ func exclusiveWord(g *proc.Cgroup) string {
 	if g.Version == proc.CgroupVersionV1 {
 		return "cpuset.cpu_exclusive 1"
 	}
-	return "cpuset.cpus.partition " + string(g.Partition)
+	return "cpuset.cpus.partition " + g.Partition.String()
 }
 
 // irqbalanceOn says what a running irqbalance will do about IRQs on
@@ -84,7 +85,7 @@ func exclusiveWord(g *proc.Cgroup) string {
 // them, else it may put IRQs back.
 func (a *auditor) irqbalanceOn(cpus cpuset.Set) string {
 	ib := a.opts.Irqbalance
-	if ib == nil || !ib.Running || len(ib.PIDs) == 0 {
+	if ib == nil || !unknown.Is(ib.Running, true) || len(ib.PIDs) == 0 {
 		return ""
 	}
 	if cpus.IsSubsetOf(ib.BannedCPUs) {

@@ -206,7 +206,7 @@ func lastCPU(ths []proc.Thread) int {
 	if len(ths) == 0 {
 		return -1
 	}
-	return ths[0].LastCPU
+	return ths[0].LastCPU.Or(-1)
 }
 
 // kthreadPIDs are the kthreads' PIDs, ascending.

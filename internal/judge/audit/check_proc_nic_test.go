@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditJudgesUsedNICs: on a host with NICs on both nodes, a process
@@ -20,7 +21,7 @@ import (
 func TestAuditJudgesUsedNICs(t *testing.T) {
 	h, tb := loadHost(t, "offline-2node")
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(15),
-		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(15), LastCPU: 15}}, NodeKB: map[int]uint64{1: 10}}
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(15), LastCPU: unknown.Of(15)}}, NodeKB: map[int]uint64{1: 10}}
 	unknown := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AttributionUnknown, How: []string{"it has no TCP or UDP sockets (yet)"}}}
 	anyNIC := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AttributionAny, How: []string{"tcp *:5201 (listening): bound to every address"}}}
 	tests := []struct {

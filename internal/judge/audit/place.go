@@ -31,12 +31,12 @@ func Place(h *topology.Host, q *irq.IRQ) Placement {
 		Where:     unknown.NotAs[cpuset.Set](unknown.KindNotReported, fmt.Sprintf("IRQ %d's affinity is not known", q.IRQ)),
 		LocalCPUs: unknown.NotAs[cpuset.Set](unknown.KindNotReported, fmt.Sprintf("IRQ %d's device's local CPUs are not known", q.IRQ)),
 	}
-	switch where, how := q.Landing(); how {
+	switch where, how := q.Landing(); how.Or("") {
 	case irq.LandEffective, irq.LandPending, irq.LandRequested:
 		p.Where = unknown.Of(where)
 	case irq.LandInactive:
-		if q.HasAffinity {
-			p.Where = unknown.Of(q.Affinity)
+		if aff, ok := q.Affinity.Get(); ok {
+			p.Where = unknown.Of(aff)
 		}
 	}
 	if q.Owner != nil {
@@ -47,11 +47,13 @@ func Place(h *topology.Host, q *irq.IRQ) Placement {
 		}
 	} else if len(h.Nodes) == 1 {
 		p.LocalCPUs = unknown.Of(h.Nodes[0].CPUs)
-	} else if cpus, ok := h.NodeCPUs(q.Node); ok && q.Node >= 0 && q.ManagedKnown && !q.Managed {
+	} else if node, ok := q.Node.Get(); ok && unknown.Is(q.Managed, false) {
 		// /proc/irq/N/node is the device's node only for an IRQ that is
 		// not managed: a managed IRQ's is the node of the CPUs it serves
 		// (the lab's nvme0q5 says 0 for a drive on node 1).
-		p.LocalCPUs = unknown.Of(cpus)
+		if cpus, ok := h.NodeCPUs(node); ok {
+			p.LocalCPUs = unknown.Of(cpus)
+		}
 	}
 	where, whereKnown := p.Where.Get()
 	local, localKnown := p.LocalCPUs.Get()

@@ -32,7 +32,7 @@ func TestPlaceManagedNode(t *testing.T) {
 			t.Fatalf("no IRQ %d", tt.give)
 		}
 		if p := Place(h, q); p.LocalCPUs.Known() != tt.wantKnown {
-			t.Errorf("Place(IRQ %d, managed %v, node %d).LocalCPUs known = %v, want %v", tt.give, q.Managed, q.Node, p.LocalCPUs.Known(), tt.wantKnown)
+			t.Errorf("Place(IRQ %d, managed %s, node %s).LocalCPUs known = %v, want %v", tt.give, q.Managed, q.Node, p.LocalCPUs.Known(), tt.wantKnown)
 		}
 	}
 }

@@ -234,7 +234,7 @@ func (c *nicCtx) queueIRQs(q uint32) []*irq.IRQ {
 	}
 	var out []*irq.IRQ
 	for _, x := range c.queues {
-		if x.Owner.Queue == int(q) && x.Owner.Dir != "tx" {
+		if unknown.Is(x.Owner.Queue, int(q)) && x.Owner.Dir != "tx" {
 			out = append(out, x)
 		}
 	}

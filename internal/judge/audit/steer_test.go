@@ -58,7 +58,7 @@ func seedSteer() *steer.Host {
 func steerRun(t *testing.T, give func(n *steer.NIC, tb *irq.Table, o *Options), procs ...*proc.Process) []Finding {
 	t.Helper()
 	h, tb := loadHost(t, "seed")
-	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
+	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
 		IOMMU: &topology.IOMMU{Units: unknown.Of([]string{})}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 	opts.Uses = usesOn("eth0", procs...)
 	give(opts.Steer.NICs[0], tb, &opts)
@@ -151,7 +151,7 @@ func TestIRQRemoteWeighted(t *testing.T) {
 		n.RSS.Table = table(128, 8) // ethtool -X eth0 equal 8
 		for _, irq := range []int{286, 294} {
 			q, _ := tb.Get(irq)
-			q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+			q.Affinity, q.Effective = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3))
 		}
 	})
 	want := []string{
@@ -165,7 +165,7 @@ func TestIRQRemoteWeighted(t *testing.T) {
 	h, tb := loadHost(t, "seed")
 	for _, irq := range []int{286, 294} {
 		q, _ := tb.Get(irq)
-		q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+		q.Affinity, q.Effective = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3))
 	}
 	for _, f := range onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQRemote) {
 		if f.Severity != SeverityError || strings.Contains(f.Message, "RSS") {
@@ -182,7 +182,7 @@ func TestNtupleRemote(t *testing.T) {
 	fs := steerRun(t, func(n *steer.NIC, tb *irq.Table, _ *Options) {
 		n.Rules = &steer.Rules{TableSize: 1024, Count: 2, Rules: []steer.Rule{rule, {Location: 2, FlowType: "udp4", Action: steer.RuleActionDrop}}}
 		q, _ := tb.Get(290)
-		q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+		q.Affinity, q.Effective = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3))
 	})
 	want := []string{"error ntuple-remote rule 1 (queue 6): ntuple rule 1 of eth0 (tcp4 dst-port 5201) sends its flows to queue 6, whose IRQ 290 is delivered to CPU 3 (node 0), off the NIC's node 1: RSS does not apply to them"}
 	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNtupleRemote))); diff != "" {
@@ -209,7 +209,7 @@ func TestNtupleRemote(t *testing.T) {
 // kthread is a napi kthread as proc.Read reads one.
 func kthread(pid int, comm string, allowed cpuset.Set, last int) *proc.Process {
 	return &proc.Process{PID: pid, Comm: comm, Allowed: allowed,
-		Threads: []proc.Thread{{TID: pid, Comm: comm, Allowed: allowed, LastCPU: last}}}
+		Threads: []proc.Thread{{TID: pid, Comm: comm, Allowed: allowed, LastCPU: unknown.Of(last)}}}
 }
 
 // threadedSeed makes the seed's NAPI threaded with kthreads 900-915, each
@@ -222,7 +222,7 @@ func threadedSeed(change func(ks map[int]*proc.Process)) func(n *steer.NIC, tb *
 			pid := 900 + i
 			n.NAPIs[i].PID, n.NAPIs[i].Threaded = pid, boolp(true)
 			q, _ := tb.Get(n.NAPIs[i].IRQ)
-			cpu, _ := q.Effective.Min()
+			cpu, _ := q.Effective.Or(cpuset.Set{}).Min()
 			o.NAPIThreads[pid] = kthread(pid, fmt.Sprintf("napi/eth0-%d", n.NAPIs[i].ID), cpuset.New(cpu), cpu)
 		}
 		change(o.NAPIThreads)
@@ -260,7 +260,7 @@ func TestNAPIThreads(t *testing.T) {
 // process runs on 22).
 func TestNAPIThreadShared(t *testing.T) {
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 	fs := steerRun(t, threadedSeed(func(ks map[int]*proc.Process) {
 		ks[905] = kthread(905, "napi/eth0-8198", cpuset.New(22), 22)
 	}), p)
@@ -480,7 +480,7 @@ func TestNAPIThreadsByName(t *testing.T) {
 	}
 	// Shared: a process on a by-name kthread's core.
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 	fs = steerRun(t, func(n *steer.NIC, _ *irq.Table, o *Options) {
 		n.Sysfs.Threaded = intp(1)
 		n.NAPIs, n.Queues = nil, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -198,10 +199,10 @@ func (s *Sampler) irqs(c *Counters) error {
 	for i := range t.IRQs {
 		x := &t.IRQs[i]
 		o := x.Owner
-		if o == nil || o.NIC != s.nic || o.Kind != irq.KindQueue || o.Dir == "tx" || o.Queue < 0 || x.Counts == nil {
+		if o == nil || o.NIC != s.nic || o.Kind != irq.KindQueue || o.Dir == interrupts.DirTX || !o.Queue.Known() || x.Counts == nil {
 			continue
 		}
-		q := uint32(o.Queue)
+		q := uint32(o.Queue.Or(0))
 		c.Queues[q] += x.Total()
 		c.IRQs[q] = append(c.IRQs[q], x.IRQ)
 		if o.Dir != "rx" {

@@ -8,19 +8,20 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/rsshash"
 )
 
-// Proto is the flow's transport protocol.
-type Proto string
+// Proto is the flow's transport protocol: a socket's (proc.Proto).
+type Proto = proc.Proto
 
 // The protocols a flow can be.
 const (
-	ProtoUDP Proto = "udp"
-	ProtoTCP Proto = "tcp"
+	ProtoUDP = proc.ProtoUDP
+	ProtoTCP = proc.ProtoTCP
 )
 
 // Flow is one connection as the receiving host sees it: Src is the peer

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
@@ -120,20 +121,19 @@ func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) unknown.Value[Q
 			hit, by = x, "netdev napi"
 			break
 		}
-		if o := x.Owner; hit == nil && o != nil && o.NIC == nic && o.Kind == irq.KindQueue && o.Queue == q && o.Dir != "tx" {
+		if o := x.Owner; hit == nil && o != nil && o.NIC == nic && o.Kind == irq.KindQueue && unknown.Is(o.Queue, q) && o.Dir != interrupts.DirTX {
 			hit, by = x, "irq name ("+o.By+")"
 		}
 	}
 	if hit == nil {
 		return unknown.NotAs[QueueIRQ](unknown.KindNotReported, fmt.Sprintf("no IRQ of %s is matched to queue %d", nic, q))
 	}
-	out := QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by,
-		Effective: unknown.NotAs[string](unknown.KindNotReported, fmt.Sprintf("IRQ %d's effective affinity is not read", hit.IRQ))}
-	if hit.HasAffinity {
-		out.Requested = hit.Affinity.String()
+	out := QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by, Effective: unknown.Not[string](hit.Effective.Why())}
+	if aff, ok := hit.Affinity.Get(); ok {
+		out.Requested = aff.String()
 	}
-	if hit.HasEffective {
-		out.Effective = unknown.Of(hit.Effective.String())
+	if eff, ok := hit.Effective.Get(); ok {
+		out.Effective = unknown.Of(eff.String())
 	}
 	return unknown.Of(out)
 }
@@ -146,11 +146,11 @@ func (q *QueueIRQ) landing(t *irq.Table) (cpuset.Set, bool) {
 		if x.IRQ != q.IRQ {
 			continue
 		}
-		switch {
-		case x.HasEffective:
-			return x.Effective, true
-		case x.HasAffinity:
-			return x.Affinity, true
+		if eff, ok := x.Effective.Get(); ok {
+			return eff, true
+		}
+		if aff, ok := x.Affinity.Get(); ok {
+			return aff, true
 		}
 	}
 	return cpuset.Set{}, false
@@ -175,8 +175,8 @@ func (n *QueueNAPI) thread(fsys kfile.FS, napi *steer.NAPI) (cpuset.Set, bool) {
 	n.Comm, n.Allowed = pr.Comm, unknown.Of(pr.Allowed.String())
 	n.LastCPU = unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no last CPU in /proc/%d/stat", napi.PID))
 	for _, th := range pr.Threads {
-		if th.TID == napi.PID && th.LastCPU >= 0 {
-			n.LastCPU = unknown.Of(th.LastCPU)
+		if c, ok := th.LastCPU.Get(); ok && th.TID == napi.PID {
+			n.LastCPU = unknown.Of(c)
 		}
 	}
 	return pr.Allowed, true

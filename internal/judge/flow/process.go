@@ -89,17 +89,18 @@ func PredictProcesses(fsys kfile.FS, sel proc.Selection, opt Options) ([]Process
 
 func (pr *predictor) process(p *proc.Process) (Process, error) {
 	out := Process{PID: p.PID, Comm: p.Comm}
-	if !p.Net.SocketsKnown {
-		out.Flows = unknown.NotAs[[]*Path](unknown.KindFailed, "its sockets are unknown: "+p.Net.Why)
+	socks, ok := p.Net.Sockets.Get()
+	if !ok {
+		out.Flows = unknown.NotAs[[]*Path](unknown.KindFailed, "its sockets are unknown: "+p.Net.Sockets.Why().Detail)
 		return out, nil
 	}
 	flows := []*Path{}
-	for _, s := range p.Net.Sockets {
+	for _, s := range socks {
 		if !s.Connected() {
 			out.Skipped++
 			continue
 		}
-		f := Flow{Proto: Proto(s.Proto), srcPort: true, dstPort: true,
+		f := Flow{Proto: s.Proto, srcPort: true, dstPort: true,
 			Src: netip.AddrPortFrom(s.Remote.Addr().Unmap(), s.Remote.Port()),
 			Dst: netip.AddrPortFrom(s.Local.Addr().Unmap(), s.Local.Port())}
 		path, err := pr.predict(f, netView{net: p.Net})
@@ -140,11 +141,7 @@ func (p *Path) processingCPU() int {
 func places(h *topology.Host, p *proc.Process, cpu int) []ThreadPlace {
 	out := make([]ThreadPlace, 0, len(p.Threads))
 	for _, th := range p.Threads {
-		last := unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no last CPU in /proc/%d/task/%d/stat", p.PID, th.TID))
-		if th.LastCPU >= 0 {
-			last = unknown.Of(th.LastCPU)
-		}
-		out = append(out, ThreadPlace{TID: th.TID, Comm: th.Comm, LastCPU: last, Relation: relation(h, th.LastCPU, cpu)})
+		out = append(out, ThreadPlace{TID: th.TID, Comm: th.Comm, LastCPU: th.LastCPU, Relation: relation(h, th.LastCPU.Or(-1), cpu)})
 	}
 	return out
 }

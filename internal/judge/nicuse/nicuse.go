@@ -121,10 +121,10 @@ func Of(h *topology.Host, p *proc.Process) Use {
 	case n == nil:
 		u.How = append(u.How, "its sockets were not read")
 		return u
-	case !n.SocketsKnown:
-		u.How = append(u.How, n.Why)
+	case !n.Sockets.Known():
+		u.How = append(u.How, n.Sockets.Why().Detail)
 		return u
-	case len(n.Sockets) == 0:
+	case len(n.Sockets.Or(nil)) == 0:
 		u.How = append(u.How, "it has no TCP or UDP sockets (yet)")
 		return u
 	}
@@ -135,7 +135,7 @@ func Of(h *topology.Host, p *proc.Process) Use {
 	}
 	var groups []*group
 	byReason := map[string]*group{}
-	for _, s := range n.Sockets {
+	for _, s := range n.Sockets.Or(nil) {
 		sp := r.socket(s)
 		g := byReason[sp.reason]
 		if g == nil {
@@ -322,7 +322,7 @@ func (r resolver) ownsV6(a netip.Addr) bool {
 	if !a.Is6() {
 		return false
 	}
-	for _, x := range r.n.Addrs6 {
+	for _, x := range r.n.Addrs6.Or(nil) {
 		if x.Prefix.Addr() == a {
 			return true
 		}
@@ -338,11 +338,12 @@ func (r resolver) ownsV6(a netip.Addr) bool {
 // is unknown.
 func (r resolver) owner(a netip.Addr) (iface, why string, ok bool) {
 	if a.Is6() {
-		if !r.n.HasAddrs6 {
+		addrs, ok := r.n.Addrs6.Get()
+		if !ok {
 			return "", fmt.Sprintf("no if_inet6: which interface owns %s is unknown", a), false
 		}
 		var on []string
-		for _, x := range r.n.Addrs6 {
+		for _, x := range addrs {
 			if x.Prefix.Addr() == a && !slices.Contains(on, x.Iface) {
 				on = append(on, x.Iface)
 			}
@@ -355,10 +356,11 @@ func (r resolver) owner(a netip.Addr) (iface, why string, ok bool) {
 		}
 		return "", fmt.Sprintf("%s is the address of %s alike", a, strings.Join(on, " and ")), false
 	}
-	if !r.n.HasRoutes4 {
+	routes, ok := r.n.Routes4.Get()
+	if !ok {
 		return "", fmt.Sprintf("no /proc/net/route: which interface owns %s is unknown", a), false
 	}
-	best, tie := bestRoute(r.n.Routes4, a, func(rt proc.Route) bool { return !rt.Gateway.IsValid() && rt.Dst.Bits() > 0 })
+	best, tie := bestRoute(routes, a, func(rt proc.Route) bool { return !rt.Gateway.IsValid() && rt.Dst.Bits() > 0 })
 	switch {
 	case best == nil:
 		return "", fmt.Sprintf("no on-link route holds %s: which interface owns it is unknown", a), false
@@ -372,10 +374,11 @@ func (r resolver) owner(a netip.Addr) (iface, why string, ok bool) {
 // prefix that holds it, the lowest metric among equals (the main table
 // for IPv4: policy routing is not in /proc).
 func (r resolver) route(a netip.Addr) (iface, why string, ok bool) {
-	routes, has, file := r.n.Routes4, r.n.HasRoutes4, "route"
+	table, file := r.n.Routes4, "route"
 	if a.Is6() {
-		routes, has, file = r.n.Routes6, r.n.HasRoutes6, "ipv6_route"
+		table, file = r.n.Routes6, "ipv6_route"
 	}
+	routes, has := table.Get()
 	if !has {
 		return "", fmt.Sprintf("no /proc/net/%s: the way to %s is unknown", file, a), false
 	}

@@ -275,8 +275,8 @@ func hostLinks(fsys kfile.FS) (*nslink.Links, string) {
 	if ns == "" {
 		if !fsys.Live() {
 			if ls, found := nslink.ReadSos(fsys); found {
-				if !ls.Known {
-					return nil, "not read: " + ls.Why
+				if !ls.Links.Known() {
+					return nil, "not read: " + ls.Links.Why().Detail
 				}
 				return ls, ""
 			}
@@ -294,10 +294,10 @@ func hostLinks(fsys kfile.FS) (*nslink.Links, string) {
 		if err != nil {
 			return nil, "not read: " + err.Error()
 		}
-		if ls.Known {
+		if ls.Links.Known() {
 			return ls, ""
 		}
-		whys = append(whys, ls.Why)
+		whys = append(whys, ls.Links.Why().Detail)
 	}
 	if !fsys.Live() {
 		return nil, "not captured: " + strings.Join(whys, "; ")

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
@@ -95,11 +96,11 @@ type CPU struct {
 
 // IRQ is one queue IRQ landing on a CPU.
 type IRQ struct {
-	IRQ       int    `json:"irq"`
-	NIC       string `json:"nic"`
-	Queue     int    `json:"queue"`
-	Dir       string `json:"dir,omitempty"`
-	Requested bool   `json:"requested"` // placed by the requested affinity, not the effective one
+	IRQ       int            `json:"irq"`
+	NIC       string         `json:"nic"`
+	Queue     int            `json:"queue"`
+	Dir       interrupts.Dir `json:"dir,omitempty"`
+	Requested bool           `json:"requested"` // placed by the requested affinity, not the effective one
 	// Landing is how its CPUs are known (irq.IRQ.Landing): "effective",
 	// "pending" (a move to the request is pending), "requested" (no
 	// effective affinity), "inactive" (not started; the request is shown).
@@ -296,8 +297,8 @@ func (b *mapBuilder) noRSSQueues(name string) map[int]bool {
 	}
 	out := map[int]bool{}
 	for _, q := range b.t.ForNIC(name) {
-		if o := q.Owner; o.Kind == irq.KindQueue && o.Queue >= 0 && o.Dir != "tx" && share[uint32(o.Queue)] == 0 && !ruled[uint64(o.Queue)] {
-			out[o.Queue] = true
+		if o := q.Owner; o.Kind == irq.KindQueue && o.Queue.Known() && o.Dir != interrupts.DirTX && share[uint32(o.Queue.Or(0))] == 0 && !ruled[uint64(o.Queue.Or(0))] {
+			out[o.Queue.Or(0)] = true
 		}
 	}
 	return out
@@ -319,7 +320,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			continue
 		}
 		mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
-		quiet := noRSS[q.Owner.Queue] && q.Owner.Dir != "tx"
+		quiet := noRSS[q.Owner.Queue.Or(-1)] && q.Owner.Dir != interrupts.DirTX
 		if quiet {
 			mn.NoRSSIRQs = append(mn.NoRSSIRQs, q.IRQ)
 		}
@@ -330,7 +331,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			continue
 		}
 		_, how := q.Landing()
-		requested := how != irq.LandEffective
+		requested := !unknown.Is(how, irq.LandEffective)
 		var remote []int
 		local, localKnown := p.LocalCPUs.Get()
 		for cpu := range where.All() {
@@ -339,8 +340,8 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 				b.outside = append(b.outside, cpu)
 				continue
 			}
-			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
-				Requested: requested, Landing: how, Remote: localKnown && !local.Contains(cpu), NoRSS: quiet}
+			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue.Or(-1), Dir: q.Owner.Dir,
+				Requested: requested, Landing: how.Or(""), Remote: localKnown && !local.Contains(cpu), NoRSS: quiet}
 			c.IRQs = append(c.IRQs, mi)
 			c.Requested = c.Requested || requested
 			if mi.Remote {
@@ -352,7 +353,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 		if len(remote) > 0 {
 			rs := cpuset.New(remote...)
 			nodes, _ := h.NodesOf(rs)
-			b.m.Remote = append(b.m.Remote, Remote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
+			b.m.Remote = append(b.m.Remote, Remote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue.Or(-1),
 				CPUs: rs, Nodes: nodes.IDs(), NICNode: loc.Node})
 			mn.RemoteIRQs = append(mn.RemoteIRQs, q.IRQ)
 		}
@@ -486,13 +487,14 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 					mark(cpu, p.PID)
 				}
 			}
-			if th.LastCPU < 0 {
+			cpu, ok := th.LastCPU.Get()
+			if !ok {
 				continue
 			}
-			last = append(last, th.LastCPU)
-			if c, ok := b.cells[th.LastCPU]; ok {
+			last = append(last, cpu)
+			if c, ok := b.cells[cpu]; ok {
 				c.LastRan = append(c.LastRan, th.TID)
-				m := mark(th.LastCPU, p.PID)
+				m := mark(cpu, p.PID)
 				m[p.PID] = append(m[p.PID], th.TID)
 			}
 		}

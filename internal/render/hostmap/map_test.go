@@ -203,8 +203,8 @@ func TestBuildProcesses(t *testing.T) {
 	procs := []*proc.Process{{
 		PID: 4242, Comm: "iperf3", Allowed: mapSet(t, "16-19"),
 		Threads: []proc.Thread{
-			{TID: 4242, Allowed: mapSet(t, "16-19"), LastCPU: 16},
-			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: 17},
+			{TID: 4242, Allowed: mapSet(t, "16-19"), LastCPU: unknown.Of(16)},
+			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: unknown.Of(17)},
 		},
 	}}
 	uses := []nicuse.Use{{PID: 4242, Comm: "iperf3", NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets,
@@ -232,7 +232,7 @@ func TestBuildProcesses(t *testing.T) {
 	// A second process, using eth0, that may run on CPU 17 but ran
 	// elsewhere gets a conflict of its own, without last-ran threads.
 	procs = append(procs, &proc.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
-		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
+		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: unknown.Of(2)}}})
 	netserverEth0 := nicuse.Use{PID: 5000, Comm: "netserver", NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets, How: []string{}}
 	m = audited(t, h, tb, procs, Options{Uses: append(slices.Clone(uses), netserverEth0)})
 	got = nil
@@ -302,13 +302,13 @@ func TestBuildRequested(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	for n, aff := range map[int]string{284: "48", 285: "48-49"} {
 		q, _ := tb.Get(n)
-		q.HasEffective, q.Effective = false, cpuset.Set{}
-		q.Affinity = mapSet(t, aff)
+		q.Effective = unknown.Value[cpuset.Set]{}
+		q.Affinity = unknown.Of(mapSet(t, aff))
 	}
 	// IRQ 286 reports effective 53 outside its new request 52: the move
 	// to 52 is pending.
 	q, _ := tb.Get(286)
-	q.Affinity = mapSet(t, "52")
+	q.Affinity = unknown.Of(mapSet(t, "52"))
 	m := audited(t, h, tb, nil, Options{})
 	for id, want := range map[int]string{48: "2q?", 49: "q1?", 50: ".", 17: ".", 52: "q2?", 53: "q6"} {
 		if got := mustCPU(t, m, id).Label; got != want {
@@ -350,7 +350,7 @@ func TestBuildNICFilter(t *testing.T) {
 func TestWriteTextControlCharacters(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	procs := []*proc.Process{{PID: 9, Comm: "evil\x1b[2J\a", Allowed: mapSet(t, "0"),
-		Threads: []proc.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: 0}}}}
+		Threads: []proc.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: unknown.Of(0)}}}}
 	m := audited(t, h, tb, procs, Options{})
 	for _, color := range []bool{false, true} {
 		var buf bytes.Buffer

@@ -299,7 +299,7 @@ func cellTooltip(c CPU) string {
 	for _, q := range c.IRQs {
 		t := fmt.Sprintf("IRQ %d: %s queue %d", q.IRQ, q.NIC, q.Queue)
 		if q.Dir != "" {
-			t += " " + q.Dir
+			t += " " + string(q.Dir)
 		}
 		if q.Remote {
 			t += " (remote)"

@@ -192,7 +192,7 @@ func benchRow(c bench.CellResult, scale benchUnit) []string {
 	if r.Softirq != nil {
 		bound = map[bool]string{true: "yes", false: "no"}[r.SoftirqBound]
 	}
-	return append(row, rate(r.NICIRQsPerSec), ratePtr(r.NetRXPerSec), bound)
+	return append(row, rate(r.NICIRQsPerSec), rateValue(r.NetRXPerSec), bound)
 }
 
 // loadCells is a CPU and its percentages: %usr %sys %soft for the
@@ -204,9 +204,9 @@ func loadCells(l *bench.CPULoad, softirq bool) []string {
 	case l == nil:
 		return dashes(4)
 	case softirq:
-		return []string{strconv.Itoa(l.CPU), pct(l.Soft)}
+		return []string{strconv.Itoa(l.CPU), pctValue(l.Soft)}
 	}
-	return []string{strconv.Itoa(l.CPU), pct(l.Usr), pct(l.Sys), pct(l.Soft)}
+	return []string{strconv.Itoa(l.CPU), pctValue(l.Usr), pctValue(l.Sys), pctValue(l.Soft)}
 }
 
 func runsWord(c bench.CellResult) string {

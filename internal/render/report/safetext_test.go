@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // hostile is a name a terminal would act on: a title, a bell, a colour,
@@ -80,7 +81,7 @@ func TestHostileNamesRendered(t *testing.T) {
 
 	b.Reset()
 	iv := &watch.Interval{Seq: 1, Seconds: 1,
-		NICs:      []watch.NICStats{{Name: hostile, Node: 1, Verdict: watch.Verdict{Text: hostile + ": RX softirq on CPU 3"}, IRQs: []watch.IRQStats{{IRQ: 5, Name: hostile}}}},
+		NICs:      []watch.NICStats{{Name: hostile, Node: unknown.Of(1), Verdict: watch.Verdict{Text: hostile + ": RX softirq on CPU 3"}, IRQs: []watch.IRQStats{{IRQ: 5, Name: hostile}}}},
 		Processes: []nicuse.Use{{PID: 42, Comm: hostile, Attribution: nicuse.AttributionUnknown, How: []string{hostile}}},
 		Notes:     []string{hostile},
 	}

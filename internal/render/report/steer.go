@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
@@ -166,8 +167,8 @@ func (qj *QueueSteerJSON) setNAPI(napi *steer.NAPI, threads map[int]*proc.Proces
 	}
 	qj.KthreadCPUs = unknown.Of(p.Allowed.List())
 	qj.KthreadLast = unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no last CPU in /proc/%d/stat", napi.PID))
-	if len(p.Threads) > 0 && p.Threads[0].LastCPU >= 0 {
-		qj.KthreadLast = unknown.Of(p.Threads[0].LastCPU)
+	if len(p.Threads) > 0 {
+		qj.KthreadLast = p.Threads[0].LastCPU
 	}
 }
 
@@ -200,8 +201,11 @@ func rxQueues(n *steer.NIC, irqs []*irq.IRQ, share map[uint32]int, rules map[uin
 		if rings > 0 {
 			break // the rings say which queues exist; a vector past them serves none
 		}
-		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && x.Owner.Queue >= 0 && x.Owner.Dir != "tx" {
-			seen[uint32(x.Owner.Queue)] = true
+		if x.Owner == nil {
+			continue
+		}
+		if q, ok := x.Owner.Queue.Get(); ok && x.Owner.Kind == irq.KindQueue && x.Owner.Dir != interrupts.DirTX {
+			seen[uint32(q)] = true
 		}
 	}
 	for q := range share {
@@ -241,7 +245,7 @@ func queueIRQNumbers(irqs []*irq.IRQ, q uint32, napi *steer.NAPI) []int {
 	}
 	out := []int{}
 	for _, x := range irqs {
-		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && x.Owner.Queue == int(q) && x.Owner.Dir != "tx" {
+		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && unknown.Is(x.Owner.Queue, int(q)) && x.Owner.Dir != interrupts.DirTX {
 			out = append(out, x.IRQ)
 		}
 	}

@@ -52,7 +52,7 @@ func steerOf() (*steer.Host, map[int]*proc.Process) {
 	virtio.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
 	virtio.SetUnknown(steer.PartChannels, unknown.Reason{Kind: unknown.KindNotCaptured})
 	threads := map[int]*proc.Process{900: {PID: 900, Comm: "napi/eth0-8193", Allowed: cpuset.New(17),
-		Threads: []proc.Thread{{TID: 900, LastCPU: 17}}}}
+		Threads: []proc.Thread{{TID: 900, LastCPU: unknown.Of(17)}}}}
 	return &steer.Host{Source: "netlink", NICs: []*steer.NIC{n, virtio}, Sysctls: map[string]int64{"busy_poll": 0}}, threads
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Request says what Run does.
@@ -241,7 +242,7 @@ func prepare(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.Running {
+	if unknown.Is(b.Running, true) {
 		return nil, fmt.Errorf("%w (PID %d): it would move %s's IRQs during the runs; stop it for the bench (systemctl stop irqbalance), or give --allow-irqbalance if it bans them", ErrIrqbalance, b.PIDs[0], nic)
 	}
 	return res, nil
@@ -276,7 +277,7 @@ func (r Request) flowPlan(ctx context.Context, h *topology.Host, t *irq.Table, n
 		return nil, err
 	}
 	if irq, ok := fp.IRQ.Get(); ok {
-		if x, ok := t.Get(irq); ok && x.Managed {
+		if x, ok := t.Get(irq); ok && unknown.Is(x.Managed, true) {
 			fp.Managed = true
 		}
 	}

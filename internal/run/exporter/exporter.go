@@ -271,8 +271,8 @@ func hostSeries(st *audit.State) []Family {
 				}
 				local.add(v, labels...)
 			}
-			if q.HasEffective && q.Effective.Len() == 1 {
-				cpu, _ := q.Effective.Min()
+			if eff, ok := q.Effective.Get(); ok && eff.Len() == 1 {
+				cpu, _ := eff.Min()
 				effective.add(float64(cpu), labels...)
 			}
 		}
@@ -335,11 +335,12 @@ func processNICs(st *audit.State) Family {
 // queueLabel is "3" for queue 3, "rx-3"/"tx-3" for a one-direction
 // vector, "" for a non-queue vector.
 func queueLabel(o *irq.Owner) string {
-	if o.Kind != irq.KindQueue || o.Queue < 0 {
+	q, ok := o.Queue.Get()
+	if o.Kind != irq.KindQueue || !ok {
 		return ""
 	}
 	if o.Dir != "" {
-		return fmt.Sprintf("%s-%d", o.Dir, o.Queue)
+		return fmt.Sprintf("%s-%d", o.Dir, q)
 	}
-	return strconv.Itoa(o.Queue)
+	return strconv.Itoa(q)
 }

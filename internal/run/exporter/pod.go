@@ -67,14 +67,14 @@ func podSeries(st *audit.State) []Family {
 	for _, pg := range podGroups(st) {
 		g := pg.g
 		procs.add(float64(len(pg.m.PIDs)), pg.labels...)
-		if g.CPUsKnown {
-			cpus.add(float64(g.CPUs.Len()), pg.labels...)
+		if set, ok := g.CPUs.Get(); ok {
+			cpus.add(float64(set.Len()), pg.labels...)
 		}
-		if g.CPUsKnown && (g.Exclusive || g.ExclusiveWhy == "") {
+		if g.CPUs.Known() && (g.Exclusive || g.ExclusiveWhy == "") {
 			excl.add(bool01(g.Exclusive), pg.labels...)
 		}
 		mine := groupFindings(st, pg)
-		if g.CPUsKnown && g.Exclusive {
+		if g.CPUs.Known() && g.Exclusive {
 			for _, nic := range audited {
 				n := 0
 				for _, f := range mine {
@@ -147,7 +147,7 @@ func groupFindings(st *audit.State, pg podGroup) []audit.Finding {
 		if f.Subject != sel {
 			continue
 		}
-		if !f.CPUs.IsEmpty() && pg.g.CPUsKnown && !f.CPUs.IsSubsetOf(pg.g.CPUs) {
+		if set, ok := pg.g.CPUs.Get(); ok && !f.CPUs.IsEmpty() && !f.CPUs.IsSubsetOf(set) {
 			continue
 		}
 		out = append(out, f)
@@ -161,7 +161,8 @@ func groupFindings(st *audit.State, pg podGroup) []audit.Finding {
 func podNICRemote(st *audit.State) Family {
 	f := family(MetricPodNICRemote, append(slices.Clone(podLabels), "nic")...)
 	for _, pg := range podGroups(st) {
-		if !pg.g.CPUsKnown || pg.g.CPUs.IsEmpty() {
+		set, ok := pg.g.CPUs.Get()
+		if !ok || set.IsEmpty() {
 			continue
 		}
 		var nics []string
@@ -180,7 +181,7 @@ func podNICRemote(st *audit.State) Family {
 			if !loc.Known() {
 				continue
 			}
-			f.add(bool01(!pg.g.CPUs.Intersects(loc.CPUs)), append(slices.Clone(pg.labels), name)...)
+			f.add(bool01(!set.Intersects(loc.CPUs)), append(slices.Clone(pg.labels), name)...)
 		}
 	}
 	return f

@@ -17,6 +17,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // putFile writes one file under root as the kernel shows it.
@@ -311,10 +312,10 @@ func FuzzPodSeries(f *testing.F) {
 	f.Add("/a\"b\\c\nd", "", "", "", "", false)
 	f.Add("/\xff", "ns", "p\x00", "c", "5", true)
 	f.Fuzz(func(t *testing.T, path, ns, pod, ctr, cpus string, exclusive bool) {
-		g := &proc.Cgroup{Path: path, Exclusive: exclusive, Partition: proc.PartitionRoot,
+		g := &proc.Cgroup{Path: path, Exclusive: exclusive, Partition: unknown.Of(proc.PartitionRoot),
 			Pod: &proc.PodRef{Namespace: ns, Name: pod, Container: ctr}}
 		if set, err := cpuset.ParseList(cpus); err == nil {
-			g.CPUs, g.CPUsKnown = set, true
+			g.CPUs = unknown.Of(set)
 		}
 		st := &audit.State{Matches: []proc.Match{
 			{Selector: proc.CgroupSelector(path), PIDs: []int{1}, Group: g},
