@@ -31,8 +31,8 @@ type Verdict struct {
 	SoftirqBound bool `json:"softirq_bound"`
 	// IRQCPUs are every CPU that took the NIC's queue IRQs; RemoteCPUs
 	// those of them outside the NIC's local CPUs.
-	IRQCPUs    []int           `json:"irq_cpus"`
-	RemoteCPUs []int           `json:"remote_cpus"`
+	IRQCPUs    cpuset.Set      `json:"irq_cpus"`
+	RemoteCPUs cpuset.Set      `json:"remote_cpus"`
 	Threads    []ThreadVerdict `json:"threads"` // watched threads that ran, busiest first
 }
 
@@ -140,31 +140,35 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 	none := unknown.Because(unknown.KindNotApplicable, "no CPU took its queue IRQs")
 	v := Verdict{CPU: unknown.Not[int](none), Node: unknown.Not[int](none), Local: unknown.Not[bool](none),
 		Soft: unknown.Not[float64](none), Busy: unknown.Not[float64](none),
-		IRQCPUs: []int{}, RemoteCPUs: []int{}, Threads: []ThreadVerdict{}}
+		Threads: []ThreadVerdict{}}
+	irqCPUs := make([]int, 0, len(rates))
 	for id := range rates {
-		v.IRQCPUs = append(v.IRQCPUs, id)
+		irqCPUs = append(irqCPUs, id)
 	}
-	slices.Sort(v.IRQCPUs)
+	slices.Sort(irqCPUs)
+	v.IRQCPUs = cpuset.New(irqCPUs...)
 	local := func(id int) unknown.Value[bool] {
 		if !loc.Known() {
 			return unknown.NotAs[bool](unknown.KindNotReported, "the NUMA locality of "+n.Name+" is unknown")
 		}
 		return unknown.Of(loc.CPUs.Contains(id))
 	}
-	for _, id := range v.IRQCPUs {
+	var remote []int
+	for _, id := range irqCPUs {
 		if unknown.Is(local(id), false) {
-			v.RemoteCPUs = append(v.RemoteCPUs, id)
+			remote = append(remote, id)
 		}
 	}
+	v.RemoteCPUs = cpuset.New(remote...)
 	var b strings.Builder
 	b.WriteString(n.Name + ": ")
 	switch {
 	case !hasIRQs:
 		b.WriteString("no IRQs found for it")
-	case len(v.IRQCPUs) == 0:
+	case len(irqCPUs) == 0:
 		b.WriteString("no queue interrupts this interval")
 	default:
-		hot := d.hottest(v.IRQCPUs, rates)
+		hot := d.hottest(irqCPUs, rates)
 		c, ok := d.iv.cpuStats(hot)
 		if !ok { // every CPU that took a NIC IRQ is listed; stay safe anyway
 			r := unknown.Because(unknown.KindNotCaptured, "CPU not listed")
@@ -192,7 +196,7 @@ func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]f
 		if r, ok := c.Squeezes.Get(); ok && r > 0 {
 			fmt.Fprintf(&b, ", %.0f time_squeeze/s", r)
 		}
-		d.otherCPUs(&b, v.IRQCPUs, hot, local)
+		d.otherCPUs(&b, irqCPUs, hot, local)
 	}
 	d.threadVerdicts(&b, n, &v, rates, local)
 	v.Text = b.String()
@@ -331,7 +335,7 @@ func (d *differ) otherCPUs(b *strings.Builder, ids []int, hot int, local func(in
 // threadVerdicts places the watched threads that ran relative to the
 // NIC's softirq CPUs.
 func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict, rates map[int]float64, local func(int) unknown.Value[bool]) {
-	softCPUs := cpuset.New(v.IRQCPUs...)
+	softCPUs := v.IRQCPUs
 	var tv []ThreadVerdict
 	var comm = map[int]string{}
 	for _, t := range d.iv.Threads {
@@ -385,7 +389,7 @@ func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict,
 			where += ", same CPU as the softirq"
 		case RelationSMTSibling:
 			cpu, _ := d.h.CPU(t.CPU)
-			s, _ := cpu.Siblings.Or(cpuset.Set{}).Intersection(cpuset.New(v.IRQCPUs...)).Min()
+			s, _ := cpu.Siblings.Or(cpuset.Set{}).Intersection(v.IRQCPUs).Min()
 			where += fmt.Sprintf(", SMT sibling of softirq CPU %d", s)
 		case RelationOwnCore:
 			where += ", own core"
