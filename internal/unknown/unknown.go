@@ -12,6 +12,7 @@ package unknown
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 )
 
@@ -122,27 +123,27 @@ func Is[T comparable](x Value[T], v T) bool { return x.known && x.v == v }
 // Same reports whether a and b are both known and equal.
 func Same[T comparable](a, b Value[T]) bool { return a.known && b.known && a.v == b.v }
 
-// String formats a known value as fmt's %v would for the common kinds
-// (strings, integers, fmt.Stringers) and an unknown one as "unknown".
+// String formats a known value as fmt's %v would for strings, numbers,
+// booleans and fmt.Stringers (a named string type prints its string, not
+// a quoted one), and an unknown one as "unknown".
 func (x Value[T]) String() string {
 	if !x.known {
 		return "unknown"
 	}
-	switch v := any(x.v).(type) {
-	case string:
-		return v
-	case int:
-		return strconv.Itoa(v)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case bool:
-		return strconv.FormatBool(v)
-	case interface{ String() string }:
+	if v, ok := any(x.v).(interface{ String() string }); ok {
 		return v.String()
+	}
+	switch r := reflect.ValueOf(x.v); r.Kind() {
+	case reflect.String:
+		return r.String()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(r.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(r.Uint(), 10)
+	case reflect.Bool:
+		return strconv.FormatBool(r.Bool())
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(r.Float(), 'g', -1, 64)
 	}
 	b, err := json.Marshal(x.v)
 	if err != nil {

@@ -124,3 +124,27 @@ func FuzzUnmarshalObject(f *testing.F) {
 		}
 	})
 }
+
+type word string
+
+func TestValueString(t *testing.T) {
+	tests := []struct {
+		give fmtString
+		want string
+	}{
+		{Of(word("root")), "root"},
+		{Of(-3), "-3"},
+		{Of(uint32(7)), "7"},
+		{Of(2.5), "2.5"},
+		{Of(true), "true"},
+		{Of([]int{1, 2}), "[1,2]"},
+		{NotAs[word](KindMalformed, "x"), "unknown"},
+	}
+	for _, tt := range tests {
+		if got := tt.give.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+type fmtString interface{ String() string }
