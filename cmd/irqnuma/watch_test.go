@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/schematest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/watchtest"
 	"github.com/irqnuma/irqnuma/internal/unknown"
 )
@@ -115,6 +117,7 @@ func decodeIntervals(t *testing.T, out string, n int) []watch.Interval {
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		var iv watch.Interval
+		schematest.Load(t).Validate(t, fmt.Sprintf("watch -o json line %d", len(ivs)+1), sc.Bytes())
 		const head = `{"schema":"watch","version":2,`
 		line, ok := strings.CutPrefix(sc.Text(), head)
 		if !ok {
