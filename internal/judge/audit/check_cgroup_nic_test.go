@@ -88,7 +88,7 @@ func TestCgroupNICRemote(t *testing.T) {
 // banning them.
 func TestCgroupPodWords(t *testing.T) {
 	h, tb := loadHost(t, "seed")
-	pod := &proc.PodRef{Namespace: "bench", Name: "iperf", UID: "6f0c", Container: "server", ContainerID: "cri-o://9a1b"}
+	pod := &proc.PodRef{Namespace: "bench", Name: "iperf", UID: "6f0c", Container: "server", ContainerID: "cri-o://9a1b", ExclusiveCPUs: unknown.Of(cpuset.Set{})}
 	path := "/kubepods.slice/kubepods-pod6f0c.slice/crio-9a1b.scope"
 	group := func(cpus cpuset.Set) []proc.Match {
 		return []proc.Match{{Selector: proc.Selector{Kind: proc.SelectorKindCgroup, Cgroup: path},
