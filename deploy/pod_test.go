@@ -69,7 +69,7 @@ func node1Series(t *testing.T) map[string]string {
 		}
 		g.Pod = &proc.PodRef{Namespace: "bench", Name: groups[i].pod, Container: "iperf3", ExclusiveCPUs: unknown.Of(cpuset.Set{})}
 		st.Matches[i].PIDs = []int{pid}
-		st.Uses = append(st.Uses, nicuse.Use{PID: pid, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets})
+		st.Uses = append(st.Uses, nicuse.Use{PID: pid, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)})
 	}
 	return samples(t, exporter.Series(st))
 }

@@ -160,9 +160,9 @@ func TestPodSeries(t *testing.T) {
 func TestPodNICRemote(t *testing.T) {
 	st := readPods(t, podTree(t),
 		map[string][]int{"/kubepods.slice/bad": {7001}, "/kubepods.slice/good": {7002}, "/kubepods.slice/shared": {7003}},
-		[]nicuse.Use{{PID: 7001, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets},
-			{PID: 7002, NICs: []string{}, Attribution: nicuse.AttributionAny},
-			{PID: 7003, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets}})
+		[]nicuse.Use{{PID: 7001, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)},
+			{PID: 7002, NICs: []string{}, Attribution: unknown.Of(nicuse.AttributionAny)},
+			{PID: 7003, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)}})
 	want := []string{podBad + ",nic=eth0,pod=iperf-bad 0", podShared + ",nic=eth0,pod= 1"}
 	if diff := cmp.Diff(want, podSeriesOf(t, st)[MetricPodNICRemote]); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", MetricPodNICRemote, diff)
@@ -215,7 +215,7 @@ func TestPodSeriesUnknownCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Matches[0].PIDs = []int{9}
-	st.Uses = append(st.Uses, nicuse.Use{PID: 9, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets})
+	st.Uses = append(st.Uses, nicuse.Use{PID: 9, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)})
 	text := podText(t, st)
 	if !strings.Contains(text, `irqnuma_pod_processes{cgroup="/nocpuset",container="",namespace="",pod=""} 1`) {
 		t.Errorf("no process count for /nocpuset:\n%s", text)
