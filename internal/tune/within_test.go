@@ -66,14 +66,14 @@ func TestWithinMatches(t *testing.T) {
 	noCPUs := group(proc.CgroupVersionV2, "app")
 	noCPUs.CPUs = unknown.NotAs[cpuset.Set](unknown.KindNotReported, "no cpuset.cpus.effective")
 	for name, m := range map[string]proc.Match{
-		"no group":     {Selector: pod, Why: "no such pod"},
+		"no group":     {Selector: pod, Missing: unknown.Because(unknown.KindNotReported, "no such pod")},
 		"CPUs unknown": {Selector: pod, Group: noCPUs},
 	} {
 		if _, err := withinMatches([]proc.Match{m}); !errors.Is(err, usage.ErrUsage) {
 			t.Errorf("%s: %v, want a usage error", name, err)
 		}
 	}
-	if _, err := withinMatches([]proc.Match{{Selector: pod, Why: "no such pod"}}); !errors.Is(err, proc.ErrNoPod) {
+	if _, err := withinMatches([]proc.Match{{Selector: pod, Missing: unknown.Because(unknown.KindNotReported, "no such pod")}}); !errors.Is(err, proc.ErrNoPod) {
 		t.Errorf("no group: %v, want proc.ErrNoPod", err)
 	}
 }

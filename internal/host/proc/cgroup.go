@@ -57,19 +57,19 @@ type Cgroup struct {
 	CPUs, Mems unknown.Value[cpuset.Set]
 	// Partition is cpuset.cpus.partition (v2 only; unknown without the
 	// file); PartitionInvalid the kernel's "invalid" mark on it, with
-	// the kernel's reason in PartitionWhy.
-	Partition        unknown.Value[Partition]
-	PartitionInvalid bool
-	PartitionWhy     string
+	// the reason the kernel gives for it in PartitionInvalidReason ("" when
+	// it gives none): facts the file states, not an unknown.
+	Partition              unknown.Value[Partition]
+	PartitionInvalid       bool
+	PartitionInvalidReason string
 	// Exclusive says the group's CPUs are its alone: a valid partition
 	// root (v2), cpuset.cpu_exclusive 1 (v1), the kubelet's CPU
-	// manager; ExclusiveBy says which.
+	// manager; ExclusiveBy says which. For a pod's container whose
+	// exclusive CPUs the kubelet's word leaves unknown
+	// (Pod.ExclusiveCPUs), Exclusive says only what the group's own
+	// files do.
 	Exclusive   bool
 	ExclusiveBy string
-	// ExclusiveWhy, for a pod's container, says why whether the kubelet
-	// gave it its CPUs exclusively is unknown (PodGroup.ExclusiveWhy);
-	// Exclusive then says only what the group's own files do.
-	ExclusiveWhy string
 	// Pod is the Kubernetes pod and container the group is, when the
 	// selection came through one (--pod, --container); nil for a group
 	// named by --cgroup alone.
@@ -97,6 +97,22 @@ type PodRef struct {
 	// is not found or is malformed (the reason's detail says so in
 	// words, naming the file).
 	IRQBalancing unknown.Value[IRQBalancing]
+	// ExclusiveCPUs are the CPUs the kubelet gave the container
+	// exclusively (its pod resources API's cpu_ids, its CPU manager's
+	// checkpoint), empty when it runs on the shared pool or the kubelet
+	// says nothing of it; unknown when the kubelet's word on them is
+	// malformed (a CPU id past cpuset.MaxID) or names CPUs the host does
+	// not have, the reason's detail saying so in words.
+	ExclusiveCPUs unknown.Value[cpuset.Set]
+}
+
+// KubeletCPUs are the CPUs the kubelet gave the group exclusively, as
+// PodRef.ExclusiveCPUs: none for a group no pod's container is.
+func (g *Cgroup) KubeletCPUs() unknown.Value[cpuset.Set] {
+	if g.Pod == nil {
+		return unknown.Of(cpuset.Set{})
+	}
+	return g.Pod.ExclusiveCPUs
 }
 
 // IRQBalancing is a container's irq-load-balancing.crio.io, as CRI-O
@@ -258,7 +274,7 @@ func readPartition(fsys kfile.FS, g *Cgroup) error {
 	if err != nil {
 		return kfile.Malformed(f, err)
 	}
-	g.Partition, g.PartitionInvalid, g.PartitionWhy = unknown.Of(part), invalid, why
+	g.Partition, g.PartitionInvalid, g.PartitionInvalidReason = unknown.Of(part), invalid, why
 	g.Exclusive = !g.PartitionInvalid && (part == PartitionRoot || part == PartitionIsolated)
 	if g.Exclusive {
 		g.ExclusiveBy = "cpuset.cpus.partition " + string(part)

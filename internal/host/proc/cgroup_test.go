@@ -175,7 +175,7 @@ func TestReadCgroupV2(t *testing.T) {
 		t.Errorf("ReadCgroup(nocpuset) = %+v, %v; want CPUs unknown, saying why", g, err)
 	}
 	g, err = ReadCgroup(fsys, "bad")
-	if err != nil || !g.PartitionInvalid || g.Exclusive || !unknown.Is(g.Partition, PartitionRoot) || g.PartitionWhy == "" {
+	if err != nil || !g.PartitionInvalid || g.Exclusive || !unknown.Is(g.Partition, PartitionRoot) || g.PartitionInvalidReason == "" {
 		t.Errorf("ReadCgroup(bad) = %+v, %v; want an invalid root, not exclusive", g, err)
 	}
 	if _, err := ReadCgroup(fsys, "/kubepods.slice/gone"); !errors.Is(err, ErrNoCgroup) || !strings.Contains(err.Error(), "/kubepods.slice/gone") {

@@ -343,8 +343,8 @@ type PodResolution struct {
 	// Source says where the containers and their CPUs were learnt
 	// ("the kubelet's pod resources API", "cpu_manager_state (v2)").
 	Source string
-	// Why says why nothing was found, when Groups is empty.
-	Why string
+	// Missing says why nothing was found, when Groups is empty.
+	Missing unknown.Reason
 }
 
 // PodGroup is one container's control group and what the kubelet says
@@ -355,15 +355,10 @@ type PodGroup struct {
 	Path string
 	Pod  PodRef
 	// ExclusiveBy is non-empty when the kubelet gave the container
-	// exclusive CPUs, and says by what source (the API's cpu_ids,
-	// the CPU manager's checkpoint); ExclusiveCPUs are those CPUs.
-	ExclusiveBy   string
-	ExclusiveCPUs cpuset.Set
-	// ExclusiveWhy says why whether the kubelet gave the container
-	// exclusive CPUs is unknown: its word on them is malformed (a CPU
-	// id past cpuset.MaxID) or names CPUs the host does not have.
-	// ExclusiveBy is then "".
-	ExclusiveWhy string
+	// exclusive CPUs (Pod.ExclusiveCPUs), and says by what source (the
+	// API's cpu_ids, the CPU manager's checkpoint); "" when it gave none
+	// or its word on them is unknown.
+	ExclusiveBy string
 }
 
 // ErrSelection is wrapped by Validate's errors: a selection that names
@@ -524,8 +519,8 @@ type Match struct {
 	// such group. A --pod matches once per container, each Match with
 	// the same Selector and its container's group.
 	Group *Cgroup
-	// Why says why a --pod or --container found nothing (Group nil).
-	Why string
+	// Missing says why a --pod or --container found nothing (Group nil).
+	Missing unknown.Reason
 }
 
 // Err is the error of a selector that matched no running process:
@@ -543,7 +538,7 @@ func (m Match) Err() error {
 	case m.Selector.Kind == SelectorKindCgroup && m.Group == nil:
 		return fmt.Errorf("%s: %w", m.Selector, ErrNoCgroup)
 	case m.Selector.Kind.Group() && m.Group == nil:
-		return fmt.Errorf("%s: %w (%s)", m.Selector, ErrNoPod, m.Why)
+		return fmt.Errorf("%s: %w (%s)", m.Selector, ErrNoPod, m.Missing.Detail)
 	}
 	return fmt.Errorf("%s: %w", m.Selector, ErrNoProcess)
 }
@@ -567,7 +562,7 @@ func selectPods(fsys kfile.FS, sel Selection, listed map[int]bool) ([]Match, err
 	for _, s := range sels {
 		res, ok := sel.Resolved[s]
 		if !ok {
-			res.Why = "it was not looked up"
+			res.Missing = unknown.Because(unknown.KindNotRead, "it was not looked up")
 		}
 		n := len(out)
 		for _, pg := range res.Groups {
@@ -583,16 +578,15 @@ func selectPods(fsys kfile.FS, sel Selection, listed map[int]bool) ([]Match, err
 			if pg.ExclusiveBy != "" {
 				g.Exclusive, g.ExclusiveBy = true, pg.ExclusiveBy
 			}
-			g.ExclusiveWhy = pg.ExclusiveWhy
 			pids := slices.DeleteFunc(slices.Clone(g.PIDs), func(pid int) bool { return !listed[pid] })
 			out = append(out, Match{Selector: s, PIDs: pids, Group: g})
 		}
 		if len(out) == n {
-			why := res.Why
-			if why == "" {
-				why = "its containers' groups are gone"
+			why := res.Missing
+			if why.Detail == "" {
+				why = unknown.Because(unknown.KindNotReported, "its containers' groups are gone")
 			}
-			out = append(out, Match{Selector: s, PIDs: []int{}, Why: why})
+			out = append(out, Match{Selector: s, PIDs: []int{}, Missing: why})
 		}
 	}
 	return out, nil

@@ -83,7 +83,7 @@ func TestParseSeverity(t *testing.T) {
 func usesOn(nic string, procs ...*proc.Process) []nicuse.Use {
 	var out []nicuse.Use
 	for _, p := range procs {
-		out = append(out, nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{nic}, Attribution: nicuse.AttributionSockets,
+		out = append(out, nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{nic}, Attribution: unknown.Of(nicuse.AttributionSockets),
 			How: []string{"tcp 10.1.0.2:5201 (listening): 10.1.0.2 is " + nic + "'s address"}})
 	}
 	return out

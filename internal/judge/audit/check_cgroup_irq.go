@@ -48,14 +48,15 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 
 // checkCgroupIRQKubelet: a warning not-checked of cgroup-exclusive-irq
 // per pod's container whose exclusive CPUs the kubelet's word leaves
-// unknown (proc.Cgroup.ExclusiveWhy: a malformed answer or checkpoint
+// unknown (proc.Cgroup.KubeletCPUs: a malformed answer or checkpoint
 // entry, CPUs the host does not have), naming it and why: that word is
 // not taken, so the container's CPUs are its own only if its group's
 // files say so.
 func (a *auditor) checkCgroupIRQKubelet() error {
 	for _, m := range a.groups() {
 		g := m.Group
-		if g.ExclusiveWhy == "" {
+		kubelet := g.KubeletCPUs()
+		if kubelet.Known() {
 			continue
 		}
 		judged := "so whether they are its alone is unknown, and no NIC IRQ on them is judged"
@@ -63,7 +64,7 @@ func (a *auditor) checkCgroupIRQKubelet() error {
 			judged = fmt.Sprintf("its CPUs are its alone by %s, and judged so", exclusiveWord(g))
 		}
 		a.notCheckedFix(SeverityWarning, "", groupNotChecked(CheckCgroupIRQ, m),
-			fmt.Sprintf("%s: the kubelet's word on its CPUs is not taken: %s; %s", groupWords(g), g.ExclusiveWhy, judged),
+			fmt.Sprintf("%s: the kubelet's word on its CPUs is not taken: %s; %s", groupWords(g), kubelet.Why().Detail, judged),
 			"compare what the kubelet says on the node (its pod resources API's List, /var/lib/kubelet/cpu_manager_state) with the container's cpuset (crictl inspect): a kubelet gives a container only CPUs its node has, so the answer is corrupt or, in a snapshot, from another node")
 	}
 	return nil

@@ -88,7 +88,7 @@ func TestCgroupNICRemote(t *testing.T) {
 // banning them.
 func TestCgroupPodWords(t *testing.T) {
 	h, tb := loadHost(t, "seed")
-	pod := &proc.PodRef{Namespace: "bench", Name: "iperf", UID: "6f0c", Container: "server", ContainerID: "cri-o://9a1b"}
+	pod := &proc.PodRef{Namespace: "bench", Name: "iperf", UID: "6f0c", Container: "server", ContainerID: "cri-o://9a1b", ExclusiveCPUs: unknown.Of(cpuset.Set{})}
 	path := "/kubepods.slice/kubepods-pod6f0c.slice/crio-9a1b.scope"
 	group := func(cpus cpuset.Set) []proc.Match {
 		return []proc.Match{{Selector: proc.Selector{Kind: proc.SelectorKindCgroup, Cgroup: path},
@@ -127,7 +127,7 @@ func TestCgroupNICBySockets(t *testing.T) {
 	match := []proc.Match{{Selector: proc.Selector{Kind: proc.SelectorKindCgroup, Cgroup: "/pod"}, PIDs: []int{7},
 		Group: &proc.Cgroup{Path: "/pod", Version: proc.CgroupVersionV2, CPUs: unknown.Of(cpuset.Range(0, 3)), PIDs: []int{7}}}}
 	on := func(nic string) []nicuse.Use {
-		return []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{nic}, Attribution: nicuse.AttributionSockets,
+		return []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{nic}, Attribution: unknown.Of(nicuse.AttributionSockets),
 			How: []string{"tcp 192.0.2.2:5201 -> 192.0.2.1:40712: routed through " + nic + " (192.0.2.0/24)"}}}
 	}
 	fs := Run(h, tb, []*proc.Process{p}, Options{Governor: performance, Cgroups: match, Uses: on("eth0")})

@@ -36,7 +36,7 @@ func TestPodIRQBalancing(t *testing.T) {
 		{name: "unread", ib: unknown.NotAs[proc.IRQBalancing](unknown.KindMalformed, "/c/config.json: not a JSON object"), wantNoted: "its CRI-O config is not read: /c/config.json: not a JSON object"},
 	}
 	for _, tt := range tests {
-		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c", IRQBalancing: tt.ib}}
+		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c", IRQBalancing: tt.ib, ExclusiveCPUs: unknown.Of(cpuset.Set{})}}
 		st := readSeedPod(t, "member", pg)
 		got := onlyCheck(st.Findings, CheckPodIRQBalancing)
 		switch {

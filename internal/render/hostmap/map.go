@@ -150,11 +150,11 @@ type Process struct {
 	Allowed  cpuset.Set `json:"allowed"`   // union of its threads' allowed CPUs
 	LastCPUs cpuset.Set `json:"last_cpus"` // CPUs its threads last ran on
 	// NICs, Attribution and How say which NICs it uses and how that was
-	// found (nicuse.Use); [], "unknown" and [] when Options.Uses does not
-	// say.
-	NICs        []string `json:"nics"`
-	Attribution string   `json:"attribution"`
-	How         []string `json:"how"`
+	// found (nicuse.Use); [], unknown and its reason when Options.Uses does
+	// not say.
+	NICs        []string                          `json:"nics"`
+	Attribution unknown.Value[nicuse.Attribution] `json:"attribution"`
+	How         []string                          `json:"how"`
 }
 
 // ConflictKind is what conflicts on a CPU.
@@ -473,9 +473,10 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 		return on[cpu]
 	}
 	for _, p := range procs {
-		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads), NICs: []string{}, Attribution: string(nicuse.AttributionUnknown), How: []string{}}
+		none := nicuse.NotRead(p.PID, p.Comm)
+		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads), NICs: []string{}, Attribution: none.Attribution, How: []string{}}
 		if i := slices.IndexFunc(uses, func(u nicuse.Use) bool { return u.PID == p.PID }); i >= 0 {
-			mp.NICs, mp.Attribution, mp.How = uses[i].NICs, string(uses[i].Attribution), uses[i].How
+			mp.NICs, mp.Attribution, mp.How = uses[i].NICs, uses[i].Attribution, uses[i].How
 		}
 		var last []int
 		allowed := p.Allowed
@@ -769,6 +770,12 @@ func (m *Map) CPU(id int) (CPU, bool) {
 		}
 	}
 	return CPU{}, false
+}
+
+// MarshalJSON writes an unknown attribution as null with its reason.
+func (p Process) MarshalJSON() ([]byte, error) {
+	type plain Process
+	return unknown.MarshalObject(plain(p))
 }
 
 // MarshalJSON writes an unknown memory size as null with its reason.

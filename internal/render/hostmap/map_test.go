@@ -207,7 +207,7 @@ func TestBuildProcesses(t *testing.T) {
 			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: unknown.Of(17)},
 		},
 	}}
-	uses := []nicuse.Use{{PID: 4242, Comm: "iperf3", NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets,
+	uses := []nicuse.Use{{PID: 4242, Comm: "iperf3", NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets),
 		How: []string{"tcp 192.0.2.2:5201 -> 198.51.100.9:40712: routed through eth0 (0.0.0.0/0 via 192.0.2.1)"}}}
 	m := audited(t, h, tb, procs, Options{Uses: uses})
 	labels := map[int]string{16: "P", 17: "q1P!", 18: "p", 19: "p", 20: "q9", 53: "2q!"}
@@ -233,7 +233,7 @@ func TestBuildProcesses(t *testing.T) {
 	// elsewhere gets a conflict of its own, without last-ran threads.
 	procs = append(procs, &proc.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
 		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: unknown.Of(2)}}})
-	netserverEth0 := nicuse.Use{PID: 5000, Comm: "netserver", NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets, How: []string{}}
+	netserverEth0 := nicuse.Use{PID: 5000, Comm: "netserver", NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets), How: []string{}}
 	m = audited(t, h, tb, procs, Options{Uses: append(slices.Clone(uses), netserverEth0)})
 	got = nil
 	for _, c := range m.Conflicts {
@@ -262,12 +262,12 @@ func TestBuildProcesses(t *testing.T) {
 		conflict bool
 	}{
 		{netserverEth0, nil, true},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionLoopback}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionSockets, NICs: []string{"eth1"}}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionAny}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionUnknown}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionAny}, []string{"eth0"}, true},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionUnknown}, []string{"eth0"}, true},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionLoopback)}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionSockets), NICs: []string{"eth1"}}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionAny)}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotReported, "its sockets say nothing of a NIC")}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionAny)}, []string{"eth0"}, true},
+		{nicuse.Use{PID: 5000, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotReported, "its sockets say nothing of a NIC")}, []string{"eth0"}, true},
 	} {
 		m = audited(t, h, tb, procs, Options{NICs: tt.nics, Uses: append(slices.Clone(uses), tt.use)})
 		got := false

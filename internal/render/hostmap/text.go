@@ -497,7 +497,7 @@ func processLines(m *Map) []string {
 		if !p.LastCPUs.IsEmpty() {
 			s += ", last ran on " + p.LastCPUs.List()
 		}
-		if u := (nicuse.Use{NICs: p.NICs, Attribution: nicuse.Attribution(p.Attribution)}); u.Attribution == nicuse.AttributionUnknown {
+		if u := (nicuse.Use{NICs: p.NICs, Attribution: p.Attribution}); !u.Attribution.Known() {
 			s += "; NIC unknown"
 		} else {
 			s += "; uses " + u.Summary()

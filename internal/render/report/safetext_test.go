@@ -82,7 +82,7 @@ func TestHostileNamesRendered(t *testing.T) {
 	b.Reset()
 	iv := &watch.Interval{Seq: 1, Seconds: 1,
 		NICs:      []watch.NICStats{{Name: hostile, Node: unknown.Of(1), Verdict: watch.Verdict{Text: hostile + ": RX softirq on CPU 3"}, IRQs: []watch.IRQStats{{IRQ: 5, Name: hostile}}}},
-		Processes: []nicuse.Use{{PID: 42, Comm: hostile, Attribution: nicuse.AttributionUnknown, How: []string{hostile}}},
+		Processes: []nicuse.Use{{PID: 42, Comm: hostile, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotReported, "its sockets say nothing of a NIC"), How: []string{hostile}}},
 		Notes:     []string{hostile},
 	}
 	for _, width := range []int{0, 80} {

@@ -89,10 +89,10 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 // (...)"; its first reason only (-o json has them all).
 func processLine(u nicuse.Use) string {
 	s := fmt.Sprintf("%s (PID %d) uses %s", u.Comm, u.PID, u.Summary())
-	switch u.Attribution {
-	case nicuse.AttributionUnknown:
+	switch a, known := u.Attribution.Get(); {
+	case !known:
 		s = fmt.Sprintf("%s (PID %d): NIC unknown", u.Comm, u.PID)
-	case nicuse.AttributionLoopback:
+	case a == nicuse.AttributionLoopback:
 		s = fmt.Sprintf("%s (PID %d) uses no NIC (loopback)", u.Comm, u.PID)
 	}
 	if len(u.How) > 0 {

@@ -302,6 +302,12 @@ func hostSeries(st *audit.State) []Family {
 // for a caller that read the State itself.
 func Series(st *audit.State) []Family { return hostSeries(st) }
 
+// attributionUnknown is irqnuma_process_nic's attribution label of a
+// process whose sockets cannot tell its NICs (nicuse.Use.Attribution
+// unknown): a label has no null, and docs/many-hosts.md gives the word
+// to the queries that match it.
+const attributionUnknown = "unknown"
+
 // processNICs is irqnuma_process_nic: per selector, each NIC its running
 // processes use, or what their sockets say instead.
 func processNICs(st *audit.State) Family {
@@ -314,11 +320,15 @@ func processNICs(st *audit.State) Family {
 				if u.PID != pid {
 					continue
 				}
+				a := attributionUnknown
+				if u.Attribution.Known() {
+					a = u.Attribution.String()
+				}
 				if !u.Known() {
-					keys = append(keys, key{"", string(u.Attribution)})
+					keys = append(keys, key{"", a})
 				}
 				for _, n := range u.NICs {
-					keys = append(keys, key{n, string(u.Attribution)})
+					keys = append(keys, key{n, a})
 				}
 			}
 		}

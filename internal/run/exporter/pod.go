@@ -70,7 +70,7 @@ func podSeries(st *audit.State) []Family {
 		if set, ok := g.CPUs.Get(); ok {
 			cpus.add(float64(set.Len()), pg.labels...)
 		}
-		if g.CPUs.Known() && (g.Exclusive || g.ExclusiveWhy == "") {
+		if g.CPUs.Known() && (g.Exclusive || g.KubeletCPUs().Known()) {
 			excl.add(bool01(g.Exclusive), pg.labels...)
 		}
 		mine := groupFindings(st, pg)
@@ -103,14 +103,15 @@ func podSeries(st *audit.State) []Family {
 }
 
 // podNotes say, for each selected group whose exclusive CPUs the
-// kubelet's word leaves unknown (proc.Cgroup.ExclusiveWhy), why its
+// kubelet's word leaves unknown (proc.Cgroup.KubeletCPUs), why its
 // irqnuma_pod_exclusive is left out: the series cannot carry the why.
 // Names from the node are quoted, so a note is one log line.
 func podNotes(st *audit.State) []string {
 	var out []string
 	for _, pg := range podGroups(st) {
 		g := pg.g
-		if g.ExclusiveWhy == "" || g.Exclusive {
+		kubelet := g.KubeletCPUs()
+		if kubelet.Known() || g.Exclusive {
 			continue
 		}
 		who := pg.m.Selector.String()
@@ -118,7 +119,7 @@ func podNotes(st *audit.State) []string {
 			who += " container " + strconv.Quote(p.Container)
 		}
 		out = append(out, fmt.Sprintf("%s (control group %s): %s left out, the kubelet's word on its CPUs not taken: %s",
-			who, strconv.Quote(g.Path), MetricPodExclusive, strconv.Quote(g.ExclusiveWhy)))
+			who, strconv.Quote(g.Path), MetricPodExclusive, strconv.Quote(kubelet.Why().Detail)))
 	}
 	return out
 }
