@@ -216,9 +216,9 @@ func (p *threadPlanner) leftover(name string, n *steer.NIC, napi steer.NAPI, uni
 	if _, ok := p.byPID[napi.PID]; napi.PID <= 0 || ok {
 		return nil
 	}
-	switch {
-	case napi.IRQ >= 0:
-		return p.skip(name, napi.PID, napi.ID, napi.IRQ, "not moved: its IRQ "+strconv.Itoa(napi.IRQ)+" is not one this pin places")
+	switch irq, ok := napi.IRQ.Get(); {
+	case ok:
+		return p.skip(name, napi.PID, napi.ID, irq, "not moved: its IRQ "+strconv.Itoa(irq)+" is not one this pin places")
 	case slices.ContainsFunc(n.Queues, func(q steer.NetdevQueue) bool { return q.NAPI == napi.ID }):
 		return p.skip(name, napi.PID, napi.ID, -1, "not moved: its IRQ is unknown (napi-get reports none) and no queue this pin places is served by it")
 	}
@@ -266,7 +266,7 @@ func threaded(n *steer.NIC) bool {
 func napisOf(n *steer.NIC, s planStep) []steer.NAPI {
 	var out []steer.NAPI
 	for _, napi := range n.NAPIs {
-		if napi.PID > 0 && napi.IRQ == s.IRQ {
+		if napi.PID > 0 && unknown.Is(napi.IRQ, s.IRQ) {
 			out = append(out, napi)
 		}
 	}
@@ -278,7 +278,7 @@ func napisOf(n *steer.NIC, s planStep) []steer.NAPI {
 			continue
 		}
 		for _, napi := range n.NAPIs {
-			if napi.ID == q.NAPI && napi.PID > 0 && napi.IRQ < 0 && !slices.ContainsFunc(out, func(o steer.NAPI) bool { return o.ID == napi.ID }) {
+			if napi.ID == q.NAPI && napi.PID > 0 && !napi.IRQ.Known() && !slices.ContainsFunc(out, func(o steer.NAPI) bool { return o.ID == napi.ID }) {
 				out = append(out, napi)
 			}
 		}

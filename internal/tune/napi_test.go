@@ -90,7 +90,7 @@ func napiHost(t *testing.T) (root string, sh *steer.Host, ft *fakeThreads) {
 	sh = &steer.Host{NICs: []*steer.NIC{{
 		Name: "eth0",
 		NAPIs: []steer.NAPI{
-			{ID: 8193, IRQ: 284, PID: 812}, {ID: 8194, IRQ: 285, PID: 813}, {ID: 8195, IRQ: -1, PID: 814},
+			{ID: 8193, IRQ: unknown.Of(284), PID: 812}, {ID: 8194, IRQ: unknown.Of(285), PID: 813}, {ID: 8195, IRQ: unknown.Not[int](steer.NoIRQ), PID: 814},
 		},
 		Queues: []steer.NetdevQueue{{ID: 2, Type: steer.QueueTypeRX, NAPI: 8195}, {ID: 2, Type: steer.QueueTypeTX}},
 		Sysfs:  steer.Sysfs{Threaded: &one},
@@ -370,7 +370,7 @@ func TestPinNAPIUnpaired(t *testing.T) {
 			n.Driver = &steer.DriverInfo{Driver: "virtio_net"}
 			n.Queues = []steer.NetdevQueue{{ID: 0, Type: steer.QueueTypeRX}, {ID: 0, Type: steer.QueueTypeTX}}
 			for i := range n.NAPIs {
-				n.NAPIs[i].IRQ = -1
+				n.NAPIs[i].IRQ = unknown.Not[int](steer.NoIRQ)
 			}
 		}, "its queue is unknown (virtio_net links no NAPI to a queue or IRQ)")
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/mdlayher/netlink"
 )
 
@@ -236,8 +237,8 @@ func netdevReplies(t testing.TB, n *NIC, out map[string][]byte) {
 		napis = append(napis, msg(netdevCmdNAPIGet, enc(t, func(ae *netlink.AttributeEncoder) {
 			ae.Uint32(netdevNAPIIfindex, uint32(n.Index))
 			ae.Uint32(netdevNAPIID, p.ID)
-			if p.IRQ >= 0 {
-				ae.Uint32(netdevNAPIIRQ, uint32(p.IRQ))
+			if irq, ok := p.IRQ.Get(); ok {
+				ae.Uint32(netdevNAPIIRQ, uint32(irq))
 			}
 			if p.PID != 0 {
 				ae.Uint32(netdevNAPIPID, uint32(p.PID))
@@ -374,7 +375,7 @@ func modelNIC(i, q, size int) *NIC {
 	for j := range q {
 		napi := uint32(8192 + 64*i + j)
 		n.Queues = append(n.Queues, NetdevQueue{ID: uint32(j), Type: QueueTypeRX, NAPI: napi})
-		n.NAPIs = append(n.NAPIs, NAPI{ID: napi, IRQ: 100 + 64*i + j, PID: 4000 + 64*i + j, DeferHardIRQs: u32(2), GROFlushTimeout: u64(200000)})
+		n.NAPIs = append(n.NAPIs, NAPI{ID: napi, IRQ: unknown.Of(100 + 64*i + j), PID: 4000 + 64*i + j, DeferHardIRQs: u32(2), GROFlushTimeout: u64(200000)})
 		n.QStats = append(n.QStats, QStats{Queue: uint32(j), Type: QueueTypeRX, Packets: u64(uint64(1e10) + uint64(j)), Bytes: u64(uint64(j) * 1500)})
 		n.Sysfs.RPSFlowCnt[j] = 0
 	}

@@ -75,7 +75,7 @@ func TestSosIce(t *testing.T) {
 		Location: 1023, FlowType: "tcp4", SrcIP: "0.0.0.0", SrcMask: "0.0.0.0", DstIP: "10.0.0.2", DstMask: "255.255.255.255",
 		SrcPort: &any0, DstPort: &port, DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 2,
 	}}}
-	if diff := cmp.Diff(wantRules, n.Rules); diff != "" {
+	if diff := cmp.Diff(wantRules, n.Rules, exportValues); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
 	want := map[Part]unknown.Kind{
@@ -89,7 +89,7 @@ func TestSosIce(t *testing.T) {
 	for p, r := range n.Unknown {
 		got[p] = r.Kind
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("unknown parts (-want +got):\n%s", diff)
 	}
 	if d := n.Unknown[PartRSS].Detail; !strings.Contains(d, "ethtool -x") {
