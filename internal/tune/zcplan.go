@@ -240,10 +240,10 @@ func (p *ZCPlan) planRings(n *steer.NIC) {
 		return
 	}
 	r := nicset.RingSetting{}
-	if s := n.Rings.TCPDataSplit; s == nil || *s == steer.TCPDataSplitUnknown {
+	if s, ok := n.Rings.TCPDataSplit.Get(); !ok {
 		p.skip("tcp-data-split on", "tcp-data-split is not reported (a driver without it, or a kernel or capture older than it)")
-	} else if *s != steer.TCPDataSplitEnabled {
-		on := steer.TCPDataSplitEnabled
+	} else if s != steer.TCPDataSplitEnabled {
+		on := nicset.DataSplitOn
 		r.TCPDataSplit = &on
 	}
 	if h := n.Rings.HDSThresh; h == nil {

@@ -463,7 +463,7 @@ func ringsAgree(text, nl steer.Rings) bool {
 	ok = ok && u(text.RXBufLen, nl.RXBufLen) && u(text.CQESize, nl.CQESize) && u(text.HDSThresh, nl.HDSThresh) && u(text.HDSThreshMax, nl.HDSThreshMax)
 	bl := func(a, b *bool) bool { return a == nil || (b != nil && *a == *b) }
 	ok = ok && bl(text.TxPush, nl.TxPush) && bl(text.RxPush, nl.RxPush)
-	return ok && (text.TCPDataSplit == nil || (nl.TCPDataSplit != nil && *text.TCPDataSplit == *nl.TCPDataSplit))
+	return ok && (!text.TCPDataSplit.Known() || unknown.Same(text.TCPDataSplit, nl.TCPDataSplit))
 }
 
 func diffU32(out *[]string, what string, got uint32, text string) {
@@ -566,7 +566,7 @@ func diffRings(got *steer.NIC, t steerTruth) []string {
 	if s == "n/a" {
 		printed = false
 	}
-	if printed != (r.TCPDataSplit != nil) || (printed && s != string(*r.TCPDataSplit)) {
+	if printed != r.TCPDataSplit.Known() || (printed && s != string(r.TCPDataSplit.Or(""))) {
 		d = append(d, fmt.Sprintf("tcp data split: irqnuma %v, ethtool %q", r.TCPDataSplit, s))
 	}
 	return d

@@ -60,7 +60,7 @@ func TestSosIce(t *testing.T) {
 	if want := (Channels{MaxRX: 64, MaxTX: 64, MaxOther: 1, MaxCombined: 64, Other: 1, Combined: 8}); n.Channels == nil || *n.Channels != want {
 		t.Errorf("channels %+v, want %+v", n.Channels, want)
 	}
-	if n.Rings == nil || n.Rings.RX != 8160 || n.Rings.TCPDataSplit != nil {
+	if n.Rings == nil || n.Rings.RX != 8160 || unknown.Is(n.Rings.TCPDataSplit, TCPDataSplitEnabled) || n.Rings.TCPDataSplit.Why() != DataSplitNA {
 		t.Errorf("rings %+v, want RX 8160 and no TCP data split (ethtool's n/a)", n.Rings)
 	}
 	if f := n.Features["ntuple-filters"]; !f.On || len(n.Features) != 63 {

@@ -143,14 +143,22 @@ type Channels struct {
 // RXQueues is how many queues can receive: combined plus rx-only.
 func (c Channels) RXQueues() uint32 { return c.Combined + c.RX }
 
-// TCPDataSplit is ethtool's tcp-data-split ring setting.
+// TCPDataSplit is ethtool's tcp-data-split ring setting, as read.
 type TCPDataSplit string
 
-// The values of tcp-data-split (ETHTOOL_TCP_DATA_SPLIT_*).
+// The values of tcp-data-split a driver reports (ETHTOOL_TCP_DATA_SPLIT_*
+// but UNKNOWN, which a reading says as an unknown Rings.TCPDataSplit).
 const (
-	TCPDataSplitUnknown  TCPDataSplit = "unknown"
 	TCPDataSplitDisabled TCPDataSplit = "off"
 	TCPDataSplitEnabled  TCPDataSplit = "on"
+)
+
+// The reasons a tcp-data-split is unknown: the driver says
+// ETHTOOL_TCP_DATA_SPLIT_UNKNOWN (ethtool's "n/a": it has no header
+// split), or the kernel or the capture does not report the setting.
+var (
+	DataSplitNA          = unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports tcp-data-split n/a (no header split)"}
+	DataSplitNotReported = unknown.Reason{Kind: unknown.KindKernel, Detail: "ethtool -g reports no tcp-data-split (a kernel or ethtool older than it)"}
 )
 
 // Rings is ethtool -g. A pointer field is nil when the kernel or the
@@ -169,9 +177,17 @@ type Rings struct {
 	CQESize      *uint32       `json:"cqe_size,omitempty"`
 	TxPush       *bool         `json:"tx_push,omitempty"`
 	RxPush       *bool         `json:"rx_push,omitempty"`
-	TCPDataSplit *TCPDataSplit `json:"tcp_data_split,omitempty"`
-	HDSThresh    *uint32       `json:"hds_thresh,omitempty"`
-	HDSThreshMax *uint32       `json:"hds_thresh_max,omitempty"`
+	// TCPDataSplit is unknown with DataSplitNA or DataSplitNotReported.
+	TCPDataSplit unknown.Value[TCPDataSplit] `json:"tcp_data_split"`
+	HDSThresh    *uint32                     `json:"hds_thresh,omitempty"`
+	HDSThreshMax *uint32                     `json:"hds_thresh_max,omitempty"`
+}
+
+// MarshalJSON writes the tcp-data-split's reason beside it when it is
+// unknown.
+func (r Rings) MarshalJSON() ([]byte, error) {
+	type plain Rings
+	return unknown.MarshalObject(plain(r))
 }
 
 // RSS is one RSS context: its indirection table, key and hash function.

@@ -303,24 +303,24 @@ func TestRealhostsEthtoolL(t *testing.T) {
 	}
 }
 
-func u32p(v uint32) *uint32 { return &v }
-func boolp(v bool) *bool    { return &v }
-func tdsp(v TCPDataSplit) *TCPDataSplit {
-	return &v
-}
+func u32p(v uint32) *uint32                           { return &v }
+func boolp(v bool) *bool                              { return &v }
+func tdsp(v TCPDataSplit) unknown.Value[TCPDataSplit] { return unknown.Of(v) }
 
 func TestRealhostsEthtoolG(t *testing.T) {
 	old := func(maxRX, maxMini, maxJumbo, maxTX, rx, mini, jumbo, tx uint32) Rings {
-		return Rings{MaxRX: maxRX, MaxRXMini: maxMini, MaxRXJumbo: maxJumbo, MaxTX: maxTX, RX: rx, RXMini: mini, RXJumbo: jumbo, TX: tx}
+		return Rings{MaxRX: maxRX, MaxRXMini: maxMini, MaxRXJumbo: maxJumbo, MaxTX: maxTX, RX: rx, RXMini: mini, RXJumbo: jumbo, TX: tx,
+			TCPDataSplit: unknown.Not[TCPDataSplit](DataSplitNotReported)}
 	}
 	// newer ethtool: TX Push off, RX Push off, TCP data split n/a (the
-	// kernel sent none: nil, as the netlink reading has it).
+	// driver's ETHTOOL_TCP_DATA_SPLIT_UNKNOWN).
 	newer := func(r Rings) Rings {
 		r.TxPush, r.RxPush = boolp(false), boolp(false)
+		r.TCPDataSplit = unknown.Not[TCPDataSplit](DataSplitNA)
 		return r
 	}
 	pri := old(4096, 2048, 4096, 4096, 1024, 128, 512, 512)
-	pri.TxPush = boolp(false)
+	pri.TxPush, pri.TCPDataSplit = boolp(false), unknown.Not[TCPDataSplit](DataSplitNA)
 	tests := []struct {
 		give string
 		want Rings
