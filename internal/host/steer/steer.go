@@ -173,10 +173,10 @@ type Rings struct {
 	RXJumbo    uint32 `json:"rx_jumbo"`
 	TX         uint32 `json:"tx"`
 
-	RXBufLen     *uint32       `json:"rx_buf_len,omitempty"`
-	CQESize      *uint32       `json:"cqe_size,omitempty"`
-	TxPush       *bool         `json:"tx_push,omitempty"`
-	RxPush       *bool         `json:"rx_push,omitempty"`
+	RXBufLen *uint32 `json:"rx_buf_len,omitempty"`
+	CQESize  *uint32 `json:"cqe_size,omitempty"`
+	TxPush   *bool   `json:"tx_push,omitempty"`
+	RxPush   *bool   `json:"rx_push,omitempty"`
 	// TCPDataSplit is unknown with DataSplitNA or DataSplitNotReported.
 	TCPDataSplit unknown.Value[TCPDataSplit] `json:"tcp_data_split"`
 	HDSThresh    *uint32                     `json:"hds_thresh,omitempty"`
