@@ -182,7 +182,7 @@ func TestCheckIOMMU(t *testing.T) {
 		if (p.Status.Or(statusUnknown) == StatusFails) != strings.Contains(p.Cost, "721 -> 1,130 MB/s at 4 KiB") {
 			t.Errorf("type %s: cost %q", tt.typ, p.Cost)
 		}
-		if len(r.Prereqs) != 3 || r.Queue != nil {
+		if len(r.Prereqs) != 3 || r.Queue.Known() {
 			t.Errorf("send: %d prerequisites, queue %v; want 3 and none", len(r.Prereqs), r.Queue)
 		}
 	}
