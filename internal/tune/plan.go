@@ -44,8 +44,10 @@ const (
 	ActionChange      Action = "change"
 	ActionKeep        Action = "keep"
 	ActionSkipManaged Action = "skip-managed"
-	// ActionSkipUnknown: the tree has no /proc/irq/N affinity file, so the
-	// IRQ's affinity is unknown and cannot be set.
+	// ActionSkipUnknown: the step is not made because what it needs is
+	// not known: the tree has no /proc/irq/N affinity file (the IRQ's
+	// affinity cannot be set), or a NAPI thread's IRQ or CPUs are
+	// not. A pin's outcome, as the JSON and text show it.
 	ActionSkipUnknown Action = "skip-unknown"
 	// ActionRestore writes back a value a pin saved.
 	ActionRestore Action = "restore"

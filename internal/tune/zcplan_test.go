@@ -60,7 +60,7 @@ func TestPlanZCSteps(t *testing.T) {
 		t.Errorf("queue 3: %v, %v", err, stepNames(p.Steps))
 	}
 	if p, err := planZCSteps(labVirtio(), 4, 9000); err != nil || len(p.Steps) != 0 || len(p.Skipped) == 0 ||
-		p.Skipped[0].Why != "queue 4 needs 5 rx queues: eth2 has at most 4 combined channels" {
+		p.Skipped[0].Because != "queue 4 needs 5 rx queues: eth2 has at most 4 combined channels" {
 		t.Errorf("queue 4 of 4 channels: %v, %+v; want it blocked, nothing planned", err, p)
 	}
 	bn := labVirtio()
