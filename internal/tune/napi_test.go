@@ -111,11 +111,8 @@ func napiPin(t *testing.T, root string, sh *steer.Host, ft ThreadAffinity, ctx c
 func threadLines(rows []ThreadRow) []string {
 	var out []string
 	for _, r := range rows {
-		aff := "-"
-		if r.Affinity != nil {
-			aff = *r.Affinity
-		}
-		line := fmt.Sprintf("%s pid=%d napi=%d q=%d irq=%d %s->%s %s %s now=%s %s", r.Comm, r.PID, r.NAPI, r.Queue, r.IRQ, r.From, r.To, r.Action, r.Result, aff, r.Error)
+		aff := r.Affinity.Or("-")
+		line := fmt.Sprintf("%s pid=%d napi=%d q=%d irq=%d %s->%s %s %s now=%s %s", r.Comm, r.PID, r.NAPI, r.Queue.Or(-1), r.IRQ.Or(-1), r.From, r.To, r.Action, r.Result, aff, r.Error)
 		if r.Note != "" {
 			line += "| " + r.Note
 		}
@@ -220,8 +217,8 @@ func TestPinNAPIThreadFails(t *testing.T) {
 	var irqs, back []string
 	for _, r := range res.Rows {
 		if r.Action == ActionChange {
-			irqs = append(irqs, fmt.Sprintf("%d=%s", r.IRQ, r.To))
-			back = append([]string{fmt.Sprintf("%d=%s", r.IRQ, r.From)}, back...)
+			irqs = append(irqs, fmt.Sprintf("%d=%s", r.IRQ.Or(-1), r.To))
+			back = append([]string{fmt.Sprintf("%d=%s", r.IRQ.Or(-1), r.From)}, back...)
 		}
 	}
 	want := append(append(append([]string{}, irqs...), "812=16", "813=17", "814=18", "813=0-63", "812=0-63"), back...)
@@ -233,7 +230,7 @@ func TestPinNAPIThreadFails(t *testing.T) {
 	}
 	for _, r := range res.Rows {
 		if r.Result == ResultChanged {
-			t.Errorf("IRQ %d still changed after the rollback", r.IRQ)
+			t.Errorf("IRQ %d still changed after the rollback", r.IRQ.Or(-1))
 		}
 	}
 	got := threadLines(res.Threads)[:3]
