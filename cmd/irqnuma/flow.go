@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/render/report"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // flowFlags are flow's what-if flags, as given.
@@ -142,11 +143,11 @@ func observeFlow(a *app, p *flow.Path, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	var predicted *uint32
+	predicted := unknown.Not[uint32](p.Queue.Why())
 	if q, ok := p.Queue.Get(); ok {
-		predicted = &q
+		predicted = unknown.Of(uint32(q))
 	}
-	o.Judge(predicted, p.Queue.Why().Detail)
+	o.Judge(predicted)
 	p.Observed = o
 	return nil
 }

@@ -40,7 +40,6 @@ var overCognitive = map[string]int{
 	"hostmap nodeBoxes":                33,
 	"watch (*differ).irqs":             33,
 	"topology scanPCIIDs":              31,
-	"tune restore":                     31,
 }
 
 // TestShape holds every non-test function of the module to maxCognitive

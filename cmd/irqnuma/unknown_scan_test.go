@@ -30,6 +30,7 @@ var unknownAllowed = map[string]string{
 	"internal/judge/audit.CheckZCUnknown":      "an audit check id, a contract: the finding that zero-copy readiness is unknown",
 	"internal/judge/audit.CheckNICNodeUnknown": "an audit check id, a contract: the finding that a NIC's node is unknown",
 	"internal/host/topology.OperStateUnknown":  "the kernel's own operstate word (IF_OPER_UNKNOWN), a state the host reports",
+	"internal/tune.ActionSkipUnknown":          "a pin's action, a contract (\"skip-unknown\" in the pin document and its text): the outcome of a step that is not made because what it needs is unknown",
 }
 
 // TestOneUnknown: the exported types say "unknown" one way,

@@ -31,6 +31,17 @@ var ErrTooLarge = errors.New("file too large")
 // names the file; see ParseError.
 var ErrFileParse = errors.New("malformed kernel file")
 
+// FormatSentinel returns a parser's sentinel for text that is not in
+// its file's format ("not in /proc/interrupts format"): an error with
+// that text that is also ErrFileParse, so one errors.Is finds every
+// kernel file that does not parse, whichever parser said it.
+func FormatSentinel(text string) error { return formatSentinel(text) }
+
+type formatSentinel string
+
+func (e formatSentinel) Error() string        { return string(e) }
+func (e formatSentinel) Is(target error) bool { return target == ErrFileParse }
+
 // ParseError is a kernel file whose content does not parse: "read
 // /sys/.../cpulist: what is wrong". It is ErrFileParse, and wraps Err,
 // so errors.Is finds both the kind and what the parser said

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/units"
@@ -44,8 +45,10 @@ const (
 	ActionChange      Action = "change"
 	ActionKeep        Action = "keep"
 	ActionSkipManaged Action = "skip-managed"
-	// ActionSkipUnknown: the tree has no /proc/irq/N affinity file, so the
-	// IRQ's affinity is unknown and cannot be set.
+	// ActionSkipUnknown: the step is not made because what it needs is
+	// not known: the tree has no /proc/irq/N affinity file (the IRQ's
+	// affinity cannot be set), or a NAPI thread's IRQ or CPUs are
+	// not. A pin's outcome, as the JSON and text show it.
 	ActionSkipUnknown Action = "skip-unknown"
 	// ActionRestore writes back a value a pin saved.
 	ActionRestore Action = "restore"
@@ -101,9 +104,9 @@ var ErrNotNICIRQ = usage.New("not an IRQ of the NIC")
 type planStep struct {
 	IRQ     int // -1 for an xps step
 	NIC     string
-	Queue   int      // queue index; -1 for a non-queue vector
-	Dir     string   // "rx", "tx" or "" (both)
-	Kind    irq.Kind // irq.KindQueue, irq.KindOther or KindXPS
+	Queue   int            // queue index; -1 for a non-queue vector
+	Dir     interrupts.Dir // rx, tx or "" (both)
+	Kind    irq.Kind       // irq.KindQueue, irq.KindOther or KindXPS
 	From    cpuset.Set
 	HasFrom bool
 	To      cpuset.Set // empty for skipped steps
@@ -222,7 +225,7 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 	managedQueue := map[int]bool{}
 	for _, q := range qs {
 		aff, hasAff := q.Affinity.Get()
-		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue.Or(-1), Dir: string(q.Owner.Dir), Kind: q.Owner.Kind,
+		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue.Or(-1), Dir: q.Owner.Dir, Kind: q.Owner.Kind,
 			From: aff, HasFrom: hasAff}
 		switch {
 		case !hasAff:
@@ -273,7 +276,7 @@ func (p *pinPlan) planXPS(nic *topology.NIC, queueCPUs map[int]cpuset.Set, manag
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: its queue IRQ is managed: xps_cpus left alone", nic.Name, tq.Index))
 			continue
 		}
-		s := planStep{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: "tx", Kind: KindXPS,
+		s := planStep{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: interrupts.DirTX, Kind: KindXPS,
 			From: xps, HasFrom: true, To: cpus, Action: ActionChange}
 		if cpus.Equal(xps) {
 			s.Action = ActionKeep

@@ -306,7 +306,7 @@ func TestStateGone(t *testing.T) {
 // settled, unchanged, or an xps_cpus row is not.
 func TestPendingMoves(t *testing.T) {
 	row := func(irqN int, kind irq.Kind, res Result, aff, eff cpuset.Set) Row {
-		r := Row{IRQ: irqN, Kind: kind}
+		r := Row{IRQ: unknown.Of(irqN), Kind: kind}
 		r.fill(ChangeResult{Result: res, ReadBack: irq.ReadBack{Affinity: unknown.Of(aff), Effective: unknown.Of(eff)}})
 		return r
 	}

@@ -110,8 +110,8 @@ type savedRSS struct {
 }
 
 type savedRings struct {
-	TCPDataSplit *steer.TCPDataSplit `json:"tcp_data_split,omitempty"`
-	HDSThresh    *uint32             `json:"hds_thresh,omitempty"`
+	TCPDataSplit *nicset.DataSplit `json:"tcp_data_split,omitempty"`
+	HDSThresh    *uint32           `json:"hds_thresh,omitempty"`
 }
 
 // savedRule is a rule the pin added: restore deletes the rule matching
@@ -264,9 +264,13 @@ func saveRings(n *steer.NIC, r nicset.RingSetting) (*savedRings, error) {
 	}
 	old := savedRings{}
 	if r.TCPDataSplit != nil {
-		if old.TCPDataSplit = n.Rings.TCPDataSplit; old.TCPDataSplit == nil {
+		was := nicset.DataSplitDefault
+		if s, ok := n.Rings.TCPDataSplit.Get(); ok {
+			was = nicset.DataSplit(s)
+		} else if n.Rings.TCPDataSplit.Why() != steer.DataSplitNA {
 			return nil, errors.New("the driver reports no tcp-data-split")
 		}
+		old.TCPDataSplit = &was
 	}
 	if r.HDSThresh != nil {
 		if old.HDSThresh = n.Rings.HDSThresh; old.HDSThresh == nil {

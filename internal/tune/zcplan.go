@@ -43,7 +43,11 @@ type ZCPlan struct {
 // ZCSkip is a step the plan does not make, and why.
 type ZCSkip struct {
 	Step string `json:"step"`
-	Why  string `json:"why"`
+	// Because says why the step is not made: already done ("already
+	// there"), not possible on the NIC, or what it needs is unknown
+	// (then it quotes the part's reason). It is a plan's explanation,
+	// not an unknown of the plan's own.
+	Because string `json:"why"`
 }
 
 // planZC plans zc prepare on the NIC n of host h: the steering steps
@@ -240,10 +244,10 @@ func (p *ZCPlan) planRings(n *steer.NIC) {
 		return
 	}
 	r := nicset.RingSetting{}
-	if s := n.Rings.TCPDataSplit; s == nil || *s == steer.TCPDataSplitUnknown {
+	if s, ok := n.Rings.TCPDataSplit.Get(); !ok {
 		p.skip("tcp-data-split on", "tcp-data-split is not reported (a driver without it, or a kernel or capture older than it)")
-	} else if *s != steer.TCPDataSplitEnabled {
-		on := steer.TCPDataSplitEnabled
+	} else if s != steer.TCPDataSplitEnabled {
+		on := nicset.DataSplitOn
 		r.TCPDataSplit = &on
 	}
 	if h := n.Rings.HDSThresh; h == nil {
@@ -265,7 +269,9 @@ func (p *ZCPlan) noChannels(why string) error {
 	return nil
 }
 
-func (p *ZCPlan) skip(step, why string) { p.Skipped = append(p.Skipped, ZCSkip{Step: step, Why: why}) }
+func (p *ZCPlan) skip(step, why string) {
+	p.Skipped = append(p.Skipped, ZCSkip{Step: step, Because: why})
+}
 
 // pickCPUs chooses the IRQ's core (the first core of the NIC's local
 // CPUs) and the application's: another physical core of the same CPUs,

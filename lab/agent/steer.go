@@ -463,7 +463,7 @@ func ringsAgree(text, nl steer.Rings) bool {
 	ok = ok && u(text.RXBufLen, nl.RXBufLen) && u(text.CQESize, nl.CQESize) && u(text.HDSThresh, nl.HDSThresh) && u(text.HDSThreshMax, nl.HDSThreshMax)
 	bl := func(a, b *bool) bool { return a == nil || (b != nil && *a == *b) }
 	ok = ok && bl(text.TxPush, nl.TxPush) && bl(text.RxPush, nl.RxPush)
-	return ok && (text.TCPDataSplit == nil || (nl.TCPDataSplit != nil && *text.TCPDataSplit == *nl.TCPDataSplit))
+	return ok && (!text.TCPDataSplit.Known() || unknown.Same(text.TCPDataSplit, nl.TCPDataSplit))
 }
 
 func diffU32(out *[]string, what string, got uint32, text string) {
@@ -566,7 +566,7 @@ func diffRings(got *steer.NIC, t steerTruth) []string {
 	if s == "n/a" {
 		printed = false
 	}
-	if printed != (r.TCPDataSplit != nil) || (printed && s != string(*r.TCPDataSplit)) {
+	if printed != r.TCPDataSplit.Known() || (printed && s != string(r.TCPDataSplit.Or(""))) {
 		d = append(d, fmt.Sprintf("tcp data split: irqnuma %v, ethtool %q", r.TCPDataSplit, s))
 	}
 	return d
@@ -617,15 +617,15 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 		x, listed := napis[id]
 		ok := listed && x.PID == threads[id]
 		if *links {
-			ok = ok && qid == id && x.IRQ == rxIRQ[q]
+			ok = ok && qid == id && unknown.Is(x.IRQ, rxIRQ[q])
 		} else {
 			// The driver names no queue's NAPI (and sets no NAPI's
 			// IRQ): netlink says none, and so must the reading.
-			ok = ok && qid == 0 && (x.IRQ == -1 || x.IRQ == rxIRQ[q])
+			ok = ok && qid == 0 && (!x.IRQ.Known() || unknown.Is(x.IRQ, rxIRQ[q]))
 		}
 		check(fmt.Sprintf("napi-queue%d", q), ok,
 			"queue %d: irqnuma queue NAPI %d, NAPI %d listed %v (IRQ %d, pid %d); the guest: NAPI %d (SO_INCOMING_NAPI_ID), IRQ %d (/proc/interrupts input.%d), pid %d (napi/%s-%d); virtio_net calls netif_queue_set_napi: %v",
-			q, qid, id, listed, x.IRQ, x.PID, id, rxIRQ[q], q, threads[id], n.Name, id, *links)
+			q, qid, id, listed, x.IRQ.Or(-1), x.PID, id, rxIRQ[q], q, threads[id], n.Name, id, *links)
 	}
 }
 

@@ -6,7 +6,6 @@ package interrupts
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -93,7 +92,8 @@ const MaxRowText = 4096
 const MaxIRQ = cpuset.MaxID
 
 // ErrFormat is wrapped by errors about text that is not /proc/interrupts.
-var ErrFormat = errors.New("not in /proc/interrupts format")
+// It is kfile.ErrFileParse, as every kernel file that does not parse.
+var ErrFormat = kfile.FormatSentinel("not in /proc/interrupts format")
 
 // Read reads and parses root/proc/interrupts.
 func Read(fsys kfile.FS) (*Interrupts, error) {

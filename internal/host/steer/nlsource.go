@@ -15,7 +15,7 @@ import (
 // answers or a root's recorded ones, decoded alike.
 type nlSource struct {
 	ask   ethnl.Asker
-	label string
+	label Source
 	fams  map[string]famResult
 	strs  *strsResult
 	// trips counts the requests made: netlink round trips and ioctls.
@@ -32,11 +32,11 @@ type strsResult struct {
 	err  error
 }
 
-func newNLSource(a ethnl.Asker, label string) *nlSource {
+func newNLSource(a ethnl.Asker, label Source) *nlSource {
 	return &nlSource{ask: a, label: label, fams: map[string]famResult{}}
 }
 
-func (s *nlSource) name() string { return s.label }
+func (s *nlSource) name() Source { return s.label }
 func (s *nlSource) close() error { return s.ask.Close() }
 func (s *nlSource) read(n *NIC)  { s.readEthtool(n); s.readIoctl(n); s.readNetdev(n) }
 func (s *nlSource) genl(req ethnl.Request) ([]ethnl.Msg, error) {

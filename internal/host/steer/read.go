@@ -45,7 +45,7 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 		return fmt.Errorf("record steering: %s is not the live root", fsys.Root())
 	}
 	rec := &recorder{live: ethnl.NewLive(), put: put}
-	src := newNLSource(rec, "netlink")
+	src := newNLSource(rec, SourceNetlink)
 	defer src.close()
 	if _, err := readWith(fsys, names, src); err != nil {
 		return err
@@ -58,7 +58,7 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 // reads back what it set through the socket it set it on). a is left
 // open.
 func ReadNIC(fsys kfile.FS, a ethnl.Asker, name string) (*NIC, error) {
-	h, err := readWith(fsys, []string{name}, newNLSource(a, "netlink"))
+	h, err := readWith(fsys, []string{name}, newNLSource(a, SourceNetlink))
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func ReadNIC(fsys kfile.FS, a ethnl.Asker, name string) (*NIC, error) {
 // openSource picks where the non-file parts come from.
 func openSource(fsys kfile.FS) (source, error) {
 	if fsys.Live() {
-		return newNLSource(ethnl.NewLive(), "netlink"), nil
+		return newNLSource(ethnl.NewLive(), SourceNetlink), nil
 	}
 	for _, t := range treeSources {
 		if s, ok := t.open(fsys); ok {
@@ -81,7 +81,7 @@ func openSource(fsys kfile.FS) (source, error) {
 // noSource is a root without any answers: every part not captured.
 type noSource struct{}
 
-func (noSource) name() string { return "none" }
+func (noSource) name() Source { return SourceNone }
 func (noSource) close() error { return nil }
 func (noSource) read(n *NIC) {
 	for _, p := range sourceParts {

@@ -39,7 +39,7 @@ func TestRecordedModel(t *testing.T) {
 		t.Errorf("Source = %q, want recorded", got.Source)
 	}
 	wantHost := &Host{NICs: want, Source: "recorded", Sysctls: map[string]int64{"busy_poll": 0, "busy_read": 0, "rps_sock_flow_entries": 0}}
-	if diff := cmp.Diff(wantHost, got); diff != "" {
+	if diff := cmp.Diff(wantHost, got, exportValues); diff != "" {
 		t.Errorf("recorded root read (-model +read):\n%s", diff)
 	}
 }
@@ -332,7 +332,7 @@ func TestRecordedRSSIoctl(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := h.NICs[0]
-	if diff := cmp.Diff(n.RSS, got.RSS); diff != "" {
+	if diff := cmp.Diff(n.RSS, got.RSS, exportValues); diff != "" {
 		t.Errorf("RSS by ioctl (-model +read):\n%s", diff)
 	}
 	if r, _ := got.Why(PartContexts); r.Kind != unknown.KindKernel {

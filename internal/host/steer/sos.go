@@ -32,7 +32,7 @@ func openSos(fsys kfile.FS) (source, bool) {
 	return &sosSource{fsys: fsys}, true
 }
 
-func (s *sosSource) name() string { return "sosreport" }
+func (s *sosSource) name() Source { return SourceSosreport }
 func (s *sosSource) close() error { return nil }
 
 // sosNotCollected are the parts a sosreport never holds, and why.

@@ -60,7 +60,7 @@ func TestSosIce(t *testing.T) {
 	if want := (Channels{MaxRX: 64, MaxTX: 64, MaxOther: 1, MaxCombined: 64, Other: 1, Combined: 8}); n.Channels == nil || *n.Channels != want {
 		t.Errorf("channels %+v, want %+v", n.Channels, want)
 	}
-	if n.Rings == nil || n.Rings.RX != 8160 || n.Rings.TCPDataSplit != nil {
+	if n.Rings == nil || n.Rings.RX != 8160 || unknown.Is(n.Rings.TCPDataSplit, TCPDataSplitEnabled) || n.Rings.TCPDataSplit.Why() != DataSplitNA {
 		t.Errorf("rings %+v, want RX 8160 and no TCP data split (ethtool's n/a)", n.Rings)
 	}
 	if f := n.Features["ntuple-filters"]; !f.On || len(n.Features) != 63 {
@@ -75,7 +75,7 @@ func TestSosIce(t *testing.T) {
 		Location: 1023, FlowType: "tcp4", SrcIP: "0.0.0.0", SrcMask: "0.0.0.0", DstIP: "10.0.0.2", DstMask: "255.255.255.255",
 		SrcPort: &any0, DstPort: &port, DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 2,
 	}}}
-	if diff := cmp.Diff(wantRules, n.Rules); diff != "" {
+	if diff := cmp.Diff(wantRules, n.Rules, exportValues); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
 	want := map[Part]unknown.Kind{
@@ -89,7 +89,7 @@ func TestSosIce(t *testing.T) {
 	for p, r := range n.Unknown {
 		got[p] = r.Kind
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("unknown parts (-want +got):\n%s", diff)
 	}
 	if d := n.Unknown[PartRSS].Detail; !strings.Contains(d, "ethtool -x") {

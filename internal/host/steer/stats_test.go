@@ -107,7 +107,7 @@ func TestRXQueuePackets(t *testing.T) {
 			t.Errorf("RXQueuePackets(%s, %d names): %v", tt.driver, len(tt.give), err)
 			continue
 		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
+		if diff := cmp.Diff(tt.want, got, exportValues); diff != "" {
 			t.Errorf("RXQueuePackets(%s) (-want +got):\n%s", tt.driver, diff)
 		}
 		for q, idx := range got {
@@ -192,7 +192,7 @@ func TestOpenStats(t *testing.T) {
 		}
 	}
 	want := []string{"ioctl.drvinfo", keyStatsCount, keyStatsNames, keyStats, keyStats}
-	if diff := cmp.Diff(want, a.asked); diff != "" {
+	if diff := cmp.Diff(want, a.asked, exportValues); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 
@@ -307,7 +307,7 @@ func TestStatsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if diff := cmp.Diff(names, s.Names); diff != "" {
+	if diff := cmp.Diff(names, s.Names, exportValues); diff != "" {
 		t.Fatalf("names (-ethtool -S +OpenStats):\n%s", diff)
 	}
 	got, err := s.Read()

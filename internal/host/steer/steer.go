@@ -66,8 +66,9 @@ type NIC struct {
 	Channels *Channels   `json:"channels,omitempty"`
 	Rings    *Rings      `json:"rings,omitempty"`
 	RSS      *RSS        `json:"rss,omitempty"`
-	// Contexts are the extra RSS contexts (1 and up); nil when unknown,
-	// empty when the NIC has none.
+	// Contexts are the extra RSS contexts (1 and up), empty when the NIC
+	// has none; absent when they could not be read, as every part: then
+	// Unknown[PartContexts] says why.
 	Contexts []RSS              `json:"rss_contexts,omitempty"`
 	Features map[string]Feature `json:"features,omitempty"`
 	Coalesce map[string]uint32  `json:"coalesce,omitempty"` // ethtool's names: rx-usecs, adaptive-rx (0/1), ...
@@ -77,7 +78,8 @@ type NIC struct {
 	Rules    *Rules                  `json:"ntuple,omitempty"`
 	// PrivFlags are the driver's private flags (ethtool
 	// --show-priv-flags: i40e's flow-director-atr steers flows past
-	// RSS); nil when unknown.
+	// RSS); absent when not read, and Unknown[PartPrivFlags] says why
+	// when the capture has them and they do not parse.
 	PrivFlags map[string]bool `json:"priv_flags,omitempty"`
 
 	// Queues and NAPIs come from netdev netlink (queue-get, napi-get).
@@ -141,14 +143,22 @@ type Channels struct {
 // RXQueues is how many queues can receive: combined plus rx-only.
 func (c Channels) RXQueues() uint32 { return c.Combined + c.RX }
 
-// TCPDataSplit is ethtool's tcp-data-split ring setting.
+// TCPDataSplit is ethtool's tcp-data-split ring setting, as read.
 type TCPDataSplit string
 
-// The values of tcp-data-split (ETHTOOL_TCP_DATA_SPLIT_*).
+// The values of tcp-data-split a driver reports (ETHTOOL_TCP_DATA_SPLIT_*
+// but UNKNOWN, which a reading says as an unknown Rings.TCPDataSplit).
 const (
-	TCPDataSplitUnknown  TCPDataSplit = "unknown"
 	TCPDataSplitDisabled TCPDataSplit = "off"
 	TCPDataSplitEnabled  TCPDataSplit = "on"
+)
+
+// The reasons a tcp-data-split is unknown: the driver says
+// ETHTOOL_TCP_DATA_SPLIT_UNKNOWN (ethtool's "n/a": it has no header
+// split), or the kernel or the capture does not report the setting.
+var (
+	DataSplitNA          = unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports tcp-data-split n/a (no header split)"}
+	DataSplitNotReported = unknown.Reason{Kind: unknown.KindKernel, Detail: "ethtool -g reports no tcp-data-split (a kernel or ethtool older than it)"}
 )
 
 // Rings is ethtool -g. A pointer field is nil when the kernel or the
@@ -163,13 +173,21 @@ type Rings struct {
 	RXJumbo    uint32 `json:"rx_jumbo"`
 	TX         uint32 `json:"tx"`
 
-	RXBufLen     *uint32       `json:"rx_buf_len,omitempty"`
-	CQESize      *uint32       `json:"cqe_size,omitempty"`
-	TxPush       *bool         `json:"tx_push,omitempty"`
-	RxPush       *bool         `json:"rx_push,omitempty"`
-	TCPDataSplit *TCPDataSplit `json:"tcp_data_split,omitempty"`
-	HDSThresh    *uint32       `json:"hds_thresh,omitempty"`
-	HDSThreshMax *uint32       `json:"hds_thresh_max,omitempty"`
+	RXBufLen *uint32 `json:"rx_buf_len,omitempty"`
+	CQESize  *uint32 `json:"cqe_size,omitempty"`
+	TxPush   *bool   `json:"tx_push,omitempty"`
+	RxPush   *bool   `json:"rx_push,omitempty"`
+	// TCPDataSplit is unknown with DataSplitNA or DataSplitNotReported.
+	TCPDataSplit unknown.Value[TCPDataSplit] `json:"tcp_data_split"`
+	HDSThresh    *uint32                     `json:"hds_thresh,omitempty"`
+	HDSThreshMax *uint32                     `json:"hds_thresh_max,omitempty"`
+}
+
+// MarshalJSON writes the tcp-data-split's reason beside it when it is
+// unknown.
+func (r Rings) MarshalJSON() ([]byte, error) {
+	type plain Rings
+	return unknown.MarshalObject(plain(r))
 }
 
 // RSS is one RSS context: its indirection table, key and hash function.
@@ -300,8 +318,9 @@ type NetdevQueue struct {
 // neither the timeouts nor the threaded state).
 type NAPI struct {
 	ID uint32 `json:"id"`
-	// IRQ is the interrupt the instance is tied to; -1 when none.
-	IRQ int `json:"irq"`
+	// IRQ is the interrupt the instance is tied to, unknown when napi-get
+	// reports none (a driver that ties no IRQ to the instance).
+	IRQ unknown.Value[int] `json:"irq"`
 	// PID is the napi/IF-ID kernel thread's when NAPI is threaded; 0
 	// when it is not.
 	PID               int     `json:"pid,omitempty"`
@@ -310,6 +329,15 @@ type NAPI struct {
 	IRQSuspendTimeout *uint64 `json:"irq_suspend_timeout,omitempty"`
 	Threaded          *bool   `json:"threaded,omitempty"`
 }
+
+// MarshalJSON writes the IRQ's reason beside it when it is unknown.
+func (n NAPI) MarshalJSON() ([]byte, error) {
+	type plain NAPI
+	return unknown.MarshalObject(plain(n))
+}
+
+// NoIRQ is why a NAPI instance has no IRQ: napi-get did not report one.
+var NoIRQ = unknown.Reason{Kind: unknown.KindDriver, Detail: "netdev napi-get reports no irq: the driver ties none to the instance"}
 
 // QStats is one queue's counters from netdev qstats-get.
 type QStats struct {
@@ -335,10 +363,20 @@ type Host struct {
 	// Sysctls are net.core.{rps_sock_flow_entries,busy_poll,busy_read}
 	// by name, for those the root has.
 	Sysctls map[string]int64 `json:"sysctls,omitempty"`
-	// Source says where the answers came from: "netlink" (live),
-	// "recorded" (a snapshot's irqnuma/ folder), "sosreport" or "none".
-	Source string `json:"source"`
+	// Source says where the answers came from.
+	Source Source `json:"source"`
 }
+
+// Source is where a Host's answers came from.
+type Source string
+
+// The sources of a Host.
+const (
+	SourceNetlink   Source = "netlink"   // the live host
+	SourceRecorded  Source = "recorded"  // a snapshot's irqnuma/ folder
+	SourceSosreport Source = "sosreport" // a sosreport's ethtool text
+	SourceNone      Source = "none"      // nothing answers
+)
 
 // NIC returns the reading of the interface name, or nil.
 func (h *Host) NIC(name string) *NIC {

@@ -80,7 +80,7 @@ func checkX(t *testing.T, got *RSSText, w xWant) {
 	if got.Interface != w.iface || got.RSS.Rings != w.rings {
 		t.Errorf("header: %q with %d rings, want %q with %d", got.Interface, got.RSS.Rings, w.iface, w.rings)
 	}
-	if diff := cmp.Diff(w.table, got.RSS.Table); diff != "" {
+	if diff := cmp.Diff(w.table, got.RSS.Table, exportValues); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
 	if len(got.Entries) != w.entries {
@@ -303,24 +303,24 @@ func TestRealhostsEthtoolL(t *testing.T) {
 	}
 }
 
-func u32p(v uint32) *uint32 { return &v }
-func boolp(v bool) *bool    { return &v }
-func tdsp(v TCPDataSplit) *TCPDataSplit {
-	return &v
-}
+func u32p(v uint32) *uint32                           { return &v }
+func boolp(v bool) *bool                              { return &v }
+func tdsp(v TCPDataSplit) unknown.Value[TCPDataSplit] { return unknown.Of(v) }
 
 func TestRealhostsEthtoolG(t *testing.T) {
 	old := func(maxRX, maxMini, maxJumbo, maxTX, rx, mini, jumbo, tx uint32) Rings {
-		return Rings{MaxRX: maxRX, MaxRXMini: maxMini, MaxRXJumbo: maxJumbo, MaxTX: maxTX, RX: rx, RXMini: mini, RXJumbo: jumbo, TX: tx}
+		return Rings{MaxRX: maxRX, MaxRXMini: maxMini, MaxRXJumbo: maxJumbo, MaxTX: maxTX, RX: rx, RXMini: mini, RXJumbo: jumbo, TX: tx,
+			TCPDataSplit: unknown.Not[TCPDataSplit](DataSplitNotReported)}
 	}
 	// newer ethtool: TX Push off, RX Push off, TCP data split n/a (the
-	// kernel sent none: nil, as the netlink reading has it).
+	// driver's ETHTOOL_TCP_DATA_SPLIT_UNKNOWN).
 	newer := func(r Rings) Rings {
 		r.TxPush, r.RxPush = boolp(false), boolp(false)
+		r.TCPDataSplit = unknown.Not[TCPDataSplit](DataSplitNA)
 		return r
 	}
 	pri := old(4096, 2048, 4096, 4096, 1024, 128, 512, 512)
-	pri.TxPush = boolp(false)
+	pri.TxPush, pri.TCPDataSplit = boolp(false), unknown.Not[TCPDataSplit](DataSplitNA)
 	tests := []struct {
 		give string
 		want Rings
@@ -364,7 +364,7 @@ func TestRealhostsEthtoolG(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, *got); diff != "" {
+			if diff := cmp.Diff(tt.want, *got, exportValues); diff != "" {
 				t.Errorf("ParseEthtoolG (-want +got):\n%s", diff)
 			}
 		})
@@ -439,7 +439,7 @@ func TestRealhostsEthtoolC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, exportValues); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", give, diff)
 		}
 	}
@@ -538,7 +538,7 @@ func TestRealhostsEthtoolN(t *testing.T) {
 		SrcIP: "10.251.0.194", SrcMask: "255.255.255.255", DstIP: "0.0.0.0", DstMask: "0.0.0.0",
 		Action: RuleActionDrop,
 	}}}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("i40e rule (-want +got):\n%s", diff)
 	}
 	// The issue shows no more than this: 36 rings, no rules.
@@ -546,7 +546,7 @@ func TestRealhostsEthtoolN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&RulesText{RXRings: u32p(36), Rules: &Rules{}}, got); diff != "" {
+	if diff := cmp.Diff(&RulesText{RXRings: u32p(36), Rules: &Rules{}}, got, exportValues); diff != "" {
 		t.Errorf("ice rules (-want +got):\n%s", diff)
 	}
 }
@@ -573,7 +573,7 @@ func TestRealhostsPrivFlags(t *testing.T) {
 		"legacy-rx": false, "vf-true-promisc-support": false, "vf-vlan-pruning": true,
 		"flow-director-atr": true, "veb-stats": false, "hw-atr-eviction": true, "link-down-on-close": false,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -584,7 +584,7 @@ func ns(v uint64) *uint64      { return &v }
 // napi is a NAPI as napi-get prints it on 6.10+ (defer-hard-irqs and
 // gro-flush-timeout), with no kthread.
 func napi(id uint32, irq int, dfr uint32, gro uint64) NAPI {
-	return NAPI{ID: id, IRQ: irq, DeferHardIRQs: defer32(dfr), GROFlushTimeout: ns(gro)}
+	return NAPI{ID: id, IRQ: unknown.Of(irq), DeferHardIRQs: defer32(dfr), GROFlushTimeout: ns(gro)}
 }
 
 func withSuspend(n NAPI) NAPI {
@@ -676,7 +676,7 @@ func TestRealhostsYNL(t *testing.T) {
 				if err != nil {
 					t.Fatalf("output %d: %v", i+1, err)
 				}
-				if diff := cmp.Diff(&tt.want[i], got); diff != "" {
+				if diff := cmp.Diff(&tt.want[i], got, exportValues); diff != "" {
 					t.Errorf("output %d (-want +got):\n%s", i+1, diff)
 				}
 			}

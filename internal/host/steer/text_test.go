@@ -33,7 +33,7 @@ func TestParseEthtoolXNewest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := RSS{Rings: 4, Table: []uint32{0, 1, 2, 3, 0, 1, 2, 3, 0, 1}, Key: []byte{0x6d, 0x5a, 0x56, 0xda}, HashFunc: "crc32", InputXfrm: u32p(1)}
-	if diff := cmp.Diff(want, got.RSS); diff != "" {
+	if diff := cmp.Diff(want, got.RSS, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if len(got.Unknown) != 0 {
@@ -68,7 +68,7 @@ func TestParseEthtoolXUnknowns(t *testing.T) {
 		for it, r := range got.Unknown {
 			gotWhy[it] = r.Kind
 		}
-		if diff := cmp.Diff(tt.want, gotWhy); diff != "" {
+		if diff := cmp.Diff(tt.want, gotWhy, exportValues); diff != "" {
 			t.Errorf("ParseEthtoolX(%q) unknown (-want +got):\n%s", tt.give, diff)
 		}
 	}
@@ -157,7 +157,7 @@ func TestParseEthtoolGNewest(t *testing.T) {
 	}
 	want := Rings{MaxRX: 4096, MaxTX: 4096, RX: 1024, TX: 512, RXBufLen: u32p(4096), CQESize: u32p(64), TxPush: boolp(true), RxPush: boolp(false),
 		TCPDataSplit: tdsp(TCPDataSplitEnabled), HDSThresh: u32p(256), HDSThreshMax: u32p(1024)}
-	if diff := cmp.Diff(want, *got); diff != "" {
+	if diff := cmp.Diff(want, *got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if _, err := ParseEthtoolG([]byte(strings.Replace(give, "TCP data split:\t\ton", "TCP data split:\t\tunknown(7)", 1))); !errors.Is(err, ErrText) {
@@ -208,7 +208,7 @@ Filter: 3
 			SrcPort: p(0), DstPort: p(4791), DstPortMask: 0xffff, Action: RuleActionQueue, VF: 1, Queue: 3},
 		{Location: 3, FlowType: "ether", Action: RuleActionQueue, Context: &one, Queue: 2},
 	}}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	fail, err := parseEthtoolN([]byte("4 RX rings available\nrxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n"))
@@ -273,10 +273,10 @@ func TestParseYNLThreaded(t *testing.T) {
 	zero := uint32(0)
 	var z64 uint64
 	want := &YNLDump{NAPIs: []NAPI{
-		{ID: 513, IRQ: 41, PID: 1234, DeferHardIRQs: &zero, GROFlushTimeout: &z64, IRQSuspendTimeout: &z64, Threaded: &on},
-		{ID: 514, IRQ: -1, Threaded: &off},
+		{ID: 513, IRQ: unknown.Of(41), PID: 1234, DeferHardIRQs: &zero, GROFlushTimeout: &z64, IRQSuspendTimeout: &z64, Threaded: &on},
+		{ID: 514, IRQ: unknown.Not[int](NoIRQ), Threaded: &off},
 	}, Ifindex: []int{2, 2}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{
@@ -318,7 +318,7 @@ func TestSplitSession(t *testing.T) {
 		{Line: "ethtool -L eth0 combined 2"},
 		{Line: "cat x", Output: []byte("0")},
 	}
-	if diff := cmp.Diff(want, splitSession([]byte(give))); diff != "" {
+	if diff := cmp.Diff(want, splitSession([]byte(give)), exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -331,7 +331,7 @@ func TestParseEthtoolKOld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]Feature{"rx-checksumming": {On: true}, "tcp segmentation offload": {}}, got); diff != "" {
+	if diff := cmp.Diff(map[string]Feature{"rx-checksumming": {On: true}, "tcp segmentation offload": {}}, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if _, err := parseEthtoolK([]byte("ntuple-filters: maybe\n")); !errors.Is(err, ErrText) {

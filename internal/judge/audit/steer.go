@@ -68,7 +68,7 @@ func (a *auditor) steerSkip(c *nicCtx) error {
 	case a.opts.Steer == nil:
 		return &notChecked{sev: SeverityInfo, subject: steerSubject, why: "the NICs' steering was not read",
 			fix: "run the audit on the live host (ethtool and netdev netlink), or on a snapshot of it"}
-	case a.opts.Steer.Source == "none" || a.opts.Steer.Source == "":
+	case a.opts.Steer.Source == steer.SourceNone || a.opts.Steer.Source == "":
 		return &notChecked{sev: SeverityInfo, subject: steerSubject,
 			why: "the root holds no ethtool or netdev netlink replies: channels, RSS tables, flow rules and NAPI are unknown",
 			fix: "run the audit on the live host, or take a snapshot with irqnuma snapshot, which records them"}
@@ -225,9 +225,9 @@ func (s steerCtx) ruleTargets() map[uint32][]uint32 {
 // instance when netdev netlink said it, else the queue IRQs named for it
 // (a combined vector, or the rx one).
 func (c *nicCtx) queueIRQs(q uint32) []*irq.IRQ {
-	if napi := c.queueNAPI(q); napi != nil && napi.IRQ >= 0 {
+	if napi := c.queueNAPI(q); napi != nil && napi.IRQ.Known() {
 		for _, x := range c.irqs {
-			if x.IRQ == napi.IRQ {
+			if unknown.Is(napi.IRQ, x.IRQ) {
 				return []*irq.IRQ{x}
 			}
 		}

@@ -48,7 +48,7 @@ func seedSteer() *steer.Host {
 	}
 	for q := range uint32(16) {
 		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueTypeRX, NAPI: 8193 + q}, steer.NetdevQueue{ID: q, Type: steer.QueueTypeTX, NAPI: 8193 + q})
-		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: 284 + int(q), DeferHardIRQs: u32(0), GROFlushTimeout: u64(0), Threaded: boolp(false)})
+		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: unknown.Of(284 + int(q)), DeferHardIRQs: u32(0), GROFlushTimeout: u64(0), Threaded: boolp(false)})
 	}
 	return &steer.Host{NICs: []*steer.NIC{n}, Sysctls: map[string]int64{"busy_poll": 0, "busy_read": 0}, Source: "netlink"}
 }
@@ -221,7 +221,7 @@ func threadedSeed(change func(ks map[int]*proc.Process)) func(n *steer.NIC, tb *
 		for i := range n.NAPIs {
 			pid := 900 + i
 			n.NAPIs[i].PID, n.NAPIs[i].Threaded = pid, boolp(true)
-			q, _ := tb.Get(n.NAPIs[i].IRQ)
+			q, _ := tb.Get(n.NAPIs[i].IRQ.Or(-1))
 			cpu, _ := q.Effective.Or(cpuset.Set{}).Min()
 			o.NAPIThreads[pid] = kthread(pid, fmt.Sprintf("napi/eth0-%d", n.NAPIs[i].ID), cpuset.New(cpu), cpu)
 		}

@@ -22,9 +22,9 @@ type Path struct {
 	FlowType steer.FlowType `json:"flow_type"`
 	// NIC receives the flow ("" with what-if values only); NICBy says
 	// how it was chosen ("--nic" or whose address the destination is).
-	NIC    string `json:"nic,omitempty"`
-	NICBy  string `json:"nic_by"`
-	Source string `json:"steering_source,omitempty"` // steer.Host.Source
+	NIC    string       `json:"nic,omitempty"`
+	NICBy  string       `json:"nic_by"`
+	Source steer.Source `json:"steering_source,omitempty"`
 
 	RSS RSSPath `json:"rss"`
 	// Rule is the ntuple rule the flow matches, which overrides RSS; nil

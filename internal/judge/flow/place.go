@@ -117,7 +117,7 @@ func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) unknown.Value[Q
 	by := ""
 	for i := range t.IRQs {
 		x := &t.IRQs[i]
-		if napi != nil && napi.IRQ >= 0 && x.IRQ == napi.IRQ {
+		if napi != nil && unknown.Is(napi.IRQ, x.IRQ) {
 			hit, by = x, "netdev napi"
 			break
 		}

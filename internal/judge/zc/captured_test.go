@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // sosTree is a copy of the sos-ice tree (a two-node host with one NIC,
@@ -118,7 +119,7 @@ func TestCheckIceCapture(t *testing.T) {
 	root := sosTree(t, iceCaptures)
 	port, q := 5201, 2
 	r := check(t, root, Options{Queue: &q, Port: &port})
-	if r.Driver != "ice" || r.Queue == nil || *r.Queue != 2 || r.QueueBy != "--queue" {
+	if r.Driver != "ice" || !unknown.Is(r.Queue, 2) || r.QueueBy != "--queue" {
 		t.Errorf("driver %q queue %v by %q, want ice, 2, --queue", r.Driver, r.Queue, r.QueueBy)
 	}
 	assertVerdicts(t, r, with(notCaptured, map[ID]verdict{
@@ -134,7 +135,7 @@ func TestCheckIceCapture(t *testing.T) {
 	}
 	// Without --queue: the last of the 8 queues, which the rule misses.
 	r = check(t, root, Options{Port: &port})
-	if r.Queue == nil || *r.Queue != 7 {
+	if !unknown.Is(r.Queue, 7) {
 		t.Fatalf("default queue %v, want 7", r.Queue)
 	}
 	for _, p := range r.Prereqs {
@@ -158,7 +159,7 @@ var bnxtCaptures = map[string]string{
 func TestCheckBnxtCapture(t *testing.T) {
 	root := sosTree(t, bnxtCaptures, "ethtool_-l_em1", "ethtool_--show-ntuple_em1")
 	r := check(t, root, Options{})
-	if r.Driver != "bnxt_en" || r.Queue != nil {
+	if r.Driver != "bnxt_en" || r.Queue.Known() {
 		t.Errorf("driver %q queue %v, want bnxt_en and no queue (channels not captured)", r.Driver, r.Queue)
 	}
 	base := with(notCaptured, map[ID]verdict{

@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -47,7 +48,7 @@ func ready() *steer.NIC {
 		Name:     "em1",
 		Driver:   &steer.DriverInfo{Driver: "mlx5_core"},
 		Channels: &steer.Channels{MaxCombined: 8, Combined: 4},
-		Rings:    &steer.Rings{RX: 1024, TxPush: ptr(false), TCPDataSplit: ptr(steer.TCPDataSplitEnabled), HDSThresh: ptr(uint32(0))},
+		Rings:    &steer.Rings{RX: 1024, TxPush: ptr(false), TCPDataSplit: unknown.Of(steer.TCPDataSplitEnabled), HDSThresh: ptr(uint32(0))},
 		RSS:      &steer.RSS{Table: []uint32{0, 1, 2, 0, 1, 2, 0, 1}},
 		Features: map[string]steer.Feature{"rx-ntuple-filter": {On: true}},
 		Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 0, FlowType: "tcp6", DstPort: ptr(uint16(9000)), DstPortMask: 0xffff,
@@ -72,7 +73,7 @@ func TestCheckSteering(t *testing.T) {
 		fix    string
 	}{
 		{"ready header split", func(*steer.NIC) {}, IDHeaderSplt, StatusHolds, "TCP data split on, hds-thresh 0", ""},
-		{"split off", func(n *steer.NIC) { n.Rings.TCPDataSplit = ptr(steer.TCPDataSplitDisabled) }, IDHeaderSplt, StatusFails, "TCP data split off",
+		{"split off", func(n *steer.NIC) { n.Rings.TCPDataSplit = unknown.Of(steer.TCPDataSplitDisabled) }, IDHeaderSplt, StatusFails, "TCP data split off",
 			"ethtool -G em1 tcp-data-split on hds-thresh 0"},
 		{"threshold", func(n *steer.NIC) { n.Rings.HDSThresh = ptr(uint32(256)) }, IDHeaderSplt, StatusFails, "hds-thresh 256", "ethtool -G em1 hds-thresh 0"},
 		{"ready channels", func(*steer.NIC) {}, IDChannels, StatusHolds, "4 rx queue(s)", ""},
@@ -181,7 +182,7 @@ func TestCheckIOMMU(t *testing.T) {
 		if (p.Status.Or(statusUnknown) == StatusFails) != strings.Contains(p.Cost, "721 -> 1,130 MB/s at 4 KiB") {
 			t.Errorf("type %s: cost %q", tt.typ, p.Cost)
 		}
-		if len(r.Prereqs) != 3 || r.Queue != nil {
+		if len(r.Prereqs) != 3 || r.Queue.Known() {
 			t.Errorf("send: %d prerequisites, queue %v; want 3 and none", len(r.Prereqs), r.Queue)
 		}
 	}

@@ -21,15 +21,16 @@ func (c *checker) headerSplit() Prereq {
 	if r == nil {
 		return notKnown(IDHeaderSplt, what, c.partKind(steer.PartRings), c.partWhy(steer.PartRings, "ring parameters (ethtool -g):"), "")
 	}
-	if r.TCPDataSplit == nil || *r.TCPDataSplit == steer.TCPDataSplitUnknown {
+	split, ok := r.TCPDataSplit.Get()
+	if !ok {
 		if r.TxPush == nil && r.RXBufLen == nil && r.CQESize == nil {
 			return notKnown(IDHeaderSplt, what, unknown.KindKernel, "ethtool -g reports none of the newer ring settings (an older ethtool or kernel): header split not reported", "")
 		}
 		return fails(IDHeaderSplt, what, "ethtool -g: TCP data split n/a (the driver has no header split)",
 			"none on this NIC: the driver cannot split headers")
 	}
-	if *r.TCPDataSplit != steer.TCPDataSplitEnabled {
-		return fails(IDHeaderSplt, what, "ethtool -g: TCP data split "+string(*r.TCPDataSplit), fix)
+	if split != steer.TCPDataSplitEnabled {
+		return fails(IDHeaderSplt, what, "ethtool -g: TCP data split "+string(split), fix)
 	}
 	if r.HDSThresh == nil {
 		return notKnown(IDHeaderSplt, what, unknown.KindKernel, "TCP data split on; the kernel reports no hds-thresh (before 6.14)", fix)

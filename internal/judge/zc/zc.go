@@ -84,12 +84,25 @@ type Report struct {
 	NIC    string `json:"nic"`
 	Driver string `json:"driver,omitempty"`
 	Send   bool   `json:"send"`
-	// Queue is the rx queue checked (receive); nil when it is not known
-	// (no --queue and no channel count). QueueBy says where it came from.
-	Queue   *int     `json:"queue"`
-	QueueBy string   `json:"queue_by,omitempty"`
-	Port    *int     `json:"port"`
-	Prereqs []Prereq `json:"prereqs"`
+	// Queue is the rx queue checked (receive): unknown with no --queue
+	// and no channel count, not applicable to send. QueueBy says where
+	// a known one came from.
+	Queue   unknown.Value[int] `json:"queue"`
+	QueueBy string             `json:"queue_by,omitempty"`
+	Port    *int               `json:"port"` // --port; nil: any port
+	Prereqs []Prereq           `json:"prereqs"`
+}
+
+// MarshalJSON writes the queue's reason beside it when it is unknown.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	return unknown.MarshalObject(plain(r))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Report) UnmarshalJSON(b []byte) error {
+	type plain Report
+	return unknown.UnmarshalObject(b, (*plain)(r))
 }
 
 // Blocker is the first prerequisite that does not hold, nil when none.
@@ -162,11 +175,14 @@ func Check(fsys kfile.FS, h *topology.Host, nic string, o Options) (*Report, err
 	c.readKernel()
 	r := &Report{NIC: n.Name, Driver: c.driver(), Send: o.Send, Port: o.Port}
 	if o.Send {
+		r.Queue = unknown.NotAs[int](unknown.KindNotApplicable, "zero-copy send uses no rx queue")
 		r.Prereqs = []Prereq{c.kernel(sendKernel), c.ioURing(), c.iommu()}
 		return r, nil
 	}
 	r.Queue, r.QueueBy = c.pickQueue()
-	c.queue = r.Queue
+	if q, ok := r.Queue.Get(); ok {
+		c.queue = &q
+	}
 	r.Prereqs = []Prereq{
 		c.kernel(recvKernel), c.ioURing(), c.capNetAdmin(), c.queueAPI(), c.headerSplit(),
 		c.channels(), c.rss(), c.ntuple(), c.flowRule(), c.xdp(), c.queueFree(),
@@ -200,21 +216,19 @@ func (c *checker) driver() string {
 // pickQueue is --queue, else the last rx queue (the one `ethtool -X IF
 // equal N-1` leaves out), else queue 1 of the two channels the check
 // asks for.
-func (c *checker) pickQueue() (*int, string) {
+func (c *checker) pickQueue() (unknown.Value[int], string) {
 	if c.o.Queue != nil {
-		q := *c.o.Queue
-		return &q, "--queue"
+		return unknown.Of(*c.o.Queue), "--queue"
 	}
 	if c.st.Channels == nil {
-		return nil, "the channel count is unknown: give --queue"
+		return unknown.NotAs[int](c.partKind(steer.PartChannels), "the channel count is unknown: give --queue"), ""
 	}
 	n := int(c.st.Channels.RXQueues())
 	if n < 2 {
-		q := 1
-		return &q, "default: queue 1 of the 2 channels zero-copy needs"
+		return unknown.Of(1), "default: queue 1 of the 2 channels zero-copy needs"
 	}
 	q := n - 1
-	return &q, fmt.Sprintf("default: the last of %d rx queues, which ethtool -X %s equal %d leaves out", n, c.nic.Name, q)
+	return unknown.Of(q), fmt.Sprintf("default: the last of %d rx queues, which ethtool -X %s equal %d leaves out", n, c.nic.Name, q)
 }
 
 // MarshalJSON writes the status's reason beside it when it is unknown.

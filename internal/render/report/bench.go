@@ -104,9 +104,9 @@ func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 	p := doc.Plan
 	linef(b, "irqnuma bench: %s (%s), node %d (%s), queue IRQs %s", p.NIC,
 		strings.TrimSpace(p.Driver+" "+p.Device), p.NICNode, p.Locality, irqRange(p.QueueIRQs))
-	remote := "none: " + p.RemoteWhy
+	remote := "none: " + p.RemoteNode.Why().Detail
 	if n, ok := p.RemoteNode.Get(); ok {
-		remote = fmt.Sprintf("node %d (%s)", n, p.RemoteWhy)
+		remote = fmt.Sprintf("node %d (%s)", n, p.RemoteBy)
 	}
 	linef(b, "remote node: %s", remote)
 	for _, s := range p.Nodes {

@@ -70,7 +70,7 @@ func TestHostileNamesRendered(t *testing.T) {
 		Targets: []tune.Target{{NIC: hostile, CPUs: cpuset.New(1, 2), Source: "node 1, from numa_node", Left: []string{hostile}}},
 		Notes:   []string{hostile},
 		Failed:  []string{hostile},
-		Rows:    []tune.Row{{IRQ: 5, NIC: hostile, Action: tune.ActionSkipManaged, Error: hostile}},
+		Rows:    []tune.Row{{IRQ: unknown.Of(5), NIC: hostile, Action: tune.ActionSkipManaged, Error: hostile}},
 		Changes: 1,
 	}
 	WritePinPlanned(&b, pin)

@@ -21,7 +21,7 @@ import (
 // knobs, and per NIC the whole reading with each rx queue's IRQ, NAPI,
 // share of the RSS table and flow rules. Fields are added, never renamed.
 type SteerDoc struct {
-	Source  string           `json:"source"`
+	Source  steer.Source     `json:"source"`
 	Sysctls map[string]int64 `json:"sysctls"`
 	NICs    []NICSteerJSON   `json:"nics"`
 }
@@ -240,8 +240,10 @@ func queueNAPI(n *steer.NIC, q uint32) *steer.NAPI {
 // queueIRQNumbers are the IRQs serving rx queue q: its NAPI's, else the
 // queue vectors named for it.
 func queueIRQNumbers(irqs []*irq.IRQ, q uint32, napi *steer.NAPI) []int {
-	if napi != nil && napi.IRQ >= 0 {
-		return []int{napi.IRQ}
+	if napi != nil {
+		if n, ok := napi.IRQ.Get(); ok {
+			return []int{n}
+		}
 	}
 	out := []int{}
 	for _, x := range irqs {
@@ -275,7 +277,7 @@ func writeSteering(w io.Writer, doc *SteerDoc) error {
 	if doc == nil || len(doc.NICs) == 0 {
 		return nil
 	}
-	if doc.Source == "none" {
+	if doc.Source == steer.SourceNone {
 		// Said once: no NIC of the root has any of it.
 		fmt.Fprintln(w)
 		_, err := fmt.Fprint(w, wrapLine("steering unknown: the root holds no ethtool or netdev netlink capture (a snapshot taken with this version records it)", steerWidth))

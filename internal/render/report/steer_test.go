@@ -45,7 +45,7 @@ func steerOf() (*steer.Host, map[int]*proc.Process) {
 	}
 	for q := range uint32(4) {
 		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueTypeRX, NAPI: 8193 + q})
-		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: 284 + int(q), PID: 900 + int(q)})
+		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: unknown.Of(284 + int(q)), PID: 900 + int(q)})
 	}
 	virtio := &steer.NIC{Name: "eth1"}
 	virtio.SetUnknown(steer.PartRSS, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})

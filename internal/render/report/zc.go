@@ -45,9 +45,9 @@ func zcTitle(r *zc.Report) string {
 	if r.Send {
 		return nic + ": zero-copy send"
 	}
-	q := "queue unknown (" + r.QueueBy + ")"
-	if r.Queue != nil {
-		q = fmt.Sprintf("queue %d (%s)", *r.Queue, r.QueueBy)
+	q := "queue unknown (" + r.Queue.Why().Detail + ")"
+	if n, ok := r.Queue.Get(); ok {
+		q = fmt.Sprintf("queue %d (%s)", n, r.QueueBy)
 	}
 	port := "any port"
 	if r.Port != nil {

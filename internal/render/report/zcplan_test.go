@@ -24,7 +24,7 @@ func TestWriteZCPlan(t *testing.T) {
 			{NIC: "eth2", Channels: &nicset.ChannelCounts{Combined: &two}},
 			{NIC: "eth2", Rule: &rule},
 		},
-		Skipped:  []tune.ZCSkip{{Step: "rings", Why: "unknown: not captured"}},
+		Skipped:  []tune.ZCSkip{{Step: "rings", Because: "unknown: not captured"}},
 		Blockers: []string{"driver with the queue-management API: virtio_net does not implement it"},
 		IRQCPU:   2, AppCPUs: "4",
 	}

@@ -110,12 +110,12 @@ func judgeObserved(o *flow.Observation) (q uint32, by, why string) {
 	switch {
 	case o.BusiestDelta == 0:
 		return 0, "", fmt.Sprintf("queue unknown: no rx queue counter of %s rose %s: the command's traffic did not arrive on %s", o.NIC, during, o.NIC)
-	case o.Busiest == nil:
+	case !o.Busiest.Known():
 		return 0, "", fmt.Sprintf("queue unknown: queues %s rose equally most (+%d %s each) %s: which one is the flow's cannot be told", idList32(o.Tied), o.BusiestDelta, unit, during)
 	case o.BusiestDelta < ObserveMinRise:
-		return 0, "", fmt.Sprintf("queue unknown: queue %d rose most, by only %d %s %s (fewer than %d is no flow)", *o.Busiest, o.BusiestDelta, unit, during, ObserveMinRise)
+		return 0, "", fmt.Sprintf("queue unknown: queue %d rose most, by only %d %s %s (fewer than %d is no flow)", o.Busiest.Or(0), o.BusiestDelta, unit, during, ObserveMinRise)
 	}
-	q = *o.Busiest
+	q = o.Busiest.Or(0)
 	var next uint32
 	var nextDelta uint64
 	for _, d := range o.Queues {

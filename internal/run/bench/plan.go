@@ -23,9 +23,10 @@ type Plan struct {
 	Locality  string `json:"locality"` // how NICNode is known (topology.Locality)
 	QueueIRQs []int  `json:"queue_irqs"`
 	// RemoteNode is the node the remote cells use; not applicable when
-	// the host has none. RemoteWhy says why that one, or why none.
+	// the host has none, and its reason says why. RemoteBy says how the
+	// one it is was chosen ("--remote-node", "the only other node", ...).
 	RemoteNode unknown.Value[int] `json:"remote_node"`
-	RemoteWhy  string             `json:"remote_why"`
+	RemoteBy   string             `json:"remote_by,omitempty"`
 	Nodes      []Split            `json:"nodes"` // the NIC's node, then the remote one
 	// Cells are the placements asked for, in order; those the host does
 	// not allow have Applicable false and a Reason.
@@ -112,13 +113,13 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 	if len(p.QueueIRQs) == 0 {
 		return nil, fmt.Errorf("%s: %w: no queue IRQs to place", nic, tune.ErrNoIRQs)
 	}
-	var remoteID int
-	if remoteID, p.RemoteWhy, err = remoteNode(h, nicNode, remote); err != nil {
+	remoteID, remoteWhy, err := remoteNode(h, nicNode, remote)
+	if err != nil {
 		return nil, err
 	}
-	p.RemoteNode = unknown.Of(remoteID)
+	p.RemoteNode, p.RemoteBy = unknown.Of(remoteID), remoteWhy
 	if remoteID < 0 {
-		p.RemoteNode = unknown.NotAs[int](unknown.KindNotApplicable, p.RemoteWhy)
+		p.RemoteNode, p.RemoteBy = unknown.NotAs[int](unknown.KindNotApplicable, remoteWhy), ""
 	}
 	splits := map[int]Split{}
 	for _, node := range []int{p.NICNode, remoteID} {
@@ -158,7 +159,7 @@ func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
 	}
 	irqNode, appNode := node(c.IRQs), node(c.App)
 	if irqNode < 0 || appNode < 0 {
-		pc.Reason = "no remote node: " + p.RemoteWhy
+		pc.Reason = "no remote node: " + p.RemoteNode.Why().Detail
 		return pc.notApplicable()
 	}
 	is, as := splits[irqNode], splits[appNode]

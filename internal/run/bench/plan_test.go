@@ -96,8 +96,12 @@ func TestPlanHostTrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := res.Plan
-			if p.RemoteNode.Or(-1) != tt.wantRemote || p.RemoteWhy != tt.wantWhy {
-				t.Errorf("remote node %v (%s), want %d (%s)", p.RemoteNode, p.RemoteWhy, tt.wantRemote, tt.wantWhy)
+			why := p.RemoteBy
+			if !p.RemoteNode.Known() {
+				why = p.RemoteNode.Why().Detail
+			}
+			if p.RemoteNode.Or(-1) != tt.wantRemote || why != tt.wantWhy {
+				t.Errorf("remote node %v (%s), want %d (%s)", p.RemoteNode, why, tt.wantRemote, tt.wantWhy)
 			}
 			var got []string
 			for _, c := range p.Cells {
@@ -121,7 +125,7 @@ func TestPlanChoices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []string{cellLine(res.Plan.Cells[0]), cellLine(res.Plan.Cells[1]), res.Plan.RemoteWhy}
+	got := []string{cellLine(res.Plan.Cells[0]), cellLine(res.Plan.Cells[1]), res.Plan.RemoteBy}
 	want := []string{"remote irq 3:24-27 app 3:28-31 mem -", "app-remote+membind irq 1:8-11 app 3:28-31 mem 3", "--remote-node"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("--remote-node 3 (-want +got):\n%s", diff)

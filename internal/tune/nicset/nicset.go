@@ -86,9 +86,22 @@ type RSSSetting struct {
 
 // RingSetting is what a set of the rings changes; a nil field is left.
 type RingSetting struct {
-	TCPDataSplit *steer.TCPDataSplit
+	TCPDataSplit *DataSplit
 	HDSThresh    *uint32
 }
+
+// DataSplit is the tcp-data-split a set of the rings writes: on, off,
+// or the driver's default (what a restore writes back when the driver
+// said n/a before).
+type DataSplit string
+
+// The tcp-data-split settings (ETHTOOL_TCP_DATA_SPLIT_*). The default's
+// word is the kernel's, "unknown", which a state file keeps.
+const (
+	DataSplitDefault DataSplit = "unknown"
+	DataSplitOff     DataSplit = DataSplit(steer.TCPDataSplitDisabled)
+	DataSplitOn      DataSplit = DataSplit(steer.TCPDataSplitEnabled)
+)
 
 // RuleSpec is the one kind of ntuple rule irqnuma adds: a TCP flow type
 // (tcp4 or tcp6) and destination port, steered to Queue.

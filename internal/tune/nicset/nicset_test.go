@@ -243,7 +243,7 @@ func TestCheckReadBack(t *testing.T) {
 	if err := checkChannels(n, ChannelCounts{Combined: &three}); !errors.Is(err, ErrReadBack) {
 		t.Errorf("channels: %v, want ErrReadBack", err)
 	}
-	on := steer.TCPDataSplitEnabled
+	on := DataSplitOn
 	if err := checkRings(&steer.NIC{Name: "eth2", Unknown: map[steer.Part]unknown.Reason{steer.PartRings: {Kind: unknown.KindDriver}}}, RingSetting{TCPDataSplit: &on}); !errors.Is(err, ErrReadBack) {
 		t.Errorf("rings unknown: %v, want ErrReadBack", err)
 	}
