@@ -8,11 +8,13 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/run/exporter"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // node1Series are the exporter's series for node1 of the promtool test:
@@ -65,9 +67,9 @@ func node1Series(t *testing.T) map[string]string {
 		if g == nil || groups[i].pod == "" {
 			continue
 		}
-		g.Pod = &proc.PodRef{Namespace: "bench", Name: groups[i].pod, Container: "iperf3"}
+		g.Pod = &proc.PodRef{Namespace: "bench", Name: groups[i].pod, Container: "iperf3", ExclusiveCPUs: unknown.Of(cpuset.Set{})}
 		st.Matches[i].PIDs = []int{pid}
-		st.Uses = append(st.Uses, nicuse.Use{PID: pid, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets})
+		st.Uses = append(st.Uses, nicuse.Use{PID: pid, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)})
 	}
 	return samples(t, exporter.Series(st))
 }

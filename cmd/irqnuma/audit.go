@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/run/exporter"
@@ -51,7 +52,7 @@ func newAuditCmd(a *app) *cobra.Command {
 				min = audit.Severity(failOn)
 			}
 			if a.json() {
-				err = a.writeJSON(doc)
+				err = a.writeJSON(jsondoc.SchemaAudit, doc)
 			} else {
 				err = report.WriteAudit(a.stdout, doc, min, screen.Width(a.getenv("COLUMNS"), a.stdout))
 			}

@@ -18,10 +18,13 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // auditDoc is the JSON of `irqnuma audit -o json`, decoded strictly.
 type auditDoc struct {
+	Schema   string         `json:"schema"`
+	Version  int            `json:"version"`
 	Findings []auditFinding `json:"findings"`
 	Summary  struct {
 		Error   int `json:"error"`
@@ -38,9 +41,11 @@ type auditProcess struct {
 	NICs        []string `json:"nics"`
 	Attribution string   `json:"attribution"`
 	How         []string `json:"how"`
-	Judged      []string `json:"judged"`
-	JudgedBy    string   `json:"judged_by"`
-	Netns       string   `json:"netns"`
+	// AttributionUnknown is why Attribution is null.
+	AttributionUnknown *unknown.Reason `json:"attribution_unknown"`
+	Judged             []string        `json:"judged"`
+	JudgedBy           string          `json:"judged_by"`
+	Netns              string          `json:"netns"`
 }
 
 type auditFinding struct {

@@ -113,7 +113,7 @@ func liveBench(t *testing.T) (nic string, before map[string]string) {
 	}
 	for _, q := range doc.IRQs {
 		st, err := os.Stat(fmt.Sprintf("/proc/irq/%d/smp_affinity_list", q.IRQ))
-		if q.Queue >= 0 && q.NIC != "" && err == nil && st.Mode().Perm()&0o200 != 0 {
+		if q.Queue.Known() && q.NIC != "" && err == nil && st.Mode().Perm()&0o200 != 0 {
 			nic = q.NIC
 			break
 		}

@@ -18,7 +18,7 @@ var enumPrefixExempt = map[string]string{
 
 // TestEnumPrefix holds ARCHITECTURE.md's convention that a typed enum's
 // constants are named with the type's name first (irq.KindQueue,
-// nicuse.AttributionUnknown), so a reader knows the set a word belongs
+// nicuse.AttributionSockets), so a reader knows the set a word belongs
 // to and a new member cannot collide with another set's.
 func TestEnumPrefix(t *testing.T) {
 	root := moduleRoot(t)

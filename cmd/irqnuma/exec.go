@@ -41,13 +41,16 @@ func newExecCmd(a *app) *cobra.Command {
 			}
 			place := sched.Placement{CPUs: p.CPUs}
 			if membind {
-				if !p.NodesKnown {
+				nodes, ok := p.Nodes.Get()
+				if !ok {
 					return fmt.Errorf("--membind: the NUMA node of %s %s is unknown", units.Choose(p.CPUs.Len(), "CPU", "CPUs"), p.CPUs)
 				}
-				if join && g.MemsKnown && !p.Nodes.IsSubsetOf(g.Mems) {
-					return cli.Usagef("--membind --join: the picked CPUs' nodes %s are not all the group %s's memory nodes (cpuset.mems.effective %s)", p.Nodes, g.Path, g.Mems)
+				if join {
+					if mems, ok := g.Mems.Get(); ok && !nodes.IsSubsetOf(mems) {
+						return cli.Usagef("--membind --join: the picked CPUs' nodes %s are not all the group %s's memory nodes (cpuset.mems.effective %s)", nodes, g.Path, mems)
+					}
 				}
-				place.MemNodes = p.Nodes
+				place.MemNodes = nodes
 			}
 			where := p.Describe()
 			if join {

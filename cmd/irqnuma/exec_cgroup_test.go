@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -132,7 +133,7 @@ func TestExecOutsideGroup(t *testing.T) {
 	skipUnlessLive(t)
 	var out, errb strings.Builder
 	a := &app{sys: hostSys(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
-	g := &proc.Cgroup{Path: "/lab", Version: proc.CgroupVersionV2, Partition: proc.PartitionRoot, Exclusive: true}
+	g := &proc.Cgroup{Path: "/lab", Version: proc.CgroupVersionV2, Partition: unknown.Of(proc.PartitionRoot), Exclusive: true}
 	err := a.execOn(sched.Placement{CPUs: cpuset.New(cpuset.MaxID)}, "CPU x", []string{"true"}, g)
 	if !errors.Is(err, sched.ErrNotAllowed) || !errors.Is(err, usage.ErrUsage) {
 		t.Fatalf("execOn(CPU %d) = %v, want ErrNotAllowed as a usage error", cpuset.MaxID, err)

@@ -101,10 +101,10 @@ func TestExecMembind(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := cpu.Min()
-	if h.NodeOf(id) < 0 {
+	if !h.NodeOf(id).Known() {
 		t.Skipf("node of CPU %d unknown", id)
 	}
-	node := strconv.Itoa(h.NodeOf(id))
+	node := h.NodeOf(id).String()
 	if want := "irqnuma: running on CPU " + cpu.List() + " (node " + node + ")\n"; stderr != want {
 		t.Errorf("stderr = %q, want %q", stderr, want)
 	}

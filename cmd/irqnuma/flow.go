@@ -8,8 +8,10 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/render/report"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // flowFlags are flow's what-if flags, as given.
@@ -88,7 +90,7 @@ func newFlowCmd(a *app) *cobra.Command {
 					return err
 				}
 				if a.json() {
-					return a.writeJSON(report.FlowProcessesDoc{Processes: ps})
+					return a.writeJSON(jsondoc.SchemaFlowProcesses, report.FlowProcessesDoc{Processes: ps})
 				}
 				return report.WriteFlowProcesses(a.stdout, ps)
 			}
@@ -104,7 +106,7 @@ func newFlowCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return a.writeJSON(p)
+				return a.writeJSON(jsondoc.SchemaFlow, p)
 			}
 			return report.WriteFlow(a.stdout, p)
 		},
@@ -141,7 +143,11 @@ func observeFlow(a *app, p *flow.Path, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	o.Judge(p.Queue, p.Unknown)
+	predicted := unknown.Not[uint32](p.Queue.Why())
+	if q, ok := p.Queue.Get(); ok {
+		predicted = unknown.Of(uint32(q))
+	}
+	o.Judge(predicted)
 	p.Observed = o
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 var foundationHosts = []string{"seed", "vm-virtio", "offline-2node", "arm64", "nps2"}
@@ -55,13 +56,13 @@ func TestSeedDoneWhen(t *testing.T) {
 	}
 	var doc struct {
 		IRQs []struct {
-			IRQ       int     `json:"irq"`
-			NIC       string  `json:"nic"`
-			Queue     int     `json:"queue"`
-			Affinity  *string `json:"affinity"`
-			Effective *string `json:"effective"`
-			Local     *bool   `json:"local"`
-			Nodes     []int   `json:"affinity_nodes"`
+			IRQ       int                `json:"irq"`
+			NIC       string             `json:"nic"`
+			Queue     unknown.Value[int] `json:"queue"`
+			Affinity  *string            `json:"affinity"`
+			Effective *string            `json:"effective"`
+			Local     *bool              `json:"local"`
+			Nodes     []int              `json:"affinity_nodes"`
 		} `json:"irqs"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
@@ -70,12 +71,12 @@ func TestSeedDoneWhen(t *testing.T) {
 	want := map[int]string{284: "50", 285: "17", 286: "53", 290: "53", 299: "63"}
 	queues := 0
 	for _, q := range doc.IRQs {
-		if q.Queue < 0 {
+		if !q.Queue.Known() {
 			continue
 		}
 		queues++
-		if q.IRQ < 284 || q.IRQ > 299 || q.NIC != "eth0" || q.Queue != q.IRQ-284 {
-			t.Errorf("IRQ %d: nic %q queue %d, want eth0 queue %d", q.IRQ, q.NIC, q.Queue, q.IRQ-284)
+		if q.IRQ < 284 || q.IRQ > 299 || q.NIC != "eth0" || !unknown.Is(q.Queue, q.IRQ-284) {
+			t.Errorf("IRQ %d: nic %q queue %s, want eth0 queue %d", q.IRQ, q.NIC, q.Queue, q.IRQ-284)
 		}
 		if w, ok := want[q.IRQ]; ok && (q.Affinity == nil || *q.Affinity != w) {
 			t.Errorf("IRQ %d affinity = %v, want %s", q.IRQ, q.Affinity, w)

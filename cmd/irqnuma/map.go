@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/render/hostmap"
@@ -51,7 +52,7 @@ func newMapCmd(a *app) *cobra.Command {
 			}
 			switch {
 			case a.json():
-				return a.writeJSON(m)
+				return a.writeJSON(jsondoc.SchemaMap, m)
 			case svg == "-":
 				return hostmap.WriteSVG(a.stdout, m)
 			case svg != "":

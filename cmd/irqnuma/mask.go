@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/tune"
 )
@@ -140,7 +141,7 @@ func newMaskCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				return a.writeJSON(p.Doc())
+				return a.writeJSON(jsondoc.SchemaMask, p.Doc())
 			}
 			s, err := p.Format(format, mem)
 			if err != nil {

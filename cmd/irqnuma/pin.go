@@ -7,6 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/tune"
@@ -141,7 +142,7 @@ func pinOutcome(a *app, res *tune.PinResult) error {
 // withAction, what each was to do).
 func writePin(a *app, doc report.PinDoc, results, withAction bool) error {
 	if a.json() {
-		return a.writeJSON(doc)
+		return a.writeJSON(jsondoc.SchemaPin, doc)
 	}
 	if len(doc.Plan) > 0 || len(doc.Threads) == 0 {
 		if err := report.WritePin(a.stdout, doc.Plan, results, withAction); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // liveCPUs reads a task's Cpus_allowed_list, or an IRQ's
@@ -106,10 +107,10 @@ func TestPinNAPILive(t *testing.T) {
 	}
 	var list struct {
 		IRQs []struct {
-			IRQ   int    `json:"irq"`
-			NIC   string `json:"nic"`
-			Queue int    `json:"queue"`
-			Dir   string `json:"dir"`
+			IRQ   int                `json:"irq"`
+			NIC   string             `json:"nic"`
+			Queue unknown.Value[int] `json:"queue"`
+			Dir   string             `json:"dir"`
 		} `json:"irqs"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
@@ -122,7 +123,7 @@ func TestPinNAPILive(t *testing.T) {
 			continue
 		}
 		irqsBefore[q.IRQ] = liveCPUs(t, irq.AffinityPath(q.IRQ, irq.FileAffinityList), "")
-		if q.Queue >= 0 && q.Dir != "tx" {
+		if q.Queue.Known() && q.Dir != "tx" {
 			rxIRQs = append(rxIRQs, q.IRQ)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // pinTime is the clock of these tests: state files get a fixed name.
@@ -252,7 +253,7 @@ func TestPinSeedEffective(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for n, q := range listIRQs(t, root) {
-		if q.NIC != "eth0" || q.Queue < 0 {
+		if q.NIC != "eth0" || !q.Queue.Known() {
 			continue
 		}
 		if q.Local == nil || !*q.Local {
@@ -317,12 +318,12 @@ func auditIRQChecks(t *testing.T, root string) []string {
 }
 
 type listedIRQ struct {
-	IRQ       int     `json:"irq"`
-	NIC       string  `json:"nic"`
-	Queue     int     `json:"queue"`
-	Affinity  *string `json:"affinity"`
-	Effective *string `json:"effective"`
-	Local     *bool   `json:"local"`
+	IRQ       int                `json:"irq"`
+	NIC       string             `json:"nic"`
+	Queue     unknown.Value[int] `json:"queue"`
+	Affinity  *string            `json:"affinity"`
+	Effective *string            `json:"effective"`
+	Local     *bool              `json:"local"`
 }
 
 func listIRQs(t *testing.T, root string) map[int]listedIRQ {
@@ -692,7 +693,7 @@ func TestPinLive(t *testing.T) {
 	}
 	nic, queueIRQ := "", -1
 	for _, q := range doc.IRQs {
-		if q.Queue >= 0 && q.NIC != "" {
+		if q.Queue.Known() && q.NIC != "" {
 			nic, queueIRQ = q.NIC, q.IRQ
 			break
 		}

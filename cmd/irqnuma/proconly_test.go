@@ -68,7 +68,7 @@ func TestProcOnlyTree(t *testing.T) {
 			}
 			numbered := 0
 			for _, r := range in.Rows {
-				if r.IRQ >= 0 {
+				if r.IRQ.Known() {
 					numbered++
 				}
 			}

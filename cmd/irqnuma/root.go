@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/cli"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
-	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/version"
 )
@@ -118,9 +118,10 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 	return cli.Code(ctx, root.ExecuteContext(ctx), stderr)
 }
 
-// writeJSON writes v as indented JSON with a final newline, the host's
-// names escaped (safetext.WriteJSON).
-func (a *app) writeJSON(v any) error { return safetext.WriteJSON(a.stdout, v, "  ") }
+// writeJSON writes v as a document of schema s: indented JSON with a
+// final newline, the envelope first and the host's names escaped
+// (jsondoc.Write).
+func (a *app) writeJSON(s jsondoc.Schema, v any) error { return jsondoc.Write(a.stdout, s, v, true) }
 
 // json reports whether -o json was asked for.
 func (a *app) json() bool { return a.output == "json" }

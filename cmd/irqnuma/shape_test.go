@@ -36,14 +36,10 @@ var overCognitive = map[string]int{
 	"watch parseStat":                  37,
 	"exporter WriteText":               36,
 	"proc parseNumaMaps":               36,
-	"irq ReadInfo":                     35,
 	"cpuset ParseList":                 35,
 	"hostmap nodeBoxes":                33,
 	"watch (*differ).irqs":             33,
-	"irqbalance Read":                  32,
 	"topology scanPCIIDs":              31,
-	"tune restore":                     31,
-	"exporter hostSeries":              31,
 }
 
 // TestShape holds every non-test function of the module to maxCognitive

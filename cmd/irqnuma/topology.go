@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 )
@@ -26,7 +27,7 @@ func newTopologyCmd(a *app) *cobra.Command {
 			doc := report.Topology(h, t)
 			doc.Steer = report.Steering(t, sh, threads)
 			if a.json() {
-				return a.writeJSON(doc)
+				return a.writeJSON(jsondoc.SchemaTopology, doc)
 			}
 			return report.WriteTopology(a.stdout, doc)
 		},

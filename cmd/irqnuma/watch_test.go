@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,9 @@ import (
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/schematest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/watchtest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // seedUnderLoad copies the seed host and returns it with a clock for
@@ -78,7 +81,7 @@ func TestWatchSeedJSON(t *testing.T) {
 	golden(t, "watch/seed-saturated.jsonl", out)
 	ivs := decodeIntervals(t, out, 2)
 	v := ivs[1].NICs[0].Verdict
-	if v.CPU != 53 || !v.Saturated || v.Local == nil || !*v.Local || len(v.Threads) != 1 || v.Threads[0].Relation != watch.SMTSibling {
+	if !unknown.Is(v.CPU, 53) || !v.Saturated || !unknown.Is(v.Local, true) || len(v.Threads) != 1 || !unknown.Is(v.Threads[0].Relation, watch.RelationSMTSibling) {
 		t.Errorf("verdict = %+v", v)
 	}
 }
@@ -114,7 +117,13 @@ func decodeIntervals(t *testing.T, out string, n int) []watch.Interval {
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		var iv watch.Interval
-		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		schematest.Load(t).Validate(t, fmt.Sprintf("watch -o json line %d", len(ivs)+1), sc.Bytes())
+		const head = `{"schema":"watch","version":2,`
+		line, ok := strings.CutPrefix(sc.Text(), head)
+		if !ok {
+			t.Fatalf("line %d does not start with %s:\n%s", len(ivs)+1, head, sc.Text())
+		}
+		dec := json.NewDecoder(strings.NewReader("{" + line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&iv); err != nil {
 			t.Fatalf("line %d is not an interval: %v\n%s", len(ivs)+1, err, sc.Text())

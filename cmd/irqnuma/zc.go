@@ -5,6 +5,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 )
@@ -46,7 +47,7 @@ func newZCCheckCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json() {
-				err = a.writeJSON(r)
+				err = a.writeJSON(jsondoc.SchemaZC, r)
 			} else {
 				err = report.WriteZC(a.stdout, r)
 			}

@@ -27,15 +27,13 @@ func TestUsageErrors(t *testing.T) {
 		want int
 	}{
 		{"topology.ErrUnknownNIC", topology.ErrUnknownNIC, ExitUsage},
+		{"a locality the user can choose instead", fmt.Errorf("pick: %w", tune.ErrLocalityUnknown), ExitUsage},
 		{"tune.ErrLocalityUnknown", tune.ErrLocalityUnknown, ExitUsage},
 		{"tune.ErrBadPick", tune.ErrBadPick, ExitUsage},
-		{"tune.ErrUsage", tune.ErrUsage, ExitUsage},
 		{"tune.ErrNoSuchNode", tune.ErrNoSuchNode, ExitUsage},
 		{"tune.ErrNoSuchCPU", tune.ErrNoSuchCPU, ExitUsage},
-		{"tune.ErrNICLocalityUnknown", tune.ErrNICLocalityUnknown, ExitUsage},
 		{"tune.ErrConfig", tune.ErrConfig, ExitUsage},
 		{"snapshot.ErrName", snapshot.ErrName, ExitUsage},
-		{"bench.ErrUsage", bench.ErrUsage, ExitUsage},
 		{"kfile.ErrNotHost", kfile.ErrNotHost, ExitUsage},
 		{"usage.Errorf", usage.Errorf("--x %d: bad", 1), ExitUsage},
 		{"usage.Wrap", usage.Wrap(errors.New("bad")), ExitUsage},
@@ -55,12 +53,5 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("Code(%s: %q) = %d, want %d", tt.name, err, got, tt.want)
 			}
 		}
-	}
-	// The marked refusals are still the library's own sentinel.
-	if !errors.Is(pickErr, tune.ErrUsage) || !errors.Is(benchErr, bench.ErrUsage) {
-		t.Errorf("refusals %v, %v: not their package's ErrUsage", pickErr, benchErr)
-	}
-	if errors.Is(pickErr, bench.ErrUsage) || errors.Is(benchErr, tune.ErrUsage) {
-		t.Errorf("a refusal is another package's ErrUsage")
 	}
 }

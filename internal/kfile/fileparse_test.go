@@ -2,6 +2,7 @@ package kfile
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,15 @@ func TestFileParse(t *testing.T) {
 		if err := tt.read(filepath.Join(root, "sys", "absent")); err == nil || errors.Is(err, ErrFileParse) || !IsNotExist(err) {
 			t.Errorf("%s of a missing file: %v, want not-exist and not ErrFileParse", tt.name, err)
 		}
+	}
+}
+
+// TestFormatSentinel: a parser's format sentinel keeps its text and is
+// ErrFileParse, so errors wrapping it are found by that one sentinel.
+func TestFormatSentinel(t *testing.T) {
+	s := FormatSentinel("not in /proc/x format")
+	err := fmt.Errorf("line 3: %w", s)
+	if !errors.Is(err, ErrFileParse) || !errors.Is(err, s) || err.Error() != "line 3: not in /proc/x format" {
+		t.Errorf("%v: Is ErrFileParse %v, Is the sentinel %v", err, errors.Is(err, ErrFileParse), errors.Is(err, s))
 	}
 }

@@ -31,23 +31,46 @@ var ErrTooLarge = errors.New("file too large")
 // names the file; see ParseError.
 var ErrFileParse = errors.New("malformed kernel file")
 
+// FormatSentinel returns a parser's sentinel for text that is not in
+// its file's format ("not in /proc/interrupts format"): an error with
+// that text that is also ErrFileParse, so one errors.Is finds every
+// kernel file that does not parse, whichever parser said it.
+func FormatSentinel(text string) error { return formatSentinel(text) }
+
+type formatSentinel string
+
+func (e formatSentinel) Error() string        { return string(e) }
+func (e formatSentinel) Is(target error) bool { return target == ErrFileParse }
+
 // ParseError is a kernel file whose content does not parse: "read
 // /sys/.../cpulist: what is wrong". It is ErrFileParse, and wraps Err,
 // so errors.Is finds both the kind and what the parser said
 // (cpuset.ErrSyntax, interrupts.ErrFormat).
 type ParseError struct {
-	Op   string // "read", or "parse" for a file read whole and parsed after
+	Op   ParseOp
 	Path string
 	Err  error
 }
 
-func (e *ParseError) Error() string        { return e.Op + " " + e.Path + ": " + e.Err.Error() }
+// ParseOp is what was being done to the file when its content turned
+// out wrong, the first word of a ParseError.
+type ParseOp string
+
+// The ParseOps.
+const (
+	ParseOpRead  ParseOp = "read"  // read and checked as it was read
+	ParseOpParse ParseOp = "parse" // read whole, then parsed
+)
+
+func (e *ParseError) Error() string        { return string(e.Op) + " " + e.Path + ": " + e.Err.Error() }
 func (e *ParseError) Unwrap() error        { return e.Err }
 func (e *ParseError) Is(target error) bool { return target == ErrFileParse }
 
 // Malformed is the error for the file path whose content err says is
 // wrong: "read PATH: err", a *ParseError.
-func Malformed(path string, err error) error { return &ParseError{Op: "read", Path: path, Err: err} }
+func Malformed(path string, err error) error {
+	return &ParseError{Op: ParseOpRead, Path: path, Err: err}
+}
 
 // Malformedf is Malformed(path, fmt.Errorf(format, args...)).
 func Malformedf(path, format string, args ...any) error {

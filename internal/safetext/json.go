@@ -1,8 +1,6 @@
 package safetext
 
 import (
-	"encoding/json"
-	"io"
 	"unicode/utf8"
 )
 
@@ -55,22 +53,4 @@ func JSON(b []byte) []byte {
 		i += n
 	}
 	return out
-}
-
-// WriteJSON writes v to w as a json.Encoder set to indent each level by
-// indent (none when it is "") writes it, one value and a newline, in one
-// Write, through JSON.
-func WriteJSON(w io.Writer, v any, indent string) error {
-	var b []byte
-	var err error
-	if indent == "" {
-		b, err = json.Marshal(v)
-	} else {
-		b, err = json.MarshalIndent(v, "", indent)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(JSON(b), '\n'))
-	return err
 }

@@ -43,29 +43,6 @@ func TestJSONClean(t *testing.T) {
 	}
 }
 
-func TestWriteJSON(t *testing.T) {
-	v := map[string]any{"nic": "eth0\u202e<x>", "irqs": []int{1, 2}}
-	tests := []struct {
-		give string // the indent
-		want string
-	}{
-		{"", `{"irqs":[1,2],"nic":"eth0\u202e\u003cx\u003e"}` + "\n"},
-		{"  ", "{\n  \"irqs\": [\n    1,\n    2\n  ],\n  \"nic\": \"eth0\\u202e\\u003cx\\u003e\"\n}\n"},
-	}
-	for _, tt := range tests {
-		var b bytes.Buffer
-		if err := WriteJSON(&b, v, tt.give); err != nil {
-			t.Fatal(err)
-		}
-		if b.String() != tt.want {
-			t.Errorf("WriteJSON(%q) = %q, want %q", tt.give, b.String(), tt.want)
-		}
-	}
-	if err := WriteJSON(&bytes.Buffer{}, func() {}, ""); err == nil {
-		t.Error("WriteJSON of a func gave no error")
-	}
-}
-
 // rawRune returns the first rune of s a terminal would act on other than
 // the line breaks and spaces of JSON's indentation, or "".
 func rawRune(s string) string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // MaskFormats lists the output forms of Pick.Format.
@@ -14,10 +15,6 @@ var MaskFormats = []string{"list", "taskset", "mask", "numactl", "docker", "syst
 
 // ErrUnknownMaskFormat is wrapped by the error for a format not in MaskFormats.
 var ErrUnknownMaskFormat = errors.New("unknown format")
-
-// ErrNodesUnknown is wrapped when a format needs the picked CPUs' NUMA
-// nodes and some are unknown.
-var ErrNodesUnknown = errors.New("NUMA nodes unknown")
 
 // Format writes the pick in one of MaskFormats, as people paste it, without
 // a final newline:
@@ -32,7 +29,7 @@ var ErrNodesUnknown = errors.New("NUMA nodes unknown")
 //	cgroup   16-31,48-63 (the value for cpuset.cpus)
 //
 // mem applies to systemd only: numactl and docker always carry the
-// nodes. A format that needs nodes fails with ErrNodesUnknown when a
+// nodes. A format that needs nodes fails with ErrLocalityUnknown when a
 // picked CPU's node is unknown, rather than leave the memory out.
 func (p *Pick) Format(format string, mem bool) (string, error) {
 	if !slices.Contains(MaskFormats, format) {
@@ -42,10 +39,11 @@ func (p *Pick) Format(format string, mem bool) (string, error) {
 		return "", fmt.Errorf("memory binding is added to the systemd format only (numactl and docker always carry the nodes), not %s", format)
 	}
 	needNodes := format == "numactl" || format == "docker" || (format == "systemd" && mem)
-	if needNodes && !p.NodesKnown {
-		return "", fmt.Errorf("%w for CPUs %s: the %s format needs them; use --format list", ErrNodesUnknown, p.CPUs, format)
+	pn, nodesKnown := p.Nodes.Get()
+	if needNodes && !nodesKnown {
+		return "", localityErrorf(false, "NUMA nodes unknown for CPUs %s: the %s format needs them; use --format list", p.CPUs, format)
 	}
-	cpus, nodes := p.CPUs.List(), p.Nodes.List()
+	cpus, nodes := p.CPUs.List(), pn.List()
 	switch format {
 	case "taskset":
 		return p.CPUs.Taskset(), nil
@@ -68,19 +66,25 @@ func (p *Pick) Format(format string, mem bool) (string, error) {
 // PickDoc is the JSON document of `irqnuma mask -o json`. Fields are added,
 // never renamed or re-typed.
 type PickDoc struct {
-	CPUs       string `json:"cpus"`
-	Nodes      []int  `json:"nodes"` // null when a picked CPU's node is unknown
-	Taskset    string `json:"taskset"`
-	Mask       string `json:"mask"`
-	Count      int    `json:"count"`
-	Excluded   string `json:"excluded"` // candidates the filters removed
-	Source     string `json:"source"`
-	Candidates string `json:"candidates"`
+	CPUs       string               `json:"cpus"`
+	Nodes      unknown.Value[[]int] `json:"nodes"` // unknown when a picked CPU's node is
+	Taskset    string               `json:"taskset"`
+	Mask       string               `json:"mask"`
+	Count      int                  `json:"count"`
+	Excluded   string               `json:"excluded"` // candidates the filters removed
+	Source     string               `json:"source"`
+	Candidates string               `json:"candidates"`
 	// IRQCPUs is where the NIC's IRQs land; null unless IRQ CPUs were
-	// excluded.
+	// excluded (not asked: a request's option, not an unknown).
 	IRQCPUs *string  `json:"irq_cpus"`
 	Dropped []Drop   `json:"dropped"`
 	Notes   []string `json:"notes"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (d PickDoc) MarshalJSON() ([]byte, error) {
+	type plain PickDoc
+	return unknown.MarshalObject(plain(d))
 }
 
 // Doc returns the JSON document of the pick.
@@ -91,8 +95,10 @@ func (p *Pick) Doc() PickDoc {
 		Candidates: p.Candidates.List(), Dropped: append([]Drop{}, p.Drops...),
 		Notes: append([]string{}, p.Notes...),
 	}
-	if p.NodesKnown {
-		d.Nodes = p.Nodes.IDs()
+	if n, ok := p.Nodes.Get(); ok {
+		d.Nodes = unknown.Of(n.IDs())
+	} else {
+		d.Nodes = unknown.Not[[]int](p.Nodes.Why())
 	}
 	if p.IRQsChecked {
 		s := p.IRQCPUs.List()
@@ -108,7 +114,7 @@ func (p *Pick) Describe() string {
 	if p.CPUs.Len() == 1 {
 		word = "CPU "
 	}
-	return word + p.CPUs.List() + " (" + pickDescribeNodes(p.Nodes, p.NodesKnown) + ")"
+	return word + p.CPUs.List() + " (" + pickDescribeNodes(p.Nodes.Or(cpuset.Set{}), p.Nodes.Known()) + ")"
 }
 
 func pickDescribeNodes(nodes cpuset.Set, known bool) string {

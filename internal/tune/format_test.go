@@ -12,6 +12,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestFormatSeed(t *testing.T) {
@@ -90,7 +91,7 @@ func TestFormatWide(t *testing.T) {
 }
 
 func TestFormatErrors(t *testing.T) {
-	known := &Pick{CPUs: cpuset.New(1), Nodes: cpuset.New(0), NodesKnown: true, Width: 2}
+	known := &Pick{CPUs: cpuset.New(1), Nodes: unknown.Of(cpuset.New(0)), Width: 2}
 	unknown := &Pick{CPUs: cpuset.New(1), Width: 2}
 	tests := []struct {
 		name    string
@@ -100,9 +101,9 @@ func TestFormatErrors(t *testing.T) {
 		wantErr error
 	}{
 		{"unknown format", known, "hex", false, ErrUnknownMaskFormat},
-		{"numactl, nodes unknown", unknown, "numactl", false, ErrNodesUnknown},
-		{"docker, nodes unknown", unknown, "docker", false, ErrNodesUnknown},
-		{"systemd mem, nodes unknown", unknown, "systemd", true, ErrNodesUnknown},
+		{"numactl, nodes unknown", unknown, "numactl", false, ErrLocalityUnknown},
+		{"docker, nodes unknown", unknown, "docker", false, ErrLocalityUnknown},
+		{"systemd mem, nodes unknown", unknown, "systemd", true, ErrLocalityUnknown},
 		{"mem with list", known, "list", true, nil},
 	}
 	for _, tt := range tests {
@@ -172,8 +173,8 @@ func TestPickNoNUMA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.NodesKnown {
-		t.Errorf("NodesKnown = true for a host without nodes")
+	if p.Nodes.Known() {
+		t.Errorf("Nodes known for a host without nodes")
 	}
 	if want := []string{"NUMA node of CPUs 16-19 unknown"}; !cmp.Equal(want, p.Notes) {
 		t.Errorf("notes = %q, want %q", p.Notes, want)
@@ -185,8 +186,8 @@ func TestPickNoNUMA(t *testing.T) {
 	if !strings.Contains(string(b), `"nodes":null`) {
 		t.Errorf("doc %s: want \"nodes\":null", b)
 	}
-	if _, err := p.Format("numactl", false); !errors.Is(err, ErrNodesUnknown) {
-		t.Errorf("Format(numactl) error = %v, want ErrNodesUnknown", err)
+	if _, err := p.Format("numactl", false); !errors.Is(err, ErrLocalityUnknown) {
+		t.Errorf("Format(numactl) error = %v, want ErrLocalityUnknown", err)
 	}
 	if got, err := p.Format("taskset", false); err != nil || got != "0xf0000" {
 		t.Errorf("Format(taskset) = %q, %v; want 0xf0000", got, err)

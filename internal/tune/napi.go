@@ -9,10 +9,12 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // This file pins threaded NAPI with the IRQs: when a NIC's NAPI runs in
@@ -28,22 +30,22 @@ type ThreadRow struct {
 	NIC  string `json:"nic"`
 	// NAPI is the NAPI instance's id; 0 when not known.
 	NAPI uint32 `json:"napi_id,omitempty"`
-	// Queue and IRQ are those the thread was paired with; -1 when not
-	// known.
-	Queue  int    `json:"queue"`
-	Dir    string `json:"dir,omitempty"`
-	IRQ    int    `json:"irq"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Action Action `json:"action"`
-	Result Result `json:"result"`
-	Error  string `json:"error"`
+	// Queue and IRQ are those the thread was paired with, unknown (with
+	// the reason) when it was paired with none.
+	Queue  unknown.Value[int] `json:"queue"`
+	Dir    interrupts.Dir     `json:"dir,omitempty"`
+	IRQ    unknown.Value[int] `json:"irq"`
+	From   string             `json:"from"`
+	To     string             `json:"to"`
+	Action Action             `json:"action"`
+	Result Result             `json:"result"`
+	Error  string             `json:"error"`
 	// Note says why a thread goes to the CPUs of its NIC's queue IRQs
 	// (all of them, not one queue's): its queue is unknown, and why.
 	Note string `json:"note,omitempty"`
-	// Affinity is the thread's CPUs read back after the run (null in a
-	// dry run, or when it cannot be read).
-	Affinity *string `json:"affinity"`
+	// Affinity is the thread's CPUs read back after the run, unknown
+	// (with the reason) in a dry run, or when it cannot be read.
+	Affinity unknown.Value[string] `json:"affinity"`
 
 	start uint64     // its start time, which with the pid names it
 	to    cpuset.Set // where it goes
@@ -51,6 +53,32 @@ type ThreadRow struct {
 	// err is the error Error says when the move failed or its rollback
 	// did (a *RollbackError); nil when Error is a note.
 	err error
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (r ThreadRow) MarshalJSON() ([]byte, error) {
+	type plain ThreadRow
+	return unknown.MarshalObject(plain(r))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *ThreadRow) UnmarshalJSON(b []byte) error {
+	type plain ThreadRow
+	return unknown.UnmarshalObject(b, (*plain)(r))
+}
+
+// Why a thread's queue or IRQ is unknown.
+var (
+	whyThreadNoQueue = unknown.Reason{Kind: unknown.KindDriver, Detail: "netdev links the thread's NAPI instance to no queue"}
+	whyThreadNoIRQ   = unknown.Reason{Kind: unknown.KindDriver, Detail: "netdev napi-get ties the thread's NAPI instance to no IRQ"}
+)
+
+// threadVal is a thread's queue or IRQ, -1 when it was paired with none.
+func threadVal(i int, why unknown.Reason) unknown.Value[int] {
+	if i < 0 {
+		return unknown.Not[int](why)
+	}
+	return unknown.Of(i)
 }
 
 // Err returns the error the row's Error says when the thread's move
@@ -174,9 +202,9 @@ func (p *threadPlanner) nic(name string, n *steer.NIC, steps []planStep) error {
 		return p.unpaired(name, cpuset.Set{}, "its queue is unknown: the NIC's steering was not read; not moved")
 	}
 	union := queueCPUs(name, steps)
-	if r, unknown := n.Why(steer.PartNAPI); unknown {
+	if r, isUnknown := n.Why(steer.PartNAPI); isUnknown {
 		why := "its queue is unknown: netdev napi-get " + r.String()
-		if r.Why == steer.WhyKernel {
+		if r.Kind == unknown.KindKernel {
 			why = "its queue is unknown on this kernel (no netdev napi-get)"
 		}
 		if !threaded(n) {
@@ -215,9 +243,9 @@ func (p *threadPlanner) leftover(name string, n *steer.NIC, napi steer.NAPI, uni
 	if _, ok := p.byPID[napi.PID]; napi.PID <= 0 || ok {
 		return nil
 	}
-	switch {
-	case napi.IRQ >= 0:
-		return p.skip(name, napi.PID, napi.ID, napi.IRQ, "not moved: its IRQ "+strconv.Itoa(napi.IRQ)+" is not one this pin places")
+	switch irq, ok := napi.IRQ.Get(); {
+	case ok:
+		return p.skip(name, napi.PID, napi.ID, irq, "not moved: its IRQ "+strconv.Itoa(irq)+" is not one this pin places")
 	case slices.ContainsFunc(n.Queues, func(q steer.NetdevQueue) bool { return q.NAPI == napi.ID }):
 		return p.skip(name, napi.PID, napi.ID, -1, "not moved: its IRQ is unknown (napi-get reports none) and no queue this pin places is served by it")
 	}
@@ -265,7 +293,7 @@ func threaded(n *steer.NIC) bool {
 func napisOf(n *steer.NIC, s planStep) []steer.NAPI {
 	var out []steer.NAPI
 	for _, napi := range n.NAPIs {
-		if napi.PID > 0 && napi.IRQ == s.IRQ {
+		if napi.PID > 0 && unknown.Is(napi.IRQ, s.IRQ) {
 			out = append(out, napi)
 		}
 	}
@@ -273,11 +301,11 @@ func napisOf(n *steer.NIC, s planStep) []steer.NAPI {
 		return out
 	}
 	for _, q := range n.Queues {
-		if q.NAPI == 0 || q.ID != uint32(s.Queue) || (s.Dir != "" && string(q.Type) != s.Dir) {
+		if q.NAPI == 0 || q.ID != uint32(s.Queue) || (s.Dir != "" && string(q.Type) != string(s.Dir)) {
 			continue
 		}
 		for _, napi := range n.NAPIs {
-			if napi.ID == q.NAPI && napi.PID > 0 && napi.IRQ < 0 && !slices.ContainsFunc(out, func(o steer.NAPI) bool { return o.ID == napi.ID }) {
+			if napi.ID == q.NAPI && napi.PID > 0 && !napi.IRQ.Known() && !slices.ContainsFunc(out, func(o steer.NAPI) bool { return o.ID == napi.ID }) {
 				out = append(out, napi)
 			}
 		}
@@ -291,12 +319,12 @@ func (p *threadPlanner) add(nic string, napi steer.NAPI, s planStep) error {
 		prev := &p.rows[j]
 		if !prev.to.Equal(s.To) && prev.Action != ActionSkipUnknown {
 			prev.Action, prev.Result = ActionSkipUnknown, ResultSkipped
-			prev.Error = fmt.Sprintf("not moved: it serves IRQs %d and %d, which this pin places on different CPUs (%s and %s)", prev.IRQ, s.IRQ, prev.to, s.To)
+			prev.Error = fmt.Sprintf("not moved: it serves IRQs %d and %d, which this pin places on different CPUs (%s and %s)", prev.IRQ.Or(-1), s.IRQ, prev.to, s.To)
 			prev.To = ""
 		}
 		return nil
 	}
-	return p.plan(ThreadRow{PID: napi.PID, NIC: nic, NAPI: napi.ID, Queue: s.Queue, Dir: s.Dir, IRQ: s.IRQ}, s.To,
+	return p.plan(ThreadRow{PID: napi.PID, NIC: nic, NAPI: napi.ID, Queue: threadVal(s.Queue, whyThreadNoQueue), Dir: s.Dir, IRQ: threadVal(s.IRQ, whyThreadNoIRQ)}, s.To,
 		fmt.Sprintf("not moved: netdev names pid %d as NAPI %d's thread, but its name %%q is not a NAPI thread's", napi.PID, napi.ID))
 }
 
@@ -310,7 +338,7 @@ func (p *threadPlanner) moveUnpaired(nic string, pid int, napi uint32, to cpuset
 	if to.IsEmpty() {
 		return p.skip(nic, pid, napi, -1, why+"; not moved: this pin places none of "+nic+"'s queue IRQs")
 	}
-	return p.plan(ThreadRow{PID: pid, NIC: nic, NAPI: napi, Queue: -1, IRQ: -1,
+	return p.plan(ThreadRow{PID: pid, NIC: nic, NAPI: napi, Queue: unknown.Not[int](whyThreadNoQueue), IRQ: unknown.Not[int](whyThreadNoIRQ),
 		Note: why}, to,
 		"not moved: its name %q is not a NAPI thread's")
 }
@@ -342,6 +370,7 @@ func (p *threadPlanner) plan(r ThreadRow, to cpuset.Set, notNAPI string) error {
 		}
 	}
 	p.byPID[r.PID] = len(p.rows)
+	r.Affinity = unknown.Not[string](whyNotWritten)
 	p.rows = append(p.rows, r)
 	return nil
 }
@@ -384,8 +413,9 @@ func (p *threadPlanner) skip(nic string, pid int, napi uint32, irqN int, why str
 		return err
 	}
 	p.byPID[pid] = len(p.rows)
-	p.rows = append(p.rows, ThreadRow{PID: pid, Comm: task.Comm, NIC: nic, NAPI: napi, Queue: -1, IRQ: irqN,
-		From: cpusOrUnknown(task.Allowed), Action: ActionSkipUnknown, Result: ResultSkipped, Error: why})
+	p.rows = append(p.rows, ThreadRow{PID: pid, Comm: task.Comm, NIC: nic, NAPI: napi, Queue: unknown.Not[int](whyThreadNoQueue), IRQ: threadVal(irqN, whyThreadNoIRQ),
+		From: cpusOrUnknown(task.Allowed), Action: ActionSkipUnknown, Result: ResultSkipped, Error: why,
+		Affinity: unknown.Not[string](whyNotWritten)})
 	return nil
 }
 
@@ -490,10 +520,7 @@ func readBackThreads(ta ThreadAffinity, rows []ThreadRow) {
 		if r.Result == ResultSkipped {
 			continue
 		}
-		if set, err := ta.Get(r.PID); err == nil {
-			s := set.String()
-			r.Affinity = &s
-		}
+		r.Affinity = threadCPUs(ta, r.PID)
 	}
 }
 
@@ -506,8 +533,8 @@ func (r *RestoreResult) restoreThreads(ctx context.Context, fsys kfile.FS, ta Th
 	rows := make([]ThreadRow, 0, len(saved))
 	var live []int // the rows of threads still there, on a host that moves them
 	for _, t := range saved {
-		row := ThreadRow{PID: t.PID, Comm: t.Comm, NIC: t.NIC, NAPI: t.NAPI, Queue: t.Queue, Dir: t.Dir, IRQ: t.IRQ,
-			To: t.CPUs, Action: ActionRestore, Result: ResultUnchanged}
+		row := ThreadRow{PID: t.PID, Comm: t.Comm, NIC: t.NIC, NAPI: t.NAPI, Queue: threadVal(t.Queue, whyThreadNoQueue), Dir: interrupts.Dir(t.Dir), IRQ: threadVal(t.IRQ, whyThreadNoIRQ),
+			To: t.CPUs, Action: ActionRestore, Result: ResultUnchanged, Affinity: unknown.Not[string](whyNotWritten)}
 		row.to, _ = cpuset.ParseList(t.CPUs) // validated with the state
 		task, err := proc.ReadTask(fsys, t.PID)
 		switch {
@@ -541,10 +568,7 @@ func (r *RestoreResult) restoreThreads(ctx context.Context, fsys kfile.FS, ta Th
 	}
 	tx.run(ctx)
 	for _, i := range live {
-		if set, err := ta.Get(rows[i].PID); err == nil {
-			s := set.String()
-			rows[i].Affinity = &s
-		}
+		rows[i].Affinity = threadCPUs(ta, rows[i].PID)
 	}
 	for _, row := range rows {
 		if row.Result == ResultFailed {
@@ -552,4 +576,13 @@ func (r *RestoreResult) restoreThreads(ctx context.Context, fsys kfile.FS, ta Th
 		}
 	}
 	r.Threads = append(r.Threads, rows...)
+}
+
+// threadCPUs reads a thread's CPUs back, in list form.
+func threadCPUs(ta ThreadAffinity, pid int) unknown.Value[string] {
+	set, err := ta.Get(pid)
+	if err != nil {
+		return unknown.NotAs[string](unknown.KindFailed, err.Error())
+	}
+	return unknown.Of(set.String())
 }

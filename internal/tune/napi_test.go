@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // fakeThreads is a ThreadAffinity over a map, as the kernel's would be:
@@ -89,7 +90,7 @@ func napiHost(t *testing.T) (root string, sh *steer.Host, ft *fakeThreads) {
 	sh = &steer.Host{NICs: []*steer.NIC{{
 		Name: "eth0",
 		NAPIs: []steer.NAPI{
-			{ID: 8193, IRQ: 284, PID: 812}, {ID: 8194, IRQ: 285, PID: 813}, {ID: 8195, IRQ: -1, PID: 814},
+			{ID: 8193, IRQ: unknown.Of(284), PID: 812}, {ID: 8194, IRQ: unknown.Of(285), PID: 813}, {ID: 8195, IRQ: unknown.Not[int](steer.NoIRQ), PID: 814},
 		},
 		Queues: []steer.NetdevQueue{{ID: 2, Type: steer.QueueTypeRX, NAPI: 8195}, {ID: 2, Type: steer.QueueTypeTX}},
 		Sysfs:  steer.Sysfs{Threaded: &one},
@@ -110,11 +111,8 @@ func napiPin(t *testing.T, root string, sh *steer.Host, ft ThreadAffinity, ctx c
 func threadLines(rows []ThreadRow) []string {
 	var out []string
 	for _, r := range rows {
-		aff := "-"
-		if r.Affinity != nil {
-			aff = *r.Affinity
-		}
-		line := fmt.Sprintf("%s pid=%d napi=%d q=%d irq=%d %s->%s %s %s now=%s %s", r.Comm, r.PID, r.NAPI, r.Queue, r.IRQ, r.From, r.To, r.Action, r.Result, aff, r.Error)
+		aff := r.Affinity.Or("-")
+		line := fmt.Sprintf("%s pid=%d napi=%d q=%d irq=%d %s->%s %s %s now=%s %s", r.Comm, r.PID, r.NAPI, r.Queue.Or(-1), r.IRQ.Or(-1), r.From, r.To, r.Action, r.Result, aff, r.Error)
 		if r.Note != "" {
 			line += "| " + r.Note
 		}
@@ -219,8 +217,8 @@ func TestPinNAPIThreadFails(t *testing.T) {
 	var irqs, back []string
 	for _, r := range res.Rows {
 		if r.Action == ActionChange {
-			irqs = append(irqs, fmt.Sprintf("%d=%s", r.IRQ, r.To))
-			back = append([]string{fmt.Sprintf("%d=%s", r.IRQ, r.From)}, back...)
+			irqs = append(irqs, fmt.Sprintf("%d=%s", r.IRQ.Or(-1), r.To))
+			back = append([]string{fmt.Sprintf("%d=%s", r.IRQ.Or(-1), r.From)}, back...)
 		}
 	}
 	want := append(append(append([]string{}, irqs...), "812=16", "813=17", "814=18", "813=0-63", "812=0-63"), back...)
@@ -232,7 +230,7 @@ func TestPinNAPIThreadFails(t *testing.T) {
 	}
 	for _, r := range res.Rows {
 		if r.Result == ResultChanged {
-			t.Errorf("IRQ %d still changed after the rollback", r.IRQ)
+			t.Errorf("IRQ %d still changed after the rollback", r.IRQ.Or(-1))
 		}
 	}
 	got := threadLines(res.Threads)[:3]
@@ -361,7 +359,7 @@ func TestPinNAPIUnpaired(t *testing.T) {
 	t.Run("no napi-get", func(t *testing.T) {
 		unpaired(t, func(n *steer.NIC) {
 			n.NAPIs, n.Queues = nil, nil
-			n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "netdev has no napi-get"})
+			n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "netdev has no napi-get"})
 		}, "its queue is unknown on this kernel (no netdev napi-get)")
 	})
 	t.Run("driver links no queue", func(t *testing.T) {
@@ -369,7 +367,7 @@ func TestPinNAPIUnpaired(t *testing.T) {
 			n.Driver = &steer.DriverInfo{Driver: "virtio_net"}
 			n.Queues = []steer.NetdevQueue{{ID: 0, Type: steer.QueueTypeRX}, {ID: 0, Type: steer.QueueTypeTX}}
 			for i := range n.NAPIs {
-				n.NAPIs[i].IRQ = -1
+				n.NAPIs[i].IRQ = unknown.Not[int](steer.NoIRQ)
 			}
 		}, "its queue is unknown (virtio_net links no NAPI to a queue or IRQ)")
 	})
@@ -377,7 +375,7 @@ func TestPinNAPIUnpaired(t *testing.T) {
 		root, sh, ft := napiHost(t)
 		n := sh.NICs[0]
 		n.NAPIs, n.Queues, n.Sysfs.Threaded = nil, nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "netdev has no napi-get"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "netdev has no napi-get"})
 		res, err := napiPin(t, root, sh, ft, context.Background())
 		if err != nil || res.Err() != nil {
 			t.Fatalf("Pin: %v, %v", err, res.Err())

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // onlyPin pins only IRQ 285 (eth0's queue 1) of the NAPI host to CPU 20.
@@ -81,7 +82,7 @@ func TestPinOnlyUnpaired(t *testing.T) {
 	root, sh, ft := napiHost(t)
 	n := sh.NICs[0]
 	n.NAPIs, n.Queues = nil, nil
-	n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "netdev has no napi-get"})
+	n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "netdev has no napi-get"})
 	res, err := onlyPin(t, root, sh, ft)
 	if err != nil || res.Err() != nil {
 		t.Fatalf("Pin: %v, %v", err, res.Err())

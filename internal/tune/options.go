@@ -1,20 +1,14 @@
 package tune
 
 import (
-	"fmt"
-
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
-// ErrUsage is what the refusals of PickOptions are: the user's to fix
-// (usage.ErrUsage too).
-var ErrUsage = usage.New("bad option")
-
 // usagef is an option refusal: its message is the user's, and it is
-// ErrUsage.
+// usage.ErrUsage.
 func usagef(format string, args ...any) error {
-	return usage.Kind(ErrUsage, fmt.Errorf(format, args...))
+	return usage.Errorf(format, args...)
 }
 
 // PickOptions are the CPU selection of mask and exec as the user gave
@@ -34,7 +28,7 @@ type PickOptions struct {
 }
 
 // Request checks the options and turns them into a pick request. Every
-// refusal wraps ErrUsage and names the flag.
+// refusal is usage.ErrUsage and names the flag.
 func (o PickOptions) Request() (PickRequest, error) {
 	r := PickRequest{ExcludeIRQCPUs: o.ExcludeIRQ, OnePerCore: o.OnePerCore, CPUs: o.CPUs, Exclude: o.Exclude, Within: o.Within}
 	sources := 0

@@ -1,15 +1,15 @@
 package tune
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // TestPickOptions: what mask's and exec's flags may not say, each refused
-// as ErrUsage naming the flag; good ones become the request. What was
+// as usage.ErrUsage naming the flag; good ones become the request. What was
 // given is what is set: a nil pointer or an empty set was not given.
 func TestPickOptions(t *testing.T) {
 	nic := func(s string) *string { return &s }
@@ -35,8 +35,8 @@ func TestPickOptions(t *testing.T) {
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%+v: %v", tt.give, err)
-		case tt.want != "" && (!errors.Is(err, ErrUsage) || !strings.HasPrefix(err.Error(), tt.want)):
-			t.Errorf("%+v = %v, want ErrUsage saying %q", tt.give, err, tt.want)
+		case tt.want != "" && (!usage.Is(err) || !strings.HasPrefix(err.Error(), tt.want)):
+			t.Errorf("%+v = %v, want usage.ErrUsage saying %q", tt.give, err, tt.want)
 		case tt.want != "":
 		case tt.give.Node != nil && (r.Node == nil || *r.Node != *tt.give.Node), tt.give.Node == nil && r.Node != nil:
 			t.Errorf("%+v: node %v", tt.give, r.Node)

@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -21,8 +22,6 @@ var (
 	ErrNothingLeft = errors.New("no CPUs left")
 	// ErrTooFewLeft: fewer CPUs were left than PickRequest.Count asked for.
 	ErrTooFewLeft = errors.New("too few CPUs left")
-	// ErrNICLocalityUnknown: the NIC's local CPUs are not known.
-	ErrNICLocalityUnknown = usage.New("NIC locality unknown")
 	// ErrNoSuchNode: the requested node does not exist.
 	ErrNoSuchNode = usage.New("unknown node")
 	// ErrNoSuchCPU: a named CPU is not a possible CPU of the host.
@@ -72,10 +71,8 @@ type Drop struct {
 // Pick is the chosen CPUs and how they were chosen.
 type Pick struct {
 	CPUs cpuset.Set // the picked CPUs, never empty
-	// Nodes are the nodes of CPUs; NodesKnown is false when some CPU's
-	// node is unknown (then Nodes is incomplete and not to be used).
-	Nodes      cpuset.Set
-	NodesKnown bool
+	// Nodes are the nodes of CPUs; unknown when some CPU's node is.
+	Nodes unknown.Value[cpuset.Set]
 	// Source says where the candidates came from: "eth0 local CPUs,
 	// node 1 (numa_node)", "node 1", "the CPU list".
 	Source     string
@@ -151,10 +148,12 @@ func pickCPUs(h *topology.Host, t *irq.Table, r PickRequest) (*Pick, error) {
 		left = left.First(r.Count)
 	}
 	p.CPUs = left
-	nodes, unknown := h.NodesOf(left)
-	p.Nodes, p.NodesKnown = nodes, unknown.IsEmpty()
-	if !p.NodesKnown {
-		p.Notes = append(p.Notes, fmt.Sprintf("NUMA node of CPUs %s unknown", unknown))
+	nodes, notKnown := h.NodesOf(left)
+	p.Nodes = unknown.Of(nodes)
+	if !notKnown.IsEmpty() {
+		note := fmt.Sprintf("NUMA node of CPUs %s unknown", notKnown)
+		p.Nodes = unknown.NotAs[cpuset.Set](unknown.KindNotReported, note)
+		p.Notes = append(p.Notes, note)
 	}
 	return p, nil
 }
@@ -217,16 +216,16 @@ func (p *Pick) candidates(h *topology.Host, r PickRequest) error {
 		loc := h.Locality(nic)
 		if !loc.Known() {
 			local := "none"
-			if nic.HasLocal {
-				local = pickOrNone(nic.LocalCPUs)
+			if cpus, ok := nic.LocalCPUs.Get(); ok {
+				local = pickOrNone(cpus)
 			}
-			return fmt.Errorf("%w: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
-				ErrNICLocalityUnknown, nic.Name, nic.Node, local, len(h.Nodes))
+			return localityErrorf(true, "NIC locality unknown: %s has numa_node %d and local_cpulist %s on a host with %d NUMA nodes known; choose the CPUs with --node or --cpus",
+				nic.Name, nic.Node.Or(-1), local, len(h.Nodes))
 		}
 		p.Candidates = loc.CPUs
 		p.Source = fmt.Sprintf("%s local CPUs (%s)", nic.Name, loc.Source)
-		if loc.Node >= 0 {
-			p.Source = fmt.Sprintf("%s local CPUs, node %d (%s)", nic.Name, loc.Node, loc.Source)
+		if node, ok := loc.Node.Get(); ok {
+			p.Source = fmt.Sprintf("%s local CPUs, node %d (%s)", nic.Name, node, loc.Source)
 		}
 	case r.Node != nil:
 		cpus, ok := h.NodeCPUs(*r.Node)
@@ -276,7 +275,7 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	var cpus cpuset.Set
 	var requested, moving, inactive, unknown []*irq.IRQ
 	for _, q := range qs {
-		switch where, how := q.Landing(); how {
+		switch where, how := q.Landing(); how.Or("") {
 		case irq.LandInactive:
 			inactive = append(inactive, q)
 		case irq.LandEffective:
@@ -303,7 +302,7 @@ func (p *Pick) irqCPUs(h *topology.Host, t *irq.Table, nic string) (cpuset.Set, 
 	case len(q) > 1:
 		var to cpuset.Set
 		for _, m := range q {
-			to = to.Union(m.Affinity)
+			to = to.Union(m.Affinity.Or(cpuset.Set{}))
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("IRQs %s are still delivered to their old CPUs until their next interrupts, then to %s (moves are pending): excluded %s", pickIRQList(q), to, to))
 	}
@@ -335,7 +334,7 @@ func (p *Pick) irqAdvice(t *irq.Table, r PickRequest, before cpuset.Set) string 
 	queues := map[int]bool{}
 	for _, q := range t.ForNIC(r.NIC) {
 		if q.Owner.Kind == irq.KindQueue {
-			queues[q.Owner.Queue] = true
+			queues[q.Owner.Queue.Or(-1)] = true
 		}
 	}
 	fewer := fmt.Sprintf("fewer queues (ethtool -L %s combined N", r.NIC)

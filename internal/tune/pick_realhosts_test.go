@@ -56,8 +56,8 @@ func TestPickRealHostNodes(t *testing.T) {
 				if !p.CPUs.Equal(wantCPUs) {
 					t.Errorf("node %d: picked %s, want %s (expected %s less offline and isolated)", id, p.CPUs, wantCPUs, want[id])
 				}
-				if !p.NodesKnown || !p.Nodes.Equal(cpuset.New(id)) {
-					t.Errorf("node %d: nodes %s (known %v), want %d", id, p.Nodes, p.NodesKnown, id)
+				if n, ok := p.Nodes.Get(); !ok || !n.Equal(cpuset.New(id)) {
+					t.Errorf("node %d: nodes %v, want %d", id, p.Nodes, id)
 				}
 				mask, err := p.Format("mask", false)
 				if err != nil {

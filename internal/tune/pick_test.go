@@ -75,8 +75,8 @@ func TestPickSeed(t *testing.T) {
 				t.Errorf("PickCPUs(%+v) = %s, want %s", tt.give, got, tt.want)
 			}
 			nodes, _ := h.NodesOf(p.CPUs)
-			if !p.NodesKnown || !p.Nodes.Equal(nodes) {
-				t.Errorf("nodes = %s (known %v), want %s", p.Nodes, p.NodesKnown, nodes)
+			if n, ok := p.Nodes.Get(); !ok || !n.Equal(nodes) {
+				t.Errorf("nodes = %v, want %s", p.Nodes, nodes)
 			}
 		})
 	}
@@ -210,8 +210,8 @@ func TestPickLocalityUnknown(t *testing.T) {
 	}
 	h, tb := loadHost(t, root)
 	_, err := pickCPUs(h, tb, PickRequest{NIC: "ens2f0"})
-	if !errors.Is(err, ErrNICLocalityUnknown) {
-		t.Fatalf("PickCPUs(ens2f0) error = %v, want ErrNICLocalityUnknown", err)
+	if !errors.Is(err, ErrLocalityUnknown) {
+		t.Fatalf("PickCPUs(ens2f0) error = %v, want ErrLocalityUnknown", err)
 	}
 }
 

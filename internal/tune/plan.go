@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -43,8 +45,10 @@ const (
 	ActionChange      Action = "change"
 	ActionKeep        Action = "keep"
 	ActionSkipManaged Action = "skip-managed"
-	// ActionSkipUnknown: the tree has no /proc/irq/N affinity file, so the
-	// IRQ's affinity is unknown and cannot be set.
+	// ActionSkipUnknown: the step is not made because what it needs is
+	// not known: the tree has no /proc/irq/N affinity file (the IRQ's
+	// affinity cannot be set), or a NAPI thread's IRQ or CPUs are
+	// not. A pin's outcome, as the JSON and text show it.
 	ActionSkipUnknown Action = "skip-unknown"
 	// ActionRestore writes back a value a pin saved.
 	ActionRestore Action = "restore"
@@ -55,9 +59,14 @@ const KindXPS irq.Kind = "xps"
 
 // Errors a plan is refused with.
 var (
-	// ErrLocalityUnknown: the NIC's node is unknown and neither a node nor
-	// CPUs were given.
-	ErrLocalityUnknown = usage.New("NUMA locality unknown")
+	// ErrLocalityUnknown: what was asked needs a NUMA locality that is
+	// not known: a NIC's node and local CPUs (for a plan or a pick
+	// without --node or --cpus), or the nodes of the picked CPUs (for a
+	// format that carries them). It is unknown.ErrUnknown, and it is the
+	// user's to fix (usage.ErrUsage): they can name the CPUs instead.
+	// Only Format's refusal of a format that needs nodes is not the
+	// user's (it exits 1, as it always has), though it is this error.
+	ErrLocalityUnknown error = localitySentinel{}
 	// ErrNoCPUs: nothing is left of the target set.
 	ErrNoCPUs = errors.New("no CPU left to place IRQs on")
 	// ErrNoIRQs: the NIC has no IRQ to place.
@@ -95,9 +104,9 @@ var ErrNotNICIRQ = usage.New("not an IRQ of the NIC")
 type planStep struct {
 	IRQ     int // -1 for an xps step
 	NIC     string
-	Queue   int      // queue index; -1 for a non-queue vector
-	Dir     string   // "rx", "tx" or "" (both)
-	Kind    irq.Kind // irq.KindQueue, irq.KindOther or KindXPS
+	Queue   int            // queue index; -1 for a non-queue vector
+	Dir     interrupts.Dir // rx, tx or "" (both)
+	Kind    irq.Kind       // irq.KindQueue, irq.KindOther or KindXPS
 	From    cpuset.Set
 	HasFrom bool
 	To      cpuset.Set // empty for skipped steps
@@ -191,8 +200,8 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 	// share an index (rx-3 and tx-3) share a CPU.
 	var idx []int
 	for _, q := range qs {
-		if q.Owner.Kind == irq.KindQueue && !slices.Contains(idx, q.Owner.Queue) {
-			idx = append(idx, q.Owner.Queue)
+		if q.Owner.Kind == irq.KindQueue && !slices.Contains(idx, q.Owner.Queue.Or(-1)) {
+			idx = append(idx, q.Owner.Queue.Or(-1))
 		}
 	}
 	slices.Sort(idx)
@@ -215,13 +224,14 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 
 	managedQueue := map[int]bool{}
 	for _, q := range qs {
-		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir, Kind: q.Owner.Kind,
-			From: q.Affinity, HasFrom: q.HasAffinity}
+		aff, hasAff := q.Affinity.Get()
+		s := planStep{IRQ: q.IRQ, NIC: nic.Name, Queue: q.Owner.Queue.Or(-1), Dir: q.Owner.Dir, Kind: q.Owner.Kind,
+			From: aff, HasFrom: hasAff}
 		switch {
-		case !q.HasAffinity:
+		case !hasAff:
 			s.Action = ActionSkipUnknown
 			p.Notes = append(p.Notes, fmt.Sprintf("IRQ %d (%s): no /proc/irq/%d affinity file: skipped", q.IRQ, nic.Name, q.IRQ))
-		case q.Managed:
+		case unknown.Is(q.Managed, true):
 			s.Action = ActionSkipManaged
 			if s.Kind == irq.KindQueue {
 				managedQueue[s.Queue] = true
@@ -232,7 +242,7 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 				s.To = queueCPUs[s.Queue]
 			}
 			s.Action = ActionChange
-			if s.To.Equal(q.Affinity) {
+			if s.To.Equal(aff) {
 				s.Action = ActionKeep
 			}
 		}
@@ -248,12 +258,13 @@ func (p *pinPlan) planNIC(h *topology.Host, nic *topology.NIC, qs []*irq.IRQ, ta
 // whose queue IRQ is not one of them is left out.
 func (p *pinPlan) planXPS(nic *topology.NIC, queueCPUs map[int]cpuset.Set, managedQueue map[int]bool, filtered bool) {
 	for _, tq := range nic.Queues {
-		if tq.Kind != "tx" {
+		if tq.Kind != topology.QueueKindTx {
 			continue
 		}
 		cpus, ok := queueCPUs[tq.Index]
+		xps, known := tq.CPUs.Get()
 		switch {
-		case !tq.Known:
+		case !known:
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: no readable xps_cpus: left alone", nic.Name, tq.Index))
 			continue
 		case !ok && filtered:
@@ -265,9 +276,9 @@ func (p *pinPlan) planXPS(nic *topology.NIC, queueCPUs map[int]cpuset.Set, manag
 			p.Notes = append(p.Notes, fmt.Sprintf("%s tx-%d: its queue IRQ is managed: xps_cpus left alone", nic.Name, tq.Index))
 			continue
 		}
-		s := planStep{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: "tx", Kind: KindXPS,
-			From: tq.CPUs, HasFrom: true, To: cpus, Action: ActionChange}
-		if cpus.Equal(tq.CPUs) {
+		s := planStep{IRQ: -1, NIC: nic.Name, Queue: tq.Index, Dir: interrupts.DirTX, Kind: KindXPS,
+			From: xps, HasFrom: true, To: cpus, Action: ActionChange}
+		if cpus.Equal(xps) {
 			s.Action = ActionKeep
 		}
 		p.Steps = append(p.Steps, s)
@@ -298,13 +309,13 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 		loc := h.Locality(nic)
 		if !loc.Known() {
 			return tg, fmt.Errorf("%s: %w: numa_node is %d and local_cpulist does not narrow it (%s); give --node or --cpus",
-				nic.Name, ErrLocalityUnknown, nic.Node, orNone(nic.LocalCPUs, nic.HasLocal))
+				nic.Name, ErrLocalityUnknown, nic.Node.Or(-1), orNone(nic.LocalCPUs.Or(cpuset.Set{}), nic.LocalCPUs.Known()))
 		}
 		set = loc.CPUs
-		if loc.Node >= 0 {
-			tg.Source = "node " + strconv.Itoa(loc.Node) + ", from " + loc.Source
+		if node, ok := loc.Node.Get(); ok {
+			tg.Source = "node " + strconv.Itoa(node) + ", from " + loc.Source.String()
 		} else {
-			tg.Source = loc.Source + " " + loc.CPUs.String()
+			tg.Source = loc.Source.String() + " " + loc.CPUs.String()
 		}
 	}
 	if off := set.Difference(h.Online); !off.IsEmpty() {
@@ -354,7 +365,7 @@ func spreadOrder(h *topology.Host, cpus cpuset.Set) []int {
 		if !seen {
 			i = len(cores)
 			at[cid] = i
-			cores = append(cores, core{id: cid, l3: c.L3})
+			cores = append(cores, core{id: cid, l3: c.L3.Or(-1)})
 		}
 		cores[i].threads = append(cores[i].threads, id) // ascending: cpus.All is
 	}

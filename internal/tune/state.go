@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/atomicfile"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
@@ -54,8 +55,11 @@ var ErrLocked = errors.New("another irqnuma pin or restore is running on this ro
 // file it is about to change, as the kernel printed it, so that
 // `irq restore` can put each back.
 type pinState struct {
-	Version int       `json:"version"`
-	Created time.Time `json:"created"`
+	// Schema is jsondoc.SchemaState; a file written before the envelope has
+	// none, and reads the same.
+	Schema  jsondoc.Schema `json:"schema,omitempty"`
+	Version int            `json:"version"`
+	Created time.Time      `json:"created"`
 	// Root is the absolute host root the values were read under; a state
 	// is only restored on the same root.
 	Root    string       `json:"root"`
@@ -112,7 +116,7 @@ func newState(fsys kfile.FS, now time.Time) (*pinState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pinState{Version: stateVersion, Created: now.UTC(), Root: real}, nil
+	return &pinState{Schema: jsondoc.SchemaState, Version: stateVersion, Created: now.UTC(), Root: real}, nil
 }
 
 // realRoot returns root made absolute with every link followed.
@@ -295,6 +299,9 @@ func parseState(b []byte) (*pinState, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the JSON object", ErrBadState)
 	}
+	if s.Schema != "" && s.Schema != jsondoc.SchemaState {
+		return nil, fmt.Errorf("%w: its schema is not %q", ErrBadState, jsondoc.SchemaState)
+	}
 	return &s, nil
 }
 
@@ -438,9 +445,9 @@ func entryError(e savedValue, possible cpuset.Set, hasPossible bool) error {
 // "eth0 tx-3 xps_cpus".
 func entryName(t irq.Target) string {
 	if t.File == irq.FileXPS {
-		return fmt.Sprintf("%s tx-%d xps_cpus", t.NIC, t.Queue)
+		return fmt.Sprintf("%s tx-%d xps_cpus", t.NIC, t.Queue.Or(-1))
 	}
-	return "IRQ " + strconv.Itoa(t.IRQ)
+	return "IRQ " + strconv.Itoa(t.IRQ.Or(-1))
 }
 
 // clip shortens a value for a message: a mask of 10,000 groups is not
@@ -466,15 +473,15 @@ func (s *pinState) Gone(fsys kfile.FS) (map[int]error, error) {
 		if t.File == irq.FileXPS {
 			dir = filepath.Dir(t.Path)
 		} else {
-			dir = "/proc/irq/" + strconv.Itoa(t.IRQ)
+			dir = "/proc/irq/" + strconv.Itoa(t.IRQ.Or(-1))
 		}
 		_, err = fsys.Stat(fsys.Path(dir))
 		switch {
 		case err == nil:
 		case kfile.IsNotExist(err) && t.File == irq.FileXPS:
-			gone[i] = fmt.Errorf("NIC %s has no tx queue %d now", t.NIC, t.Queue)
+			gone[i] = fmt.Errorf("NIC %s has no tx queue %s now", t.NIC, t.Queue)
 		case kfile.IsNotExist(err):
-			gone[i] = fmt.Errorf("IRQ %d no longer exists", t.IRQ)
+			gone[i] = fmt.Errorf("IRQ %s no longer exists", t.IRQ)
 		default:
 			return nil, fmt.Errorf("entry %d (%s): %w", i, e.Path, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 var stateTime = time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC)
@@ -77,6 +78,35 @@ func TestStateSaveLoad(t *testing.T) {
 	}
 }
 
+// TestStateBeforeSchema: a state file an irqnuma wrote before the
+// documents carried their schema restores as it did.
+func TestStateBeforeSchema(t *testing.T) {
+	root, path, _ := savedSeedState(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["schema"] != "state" {
+		t.Fatalf("saved state's schema = %v, want \"state\"", m["schema"])
+	}
+	delete(m, "schema")
+	old, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "old.json")
+	if err := os.WriteFile(p, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadState(hosttest.Open(t, root), p); err != nil {
+		t.Errorf("loadState of a state without a schema: %v", err)
+	}
+}
+
 func TestStateTampered(t *testing.T) {
 	root, path, _ := savedSeedState(t)
 	raw, err := os.ReadFile(path)
@@ -125,6 +155,8 @@ func TestStateTampered(t *testing.T) {
 		{"other root", edit(func(m map[string]any) { m["root"] = "/" }), `saved for root "/"`},
 		{"version", edit(func(m map[string]any) { m["version"] = 4 }), "version 4"},
 		{"unknown field", edit(func(m map[string]any) { m["command"] = "rm -rf /" }), "unknown field"},
+		{"other schema", edit(func(m map[string]any) { m["schema"] = "topology" }), `its schema is not "state"`},
+		{"schema not a string", edit(func(m map[string]any) { m["schema"] = 2 }), "schema"},
 		{"trailing data", string(raw) + "{}", "data after the JSON object"},
 		{"not JSON", "state", "invalid"},
 	}
@@ -216,9 +248,9 @@ func FuzzParseTarget(f *testing.F) {
 		}
 		var rebuilt string
 		if tg.File == irq.FileXPS {
-			rebuilt = irq.XPSPath(tg.NIC, tg.Queue)
+			rebuilt = irq.XPSPath(tg.NIC, tg.Queue.Or(-1))
 		} else {
-			rebuilt = irq.AffinityPath(tg.IRQ, tg.File)
+			rebuilt = irq.AffinityPath(tg.IRQ.Or(-1), tg.File)
 		}
 		if rebuilt != p || path.Clean(p) != p {
 			t.Errorf("irq.ParseTarget(%q) accepted %+v, which rebuilds as %q", p, tg, rebuilt)
@@ -274,8 +306,8 @@ func TestStateGone(t *testing.T) {
 // settled, unchanged, or an xps_cpus row is not.
 func TestPendingMoves(t *testing.T) {
 	row := func(irqN int, kind irq.Kind, res Result, aff, eff cpuset.Set) Row {
-		r := Row{IRQ: irqN, Kind: kind}
-		r.fill(ChangeResult{Result: res, ReadBack: irq.ReadBack{Affinity: aff, HasAffinity: true, Effective: eff, HasEffective: true}})
+		r := Row{IRQ: unknown.Of(irqN), Kind: kind}
+		r.fill(ChangeResult{Result: res, ReadBack: irq.ReadBack{Affinity: unknown.Of(aff), Effective: unknown.Of(eff)}})
 		return r
 	}
 	rows := []Row{

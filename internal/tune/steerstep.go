@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // A transaction may change NICs' steering before it places IRQs (zc
@@ -103,14 +104,14 @@ type savedChannels struct {
 // again when the channels change back) or the table itself; and the key
 // when the step changed it.
 type savedRSS struct {
-	Default bool     `json:"default"`
-	Table   []uint32 `json:"table,omitempty"`
-	Key     []byte   `json:"key,omitempty"`
+	Default bool      `json:"default"`
+	Table   []uint32  `json:"table,omitempty"`
+	Key     steer.Key `json:"key,omitempty"`
 }
 
 type savedRings struct {
-	TCPDataSplit *steer.TCPDataSplit `json:"tcp_data_split,omitempty"`
-	HDSThresh    *uint32             `json:"hds_thresh,omitempty"`
+	TCPDataSplit *nicset.DataSplit `json:"tcp_data_split,omitempty"`
+	HDSThresh    *uint32           `json:"hds_thresh,omitempty"`
 }
 
 // savedRule is a rule the pin added: restore deletes the rule matching
@@ -263,9 +264,13 @@ func saveRings(n *steer.NIC, r nicset.RingSetting) (*savedRings, error) {
 	}
 	old := savedRings{}
 	if r.TCPDataSplit != nil {
-		if old.TCPDataSplit = n.Rings.TCPDataSplit; old.TCPDataSplit == nil {
+		was := nicset.DataSplitDefault
+		if s, ok := n.Rings.TCPDataSplit.Get(); ok {
+			was = nicset.DataSplit(s)
+		} else if n.Rings.TCPDataSplit.Why() != steer.DataSplitNA {
 			return nil, errors.New("the driver reports no tcp-data-split")
 		}
+		old.TCPDataSplit = &was
 	}
 	if r.HDSThresh != nil {
 		if old.HDSThresh = n.Rings.HDSThresh; old.HDSThresh == nil {
@@ -618,7 +623,7 @@ func aroundFiles(req PinRequest, t *irq.Table, changes []Change) ([]string, erro
 			continue
 		}
 		for _, q := range t.ForNIC(s.NIC) {
-			if !q.HasAffinity || q.Managed {
+			if !q.Affinity.Known() || unknown.Is(q.Managed, true) {
 				continue
 			}
 			p, err := irq.AffinityFile(req.Root, q.IRQ)

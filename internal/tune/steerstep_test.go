@@ -20,6 +20,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // fakeNIC is a NIC's steering as the kernel keeps it: a table the user
@@ -32,7 +33,7 @@ type fakeNIC struct {
 	table                 []uint32
 	configured            bool
 	key                   []byte
-	split                 *steer.TCPDataSplit
+	split                 *nicset.DataSplit // nil: not reported
 	hds                   *uint32
 	rules                 []steer.Rule
 	refuse                map[string]error // by operation: "channels", "rss", "rings", "insert", "delete"
@@ -46,11 +47,23 @@ type fakeNIC struct {
 }
 
 func newFakeNIC(combined uint32) *fakeNIC {
-	off := steer.TCPDataSplitDisabled
+	off := nicset.DataSplitOff
 	hds := uint32(256)
 	f := &fakeNIC{maxCombined: 4, combined: combined, table: make([]uint32, 16), key: []byte{1, 2, 3, 4}, split: &off, hds: &hds, refuse: map[string]error{}}
 	f.spread()
 	return f
+}
+
+// readSplit is the tcp-data-split the NIC reads back: the default reads
+// as the driver's n/a.
+func (f *fakeNIC) readSplit() unknown.Value[steer.TCPDataSplit] {
+	switch {
+	case f.split == nil:
+		return unknown.Not[steer.TCPDataSplit](steer.DataSplitNotReported)
+	case *f.split == nicset.DataSplitDefault:
+		return unknown.Not[steer.TCPDataSplit](steer.DataSplitNA)
+	}
+	return unknown.Of(steer.TCPDataSplit(*f.split))
 }
 
 func (f *fakeNIC) spread() {
@@ -72,7 +85,7 @@ func (s *fakeSetter) Read(name string) (*steer.NIC, error) {
 	n := &steer.NIC{Name: name,
 		Channels: &steer.Channels{MaxCombined: f.maxCombined, Combined: f.combined},
 		RSS:      &steer.RSS{Rings: f.combined, Table: slices.Clone(f.table), Key: slices.Clone(f.key)},
-		Rings:    &steer.Rings{TCPDataSplit: f.split, HDSThresh: f.hds},
+		Rings:    &steer.Rings{TCPDataSplit: f.readSplit(), HDSThresh: f.hds},
 		Rules:    &steer.Rules{TableSize: 8, Count: uint32(len(f.rules)), Rules: slices.Clone(f.rules)},
 	}
 	return n, nil
@@ -172,7 +185,7 @@ func (s *fakeSetter) DeleteRule(_ string, loc uint32) error {
 // zcSteps are zc prepare's steps for queue 1 of a NIC with 4 channels.
 func zcSteps() []SteerStep {
 	four, zero := uint32(4), uint32(0)
-	on := steer.TCPDataSplitEnabled
+	on := nicset.DataSplitOn
 	return []SteerStep{
 		{NIC: "eth0", Channels: &nicset.ChannelCounts{Combined: &four}},
 		{NIC: "eth0", RSS: &nicset.RSSSetting{Table: nicset.EqualTable(16, []uint32{0, 2, 3})}},
@@ -239,7 +252,7 @@ func steerPinRestore(t *testing.T, keeps bool) {
 	if got := fakeState(f); got != "combined 4 table [0 2 3 0 2 3 0 2 3 0 2 3 0 2 3 0] configured true key [1 2 3 4] split on hds 0 rules 1" {
 		t.Errorf("after prepare: %s", got)
 	}
-	if len(res.Rows) != 1 || res.Rows[0].Queue != 1 || res.Rows[0].Result != ResultChanged {
+	if len(res.Rows) != 1 || !unknown.Is(res.Rows[0].Queue, 1) || res.Rows[0].Result != ResultChanged {
 		t.Errorf("IRQ rows %+v, want queue 1's IRQ changed", res.Rows)
 	}
 	if res.Changed != 5 {

@@ -10,36 +10,78 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/irqbalance"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Row is one step of a pin or a restore as its JSON document and table
-// show it. IRQ is -1 for a tx queue's xps_cpus (kind "xps"). Affinity and
-// Effective are read back after the run (null in a dry run or when the
-// file is absent).
+// show it. IRQ is not applicable to a tx queue's xps_cpus (kind "xps"),
+// Queue to a vector that serves no queue. Affinity and Effective are
+// read back after the run (unknown in a dry run, or when the file is
+// absent, with the reason).
 type Row struct {
-	IRQ       int      `json:"irq"`
-	NIC       string   `json:"nic"`
-	Queue     int      `json:"queue"`
-	Kind      irq.Kind `json:"kind"`
-	Dir       string   `json:"dir,omitempty"`
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	Action    Action   `json:"action"`
-	Result    Result   `json:"result"`
-	Error     string   `json:"error"`
-	File      string   `json:"file,omitempty"`
-	Affinity  *string  `json:"affinity"`
-	Effective *string  `json:"effective"`
+	IRQ       unknown.Value[int]    `json:"irq"`
+	NIC       string                `json:"nic"`
+	Queue     unknown.Value[int]    `json:"queue"`
+	Kind      irq.Kind              `json:"kind"`
+	Dir       interrupts.Dir        `json:"dir,omitempty"`
+	From      string                `json:"from"`
+	To        string                `json:"to"`
+	Action    Action                `json:"action"`
+	Result    Result                `json:"result"`
+	Error     string                `json:"error"`
+	File      string                `json:"file,omitempty"`
+	Affinity  unknown.Value[string] `json:"affinity"`
+	Effective unknown.Value[string] `json:"effective"`
 	// land is where the IRQ lands, as the read-back values say.
 	land irq.Land
 	// err is the error Error says when the step failed or its rollback
 	// did (a *RollbackError); nil when Error is a note.
 	err error
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row
+	return unknown.MarshalObject(plain(r))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	type plain Row
+	return unknown.UnmarshalObject(b, (*plain)(r))
+}
+
+// Why a step's IRQ, queue or read-back is not there.
+var (
+	whyXPSNoIRQ   = unknown.Reason{Kind: unknown.KindNotApplicable, Detail: "an xps step sets a tx queue's CPUs, not an IRQ's"}
+	whyNoQueue    = unknown.Reason{Kind: unknown.KindNotApplicable, Detail: "the vector serves no queue"}
+	whyQueueIndex = unknown.Reason{Kind: unknown.KindDriver, Detail: "the IRQ's name gives no queue index"}
+	whyNotWritten = unknown.Reason{Kind: unknown.KindNotApplicable, Detail: "not read back: the step wrote nothing (a dry run, or a step skipped or unchanged)"}
+)
+
+// stepIRQ is a plan step's IRQ as its row says it.
+func stepIRQ(s planStep) unknown.Value[int] {
+	if s.Kind == KindXPS || s.IRQ < 0 {
+		return unknown.Not[int](whyXPSNoIRQ)
+	}
+	return unknown.Of(s.IRQ)
+}
+
+// stepQueue is a plan step's queue as its row says it.
+func stepQueue(s planStep) unknown.Value[int] {
+	switch {
+	case s.Queue >= 0:
+		return unknown.Of(s.Queue)
+	case s.Kind == irq.KindQueue:
+		return unknown.Not[int](whyQueueIndex)
+	}
+	return unknown.Not[int](whyNoQueue)
 }
 
 // RollbackError is a step's rollback that failed: the write putting
@@ -62,9 +104,9 @@ func (e *RollbackError) listed() string { return e.Step + ": " + e.Err.Error() }
 // Name names a row in messages: "IRQ 284" or "eth0 tx-3 xps_cpus".
 func (r Row) Name() string {
 	if r.Kind == KindXPS {
-		return fmt.Sprintf("%s tx-%d xps_cpus", r.NIC, r.Queue)
+		return fmt.Sprintf("%s tx-%d xps_cpus", r.NIC, r.Queue.Or(-1))
 	}
-	return "IRQ " + strconv.Itoa(r.IRQ)
+	return "IRQ " + strconv.Itoa(r.IRQ.Or(-1))
 }
 
 // Err returns the error the row's Error says when its step failed or its
@@ -85,15 +127,9 @@ func (r *Row) fill(c ChangeResult) {
 	case c.ReadErr != nil:
 		r.fail(fmt.Errorf("read back: %w", c.ReadErr))
 	}
-	if c.HasAffinity {
-		s := c.Affinity.String()
-		r.Affinity = &s
-	}
-	if c.HasEffective {
-		s := c.Effective.String()
-		r.Effective = &s
-	}
-	_, r.land = irq.Info{Affinity: c.Affinity, HasAffinity: c.HasAffinity, Effective: c.Effective, HasEffective: c.HasEffective}.Landing()
+	r.Affinity, r.Effective = setText(c.Affinity), setText(c.Effective)
+	_, land := irq.Info{Affinity: c.Affinity, Effective: c.Effective}.Landing()
+	r.land = land.Or("")
 }
 
 // PinRequest says what Pin does.
@@ -453,7 +489,7 @@ func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []sa
 	}
 	for _, i := range threadChanges(threads) {
 		r := threads[i]
-		t := savedThread{PID: r.PID, Comm: r.Comm, Start: r.start, CPUs: r.from.String(), NIC: r.NIC, NAPI: r.NAPI, Queue: r.Queue, Dir: r.Dir, IRQ: r.IRQ}
+		t := savedThread{PID: r.PID, Comm: r.Comm, Start: r.start, CPUs: r.from.String(), NIC: r.NIC, NAPI: r.NAPI, Queue: r.Queue.Or(-1), Dir: string(r.Dir), IRQ: r.IRQ.Or(-1)}
 		if err := threadError(t, possible, hasPossible); err != nil {
 			return "", nil, fmt.Errorf("%w: %w; irq restore could not put it back, so nothing was written", ErrUnsaveable, err)
 		}
@@ -505,9 +541,10 @@ func (res *PinResult) readBack(fsys kfile.FS, plan *pinPlan) {
 		if row.File != "" && plan.Steps[i].Action == ActionChange {
 			continue
 		}
-		p := irq.XPSPath(row.NIC, row.Queue)
-		if row.Kind != KindXPS {
-			p = irq.AffinityPath(row.IRQ, irq.FileAffinityList)
+		s := plan.Steps[i]
+		p := irq.XPSPath(s.NIC, s.Queue)
+		if s.Kind != KindXPS {
+			p = irq.AffinityPath(s.IRQ, irq.FileAffinityList)
 		}
 		rb := irq.ReadBackOf(fsys, p)
 		rb.ReadErr = nil // an IRQ without files was reported as skip-unknown
@@ -543,7 +580,8 @@ func pinChanges(fsys kfile.FS, h *topology.Host, plan *pinPlan) ([]Change, []int
 
 // stepRow is a plan step before anything is written.
 func stepRow(s planStep, file string) Row {
-	r := Row{IRQ: s.IRQ, NIC: s.NIC, Queue: s.Queue, Kind: s.Kind, Dir: s.Dir, Action: s.Action, File: file}
+	r := Row{IRQ: stepIRQ(s), NIC: s.NIC, Queue: stepQueue(s), Kind: s.Kind, Dir: s.Dir, Action: s.Action, File: file,
+		Affinity: unknown.Not[string](whyNotWritten), Effective: unknown.Not[string](whyNotWritten)}
 	if s.HasFrom {
 		r.From = s.From.String()
 	}
@@ -577,7 +615,7 @@ func pendingMoves(rows []Row) []string {
 	var notes []string
 	for _, r := range rows {
 		if r.Result == ResultChanged && r.Kind != KindXPS && r.land == irq.LandPending {
-			notes = append(notes, fmt.Sprintf("IRQ %d: the kernel still delivers it to CPU %s; it moves at its next interrupt (x86 moves an MSI then, without interrupt remapping)", r.IRQ, *r.Effective))
+			notes = append(notes, fmt.Sprintf("IRQ %d: the kernel still delivers it to CPU %s; it moves at its next interrupt (x86 moves an MSI then, without interrupt remapping)", r.IRQ.Or(-1), r.Effective.Or("")))
 		}
 	}
 	return notes
@@ -591,7 +629,7 @@ func irqbalanceWarning(fsys kfile.FS, h *topology.Host, t *irq.Table, plan *pinP
 	if err != nil {
 		return IrqbalanceWarning{Err: err}
 	}
-	if !b.Running {
+	if !unknown.Is(b.Running, true) {
 		return IrqbalanceWarning{}
 	}
 	w := IrqbalanceWarning{PID: b.PIDs[0]}
@@ -722,13 +760,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 	var rowOf []int
 	for i, e := range state.Entries {
 		tgt, _ := irq.ParseTarget(e.Path) // validated by LoadState
-		row := Row{IRQ: tgt.IRQ, NIC: tgt.NIC, Queue: tgt.Queue, Kind: irq.KindOther, File: e.Path,
-			Action: ActionRestore, Result: ResultUnchanged}
-		if tgt.File == irq.FileXPS {
-			row.Kind, row.Dir = KindXPS, "tx"
-		} else if o := owners[tgt.IRQ]; o != nil {
-			row.NIC, row.Queue, row.Kind, row.Dir = o.NIC, o.Queue, o.Kind, o.Dir
-		}
+		row := restoreRow(tgt, e.Path, owners)
 		if why := bad[i]; why != nil {
 			// A value restore cannot write: the others are still restored.
 			row.Result = ResultFailed
@@ -803,4 +835,29 @@ func irqOwners(fsys kfile.FS) map[int]*irq.Owner {
 		}
 	}
 	return owners
+}
+
+// restoreRow is the row of a saved value's file, before it is
+// restored: its IRQ's owner as the host names it now.
+func restoreRow(tgt irq.Target, path string, owners map[int]*irq.Owner) Row {
+	row := Row{IRQ: tgt.IRQ, NIC: tgt.NIC, Queue: tgt.Queue, Kind: irq.KindOther, File: path,
+		Action: ActionRestore, Result: ResultUnchanged,
+		Affinity: unknown.Not[string](whyNotWritten), Effective: unknown.Not[string](whyNotWritten)}
+	if tgt.File == irq.FileXPS {
+		row.Kind, row.Dir, row.IRQ = KindXPS, interrupts.DirTX, unknown.Not[int](whyXPSNoIRQ)
+	} else if o := owners[tgt.IRQ.Or(-1)]; o != nil {
+		row.NIC, row.Queue, row.Kind, row.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+	} else if !row.Queue.Known() {
+		row.Queue = unknown.Not[int](whyNoQueue)
+	}
+	return row
+}
+
+// setText is a CPU set read back as a row says it: its list form, or
+// unknown with the read's reason.
+func setText(v unknown.Value[cpuset.Set]) unknown.Value[string] {
+	if s, ok := v.Get(); ok {
+		return unknown.Of(s.String())
+	}
+	return unknown.Not[string](v.Why())
 }

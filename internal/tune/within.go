@@ -27,8 +27,8 @@ func WithinGroup(fsys kfile.FS, group string) (*Within, *proc.Cgroup, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if !g.CPUsKnown {
-		return nil, nil, usage.Errorf("--cgroup %s: its CPUs are unknown: %s", group, g.Why)
+	if !g.CPUs.Known() {
+		return nil, nil, usage.Errorf("--cgroup %s: its CPUs are unknown: %s", group, g.CPUs.Why().Detail)
 	}
 	return withinCgroup(g), g, nil
 }
@@ -59,9 +59,9 @@ func OpenJoin(fsys kfile.FS, g *proc.Cgroup) (join *sched.Group, release func(),
 
 // withinCgroup is what a pick inside group g may use: g's effective
 // CPUs, said with the file they were read from. g's CPUs are known
-// (g.CPUsKnown): the caller refuses a group whose CPUs are not.
+// (g.CPUs.Known()): the caller refuses a group whose CPUs are not.
 func withinCgroup(g *proc.Cgroup) *Within {
-	return &Within{CPUs: g.CPUs, From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, cpusFile(g.Version), g.CPUs.List())}
+	return &Within{CPUs: g.CPUs.Or(cpuset.Set{}), From: fmt.Sprintf("cgroup %s (%s %s)", g.Path, cpusFile(g.Version), g.CPUs.Or(cpuset.Set{}).List())}
 }
 
 // WithinPod is what a pick inside a --pod's containers (or a --container)
@@ -89,18 +89,18 @@ func withinMatches(matches []proc.Match) (*Within, error) {
 		if m.Group == nil {
 			return nil, usage.Wrap(m.Err())
 		}
-		if !m.Group.CPUsKnown {
-			return nil, usage.Errorf("%s: container %s's CPUs are unknown: %s", m.Selector, m.Group.Pod.ContainerID, m.Group.Why)
+		if !m.Group.CPUs.Known() {
+			return nil, usage.Errorf("%s: container %s's CPUs are unknown: %s", m.Selector, m.Group.Pod.ContainerID, m.Group.CPUs.Why().Detail)
 		}
 		if m.Group.Version == proc.CgroupVersionV1 {
 			file = cpusFile(proc.CgroupVersionV1)
 		}
-		cpus = cpus.Union(m.Group.CPUs)
+		cpus = cpus.Union(m.Group.CPUs.Or(cpuset.Set{}))
 		name := m.Group.Pod.Container
 		if name == "" {
 			name = "sandbox"
 		}
-		from = append(from, name+" "+m.Group.CPUs.List())
+		from = append(from, name+" "+m.Group.CPUs.Or(cpuset.Set{}).List())
 	}
 	return &Within{CPUs: cpus, From: fmt.Sprintf("%s (%s of %s)", matches[0].Selector, file, strings.Join(from, ", "))}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -22,9 +23,9 @@ func TestWithinCgroup(t *testing.T) {
 		give *proc.Cgroup
 		want Within
 	}{
-		{&proc.Cgroup{Path: "/pods/a", Version: proc.CgroupVersionV2, CPUs: cpuset.New(2, 3), CPUsKnown: true},
+		{&proc.Cgroup{Path: "/pods/a", Version: proc.CgroupVersionV2, CPUs: unknown.Of(cpuset.New(2, 3))},
 			Within{CPUs: cpuset.New(2, 3), From: "cgroup /pods/a (cpuset.cpus.effective 2-3)"}},
-		{&proc.Cgroup{Path: "/bench", Version: proc.CgroupVersionV1, CPUs: cpuset.New(4, 6), CPUsKnown: true},
+		{&proc.Cgroup{Path: "/bench", Version: proc.CgroupVersionV1, CPUs: unknown.Of(cpuset.New(4, 6))},
 			Within{CPUs: cpuset.New(4, 6), From: "cgroup /bench (cpuset.effective_cpus 4,6)"}},
 	}
 	for _, tt := range tests {
@@ -42,7 +43,7 @@ func TestWithinCgroup(t *testing.T) {
 func TestWithinMatches(t *testing.T) {
 	pod := proc.Selector{Kind: proc.SelectorKindPod, Pod: "ns/web"}
 	group := func(v proc.CgroupVersion, container string, cpus ...int) *proc.Cgroup {
-		return &proc.Cgroup{Version: v, CPUs: cpuset.New(cpus...), CPUsKnown: true, Pod: &proc.PodRef{Container: container, ContainerID: "c-" + container}}
+		return &proc.Cgroup{Version: v, CPUs: unknown.Of(cpuset.New(cpus...)), Pod: &proc.PodRef{Container: container, ContainerID: "c-" + container}}
 	}
 	w, err := withinMatches([]proc.Match{
 		{Selector: pod, Group: group(proc.CgroupVersionV2, "app", 2, 3)},
@@ -62,17 +63,17 @@ func TestWithinMatches(t *testing.T) {
 	if diff := cmp.Diff("--container c-app (cpuset.effective_cpus of app 5)", w.From); diff != "" {
 		t.Errorf("v1 container (-want +got):\n%s", diff)
 	}
-	unknown := group(proc.CgroupVersionV2, "app")
-	unknown.CPUsKnown, unknown.Why = false, "no cpuset.cpus.effective"
+	noCPUs := group(proc.CgroupVersionV2, "app")
+	noCPUs.CPUs = unknown.NotAs[cpuset.Set](unknown.KindNotReported, "no cpuset.cpus.effective")
 	for name, m := range map[string]proc.Match{
-		"no group":     {Selector: pod, Why: "no such pod"},
-		"CPUs unknown": {Selector: pod, Group: unknown},
+		"no group":     {Selector: pod, Missing: unknown.Because(unknown.KindNotReported, "no such pod")},
+		"CPUs unknown": {Selector: pod, Group: noCPUs},
 	} {
 		if _, err := withinMatches([]proc.Match{m}); !errors.Is(err, usage.ErrUsage) {
 			t.Errorf("%s: %v, want a usage error", name, err)
 		}
 	}
-	if _, err := withinMatches([]proc.Match{{Selector: pod, Why: "no such pod"}}); !errors.Is(err, proc.ErrNoPod) {
+	if _, err := withinMatches([]proc.Match{{Selector: pod, Missing: unknown.Because(unknown.KindNotReported, "no such pod")}}); !errors.Is(err, proc.ErrNoPod) {
 		t.Errorf("no group: %v, want proc.ErrNoPod", err)
 	}
 }

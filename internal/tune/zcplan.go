@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // ZCOptions say what zc prepare readies a NIC for.
@@ -42,7 +43,11 @@ type ZCPlan struct {
 // ZCSkip is a step the plan does not make, and why.
 type ZCSkip struct {
 	Step string `json:"step"`
-	Why  string `json:"why"`
+	// Because says why the step is not made: already done ("already
+	// there"), not possible on the NIC, or what it needs is unknown
+	// (then it quotes the part's reason). It is a plan's explanation,
+	// not an unknown of the plan's own.
+	Because string `json:"why"`
 }
 
 // planZC plans zc prepare on the NIC n of host h: the steering steps
@@ -67,15 +72,20 @@ func planZC(h *topology.Host, n *steer.NIC, check *zc.Report, o ZCOptions) (*ZCP
 // for zero-copy receive on o's queue and port (zc.Check), and plans zc
 // prepare from what it read (PlanZC).
 func PlanZCOn(fsys kfile.FS, nic string, o ZCOptions) (*ZCPlan, error) {
+	h, err := topology.Read(fsys)
+	if err != nil {
+		return nil, err
+	}
+	// A NIC the host does not have is the user's mistake, as it is to
+	// every command: topology.ErrUnknownNIC, before steer looks.
+	if _, err := h.LookupNIC(nic); err != nil {
+		return nil, err
+	}
 	sh, err := steer.Read(fsys, []string{nic})
 	if err != nil {
 		return nil, err
 	}
 	n := sh.NICs[0]
-	h, err := topology.Read(fsys)
-	if err != nil {
-		return nil, err
-	}
 	q, port := o.Queue, o.Port
 	check, err := zc.Check(fsys, h, n.Name, zc.Options{Queue: &q, Port: &port, Steer: n})
 	if err != nil {
@@ -234,10 +244,10 @@ func (p *ZCPlan) planRings(n *steer.NIC) {
 		return
 	}
 	r := nicset.RingSetting{}
-	if s := n.Rings.TCPDataSplit; s == nil || *s == steer.TCPDataSplitUnknown {
+	if s, ok := n.Rings.TCPDataSplit.Get(); !ok {
 		p.skip("tcp-data-split on", "tcp-data-split is not reported (a driver without it, or a kernel or capture older than it)")
-	} else if *s != steer.TCPDataSplitEnabled {
-		on := steer.TCPDataSplitEnabled
+	} else if s != steer.TCPDataSplitEnabled {
+		on := nicset.DataSplitOn
 		r.TCPDataSplit = &on
 	}
 	if h := n.Rings.HDSThresh; h == nil {
@@ -259,7 +269,9 @@ func (p *ZCPlan) noChannels(why string) error {
 	return nil
 }
 
-func (p *ZCPlan) skip(step, why string) { p.Skipped = append(p.Skipped, ZCSkip{Step: step, Why: why}) }
+func (p *ZCPlan) skip(step, why string) {
+	p.Skipped = append(p.Skipped, ZCSkip{Step: step, Because: why})
+}
 
 // pickCPUs chooses the IRQ's core (the first core of the NIC's local
 // CPUs) and the application's: another physical core of the same CPUs,
@@ -292,7 +304,7 @@ func queueIRQs(fsys kfile.FS, nic string, q int) ([]int, error) {
 	}
 	var out []int
 	for _, i := range t.ForNIC(nic) {
-		if i.Owner != nil && i.Owner.Kind == irq.KindQueue && i.Owner.Queue == q {
+		if i.Owner != nil && i.Owner.Kind == irq.KindQueue && unknown.Is(i.Owner.Queue, q) {
 			out = append(out, i.IRQ)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // labVirtio is eth2 as the lab's 6.18 guest reads it: virtio_net rss=on,
@@ -26,7 +27,7 @@ func labVirtio() *steer.NIC {
 		Channels: &steer.Channels{MaxCombined: 4, Combined: 1},
 		RSS:      &steer.RSS{Rings: 1, Table: t},
 		Rings:    &steer.Rings{RX: 256, TX: 256},
-		Unknown:  map[steer.Part]steer.Reason{steer.PartRules: {Why: steer.WhyDriver, Detail: "EOPNOTSUPP"}},
+		Unknown:  map[steer.Part]unknown.Reason{steer.PartRules: {Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"}},
 	}
 }
 
@@ -59,14 +60,14 @@ func TestPlanZCSteps(t *testing.T) {
 		t.Errorf("queue 3: %v, %v", err, stepNames(p.Steps))
 	}
 	if p, err := planZCSteps(labVirtio(), 4, 9000); err != nil || len(p.Steps) != 0 || len(p.Skipped) == 0 ||
-		p.Skipped[0].Why != "queue 4 needs 5 rx queues: eth2 has at most 4 combined channels" {
+		p.Skipped[0].Because != "queue 4 needs 5 rx queues: eth2 has at most 4 combined channels" {
 		t.Errorf("queue 4 of 4 channels: %v, %+v; want it blocked, nothing planned", err, p)
 	}
 	bn := labVirtio()
-	on, hds := steer.TCPDataSplitDisabled, uint32(256)
+	off, hds := unknown.Of(steer.TCPDataSplitDisabled), uint32(256)
 	bn.Channels.Combined, bn.RSS.Rings = 8, 8
 	bn.Channels.MaxCombined = 8
-	bn.Rings.TCPDataSplit, bn.Rings.HDSThresh = &on, &hds
+	bn.Rings.TCPDataSplit, bn.Rings.HDSThresh = off, &hds
 	bn.Rules, bn.Unknown = &steer.Rules{TableSize: 8}, nil
 	p, err = planZCSteps(bn, 1, 9000)
 	want = []string{"eth2 rss table over 0,2,3,4,5,6,7 (128 entries)", "eth2 ntuple flow-type tcp4 dst-port 9000 action 1",

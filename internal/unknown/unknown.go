@@ -12,6 +12,7 @@ package unknown
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 )
 
@@ -21,35 +22,35 @@ type Kind string
 
 // The kinds of unknown.
 const (
-	// Driver: the driver does not implement it (EOPNOTSUPP).
-	Driver Kind = "not supported by the driver"
-	// Kernel: this kernel has no such file, netlink family, command or
+	// KindDriver: the driver does not implement it (EOPNOTSUPP).
+	KindDriver Kind = "not supported by the driver"
+	// KindKernel: this kernel has no such file, netlink family, command or
 	// attribute.
-	Kernel Kind = "not supported by this kernel"
-	// Permission: the kernel refused the read (EPERM, EACCES).
-	Permission Kind = "not permitted"
-	// NotCaptured: a captured root (a tree, a snapshot, a sosreport)
+	KindKernel Kind = "not supported by this kernel"
+	// KindPermission: the kernel refused the read (EPERM, EACCES).
+	KindPermission Kind = "not permitted"
+	// KindNotCaptured: a captured root (a tree, a snapshot, a sosreport)
 	// does not hold it.
-	NotCaptured Kind = "not captured"
-	// Malformed: it was read, and what was read is not in the kernel's
+	KindNotCaptured Kind = "not captured"
+	// KindMalformed: it was read, and what was read is not in the kernel's
 	// format; Detail says what is wrong.
-	Malformed Kind = "malformed"
-	// NotReported: the host was asked and says it does not know (a
+	KindMalformed Kind = "malformed"
+	// KindNotReported: the host was asked and says it does not know (a
 	// numa_node of -1, a speed of -1 with the link down, an offline
 	// CPU's topology).
-	NotReported Kind = "not reported by the host"
-	// NotApplicable: the fact has no meaning for this thing (the queue
+	KindNotReported Kind = "not reported by the host"
+	// KindNotApplicable: the fact has no meaning for this thing (the queue
 	// of an interrupt that serves no queue).
-	NotApplicable Kind = "not applicable"
-	// Failed: the read failed for another reason; Detail names it.
-	Failed Kind = "failed"
-	// NotRead: nobody set the Value (its zero Reason). Output that shows
+	KindNotApplicable Kind = "not applicable"
+	// KindFailed: the read failed for another reason; Detail names it.
+	KindFailed Kind = "failed"
+	// KindNotRead: nobody set the Value (its zero Reason). Output that shows
 	// it shows a reader that forgot to say why.
-	NotRead Kind = "not read"
+	KindNotRead Kind = "not read"
 )
 
 // Kinds are every Kind, in the order the constants are declared.
-var Kinds = []Kind{Driver, Kernel, Permission, NotCaptured, Malformed, NotReported, NotApplicable, Failed, NotRead}
+var Kinds = []Kind{KindDriver, KindKernel, KindPermission, KindNotCaptured, KindMalformed, KindNotReported, KindNotApplicable, KindFailed, KindNotRead}
 
 // Reason is why one fact is unknown, with its evidence: the errno, the
 // file that was missing, or what was wrong with it.
@@ -66,7 +67,7 @@ func Because(k Kind, detail string) Reason { return Reason{Kind: k, Detail: deta
 func (r Reason) String() string {
 	k := r.Kind
 	if k == "" {
-		k = NotRead
+		k = KindNotRead
 	}
 	if r.Detail == "" {
 		return string(k)
@@ -111,7 +112,7 @@ func (x Value[T]) Or(d T) T {
 // known, NotRead when it is unknown and nobody said why).
 func (x Value[T]) Why() Reason {
 	if !x.known && x.why.Kind == "" {
-		return Reason{Kind: NotRead, Detail: x.why.Detail}
+		return Reason{Kind: KindNotRead, Detail: x.why.Detail}
 	}
 	return x.why
 }
@@ -122,27 +123,27 @@ func Is[T comparable](x Value[T], v T) bool { return x.known && x.v == v }
 // Same reports whether a and b are both known and equal.
 func Same[T comparable](a, b Value[T]) bool { return a.known && b.known && a.v == b.v }
 
-// String formats a known value as fmt's %v would for the common kinds
-// (strings, integers, fmt.Stringers) and an unknown one as "unknown".
+// String formats a known value as fmt's %v would for strings, numbers,
+// booleans and fmt.Stringers (a named string type prints its string, not
+// a quoted one), and an unknown one as "unknown".
 func (x Value[T]) String() string {
 	if !x.known {
 		return "unknown"
 	}
-	switch v := any(x.v).(type) {
-	case string:
-		return v
-	case int:
-		return strconv.Itoa(v)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case bool:
-		return strconv.FormatBool(v)
-	case interface{ String() string }:
+	if v, ok := any(x.v).(interface{ String() string }); ok {
 		return v.String()
+	}
+	switch r := reflect.ValueOf(x.v); r.Kind() {
+	case reflect.String:
+		return r.String()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(r.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(r.Uint(), 10)
+	case reflect.Bool:
+		return strconv.FormatBool(r.Bool())
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(r.Float(), 'g', -1, 64)
 	}
 	b, err := json.Marshal(x.v)
 	if err != nil {
@@ -164,7 +165,7 @@ func (x Value[T]) MarshalJSON() ([]byte, error) {
 // the reason, UnmarshalObject) and anything else as T decodes it.
 func (x *Value[T]) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*x = Value[T]{why: Because(NotCaptured, "null in the document")}
+		*x = Value[T]{why: Because(KindNotCaptured, "null in the document")}
 		return nil
 	}
 	var v T
@@ -191,7 +192,7 @@ func (x *Value[T]) setReason(r Reason) {
 	if x.known {
 		return
 	}
-	if r.Kind == NotRead {
+	if r.Kind == KindNotRead {
 		r.Kind = ""
 	}
 	x.why = r

@@ -36,8 +36,8 @@ func TestMarshalObject(t *testing.T) {
 			want: `{"name":"eth0","numa_node":1,"speed_mbps":100000,"rss_key":"6d:5a"}`,
 		},
 		{
-			give: nicDoc{Name: "eth0", Node: NotAs[int](NotReported, "numa_node is -1"), Speed: Of(0),
-				Key: NotAs[string](Driver, "EOPNOTSUPP")},
+			give: nicDoc{Name: "eth0", Node: NotAs[int](KindNotReported, "numa_node is -1"), Speed: Of(0),
+				Key: NotAs[string](KindDriver, "EOPNOTSUPP")},
 			want: `{"name":"eth0","numa_node":null,"speed_mbps":0,"rss_key":null,` +
 				`"numa_node_unknown":{"reason":"not reported by the host","detail":"numa_node is -1"},` +
 				`"rss_key_unknown":{"reason":"not supported by the driver","detail":"EOPNOTSUPP"}}`,
@@ -70,7 +70,7 @@ func TestEmptyObject(t *testing.T) {
 	type only struct {
 		N Value[int] `json:"n"`
 	}
-	b, err := MarshalObject(only{N: NotAs[int](NotCaptured, "")})
+	b, err := MarshalObject(only{N: NotAs[int](KindNotCaptured, "")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,17 +90,17 @@ func TestValue(t *testing.T) {
 	if v, ok := Of(0).Get(); !ok || v != 0 {
 		t.Errorf("Of(0).Get() = %d, %v", v, ok)
 	}
-	if got := NotAs[int](Malformed, "x").Or(-7); got != -7 {
+	if got := NotAs[int](KindMalformed, "x").Or(-7); got != -7 {
 		t.Errorf("Or = %d, want -7", got)
 	}
-	if !Is(Of(3), 3) || Is(NotAs[int](Kernel, ""), 0) || Same(Of(1), NotAs[int](Kernel, "")) || !Same(Of(1), Of(1)) {
+	if !Is(Of(3), 3) || Is(NotAs[int](KindKernel, ""), 0) || Same(Of(1), NotAs[int](KindKernel, "")) || !Same(Of(1), Of(1)) {
 		t.Error("Is/Same disagree with the values")
 	}
-	_, err := Need(NotAs[int](NotCaptured, "no numa_node"), "the NUMA node of eth0")
+	_, err := Need(NotAs[int](KindNotCaptured, "no numa_node"), "the NUMA node of eth0")
 	if !errors.Is(err, ErrUnknown) || err.Error() != "the NUMA node of eth0 unknown: not captured (no numa_node)" {
 		t.Errorf("Need = %v", err)
 	}
-	if got := Because(Driver, "").String(); got != "not supported by the driver" {
+	if got := Because(KindDriver, "").String(); got != "not supported by the driver" {
 		t.Errorf("String = %q", got)
 	}
 }
@@ -124,3 +124,27 @@ func FuzzUnmarshalObject(f *testing.F) {
 		}
 	})
 }
+
+type word string
+
+func TestValueString(t *testing.T) {
+	tests := []struct {
+		give fmtString
+		want string
+	}{
+		{Of(word("root")), "root"},
+		{Of(-3), "-3"},
+		{Of(uint32(7)), "7"},
+		{Of(2.5), "2.5"},
+		{Of(true), "true"},
+		{Of([]int{1, 2}), "[1,2]"},
+		{NotAs[word](KindMalformed, "x"), "unknown"},
+	}
+	for _, tt := range tests {
+		if got := tt.give.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+type fmtString interface{ String() string }

@@ -61,6 +61,7 @@ type rssText struct {
 	rings    uint32   // "with N RX ring(s)"
 	table    []uint32 // the indirection table
 	key      []byte
+	keyText  string   // the "RSS hash key:" section as ethtool prints it
 	hashFunc string   // the function that is "on"
 	funcs    []string // every function listed
 }
@@ -117,6 +118,7 @@ func (r *rssText) line(part, t string) error {
 			return fmt.Errorf("key %q: %v", t, err)
 		}
 		r.key = append(r.key, b...)
+		r.keyText += t
 	case "func":
 		name, state, ok := strings.Cut(t, ":")
 		if !ok {

@@ -16,12 +16,13 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // flowJSON is the part of irqnuma flow -o json the scenario reads.
 type flowJSON struct {
-	Queue    *uint32 `json:"queue"`
-	Unknown  string  `json:"queue_unknown"`
+	Queue    *uint32        `json:"queue"`
+	Unknown  unknown.Reason `json:"queue_unknown"`
 	Observed *struct {
 		Source  string  `json:"counter_source"`
 		Busiest *uint32 `json:"busiest_queue"`
@@ -212,11 +213,11 @@ func predictByPID(flows []*oneFlow) {
 	var doc struct {
 		Processes []struct {
 			Flows []struct {
-				Proto   string  `json:"proto"`
-				Src     string  `json:"src"`
-				Dst     string  `json:"dst"`
-				Queue   *uint32 `json:"queue"`
-				Unknown string  `json:"queue_unknown"`
+				Proto   string         `json:"proto"`
+				Src     string         `json:"src"`
+				Dst     string         `json:"dst"`
+				Queue   *uint32        `json:"queue"`
+				Unknown unknown.Reason `json:"queue_unknown"`
 			} `json:"flows"`
 		} `json:"processes"`
 	}
@@ -332,7 +333,7 @@ func judgeFlows(t flowTable, flows []*oneFlow) {
 		case f.sendErr != "" || f.sent == 0:
 			bad = append(bad, fmt.Sprintf("%s: %d sent: %s", id, f.sent, f.sendErr))
 		case f.predicted == nil:
-			bad = append(bad, id+": "+f.observed.Unknown)
+			bad = append(bad, id+": "+f.observed.Unknown.Detail)
 		case f.busiest != int(*f.predicted) || !t.allowed(*f.predicted):
 			bad = append(bad, fmt.Sprintf("%s: predicted queue %d, rx packets rose %v", id, *f.predicted, f.truth))
 		default:

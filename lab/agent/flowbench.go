@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // flowBenchDoc is what the agent reads of irqnuma bench -o json with
@@ -18,17 +20,18 @@ type flowBenchDoc struct {
 	Plan struct {
 		NICNode int `json:"nic_node"`
 		Flow    *struct {
-			Flow        string  `json:"flow"`
-			Queue       *uint32 `json:"queue"`
-			QueueBy     string  `json:"queue_by"`
-			Unknown     string  `json:"queue_unknown"`
-			IRQ         int     `json:"irq"`
-			Core        int     `json:"core"`
-			Sibling     int     `json:"sibling"`
-			SiblingWhy  string  `json:"sibling_why"`
-			Other       int     `json:"other"`
-			NAPIPID     int     `json:"napi_pid"`
-			NAPIUnknown string  `json:"napi_unknown"`
+			Flow    string         `json:"flow"`
+			Queue   *uint32        `json:"queue"`
+			QueueBy string         `json:"queue_by"`
+			Unknown unknown.Reason `json:"queue_unknown"`
+			IRQ     int            `json:"irq"` // 0: null, unknown
+			Core    *int           `json:"core"`
+			Sibling *int           `json:"sibling"`
+			Other   *int           `json:"other"`
+			NAPIPID int            `json:"napi_pid"` // 0: null, not threaded or unknown
+			// NAPIUnknown says why NAPIPID is null: not applicable when
+			// NAPI is not threaded.
+			NAPIUnknown *unknown.Reason `json:"napi_pid_unknown"`
 		} `json:"flow"`
 	} `json:"plan"`
 	Cells []struct {
@@ -135,7 +138,7 @@ func flowBenchThreaded(l *lab, n *nic, fl string, queue uint32) {
 			continue
 		}
 		want := fmt.Sprintf("queue %d's receive work runs in a NAPI kthread: threaded NAPI is on, and which thread serves the queue is unknown (", queue)
-		check("threaded-"+c.Name+"-refused", !c.Applicable && strings.HasPrefix(c.Reason, want) && fp.NAPIPID == 0 && fp.NAPIUnknown != "",
+		check("threaded-"+c.Name+"-refused", !c.Applicable && strings.HasPrefix(c.Reason, want) && fp.NAPIPID == 0 && fp.NAPIUnknown != nil && fp.NAPIUnknown.Kind != unknown.KindNotApplicable,
 			"virtio_net does not name the queue's NAPI to netdev: refused, applicable %v, napi_pid %d, reason %q", c.Applicable, fp.NAPIPID, c.Reason)
 	}
 }
@@ -175,9 +178,9 @@ func flowBench(l *lab, n *nic, name string, how ...string) (uint32, string) {
 	must(name+"-decode", json.Unmarshal([]byte(r.stdout), &doc) == nil, "bench -o json: %.2000s", r.stdout)
 	sendFile(name+"-bench.json", []byte(r.stdout))
 	fp := doc.Plan.Flow
-	must(name+"-flow", fp != nil && fp.Queue != nil && fp.IRQ > 0 && fp.Core >= 0,
+	must(name+"-flow", fp != nil && fp.Queue != nil && fp.IRQ > 0 && fp.Core != nil,
 		"the plan's flow has a queue, its IRQ and C: %+v", fp)
-	c := fp.Core
+	c := *fp.Core
 	check(name+"-core", l.nodes[n.node].has(c), "C = CPU %d, on the NIC's node %d (CPUs %s)", c, n.node, l.nodes[n.node])
 	checkFlowCells(l, n, name, &doc)
 	checkFlowSamples(n, name, fp.IRQ, c, before, samples)
@@ -188,7 +191,7 @@ func flowBench(l *lab, n *nic, name string, how ...string) (uint32, string) {
 // throughput; flow-sibling refused for want of SMT.
 func checkFlowCells(l *lab, n *nic, name string, doc *flowBenchDoc) {
 	fp := doc.Plan.Flow
-	c := cpus(1) << fp.Core
+	c := cpus(1) << *fp.Core
 	must(name+"-cells", len(doc.Cells) == 3, "three flow placements: %d", len(doc.Cells))
 	for _, cell := range doc.Cells {
 		id := name + "-" + cell.Name

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/snapshot"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // waits names the parts of the steer scenario whose irqnuma side is not
@@ -152,6 +153,7 @@ func scenarioSteer(l *lab) {
 	n := l.rssNIC()
 	before := affinities()
 	defer steerCleanup(n, before)
+	keyVerbatim(n.Name, readTruth(n.Name))
 	for _, s := range steerSteps(n) {
 		if s.args != nil {
 			ethtool(s.args...)
@@ -189,6 +191,17 @@ func scenarioSteer(l *lab) {
 	compareNAPI(l, n, q2napi, rxThreads)
 	steerPin(l, n, rxThreads)
 	steerSnapshot(n)
+}
+
+// keyVerbatim checks that the RSS hash key the guest's ethtool -x
+// prints under "RSS hash key:" is in irqnuma topology -o json as it is,
+// a string in ethtool's colon hex (the form ethtool -X hkey and irqnuma
+// flow --rss-key take), not base64.
+func keyVerbatim(ifname string, t steerTruth) {
+	r := irqnuma("topology", "-o", "json")
+	must("rss-key-json-run", r.code == 0, "%s", r)
+	check("rss-key-json", t.rss.keyText != "" && strings.Contains(r.stdout, `"key": "`+t.rss.keyText+`"`),
+		"ethtool -x %s's key %q in irqnuma topology -o json: not found\n%s", ifname, t.rss.keyText, t.text["-x"])
 }
 
 // steerCleanup puts back what the scenario changed: threaded NAPI off,
@@ -450,7 +463,7 @@ func ringsAgree(text, nl steer.Rings) bool {
 	ok = ok && u(text.RXBufLen, nl.RXBufLen) && u(text.CQESize, nl.CQESize) && u(text.HDSThresh, nl.HDSThresh) && u(text.HDSThreshMax, nl.HDSThreshMax)
 	bl := func(a, b *bool) bool { return a == nil || (b != nil && *a == *b) }
 	ok = ok && bl(text.TxPush, nl.TxPush) && bl(text.RxPush, nl.RxPush)
-	return ok && (text.TCPDataSplit == nil || (nl.TCPDataSplit != nil && *text.TCPDataSplit == *nl.TCPDataSplit))
+	return ok && (!text.TCPDataSplit.Known() || unknown.Same(text.TCPDataSplit, nl.TCPDataSplit))
 }
 
 func diffU32(out *[]string, what string, got uint32, text string) {
@@ -488,7 +501,7 @@ func diffRSS(got *steer.NIC, t steerTruth) []string {
 		d = append(d, fmt.Sprintf("table: irqnuma %v, ethtool %v", r.Table, t.rss.table))
 	}
 	if !slices.Equal(r.Key, t.rss.key) {
-		d = append(d, fmt.Sprintf("key: irqnuma %x, ethtool %x", r.Key, t.rss.key))
+		d = append(d, fmt.Sprintf("key: irqnuma %s, ethtool %s", r.Key, steer.Key(t.rss.key)))
 	}
 	if r.HashFunc != t.rss.hashFunc {
 		d = append(d, fmt.Sprintf("hash function: irqnuma %q, ethtool %q", r.HashFunc, t.rss.hashFunc))
@@ -553,7 +566,7 @@ func diffRings(got *steer.NIC, t steerTruth) []string {
 	if s == "n/a" {
 		printed = false
 	}
-	if printed != (r.TCPDataSplit != nil) || (printed && s != string(*r.TCPDataSplit)) {
+	if printed != r.TCPDataSplit.Known() || (printed && s != string(r.TCPDataSplit.Or(""))) {
 		d = append(d, fmt.Sprintf("tcp data split: irqnuma %v, ethtool %q", r.TCPDataSplit, s))
 	}
 	return d
@@ -575,7 +588,7 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 	if !netdevQueues(l) {
 		for _, p := range []steer.Part{steer.PartQueues, steer.PartNAPI} {
 			r, ok := got.Why(p)
-			check("napi-unsupported-"+string(p), ok && r.Why == steer.WhyKernel && len(got.Queues) == 0 && len(got.NAPIs) == 0,
+			check("napi-unsupported-"+string(p), ok && r.Kind == unknown.KindKernel && len(got.Queues) == 0 && len(got.NAPIs) == 0,
 				"kernel %s has no netdev queue-get/napi-get: irqnuma says %v %q", l.cfg.Release, ok, r)
 		}
 		return
@@ -604,15 +617,15 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 		x, listed := napis[id]
 		ok := listed && x.PID == threads[id]
 		if *links {
-			ok = ok && qid == id && x.IRQ == rxIRQ[q]
+			ok = ok && qid == id && unknown.Is(x.IRQ, rxIRQ[q])
 		} else {
 			// The driver names no queue's NAPI (and sets no NAPI's
 			// IRQ): netlink says none, and so must the reading.
-			ok = ok && qid == 0 && (x.IRQ == -1 || x.IRQ == rxIRQ[q])
+			ok = ok && qid == 0 && (!x.IRQ.Known() || unknown.Is(x.IRQ, rxIRQ[q]))
 		}
 		check(fmt.Sprintf("napi-queue%d", q), ok,
 			"queue %d: irqnuma queue NAPI %d, NAPI %d listed %v (IRQ %d, pid %d); the guest: NAPI %d (SO_INCOMING_NAPI_ID), IRQ %d (/proc/interrupts input.%d), pid %d (napi/%s-%d); virtio_net calls netif_queue_set_napi: %v",
-			q, qid, id, listed, x.IRQ, x.PID, id, rxIRQ[q], q, threads[id], n.Name, id, *links)
+			q, qid, id, listed, x.IRQ.Or(-1), x.PID, id, rxIRQ[q], q, threads[id], n.Name, id, *links)
 	}
 }
 

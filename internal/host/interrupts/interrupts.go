@@ -6,7 +6,6 @@ package interrupts
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Interrupts is /proc/interrupts: one column per CPU that was online when
@@ -27,8 +27,10 @@ type Interrupts struct {
 
 // Row is one line of /proc/interrupts.
 type Row struct {
-	ID  string // what stands before the colon: "284", "NMI", "IPI0"
-	IRQ int    // the IRQ number, or -1 for a named row (NMI, LOC, IPI0, ERR)
+	ID string // what stands before the colon: "284", "NMI", "IPI0"
+	// IRQ is the IRQ number; not applicable for a named row (NMI, LOC,
+	// IPI0, ERR), whose name is ID.
+	IRQ unknown.Value[int]
 	// Counts holds one count per column of CPUs; a row the kernel printed
 	// short (ERR and MIS have a single value) has fewer.
 	Counts  []uint64
@@ -71,7 +73,7 @@ func (in *Interrupts) PerCPU(r Row) map[int]uint64 {
 // Row returns the row of a numbered IRQ.
 func (in *Interrupts) Row(irq int) (Row, bool) {
 	for _, r := range in.Rows {
-		if r.IRQ == irq {
+		if unknown.Is(r.IRQ, irq) {
 			return r, true
 		}
 	}
@@ -90,7 +92,8 @@ const MaxRowText = 4096
 const MaxIRQ = cpuset.MaxID
 
 // ErrFormat is wrapped by errors about text that is not /proc/interrupts.
-var ErrFormat = errors.New("not in /proc/interrupts format")
+// It is kfile.ErrFileParse, as every kernel file that does not parse.
+var ErrFormat = kfile.FormatSentinel("not in /proc/interrupts format")
 
 // Read reads and parses root/proc/interrupts.
 func Read(fsys kfile.FS) (*Interrupts, error) {
@@ -194,12 +197,17 @@ func parseRow(r *Row, line []byte, lineNo int, counts []uint64, ncol int, seen m
 	if !ok || id == "" || bytes.ContainsAny([]byte(id), " \t") {
 		return fmt.Errorf("line %d: %q has no row id: %w", lineNo, clip(line), ErrFormat)
 	}
-	*r = Row{ID: id, IRQ: -1}
+	*r = Row{ID: id}
 	n, err := rowIRQ(id, seen)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", lineNo, err)
 	}
-	r.IRQ = n
+	numbered := n >= 0
+	if numbered {
+		r.IRQ = unknown.Of(n)
+	} else {
+		r.IRQ = namedRow
+	}
 	var i int
 	if r.Counts, i, err = parseCounts(body, counts[:0], ncol); err != nil {
 		return fmt.Errorf("line %d: %w", lineNo, err)
@@ -212,13 +220,16 @@ func parseRow(r *Row, line []byte, lineNo int, counts []uint64, ncol int, seen m
 		return fmt.Errorf("line %d (%s): %d bytes after the counts, more than a kernel prints (%d): %w",
 			lineNo, clip([]byte(id)), len(text), MaxRowText, ErrFormat)
 	}
-	if r.IRQ < 0 {
+	if !numbered {
 		r.Name = string(bytes.TrimSpace(text))
 	} else {
 		r.Chip, r.HWIRQ, r.Trigger, r.Name = splitIRQText(text)
 	}
 	return nil
 }
+
+// namedRow is the IRQ of a named row.
+var namedRow = unknown.NotAs[int](unknown.KindNotApplicable, "a named row")
 
 // rowIRQ returns the IRQ number of a row's id, -1 for a named row (NMI,
 // IPI0), and records it in seen.

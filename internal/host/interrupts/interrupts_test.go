@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestParseInterruptsRows(t *testing.T) {
@@ -23,7 +24,7 @@ func TestParseInterruptsRows(t *testing.T) {
 			give: "            CPU0       CPU1       \n" +
 				" 284:          7     100000  IR-PCI-MSIX-0000:98:00.0    1-edge      mlx5_comp0@pci:0000:98:00.0\n",
 			want: &Interrupts{CPUs: []int{0, 1}, Rows: []Row{{
-				ID: "284", IRQ: 284, Counts: []uint64{7, 100000}, Chip: "IR-PCI-MSIX-0000:98:00.0",
+				ID: "284", IRQ: unknown.Of(284), Counts: []uint64{7, 100000}, Chip: "IR-PCI-MSIX-0000:98:00.0",
 				HWIRQ: "1-edge", Name: "mlx5_comp0@pci:0000:98:00.0"}}},
 		},
 		{
@@ -31,7 +32,7 @@ func TestParseInterruptsRows(t *testing.T) {
 			give: "           CPU0       CPU2       CPU3\n" +
 				"  9:          1          2          3   IO-APIC   9-fasteoi   acpi\n",
 			want: &Interrupts{CPUs: []int{0, 2, 3}, Rows: []Row{{
-				ID: "9", IRQ: 9, Counts: []uint64{1, 2, 3}, Chip: "IO-APIC", HWIRQ: "9-fasteoi", Name: "acpi"}}},
+				ID: "9", IRQ: unknown.Of(9), Counts: []uint64{1, 2, 3}, Chip: "IO-APIC", HWIRQ: "9-fasteoi", Name: "acpi"}}},
 		},
 		{
 			name: "arm64 GICv3 with Level and ITS-MSI with Edge",
@@ -39,8 +40,8 @@ func TestParseInterruptsRows(t *testing.T) {
 				" 10: 3287008667 3310445093     GICv3  27 Level     arch_timer\n" +
 				" 52:          0       4242   ITS-MSI 524288 Edge      eth0-Tx-Rx-0\n",
 			want: &Interrupts{CPUs: []int{0, 1}, Rows: []Row{
-				{ID: "10", IRQ: 10, Counts: []uint64{3287008667, 3310445093}, Chip: "GICv3", HWIRQ: "27", Trigger: "Level", Name: "arch_timer"},
-				{ID: "52", IRQ: 52, Counts: []uint64{0, 4242}, Chip: "ITS-MSI", HWIRQ: "524288", Trigger: "Edge", Name: "eth0-Tx-Rx-0"},
+				{ID: "10", IRQ: unknown.Of(10), Counts: []uint64{3287008667, 3310445093}, Chip: "GICv3", HWIRQ: "27", Trigger: "Level", Name: "arch_timer"},
+				{ID: "52", IRQ: unknown.Of(52), Counts: []uint64{0, 4242}, Chip: "ITS-MSI", HWIRQ: "524288", Trigger: "Edge", Name: "eth0-Tx-Rx-0"},
 			}},
 		},
 		{
@@ -51,10 +52,10 @@ func TestParseInterruptsRows(t *testing.T) {
 				"ERR:          0\n" +
 				"MIS:          3\n",
 			want: &Interrupts{CPUs: []int{0, 1}, Rows: []Row{
-				{ID: "IPI0", IRQ: -1, Counts: []uint64{12345678901, 2844211768}, Name: "Rescheduling interrupts"},
-				{ID: "NMI", IRQ: -1, Counts: []uint64{0, 0}, Name: "Non-maskable interrupts"},
-				{ID: "ERR", IRQ: -1, Counts: []uint64{0}},
-				{ID: "MIS", IRQ: -1, Counts: []uint64{3}},
+				{ID: "IPI0", IRQ: namedRow, Counts: []uint64{12345678901, 2844211768}, Name: "Rescheduling interrupts"},
+				{ID: "NMI", IRQ: namedRow, Counts: []uint64{0, 0}, Name: "Non-maskable interrupts"},
+				{ID: "ERR", IRQ: namedRow, Counts: []uint64{0}},
+				{ID: "MIS", IRQ: namedRow, Counts: []uint64{3}},
 			}},
 		},
 		{
@@ -63,21 +64,21 @@ func TestParseInterruptsRows(t *testing.T) {
 				"  0:         18          0          0          0  IR-IO-APIC-edge      timer\n" +
 				" 16:          1          0          0          0   IO-APIC  16-fasteoi   ehci_hcd:usb1, PCIe PME\n",
 			want: &Interrupts{CPUs: []int{0, 1, 2, 3}, Rows: []Row{
-				{ID: "0", IRQ: 0, Counts: []uint64{18, 0, 0, 0}, Chip: "IR-IO-APIC-edge", Name: "timer"},
-				{ID: "16", IRQ: 16, Counts: []uint64{1, 0, 0, 0}, Chip: "IO-APIC", HWIRQ: "16-fasteoi", Name: "ehci_hcd:usb1, PCIe PME"},
+				{ID: "0", IRQ: unknown.Of(0), Counts: []uint64{18, 0, 0, 0}, Chip: "IR-IO-APIC-edge", Name: "timer"},
+				{ID: "16", IRQ: unknown.Of(16), Counts: []uint64{1, 0, 0, 0}, Chip: "IO-APIC", HWIRQ: "16-fasteoi", Name: "ehci_hcd:usb1, PCIe PME"},
 			}},
 		},
 		{
 			name: "short row keeps the counts it has",
 			give: "           CPU0       CPU1       CPU2\n" +
 				" 30:          5          6\n",
-			want: &Interrupts{CPUs: []int{0, 1, 2}, Rows: []Row{{ID: "30", IRQ: 30, Counts: []uint64{5, 6}}}},
+			want: &Interrupts{CPUs: []int{0, 1, 2}, Rows: []Row{{ID: "30", IRQ: unknown.Of(30), Counts: []uint64{5, 6}}}},
 		},
 		{
 			name: "no action: chip and hwirq only",
 			give: "           CPU0\n" +
 				"  7:          0   IO-APIC   7-fasteoi\n",
-			want: &Interrupts{CPUs: []int{0}, Rows: []Row{{ID: "7", IRQ: 7, Counts: []uint64{0}, Chip: "IO-APIC", HWIRQ: "7-fasteoi"}}},
+			want: &Interrupts{CPUs: []int{0}, Rows: []Row{{ID: "7", IRQ: unknown.Of(7), Counts: []uint64{0}, Chip: "IO-APIC", HWIRQ: "7-fasteoi"}}},
 		},
 	}
 	for _, tt := range tests {
@@ -86,7 +87,7 @@ func TestParseInterruptsRows(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseInterrupts: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(unknown.Value[int]{})); diff != "" {
 				t.Errorf("ParseInterrupts mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -149,10 +150,10 @@ func TestParseCaptures(t *testing.T) {
 				t.Errorf("%d rows, want %d (one per line)", len(in.Rows), lines)
 			}
 			for _, r := range in.Rows {
-				if r.IRQ >= 0 && len(r.Counts) != len(in.CPUs) {
+				if r.IRQ.Known() && len(r.Counts) != len(in.CPUs) {
 					t.Errorf("row %s: %d counts, want %d", r.ID, len(r.Counts), len(in.CPUs))
 				}
-				if r.IRQ >= 0 && r.Chip == "" {
+				if r.IRQ.Known() && r.Chip == "" {
 					t.Errorf("row %s: no chip", r.ID)
 				}
 			}

@@ -71,7 +71,7 @@ func TestParseStillReads(t *testing.T) {
 	if r := in.Rows[1]; r.Chip != "-" || r.HWIRQ != "11-edge" {
 		t.Errorf("row 11: chip %q, hwirq %q; want \"-\", \"11-edge\"", r.Chip, r.HWIRQ)
 	}
-	if r := in.Rows[6]; r.IRQ != -1 || r.ID != "0x10" {
+	if r := in.Rows[6]; r.IRQ.Known() || r.ID != "0x10" {
 		t.Errorf("row 0x10 = %+v, want a named row", r)
 	}
 }

@@ -6,18 +6,31 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/pci"
+	"github.com/irqnuma/irqnuma/internal/unknown"
+)
+
+// Dir is the one direction a NIC vector serves.
+type Dir string
+
+// The directions; the zero Dir is a vector that serves both, or none.
+const (
+	DirRX Dir = "rx"
+	DirTX Dir = "tx"
 )
 
 // Vector is what an IRQ's action name says of a NIC vector.
 type Vector struct {
-	Queue int    // queue index; -1 for a non-queue vector
-	Dir   string // "rx" or "tx" for a vector that serves one direction, "" otherwise
+	Queue unknown.Value[int] // queue index; not applicable for a non-queue vector
+	Dir   Dir                // DirRX or DirTX for a vector that serves one direction, "" otherwise
 }
 
 // IsQueue reports whether the vector serves a queue.
-func (v Vector) IsQueue() bool { return v.Queue >= 0 }
+func (v Vector) IsQueue() bool { return v.Queue.Known() }
 
-var notQueue = Vector{Queue: -1}
+// NotQueue is the Queue of a vector that serves no queue.
+var NotQueue = unknown.NotAs[int](unknown.KindNotApplicable, "not a queue vector")
+
+var notQueue = Vector{Queue: NotQueue}
 
 // parseName reads the vector of an IRQ already known to belong to a NIC
 // (from msi_irqs), from its name alone: "mlx5_comp7@pci:<bdf>",
@@ -79,13 +92,13 @@ func parseTail(tail string) Vector {
 	if !ok {
 		return notQueue
 	}
-	v := Vector{Queue: n}
+	v := Vector{Queue: unknown.Of(n)}
 	switch kind {
 	case "TxRx", "Tx-Rx", "txrx", "fp", "rxtx", "":
 	case "rx":
-		v.Dir = "rx"
+		v.Dir = DirRX
 	case "tx":
-		v.Dir = "tx"
+		v.Dir = DirTX
 	default:
 		return notQueue
 	}
@@ -111,13 +124,14 @@ func ParseTailFor(driver, tail string) Vector {
 	if i := strings.LastIndexByte(tail, '-'); i >= 0 {
 		kind = tail[:i]
 	}
+	q, _ := v.Queue.Get()
 	switch {
 	case kind == "":
 		return notQueue
-	case v.Queue == 0:
+	case q == 0:
 		return v
 	}
-	v.Queue--
+	v.Queue = unknown.Of(q - 1)
 	return v
 }
 
@@ -134,9 +148,9 @@ func ParseVirtioTail(tail string) Vector {
 	}
 	switch kind {
 	case "input":
-		return Vector{Queue: n, Dir: "rx"}
+		return Vector{Queue: unknown.Of(n), Dir: DirRX}
 	case "output":
-		return Vector{Queue: n, Dir: "tx"}
+		return Vector{Queue: unknown.Of(n), Dir: DirTX}
 	}
 	return notQueue
 }
@@ -150,7 +164,7 @@ func ParsePCIName(name, bdf string) Vector {
 		for _, p := range []string{"mlx5_comp", "mana_q"} {
 			if idx, ok := strings.CutPrefix(head, p); ok {
 				if n, ok := queueIndex(idx); ok {
-					return Vector{Queue: n}
+					return Vector{Queue: unknown.Of(n)}
 				}
 				return notQueue
 			}
@@ -192,7 +206,7 @@ var driverPrefixes = []string{"i40e", "ice", "iavf", "idpf", "igc", "ixgbevf"}
 // requester id older kernels encode in the hwirq of "IR-PCI-MSI". name is
 // "" for a row that is no NIC's queue or control vector.
 func Device(r Row) (name, bdf string) {
-	if r.IRQ < 0 || r.Name == "" {
+	if !r.IRQ.Known() || r.Name == "" {
 		return "", ""
 	}
 	bdf = chipPCI(r)

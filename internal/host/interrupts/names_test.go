@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestChipPCI(t *testing.T) {
@@ -71,7 +72,7 @@ func TestDevice(t *testing.T) {
 		{"virtiofoo-input.0", ""}, // no virtio device
 	}
 	for _, tt := range tests {
-		if got, _ := Device(Row{IRQ: 1, Name: tt.give}); got != tt.wantName {
+		if got, _ := Device(Row{IRQ: unknown.Of(1), Name: tt.give}); got != tt.wantName {
 			t.Errorf("Device(%q) = %q, want %q", tt.give, got, tt.wantName)
 		}
 	}
@@ -95,9 +96,9 @@ func TestDeviceENAAarch64(t *testing.T) {
 	type dev struct{ name, bdf, chip string }
 	got := map[int]dev{}
 	for _, r := range in.Rows {
-		if r.IRQ >= 57 && r.IRQ <= 65 {
+		if n := r.IRQ.Or(-1); n >= 57 && n <= 65 {
 			name, bdf := Device(r)
-			got[r.IRQ] = dev{name, bdf, chipPCI(r)}
+			got[r.IRQ.Or(-1)] = dev{name, bdf, chipPCI(r)}
 		}
 	}
 	want := map[int]dev{57: {"", "", "0000:00:05.0"}}
@@ -117,18 +118,18 @@ func TestParseTailFor(t *testing.T) {
 		driver, give string
 		want         Vector
 	}{
-		{"tg3", "rx-1", Vector{Queue: 0, Dir: "rx"}},
-		{"tg3", "rx-4", Vector{Queue: 3, Dir: "rx"}},
-		{"tg3", "tx-0", Vector{Queue: 0, Dir: "tx"}},
-		{"tg3", "tx-2", Vector{Queue: 1, Dir: "tx"}},
-		{"tg3", "txrx-1", Vector{Queue: 0}},
-		{"tg3", "txrx-3", Vector{Queue: 2}},
+		{"tg3", "rx-1", Vector{Queue: unknown.Of(0), Dir: DirRX}},
+		{"tg3", "rx-4", Vector{Queue: unknown.Of(3), Dir: DirRX}},
+		{"tg3", "tx-0", Vector{Queue: unknown.Of(0), Dir: DirTX}},
+		{"tg3", "tx-2", Vector{Queue: unknown.Of(1), Dir: DirTX}},
+		{"tg3", "txrx-1", Vector{Queue: unknown.Of(0)}},
+		{"tg3", "txrx-3", Vector{Queue: unknown.Of(2)}},
 		{"tg3", "0", notQueue}, // vector 0 with TSS: the link only
 		{"tg3", "2", notQueue},
 		{"tg3", "misc", notQueue},
-		{"", "txrx-2", Vector{Queue: 2}},
-		{"", "3", Vector{Queue: 3}}, // sfc's bare index is its channel
-		{"ixgbe", "rx-1", Vector{Queue: 1, Dir: "rx"}},
+		{"", "txrx-2", Vector{Queue: unknown.Of(2)}},
+		{"", "3", Vector{Queue: unknown.Of(3)}}, // sfc's bare index is its channel
+		{"ixgbe", "rx-1", Vector{Queue: unknown.Of(1), Dir: DirRX}},
 	}
 	for _, tt := range tests {
 		if got := ParseTailFor(tt.driver, tt.give); got != tt.want {

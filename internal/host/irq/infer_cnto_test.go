@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestInferVirtioSNO: cnto-sno is a one-node VM without /sys/class/net
@@ -32,8 +33,8 @@ func TestInferVirtioSNO(t *testing.T) {
 		t.Errorf("NIC = %s virtio %q PCI %q inferred %v absent %v, want virtio1 on 0000:01:00.0, inferred",
 			n.Name, n.Virtio, n.PCI, n.Inferred, n.PCIAbsent)
 	}
-	if loc := h.Locality(n); loc.Node != 0 || loc.Source != "single node" {
-		t.Errorf("locality = node %d from %q, want node 0, the single node", loc.Node, loc.Source)
+	if loc := h.Locality(n); loc.Node.Or(-1) != 0 || !unknown.Is(loc.Source, topology.LocalitySourceSingleNode) {
+		t.Errorf("locality = node %v from %q, want node 0, the single node", loc.Node, loc.Source)
 	}
 	tab, err := Load(h, Options{})
 	if err != nil {
@@ -47,7 +48,7 @@ func TestInferVirtioSNO(t *testing.T) {
 	}
 	var got []vec
 	for _, q := range tab.ForNIC("virtio1") {
-		got = append(got, vec{q.IRQ, q.Owner.Queue, q.Owner.Dir, q.Owner.Kind})
+		got = append(got, vec{q.IRQ, q.Owner.Queue.Or(-1), string(q.Owner.Dir), q.Owner.Kind})
 	}
 	want := []vec{{68, -1, "", KindOther}, {69, 0, "rx", KindQueue}, {70, 0, "tx", KindQueue}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -87,7 +88,7 @@ func TestInferTG3Master(t *testing.T) {
 		}
 		var got []vec
 		for _, q := range tab.ForNIC(nic) {
-			got = append(got, vec{q.IRQ, q.Owner.Queue, q.Owner.Dir})
+			got = append(got, vec{q.IRQ, q.Owner.Queue.Or(-1), string(q.Owner.Dir)})
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s's IRQs (-want +got):\n%s", nic, diff)

@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestInferDell: dell-2numa has no /sys/class/net; topology.Read finds
@@ -33,8 +34,8 @@ func TestInferDell(t *testing.T) {
 		t.Errorf("Load changed the host: %d NICs and %d notes, were %d and %d", len(h.NICs), len(h.Notes), nics, notes)
 	}
 	nic, _ := h.NICByName("ens3f0")
-	if !nic.Inferred || nic.PCI != "0000:d8:00.0" || nic.Node != 1 {
-		t.Errorf("ens3f0 = inferred %v PCI %q node %d, want inferred 0000:d8:00.0 node 1", nic.Inferred, nic.PCI, nic.Node)
+	if !nic.Inferred || nic.PCI != "0000:d8:00.0" || nic.Node.Or(-1) != 1 {
+		t.Errorf("ens3f0 = inferred %v PCI %q node %v, want inferred 0000:d8:00.0 node 1", nic.Inferred, nic.PCI, nic.Node)
 	}
 	irqs := tab.ForNIC("ens3f0")
 	queues := 0
@@ -50,8 +51,8 @@ func TestInferDell(t *testing.T) {
 		t.Errorf("ens3f0: %d IRQs with %d queues, want the queues plus misc and fdir", len(irqs), queues)
 	}
 	for _, q := range irqs {
-		if q.Owner.Kind == KindQueue && q.Name != fmt.Sprintf("i40e-ens3f0-TxRx-%d", q.Owner.Queue) {
-			t.Errorf("IRQ %d %q classified as queue %d", q.IRQ, q.Name, q.Owner.Queue)
+		if q.Owner.Kind == KindQueue && q.Name != fmt.Sprintf("i40e-ens3f0-TxRx-%s", q.Owner.Queue) {
+			t.Errorf("IRQ %d %q classified as queue %s", q.IRQ, q.Name, q.Owner.Queue)
 		}
 	}
 }
@@ -102,8 +103,8 @@ func TestInferAbsentPCIFunction(t *testing.T) {
 			t.Errorf("%s not inferred", tt.nic)
 			continue
 		}
-		if !nic.Inferred || nic.PCI != tt.pci || !nic.PCIAbsent || nic.Node != -1 || nic.VendorID != "" {
-			t.Errorf("%s = inferred %v PCI %q absent %v node %d vendor %q, want inferred, %s absent, node -1, no vendor",
+		if !nic.Inferred || nic.PCI != tt.pci || !nic.PCIAbsent || nic.Node.Or(-1) != -1 || nic.VendorID != "" {
+			t.Errorf("%s = inferred %v PCI %q absent %v node %v vendor %q, want inferred, %s absent, node -1, no vendor",
 				tt.nic, nic.Inferred, nic.PCI, nic.PCIAbsent, nic.Node, nic.VendorID, tt.pci)
 		}
 		irqs := tab.ForNIC(tt.nic)
@@ -124,8 +125,8 @@ func TestInferAbsentPCIFunction(t *testing.T) {
 		}
 		// Without numa_node, its locality is the node its IRQs were
 		// allocated on, and a note says so.
-		if loc := h.Locality(nic); loc.Node != tt.node || loc.Source != "irq node" {
-			t.Errorf("%s locality = node %d from %q, want node %d from \"irq node\"", tt.nic, loc.Node, loc.Source, tt.node)
+		if loc := h.Locality(nic); loc.Node.Or(-1) != tt.node || !unknown.Is(loc.Source, topology.LocalitySourceIRQNode) {
+			t.Errorf("%s locality = node %v from %q, want node %v from \"irq node\"", tt.nic, loc.Node, loc.Source, tt.node)
 		}
 		note := fmt.Sprintf("NIC %s: node %d from /proc/irq/N/node of its %d IRQs (the tree gives no numa_node)", tt.nic, tt.node, tt.last-tt.first+1)
 		if !slices.Contains(h.Notes, note) {
@@ -134,7 +135,7 @@ func TestInferAbsentPCIFunction(t *testing.T) {
 	}
 	// The other port of each card keeps its function and its node.
 	for name, node := range map[string]int{"0000:19:00.1": 0, "ens3f1": 1} {
-		if nic, ok := h.NICByName(name); !ok || nic.PCIAbsent || nic.Node != node {
+		if nic, ok := h.NICByName(name); !ok || nic.PCIAbsent || nic.Node.Or(-1) != node {
 			t.Errorf("%s = %+v, want its PCI function read, node %d", name, nic, node)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestInferENAWithoutFunction: the arm64 tree models the AWS Graviton
@@ -36,8 +37,8 @@ func TestInferENAWithoutFunction(t *testing.T) {
 	if !nic.Inferred || nic.PCI != "0000:00:05.0" || !nic.PCIAbsent {
 		t.Errorf("eth0 = inferred %v PCI %q absent %v, want inferred on absent 0000:00:05.0", nic.Inferred, nic.PCI, nic.PCIAbsent)
 	}
-	if loc := h.Locality(nic); loc.Node != 0 || loc.Source != "irq node" {
-		t.Errorf("eth0 locality = node %d from %q, want node 0 from \"irq node\"", loc.Node, loc.Source)
+	if loc := h.Locality(nic); loc.Node.Or(-1) != 0 || !unknown.Is(loc.Source, topology.LocalitySourceIRQNode) {
+		t.Errorf("eth0 locality = node %v from %q, want node 0 from \"irq node\"", loc.Node, loc.Source)
 	}
 	tab, err := Load(h, Options{})
 	if err != nil {
@@ -46,7 +47,7 @@ func TestInferENAWithoutFunction(t *testing.T) {
 	var queues, other []int
 	for _, q := range tab.ForNIC("eth0") {
 		if q.Owner.Kind == KindQueue {
-			queues = append(queues, q.Owner.Queue)
+			queues = append(queues, q.Owner.Queue.Or(-1))
 		} else {
 			other = append(other, q.IRQ)
 		}

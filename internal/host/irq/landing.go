@@ -1,6 +1,9 @@
 package irq
 
-import "github.com/irqnuma/irqnuma/cpuset"
+import (
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
+)
 
 // Land says how Landing knows where an IRQ is delivered.
 type Land string
@@ -11,7 +14,6 @@ const (
 	LandPending   Land = "pending"   // effective lies outside the request: a move is pending
 	LandRequested Land = "requested" // no effective affinity known: the request is all there is
 	LandInactive  Land = "inactive"  // effective affinity empty: the IRQ is not started
-	LandUnknown   Land = "unknown"   // neither file
 )
 
 // Landing returns the CPUs an IRQ is delivered to and how that is known.
@@ -22,17 +24,20 @@ const (
 // captured or copied tree never moves it), so the request is where it will
 // land, and Landing says "pending". Without an effective affinity file the
 // request is all that is known ("requested"). An empty effective affinity
-// belongs to an IRQ not yet started ("inactive").
-func (q Info) Landing() (cpuset.Set, Land) {
+// belongs to an IRQ not yet started ("inactive"). With neither file
+// how is unknown, for the reason the affinity is.
+func (q Info) Landing() (cpuset.Set, unknown.Value[Land]) {
+	eff, hasEff := q.Effective.Get()
+	aff, hasAff := q.Affinity.Get()
 	switch {
-	case q.HasEffective && q.Effective.IsEmpty():
-		return cpuset.Set{}, LandInactive
-	case q.HasEffective && q.HasAffinity && !q.Effective.IsSubsetOf(q.Affinity):
-		return q.Affinity, LandPending
-	case q.HasEffective:
-		return q.Effective, LandEffective
-	case q.HasAffinity:
-		return q.Affinity, LandRequested
+	case hasEff && eff.IsEmpty():
+		return cpuset.Set{}, unknown.Of(LandInactive)
+	case hasEff && hasAff && !eff.IsSubsetOf(aff):
+		return aff, unknown.Of(LandPending)
+	case hasEff:
+		return eff, unknown.Of(LandEffective)
+	case hasAff:
+		return aff, unknown.Of(LandRequested)
 	}
-	return cpuset.Set{}, LandUnknown
+	return cpuset.Set{}, unknown.Not[Land](q.Affinity.Why())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Whether the kernel manages an IRQ's affinity itself is told by file
@@ -30,7 +31,7 @@ type modeFacts struct {
 // of IRQs user space cannot set read-only.
 var readOnlyRelease = [2]int{6, 12}
 
-// judgeManaged sets Managed and ManagedKnown of every IRQ in t:
+// judgeManaged sets Managed of every IRQ in t:
 //
 //   - In a tree whose modes are not the kernel's, nothing is known: some
 //     node or effective_affinity file has a write bit, or no IRQ's
@@ -48,7 +49,7 @@ func (t *Table) judgeManaged(fsys kfile.FS) {
 	var modes topology.IRQModes
 	for i := range t.IRQs {
 		m := t.IRQs[i].modes
-		if !t.IRQs[i].HasAffinity {
+		if !t.IRQs[i].Affinity.Known() {
 			continue
 		}
 		modes.Lost = modes.Lost || m.lost
@@ -60,9 +61,18 @@ func (t *Table) judgeManaged(fsys kfile.FS) {
 	}
 	for i := range t.IRQs {
 		q := &t.IRQs[i]
-		q.Managed, q.ManagedKnown = false, false
-		if q.HasAffinity {
-			q.Managed, q.ManagedKnown = modes.Managed(q.modes.affinity)
+		if !q.Affinity.Known() {
+			q.Managed = unknown.Not[bool](q.Affinity.Why())
+			continue
+		}
+		managed, known := modes.Managed(q.modes.affinity)
+		switch {
+		case known:
+			q.Managed = unknown.Of(managed)
+		case modes.Lost || !modes.Writable:
+			q.Managed = unknown.NotAs[bool](unknown.KindNotCaptured, "the tree's file modes are not the kernel's")
+		default:
+			q.Managed = unknown.NotAs[bool](unknown.KindKernel, "a kernel before 6.12 does not mark managed IRQs")
 		}
 	}
 }

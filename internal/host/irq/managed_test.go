@@ -7,6 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // managedOf loads every IRQ of root and returns managed per IRQ:
@@ -23,10 +24,10 @@ func managedOf(t *testing.T, root string) map[int]string {
 	}
 	out := map[int]string{}
 	for _, q := range tab.IRQs {
-		switch {
-		case !q.ManagedKnown:
+		switch managed, known := q.Managed.Get(); {
+		case !known:
 			out[q.IRQ] = "unknown"
-		case q.Managed:
+		case managed:
 			out[q.IRQ] = "yes"
 		default:
 			out[q.IRQ] = "no"
@@ -126,8 +127,8 @@ func TestManagedNICOnly(t *testing.T) {
 		t.Fatal("no eth0 IRQs")
 	}
 	for _, q := range tab.IRQs {
-		if !q.ManagedKnown || q.Managed {
-			t.Errorf("IRQ %d: managed %v known %v, want known not managed", q.IRQ, q.Managed, q.ManagedKnown)
+		if !unknown.Is(q.Managed, false) {
+			t.Errorf("IRQ %d: managed %s (%s), want known not managed", q.IRQ, q.Managed, q.Managed.Why())
 		}
 	}
 }

@@ -3,6 +3,7 @@ package irq
 import (
 	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Kind is the kind of a NIC's IRQ vector.
@@ -17,10 +18,10 @@ const (
 // Owner says which NIC an IRQ serves and as what.
 type Owner struct {
 	NIC   string
-	Queue int    // queue index; -1 for a non-queue vector
-	Dir   string // "rx" or "tx" for a vector that serves one direction, "" otherwise
-	Kind  Kind   // KindQueue or KindOther
-	By    string // how it was matched: "msi_irqs", "name", "pci"
+	Queue unknown.Value[int] // queue index; not applicable for a non-queue vector
+	Dir   interrupts.Dir     // DirRX or DirTX for a vector that serves one direction, "" otherwise
+	Kind  Kind               // KindQueue or KindOther
+	By    string             // how it was matched: "msi_irqs", "name", "pci"
 }
 
 // classify says whether an IRQ with the given action name(s) and chip
@@ -54,7 +55,7 @@ type Owners struct {
 func NewOwners(h *topology.Host) *Owners {
 	w := &Owners{nics: h.NICs, msi: map[int]*topology.NIC{}}
 	for i := range h.NICs {
-		for _, n := range h.NICs[i].MSIIRQs {
+		for _, n := range h.NICs[i].MSIIRQs.Or(nil) {
 			w.msi[n] = &h.NICs[i]
 		}
 	}
@@ -85,7 +86,7 @@ func owned(nic *topology.NIC, by string, v interrupts.Vector) Owner {
 
 // setVector fills in the queue, direction and kind o's name says.
 func setVector(o *Owner, v interrupts.Vector) {
-	o.Queue, o.Dir, o.Kind = -1, "", KindOther
+	o.Queue, o.Dir, o.Kind = interrupts.NotQueue, "", KindOther
 	if v.IsQueue() {
 		o.Queue, o.Dir, o.Kind = v.Queue, v.Dir, KindQueue
 	}

@@ -12,34 +12,50 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Info is what /proc/irq/N says of one IRQ.
 type Info struct {
 	IRQ int
 	// Affinity is the requested affinity (smp_affinity_list, or
-	// smp_affinity where the list file is absent).
-	Affinity    cpuset.Set
-	HasAffinity bool
+	// smp_affinity where the list file is absent); unknown when the
+	// folder has neither.
+	Affinity unknown.Value[cpuset.Set]
 	// Effective is where the interrupt controller actually delivers it
 	// (effective_affinity_list, or effective_affinity). Some kernels and
 	// captures have neither.
-	Effective    cpuset.Set
-	HasEffective bool
-	Node         int // /proc/irq/N/node; -1 when absent or unknown
-	Hint         cpuset.Set
-	HasHint      bool
-	// Managed is true when the IRQ is known to be kernel-managed: its
-	// smp_affinity carries no write bit in a tree whose modes are real
-	// (Linux 6.12 and later create it that way for every IRQ user space
-	// cannot set). ManagedKnown says whether Managed is known at all: see
-	// judgeManaged. ReadInfo leaves both false; Load judges them.
-	Managed      bool
-	ManagedKnown bool
+	Effective unknown.Value[cpuset.Set]
+	// Node is /proc/irq/N/node; unknown when absent or -1.
+	Node unknown.Value[int]
+	// Managed is whether the IRQ is kernel-managed: its smp_affinity
+	// carries no write bit in a tree whose modes are real (Linux 6.12
+	// and later create it that way for every IRQ user space cannot set).
+	// It is unknown where the modes do not tell: see judgeManaged.
+	// ReadInfo leaves it unknown; Load judges it.
+	Managed unknown.Value[bool]
 	// modes records what the file modes say, for judgeManaged.
 	modes modeFacts
 	// Actions are the names of the action folders, read only on request.
 	Actions []string
+}
+
+// absent is the reason a /proc/irq file is not there: this kernel has
+// none on the live host, the capture holds none elsewhere. file is
+// the path under / ("/proc/irq/3/node").
+func absent(fsys kfile.FS, file string) unknown.Reason {
+	if fsys.Live() {
+		return unknown.Because(unknown.KindKernel, "no "+file)
+	}
+	return unknown.Because(unknown.KindNotCaptured, "no "+file)
+}
+
+// noFolder is the Info of IRQ n without a /proc/irq/N folder: nothing
+// of it is known.
+func noFolder(fsys kfile.FS, n int) Info {
+	r := absent(fsys, "/proc/irq/"+strconv.Itoa(n))
+	return Info{IRQ: n, Affinity: unknown.Not[cpuset.Set](r), Effective: unknown.Not[cpuset.Set](r),
+		Node: unknown.Not[int](r), Managed: unknown.Not[bool](r)}
 }
 
 // procIRQDir returns root/proc/irq.
@@ -73,68 +89,44 @@ func listIRQs(fsys kfile.FS) ([]int, error) {
 // A missing folder is an error wrapping fs.ErrNotExist.
 func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 	dir := filepath.Join(procIRQDir(fsys.Root()), strconv.Itoa(n))
-	in := Info{IRQ: n, Node: -1}
+	rel := "/proc/irq/" + strconv.Itoa(n)
+	in := Info{IRQ: n,
+		Affinity:  unknown.Not[cpuset.Set](absent(fsys, rel+"/smp_affinity")),
+		Effective: unknown.Not[cpuset.Set](absent(fsys, rel+"/effective_affinity")),
+		Node:      unknown.Not[int](absent(fsys, rel+"/node")),
+		Managed:   unknown.NotAs[bool](unknown.KindNotRead, "not judged"),
+	}
 	buf := make([]byte, 0, 256)
-	var err error
 
 	// The list form first; the mask form where the list is absent.
-	var mode os.FileMode
-	buf, mode, err = fsys.ReadMode(dir+"/smp_affinity_list", buf)
+	set, mode, found, buf, err := readCPUs(fsys, dir, FileAffinityList, FileAffinity, buf)
 	switch {
-	case err == nil:
-		if in.Affinity, err = parseList(dir+"/smp_affinity_list", buf); err != nil {
-			return in, err
-		}
-		in.HasAffinity = true
+	case err != nil:
+		return in, err
+	case found:
+		in.Affinity = unknown.Of(set)
 		in.modes.affinity = mode
-	case kfile.IsNotExist(err):
-		buf, mode, err = fsys.ReadMode(dir+"/smp_affinity", buf)
-		if err == nil {
-			if in.Affinity, err = parseMask(dir+"/smp_affinity", buf); err != nil {
-				return in, err
-			}
-			in.HasAffinity = true
-			in.modes.affinity = mode
-		} else if !kfile.IsNotExist(err) {
-			return in, err
-		} else if _, serr := fsys.Stat(dir); serr != nil {
+	default:
+		if _, serr := fsys.Stat(dir); serr != nil {
 			return in, fmt.Errorf("IRQ %d: %w", n, serr)
 		}
-	default:
-		return in, err
 	}
 
-	buf, mode, err = fsys.ReadMode(dir+"/effective_affinity_list", buf)
-	switch {
-	case err == nil:
-		in.modes.lost = in.modes.lost || mode&0o222 != 0
-		if in.Effective, err = parseList(dir+"/effective_affinity_list", buf); err != nil {
-			return in, err
-		}
-		in.HasEffective = true
-	case kfile.IsNotExist(err):
-		buf, mode, err = fsys.ReadMode(dir+"/effective_affinity", buf)
-		if err == nil {
-			in.modes.lost = in.modes.lost || mode&0o222 != 0
-			if in.Effective, err = parseMask(dir+"/effective_affinity", buf); err != nil {
-				return in, err
-			}
-			in.HasEffective = true
-		} else if !kfile.IsNotExist(err) {
-			return in, err
-		}
-	default:
+	set, mode, found, buf, err = readCPUs(fsys, dir, "effective_affinity_list", "effective_affinity", buf)
+	if err != nil {
 		return in, err
+	}
+	if found {
+		in.modes.lost = in.modes.lost || mode&0o222 != 0
+		in.Effective = unknown.Of(set)
 	}
 
 	buf, mode, err = fsys.ReadMode(dir+"/node", buf)
 	if err == nil {
 		in.modes.lost = in.modes.lost || mode&0o222 != 0
-		v, perr := strconv.Atoi(string(bytes.TrimSpace(kfile.TrimAttr(buf))))
-		if perr != nil || v < -1 {
-			return in, kfile.Malformedf(dir+"/node", "not a node: %q", clip(buf))
+		if in.Node, err = parseNode(dir+"/node", rel+"/node", buf); err != nil {
+			return in, err
 		}
-		in.Node = v
 	} else if !kfile.IsNotExist(err) {
 		return in, err
 	}
@@ -151,6 +143,38 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 		}
 	}
 	return in, nil
+}
+
+// readCPUs reads a CPU set from the list file of dir, or from its mask
+// file where the list file is absent; found is false when neither is
+// there. It returns buf, grown to hold the file.
+func readCPUs(fsys kfile.FS, dir, list, mask string, buf []byte) (set cpuset.Set, mode os.FileMode, found bool, _ []byte, err error) {
+	path, parse := dir+"/"+list, parseList
+	buf, mode, err = fsys.ReadMode(path, buf)
+	if kfile.IsNotExist(err) {
+		path, parse = dir+"/"+mask, parseMask
+		if buf, mode, err = fsys.ReadMode(path, buf); kfile.IsNotExist(err) {
+			return cpuset.Set{}, 0, false, buf, nil
+		}
+	}
+	if err != nil {
+		return cpuset.Set{}, 0, false, buf, err
+	}
+	set, err = parse(path, buf)
+	return set, mode, err == nil, buf, err
+}
+
+// parseNode reads a /proc/irq/N/node file (at path; rel names it under
+// /): a node, or -1 when the kernel does not know it.
+func parseNode(path, rel string, b []byte) (unknown.Value[int], error) {
+	v, err := strconv.Atoi(string(bytes.TrimSpace(kfile.TrimAttr(b))))
+	switch {
+	case err != nil || v < -1:
+		return unknown.Value[int]{}, kfile.Malformedf(path, "not a node: %q", clip(b))
+	case v == -1:
+		return unknown.NotAs[int](unknown.KindNotReported, rel+" is -1"), nil
+	}
+	return unknown.Of(v), nil
 }
 
 // clipName shortens a file name quoted in an error.

@@ -66,11 +66,12 @@ func TestRealHosts(t *testing.T) {
 			}
 			for n, want := range aff {
 				q, ok := tab.Get(n)
-				if !ok || !q.HasAffinity {
+				aff, known := q.Affinity.Get()
+				if !ok || !known {
 					t.Errorf("IRQ %d: affinity not read", n)
 					continue
 				}
-				if !q.Affinity.Equal(want) {
+				if !aff.Equal(want) {
 					t.Errorf("IRQ %d affinity = %s, want %s", n, q.Affinity, want)
 				}
 			}

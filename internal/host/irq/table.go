@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // IRQ is everything known of one numbered interrupt.
@@ -70,7 +71,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 	// Each row is judged as it is read and only the counts of the rows
 	// kept are copied: /proc/interrupts of 200,000 rows on 64 CPUs holds
 	// 100 MB of counts, of which a NIC's table keeps a few.
-	rows, dropped, err := t.readRows(h, func(r *interrupts.Row) *Owner { return owner(owners, r.IRQ, r.Name, r.Chip) }, wanted)
+	rows, dropped, err := t.readRows(h, func(n int, r *interrupts.Row) *Owner { return owner(owners, n, r.Name, r.Chip) }, wanted)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 	numbers, hasFolder := irqNumbers(rows, dropped, folders)
 	t.IRQs = make([]IRQ, 0, len(numbers))
 	for _, n := range numbers {
-		q := IRQ{Info: Info{IRQ: n, Node: -1}}
+		q := IRQ{Info: noFolder(h.FS(), n)}
 		r, inInterrupts := rows[n]
 		if inInterrupts {
 			q.Name, q.Chip, q.HWIRQ, q.Counts = r.name, r.chip, r.hwirq, r.counts
@@ -158,7 +159,7 @@ type row struct {
 // the named rows in t.Named, and by number the numbered rows wanted of
 // their owner or without a name (the action folders may name them); of
 // the others only the number is kept, in dropped.
-func (t *Table) readRows(h *topology.Host, ownerOf func(*interrupts.Row) *Owner, wanted func(*Owner) bool) (rows map[int]row, dropped map[int]bool, err error) {
+func (t *Table) readRows(h *topology.Host, ownerOf func(int, *interrupts.Row) *Owner, wanted func(*Owner) bool) (rows map[int]row, dropped map[int]bool, err error) {
 	rows, dropped = map[int]row{}, map[int]bool{}
 	p := h.Path("proc/interrupts")
 	var b []byte
@@ -180,7 +181,8 @@ func (t *Table) readRows(h *topology.Host, ownerOf func(*interrupts.Row) *Owner,
 		return c
 	}
 	cpus, err := interrupts.Scan(b, func(r *interrupts.Row, _ []byte) error {
-		if r.IRQ < 0 {
+		n, numbered := r.IRQ.Get()
+		if !numbered {
 			named := *r
 			named.Counts = keep(r.Counts)
 			t.Named = append(t.Named, named)
@@ -188,12 +190,12 @@ func (t *Table) readRows(h *topology.Host, ownerOf func(*interrupts.Row) *Owner,
 		}
 		var o *Owner
 		if r.Name != "" {
-			if o = ownerOf(r); !wanted(o) {
-				dropped[r.IRQ] = true
+			if o = ownerOf(n, r); !wanted(o) {
+				dropped[n] = true
 				return nil
 			}
 		}
-		rows[r.IRQ] = row{name: r.Name, chip: r.Chip, hwirq: r.HWIRQ, counts: keep(r.Counts), owner: o}
+		rows[n] = row{name: r.Name, chip: r.Chip, hwirq: r.HWIRQ, counts: keep(r.Counts), owner: o}
 		return nil
 	})
 	if err != nil {
@@ -232,10 +234,10 @@ func (t *Table) checkRanges(h *topology.Host) {
 		q := &t.IRQs[i]
 		for _, f := range []struct {
 			name string
-			set  cpuset.Set
-			has  bool
-		}{{"affinity", q.Affinity, q.HasAffinity}, {"effective affinity", q.Effective, q.HasEffective}} {
-			if extra := f.set.Difference(h.Possible); f.has && !extra.IsEmpty() {
+			set  unknown.Value[cpuset.Set]
+		}{{"affinity", q.Affinity}, {"effective affinity", q.Effective}} {
+			set, has := f.set.Get()
+			if extra := set.Difference(h.Possible); has && !extra.IsEmpty() {
 				bad = append(bad, fmt.Sprintf("IRQ %d's %s names CPUs %s", q.IRQ, f.name, extra))
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // This file names the files irqnuma writes and reads them: an IRQ's
@@ -30,12 +31,18 @@ const (
 // Target says what a writable path is: an IRQ's affinity file or a tx
 // queue's xps_cpus.
 type Target struct {
-	Path  string // rooted: "/proc/irq/284/smp_affinity_list"
-	File  string // FileAffinityList, FileAffinity or FileXPS
-	IRQ   int    // -1 for xps_cpus
-	NIC   string // "" for an IRQ file
-	Queue int    // tx queue index; -1 for an IRQ file
+	Path  string             // rooted: "/proc/irq/284/smp_affinity_list"
+	File  string             // FileAffinityList, FileAffinity or FileXPS
+	IRQ   unknown.Value[int] // not applicable for xps_cpus
+	NIC   string             // "" for an IRQ file
+	Queue unknown.Value[int] // tx queue index; not applicable for an IRQ file
 }
+
+// The fields of a Target that have no meaning for its file.
+var (
+	irqFileQueue = unknown.NotAs[int](unknown.KindNotApplicable, "an IRQ file serves no queue")
+	xpsIRQ       = unknown.NotAs[int](unknown.KindNotApplicable, "xps_cpus is a queue's, not an IRQ's")
+)
 
 // IsList reports whether the file takes the list form ("16-31"); the
 // others take the mask form ("ffff0000,00000000").
@@ -71,7 +78,7 @@ func ParseTarget(p string) (Target, error) {
 		if parts[3] != FileAffinityList && parts[3] != FileAffinity {
 			return bad("only smp_affinity_list and smp_affinity are written under /proc/irq/<n>")
 		}
-		return Target{Path: p, File: parts[3], IRQ: n, Queue: -1}, nil
+		return Target{Path: p, File: parts[3], IRQ: unknown.Of(n), Queue: irqFileQueue}, nil
 	case len(parts) == 7 && parts[0] == "sys" && parts[1] == "class" && parts[2] == "net" && parts[4] == "queues":
 		if !validIfName(parts[3]) {
 			return bad("not an interface name")
@@ -87,7 +94,7 @@ func ParseTarget(p string) (Target, error) {
 		if parts[6] != FileXPS {
 			return bad("only xps_cpus is written under a queue")
 		}
-		return Target{Path: p, File: FileXPS, IRQ: -1, NIC: parts[3], Queue: q}, nil
+		return Target{Path: p, File: FileXPS, IRQ: xpsIRQ, NIC: parts[3], Queue: unknown.Of(q)}, nil
 	}
 	return bad("only /proc/irq/<n>/ and /sys/class/net/<nic>/queues/ are written")
 }
@@ -162,18 +169,17 @@ func ResolveIn(fsys kfile.FS, p string) (string, error) {
 // ReadBack is what the files say after the run: the requested affinity
 // and where the kernel delivers the IRQ (for an IRQ file), or xps_cpus.
 type ReadBack struct {
-	Affinity     cpuset.Set
-	HasAffinity  bool
-	Effective    cpuset.Set
-	HasEffective bool
-	ReadErr      error
+	Affinity  unknown.Value[cpuset.Set]
+	Effective unknown.Value[cpuset.Set] // not applicable for xps_cpus
+	ReadErr   error
 }
 
 // ReadBackOf reads what a written file says now: for an IRQ,
 // smp_affinity_list (or smp_affinity) and effective_affinity_list (or
 // effective_affinity); for a queue, xps_cpus.
 func ReadBackOf(fsys kfile.FS, p string) ReadBack {
-	var rb ReadBack
+	rb := ReadBack{Affinity: unknown.NotAs[cpuset.Set](unknown.KindFailed, "not read back"),
+		Effective: unknown.NotAs[cpuset.Set](unknown.KindFailed, "not read back")}
 	t, err := ParseTarget(p)
 	if err != nil {
 		rb.ReadErr = err
@@ -190,16 +196,16 @@ func ReadBackOf(fsys kfile.FS, p string) ReadBack {
 			rb.ReadErr = fmt.Errorf("read %s: %w", p, err)
 			return rb
 		}
-		rb.Affinity, rb.HasAffinity = set, true
+		rb.Affinity = unknown.Of(set)
+		rb.Effective = unknown.NotAs[cpuset.Set](unknown.KindNotApplicable, "a queue has no effective affinity")
 		return rb
 	}
-	in, err := ReadInfo(fsys, t.IRQ, false)
+	in, err := ReadInfo(fsys, t.IRQ.Or(0), false)
 	if err != nil {
 		rb.ReadErr = err
 		return rb
 	}
-	rb.Affinity, rb.HasAffinity = in.Affinity, in.HasAffinity
-	rb.Effective, rb.HasEffective = in.Effective, in.HasEffective
+	rb.Affinity, rb.Effective = in.Affinity, in.Effective
 	return rb
 }
 

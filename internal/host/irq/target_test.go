@@ -3,6 +3,8 @@ package irq
 import (
 	"errors"
 	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -11,10 +13,10 @@ func TestParseTarget(t *testing.T) {
 		want Target
 		ok   bool
 	}{
-		{"/proc/irq/284/smp_affinity_list", Target{Path: "/proc/irq/284/smp_affinity_list", File: FileAffinityList, IRQ: 284, Queue: -1}, true},
-		{"/proc/irq/0/smp_affinity", Target{Path: "/proc/irq/0/smp_affinity", File: FileAffinity, IRQ: 0, Queue: -1}, true},
-		{"/sys/class/net/eth0/queues/tx-3/xps_cpus", Target{Path: "/sys/class/net/eth0/queues/tx-3/xps_cpus", File: FileXPS, IRQ: -1, NIC: "eth0", Queue: 3}, true},
-		{"/sys/class/net/enp65s0f0/queues/tx-0/xps_cpus", Target{Path: "/sys/class/net/enp65s0f0/queues/tx-0/xps_cpus", File: FileXPS, IRQ: -1, NIC: "enp65s0f0", Queue: 0}, true},
+		{"/proc/irq/284/smp_affinity_list", Target{Path: "/proc/irq/284/smp_affinity_list", File: FileAffinityList, IRQ: unknown.Of(284), Queue: irqFileQueue}, true},
+		{"/proc/irq/0/smp_affinity", Target{Path: "/proc/irq/0/smp_affinity", File: FileAffinity, IRQ: unknown.Of(0), Queue: irqFileQueue}, true},
+		{"/sys/class/net/eth0/queues/tx-3/xps_cpus", Target{Path: "/sys/class/net/eth0/queues/tx-3/xps_cpus", File: FileXPS, IRQ: xpsIRQ, NIC: "eth0", Queue: unknown.Of(3)}, true},
+		{"/sys/class/net/enp65s0f0/queues/tx-0/xps_cpus", Target{Path: "/sys/class/net/enp65s0f0/queues/tx-0/xps_cpus", File: FileXPS, IRQ: xpsIRQ, NIC: "enp65s0f0", Queue: unknown.Of(0)}, true},
 		{"/etc/passwd", Target{}, false},
 		{"proc/irq/284/smp_affinity_list", Target{}, false},
 		{"/proc/irq/284/../../../etc/shadow", Target{}, false},

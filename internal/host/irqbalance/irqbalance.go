@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Environment variables irqbalance reads for the CPUs it must not place
@@ -43,12 +44,12 @@ var irqbalanceEnvFiles = []string{
 // affinity of every IRQ it does not ban, so a hand-placed NIC IRQ stays
 // where it is only when irqbalance is not running or bans it.
 type Settings struct {
-	// ProcessesKnown is false when root/proc holds no process folders (a
-	// capture of /proc/irq and /sys only): then Running is unknown.
-	ProcessesKnown bool
-	Running        bool
-	PIDs           []int    // every irqbalance process, ascending
-	Args           []string // command line of the first one, argv[0] excluded; from IRQBALANCE_ARGS when not running
+	// Running is whether an irqbalance process runs; unknown when
+	// root/proc holds no process folders (a capture of /proc/irq and
+	// /sys only).
+	Running unknown.Value[bool]
+	PIDs    []int    // every irqbalance process, ascending
+	Args    []string // command line of the first one, argv[0] excluded; from IRQBALANCE_ARGS when not running
 
 	// BannedIRQs are the --banirq (-i) IRQs, ascending, deduplicated.
 	BannedIRQs []int
@@ -81,6 +82,26 @@ type Settings struct {
 	Notes []string
 }
 
+// findRunning sets PIDs and Running from the process folders; Running
+// is unknown when the root has none.
+func (b *Settings) findRunning(fsys kfile.FS) error {
+	processes, err := hasProcesses(fsys)
+	if err != nil {
+		return err
+	}
+	if !processes {
+		b.Notes = append(b.Notes, "no process folders under /proc: whether irqbalance runs is unknown")
+		b.Running = unknown.NotAs[bool](unknown.KindNotCaptured, "no process folders under /proc")
+		return nil
+	}
+	pids, err := proc.FindByComm(fsys, "irqbalance")
+	if err != nil {
+		return err
+	}
+	b.PIDs, b.Running = pids, unknown.Of(len(pids) > 0)
+	return nil
+}
+
 // Read finds irqbalance processes under root/proc and reads
 // what they ban: the command line (--banirq, --banmod, --policyscript),
 // and IRQBALANCE_BANNED_CPUS / IRQBALANCE_BANNED_CPULIST from the
@@ -100,21 +121,12 @@ func Read(fsys kfile.FS) (*Settings, error) {
 	}
 	b.ConfigArgs = strings.Fields(env[envArgs])
 
-	b.ProcessesKnown, err = hasProcesses(fsys)
-	if err != nil {
+	if err := b.findRunning(fsys); err != nil {
 		return nil, err
 	}
-	var pids []int
-	if b.ProcessesKnown {
-		if pids, err = proc.FindByComm(fsys, "irqbalance"); err != nil {
-			return nil, err
-		}
-	} else {
-		b.Notes = append(b.Notes, "no process folders under /proc: whether irqbalance runs is unknown")
-	}
-	b.PIDs, b.Running = pids, len(pids) > 0
+	pids := b.PIDs
 	var sources []string
-	if b.Running {
+	if len(pids) > 0 {
 		pid := pids[0]
 		if len(pids) > 1 {
 			b.Notes = append(b.Notes, fmt.Sprintf("%d irqbalance processes (%s); settings read from PID %d", len(pids), irqbPIDs(pids), pid))

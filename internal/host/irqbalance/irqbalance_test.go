@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestIrqbalanceParseArgs(t *testing.T) {
@@ -195,7 +196,7 @@ func TestRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ReadIrqbalance: %v", err)
 			}
-			got := want{b.ProcessesKnown, b.Running, b.PIDs, b.BannedIRQs, b.BannedModules,
+			got := want{b.Running.Known(), b.Running.Or(false), b.PIDs, b.BannedIRQs, b.BannedModules,
 				b.BannedCPUs.List(), b.BannedCPUsFrom, b.Source, b.ConfigFile}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ReadIrqbalance (-want +got):\n%s", diff)
@@ -319,8 +320,8 @@ func TestReadIrqbalanceLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !b.Running || !slices.Equal(b.PIDs, pids) {
-		t.Errorf("Read(/) Running %v PIDs %v, want true %v", b.Running, b.PIDs, pids)
+	if !unknown.Is(b.Running, true) || !slices.Equal(b.PIDs, pids) {
+		t.Errorf("Read(/) Running %s PIDs %v, want true %v", b.Running, b.PIDs, pids)
 	}
 	argv, err := readNulList(hosttest.Open(t, "/"), filepath.Join("/proc", strconv.Itoa(pids[0]), "cmdline"))
 	if err != nil {

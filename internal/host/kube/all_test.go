@@ -63,7 +63,7 @@ func TestResolveAll(t *testing.T) {
 		}
 		for _, p := range sel.Pods {
 			if res := sel.Resolved[proc.PodSelector(p)]; len(res.Groups) == 0 {
-				t.Errorf("ResolveAll: %s has no group: %s", p, res.Why)
+				t.Errorf("ResolveAll: %s has no group: %s", p, res.Missing)
 			}
 		}
 	}

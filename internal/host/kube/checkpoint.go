@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // CheckpointFile is the CPU manager's state under the kubelet's root
@@ -31,12 +32,11 @@ type Checkpoint struct {
 	ByPod map[string]map[string]Entry
 }
 
-// Entry is one container's exclusive CPUs as the checkpoint says them,
-// or why they are unknown (Why: a CPU list that does not parse, an id
-// past cpuset.MaxID among them), CPUs then empty.
+// Entry is one container's exclusive CPUs as the checkpoint says them:
+// unknown, malformed, when its CPU list does not parse (an id past
+// cpuset.MaxID among them), the reason's detail saying why.
 type Entry struct {
-	CPUs cpuset.Set
-	Why  string
+	CPUs unknown.Value[cpuset.Set]
 }
 
 // Want names the entries a parse keeps: pods by UID (the v2 layout's
@@ -230,9 +230,9 @@ func (e *entries) layout() (string, error) {
 func entry(s string) Entry {
 	cpus, err := parseCPUs(s)
 	if err != nil {
-		return Entry{Why: err.Error()}
+		return Entry{CPUs: unknown.NotAs[cpuset.Set](unknown.KindMalformed, err.Error())}
 	}
-	return Entry{CPUs: cpus}
+	return Entry{CPUs: unknown.Of(cpus)}
 }
 
 func header(policy, def *string) (*Checkpoint, error) {
@@ -262,7 +262,7 @@ func parseCPUs(s string) (cpuset.Set, error) {
 // CPUs is the entry the checkpoint has for the container id (v1) or the
 // container name of the pod uid (v2); false when it has none giving it
 // CPUs (it runs on the shared pool). An entry whose CPUs are malformed
-// is one, with its Why.
+// is one, its CPUs unknown.
 func (c *Checkpoint) CPUs(uid, name, id string) (Entry, bool) {
 	var e Entry
 	var ok bool
@@ -271,7 +271,7 @@ func (c *Checkpoint) CPUs(uid, name, id string) (Entry, bool) {
 	} else {
 		e, ok = c.ByPod[uid][name]
 	}
-	return e, ok && (!e.CPUs.IsEmpty() || e.Why != "")
+	return e, ok && (!e.CPUs.Known() || !e.CPUs.Or(cpuset.Set{}).IsEmpty())
 }
 
 func clip(s string) string {

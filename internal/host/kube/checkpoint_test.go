@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Checkpoints as the kubelet writes them (json.Marshal of its structs,
@@ -95,7 +96,7 @@ func TestParseCheckpoint(t *testing.T) {
 			t.Errorf("parseCheckpoint(%q) = %s %s %s, want %s %s %s", tt.give, c.Layout, c.Policy, c.Default, tt.layout, tt.policy, tt.def)
 		}
 		got, ok := c.CPUs(tt.uid, tt.name, tt.id)
-		if ok != tt.wantOK || !got.CPUs.Equal(tt.wantCPUs) || (tt.wantWhy == "") != (got.Why == "") || !strings.Contains(got.Why, tt.wantWhy) {
+		if ok != tt.wantOK || !got.CPUs.Or(cpuset.Set{}).Equal(tt.wantCPUs) || (tt.wantWhy == "") != (got.CPUs.Why().Detail == "") || !strings.Contains(got.CPUs.Why().Detail, tt.wantWhy) {
 			t.Errorf("parseCheckpoint(%q).CPUs(%q, %q, %q) = %+v, %v; want %s why %q, %v", tt.give, tt.uid, tt.name, tt.id, got, ok, tt.wantCPUs, tt.wantWhy, tt.wantOK)
 		}
 	}
@@ -188,7 +189,11 @@ func FuzzParseCheckpoint(f *testing.F) {
 			}
 			wantV2[k] = m
 		}
-		opt := cmp.Comparer(func(x, y cpuset.Set) bool { return x.Equal(y) })
+		opt := cmp.Comparer(func(x, y unknown.Value[cpuset.Set]) bool {
+			a, aok := x.Get()
+			b, bok := y.Get()
+			return aok == bok && a.Equal(b) && x.Why() == y.Why()
+		})
 		if layout == "v1" && !cmp.Equal(wantV1, c.ByID, opt) {
 			t.Fatalf("parseCheckpoint(%q).ByID = %v, want %v", b, c.ByID, wantV1)
 		}
@@ -212,7 +217,7 @@ func TestParseCheckpointCost(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if e, ok := c.CPUs(uidN(123456), "c", ""); !ok || !e.CPUs.Equal(cpuset.New(2+123456%62)) || len(c.ByPod) != 1 {
+	if e, ok := c.CPUs(uidN(123456), "c", ""); !ok || !e.CPUs.Or(cpuset.Set{}).Equal(cpuset.New(2+123456%62)) || len(c.ByPod) != 1 {
 		t.Errorf("pod %s: %+v, %v; %d pods kept, want CPU %d, one pod", uidN(123456), e, ok, len(c.ByPod), 2+123456%62)
 	}
 	if allocs > 30 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // IRQLoadBalancing is CRI-O's pod annotation for IRQs on a container's
@@ -49,10 +51,11 @@ func crioConfigs(fsys kfile.FS) []string {
 
 // readIRQBalancing reads container id's OCI config in CRI-O's storage
 // (dirs, from crioConfigs) and what its pod asked of IRQs on its CPUs;
-// nil and "" when no config is found, nil and why when one is malformed.
-func readIRQBalancing(fsys kfile.FS, dirs []string, id, name string) (*proc.IRQBalancing, string) {
+// nil and the zero Reason when no config is found, nil and why when one
+// cannot be read or is malformed.
+func readIRQBalancing(fsys kfile.FS, dirs []string, id, name string) (*proc.IRQBalancing, unknown.Reason) {
 	if id == "" || strings.ContainsAny(id, "/.") {
-		return nil, ""
+		return nil, unknown.Reason{}
 	}
 	for _, d := range dirs {
 		rel := path.Join(d, id, "userdata", "config.json")
@@ -61,18 +64,24 @@ func readIRQBalancing(fsys kfile.FS, dirs []string, id, name string) (*proc.IRQB
 		if kfile.IsNotExist(err) {
 			continue
 		}
+		if errors.Is(err, os.ErrPermission) {
+			return nil, unknown.Because(unknown.KindPermission, err.Error())
+		}
 		if err != nil {
-			return nil, err.Error()
+			return nil, unknown.Because(unknown.KindFailed, err.Error())
 		}
 		ib, err := parseIRQBalancing(b, name)
 		if err != nil {
-			return nil, fmt.Sprintf("%s: %v", f, err)
+			return nil, unknown.Because(unknown.KindMalformed, fmt.Sprintf("%s: %v", f, err))
 		}
 		ib.From, ib.File = f, rel
-		return ib, ""
+		return ib, unknown.Reason{}
 	}
-	return nil, ""
+	return nil, unknown.Reason{}
 }
+
+// notCRIO is the IRQ balancing of a container another runtime runs.
+var notCRIO = unknown.NotAs[proc.IRQBalancing](unknown.KindNotApplicable, "not a CRI-O container")
 
 // noCRIOConfig says why a container CRI-O runs (its group is crio-ID)
 // has no IRQ balancing read: no config of it where CRI-O keeps them.
@@ -121,7 +130,7 @@ func parseIRQBalancing(b []byte, name string) (*proc.IRQBalancing, error) {
 		}
 		return nil, err
 	}
-	ib := &proc.IRQBalancing{}
+	ib := &proc.IRQBalancing{CPUs: unknown.NotAs[cpuset.Set](unknown.KindNotReported, "the config has no linux.resources.cpu.cpus")}
 	for _, k := range []string{IRQLoadBalancing + "/" + name, IRQLoadBalancing} {
 		if v, ok := c.Annotations[k]; ok && (name != "" || k == IRQLoadBalancing) {
 			ib.Value, ib.Key = v, k
@@ -138,7 +147,7 @@ func parseIRQBalancing(b []byte, name string) (*proc.IRQBalancing, error) {
 		if err != nil {
 			return nil, fmt.Errorf("linux.resources.cpu.cpus: %w", err)
 		}
-		ib.CPUs, ib.CPUsKnown = cpus, true
+		ib.CPUs = unknown.Of(cpus)
 	}
 	return ib, nil
 }
@@ -147,13 +156,13 @@ func parseIRQBalancing(b []byte, name string) (*proc.IRQBalancing, error) {
 // container whose CRI-O config was read: only what parseIRQBalancing
 // takes of it (the annotation, the CPUs). Nothing else of the config,
 // whose environment may hold secrets, leaves the host.
-func RecordIRQBalancing(ib *proc.IRQBalancing) []byte {
+func RecordIRQBalancing(ib proc.IRQBalancing) []byte {
 	var c crioConfig
 	if ib.Key != "" {
 		c.Annotations = map[string]string{ib.Key: ib.Value}
 	}
-	if ib.CPUsKnown {
-		c.Linux = &linuxConfig{Resources: &resourcesConfig{CPU: &cpuConfig{CPUs: ib.CPUs.List()}}}
+	if cpus, ok := ib.CPUs.Get(); ok {
+		c.Linux = &linuxConfig{Resources: &resourcesConfig{CPU: &cpuConfig{CPUs: cpus.List()}}}
 	}
 	b, _ := json.Marshal(c) // strings and maps of strings: it cannot fail
 	return b

@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // crioSpec is an OCI config as CRI-O writes a container's: the pod's
@@ -54,7 +55,7 @@ func TestParseIRQBalancing(t *testing.T) {
 			continue
 		}
 		if err != nil || got.Value != tt.value || got.Key != tt.key || got.Off != tt.off || got.Housekeeping != tt.hk ||
-			got.CPUsKnown != (tt.cpus != "") || got.CPUs.List() != tt.cpus {
+			got.CPUs.Known() != (tt.cpus != "") || got.CPUs.Or(cpuset.Set{}).List() != tt.cpus {
 			t.Errorf("parseIRQBalancing(%.60q, %s) = %+v, %v; want %q from %q, off %v, housekeeping %v, CPUs %q", tt.give, tt.name, got, err, tt.value, tt.key, tt.off, tt.hk, tt.cpus)
 		}
 	}
@@ -66,7 +67,7 @@ func FuzzParseIRQBalancing(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
 		ib, err := parseIRQBalancing(b, name)
 		if err == nil && (ib == nil || ib.Off != (ib.Value == "disable" || ib.Value == "true" || ib.Value == "housekeeping") ||
-			(!ib.CPUsKnown && !ib.CPUs.IsEmpty())) {
+			(!ib.CPUs.Known() && !ib.CPUs.Or(cpuset.Set{}).IsEmpty())) {
 			t.Fatalf("parseIRQBalancing(%q, %q) = %+v", b, name, ib)
 		}
 	})
@@ -91,21 +92,21 @@ func TestResolveIRQBalancing(t *testing.T) {
 	sel := proc.Selection{Pods: []string{"default/iperf-server", "kube-system/burst-0"}}
 	matches := selectPods(t, root, sel, "")
 	iperf := byContainer(t, matches, proc.PodSelector("default/iperf-server"))
-	ib := iperf["iperf3"].Group.Pod.IRQBalancing
-	if ib == nil || !ib.Off || ib.Value != "disable" || !ib.CPUs.Equal(cpuset.New(2, 3)) || !strings.HasSuffix(ib.From, idA+"/userdata/config.json") {
-		t.Errorf("iperf3's IRQ balancing %+v (%s), want disable on 2-3 from its config", ib, iperf["iperf3"].Group.Pod.IRQBalancingWhy)
+	ib, ok := iperf["iperf3"].Group.Pod.IRQBalancing.Get()
+	if !ok || !ib.Off || ib.Value != "disable" || !ib.CPUs.Or(cpuset.Set{}).Equal(cpuset.New(2, 3)) || !strings.HasSuffix(ib.From, idA+"/userdata/config.json") {
+		t.Errorf("iperf3's IRQ balancing %+v (%s), want disable on 2-3 from its config", ib, iperf["iperf3"].Group.Pod.IRQBalancing.Why())
 	}
-	if sb := iperf[""].Group.Pod; sb.IRQBalancing != nil || sb.IRQBalancingWhy != "" {
-		t.Errorf("the sandbox's IRQ balancing %+v %q, want none read", sb.IRQBalancing, sb.IRQBalancingWhy)
+	if sb := iperf[""].Group.Pod; sb.IRQBalancing.Known() || sb.IRQBalancing.Why().Kind != unknown.KindNotApplicable {
+		t.Errorf("the sandbox's IRQ balancing %s (%s), want none read", sb.IRQBalancing, sb.IRQBalancing.Why())
 	}
 	app := byContainer(t, matches, proc.PodSelector("kube-system/burst-0"))["app"].Group.Pod
-	if app.IRQBalancing != nil || !strings.HasPrefix(app.IRQBalancingWhy, "CRI-O runs container 5b6c7d8e9fa0…, but no DRIVER-containers/ID/userdata/config.json of it is under /var/lib/containers/storage or /run/containers/storage") {
-		t.Errorf("app, which CRI-O runs, without a config: IRQ balancing %+v %q, want unknown, saying why", app.IRQBalancing, app.IRQBalancingWhy)
+	if app.IRQBalancing.Known() || !strings.HasPrefix(app.IRQBalancing.Why().Detail, "CRI-O runs container 5b6c7d8e9fa0…, but no DRIVER-containers/ID/userdata/config.json of it is under /var/lib/containers/storage or /run/containers/storage") {
+		t.Errorf("app, which CRI-O runs, without a config: IRQ balancing %s (%s), want unknown, saying why", app.IRQBalancing, app.IRQBalancing.Why())
 	}
 	put(`{"annotations":[]}`)
 	iperf = byContainer(t, selectPods(t, root, sel, ""), proc.PodSelector("default/iperf-server"))
-	if p := iperf["iperf3"].Group.Pod; p.IRQBalancing != nil || !strings.Contains(p.IRQBalancingWhy, "config.json") {
-		t.Errorf("a malformed config: %+v %q, want nil and why naming it", p.IRQBalancing, p.IRQBalancingWhy)
+	if p := iperf["iperf3"].Group.Pod; p.IRQBalancing.Known() || !strings.Contains(p.IRQBalancing.Why().Detail, "config.json") {
+		t.Errorf("a malformed config: %s (%s), want unknown and why naming it", p.IRQBalancing, p.IRQBalancing.Why())
 	}
 }
 
@@ -116,8 +117,8 @@ func TestResolveIRQBalancingContainerd(t *testing.T) {
 	root := v1CgroupfsTree(t, ckV1Text)
 	matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, "")
 	for name, m := range byContainer(t, matches, proc.PodSelector("default/iperf-server")) {
-		if p := m.Group.Pod; p.IRQBalancing != nil || p.IRQBalancingWhy != "" {
-			t.Errorf("%q: IRQ balancing %+v %q, want none read and no why", name, p.IRQBalancing, p.IRQBalancingWhy)
+		if p := m.Group.Pod; p.IRQBalancing.Known() || p.IRQBalancing.Why().Kind != unknown.KindNotApplicable {
+			t.Errorf("%q: IRQ balancing %s (%s), want none read, not applicable", name, p.IRQBalancing, p.IRQBalancing.Why())
 		}
 	}
 }

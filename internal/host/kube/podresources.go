@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // SocketFile is the kubelet's pod resources socket under its root
@@ -40,19 +41,17 @@ var ErrUnimplemented = errors.New("the kubelet does not serve this method")
 type APIPod struct {
 	Namespace, Name string
 	// CPUs are the pod-level cpu_ids (pod-level resources), usually
-	// none; CPUsWhy says why they are unknown (malformed: an id that is
-	// no CPU's), CPUs then empty.
-	CPUs       cpuset.Set
-	CPUsWhy    string
+	// none; unknown, malformed, when an id is no CPU's, the reason's
+	// detail saying which.
+	CPUs       unknown.Value[cpuset.Set]
 	Containers []APIContainer
 }
 
-// APIContainer is one container of an APIPod; CPUs and CPUsWhy are its
-// cpu_ids as APIPod's are the pod's.
+// APIContainer is one container of an APIPod; CPUs are its cpu_ids as
+// APIPod's are the pod's.
 type APIContainer struct {
 	Name    string
-	CPUs    cpuset.Set
-	CPUsWhy string
+	CPUs    unknown.Value[cpuset.Set]
 	Devices []Device
 }
 

@@ -94,11 +94,11 @@ func TestClient(t *testing.T) {
 		t.Fatalf("List = %+v", pods)
 	}
 	ip := pods[0].Containers[0]
-	if ip.Name != "iperf3" || !ip.CPUs.Equal(cpuset.New(2, 3)) || len(ip.Devices) != 1 ||
+	if ip.Name != "iperf3" || !ip.CPUs.Or(cpuset.Set{}).Equal(cpuset.New(2, 3)) || len(ip.Devices) != 1 ||
 		ip.Devices[0].Resource != "intel.com/sriov_netdevice" || !slices.Equal(ip.Devices[0].IDs, []string{"0000:3b:02.1"}) || !slices.Equal(ip.Devices[0].Nodes, []int{1}) {
 		t.Errorf("List's iperf3 = %+v", ip)
 	}
-	if app := pods[1].Containers[0]; app.Name != "app" || !app.CPUs.IsEmpty() {
+	if app := pods[1].Containers[0]; app.Name != "app" || !app.CPUs.Known() || !app.CPUs.Or(cpuset.New(0)).IsEmpty() {
 		t.Errorf("List's app = %+v, want no cpu_ids", app)
 	}
 	// The kubelet's errors come back as its gRPC status and message.
@@ -159,11 +159,11 @@ func TestResolveAPIHostileCPUIDs(t *testing.T) {
 		sock := serve(t, &testKubelet{pods: pods})
 		matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server", "kube-system/burst-0"}}, sock)
 		g := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group
-		if g == nil || g.Exclusive || g.ExclusiveBy != "" || !strings.Contains(g.ExclusiveWhy, tt.want) {
+		if g == nil || g.Exclusive || g.ExclusiveBy != "" || !strings.Contains(exclusiveWhy(g), tt.want) {
 			t.Errorf("cpu_ids %d (pod %d): iperf3 = %+v, want not exclusive, why %q", tt.give, tt.givePod, g, tt.want)
 		}
 		app := byContainer(t, matches, proc.PodSelector("kube-system/burst-0"))["app"].Group
-		if app == nil || !app.Exclusive || app.ExclusiveWhy != "" || !strings.Contains(app.ExclusiveBy, "cpu_ids 4") {
+		if app == nil || !app.Exclusive || exclusiveWhy(app) != "" || !strings.Contains(app.ExclusiveBy, "cpu_ids 4") {
 			t.Errorf("cpu_ids %d: the other pod's app = %+v, want exclusive by cpu_ids 4", tt.give, app)
 		}
 	}
@@ -180,11 +180,11 @@ func FuzzDecodeList(f *testing.F) {
 			return
 		}
 		for _, p := range pods {
-			if p.CPUsWhy != "" && !p.CPUs.IsEmpty() {
+			if !p.CPUs.Known() && !p.CPUs.Or(cpuset.Set{}).IsEmpty() {
 				t.Fatalf("pod %+v: CPUs beside why", p)
 			}
 			for _, c := range p.Containers {
-				if c.CPUsWhy != "" && !c.CPUs.IsEmpty() {
+				if !c.CPUs.Known() && !c.CPUs.Or(cpuset.Set{}).IsEmpty() {
 					t.Fatalf("container %+v: CPUs beside why", c)
 				}
 			}
@@ -227,7 +227,7 @@ func TestResolveCPUsOffHost(t *testing.T) {
 		name       string
 		give       []int64 // iperf3's cpu_ids; nil: no kubelet, the checkpoint ckOff says
 		noCPUFiles bool
-		want       string // in ExclusiveWhy; "" for exclusive on 2-3
+		want       string // in why ExclusiveCPUs is unknown; "" for exclusive on 2-3
 	}{
 		{name: "a million cpu_ids", give: million,
 			want: "the kubelet's pod resources API: cpu_ids 0-999999, naming CPUs 8-999999, which this host does not have (it has 0-7)"},
@@ -252,10 +252,10 @@ func TestResolveCPUsOffHost(t *testing.T) {
 			matches := selectPods(t, root, proc.Selection{Pods: []string{"default/iperf-server"}}, sock)
 			g := byContainer(t, matches, proc.PodSelector("default/iperf-server"))["iperf3"].Group
 			switch {
-			case tt.want == "" && (!g.Exclusive || g.ExclusiveWhy != "" || !strings.Contains(g.ExclusiveBy, "cpu_ids 2-3")):
-				t.Errorf("iperf3: Exclusive %v by %q, why %q; want exclusive by cpu_ids 2-3", g.Exclusive, g.ExclusiveBy, g.ExclusiveWhy)
-			case tt.want != "" && (g.Exclusive || g.ExclusiveBy != "" || !strings.Contains(g.ExclusiveWhy, tt.want)):
-				t.Errorf("iperf3: Exclusive %v by %q, why %q; want not exclusive, why %q", g.Exclusive, g.ExclusiveBy, g.ExclusiveWhy, tt.want)
+			case tt.want == "" && (!g.Exclusive || exclusiveWhy(g) != "" || !strings.Contains(g.ExclusiveBy, "cpu_ids 2-3")):
+				t.Errorf("iperf3: Exclusive %v by %q, why %q; want exclusive by cpu_ids 2-3", g.Exclusive, g.ExclusiveBy, exclusiveWhy(g))
+			case tt.want != "" && (g.Exclusive || g.ExclusiveBy != "" || !strings.Contains(exclusiveWhy(g), tt.want)):
+				t.Errorf("iperf3: Exclusive %v by %q, why %q; want not exclusive, why %q", g.Exclusive, g.ExclusiveBy, exclusiveWhy(g), tt.want)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // apiTimeout bounds the kubelet's answer, as its own clients do.
@@ -253,7 +254,7 @@ func (n *node) pod(ns, name string) proc.PodResolution {
 			}
 		}
 		if api == nil {
-			res.Why = fmt.Sprintf("the kubelet's pod resources API lists no pod %s/%s", ns, name)
+			res.Missing = unknown.Because(unknown.KindNotReported, fmt.Sprintf("the kubelet's pod resources API lists no pod %s/%s", ns, name))
 			return res
 		}
 	}
@@ -268,9 +269,9 @@ func (n *node) pod(ns, name string) proc.PodResolution {
 	}
 	switch {
 	case len(uids) == 0:
-		res.Why = fmt.Sprintf("no folder %s_%s_UID in /var/log/pods", ns, name)
+		res.Missing = unknown.Because(unknown.KindNotReported, fmt.Sprintf("no folder %s_%s_UID in /var/log/pods", ns, name))
 	case len(res.Groups) == 0:
-		res.Why = fmt.Sprintf("no container group of pod UID %s under kubepods in the cgroup tree", strings.Join(uids, ", "))
+		res.Missing = unknown.Because(unknown.KindNotReported, fmt.Sprintf("no container group of pod UID %s under kubepods in the cgroup tree", strings.Join(uids, ", ")))
 	}
 	return res
 }
@@ -290,11 +291,11 @@ func (n *node) container(id string) proc.PodResolution {
 	}
 	switch len(found) {
 	case 0:
-		res.Why = "no container group with this ID under kubepods in the cgroup tree"
+		res.Missing = unknown.Because(unknown.KindNotReported, "no container group with this ID under kubepods in the cgroup tree")
 		return res
 	case 1:
 	default:
-		res.Why = fmt.Sprintf("the prefix is ambiguous: %d containers' IDs start with it", len(found))
+		res.Missing = unknown.Because(unknown.KindFailed, fmt.Sprintf("the prefix is ambiguous: %d containers' IDs start with it", len(found)))
 		return res
 	}
 	l := podLog{UID: pod.UID}
@@ -325,18 +326,28 @@ func (n *node) groups(api *APIPod, l podLog, pc *podCgroup) []proc.PodGroup {
 				g.Pod.Container = k.Container
 			}
 		}
-		g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
-		if why := n.onHost(g.ExclusiveCPUs, g.ExclusiveBy); why != "" {
-			g.ExclusiveCPUs, g.ExclusiveBy, g.ExclusiveWhy = cpuset.Set{}, "", why
+		g.Pod.ExclusiveCPUs, g.ExclusiveBy = n.exclusive(api, l.UID, g.Pod.Container, c.ID)
+		if cpus, ok := g.Pod.ExclusiveCPUs.Get(); ok {
+			if why := n.onHost(cpus, g.ExclusiveBy); why.Detail != "" {
+				g.Pod.ExclusiveCPUs, g.ExclusiveBy = unknown.Not[cpuset.Set](why), ""
+			}
 		}
 		g.Pod.Devices = devices(api, g.Pod.Container)
+		g.Pod.IRQBalancing = unknown.NotAs[proc.IRQBalancing](unknown.KindNotApplicable, "a sandbox runs no workload")
 		if g.Pod.Container != "" { // the sandbox runs no workload
 			if !n.crioRead {
 				n.crio, n.crioRead = crioConfigs(n.fsys), true
 			}
-			g.Pod.IRQBalancing, g.Pod.IRQBalancingWhy = readIRQBalancing(n.fsys, n.crio, c.ID, g.Pod.Container)
-			if g.Pod.IRQBalancing == nil && g.Pod.IRQBalancingWhy == "" && strings.HasPrefix(path.Base(c.Path), "crio-") {
-				g.Pod.IRQBalancingWhy = noCRIOConfig(c.ID)
+			ib, why := readIRQBalancing(n.fsys, n.crio, c.ID, g.Pod.Container)
+			switch {
+			case ib != nil:
+				g.Pod.IRQBalancing = unknown.Of(*ib)
+			case why.Kind != "":
+				g.Pod.IRQBalancing = unknown.Not[proc.IRQBalancing](why)
+			case strings.HasPrefix(path.Base(c.Path), "crio-"):
+				g.Pod.IRQBalancing = unknown.NotAs[proc.IRQBalancing](unknown.KindNotCaptured, noCRIOConfig(c.ID))
+			default:
+				g.Pod.IRQBalancing = notCRIO
 			}
 		}
 		out = append(out, g)
@@ -363,57 +374,60 @@ func devices(api *APIPod, name string) []proc.PodDevice {
 
 // exclusive is the container's exclusive CPUs and what says so, or why
 // they are unknown: the API's cpu_ids for it (or its pod's), or its
-// checkpoint entry, malformed.
-func (n *node) exclusive(api *APIPod, uid, name, id string) (cpus cpuset.Set, by, why string) {
+// checkpoint entry, malformed. None are known, and none says so, for a
+// container the kubelet's word gives none.
+func (n *node) exclusive(api *APIPod, uid, name, id string) (cpus unknown.Value[cpuset.Set], by string) {
+	none := unknown.Of(cpuset.Set{})
 	if n.apiOK {
 		if api == nil || name == "" {
-			return cpuset.Set{}, "", ""
+			return none, ""
 		}
 		const from = "the kubelet's pod resources API"
-		if api.CPUsWhy != "" {
-			return cpuset.Set{}, "", from + ", the pod's " + api.CPUsWhy
+		if !api.CPUs.Known() {
+			return unknown.NotAs[cpuset.Set](unknown.KindMalformed, from+", the pod's "+api.CPUs.Why().Detail), ""
 		}
 		for _, c := range api.Containers {
-			switch {
+			switch set, ok := c.CPUs.Get(); {
 			case c.Name != name:
-			case c.CPUsWhy != "":
-				return cpuset.Set{}, "", from + ": " + c.CPUsWhy
-			case !c.CPUs.IsEmpty():
-				return c.CPUs, from + ": cpu_ids " + c.CPUs.List(), ""
+			case !ok:
+				return unknown.NotAs[cpuset.Set](unknown.KindMalformed, from+": "+c.CPUs.Why().Detail), ""
+			case !set.IsEmpty():
+				return c.CPUs, from + ": cpu_ids " + set.List()
 			}
 		}
-		return cpuset.Set{}, "", ""
+		return none, ""
 	}
 	if n.ck == nil {
-		return cpuset.Set{}, "", ""
+		return none, ""
 	}
 	e, ok := n.ck.CPUs(uid, name, id)
+	set, known := e.CPUs.Get()
 	switch {
 	case !ok:
-		return cpuset.Set{}, "", ""
-	case e.Why != "":
-		return cpuset.Set{}, "", fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout: its entry is malformed: %s", CheckpointFile, n.ck.Layout, e.Why)
+		return none, ""
+	case !known:
+		return unknown.NotAs[cpuset.Set](unknown.KindMalformed, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout: its entry is malformed: %s", CheckpointFile, n.ck.Layout, e.CPUs.Why().Detail)), ""
 	}
-	return e.CPUs, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, e.CPUs.List()), ""
+	return e.CPUs, fmt.Sprintf("the kubelet's CPU manager: /%s, %s layout, gives it %s", CheckpointFile, n.ck.Layout, set.List())
 }
 
 // onHost says why the kubelet's word by on a container's CPUs is not
 // taken: it names CPUs the host does not have (topology.ReadHostCPUs),
-// which no kubelet gives, or the host's CPUs are unknown; "" when they
-// are all the host's.
-func (n *node) onHost(cpus cpuset.Set, by string) string {
+// which no kubelet gives (malformed), or the host's CPUs are unknown
+// (failed); the zero Reason when they are all the host's.
+func (n *node) onHost(cpus cpuset.Set, by string) unknown.Reason {
 	if by == "" {
-		return ""
+		return unknown.Reason{}
 	}
 	if !n.hostRead {
 		n.host, n.hostErr = topology.ReadHostCPUs(n.fsys)
 		n.hostRead = true
 	}
 	if n.hostErr != nil {
-		return fmt.Sprintf("%s, but which CPUs this host has is unknown: %v", by, n.hostErr)
+		return unknown.Because(unknown.KindFailed, fmt.Sprintf("%s, but which CPUs this host has is unknown: %v", by, n.hostErr))
 	}
 	if out := cpus.Difference(n.host); !out.IsEmpty() {
-		return fmt.Sprintf("%s, naming CPUs %s, which this host does not have (it has %s)", by, out.List(), n.host.List())
+		return unknown.Because(unknown.KindMalformed, fmt.Sprintf("%s, naming CPUs %s, which this host does not have (it has %s)", by, out.List(), n.host.List()))
 	}
-	return ""
+	return unknown.Reason{}
 }

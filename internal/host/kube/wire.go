@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // eachField calls fn with each field of the protobuf message b: a
@@ -88,13 +89,13 @@ func (c *cpuIDs) add(id int64) {
 
 // set is the gathered CPUs, or why they are unknown; the ids' array is
 // kept for the next message.
-func (c *cpuIDs) set() (cpuset.Set, string) {
-	s, why := cpuset.Set{}, c.why
-	if why == "" {
-		s = cpuset.New(c.ids...)
+func (c *cpuIDs) set() unknown.Value[cpuset.Set] {
+	s := unknown.NotAs[cpuset.Set](unknown.KindMalformed, c.why)
+	if c.why == "" {
+		s = unknown.Of(cpuset.New(c.ids...))
 	}
 	c.ids, c.why = c.ids[:0], ""
-	return s, why
+	return s
 }
 
 // str is a string field's value, which must be length-delimited.
@@ -149,7 +150,7 @@ func (d *listDecoder) pod(b []byte) (APIPod, error) {
 		}
 		return err
 	})
-	p.CPUs, p.CPUsWhy = d.podCPUs.set()
+	p.CPUs = d.podCPUs.set()
 	return p, err
 }
 
@@ -176,7 +177,7 @@ func (d *listDecoder) container(t protowire.Type, b []byte) (APIContainer, error
 		}
 		return err
 	})
-	c.CPUs, c.CPUsWhy = d.ctrCPUs.set()
+	c.CPUs = d.ctrCPUs.set()
 	return c, err
 }
 

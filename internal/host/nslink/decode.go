@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,7 +120,7 @@ func decodeLink(b []byte) (Link, error) {
 	if len(b) < ifinfomsgLen {
 		return Link{}, fmt.Errorf("%d bytes, shorter than struct ifinfomsg (%d)", len(b), ifinfomsgLen)
 	}
-	l := Link{Index: int(int32(native.Uint32(b[4:]))), Flags: native.Uint32(b[8:])}
+	l := Link{Index: int(int32(native.Uint32(b[4:]))), Flags: native.Uint32(b[8:]), LinkNetNSID: inThisNamespace}
 	if l.Index <= 0 {
 		return Link{}, fmt.Errorf("ifi_index %d is not an interface index", l.Index)
 	}
@@ -136,7 +137,7 @@ func decodeLink(b []byte) (Link, error) {
 		case unix.IFLA_LINK_NETNSID:
 			var x uint32
 			if x, err = u32("IFLA_LINK_NETNSID", v); err == nil {
-				l.LinkNetNSID, l.HasLinkNetNSID = int(int32(x)), true
+				l.LinkNetNSID = unknown.Of(int(int32(x)))
 			}
 		case unix.IFLA_LINKINFO:
 			err = walk(v, func(t uint16, iv []byte) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // sample is a pod's namespace: lo, a veth whose peer is ifindex 9 of the
@@ -29,12 +30,12 @@ func TestDecodeLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Link{
-		{Index: 1, Name: "lo", Flags: 0x9},
-		{Index: 2, Name: "eth0", Kind: "veth", Link: 9, HasLinkNetNSID: true, Flags: 0x1003},
-		{Index: 4, Name: "net1", Kind: "macvlan", Link: 3, HasLinkNetNSID: true},
-		{Index: 6, Name: "net2", ParentDev: "0000:3b:02.1", ParentBus: "pci"},
+		{Index: 1, Name: "lo", Flags: 0x9, LinkNetNSID: inThisNamespace},
+		{Index: 2, Name: "eth0", Kind: "veth", Link: 9, LinkNetNSID: unknown.Of(0), Flags: 0x1003},
+		{Index: 4, Name: "net1", Kind: "macvlan", Link: 3, LinkNetNSID: unknown.Of(0)},
+		{Index: 6, Name: "net2", ParentDev: "0000:3b:02.1", ParentBus: "pci", LinkNetNSID: inThisNamespace},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(unknown.Value[int]{})); diff != "" {
 		t.Errorf("decodeLinks (-want +got):\n%s", diff)
 	}
 	if !got[0].Loopback() || got[1].Loopback() {
@@ -116,7 +117,7 @@ func TestReadRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ls.Known || !ls.InitNSIDKnown || len(ls.Links) != 4 || ls.Source != "recorded" {
+	if !ls.Links.Known() || !ls.InitNSID.Known() || len(ls.Links.Or(nil)) != 4 || ls.Source != "recorded" {
 		t.Fatalf("Read = %+v", ls)
 	}
 	eth0, _ := ls.ByName("eth0")
@@ -125,7 +126,7 @@ func TestReadRecorded(t *testing.T) {
 		t.Errorf("InHost(eth0) = %v, InHost(net2) = %v", ls.InHost(eth0), ls.InHost(net2))
 	}
 	ls, err = Read(fsys, 4242, "net:[4026532999]")
-	if err != nil || ls.Known || !strings.Contains(ls.Why, "irqnuma/netns/4026532999/links not captured") {
+	if err != nil || ls.Links.Known() || !strings.Contains(ls.Links.Why().Detail, "irqnuma/netns/4026532999/links not captured") {
 		t.Errorf("not captured: %+v, %v", ls, err)
 	}
 	hosttest.WriteNsLinks(t, root, 4026532300, "net:[4026531840]", 0, nil)
@@ -140,7 +141,7 @@ func TestReadRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls, _ = Read(fsys, 4242, "net:[4026532300]")
-	if ls.Known || !strings.Contains(ls.Why, "links: read ") || !strings.Contains(ls.Why, "shorter than its header") || !strings.Contains(ls.InitWhy, "the kernel answered EPERM") {
+	if ls.Links.Known() || !strings.Contains(ls.Links.Why().Detail, "links: read ") || !strings.Contains(ls.Links.Why().Detail, "shorter than its header") || !strings.Contains(ls.InitNSID.Why().Detail, "the kernel answered EPERM") {
 		t.Errorf("bad recording: %+v", ls)
 	}
 	if _, err := Read(fsys, 1, "mnt:[4026531840]"); !errors.Is(err, ErrBadNamespace) {
@@ -163,13 +164,15 @@ func TestDecodeReal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.dir, err)
 		}
-		ls := &Links{Links: links, InitNSIDKnown: true}
+		ls := &Links{Links: unknown.Of(links)}
 		if b, err = os.ReadFile(filepath.Join("testdata", tt.dir, "init-nsid")); err != nil {
 			t.Fatal(err)
 		}
-		if ls.InitNSID, err = decodeNSID(b); err != nil || ls.InitNSID != 0 {
-			t.Errorf("%s: init-nsid %d, %v; want 0", tt.dir, ls.InitNSID, err)
+		id, err := decodeNSID(b)
+		if err != nil || id != 0 {
+			t.Errorf("%s: init-nsid %d, %v; want 0", tt.dir, id, err)
 		}
+		ls.InitNSID = unknown.Of(id)
 		lo, okLo := ls.ByIndex(1)
 		l, ok := ls.ByName(tt.name)
 		if len(links) != 2 || !okLo || !lo.Loopback() || lo.Name != "lo" || !ok || l.Kind != tt.kind || !ls.InHost(l) || (tt.link > 0 && l.Link != tt.link) {

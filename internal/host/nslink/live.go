@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -28,41 +29,44 @@ func readLiveAt(fsys kfile.FS, nsPath string, ino uint64, rec func(name string, 
 	ls := &Links{Namespace: fmt.Sprintf("net:[%d]", ino), Source: "netlink"}
 	ns, err := openNS(nsPath, ino)
 	if err != nil {
-		ls.Why = err.Error()
-		ls.InitWhy = ls.Why
+		ls.Links = unknown.NotAs[[]Link](unknown.KindFailed, err.Error())
+		ls.InitNSID = unknown.NotAs[int](unknown.KindFailed, err.Error())
 		return ls, nil
 	}
 	defer ns.Close()
 	c, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: int(ns.Fd())})
 	if err != nil {
-		ls.Why = fmt.Sprintf("a route netlink socket in %s: %v", ls.Namespace, err)
-		ls.InitWhy = ls.Why
+		why := fmt.Sprintf("a route netlink socket in %s: %v", ls.Namespace, err)
+		ls.Links = unknown.NotAs[[]Link](unknown.KindFailed, why)
+		ls.InitNSID = unknown.NotAs[int](unknown.KindFailed, why)
 		return ls, nil
 	}
 	defer c.Close()
 	b, err := ask(c, netlink.Message{Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request | netlink.Dump},
 		Data: make([]byte, ifinfomsgLen)}, fileLinks, rec)
+	var links []Link
 	if err == nil {
-		if ls.Links, err = decodeLinks(b); err != nil {
+		if links, err = decodeLinks(b); err != nil {
 			err = fmt.Errorf("RTM_GETLINK reply: %w", err)
 		}
 	}
-	setLinks(ls, err)
+	setLinks(ls, links, err)
 	hostPath, _, err := hostNSPath(fsys)
 	var init *os.File
 	if err == nil {
 		init, err = openNS(hostPath, 0)
 	}
+	id := 0
 	if err == nil {
 		defer init.Close()
 		b, err = ask(c, nsidRequest(int(init.Fd())), fileInitNSID, rec)
 		if err == nil {
-			if ls.InitNSID, err = decodeNSID(b); err != nil {
+			if id, err = decodeNSID(b); err != nil {
 				err = fmt.Errorf("RTM_GETNSID reply: %w", err)
 			}
 		}
 	}
-	setInit(ls, err)
+	setInit(ls, id, err)
 	return ls, nil
 }
 

@@ -20,11 +20,13 @@ package nslink
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,10 +57,9 @@ type Link struct {
 	// peer, a macvlan's lower device); 0 when it sits on none.
 	Link int `json:"link"`
 	// LinkNetNSID is IFLA_LINK_NETNSID, the id (in this namespace's
-	// table) of the namespace Link is in; HasLinkNetNSID is false when
-	// the kernel sent none: Link is then in this namespace.
-	LinkNetNSID    int  `json:"link_netnsid"`
-	HasLinkNetNSID bool `json:"has_link_netnsid"`
+	// table) of the namespace Link is in; not applicable when the
+	// kernel sent none: Link is then in this namespace.
+	LinkNetNSID unknown.Value[int] `json:"link_netnsid"`
 	// ParentDev and ParentBus are IFLA_PARENT_DEV_NAME and
 	// IFLA_PARENT_DEV_BUS_NAME ("0000:3b:02.1", "pci"): the device the
 	// interface belongs to; "" when it has none or the kernel (before
@@ -70,6 +71,21 @@ type Link struct {
 	// XDP is IFLA_XDP: the XDP programs attached to the interface.
 	XDP XDP `json:"xdp"`
 }
+
+// MarshalJSON writes the unknown values' reasons beside them.
+func (l Link) MarshalJSON() ([]byte, error) {
+	type plain Link
+	return unknown.MarshalObject(plain(l))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (l *Link) UnmarshalJSON(b []byte) error {
+	type plain Link
+	return unknown.UnmarshalObject(b, (*plain)(l))
+}
+
+// inThisNamespace is the LinkNetNSID of a link the kernel sent none for.
+var inThisNamespace = unknown.NotAs[int](unknown.KindNotApplicable, "no IFLA_LINK_NETNSID: its link is in this namespace")
 
 // XDP modes of IFLA_XDP_ATTACHED (enum in linux/if_link.h: "These are
 // stored into IFLA_XDP_ATTACHED on dump").
@@ -124,24 +140,21 @@ func (l Link) Loopback() bool { return l.Flags&unix.IFF_LOOPBACK != 0 }
 type Links struct {
 	// Namespace is "net:[INODE]" as /proc/PID/ns/net names it.
 	Namespace string
-	Links     []Link
-	// Known is false when the links could not be read; Why says why.
-	Known bool
-	Why   string
+	// Links are its interfaces; unknown when they could not be read,
+	// the reason's detail saying why in words.
+	Links unknown.Value[[]Link]
 	// InitNSID is the id this namespace gives the host's namespace
-	// (HostNamespace), which a LinkNetNSID equal to it names; InitNSIDKnown is false when none
-	// could be had (InitWhy says why): no link's peer is then known to
-	// be the host's.
-	InitNSID      int
-	InitNSIDKnown bool
-	InitWhy       string
+	// (HostNamespace), which a LinkNetNSID equal to it names; unknown
+	// when none could be had (its reason's detail says why in words):
+	// no link's peer is then known to be the host's.
+	InitNSID unknown.Value[int]
 	// Source is "netlink" on the live root, "recorded" on a captured one.
 	Source string
 }
 
 // ByIndex returns the link with index i.
 func (ls *Links) ByIndex(i int) (Link, bool) {
-	for _, l := range ls.Links {
+	for _, l := range ls.Links.Or(nil) {
 		if l.Index == i {
 			return l, true
 		}
@@ -151,7 +164,7 @@ func (ls *Links) ByIndex(i int) (Link, bool) {
 
 // ByName returns the link named name.
 func (ls *Links) ByName(name string) (Link, bool) {
-	for _, l := range ls.Links {
+	for _, l := range ls.Links.Or(nil) {
 		if l.Name == name {
 			return l, true
 		}
@@ -162,7 +175,7 @@ func (ls *Links) ByName(name string) (Link, bool) {
 // InHost reports whether l's Link is an interface of the host's
 // namespace (HostNamespace).
 func (ls *Links) InHost(l Link) bool {
-	return l.HasLinkNetNSID && ls.InitNSIDKnown && l.LinkNetNSID == ls.InitNSID
+	return unknown.Same(l.LinkNetNSID, ls.InitNSID)
 }
 
 // ErrBadNamespace is wrapped by the error for a namespace name that is
@@ -228,21 +241,21 @@ func readRecorded(fsys kfile.FS, ino uint64) *Links {
 	dir := filepath.Join(fsys.Root(), RecordDir, strconv.FormatUint(ino, 10))
 	ls := &Links{Namespace: fmt.Sprintf("net:[%d]", ino), Source: "recorded"}
 	b, err := recorded(fsys, dir, fileLinks)
+	var links []Link
 	if err == nil {
-		var links []Link
 		if links, err = decodeLinks(b); err != nil {
 			err = kfile.Malformed(filepath.Join(dir, fileLinks), err)
 		}
-		ls.Links = links
 	}
-	setLinks(ls, err)
+	setLinks(ls, links, err)
 	b, err = recorded(fsys, dir, fileInitNSID)
+	id := 0
 	if err == nil {
-		if ls.InitNSID, err = decodeNSID(b); err != nil {
+		if id, err = decodeNSID(b); err != nil {
 			err = kfile.Malformed(filepath.Join(dir, fileInitNSID), err)
 		}
 	}
-	setInit(ls, err)
+	setInit(ls, id, err)
 	return ls
 }
 
@@ -267,23 +280,28 @@ func recorded(fsys kfile.FS, dir, name string) ([]byte, error) {
 }
 
 // setLinks records the outcome of reading the links.
-func setLinks(ls *Links, err error) {
-	if err != nil {
-		ls.Links, ls.Why = nil, "its links: "+err.Error()
-		return
+func setLinks(ls *Links, links []Link, err error) {
+	switch {
+	case errors.Is(err, kfile.ErrFileParse):
+		ls.Links = unknown.NotAs[[]Link](unknown.KindMalformed, "its links: "+err.Error())
+	case errors.Is(err, os.ErrPermission):
+		ls.Links = unknown.NotAs[[]Link](unknown.KindPermission, "its links: "+err.Error())
+	case err != nil:
+		ls.Links = unknown.NotAs[[]Link](unknown.KindFailed, "its links: "+err.Error())
+	default:
+		ls.Links = unknown.Of(links)
 	}
-	ls.Known = true
 }
 
 // setInit records the outcome of asking PID 1's namespace's id.
-func setInit(ls *Links, err error) {
+func setInit(ls *Links, id int, err error) {
 	switch {
 	case err != nil:
-		ls.InitWhy = "the id it gives the host's namespace: " + err.Error()
-	case ls.InitNSID < 0:
-		ls.InitWhy = "it gives the host's namespace no id (NETNSA_NSID_NOT_ASSIGNED): none of its links is on the host's side"
+		ls.InitNSID = unknown.NotAs[int](unknown.KindFailed, "the id it gives the host's namespace: "+err.Error())
+	case id < 0:
+		ls.InitNSID = unknown.NotAs[int](unknown.KindNotReported, "it gives the host's namespace no id (NETNSA_NSID_NOT_ASSIGNED): none of its links is on the host's side")
 	default:
-		ls.InitNSIDKnown = true
+		ls.InitNSID = unknown.Of(id)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // A sosreport keeps what its networking plugin runs under
@@ -51,13 +52,14 @@ func ReadSos(fsys kfile.FS) (ls *Links, found bool) {
 			continue
 		}
 		ls := &Links{Source: "sosreport " + rel}
+		var links []Link
 		if err == nil {
-			if ls.Links, err = parseIPLink(b); err != nil {
+			if links, err = parseIPLink(b); err != nil {
 				err = kfile.Malformed(fsys.Path(rel), err)
 			}
 		}
-		setLinks(ls, err)
-		ls.InitWhy = "a sosreport does not record namespace ids"
+		setLinks(ls, links, err)
+		ls.InitNSID = unknown.NotAs[int](unknown.KindNotCaptured, "a sosreport does not record namespace ids")
 		return ls, true
 	}
 	return nil, false
@@ -128,7 +130,7 @@ func linkLine(line string) (Link, error) {
 	if len(f) == 0 || !strings.HasPrefix(f[0], "<") || !strings.HasSuffix(f[0], ">") {
 		return bad("no <flags>")
 	}
-	l := Link{Index: i, Name: name, XDP: XDP{Reported: true}}
+	l := Link{Index: i, Name: name, XDP: XDP{Reported: true}, LinkNetNSID: inThisNamespace}
 	for j := 1; j+1 < len(f); j++ {
 		if f[j] != "mtu" {
 			continue

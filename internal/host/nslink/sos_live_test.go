@@ -54,7 +54,7 @@ func TestLiveIPLinkXDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, err := readLiveAt(live, nsPath, st.Ino, nil)
-	if err != nil || !want.Known {
+	if err != nil || !want.Links.Known() {
 		t.Fatalf("netlink: %+v, %v", want, err)
 	}
 	for file, args := range map[string][]string{
@@ -71,11 +71,11 @@ func TestLiveIPLinkXDP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", file, err, out)
 		}
-		if len(got) != len(want.Links) {
-			t.Fatalf("%s: %d links, netlink %d\n%s", file, len(got), len(want.Links), out)
+		if len(got) != len(want.Links.Or(nil)) {
+			t.Fatalf("%s: %d links, netlink %d\n%s", file, len(got), len(want.Links.Or(nil)), out)
 		}
 		for i, g := range got {
-			w := want.Links[i]
+			w := want.Links.Or(nil)[i]
 			if g.Index != w.Index || g.Name != w.Name || g.XDP.Attached != w.XDP.Attached || effectiveID(g.XDP) != effectiveID(w.XDP) {
 				t.Errorf("%s: %s %+v, netlink %s %+v", file, g.Name, g.XDP, w.Name, w.XDP)
 			}

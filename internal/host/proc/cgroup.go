@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // CgroupVersion is the cgroup hierarchy a group was read from.
@@ -25,10 +26,13 @@ const (
 // a partition of their own (the kernel's cgroup-v2.rst).
 type Partition string
 
-// The partition types. PartitionUnknown is a group without the file (the
-// root group, a v1 group, a group without the cpuset controller).
+// String is the partition type as the file writes it.
+func (p Partition) String() string { return string(p) }
+
+// The partition types. A group without the file (the root group, a v1
+// group, a group without the cpuset controller) has none: its Partition
+// is unknown.
 const (
-	PartitionUnknown  Partition = "unknown"
 	PartitionMember   Partition = "member"   // shares its parent's partition
 	PartitionRoot     Partition = "root"     // a partition root: its CPUs are its own
 	PartitionIsolated Partition = "isolated" // a partition root without load balancing
@@ -47,34 +51,34 @@ type Cgroup struct {
 	// not those of its children.
 	PIDs []int
 	// CPUs and Mems are cpuset.cpus.effective and cpuset.mems.effective
-	// (v1: cpuset.effective_cpus, cpuset.effective_mems); unknown, with
-	// why in Why, when the group has no cpuset files.
-	CPUs, Mems           cpuset.Set
-	CPUsKnown, MemsKnown bool
-	Why                  string
-	// Partition is cpuset.cpus.partition (v2 only); PartitionInvalid the
-	// kernel's "invalid" mark on it, with its reason in PartitionWhy.
-	Partition        Partition
-	PartitionInvalid bool
-	PartitionWhy     string
+	// (v1: cpuset.effective_cpus, cpuset.effective_mems); unknown when
+	// the group has no cpuset files, the reason's detail saying so in
+	// words.
+	CPUs, Mems unknown.Value[cpuset.Set]
+	// Partition is cpuset.cpus.partition (v2 only; unknown without the
+	// file); PartitionInvalid the kernel's "invalid" mark on it, with
+	// the reason the kernel gives for it in PartitionInvalidReason ("" when
+	// it gives none): facts the file states, not an unknown.
+	Partition              unknown.Value[Partition]
+	PartitionInvalid       bool
+	PartitionInvalidReason string
 	// Exclusive says the group's CPUs are its alone: a valid partition
 	// root (v2), cpuset.cpu_exclusive 1 (v1), the kubelet's CPU
-	// manager; ExclusiveBy says which.
+	// manager; ExclusiveBy says which. For a pod's container whose
+	// exclusive CPUs the kubelet's word leaves unknown
+	// (Pod.ExclusiveCPUs), Exclusive says only what the group's own
+	// files do.
 	Exclusive   bool
 	ExclusiveBy string
-	// ExclusiveWhy, for a pod's container, says why whether the kubelet
-	// gave it its CPUs exclusively is unknown (PodGroup.ExclusiveWhy);
-	// Exclusive then says only what the group's own files do.
-	ExclusiveWhy string
 	// Pod is the Kubernetes pod and container the group is, when the
 	// selection came through one (--pod, --container); nil for a group
 	// named by --cgroup alone.
 	Pod *PodRef
 
 	// NumaStat is where the group's memory sits, per type and node
-	// (memory.numa_stat, v2 only); nil when unknown, with why in NumaWhy.
-	NumaStat NumaStat
-	NumaWhy  string
+	// (memory.numa_stat, v2 only); unknown with why in words in its
+	// reason's detail.
+	NumaStat unknown.Value[NumaStat]
 }
 
 // PodRef names a Kubernetes container: its pod's namespace, name and
@@ -88,11 +92,27 @@ type PodRef struct {
 	Devices []PodDevice
 	// IRQBalancing is what the pod asked CRI-O of IRQs on the
 	// container's CPUs (irq-load-balancing.crio.io), as the container's
-	// OCI config in CRI-O's storage holds it; nil when no such config
-	// was found (another runtime, or storage elsewhere) or it is
-	// malformed (IRQBalancingWhy says so, naming the file).
-	IRQBalancing    *IRQBalancing
-	IRQBalancingWhy string
+	// OCI config in CRI-O's storage holds it; not applicable for a
+	// container another runtime runs, unknown when CRI-O's config of it
+	// is not found or is malformed (the reason's detail says so in
+	// words, naming the file).
+	IRQBalancing unknown.Value[IRQBalancing]
+	// ExclusiveCPUs are the CPUs the kubelet gave the container
+	// exclusively (its pod resources API's cpu_ids, its CPU manager's
+	// checkpoint), empty when it runs on the shared pool or the kubelet
+	// says nothing of it; unknown when the kubelet's word on them is
+	// malformed (a CPU id past cpuset.MaxID) or names CPUs the host does
+	// not have, the reason's detail saying so in words.
+	ExclusiveCPUs unknown.Value[cpuset.Set]
+}
+
+// KubeletCPUs are the CPUs the kubelet gave the group exclusively, as
+// PodRef.ExclusiveCPUs: none for a group no pod's container is.
+func (g *Cgroup) KubeletCPUs() unknown.Value[cpuset.Set] {
+	if g.Pod == nil {
+		return unknown.Of(cpuset.Set{})
+	}
+	return g.Pod.ExclusiveCPUs
 }
 
 // IRQBalancing is a container's irq-load-balancing.crio.io, as CRI-O
@@ -109,10 +129,8 @@ type IRQBalancing struct {
 	Off          bool
 	Housekeeping bool
 	// CPUs are the container's CPUs as CRI-O took them
-	// (linux.resources.cpu.cpus), CPUsKnown false when the config has
-	// none.
-	CPUs      cpuset.Set
-	CPUsKnown bool
+	// (linux.resources.cpu.cpus); unknown when the config has none.
+	CPUs unknown.Value[cpuset.Set]
 	// From is the config file read, as messages name it; File the same
 	// under the root, as a snapshot records it.
 	From, File string
@@ -192,7 +210,8 @@ func fileExists(fsys kfile.FS, p string) bool {
 
 // readGroup reads the group in dir: its processes, then its cpuset files.
 func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, error) {
-	g := &Cgroup{Path: p, Version: v, Dir: dir, Partition: PartitionUnknown}
+	g := &Cgroup{Path: p, Version: v, Dir: dir,
+		Partition: unknown.NotAs[Partition](unknown.KindNotApplicable, "no cpuset.cpus.partition (the root group, a v1 group, or the cpuset controller is not enabled for this group)")}
 	b, err := fsys.Read(path.Join(dir, "cgroup.procs"))
 	if kfile.IsNotExist(err) {
 		return nil, fmt.Errorf("%s: %w (no %s)", p, ErrNoCgroup, path.Join(dir, "cgroup.procs"))
@@ -207,16 +226,13 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 	if v == CgroupVersionV1 {
 		cpus, mems, excl = "cpuset.effective_cpus", "cpuset.effective_mems", "cpuset.cpu_exclusive"
 	}
-	if g.CPUsKnown, err = readSet(fsys, path.Join(dir, cpus), &g.CPUs); err != nil {
+	if g.CPUs, err = readSet(fsys, path.Join(dir, cpus)); err != nil {
 		return nil, err
 	}
-	if g.MemsKnown, err = readSet(fsys, path.Join(dir, mems), &g.Mems); err != nil {
+	if g.Mems, err = readSet(fsys, path.Join(dir, mems)); err != nil {
 		return nil, err
 	}
 	readNumaStat(fsys, g)
-	if !g.CPUsKnown {
-		g.Why = "no " + path.Join(dir, cpus) + " (the cpuset controller is not enabled for this group)"
-	}
 	if v == CgroupVersionV1 {
 		n, err := fsys.Int(path.Join(dir, excl))
 		if err != nil && !kfile.IsNotExist(err) {
@@ -231,17 +247,16 @@ func readGroup(fsys kfile.FS, p string, v CgroupVersion, dir string) (*Cgroup, e
 	return g, readPartition(fsys, g)
 }
 
-// readSet reads a list file into *set; false when it is absent.
-func readSet(fsys kfile.FS, p string, set *cpuset.Set) (bool, error) {
+// readSet reads a list file; unknown when it is absent.
+func readSet(fsys kfile.FS, p string) (unknown.Value[cpuset.Set], error) {
 	s, err := fsys.List(p)
 	if kfile.IsNotExist(err) {
-		return false, nil
+		return unknown.NotAs[cpuset.Set](unknown.KindNotReported, "no "+p+" (the cpuset controller is not enabled for this group)"), nil
 	}
 	if err != nil {
-		return false, err
+		return unknown.Value[cpuset.Set]{}, err
 	}
-	*set = s
-	return true, nil
+	return unknown.Of(s), nil
 }
 
 // readPartition reads a v2 group's cpuset.cpus.partition, absent in the
@@ -255,12 +270,14 @@ func readPartition(fsys kfile.FS, g *Cgroup) error {
 	if err != nil {
 		return err
 	}
-	if g.Partition, g.PartitionInvalid, g.PartitionWhy, err = parsePartition(s); err != nil {
+	part, invalid, why, err := parsePartition(s)
+	if err != nil {
 		return kfile.Malformed(f, err)
 	}
-	g.Exclusive = !g.PartitionInvalid && (g.Partition == PartitionRoot || g.Partition == PartitionIsolated)
+	g.Partition, g.PartitionInvalid, g.PartitionInvalidReason = unknown.Of(part), invalid, why
+	g.Exclusive = !g.PartitionInvalid && (part == PartitionRoot || part == PartitionIsolated)
 	if g.Exclusive {
-		g.ExclusiveBy = "cpuset.cpus.partition " + string(g.Partition)
+		g.ExclusiveBy = "cpuset.cpus.partition " + string(part)
 	}
 	return nil
 }
@@ -297,21 +314,21 @@ func parsePartition(s string) (p Partition, invalid bool, why string, err error)
 	case PartitionMember, PartitionRoot, PartitionIsolated:
 		p = Partition(word)
 	default:
-		return PartitionUnknown, false, "", fmt.Errorf("%q is not a partition type (member, root, isolated)", clipText(s))
+		return "", false, "", fmt.Errorf("%q is not a partition type (member, root, isolated)", clipText(s))
 	}
 	if rest == "" && !strings.Contains(s, " ") {
 		return p, false, "", nil
 	}
 	after, ok := strings.CutPrefix(rest, "invalid")
 	if !ok || p == PartitionMember {
-		return PartitionUnknown, false, "", fmt.Errorf("%q: only root or isolated may be followed by \"invalid\"", clipText(s))
+		return "", false, "", fmt.Errorf("%q: only root or isolated may be followed by \"invalid\"", clipText(s))
 	}
 	if after == "" {
 		return p, true, "", nil
 	}
 	inner, ok := strings.CutPrefix(after, " (")
 	if !ok || !strings.HasSuffix(inner, ")") || len(inner) == 1 {
-		return PartitionUnknown, false, "", fmt.Errorf("%q: the reason after \"invalid\" is not in parentheses", clipText(s))
+		return "", false, "", fmt.Errorf("%q: the reason after \"invalid\" is not in parentheses", clipText(s))
 	}
 	return p, true, strings.TrimSuffix(inner, ")"), nil
 }

@@ -91,11 +91,11 @@ func TestCgroupLive(t *testing.T) {
 	if !slices.Equal(g.PIDs, []int{pid}) || g.Path != "/"+name {
 		t.Errorf("ReadCgroup(/%s) = %+v, want its one process %d", name, g, pid)
 	}
-	if !v2 && (!g.CPUsKnown || !g.CPUs.Equal(want) || g.Version != CgroupVersionV1 || !g.Mems.Equal(cpuset.New(0))) {
-		t.Errorf("ReadCgroup(/%s) = CPUs %v (known %v) mems %v %s, want %v on node 0, v1", name, g.CPUs, g.CPUsKnown, g.Mems, g.Version, want)
+	if !v2 && (!g.CPUs.Known() || !g.CPUs.Or(cpuset.Set{}).Equal(want) || g.Version != CgroupVersionV1 || !g.Mems.Or(cpuset.Set{}).Equal(cpuset.New(0))) {
+		t.Errorf("ReadCgroup(/%s) = CPUs %v (known %v) mems %v %s, want %v on node 0, v1", name, g.CPUs, g.CPUs.Known(), g.Mems, g.Version, want)
 	}
-	if v2 && g.CPUsKnown != fileExists(fsys, filepath.Join(dir, "cpuset.cpus.effective")) {
-		t.Errorf("ReadCgroup(/%s): CPUs known %v, the file says otherwise", name, g.CPUsKnown)
+	if v2 && g.CPUs.Known() != fileExists(fsys, filepath.Join(dir, "cpuset.cpus.effective")) {
+		t.Errorf("ReadCgroup(/%s): CPUs known %v, the file says otherwise", name, g.CPUs.Known())
 	}
 	if p, err := cgroupOf(fsys, pid); err != nil || p != "/"+name {
 		t.Errorf("cgroupOf(%d) = %q, %v, want /%s", pid, p, err, name)
@@ -129,7 +129,7 @@ func TestCgroupHybridLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Version != CgroupVersionV2 || g.CPUsKnown || g.Why == "" || !slices.Equal(g.PIDs, []int{pid}) {
+	if g.Version != CgroupVersionV2 || g.CPUs.Known() || g.CPUs.Why().Detail == "" || !slices.Equal(g.PIDs, []int{pid}) {
 		t.Errorf("ReadCgroup(/%s) = %+v, want v2 with process %d, CPUs unknown saying why", name, g, pid)
 	}
 }

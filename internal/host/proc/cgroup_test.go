@@ -13,6 +13,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestParseCgroupProcs(t *testing.T) {
@@ -57,14 +58,14 @@ func TestParsePartition(t *testing.T) {
 		// The reasons as kernel/cgroup/cpuset.c's perr_strings word them.
 		{"root invalid (Cpu list in cpuset.cpus not exclusive)", PartitionRoot, true, "Cpu list in cpuset.cpus not exclusive", false},
 		{"isolated invalid (Parent is not a partition root)", PartitionIsolated, true, "Parent is not a partition root", false},
-		{"", PartitionUnknown, false, "", true},
-		{"Root", PartitionUnknown, false, "", true},
-		{"root ", PartitionUnknown, false, "", true},
-		{"member invalid", PartitionUnknown, false, "", true},
-		{"root invalid (", PartitionUnknown, false, "", true},
-		{"root invalid ()", PartitionUnknown, false, "", true},
-		{"root invalid x", PartitionUnknown, false, "", true},
-		{"root valid", PartitionUnknown, false, "", true},
+		{"", "", false, "", true},
+		{"Root", "", false, "", true},
+		{"root ", "", false, "", true},
+		{"member invalid", "", false, "", true},
+		{"root invalid (", "", false, "", true},
+		{"root invalid ()", "", false, "", true},
+		{"root invalid x", "", false, "", true},
+		{"root valid", "", false, "", true},
 	}
 	for _, tt := range tests {
 		got, invalid, why, err := parsePartition(tt.give)
@@ -86,7 +87,7 @@ func TestParseProcCgroup(t *testing.T) {
 		{Hierarchy: 0, Path: "/"},
 	}
 	if err != nil || !cmp.Equal(got, want) {
-		t.Errorf("parseProcCgroup(hybrid) = %v, %v; diff (-want +got):\n%s", got, err, cmp.Diff(want, got))
+		t.Errorf("parseProcCgroup(hybrid) = %v, %v; diff (-want +got):\n%s", got, err, cmpDiff(want, got))
 	}
 	v2 := "0::/kubepods.slice/kubepods-pod0a1b.slice/crio-3f.scope\n"
 	if got, err := parseProcCgroup(v2); err != nil || len(got) != 1 || got[0].Path != "/kubepods.slice/kubepods-pod0a1b.slice/crio-3f.scope" {
@@ -159,22 +160,22 @@ func TestReadCgroupV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Cgroup{Path: "/" + podScope, Version: CgroupVersionV2, Dir: filepath.Join(root, "sys/fs/cgroup", podScope), PIDs: []int{4244, 4245},
-		CPUs: cpuset.New(5, 7), CPUsKnown: true, Mems: cpuset.New(1), MemsKnown: true, Partition: PartitionIsolated, Exclusive: true, ExclusiveBy: "cpuset.cpus.partition isolated"}
-	want.NumaStat = mustNumaStat(t, numaStat68)
-	if diff := cmp.Diff(want, g, cmp.Comparer(cpuset.Set.Equal)); diff != "" {
+		CPUs: unknown.Of(cpuset.New(5, 7)), Mems: unknown.Of(cpuset.New(1)), Partition: unknown.Of(PartitionIsolated), Exclusive: true, ExclusiveBy: "cpuset.cpus.partition isolated"}
+	want.NumaStat = unknown.Of(mustNumaStat(t, numaStat68))
+	if diff := cmpDiff(want, g, cmp.Comparer(cpuset.Set.Equal)); diff != "" {
 		t.Errorf("ReadCgroup(pod) (-want +got):\n%s", diff)
 	}
 	g, err = ReadCgroup(fsys, "/")
-	if err != nil || g.Partition != PartitionUnknown || !g.CPUs.Equal(cpuset.Range(0, 7)) || g.Exclusive {
+	if err != nil || g.Partition.Known() || !g.CPUs.Or(cpuset.Set{}).Equal(cpuset.Range(0, 7)) || g.Exclusive {
 		t.Errorf("ReadCgroup(/) = %+v, %v", g, err)
 	}
 	g, err = ReadCgroup(fsys, "nocpuset")
-	if err != nil || g.CPUsKnown || g.MemsKnown || !strings.Contains(g.Why, "cpuset.cpus.effective") || len(g.PIDs) != 0 ||
-		g.NumaStat != nil || !strings.Contains(g.NumaWhy, "nocpuset/memory.numa_stat (the root group, or the memory controller is not enabled") {
+	if err != nil || g.CPUs.Known() || g.Mems.Known() || !strings.Contains(g.CPUs.Why().Detail, "cpuset.cpus.effective") || len(g.PIDs) != 0 ||
+		g.NumaStat.Known() || !strings.Contains(g.NumaStat.Why().Detail, "nocpuset/memory.numa_stat (the root group, or the memory controller is not enabled") {
 		t.Errorf("ReadCgroup(nocpuset) = %+v, %v; want CPUs unknown, saying why", g, err)
 	}
 	g, err = ReadCgroup(fsys, "bad")
-	if err != nil || !g.PartitionInvalid || g.Exclusive || g.Partition != PartitionRoot || g.PartitionWhy == "" {
+	if err != nil || !g.PartitionInvalid || g.Exclusive || !unknown.Is(g.Partition, PartitionRoot) || g.PartitionInvalidReason == "" {
 		t.Errorf("ReadCgroup(bad) = %+v, %v; want an invalid root, not exclusive", g, err)
 	}
 	if _, err := ReadCgroup(fsys, "/kubepods.slice/gone"); !errors.Is(err, ErrNoCgroup) || !strings.Contains(err.Error(), "/kubepods.slice/gone") {
@@ -217,12 +218,12 @@ func TestReadCgroupV1(t *testing.T) {
 	})
 	fsys := hosttest.Open(t, root)
 	g, err := ReadCgroup(fsys, "/kubepods/pod1/c1")
-	if err != nil || g.Version != CgroupVersionV1 || !g.CPUs.Equal(cpuset.New(2, 3)) || !g.Mems.Equal(cpuset.New(0)) || !g.Exclusive || !slices.Equal(g.PIDs, []int{77}) ||
-		g.NumaStat != nil || !strings.Contains(g.NumaWhy, "cgroup v1") {
+	if err != nil || g.Version != CgroupVersionV1 || !g.CPUs.Or(cpuset.Set{}).Equal(cpuset.New(2, 3)) || !g.Mems.Or(cpuset.Set{}).Equal(cpuset.New(0)) || !g.Exclusive || !slices.Equal(g.PIDs, []int{77}) ||
+		g.NumaStat.Known() || !strings.Contains(g.NumaStat.Why().Detail, "cgroup v1") {
 		t.Errorf("ReadCgroup(v1 c1) = %+v, %v", g, err)
 	}
 	g, err = ReadCgroup(fsys, "/system.slice/x.service")
-	if err != nil || g.Version != CgroupVersionV2 || g.CPUsKnown || !slices.Equal(g.PIDs, []int{99}) {
+	if err != nil || g.Version != CgroupVersionV2 || g.CPUs.Known() || !slices.Equal(g.PIDs, []int{99}) {
 		t.Errorf("ReadCgroup(hybrid unified) = %+v, %v; want v2, CPUs unknown", g, err)
 	}
 	if p, err := cgroupOf(fsys, 77); err != nil || p != "/kubepods/pod1/c1" {
@@ -246,7 +247,7 @@ func TestSelectCgroup(t *testing.T) {
 	if len(procs) != 1 || procs[0].PID != 4245 {
 		t.Fatalf("SelectPresent procs = %v, want 4245", procs)
 	}
-	if len(matches) != 2 || matches[0].Group == nil || !slices.Equal(matches[0].PIDs, []int{4245}) || !matches[0].Group.CPUs.Equal(cpuset.New(5, 7)) {
+	if len(matches) != 2 || matches[0].Group == nil || !slices.Equal(matches[0].PIDs, []int{4245}) || !matches[0].Group.CPUs.Or(cpuset.Set{}).Equal(cpuset.New(5, 7)) {
 		t.Fatalf("SelectPresent matches = %+v", matches)
 	}
 	if s := matches[0].Selector.String(); s != "--cgroup /"+podScope {
@@ -293,7 +294,7 @@ func FuzzParsePartition(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		p, invalid, why, err := parsePartition(s)
 		if err != nil {
-			if p != PartitionUnknown {
+			if p != "" {
 				t.Fatalf("parsePartition(%q) = %q with an error", s, p)
 			}
 			return

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
@@ -63,7 +61,7 @@ func TestReadTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]int{9, 27442, 27443}, pids); diff != "" {
+	if diff := cmpDiff([]int{9, 27442, 27443}, pids); diff != "" {
 		t.Errorf("FindByCommPrefix (-want +got):\n%s", diff)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Net is what a process's sockets and its network namespace show of
@@ -23,18 +24,15 @@ import (
 // from /proc/net, the namespace of the tree's own view. Which NIC that
 // makes is package nicuse's to say.
 type Net struct {
-	// Sockets are the process's TCP and UDP sockets. SocketsKnown is false
-	// when they could not be read (Why says why); true with no sockets
-	// when the process has none.
-	Sockets      []Socket
-	SocketsKnown bool
-	Why          string
+	// Sockets are the process's TCP and UDP sockets: none when the
+	// process has none, unknown when they could not be read (the
+	// reason's detail says why in words).
+	Sockets unknown.Value[[]Socket]
 	// Routes4 is the IPv4 main table (route), Routes6 every IPv6 table
 	// (ipv6_route), Addrs6 every IPv6 address of an interface (if_inet6);
-	// the Has fields say which of the files were read.
-	Routes4, Routes6                  []Route
-	Addrs6                            []IfAddr
-	HasRoutes4, HasRoutes6, HasAddrs6 bool
+	// each unknown when its file was not read.
+	Routes4, Routes6 unknown.Value[[]Route]
+	Addrs6           unknown.Value[[]IfAddr]
 	// Namespace is the process's network namespace as /proc/PID/ns/net
 	// names it ("net:[4026531840]"), InitNamespace that of PID 1; ""
 	// when the link cannot be read.
@@ -47,9 +45,10 @@ type Net struct {
 // socketTables are the tables a process's sockets are looked up in, with
 // their protocol and address family.
 var socketTables = []struct {
-	file, proto string
-	v6          bool
-}{{"tcp", "tcp", false}, {"tcp6", "tcp", true}, {"udp", "udp", false}, {"udp6", "udp", true}}
+	file  string
+	proto Proto
+	v6    bool
+}{{"tcp", ProtoTCP, false}, {"tcp6", ProtoTCP, true}, {"udp", ProtoUDP, false}, {"udp6", ProtoUDP, true}}
 
 // MaxNetFile bounds a socket or route table: 32 MB is about 215,000 TCP
 // sockets (a table is read a line at a time, only the process's sockets
@@ -91,16 +90,14 @@ func ReadNet(fsys kfile.FS, pid int) (*Net, error) {
 func (r *netReader) readAll(procs []*Process) {
 	init, _ := r.fsys.Readlink(filepath.Join(r.root, "proc", "1", "ns", "net"))
 	inodes := make([]map[uint64]bool, len(procs))
+	fdErrs := make([]error, len(procs))
 	byNS := map[string][]int{} // namespace -> indexes into procs
 	var order []string
 	for i, p := range procs {
 		base := filepath.Join(r.root, "proc", strconv.Itoa(p.PID))
 		p.Net = &Net{InitNamespace: init}
 		p.Net.Namespace, _ = r.fsys.Readlink(base + "/ns/net")
-		var err error
-		if inodes[i], err = socketInodes(r.fsys, base+"/fd", fmt.Sprintf("/proc/%d/fd", p.PID)); err != nil {
-			p.Net.Why = err.Error()
-		}
+		inodes[i], fdErrs[i] = socketInodes(r.fsys, base+"/fd", fmt.Sprintf("/proc/%d/fd", p.PID))
 		key := p.Net.Namespace
 		if key == "" {
 			key = "\x00" + strconv.Itoa(p.PID) // unknown: never shared
@@ -120,44 +117,47 @@ func (r *netReader) readAll(procs []*Process) {
 		}
 		t := r.tables(procs[idx[0]].PID, want)
 		for _, i := range idx {
-			t.fill(procs[i].Net, procs[i].PID, inodes[i])
+			t.fill(procs[i].Net, procs[i].PID, inodes[i], fdErrs[i])
 		}
 	}
 }
 
 // nsTables is what one namespace's tables hold for the processes read.
 type nsTables struct {
-	sockets           map[uint64]Socket // the wanted sockets, by inode
-	inOrder           []uint64          // their inodes in table order
-	haveSockets       bool              // some socket table was read
-	socketsErr        error
-	routes4, routes6  []Route
-	addrs6            []IfAddr
-	has4, has6, hasA6 bool
-	notes             []string
+	sockets          map[uint64]Socket // the wanted sockets, by inode
+	inOrder          []uint64          // their inodes in table order
+	haveSockets      bool              // some socket table was read
+	socketsErr       error
+	routes4, routes6 unknown.Value[[]Route]
+	addrs6           unknown.Value[[]IfAddr]
+	notes            []string
 }
 
 // fill sets a process's Net from its namespace's tables: its sockets,
-// or why they are unknown, and the routes and addresses.
-func (t *nsTables) fill(n *Net, pid int, inodes map[uint64]bool) {
+// or why they are unknown (fdErr: its fd links could not be read), and
+// the routes and addresses.
+func (t *nsTables) fill(n *Net, pid int, inodes map[uint64]bool, fdErr error) {
 	n.Routes4, n.Routes6, n.Addrs6 = t.routes4, t.routes6, t.addrs6
-	n.HasRoutes4, n.HasRoutes6, n.HasAddrs6 = t.has4, t.has6, t.hasA6
 	n.Notes = t.notes
 	switch {
-	case n.Why != "": // its fd links could not be read
+	case errors.Is(fdErr, os.ErrPermission):
+		n.Sockets = unknown.NotAs[[]Socket](unknown.KindPermission, fdErr.Error())
+	case fdErr != nil:
+		n.Sockets = unknown.NotAs[[]Socket](unknown.KindFailed, fdErr.Error())
 	case len(inodes) == 0:
-		n.SocketsKnown = true // no sockets at all
+		n.Sockets = unknown.Of([]Socket(nil)) // no sockets at all
 	case t.socketsErr != nil:
-		n.Why = t.socketsErr.Error()
+		n.Sockets = unknown.NotAs[[]Socket](unknown.KindFailed, t.socketsErr.Error())
 	case !t.haveSockets:
-		n.Why = fmt.Sprintf("no tcp, tcp6, udp or udp6 in /proc/%d/net or /proc/net: the addresses of its sockets are unknown", pid)
+		n.Sockets = unknown.NotAs[[]Socket](unknown.KindNotCaptured, fmt.Sprintf("no tcp, tcp6, udp or udp6 in /proc/%d/net or /proc/net: the addresses of its sockets are unknown", pid))
 	default:
-		n.SocketsKnown = true
+		var socks []Socket
 		for _, ino := range t.inOrder {
 			if inodes[ino] {
-				n.Sockets = append(n.Sockets, t.sockets[ino])
+				socks = append(socks, t.sockets[ino])
 			}
 		}
+		n.Sockets = unknown.Of(socks)
 	}
 }
 
@@ -185,23 +185,30 @@ func (r *netReader) tables(pid int, want map[uint64]bool) *nsTables {
 			t.sockets[s.Inode] = s
 		}
 	}
-	var err error
-	if p, b, rerr := r.netFile(base, "route"); r.note(t, rerr) {
-		if t.routes4, err = parseRoute(p, b); r.note(t, err) {
-			t.has4 = true
-		}
-	}
-	if p, b, rerr := r.netFile(base, "ipv6_route"); r.note(t, rerr) {
-		if t.routes6, err = parseIPv6Route(p, b); r.note(t, err) {
-			t.has6 = true
-		}
-	}
-	if p, b, rerr := r.netFile(base, "if_inet6"); r.note(t, rerr) {
-		if t.addrs6, err = parseIfInet6(p, b); r.note(t, err) {
-			t.hasA6 = true
-		}
-	}
+	t.routes4 = readTable(r, t, base, "route", parseRoute)
+	t.routes6 = readTable(r, t, base, "ipv6_route", parseIPv6Route)
+	t.addrs6 = readTable(r, t, base, "if_inet6", parseIfInet6)
 	return t
+}
+
+// readTable reads and parses the net file name of base (netFile), or
+// says why it is unknown; a failure other than its absence is a note.
+func readTable[T any](r *netReader, t *nsTables, base, name string, parse func(string, []byte) (T, error)) unknown.Value[T] {
+	p, b, err := r.netFile(base, name)
+	if !r.note(t, err) {
+		switch {
+		case kfile.IsNotExist(err) && r.fsys.Live():
+			return unknown.NotAs[T](unknown.KindKernel, "no /proc/net/"+name)
+		case kfile.IsNotExist(err):
+			return unknown.NotAs[T](unknown.KindNotCaptured, "no /proc/net/"+name)
+		}
+		return unknown.NotAs[T](unknown.KindFailed, "/proc/net/"+name+" not read")
+	}
+	v, err := parse(p, b)
+	if !r.note(t, err) {
+		return unknown.NotAs[T](unknown.KindMalformed, "/proc/net/"+name+" does not parse")
+	}
+	return unknown.Of(v)
 }
 
 // note keeps err as a note unless it says the file is absent (IPv6
@@ -232,7 +239,7 @@ func (r *netReader) netFile(base, name string) (string, []byte, error) {
 
 // scanTable reads a socket table (netPath) a line at a time and returns
 // the sockets want holds.
-func (r *netReader) scanTable(base, name, proto string, v6 bool, want map[uint64]bool) ([]Socket, error) {
+func (r *netReader) scanTable(base, name string, proto Proto, v6 bool, want map[uint64]bool) ([]Socket, error) {
 	p := r.netPath(base, name)
 	f, err := r.fsys.OpenFile(p, os.O_RDONLY)
 	if err != nil {

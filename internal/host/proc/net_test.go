@@ -42,7 +42,7 @@ func TestParseSocketsVM(t *testing.T) {
 		{Proto: "tcp", Local: netip.MustParseAddrPort("0.0.0.0:2024"), Remote: netip.MustParseAddrPort("0.0.0.0:0"), State: StateListen, Inode: 640},
 		{Proto: "tcp", Local: netip.MustParseAddrPort("127.0.0.1:38087"), Remote: netip.MustParseAddrPort("127.0.0.1:58542"), State: 6},
 	}
-	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+	if diff := cmpDiff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
 		t.Errorf("parseSockets (-want +got):\n%s", diff)
 	}
 	if got[0].Connected() || !got[1].Connected() {
@@ -72,7 +72,7 @@ func TestSocketLinesRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		line := hosttest.SocketLine(t, 0, tt.give, tt.v6)
-		got, err := parseSocketLine(tt.give.Proto, tt.v6, []byte(line))
+		got, err := parseSocketLine(Proto(tt.give.Proto), tt.v6, []byte(line))
 		if err != nil {
 			t.Fatalf("parseSocketLine(%q): %v", line, err)
 		}
@@ -125,14 +125,14 @@ func TestParseRoutesVM(t *testing.T) {
 		"::1/128 dev lo metric 0 local",
 		"fd00::2/128 dev eth0 metric 0 local",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmpDiff(want, got); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}
 	var addrs []string
 	for _, a := range a6 {
 		addrs = append(addrs, a.Iface+" "+a.Prefix.String())
 	}
-	if diff := cmp.Diff([]string{"lo ::1/128", "eth0 fe80::fc:ff:fe00:1/64", "eth0 fd00::2/64"}, addrs); diff != "" {
+	if diff := cmpDiff([]string{"lo ::1/128", "eth0 fe80::fc:ff:fe00:1/64", "eth0 fd00::2/64"}, addrs); diff != "" {
 		t.Errorf("if_inet6 (-want +got):\n%s", diff)
 	}
 }
@@ -191,7 +191,7 @@ func TestRouteLinesRoundTrip(t *testing.T) {
 		"::/0 via fe80::1 dev eth1 metric 1024",
 		"2001:db8:9::/48 dev  metric 0 reject",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmpDiff(want, got); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}
 	a6, err := parseIfInet6("if_inet6", read("if_inet6"))
@@ -258,10 +258,10 @@ func TestReadNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !n.SocketsKnown || len(n.Sockets) != 2 || n.Sockets[0].Inode != 100 || n.Sockets[1].Inode != 101 {
-		t.Fatalf("sockets %+v (known %v, why %q), want inodes 100 and 101", n.Sockets, n.SocketsKnown, n.Why)
+	if socks := n.Sockets.Or(nil); !n.Sockets.Known() || len(socks) != 2 || socks[0].Inode != 100 || socks[1].Inode != 101 {
+		t.Fatalf("sockets %+v (%s), want inodes 100 and 101", socks, n.Sockets.Why())
 	}
-	if !n.HasRoutes4 || len(n.Routes4) != 1 || !n.HasAddrs6 || len(n.Addrs6) != 1 || !n.HasRoutes6 {
+	if !n.Routes4.Known() || len(n.Routes4.Or(nil)) != 1 || !n.Addrs6.Known() || len(n.Addrs6.Or(nil)) != 1 || !n.Routes6.Known() {
 		t.Errorf("routes %+v %+v, addresses %+v", n.Routes4, n.Routes6, n.Addrs6)
 	}
 	if _, err := ReadNet(hosttest.Open(t, root), 4243); err == nil {
@@ -271,8 +271,8 @@ func TestReadNet(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(base, "fd")); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ = ReadNet(hosttest.Open(t, root), 4242); n.SocketsKnown || !strings.Contains(n.Why, "fd") {
-		t.Errorf("without fd: known %v, why %q", n.SocketsKnown, n.Why)
+	if n, _ = ReadNet(hosttest.Open(t, root), 4242); n.Sockets.Known() || !strings.Contains(n.Sockets.Why().Detail, "fd") {
+		t.Errorf("without fd: known %v, why %s", n.Sockets.Known(), n.Sockets.Why())
 	}
 }
 
@@ -292,12 +292,12 @@ func TestReadNetLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := netip.MustParseAddrPort(ln.Addr().String())
-	for _, s := range n.Sockets {
-		if s.Local == want && s.State == StateListen && s.Proto == "tcp" {
+	for _, s := range n.Sockets.Or(nil) {
+		if s.Local == want && s.State == StateListen && s.Proto == ProtoTCP {
 			return
 		}
 	}
-	t.Errorf("this process's listener %s not among its sockets %+v (why %q)", want, n.Sockets, n.Why)
+	t.Errorf("this process's listener %s not among its sockets %+v (%s)", want, n.Sockets.Or(nil), n.Sockets.Why())
 }
 
 func FuzzParseSockets(f *testing.F) {

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
@@ -28,7 +26,7 @@ func TestReadNumaMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[int]uint64{0: 23 * 4, 1: 10*4 + 8*2048}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmpDiff(want, got); diff != "" {
 		t.Errorf("ReadNumaMaps (-want +got):\n%s", diff)
 	}
 	if err := os.WriteFile(p, []byte("7f00 default N0=x kernelpagesize_kB=4\n"), 0o444); err != nil {

@@ -3,11 +3,13 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // maxNumaStat bounds memory.numa_stat: about forty lines of at most
@@ -95,31 +97,34 @@ func parseNumaStatLine(line string) (string, map[int]uint64, error) {
 }
 
 // readNumaStat reads a v2 group's memory.numa_stat into g, or says in
-// g.NumaWhy why it is unknown: a v1 group (its memory hierarchy counts in
+// its reason why it is unknown: a v1 group (its memory hierarchy counts in
 // pages elsewhere), no file (the root group, the memory controller not
 // enabled, a kernel without NUMA), a file that does not parse. None of
 // these fails the reading of the group: only the memory check needs it.
 func readNumaStat(fsys kfile.FS, g *Cgroup) {
 	if g.Version == CgroupVersionV1 {
-		g.NumaWhy = "a cgroup v1 group: its memory.numa_stat is in the v1 memory hierarchy, which is not read"
+		g.NumaStat = unknown.NotAs[NumaStat](unknown.KindNotApplicable, "a cgroup v1 group: its memory.numa_stat is in the v1 memory hierarchy, which is not read")
 		return
 	}
 	f := path.Join(g.Dir, "memory.numa_stat")
 	b, err := fsys.ReadLimit(f, maxNumaStat)
 	switch {
 	case kfile.IsNotExist(err):
-		g.NumaWhy = "no " + inRoot(fsys, f) + " (the root group, or the memory controller is not enabled for this group)"
+		g.NumaStat = unknown.NotAs[NumaStat](unknown.KindNotReported, "no "+inRoot(fsys, f)+" (the root group, or the memory controller is not enabled for this group)")
+		return
+	case errors.Is(err, os.ErrPermission):
+		g.NumaStat = unknown.NotAs[NumaStat](unknown.KindPermission, inRoot(fsys, err.Error()))
 		return
 	case err != nil: // too large, unreadable, not a file: said, not fatal
-		g.NumaWhy = inRoot(fsys, err.Error())
+		g.NumaStat = unknown.NotAs[NumaStat](unknown.KindFailed, inRoot(fsys, err.Error()))
 		return
 	}
 	st, err := parseNumaStat(string(b))
 	if err != nil {
-		g.NumaWhy = inRoot(fsys, kfile.Malformed(f, err).Error())
+		g.NumaStat = unknown.NotAs[NumaStat](unknown.KindMalformed, inRoot(fsys, kfile.Malformed(f, err).Error()))
 		return
 	}
-	g.NumaStat = st
+	g.NumaStat = unknown.Of(st)
 }
 
 // inRoot writes the paths under fsys's root in s as the host names them

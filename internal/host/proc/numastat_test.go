@@ -58,13 +58,13 @@ func TestParseNumaStat(t *testing.T) {
 	if len(st) != 27 || st["anon_thp"][1] != 188743680 || st["workingset_nodereclaim"][0] != 0 {
 		t.Errorf("parseNumaStat(6.8) = %v", st)
 	}
-	if diff := cmp.Diff(map[int]uint64{0: 1048576 + 4096, 1: 209715200 + 52428800}, st.Footprint()); diff != "" {
+	if diff := cmpDiff(map[int]uint64{0: 1048576 + 4096, 1: 209715200 + 52428800}, st.Footprint()); diff != "" {
 		t.Errorf("Footprint (-want +got):\n%s", diff)
 	}
 	// A node without memory is left out of every line; a type the kernel
 	// adds later is read by name wherever it is.
 	st = mustNumaStat(t, "zswapped N0=7\nanon N0=1 N2=3\nfile N0=0 N2=5\n")
-	if diff := cmp.Diff(map[int]uint64{0: 1, 2: 8}, st.Footprint()); diff != "" {
+	if diff := cmpDiff(map[int]uint64{0: 1, 2: 8}, st.Footprint()); diff != "" {
 		t.Errorf("Footprint with node 1 memoryless (-want +got):\n%s", diff)
 	}
 	bad := []struct{ give, want string }{
@@ -105,8 +105,8 @@ func TestReadNumaStatMalformed(t *testing.T) {
 	root := v2Tree(t)
 	putTree(t, root, map[string]string{"sys/fs/cgroup/" + podScope + "/memory.numa_stat": "anon N0=x\nfile N0=1\n"})
 	g, err := ReadCgroup(hosttest.Open(t, root), "/"+podScope)
-	if err != nil || g.NumaStat != nil || !g.CPUsKnown ||
-		!strings.Contains(g.NumaWhy, podScope+"/memory.numa_stat: line 1: anon: \"N0=x\"") {
+	if err != nil || g.NumaStat.Known() || !g.CPUs.Known() ||
+		!strings.Contains(g.NumaStat.Why().Detail, podScope+"/memory.numa_stat: line 1: anon: \"N0=x\"") {
 		t.Errorf("ReadCgroup with a bad memory.numa_stat = %+v, %v", g, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Process is a watched process with its threads.
@@ -35,9 +36,9 @@ type Process struct {
 type Thread struct {
 	TID     int
 	Comm    string
-	Allowed cpuset.Set // Cpus_allowed_list of the thread
-	LastCPU int        // the CPU it last ran on (stat field 39); -1 when unknown
-	State   string     // stat field 3: "R", "S", ...
+	Allowed cpuset.Set         // Cpus_allowed_list of the thread
+	LastCPU unknown.Value[int] // the CPU it last ran on (stat field 39)
+	State   string             // stat field 3: "R", "S", ...
 }
 
 // ErrNoProcess is wrapped by errors for a PID or command name that matches
@@ -191,7 +192,7 @@ func readProcess(fsys kfile.FS, pid int) (*Process, error) {
 
 func readThread(fsys kfile.FS, base string, tid int) (Thread, error) {
 	dir := filepath.Join(base, "task", strconv.Itoa(tid))
-	th := Thread{TID: tid, LastCPU: -1}
+	th := Thread{TID: tid, LastCPU: unknown.NotAs[int](unknown.KindFailed, "stat not read")}
 	stat, err := readTaskStat(fsys, dir+"/stat")
 	if err != nil {
 		return th, err
@@ -342,8 +343,8 @@ type PodResolution struct {
 	// Source says where the containers and their CPUs were learnt
 	// ("the kubelet's pod resources API", "cpu_manager_state (v2)").
 	Source string
-	// Why says why nothing was found, when Groups is empty.
-	Why string
+	// Missing says why nothing was found, when Groups is empty.
+	Missing unknown.Reason
 }
 
 // PodGroup is one container's control group and what the kubelet says
@@ -354,15 +355,10 @@ type PodGroup struct {
 	Path string
 	Pod  PodRef
 	// ExclusiveBy is non-empty when the kubelet gave the container
-	// exclusive CPUs, and says by what source (the API's cpu_ids,
-	// the CPU manager's checkpoint); ExclusiveCPUs are those CPUs.
-	ExclusiveBy   string
-	ExclusiveCPUs cpuset.Set
-	// ExclusiveWhy says why whether the kubelet gave the container
-	// exclusive CPUs is unknown: its word on them is malformed (a CPU
-	// id past cpuset.MaxID) or names CPUs the host does not have.
-	// ExclusiveBy is then "".
-	ExclusiveWhy string
+	// exclusive CPUs (Pod.ExclusiveCPUs), and says by what source (the
+	// API's cpu_ids, the CPU manager's checkpoint); "" when it gave none
+	// or its word on them is unknown.
+	ExclusiveBy string
 }
 
 // ErrSelection is wrapped by Validate's errors: a selection that names
@@ -523,8 +519,8 @@ type Match struct {
 	// such group. A --pod matches once per container, each Match with
 	// the same Selector and its container's group.
 	Group *Cgroup
-	// Why says why a --pod or --container found nothing (Group nil).
-	Why string
+	// Missing says why a --pod or --container found nothing (Group nil).
+	Missing unknown.Reason
 }
 
 // Err is the error of a selector that matched no running process:
@@ -542,7 +538,7 @@ func (m Match) Err() error {
 	case m.Selector.Kind == SelectorKindCgroup && m.Group == nil:
 		return fmt.Errorf("%s: %w", m.Selector, ErrNoCgroup)
 	case m.Selector.Kind.Group() && m.Group == nil:
-		return fmt.Errorf("%s: %w (%s)", m.Selector, ErrNoPod, m.Why)
+		return fmt.Errorf("%s: %w (%s)", m.Selector, ErrNoPod, m.Missing.Detail)
 	}
 	return fmt.Errorf("%s: %w", m.Selector, ErrNoProcess)
 }
@@ -566,7 +562,7 @@ func selectPods(fsys kfile.FS, sel Selection, listed map[int]bool) ([]Match, err
 	for _, s := range sels {
 		res, ok := sel.Resolved[s]
 		if !ok {
-			res.Why = "it was not looked up"
+			res.Missing = unknown.Because(unknown.KindNotRead, "it was not looked up")
 		}
 		n := len(out)
 		for _, pg := range res.Groups {
@@ -582,16 +578,15 @@ func selectPods(fsys kfile.FS, sel Selection, listed map[int]bool) ([]Match, err
 			if pg.ExclusiveBy != "" {
 				g.Exclusive, g.ExclusiveBy = true, pg.ExclusiveBy
 			}
-			g.ExclusiveWhy = pg.ExclusiveWhy
 			pids := slices.DeleteFunc(slices.Clone(g.PIDs), func(pid int) bool { return !listed[pid] })
 			out = append(out, Match{Selector: s, PIDs: pids, Group: g})
 		}
 		if len(out) == n {
-			why := res.Why
-			if why == "" {
-				why = "its containers' groups are gone"
+			why := res.Missing
+			if why.Detail == "" {
+				why = unknown.Because(unknown.KindNotReported, "its containers' groups are gone")
 			}
-			out = append(out, Match{Selector: s, PIDs: []int{}, Why: why})
+			out = append(out, Match{Selector: s, PIDs: []int{}, Missing: why})
 		}
 	}
 	return out, nil

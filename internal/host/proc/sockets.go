@@ -8,10 +8,19 @@ import (
 	"strings"
 )
 
+// Proto is a socket's transport protocol, for IPv4 and IPv6 alike.
+type Proto string
+
+// The protocols of the sockets read.
+const (
+	ProtoTCP Proto = "tcp"
+	ProtoUDP Proto = "udp"
+)
+
 // Socket is one TCP or UDP socket, as a line of /proc/PID/net/tcp, tcp6,
 // udp or udp6 shows it.
 type Socket struct {
-	Proto string // "tcp" or "udp", for IPv4 and IPv6 alike
+	Proto Proto
 	// Local is the address and port it is bound to: the unspecified
 	// address (0.0.0.0 or ::) when bound to every address. An IPv4
 	// address mapped into IPv6 (::ffff:192.0.2.2) is given as IPv4.
@@ -46,10 +55,10 @@ func (s Socket) String() string {
 	switch {
 	case s.Connected():
 		return fmt.Sprintf("%s %s -> %s", s.Proto, local, s.Remote)
-	case s.Proto == "tcp" && s.State == StateListen:
+	case s.Proto == ProtoTCP && s.State == StateListen:
 		return fmt.Sprintf("%s %s (listening)", s.Proto, local)
 	}
-	return s.Proto + " " + local
+	return string(s.Proto) + " " + local
 }
 
 // parseSockets parses a socket table: a header line, then one line per
@@ -57,7 +66,7 @@ func (s Socket) String() string {
 // ...", addresses in the kernel's hex (see parseHexAddr). proto is "tcp"
 // or "udp"; v6 says whether the addresses are IPv6. Every line after the
 // header must parse; an error names the file and the line.
-func parseSockets(path, proto string, v6 bool, b []byte) ([]Socket, error) {
+func parseSockets(path string, proto Proto, v6 bool, b []byte) ([]Socket, error) {
 	sc := newSocketScanner(path, proto, v6, nil)
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		if err := sc.line(line); err != nil {
@@ -73,15 +82,16 @@ func parseSockets(path, proto string, v6 bool, b []byte) ([]Socket, error) {
 // host's table is read without holding it. Every line must still have
 // the fields and an inode.
 type socketScanner struct {
-	path, proto string
-	v6          bool
-	want        map[uint64]bool
-	lineNo      int
-	f           [][]byte
-	out         []Socket
+	path   string
+	proto  Proto
+	v6     bool
+	want   map[uint64]bool
+	lineNo int
+	f      [][]byte
+	out    []Socket
 }
 
-func newSocketScanner(path, proto string, v6 bool, want map[uint64]bool) *socketScanner {
+func newSocketScanner(path string, proto Proto, v6 bool, want map[uint64]bool) *socketScanner {
 	return &socketScanner{path: path, proto: proto, v6: v6, want: want}
 }
 
@@ -136,7 +146,7 @@ func appendFields(f [][]byte, line []byte) [][]byte {
 	}
 }
 
-func parseSocketLine(proto string, v6 bool, line []byte) (Socket, error) {
+func parseSocketLine(proto Proto, v6 bool, line []byte) (Socket, error) {
 	socks, err := parseSockets("", proto, v6, append([]byte("header\n"), line...))
 	if err != nil || len(socks) != 1 {
 		return Socket{}, fmt.Errorf("%q: %v", clip(line), err)
@@ -145,7 +155,7 @@ func parseSocketLine(proto string, v6 bool, line []byte) (Socket, error) {
 }
 
 // parseSocketFields parses the fields of a socket line but its inode.
-func parseSocketFields(proto string, v6 bool, f [][]byte) (Socket, error) {
+func parseSocketFields(proto Proto, v6 bool, f [][]byte) (Socket, error) {
 	s := Socket{Proto: proto}
 	var err error
 	if s.Local, err = parseHexAddrPort(string(f[1]), v6); err != nil {

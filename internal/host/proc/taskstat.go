@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // taskStat is what irqnuma reads of /proc/PID/task/TID/stat.
@@ -19,7 +20,7 @@ type taskStat struct {
 	// start is field 22, starttime: clock ticks after boot the task
 	// started at; a pid and its start time name one task for good.
 	start     uint64
-	processor int // field 39, the CPU it last ran on; -1 when unknown
+	processor unknown.Value[int] // field 39, the CPU it last ran on
 }
 
 // readTaskStat reads and parses a stat file. The command name sits in
@@ -34,7 +35,7 @@ func readTaskStat(fsys kfile.FS, path string) (taskStat, error) {
 }
 
 func parseTaskStat(path string, b []byte) (taskStat, error) {
-	st := taskStat{processor: -1}
+	st := taskStat{processor: unknown.NotAs[int](unknown.KindKernel, "stat has no processor field (39)")}
 	l, r := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if l < 0 || r < l {
 		return st, fmt.Errorf("read %s: no (comm) in %q", path, clip(b))
@@ -64,7 +65,9 @@ func parseTaskStat(path string, b []byte) (taskStat, error) {
 			return st, fmt.Errorf("read %s: processor %q is not a number", path, clip(f[36]))
 		}
 		if cpu >= 0 && cpu <= cpuset.MaxID {
-			st.processor = int(cpu)
+			st.processor = unknown.Of(int(cpu))
+		} else {
+			st.processor = unknown.NotAs[int](unknown.KindMalformed, fmt.Sprintf("stat processor %d is no CPU id", cpu))
 		}
 	}
 	return st, nil

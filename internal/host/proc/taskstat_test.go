@@ -3,6 +3,8 @@ package proc
 import (
 	"strings"
 	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestParseTaskStat(t *testing.T) {
@@ -13,7 +15,7 @@ func TestParseTaskStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.comm != "iperf3 ) (x" || st.state != "S" || st.utime != 90 || st.stime != 6 || st.start != 2869 || st.processor != 21 {
+	if st.comm != "iperf3 ) (x" || st.state != "S" || st.utime != 90 || st.stime != 6 || st.start != 2869 || !unknown.Is(st.processor, 21) {
 		t.Errorf("parseTaskStat = %+v", st)
 	}
 	for _, bad := range []string{"", "4242 iperf3 S", "4242 (x) S 1 2", "4242 (x) S 1 1 1 1 1 1 1 1 1 1 x 6 0",
@@ -29,8 +31,8 @@ func FuzzParseTaskStat(f *testing.F) {
 	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 5 7 0 0 20 0 1 0 1 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 3 0\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, err := parseTaskStat("stat", b)
-		if err == nil && (st.processor < -1) {
-			t.Errorf("processor %d", st.processor)
+		if cpu, ok := st.processor.Get(); err == nil && ok && cpu < 0 {
+			t.Errorf("processor %d", cpu)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // ThreadStat is what one thread's stat file says of where it runs and how
@@ -14,8 +15,8 @@ import (
 type ThreadStat struct {
 	TID     int
 	Comm    string
-	State   string // stat field 3: "R", "S", ...
-	LastCPU int    // stat field 39; -1 when unknown
+	State   string             // stat field 3: "R", "S", ...
+	LastCPU unknown.Value[int] // stat field 39
 	// UTime and STime are stat fields 14 and 15, in clock ticks (USER_HZ).
 	UTime, STime uint64
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
@@ -76,14 +75,14 @@ func TestSelectPresentZombies(t *testing.T) {
 	var got []string
 	for _, p := range procs {
 		for _, th := range p.Threads {
-			got = append(got, fmt.Sprintf("%d/%d %s on %d", p.PID, th.TID, th.State, th.LastCPU))
+			got = append(got, fmt.Sprintf("%d/%d %s on %s", p.PID, th.TID, th.State, th.LastCPU))
 		}
 	}
-	if diff := cmp.Diff([]string{"4245/4246 R on 2"}, got); diff != "" {
+	if diff := cmpDiff([]string{"4245/4246 R on 2"}, got); diff != "" {
 		t.Errorf("processes/threads read (-want +got):\n%s", diff)
 	}
 	want := []Match{{Selector: PIDSelector(4244), Exited: []int{4244}}, {Selector: CommSelector("iperf3"), PIDs: []int{4245}, Exited: []int{4244}}}
-	if diff := cmp.Diff(want, matches, cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmpDiff(want, matches, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("matches (-want +got):\n%s", diff)
 	}
 	if err := matches[0].Err(); !errors.Is(err, ErrZombie) || !errors.Is(err, ErrNoProcess) || !strings.Contains(err.Error(), "--pid 4244") {

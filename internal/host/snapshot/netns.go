@@ -29,8 +29,8 @@ func (c *capturer) hostNetns() error {
 	switch {
 	case err != nil:
 		c.note("the host's network interfaces (zc check's no-xdp) not captured: " + err.Error())
-	case !ls.Known:
-		c.note("the host's network interfaces (zc check's no-xdp) not captured: " + ls.Why)
+	case !ls.Links.Known():
+		c.note("the host's network interfaces (zc check's no-xdp) not captured: " + ls.Links.Why().Detail)
 	}
 	return nil
 }
@@ -70,7 +70,7 @@ func (c *capturer) netns(d string) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range ls.Links {
+	for _, l := range ls.Links.Or(nil) {
 		if l.ParentBus != "pci" || !pci.IsAddress(l.ParentDev) {
 			continue
 		}

@@ -26,8 +26,8 @@ func (c *capturer) podGroups() []string {
 func (c *capturer) crioConfigs() error {
 	for _, res := range c.opts.Processes.Resolved {
 		for _, g := range res.Groups {
-			ib := g.Pod.IRQBalancing
-			if ib == nil || ib.File == "" || c.files[ib.File] {
+			ib, ok := g.Pod.IRQBalancing.Get()
+			if !ok || ib.File == "" || c.files[ib.File] {
 				continue
 			}
 			if err := c.addDir(parent(ib.File)); err != nil {

@@ -54,7 +54,7 @@ func TestSnapshotReplaysSteering(t *testing.T) {
 	if got.Source != "recorded" {
 		t.Errorf("snapshot's steering Source = %q, want recorded", got.Source)
 	}
-	opts := []cmp.Option{cmpopts.IgnoreFields(steer.NIC{}, "QStats"), cmpopts.IgnoreFields(steer.Host{}, "Source")}
+	opts := append([]cmp.Option{cmpopts.IgnoreFields(steer.NIC{}, "QStats"), cmpopts.IgnoreFields(steer.Host{}, "Source")}, cmpReadings...)
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
 		t.Errorf("snapshot's steering differs (-live +snapshot):\n%s", diff)
 	}

@@ -1,6 +1,10 @@
 package steer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
+)
 
 // A count in a reply is a claim, not a size: channels and RSS rings are
 // checked here, after a source has read them, against what the host shows
@@ -21,11 +25,6 @@ type sysQueues struct {
 	rx, tx int
 }
 
-// WhyMalformed: a captured or live reply holds a count that contradicts
-// what the host shows beside it, or a bound the kernel has; Detail names
-// the value and the bound.
-const WhyMalformed Why = "malformed"
-
 // bound drops the counts of n that claim more queues than the host has:
 // the channels (combined plus rx against the rx queues in sysfs, combined
 // plus tx against the tx ones, every count and maximum against
@@ -35,13 +34,13 @@ func (n *NIC) bound(sq sysQueues) {
 	if c := n.Channels; c != nil {
 		if why := channelsClaim(*c, sq); why != "" {
 			n.Channels = nil
-			n.SetUnknown(PartChannels, Reason{Why: WhyMalformed, Detail: why})
+			n.SetUnknown(PartChannels, unknown.Reason{Kind: unknown.KindMalformed, Detail: why})
 		}
 	}
 	if r := n.RSS; r != nil && r.Rings > 0 {
 		if why := countClaim("rx rings", uint64(r.Rings), sq.rx, "rx"); why != "" {
 			r.Rings = 0
-			n.SetUnknown(PartRSSRings, Reason{Why: WhyMalformed, Detail: why})
+			n.SetUnknown(PartRSSRings, unknown.Reason{Kind: unknown.KindMalformed, Detail: why})
 		}
 	}
 }

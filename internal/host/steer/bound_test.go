@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestBoundCounts: a channels or RSS-rings count is checked against the
@@ -53,11 +55,11 @@ func TestBoundCounts(t *testing.T) {
 			}
 			got := h.NICs[0]
 			for _, p := range []Part{PartChannels, PartRSSRings} {
-				r, unknown := got.Why(p)
+				r, isUnknown := got.Why(p)
 				switch {
-				case p == tt.wantPart && (r.Why != WhyMalformed || !strings.Contains(r.Detail, tt.want)):
+				case p == tt.wantPart && (r.Kind != unknown.KindMalformed || !strings.Contains(r.Detail, tt.want)):
 					t.Errorf("%s: %v, want malformed saying %q", p, r, tt.want)
-				case p != tt.wantPart && unknown:
+				case p != tt.wantPart && isUnknown:
 					t.Errorf("%s unknown (%v), want it read", p, r)
 				}
 			}
@@ -86,7 +88,7 @@ func TestBoundRingsU64(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := h.NICs[0]
-	if r, _ := n.Why(PartRSSRings); r.Why != WhyMalformed || !strings.Contains(r.Detail, "4294967304 rx rings") || n.RSS.Rings != 0 {
+	if r, _ := n.Why(PartRSSRings); r.Kind != unknown.KindMalformed || !strings.Contains(r.Detail, "4294967304 rx rings") || n.RSS.Rings != 0 {
 		t.Errorf("rings %d, %v; want 0 and malformed naming 4294967304", n.RSS.Rings, r)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/mdlayher/netlink"
 )
 
@@ -73,7 +74,7 @@ func decodeChannels(b []byte) (*Channels, error) {
 
 // decodeRings reads ETHTOOL_MSG_RINGS_GET's reply.
 func decodeRings(b []byte) (*Rings, error) {
-	r := &Rings{}
+	r := &Rings{TCPDataSplit: unknown.Not[TCPDataSplit](DataSplitNotReported)}
 	counts := []*uint32{&r.MaxRX, &r.MaxRXMini, &r.MaxRXJumbo, &r.MaxTX, &r.RX, &r.RXMini, &r.RXJumbo, &r.TX}
 	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		switch {
@@ -109,18 +110,16 @@ func (r *Rings) setDataSplit(ad *netlink.AttributeDecoder) error {
 	if err != nil {
 		return err
 	}
-	var s TCPDataSplit
 	switch v {
 	case ethnlTCPDataSplitUnset:
-		s = TCPDataSplitUnknown
+		r.TCPDataSplit = unknown.Not[TCPDataSplit](DataSplitNA)
 	case ethnlTCPDataSplitOff:
-		s = TCPDataSplitDisabled
+		r.TCPDataSplit = unknown.Of(TCPDataSplitDisabled)
 	case ethnlTCPDataSplitOn:
-		s = TCPDataSplitEnabled
+		r.TCPDataSplit = unknown.Of(TCPDataSplitEnabled)
 	default:
 		return fmt.Errorf("tcp-data-split: value %d is none of ETHTOOL_TCP_DATA_SPLIT_*", v)
 	}
-	r.TCPDataSplit = &s
 	return nil
 }
 

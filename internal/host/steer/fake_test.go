@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/mdlayher/netlink"
 )
 
@@ -178,8 +179,10 @@ func nicReplies(t testing.TB, n *NIC) map[string][]byte {
 		if r.RXBufLen != nil {
 			ae.Uint32(10, *r.RXBufLen)
 		}
-		if r.TCPDataSplit != nil {
-			ae.Uint8(11, map[TCPDataSplit]uint8{TCPDataSplitUnknown: 0, TCPDataSplitDisabled: 1, TCPDataSplitEnabled: 2}[*r.TCPDataSplit])
+		if s, ok := r.TCPDataSplit.Get(); ok {
+			ae.Uint8(11, map[TCPDataSplit]uint8{TCPDataSplitDisabled: 1, TCPDataSplitEnabled: 2}[s])
+		} else if r.TCPDataSplit.Why() == DataSplitNA {
+			ae.Uint8(11, 0)
 		}
 		if r.HDSThresh != nil {
 			ae.Uint32(17, *r.HDSThresh)
@@ -236,8 +239,8 @@ func netdevReplies(t testing.TB, n *NIC, out map[string][]byte) {
 		napis = append(napis, msg(netdevCmdNAPIGet, enc(t, func(ae *netlink.AttributeEncoder) {
 			ae.Uint32(netdevNAPIIfindex, uint32(n.Index))
 			ae.Uint32(netdevNAPIID, p.ID)
-			if p.IRQ >= 0 {
-				ae.Uint32(netdevNAPIIRQ, uint32(p.IRQ))
+			if irq, ok := p.IRQ.Get(); ok {
+				ae.Uint32(netdevNAPIIRQ, uint32(irq))
 			}
 			if p.PID != 0 {
 				ae.Uint32(netdevNAPIPID, uint32(p.PID))
@@ -342,11 +345,11 @@ func encodeRule(r Rule) []byte {
 func modelNIC(i, q, size int) *NIC {
 	u32 := func(v uint32) *uint32 { return &v }
 	u64 := func(v uint64) *uint64 { return &v }
-	split := TCPDataSplitEnabled
+	split := unknown.Of(TCPDataSplitEnabled)
 	n := &NIC{Name: fmt.Sprintf("eth%d", i), Index: 2 + i,
 		Driver:   &DriverInfo{Driver: "mlx5_core", Version: "6.18.0", Firmware: "28.39.1002 (MT_0000000436)", BusInfo: fmt.Sprintf("0000:%02x:00.0", 0x17+i)},
 		Channels: &Channels{MaxCombined: uint32(q), Combined: uint32(q), MaxOther: 1, Other: 1},
-		Rings:    &Rings{MaxRX: 8192, MaxTX: 8192, RX: 1024, TX: 1024, RXBufLen: u32(4096), TCPDataSplit: &split, HDSThresh: u32(256)},
+		Rings:    &Rings{MaxRX: 8192, MaxTX: 8192, RX: 1024, TX: 1024, RXBufLen: u32(4096), TCPDataSplit: split, HDSThresh: u32(256)},
 		RSS:      &RSS{Rings: uint32(q), HashFunc: "toeplitz", Key: make([]byte, 40)},
 		Contexts: []RSS{{Context: 1, Table: []uint32{0, 1, 2, 3}, HashFunc: "xor"}},
 		Features: map[string]Feature{},
@@ -374,7 +377,7 @@ func modelNIC(i, q, size int) *NIC {
 	for j := range q {
 		napi := uint32(8192 + 64*i + j)
 		n.Queues = append(n.Queues, NetdevQueue{ID: uint32(j), Type: QueueTypeRX, NAPI: napi})
-		n.NAPIs = append(n.NAPIs, NAPI{ID: napi, IRQ: 100 + 64*i + j, PID: 4000 + 64*i + j, DeferHardIRQs: u32(2), GROFlushTimeout: u64(200000)})
+		n.NAPIs = append(n.NAPIs, NAPI{ID: napi, IRQ: unknown.Of(100 + 64*i + j), PID: 4000 + 64*i + j, DeferHardIRQs: u32(2), GROFlushTimeout: u64(200000)})
 		n.QStats = append(n.QStats, QStats{Queue: uint32(j), Type: QueueTypeRX, Packets: u64(uint64(1e10) + uint64(j)), Bytes: u64(uint64(j) * 1500)})
 		n.Sysfs.RPSFlowCnt[j] = 0
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // liveRoot opens the live root for a test that needs root and ethtool.
@@ -109,7 +110,7 @@ func TestLiveRecordReplay(t *testing.T) {
 	if replayed.Source != "recorded" {
 		t.Errorf("replayed Source = %q, want recorded", replayed.Source)
 	}
-	if diff := cmp.Diff(live, replayed, liveVolatile, cmpopts.IgnoreFields(Host{}, "Source")); diff != "" {
+	if diff := cmp.Diff(live, replayed, exportValues, liveVolatile, cmpopts.IgnoreFields(Host{}, "Source")); diff != "" {
 		t.Errorf("recorded reading differs from the live one (-live +recorded):\n%s", diff)
 	}
 	// A second replay is byte for byte the first, counters included.
@@ -117,7 +118,7 @@ func TestLiveRecordReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(replayed, again); diff != "" {
+	if diff := cmp.Diff(replayed, again, exportValues); diff != "" {
 		t.Errorf("two readings of one recording differ:\n%s", diff)
 	}
 	eth0 := live.NIC("eth0")
@@ -173,7 +174,7 @@ func compareEthtool(t *testing.T, n *NIC) {
 	mx, cur := sections(t, ethtool(t, "-l", n.Name))
 	wantCh := Channels{MaxRX: mx["RX"], MaxTX: mx["TX"], MaxOther: mx["Other"], MaxCombined: mx["Combined"],
 		RX: cur["RX"], TX: cur["TX"], Other: cur["Other"], Combined: cur["Combined"]}
-	if diff := cmp.Diff(wantCh, *n.Channels); diff != "" {
+	if diff := cmp.Diff(wantCh, *n.Channels, exportValues); diff != "" {
 		t.Errorf("channels differ from ethtool -l (-ethtool +read):\n%s", diff)
 	}
 	if n.Rings == nil {
@@ -232,7 +233,7 @@ func compareRSS(t *testing.T, n *NIC) {
 		t.Errorf("RSS rings = %d, ethtool -x says %q", n.RSS.Rings, m)
 	}
 	if strings.Contains(out, "indirection table for "+n.Name+" with") && strings.Contains(strings.SplitN(out, "RSS hash key", 2)[0], "Operation not supported") {
-		if len(n.RSS.Table) != 0 || n.Unknown[PartRSSTable].Why != WhyDriver {
+		if len(n.RSS.Table) != 0 || n.Unknown[PartRSSTable].Kind != unknown.KindDriver {
 			t.Errorf("ethtool -x has no table; read %v, %v", n.RSS.Table, n.Unknown[PartRSSTable])
 		}
 	}
@@ -256,7 +257,7 @@ func compareDriver(t *testing.T, n *NIC) {
 		}
 	}
 	want := DriverInfo{Driver: kv["driver"], Version: kv["version"], Firmware: kv["firmware-version"], BusInfo: kv["bus-info"]}
-	if diff := cmp.Diff(want, *n.Driver); diff != "" {
+	if diff := cmp.Diff(want, *n.Driver, exportValues); diff != "" {
 		t.Errorf("driver differs from ethtool -i (-ethtool +read):\n%s", diff)
 	}
 }
@@ -309,7 +310,7 @@ func TestLiveRSSIoctl(t *testing.T) {
 	}
 	got := r.rss
 	got.Rings, got.InputXfrm = want.Rings, want.InputXfrm // netlink and GRXRINGS say these
-	if diff := cmp.Diff(*want, got); diff != "" {
+	if diff := cmp.Diff(*want, got, exportValues); diff != "" {
 		t.Errorf("GRSSH differs from RSS_GET (-netlink +ioctl):\n%s", diff)
 	}
 }

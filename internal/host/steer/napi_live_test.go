@@ -14,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // napiThreads finds the napi/IF-ID kernel threads in /proc: NAPI id →
@@ -66,16 +67,16 @@ func checkNAPI(t *testing.T, n *NIC, wantRX int) {
 		if p.Threaded == nil || !*p.Threaded {
 			t.Errorf("%s NAPI %d: threaded %v, want true", n.Name, p.ID, p.Threaded)
 		}
-		if p.IRQ >= 0 {
-			if _, err := os.Stat(fmt.Sprintf("/proc/irq/%d", p.IRQ)); err != nil {
-				t.Errorf("%s NAPI %d: IRQ %d not in /proc/irq: %v", n.Name, p.ID, p.IRQ, err)
+		if irq, ok := p.IRQ.Get(); ok {
+			if _, err := os.Stat(fmt.Sprintf("/proc/irq/%d", irq)); err != nil {
+				t.Errorf("%s NAPI %d: IRQ %d not in /proc/irq: %v", n.Name, p.ID, irq, err)
 			}
 		}
 	}
 	if len(got) == 0 {
 		t.Errorf("%s: no NAPI instances", n.Name)
 	}
-	if diff := cmp.Diff(napiThreads(t, n.Name), got); diff != "" {
+	if diff := cmp.Diff(napiThreads(t, n.Name), got, exportValues); diff != "" {
 		t.Errorf("%s NAPI id → kthread pid differs from /proc (-proc +netlink):\n%s", n.Name, diff)
 	}
 	rx := 0
@@ -180,7 +181,7 @@ func TestLiveVeth(t *testing.T) {
 	}
 	checkNAPI(t, n, 3)
 	for _, p := range []Part{PartRSS, PartRings, PartRules} {
-		if r, _ := n.Why(p); r.Why != WhyDriver {
+		if r, _ := n.Why(p); r.Kind != unknown.KindDriver {
 			t.Errorf("veth %s: %v, want not supported by the driver", p, r)
 		}
 	}
@@ -194,7 +195,7 @@ func TestLiveVeth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(h, replayed, liveVolatile, cmpopts.IgnoreFields(Host{}, "Source")); diff != "" {
+	if diff := cmp.Diff(h, replayed, liveVolatile, cmpopts.IgnoreFields(Host{}, "Source"), exportValues); diff != "" {
 		t.Errorf("recorded veth differs (-live +recorded):\n%s", diff)
 	}
 }

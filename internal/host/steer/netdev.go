@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/mdlayher/netlink"
 )
 
@@ -92,7 +93,7 @@ func decodeQueue(b []byte) (NetdevQueue, error) {
 
 // decodeNAPI reads one napi-get message.
 func decodeNAPI(b []byte) (NAPI, error) {
-	n := NAPI{IRQ: -1}
+	n := NAPI{IRQ: unknown.Not[int](NoIRQ)}
 	var haveID bool
 	err := ethnl.Attrs(b, func(typ uint16, ad *netlink.AttributeDecoder) error {
 		var err error
@@ -103,7 +104,7 @@ func decodeNAPI(b []byte) (NAPI, error) {
 			haveID = true
 		case netdevNAPIIRQ:
 			if v, err = ethnl.U32(ad, "napi irq"); err == nil {
-				n.IRQ = int(v)
+				n.IRQ = unknown.Of(int(v))
 			}
 		case netdevNAPIPID:
 			if v, err = ethnl.U32(ad, "napi pid"); err == nil {

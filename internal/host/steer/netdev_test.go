@@ -39,7 +39,7 @@ func TestDecodeQueueProviders(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
+		if diff := cmp.Diff(tt.want, got, exportValues); diff != "" {
 			t.Errorf("%s: decodeQueue (-want +got):\n%s", tt.name, diff)
 		}
 	}

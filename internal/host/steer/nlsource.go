@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -14,7 +15,7 @@ import (
 // answers or a root's recorded ones, decoded alike.
 type nlSource struct {
 	ask   ethnl.Asker
-	label string
+	label Source
 	fams  map[string]famResult
 	strs  *strsResult
 	// trips counts the requests made: netlink round trips and ioctls.
@@ -31,11 +32,11 @@ type strsResult struct {
 	err  error
 }
 
-func newNLSource(a ethnl.Asker, label string) *nlSource {
+func newNLSource(a ethnl.Asker, label Source) *nlSource {
 	return &nlSource{ask: a, label: label, fams: map[string]famResult{}}
 }
 
-func (s *nlSource) name() string { return s.label }
+func (s *nlSource) name() Source { return s.label }
 func (s *nlSource) close() error { return s.ask.Close() }
 func (s *nlSource) read(n *NIC)  { s.readEthtool(n); s.readIoctl(n); s.readNetdev(n) }
 func (s *nlSource) genl(req ethnl.Request) ([]ethnl.Msg, error) {
@@ -215,10 +216,10 @@ func (s *nlSource) readRSS(n *NIC, hfuncs []string) {
 		rss := r.rss
 		n.RSS = &rss
 		if !r.hasTable {
-			n.SetUnknown(PartRSSTable, Reason{Why: WhyDriver, Detail: "the driver reports no indirection table"})
+			n.SetUnknown(PartRSSTable, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no indirection table"})
 		}
 		if !r.hasKey {
-			n.SetUnknown(PartRSSKey, Reason{Why: WhyDriver, Detail: "the driver reports no hash key"})
+			n.SetUnknown(PartRSSKey, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no hash key"})
 		}
 	}
 	if !ok {
@@ -324,7 +325,7 @@ func (s *nlSource) readNetdev(n *NIC) {
 	case ok && len(v) == 0:
 		// The kernel dumps nothing for a device without queue stats
 		// (netdev_nl_qstats_get_dump_one: no stat_ops).
-		n.SetUnknown(PartQStats, Reason{Why: WhyDriver, Detail: "the driver has no per-queue stats"})
+		n.SetUnknown(PartQStats, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver has no per-queue stats"})
 	case ok:
 		n.QStats = v
 	}
@@ -358,7 +359,7 @@ func (s *nlSource) readIoctl(n *NIC) {
 	rings, ok := ioctlPart(s, n, PartRSSRings, "ioctl.rxrings", newRxnfc(ethtoolGRXRings, rxnfcSize), decodeRxnfcData)
 	switch {
 	case ok && rings > maxQueues: // the data field is a __u64: never truncated into a smaller count
-		n.SetUnknown(PartRSSRings, Reason{Why: WhyMalformed, Detail: fmt.Sprintf("%s claims %d rx rings, more than the %d queues a device can have",
+		n.SetUnknown(PartRSSRings, unknown.Reason{Kind: unknown.KindMalformed, Detail: fmt.Sprintf("%s claims %d rx rings, more than the %d queues a device can have",
 			s.ask.Where(n.Name, "ioctl.rxrings"), rings, maxQueues)})
 	case ok && n.RSS != nil:
 		n.RSS.Rings = uint32(rings)

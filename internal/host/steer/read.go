@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // sysctls are the kernel-wide knobs read into Host.Sysctls.
@@ -23,7 +24,7 @@ var sourceParts = []Part{
 // parts that are not files come from the live kernel (netlink and the
 // ethtool ioctl) on the live root, from the first tree source the root
 // holds otherwise (a snapshot's recorded replies, a sosreport's ethtool
-// text), and are unknown with WhyNotCaptured when it holds none; the
+// text), and are unknown with unknown.KindNotCaptured when it holds none; the
 // sysfs and procfs knobs come from the root's files whatever the source.
 // An interface the root's /sys/class/net does not have is an error.
 func Read(fsys kfile.FS, names []string) (*Host, error) {
@@ -44,7 +45,7 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 		return fmt.Errorf("record steering: %s is not the live root", fsys.Root())
 	}
 	rec := &recorder{live: ethnl.NewLive(), put: put}
-	src := newNLSource(rec, "netlink")
+	src := newNLSource(rec, SourceNetlink)
 	defer src.close()
 	if _, err := readWith(fsys, names, src); err != nil {
 		return err
@@ -57,7 +58,7 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 // reads back what it set through the socket it set it on). a is left
 // open.
 func ReadNIC(fsys kfile.FS, a ethnl.Asker, name string) (*NIC, error) {
-	h, err := readWith(fsys, []string{name}, newNLSource(a, "netlink"))
+	h, err := readWith(fsys, []string{name}, newNLSource(a, SourceNetlink))
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func ReadNIC(fsys kfile.FS, a ethnl.Asker, name string) (*NIC, error) {
 // openSource picks where the non-file parts come from.
 func openSource(fsys kfile.FS) (source, error) {
 	if fsys.Live() {
-		return newNLSource(ethnl.NewLive(), "netlink"), nil
+		return newNLSource(ethnl.NewLive(), SourceNetlink), nil
 	}
 	for _, t := range treeSources {
 		if s, ok := t.open(fsys); ok {
@@ -80,11 +81,11 @@ func openSource(fsys kfile.FS) (source, error) {
 // noSource is a root without any answers: every part not captured.
 type noSource struct{}
 
-func (noSource) name() string { return "none" }
+func (noSource) name() Source { return SourceNone }
 func (noSource) close() error { return nil }
 func (noSource) read(n *NIC) {
 	for _, p := range sourceParts {
-		n.SetUnknown(p, Reason{Why: WhyNotCaptured, Detail: "the root holds no netlink, ioctl or ethtool capture"})
+		n.SetUnknown(p, unknown.Reason{Kind: unknown.KindNotCaptured, Detail: "the root holds no netlink, ioctl or ethtool capture"})
 	}
 }
 
@@ -108,7 +109,10 @@ func readWith(fsys kfile.FS, names []string, src source) (*Host, error) {
 }
 
 // ErrUnknownInterface is wrapped by Read's error for a name the root's
-// /sys/class/net does not have.
+// /sys/class/net does not have. It is not a usage error: a NIC the host
+// has may have no network interface (topology names such a NIC by its
+// PCI address), and a name the host does not have at all is
+// topology.ErrUnknownNIC, which callers look up first.
 var ErrUnknownInterface = errors.New("no such interface")
 
 // readSysfs reads /sys/class/net/IF: the index, the NAPI knobs and how

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // RecordDir is where a root keeps the recorded answers, relative to it.
@@ -43,35 +44,35 @@ func (e *notCapturedError) Is(t error) bool {
 	return t == errNotCaptured
 }
 
-// ReasonOf is why a part is unknown after err: WhyDriver for
-// EOPNOTSUPP, WhyPermission for EPERM and EACCES, WhyFailed for another
+// ReasonOf is why a part is unknown after err: unknown.KindDriver for
+// EOPNOTSUPP, unknown.KindPermission for EPERM and EACCES, unknown.KindFailed for another
 // errno, and the reading's own kinds (not captured, unreadable, a kernel
 // without the command). A writer words a refusal with it too.
-func ReasonOf(err error) Reason {
+func ReasonOf(err error) unknown.Reason {
 	var nc *notCapturedError
 	if errors.As(err, &nc) {
-		return Reason{Why: WhyNotCaptured, Detail: nc.file}
+		return unknown.Reason{Kind: unknown.KindNotCaptured, Detail: nc.file}
 	}
 	var ue *unreadableError
 	if errors.As(err, &ue) {
-		return Reason{Why: WhyUnreadable, Detail: ue.Error()}
+		return unknown.Reason{Kind: unknown.KindMalformed, Detail: ue.Error()}
 	}
 	var ke *kernelError
 	if errors.As(err, &ke) {
-		return Reason{Why: WhyKernel, Detail: ke.what}
+		return unknown.Reason{Kind: unknown.KindKernel, Detail: ke.what}
 	}
 	var errno unix.Errno
 	if errors.As(err, &errno) {
 		name := kfile.ErrnoName(errno)
 		switch errno {
 		case unix.EOPNOTSUPP:
-			return Reason{Why: WhyDriver, Detail: name}
+			return unknown.Reason{Kind: unknown.KindDriver, Detail: name}
 		case unix.EPERM, unix.EACCES:
-			return Reason{Why: WhyPermission, Detail: name}
+			return unknown.Reason{Kind: unknown.KindPermission, Detail: name}
 		}
-		return Reason{Why: WhyFailed, Detail: name}
+		return unknown.Reason{Kind: unknown.KindFailed, Detail: name}
 	}
-	return Reason{Why: WhyFailed, Detail: err.Error()}
+	return unknown.Reason{Kind: unknown.KindFailed, Detail: err.Error()}
 }
 
 // kernelError says this kernel lacks a family or command.

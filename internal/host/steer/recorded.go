@@ -30,7 +30,7 @@ func openRecorded(fsys kfile.FS) (source, bool) {
 	if err != nil || !fi.IsDir() {
 		return nil, false
 	}
-	return newNLSource(&replayer{fsys: fsys}, "recorded"), true
+	return newNLSource(&replayer{fsys: fsys}, SourceRecorded), true
 }
 
 // recorder asks the live kernel and hands each answer to put.

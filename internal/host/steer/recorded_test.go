@@ -12,6 +12,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func openTree(t testing.TB, root string) kfile.FS {
@@ -38,7 +39,7 @@ func TestRecordedModel(t *testing.T) {
 		t.Errorf("Source = %q, want recorded", got.Source)
 	}
 	wantHost := &Host{NICs: want, Source: "recorded", Sysctls: map[string]int64{"busy_poll": 0, "busy_read": 0, "rps_sock_flow_entries": 0}}
-	if diff := cmp.Diff(wantHost, got); diff != "" {
+	if diff := cmp.Diff(wantHost, got, exportValues); diff != "" {
 		t.Errorf("recorded root read (-model +read):\n%s", diff)
 	}
 }
@@ -109,18 +110,18 @@ func TestRecordedMissing(t *testing.T) {
 	got := h.NICs[0]
 	tests := []struct {
 		part Part
-		why  Why
+		why  unknown.Kind
 		file string
 	}{
-		{PartRings, WhyNotCaptured, "ethtool.rings"},
-		{PartChannels, WhyUnreadable, "ethtool.channels"},
-		{PartNAPI, WhyPermission, ""},
-		{FlowHashPart("udp4"), WhyDriver, ""},
-		{FlowHashPart("tcp6"), WhyUnreadable, "ioctl.rxfh.tcp6.errno"},
+		{PartRings, unknown.KindNotCaptured, "ethtool.rings"},
+		{PartChannels, unknown.KindMalformed, "ethtool.channels"},
+		{PartNAPI, unknown.KindPermission, ""},
+		{FlowHashPart("udp4"), unknown.KindDriver, ""},
+		{FlowHashPart("tcp6"), unknown.KindMalformed, "ioctl.rxfh.tcp6.errno"},
 	}
 	for _, tt := range tests {
 		r, ok := got.Why(tt.part)
-		if !ok || r.Why != tt.why || !strings.Contains(r.Detail, tt.file) {
+		if !ok || r.Kind != tt.why || !strings.Contains(r.Detail, tt.file) {
 			t.Errorf("%s: %v (known %v), want %s naming %q", tt.part, r, ok, tt.why, tt.file)
 		}
 	}
@@ -138,7 +139,7 @@ func TestRecordedMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []Part{PartChannels, PartRSS, PartFeatures, PartRules, PartDriver, PartQueues} {
-		if r, _ := h.NICs[0].Why(p); r.Why != WhyNotCaptured {
+		if r, _ := h.NICs[0].Why(p); r.Kind != unknown.KindNotCaptured {
 			t.Errorf("eth9 %s: %v, want not captured", p, r)
 		}
 	}
@@ -182,7 +183,7 @@ func TestNoSource(t *testing.T) {
 		t.Errorf("source %q, threaded %v", h.Source, n.Sysfs.Threaded)
 	}
 	for _, p := range sourceParts {
-		if r, _ := n.Why(p); r.Why != WhyNotCaptured {
+		if r, _ := n.Why(p); r.Kind != unknown.KindNotCaptured {
 			t.Errorf("%s: %v, want not captured", p, r)
 		}
 	}
@@ -221,7 +222,7 @@ func BenchmarkRead8x64(b *testing.B) {
 
 // TestRecordedKernelParts: a kernel without the netdev family (6.1), an
 // ethtool family that cannot dump RSS contexts (before 6.11), and one
-// without a command are WhyKernel, from the recorded family answers.
+// without a command are unknown.KindKernel, from the recorded family answers.
 func TestRecordedKernelParts(t *testing.T) {
 	root := t.TempDir()
 	writeRecorded(t, root, []*NIC{modelNIC(0, 2, 8)})
@@ -242,7 +243,7 @@ func TestRecordedKernelParts(t *testing.T) {
 	}
 	n := h.NICs[0]
 	for _, p := range []Part{PartQueues, PartNAPI, PartQStats, PartContexts, PartCoalesce} {
-		if r, _ := n.Why(p); r.Why != WhyKernel {
+		if r, _ := n.Why(p); r.Kind != unknown.KindKernel {
 			t.Errorf("%s: %v, want not supported by this kernel", p, r)
 		}
 	}
@@ -270,7 +271,7 @@ func TestBoundedClaims(t *testing.T) {
 		}
 		n = h.NICs[0]
 	})
-	if r, _ := n.Why(PartRules); r.Why != WhyUnreadable || !strings.Contains(r.Detail, "2147483648 rules") {
+	if r, _ := n.Why(PartRules); r.Kind != unknown.KindMalformed || !strings.Contains(r.Detail, "2147483648 rules") {
 		t.Errorf("rules: %v, want unreadable naming the claim", r)
 	}
 	if allocs > 20000 {
@@ -331,10 +332,10 @@ func TestRecordedRSSIoctl(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := h.NICs[0]
-	if diff := cmp.Diff(n.RSS, got.RSS); diff != "" {
+	if diff := cmp.Diff(n.RSS, got.RSS, exportValues); diff != "" {
 		t.Errorf("RSS by ioctl (-model +read):\n%s", diff)
 	}
-	if r, _ := got.Why(PartContexts); r.Why != WhyKernel {
+	if r, _ := got.Why(PartContexts); r.Kind != unknown.KindKernel {
 		t.Errorf("contexts: %v, want not supported by this kernel", r)
 	}
 	// The driver of virtio_net without RSS: sizes 0, toeplitz.
@@ -347,7 +348,7 @@ func TestRecordedRSSIoctl(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = h.NICs[0]
-	if got.RSS == nil || got.RSS.HashFunc != "toeplitz" || got.RSS.Table != nil || got.Unknown[PartRSSTable].Why != WhyDriver {
+	if got.RSS == nil || got.RSS.HashFunc != "toeplitz" || got.RSS.Table != nil || got.Unknown[PartRSSTable].Kind != unknown.KindDriver {
 		t.Errorf("virtio-like GRSSH: rss %+v, table %v", got.RSS, got.Unknown[PartRSSTable])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // A sosreport keeps the output of the ethtool commands its networking
@@ -31,7 +32,7 @@ func openSos(fsys kfile.FS) (source, bool) {
 	return &sosSource{fsys: fsys}, true
 }
 
-func (s *sosSource) name() string { return "sosreport" }
+func (s *sosSource) name() Source { return SourceSosreport }
 func (s *sosSource) close() error { return nil }
 
 // sosNotCollected are the parts a sosreport never holds, and why.
@@ -54,7 +55,7 @@ var sosNotCollected = []struct {
 // read fills what the interface's captured ethtool text says.
 func (s *sosSource) read(n *NIC) {
 	for _, c := range sosNotCollected {
-		n.SetUnknown(c.part, Reason{Why: WhyNotCaptured, Detail: c.detail})
+		n.SetUnknown(c.part, unknown.Reason{Kind: unknown.KindNotCaptured, Detail: c.detail})
 	}
 	if b, ok := s.text(n, PartDriver, "-i"); ok {
 		v, err := parseEthtoolI(b)
@@ -102,20 +103,20 @@ func sosFile(opt, iface string) string { return sosDir + "/ethtool_" + opt + "_"
 // message that the kernel refused the request.
 func (s *sosSource) text(n *NIC, part Part, opt string) ([]byte, bool) {
 	if n.Name == "" || n.Name == "." || n.Name == ".." || strings.ContainsAny(n.Name, "/\x00") {
-		n.SetUnknown(part, Reason{Why: WhyUnreadable, Detail: fmt.Sprintf("interface name %q names no file", n.Name)})
+		n.SetUnknown(part, unknown.Reason{Kind: unknown.KindMalformed, Detail: fmt.Sprintf("interface name %q names no file", n.Name)})
 		return nil, false
 	}
 	rel := sosFile(opt, n.Name)
 	b, err := s.fsys.Read(s.fsys.Path(rel))
 	switch {
 	case kfile.IsNotExist(err):
-		n.SetUnknown(part, Reason{Why: WhyNotCaptured, Detail: "no " + rel})
+		n.SetUnknown(part, unknown.Reason{Kind: unknown.KindNotCaptured, Detail: "no " + rel})
 		return nil, false
 	case err != nil:
-		n.SetUnknown(part, Reason{Why: WhyUnreadable, Detail: err.Error()})
+		n.SetUnknown(part, unknown.Reason{Kind: unknown.KindMalformed, Detail: err.Error()})
 		return nil, false
 	case len(strings.TrimSpace(string(b))) == 0:
-		n.SetUnknown(part, Reason{Why: WhyUnreadable, Detail: rel + " is empty"})
+		n.SetUnknown(part, unknown.Reason{Kind: unknown.KindMalformed, Detail: rel + " is empty"})
 		return nil, false
 	}
 	if r, ok := ethtoolFailure(b); ok {
@@ -129,7 +130,7 @@ func (s *sosSource) text(n *NIC, part Part, opt string) ([]byte, bool) {
 // fill sets the part with set when the text parsed, else says why not.
 func (*sosSource) fill(n *NIC, part Part, opt string, err error, set func()) {
 	if err != nil {
-		n.SetUnknown(part, Reason{Why: WhyUnreadable, Detail: sosFile(opt, n.Name) + ": " + err.Error()})
+		n.SetUnknown(part, unknown.Reason{Kind: unknown.KindMalformed, Detail: sosFile(opt, n.Name) + ": " + err.Error()})
 		return
 	}
 	set()

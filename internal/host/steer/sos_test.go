@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // openSosTree runs the registered tree sources on root, as a reader of
@@ -59,7 +60,7 @@ func TestSosIce(t *testing.T) {
 	if want := (Channels{MaxRX: 64, MaxTX: 64, MaxOther: 1, MaxCombined: 64, Other: 1, Combined: 8}); n.Channels == nil || *n.Channels != want {
 		t.Errorf("channels %+v, want %+v", n.Channels, want)
 	}
-	if n.Rings == nil || n.Rings.RX != 8160 || n.Rings.TCPDataSplit != nil {
+	if n.Rings == nil || n.Rings.RX != 8160 || unknown.Is(n.Rings.TCPDataSplit, TCPDataSplitEnabled) || n.Rings.TCPDataSplit.Why() != DataSplitNA {
 		t.Errorf("rings %+v, want RX 8160 and no TCP data split (ethtool's n/a)", n.Rings)
 	}
 	if f := n.Features["ntuple-filters"]; !f.On || len(n.Features) != 63 {
@@ -74,21 +75,21 @@ func TestSosIce(t *testing.T) {
 		Location: 1023, FlowType: "tcp4", SrcIP: "0.0.0.0", SrcMask: "0.0.0.0", DstIP: "10.0.0.2", DstMask: "255.255.255.255",
 		SrcPort: &any0, DstPort: &port, DstPortMask: 0xffff, Action: RuleActionQueue, Queue: 2,
 	}}}
-	if diff := cmp.Diff(wantRules, n.Rules); diff != "" {
+	if diff := cmp.Diff(wantRules, n.Rules, exportValues); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
-	want := map[Part]Why{
-		PartRSS: WhyNotCaptured, PartContexts: WhyNotCaptured, PartFlowHash: WhyNotCaptured,
-		FlowHashPart("tcp4"): WhyNotCaptured, FlowHashPart("udp4"): WhyNotCaptured,
-		FlowHashPart("tcp6"): WhyNotCaptured, FlowHashPart("udp6"): WhyNotCaptured,
-		PartQueues: WhyNotCaptured, PartNAPI: WhyNotCaptured, PartQStats: WhyNotCaptured,
-		PartPrivFlags: WhyNotCaptured,
+	want := map[Part]unknown.Kind{
+		PartRSS: unknown.KindNotCaptured, PartContexts: unknown.KindNotCaptured, PartFlowHash: unknown.KindNotCaptured,
+		FlowHashPart("tcp4"): unknown.KindNotCaptured, FlowHashPart("udp4"): unknown.KindNotCaptured,
+		FlowHashPart("tcp6"): unknown.KindNotCaptured, FlowHashPart("udp6"): unknown.KindNotCaptured,
+		PartQueues: unknown.KindNotCaptured, PartNAPI: unknown.KindNotCaptured, PartQStats: unknown.KindNotCaptured,
+		PartPrivFlags: unknown.KindNotCaptured,
 	}
-	got := map[Part]Why{}
+	got := map[Part]unknown.Kind{}
 	for p, r := range n.Unknown {
-		got[p] = r.Why
+		got[p] = r.Kind
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("unknown parts (-want +got):\n%s", diff)
 	}
 	if d := n.Unknown[PartRSS].Detail; !strings.Contains(d, "ethtool -x") {
@@ -153,15 +154,15 @@ func TestSosFromCaptures(t *testing.T) {
 	}
 	for _, c := range []struct {
 		part Part
-		why  Why
+		why  unknown.Kind
 		in   string
 	}{
-		{PartChannels, WhyDriver, "ethtool_-l_isp1: netlink error: Operation not supported"},
-		{PartRules, WhyDriver, "ethtool_--show-ntuple_isp1: rxclass: Cannot get RX class rule count"},
-		{PartPrivFlags, WhyUnreadable, "ethtool_--show-priv-flags_isp1: ethtool --show-priv-flags: line 2"},
+		{PartChannels, unknown.KindDriver, "ethtool_-l_isp1: netlink error: Operation not supported"},
+		{PartRules, unknown.KindDriver, "ethtool_--show-ntuple_isp1: rxclass: Cannot get RX class rule count"},
+		{PartPrivFlags, unknown.KindMalformed, "ethtool_--show-priv-flags_isp1: ethtool --show-priv-flags: line 2"},
 	} {
 		r, ok := n.Why(c.part)
-		if !ok || r.Why != c.why || !strings.Contains(r.Detail, c.in) {
+		if !ok || r.Kind != c.why || !strings.Contains(r.Detail, c.in) {
 			t.Errorf("%s: unknown %v %v, want %q saying %q", c.part, ok, r, c.why, c.in)
 		}
 	}

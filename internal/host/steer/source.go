@@ -15,8 +15,8 @@ type source interface {
 	// Rules, Queues, NAPIs, QStats), and calls n.SetUnknown for each it
 	// cannot say. n.Name is set; n.Index when the root knows it.
 	read(n *NIC)
-	// name is what Host.Source says: "netlink", "recorded", "sosreport".
-	name() string
+	// name is what Host.Source says.
+	name() Source
 	// close releases what the source holds (sockets); it may be a no-op.
 	close() error
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // A NIC's ethtool statistics (ethtool -S) over the SIOCETHTOOL ioctl
@@ -130,7 +131,7 @@ func decodeStatValues(b []byte, n uint32) ([]uint64, error) {
 // read: the driver has none, the kernel refused, a capture lacks them.
 type StatsUnavailableError struct {
 	NIC    string
-	Reason Reason
+	Reason unknown.Reason
 }
 
 func (e *StatsUnavailableError) Error() string {
@@ -165,7 +166,7 @@ func OpenStats(fsys kfile.FS, nic string) (*Stats, error) {
 	default:
 		fi, err := fsys.Stat(fsys.Path(recordDir, nic))
 		if err != nil || !fi.IsDir() {
-			return nil, &StatsUnavailableError{NIC: nic, Reason: Reason{Why: WhyNotCaptured, Detail: "the root holds no recorded ethtool ioctl answers of " + nic}}
+			return nil, &StatsUnavailableError{NIC: nic, Reason: unknown.Reason{Kind: unknown.KindNotCaptured, Detail: "the root holds no recorded ethtool ioctl answers of " + nic}}
 		}
 		a = &replayer{fsys: fsys}
 	}
@@ -198,7 +199,7 @@ func openStats(a ethnl.Asker, nic string) (*Stats, error) {
 	case err != nil:
 		return nil, s.unreadable(keyStatsCount, err)
 	case !ok || count == 0:
-		return nil, &StatsUnavailableError{NIC: nic, Reason: Reason{Why: WhyDriver, Detail: s.Driver + " has no ethtool statistics"}}
+		return nil, &StatsUnavailableError{NIC: nic, Reason: unknown.Reason{Kind: unknown.KindDriver, Detail: s.Driver + " has no ethtool statistics"}}
 	}
 	if b, err = s.ioctl(keyStatsNames, newStatsRequest(ethtoolGStrings, count)); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/irqnuma/irqnuma/internal/ethnl"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"golang.org/x/sys/unix"
 )
 
@@ -106,7 +107,7 @@ func TestRXQueuePackets(t *testing.T) {
 			t.Errorf("RXQueuePackets(%s, %d names): %v", tt.driver, len(tt.give), err)
 			continue
 		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
+		if diff := cmp.Diff(tt.want, got, exportValues); diff != "" {
 			t.Errorf("RXQueuePackets(%s) (-want +got):\n%s", tt.driver, diff)
 		}
 		for q, idx := range got {
@@ -191,7 +192,7 @@ func TestOpenStats(t *testing.T) {
 		}
 	}
 	want := []string{"ioctl.drvinfo", keyStatsCount, keyStatsNames, keyStats, keyStats}
-	if diff := cmp.Diff(want, a.asked); diff != "" {
+	if diff := cmp.Diff(want, a.asked, exportValues); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 
@@ -206,22 +207,22 @@ func TestOpenStats(t *testing.T) {
 	tests := []struct {
 		name    string
 		edit    func(m *mapAsker)
-		wantWhy Why
+		wantWhy unknown.Kind
 		want    string
 	}{
-		{"no stats set", func(m *mapAsker) { native.PutUint64(m.answers[keyStatsCount][8:], 0) }, WhyDriver, "mlx5_core has no ethtool statistics"},
-		{"refused", func(m *mapAsker) { m.errnos = map[string]unix.Errno{keyStatsCount: unix.EOPNOTSUPP} }, WhyDriver, "EOPNOTSUPP"},
-		{"no such device", func(m *mapAsker) { m.errnos = map[string]unix.Errno{"ioctl.drvinfo": unix.ENODEV} }, WhyFailed, "ENODEV"},
-		{"names changed", func(m *mapAsker) { native.PutUint32(m.answers[keyStatsNames][8:], 3) }, WhyUnreadable, "3 names, asked for 16"},
-		{"huge count", func(m *mapAsker) { native.PutUint32(m.answers[keyStatsCount][16:], maxStats+1) }, WhyUnreadable, "more than the 131072 believed"},
-		{"not captured", func(m *mapAsker) { delete(m.answers, keyStatsNames) }, WhyNotCaptured, keyStatsNames},
+		{"no stats set", func(m *mapAsker) { native.PutUint64(m.answers[keyStatsCount][8:], 0) }, unknown.KindDriver, "mlx5_core has no ethtool statistics"},
+		{"refused", func(m *mapAsker) { m.errnos = map[string]unix.Errno{keyStatsCount: unix.EOPNOTSUPP} }, unknown.KindDriver, "EOPNOTSUPP"},
+		{"no such device", func(m *mapAsker) { m.errnos = map[string]unix.Errno{"ioctl.drvinfo": unix.ENODEV} }, unknown.KindFailed, "ENODEV"},
+		{"names changed", func(m *mapAsker) { native.PutUint32(m.answers[keyStatsNames][8:], 3) }, unknown.KindMalformed, "3 names, asked for 16"},
+		{"huge count", func(m *mapAsker) { native.PutUint32(m.answers[keyStatsCount][16:], maxStats+1) }, unknown.KindMalformed, "more than the 131072 believed"},
+		{"not captured", func(m *mapAsker) { delete(m.answers, keyStatsNames) }, unknown.KindNotCaptured, keyStatsNames},
 	}
 	for _, tt := range tests {
 		m := &mapAsker{answers: statsAnswers("mlx5_core", mlx5, vals)}
 		tt.edit(m)
 		_, err := openStats(m, "eth0")
 		var un *StatsUnavailableError
-		if !errors.As(err, &un) || un.Reason.Why != tt.wantWhy || !strings.Contains(un.Reason.String(), tt.want) {
+		if !errors.As(err, &un) || un.Reason.Kind != tt.wantWhy || !strings.Contains(un.Reason.String(), tt.want) {
 			t.Errorf("%s: openStats error %v, want %q with %q", tt.name, err, tt.wantWhy, tt.want)
 		}
 	}
@@ -253,7 +254,7 @@ func TestStatsRecorded(t *testing.T) {
 	}
 	_, err = OpenStats(fsys, "eth1")
 	var un *StatsUnavailableError
-	if !errors.As(err, &un) || un.Reason.Why != WhyNotCaptured {
+	if !errors.As(err, &un) || un.Reason.Kind != unknown.KindNotCaptured {
 		t.Errorf("OpenStats(eth1) on a root without its answers: %v", err)
 	}
 }
@@ -306,7 +307,7 @@ func TestStatsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if diff := cmp.Diff(names, s.Names); diff != "" {
+	if diff := cmp.Diff(names, s.Names, exportValues); diff != "" {
 		t.Fatalf("names (-ethtool -S +OpenStats):\n%s", diff)
 	}
 	got, err := s.Read()

@@ -16,43 +16,11 @@
 // NIC.Unknown: never a guess and never a zero.
 package steer
 
-import "sort"
+import (
+	"sort"
 
-// Why is why a part of a NIC's steering is not known.
-type Why string
-
-// The reasons a part is unknown.
-const (
-	// WhyDriver: the driver does not implement it (EOPNOTSUPP).
-	WhyDriver Why = "not supported by the driver"
-	// WhyKernel: this kernel has no such netlink family, command or
-	// attribute.
-	WhyKernel Why = "not supported by this kernel"
-	// WhyPermission: the kernel refused the request (EPERM, EACCES);
-	// reading some parts needs CAP_NET_ADMIN.
-	WhyPermission Why = "not permitted"
-	// WhyNotCaptured: a captured root holds no reply for it.
-	WhyNotCaptured Why = "not captured"
-	// WhyUnreadable: a captured reply or text could not be read; Detail
-	// says what is wrong with it.
-	WhyUnreadable Why = "unreadable"
-	// WhyFailed: the kernel answered with another error; Detail names it.
-	WhyFailed Why = "failed"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
-
-// Reason is why one part is unknown, with the evidence: the errno or the
-// file that was missing or wrong.
-type Reason struct {
-	Why    Why    `json:"why"`
-	Detail string `json:"detail,omitempty"`
-}
-
-func (r Reason) String() string {
-	if r.Detail == "" {
-		return string(r.Why)
-	}
-	return string(r.Why) + " (" + r.Detail + ")"
-}
 
 // Part names one reading of a NIC's steering, as NIC.Unknown keys it.
 type Part string
@@ -98,8 +66,9 @@ type NIC struct {
 	Channels *Channels   `json:"channels,omitempty"`
 	Rings    *Rings      `json:"rings,omitempty"`
 	RSS      *RSS        `json:"rss,omitempty"`
-	// Contexts are the extra RSS contexts (1 and up); nil when unknown,
-	// empty when the NIC has none.
+	// Contexts are the extra RSS contexts (1 and up), empty when the NIC
+	// has none; absent when they could not be read, as every part: then
+	// Unknown[PartContexts] says why.
 	Contexts []RSS              `json:"rss_contexts,omitempty"`
 	Features map[string]Feature `json:"features,omitempty"`
 	Coalesce map[string]uint32  `json:"coalesce,omitempty"` // ethtool's names: rx-usecs, adaptive-rx (0/1), ...
@@ -109,7 +78,8 @@ type NIC struct {
 	Rules    *Rules                  `json:"ntuple,omitempty"`
 	// PrivFlags are the driver's private flags (ethtool
 	// --show-priv-flags: i40e's flow-director-atr steers flows past
-	// RSS); nil when unknown.
+	// RSS); absent when not read, and Unknown[PartPrivFlags] says why
+	// when the capture has them and they do not parse.
 	PrivFlags map[string]bool `json:"priv_flags,omitempty"`
 
 	// Queues and NAPIs come from netdev netlink (queue-get, napi-get).
@@ -121,19 +91,19 @@ type NIC struct {
 	Sysfs Sysfs `json:"sysfs"`
 
 	// Unknown says why each part that is not set is not known.
-	Unknown map[Part]Reason `json:"unknown,omitempty"`
+	Unknown map[Part]unknown.Reason `json:"unknown,omitempty"`
 }
 
 // SetUnknown records why part is not known.
-func (n *NIC) SetUnknown(p Part, r Reason) {
+func (n *NIC) SetUnknown(p Part, r unknown.Reason) {
 	if n.Unknown == nil {
-		n.Unknown = make(map[Part]Reason)
+		n.Unknown = make(map[Part]unknown.Reason)
 	}
 	n.Unknown[p] = r
 }
 
 // Why returns why part is unknown, and false when nothing says it is.
-func (n *NIC) Why(p Part) (Reason, bool) {
+func (n *NIC) Why(p Part) (unknown.Reason, bool) {
 	r, ok := n.Unknown[p]
 	return r, ok
 }
@@ -173,14 +143,22 @@ type Channels struct {
 // RXQueues is how many queues can receive: combined plus rx-only.
 func (c Channels) RXQueues() uint32 { return c.Combined + c.RX }
 
-// TCPDataSplit is ethtool's tcp-data-split ring setting.
+// TCPDataSplit is ethtool's tcp-data-split ring setting, as read.
 type TCPDataSplit string
 
-// The values of tcp-data-split (ETHTOOL_TCP_DATA_SPLIT_*).
+// The values of tcp-data-split a driver reports (ETHTOOL_TCP_DATA_SPLIT_*
+// but UNKNOWN, which a reading says as an unknown Rings.TCPDataSplit).
 const (
-	TCPDataSplitUnknown  TCPDataSplit = "unknown"
 	TCPDataSplitDisabled TCPDataSplit = "off"
 	TCPDataSplitEnabled  TCPDataSplit = "on"
+)
+
+// The reasons a tcp-data-split is unknown: the driver says
+// ETHTOOL_TCP_DATA_SPLIT_UNKNOWN (ethtool's "n/a": it has no header
+// split), or the kernel or the capture does not report the setting.
+var (
+	DataSplitNA          = unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports tcp-data-split n/a (no header split)"}
+	DataSplitNotReported = unknown.Reason{Kind: unknown.KindKernel, Detail: "ethtool -g reports no tcp-data-split (a kernel or ethtool older than it)"}
 )
 
 // Rings is ethtool -g. A pointer field is nil when the kernel or the
@@ -195,13 +173,21 @@ type Rings struct {
 	RXJumbo    uint32 `json:"rx_jumbo"`
 	TX         uint32 `json:"tx"`
 
-	RXBufLen     *uint32       `json:"rx_buf_len,omitempty"`
-	CQESize      *uint32       `json:"cqe_size,omitempty"`
-	TxPush       *bool         `json:"tx_push,omitempty"`
-	RxPush       *bool         `json:"rx_push,omitempty"`
-	TCPDataSplit *TCPDataSplit `json:"tcp_data_split,omitempty"`
-	HDSThresh    *uint32       `json:"hds_thresh,omitempty"`
-	HDSThreshMax *uint32       `json:"hds_thresh_max,omitempty"`
+	RXBufLen *uint32 `json:"rx_buf_len,omitempty"`
+	CQESize  *uint32 `json:"cqe_size,omitempty"`
+	TxPush   *bool   `json:"tx_push,omitempty"`
+	RxPush   *bool   `json:"rx_push,omitempty"`
+	// TCPDataSplit is unknown with DataSplitNA or DataSplitNotReported.
+	TCPDataSplit unknown.Value[TCPDataSplit] `json:"tcp_data_split"`
+	HDSThresh    *uint32                     `json:"hds_thresh,omitempty"`
+	HDSThreshMax *uint32                     `json:"hds_thresh_max,omitempty"`
+}
+
+// MarshalJSON writes the tcp-data-split's reason beside it when it is
+// unknown.
+func (r Rings) MarshalJSON() ([]byte, error) {
+	type plain Rings
+	return unknown.MarshalObject(plain(r))
 }
 
 // RSS is one RSS context: its indirection table, key and hash function.
@@ -214,7 +200,7 @@ type RSS struct {
 	// ethtool -x prints as "with N RX ring(s)"; 0 when unknown.
 	Rings uint32   `json:"rx_rings,omitempty"`
 	Table []uint32 `json:"table,omitempty"`
-	Key   []byte   `json:"key,omitempty"`
+	Key   Key      `json:"key,omitempty"`
 	// HashFunc is the active hash function's name as the kernel's
 	// string set calls it ("toeplitz", "xor", "crc32"); "" when unknown.
 	HashFunc string `json:"hash_function,omitempty"`
@@ -332,8 +318,9 @@ type NetdevQueue struct {
 // neither the timeouts nor the threaded state).
 type NAPI struct {
 	ID uint32 `json:"id"`
-	// IRQ is the interrupt the instance is tied to; -1 when none.
-	IRQ int `json:"irq"`
+	// IRQ is the interrupt the instance is tied to, unknown when napi-get
+	// reports none (a driver that ties no IRQ to the instance).
+	IRQ unknown.Value[int] `json:"irq"`
 	// PID is the napi/IF-ID kernel thread's when NAPI is threaded; 0
 	// when it is not.
 	PID               int     `json:"pid,omitempty"`
@@ -342,6 +329,15 @@ type NAPI struct {
 	IRQSuspendTimeout *uint64 `json:"irq_suspend_timeout,omitempty"`
 	Threaded          *bool   `json:"threaded,omitempty"`
 }
+
+// MarshalJSON writes the IRQ's reason beside it when it is unknown.
+func (n NAPI) MarshalJSON() ([]byte, error) {
+	type plain NAPI
+	return unknown.MarshalObject(plain(n))
+}
+
+// NoIRQ is why a NAPI instance has no IRQ: napi-get did not report one.
+var NoIRQ = unknown.Reason{Kind: unknown.KindDriver, Detail: "netdev napi-get reports no irq: the driver ties none to the instance"}
 
 // QStats is one queue's counters from netdev qstats-get.
 type QStats struct {
@@ -367,10 +363,20 @@ type Host struct {
 	// Sysctls are net.core.{rps_sock_flow_entries,busy_poll,busy_read}
 	// by name, for those the root has.
 	Sysctls map[string]int64 `json:"sysctls,omitempty"`
-	// Source says where the answers came from: "netlink" (live),
-	// "recorded" (a snapshot's irqnuma/ folder), "sosreport" or "none".
-	Source string `json:"source"`
+	// Source says where the answers came from.
+	Source Source `json:"source"`
 }
+
+// Source is where a Host's answers came from.
+type Source string
+
+// The sources of a Host.
+const (
+	SourceNetlink   Source = "netlink"   // the live host
+	SourceRecorded  Source = "recorded"  // a snapshot's irqnuma/ folder
+	SourceSosreport Source = "sosreport" // a sosreport's ethtool text
+	SourceNone      Source = "none"      // nothing answers
+)
 
 // NIC returns the reading of the interface name, or nil.
 func (h *Host) NIC(name string) *NIC {

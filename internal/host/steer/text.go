@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // ErrText is wrapped by every error of the ethtool and ynl text parsers
@@ -119,14 +121,14 @@ func textClip(s string) string {
 
 // textErrnoWhy maps the strerror text ethtool prints after a failed request
 // to why the part is unknown.
-func textErrnoWhy(msg string) Why {
+func textErrnoWhy(msg string) unknown.Kind {
 	switch msg {
 	case "Operation not supported", "Not supported":
-		return WhyDriver
+		return unknown.KindDriver
 	case "Operation not permitted", "Permission denied":
-		return WhyPermission
+		return unknown.KindPermission
 	}
-	return WhyFailed
+	return unknown.KindFailed
 }
 
 // ethtoolFailure reports whether b is ethtool's message that a request
@@ -134,20 +136,20 @@ func textErrnoWhy(msg string) Why {
 // supported", "netlink error: Operation not supported" (what ethtool
 // writes to stderr, which a sosreport keeps in the command's file). The
 // reason says what the kernel answered; Detail quotes the message.
-func ethtoolFailure(b []byte) (Reason, bool) {
+func ethtoolFailure(b []byte) (unknown.Reason, bool) {
 	ls, err := textLines("ethtool", b)
 	if err != nil || len(ls) == 0 {
-		return Reason{}, false
+		return unknown.Reason{}, false
 	}
 	for _, l := range ls {
 		t := strings.TrimSpace(l.text)
 		if !strings.HasPrefix(t, "Cannot ") && !strings.HasPrefix(t, "netlink error: ") {
-			return Reason{}, false
+			return unknown.Reason{}, false
 		}
 	}
 	last := strings.TrimSpace(ls[len(ls)-1].text)
 	msg := last[strings.LastIndex(last, ": ")+2:]
-	return Reason{Why: textErrnoWhy(msg), Detail: textClip(last)}, true
+	return unknown.Reason{Kind: textErrnoWhy(msg), Detail: textClip(last)}, true
 }
 
 // SessionCommand is one command of a captured shell session and what it printed.

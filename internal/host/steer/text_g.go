@@ -3,6 +3,8 @@ package steer
 import (
 	"strconv"
 	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 var ringKeys = map[string]bool{
@@ -86,20 +88,19 @@ func (m *maxCur) ringExtras(r *Rings) error {
 	}
 	v, ok := m.cur["TCP data split"]
 	if !ok {
+		r.TCPDataSplit = unknown.Not[TCPDataSplit](DataSplitNotReported)
 		return nil
 	}
-	var s TCPDataSplit
 	switch v {
 	case textNA:
-		return nil
+		r.TCPDataSplit = unknown.Not[TCPDataSplit](DataSplitNA)
 	case "on":
-		s = TCPDataSplitEnabled
+		r.TCPDataSplit = unknown.Of(TCPDataSplitEnabled)
 	case "off":
-		s = TCPDataSplitDisabled
+		r.TCPDataSplit = unknown.Of(TCPDataSplitDisabled)
 	default:
 		return textErr(m.cmd, m.lineOf["TCP data split"], "TCP data split %q is not on, off or n/a", textClip(v))
 	}
-	r.TCPDataSplit = &s
 	return nil
 }
 

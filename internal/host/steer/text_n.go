@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // RulesText is what ethtool -n (--show-ntuple, -u) printed: the ring
@@ -13,7 +15,7 @@ type RulesText struct {
 	RXRings *uint32
 	// Rules is nil when ethtool could not read them; Unknown says why.
 	Rules   *Rules
-	Unknown *Reason
+	Unknown *unknown.Reason
 }
 
 // ruleTypes maps "Rule Type:" (and ETHER_FLOW's "Flow Type:") to the
@@ -88,7 +90,7 @@ func parseEthtoolN(b []byte) (*RulesText, error) {
 }
 
 // rulesFailure reads ethtool's messages when it could not get the rules.
-func rulesFailure(ls []textLine) (Reason, bool) {
+func rulesFailure(ls []textLine) (unknown.Reason, bool) {
 	var msg string
 	for _, l := range ls {
 		t := strings.TrimSpace(l.text)
@@ -99,13 +101,13 @@ func rulesFailure(ls []textLine) (Reason, bool) {
 			}
 		case t == "RX classification rule retrieval failed":
 		default:
-			return Reason{}, false
+			return unknown.Reason{}, false
 		}
 	}
 	if msg == "" {
-		return Reason{}, false
+		return unknown.Reason{}, false
 	}
-	return Reason{Why: textErrnoWhy(msg[strings.LastIndex(msg, ": ")+2:]), Detail: textClip(msg)}, true
+	return unknown.Reason{Kind: textErrnoWhy(msg[strings.LastIndex(msg, ": ")+2:]), Detail: textClip(msg)}, true
 }
 
 // readRules reads the "Filter:" blocks.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // The expectations below were written by reading each capture under
@@ -65,13 +66,13 @@ type xWant struct {
 	iface    string
 	rings    uint32
 	table    []uint32 // nil: unknown for tableWhy
-	tableWhy Why
+	tableWhy unknown.Kind
 	entries  int // entries the text holds
 	key      string
-	keyWhy   Why
+	keyWhy   unknown.Kind
 	hfunc    string
-	hfuncWhy Why
-	xfrmWhy  Why
+	hfuncWhy unknown.Kind
+	xfrmWhy  unknown.Kind
 }
 
 func checkX(t *testing.T, got *RSSText, w xWant) {
@@ -79,7 +80,7 @@ func checkX(t *testing.T, got *RSSText, w xWant) {
 	if got.Interface != w.iface || got.RSS.Rings != w.rings {
 		t.Errorf("header: %q with %d rings, want %q with %d", got.Interface, got.RSS.Rings, w.iface, w.rings)
 	}
-	if diff := cmp.Diff(w.table, got.RSS.Table); diff != "" {
+	if diff := cmp.Diff(w.table, got.RSS.Table, exportValues); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
 	if len(got.Entries) != w.entries {
@@ -91,25 +92,25 @@ func checkX(t *testing.T, got *RSSText, w xWant) {
 			break
 		}
 	}
-	var key []byte
+	var key Key
 	if w.key != "" {
 		key = hexKey(t, w.key)
 	}
 	if !cmp.Equal(key, got.RSS.Key) {
-		t.Errorf("key %x, want %x", got.RSS.Key, key)
+		t.Errorf("key %s, want %s", got.RSS.Key, key)
 	}
 	if got.RSS.HashFunc != w.hfunc {
 		t.Errorf("hash function %q, want %q", got.RSS.HashFunc, w.hfunc)
 	}
 	for _, c := range []struct {
 		it  RSSItem
-		why Why
+		why unknown.Kind
 	}{{RSSItemTable, w.tableWhy}, {RSSItemKey, w.keyWhy}, {RSSItemHashFunc, w.hfuncWhy}, {RSSItemInputXfrm, w.xfrmWhy}} {
 		r, ok := got.Unknown[c.it]
 		switch {
 		case c.why == "" && ok:
 			t.Errorf("%s unknown (%s), want known", c.it, r)
-		case c.why != "" && (!ok || r.Why != c.why || r.Detail == ""):
+		case c.why != "" && (!ok || r.Kind != c.why || r.Detail == ""):
 			t.Errorf("%s: unknown = %v %v, want %q with a detail", c.it, ok, r, c.why)
 		}
 	}
@@ -127,7 +128,7 @@ const (
 )
 
 func TestRealhostsEthtoolX(t *testing.T) {
-	nc, nd := WhyNotCaptured, WhyDriver
+	nc, nd := unknown.KindNotCaptured, unknown.KindDriver
 	tests := []struct {
 		give string
 		want xWant
@@ -213,7 +214,7 @@ func sessionOutputs(t *testing.T, rel, match string) [][]byte {
 }
 
 func TestRealhostsEthtoolXSessions(t *testing.T) {
-	nc := WhyNotCaptured
+	nc := unknown.KindNotCaptured
 	tests := []struct {
 		give string
 		want []xWant
@@ -302,24 +303,24 @@ func TestRealhostsEthtoolL(t *testing.T) {
 	}
 }
 
-func u32p(v uint32) *uint32 { return &v }
-func boolp(v bool) *bool    { return &v }
-func tdsp(v TCPDataSplit) *TCPDataSplit {
-	return &v
-}
+func u32p(v uint32) *uint32                           { return &v }
+func boolp(v bool) *bool                              { return &v }
+func tdsp(v TCPDataSplit) unknown.Value[TCPDataSplit] { return unknown.Of(v) }
 
 func TestRealhostsEthtoolG(t *testing.T) {
 	old := func(maxRX, maxMini, maxJumbo, maxTX, rx, mini, jumbo, tx uint32) Rings {
-		return Rings{MaxRX: maxRX, MaxRXMini: maxMini, MaxRXJumbo: maxJumbo, MaxTX: maxTX, RX: rx, RXMini: mini, RXJumbo: jumbo, TX: tx}
+		return Rings{MaxRX: maxRX, MaxRXMini: maxMini, MaxRXJumbo: maxJumbo, MaxTX: maxTX, RX: rx, RXMini: mini, RXJumbo: jumbo, TX: tx,
+			TCPDataSplit: unknown.Not[TCPDataSplit](DataSplitNotReported)}
 	}
 	// newer ethtool: TX Push off, RX Push off, TCP data split n/a (the
-	// kernel sent none: nil, as the netlink reading has it).
+	// driver's ETHTOOL_TCP_DATA_SPLIT_UNKNOWN).
 	newer := func(r Rings) Rings {
 		r.TxPush, r.RxPush = boolp(false), boolp(false)
+		r.TCPDataSplit = unknown.Not[TCPDataSplit](DataSplitNA)
 		return r
 	}
 	pri := old(4096, 2048, 4096, 4096, 1024, 128, 512, 512)
-	pri.TxPush = boolp(false)
+	pri.TxPush, pri.TCPDataSplit = boolp(false), unknown.Not[TCPDataSplit](DataSplitNA)
 	tests := []struct {
 		give string
 		want Rings
@@ -363,7 +364,7 @@ func TestRealhostsEthtoolG(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, *got); diff != "" {
+			if diff := cmp.Diff(tt.want, *got, exportValues); diff != "" {
 				t.Errorf("ParseEthtoolG (-want +got):\n%s", diff)
 			}
 		})
@@ -438,7 +439,7 @@ func TestRealhostsEthtoolC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, exportValues); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", give, diff)
 		}
 	}
@@ -537,7 +538,7 @@ func TestRealhostsEthtoolN(t *testing.T) {
 		SrcIP: "10.251.0.194", SrcMask: "255.255.255.255", DstIP: "0.0.0.0", DstMask: "0.0.0.0",
 		Action: RuleActionDrop,
 	}}}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("i40e rule (-want +got):\n%s", diff)
 	}
 	// The issue shows no more than this: 36 rings, no rules.
@@ -545,7 +546,7 @@ func TestRealhostsEthtoolN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&RulesText{RXRings: u32p(36), Rules: &Rules{}}, got); diff != "" {
+	if diff := cmp.Diff(&RulesText{RXRings: u32p(36), Rules: &Rules{}}, got, exportValues); diff != "" {
 		t.Errorf("ice rules (-want +got):\n%s", diff)
 	}
 }
@@ -572,7 +573,7 @@ func TestRealhostsPrivFlags(t *testing.T) {
 		"legacy-rx": false, "vf-true-promisc-support": false, "vf-vlan-pruning": true,
 		"flow-director-atr": true, "veb-stats": false, "hw-atr-eviction": true, "link-down-on-close": false,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -583,7 +584,7 @@ func ns(v uint64) *uint64      { return &v }
 // napi is a NAPI as napi-get prints it on 6.10+ (defer-hard-irqs and
 // gro-flush-timeout), with no kthread.
 func napi(id uint32, irq int, dfr uint32, gro uint64) NAPI {
-	return NAPI{ID: id, IRQ: irq, DeferHardIRQs: defer32(dfr), GROFlushTimeout: ns(gro)}
+	return NAPI{ID: id, IRQ: unknown.Of(irq), DeferHardIRQs: defer32(dfr), GROFlushTimeout: ns(gro)}
 }
 
 func withSuspend(n NAPI) NAPI {
@@ -675,7 +676,7 @@ func TestRealhostsYNL(t *testing.T) {
 				if err != nil {
 					t.Fatalf("output %d: %v", i+1, err)
 				}
-				if diff := cmp.Diff(&tt.want[i], got); diff != "" {
+				if diff := cmp.Diff(&tt.want[i], got, exportValues); diff != "" {
 					t.Errorf("output %d (-want +got):\n%s", i+1, diff)
 				}
 			}

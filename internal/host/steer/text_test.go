@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // xNewest is ethtool -x as ethtool 6.x prints it over netlink (the
@@ -31,7 +33,7 @@ func TestParseEthtoolXNewest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := RSS{Rings: 4, Table: []uint32{0, 1, 2, 3, 0, 1, 2, 3, 0, 1}, Key: []byte{0x6d, 0x5a, 0x56, 0xda}, HashFunc: "crc32", InputXfrm: u32p(1)}
-	if diff := cmp.Diff(want, got.RSS); diff != "" {
+	if diff := cmp.Diff(want, got.RSS, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if len(got.Unknown) != 0 {
@@ -42,19 +44,19 @@ func TestParseEthtoolXNewest(t *testing.T) {
 func TestParseEthtoolXUnknowns(t *testing.T) {
 	tests := []struct {
 		give string
-		want map[RSSItem]Why
+		want map[RSSItem]unknown.Kind
 	}{
 		{
 			give: "RX flow hash indirection table for eth0 with 1 RX ring(s):\nOperation not supported\nRSS hash key:\nOperation not supported\nRSS hash function:\n    Operation not supported\n",
-			want: map[RSSItem]Why{RSSItemTable: WhyDriver, RSSItemKey: WhyDriver, RSSItemHashFunc: WhyDriver, RSSItemInputXfrm: WhyNotCaptured},
+			want: map[RSSItem]unknown.Kind{RSSItemTable: unknown.KindDriver, RSSItemKey: unknown.KindDriver, RSSItemHashFunc: unknown.KindDriver, RSSItemInputXfrm: unknown.KindNotCaptured},
 		},
 		{
 			give: "RX flow hash indirection table for eth0 with 1 RX ring(s):\n    0:      0\nRSS hash key:\n00\nRSS hash function:\n    toeplitz: off\n    Unknown hash function: 0x10\nRSS input transformation:\n    symmetric-xor: off\n    symmetric-or-xor: off\n    Unknown bits in RSS input transformation: 0x8\n",
-			want: map[RSSItem]Why{RSSItemHashFunc: WhyUnreadable},
+			want: map[RSSItem]unknown.Kind{RSSItemHashFunc: unknown.KindMalformed},
 		},
 		{
 			give: "Cannot get RX ring count: Operation not permitted\n",
-			want: map[RSSItem]Why{RSSItemTable: WhyPermission, RSSItemKey: WhyPermission, RSSItemHashFunc: WhyPermission, RSSItemInputXfrm: WhyPermission},
+			want: map[RSSItem]unknown.Kind{RSSItemTable: unknown.KindPermission, RSSItemKey: unknown.KindPermission, RSSItemHashFunc: unknown.KindPermission, RSSItemInputXfrm: unknown.KindPermission},
 		},
 	}
 	for _, tt := range tests {
@@ -62,11 +64,11 @@ func TestParseEthtoolXUnknowns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseEthtoolX(%q): %v", tt.give, err)
 		}
-		gotWhy := map[RSSItem]Why{}
+		gotWhy := map[RSSItem]unknown.Kind{}
 		for it, r := range got.Unknown {
-			gotWhy[it] = r.Why
+			gotWhy[it] = r.Kind
 		}
-		if diff := cmp.Diff(tt.want, gotWhy); diff != "" {
+		if diff := cmp.Diff(tt.want, gotWhy, exportValues); diff != "" {
 			t.Errorf("ParseEthtoolX(%q) unknown (-want +got):\n%s", tt.give, diff)
 		}
 	}
@@ -125,7 +127,7 @@ func TestTextHugeClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.RSS.Rings != 1<<31 || x.RSS.Table != nil || x.Unknown[RSSItemTable].Why != WhyNotCaptured {
+	if x.RSS.Rings != 1<<31 || x.RSS.Table != nil || x.Unknown[RSSItemTable].Kind != unknown.KindNotCaptured {
 		t.Errorf("a table starting at entry 2^31: %+v, want rings 2^31 and no table", x)
 	}
 	if _, err := parseEthtoolN([]byte("Total 2147483648 rules\n\nFilter: 1\n\tRule Type: Raw IPv4\n\tAction: Drop\n")); !errors.Is(err, ErrText) || !strings.Contains(err.Error(), "1 of the 2147483648") {
@@ -155,7 +157,7 @@ func TestParseEthtoolGNewest(t *testing.T) {
 	}
 	want := Rings{MaxRX: 4096, MaxTX: 4096, RX: 1024, TX: 512, RXBufLen: u32p(4096), CQESize: u32p(64), TxPush: boolp(true), RxPush: boolp(false),
 		TCPDataSplit: tdsp(TCPDataSplitEnabled), HDSThresh: u32p(256), HDSThreshMax: u32p(1024)}
-	if diff := cmp.Diff(want, *got); diff != "" {
+	if diff := cmp.Diff(want, *got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if _, err := ParseEthtoolG([]byte(strings.Replace(give, "TCP data split:\t\ton", "TCP data split:\t\tunknown(7)", 1))); !errors.Is(err, ErrText) {
@@ -206,15 +208,15 @@ Filter: 3
 			SrcPort: p(0), DstPort: p(4791), DstPortMask: 0xffff, Action: RuleActionQueue, VF: 1, Queue: 3},
 		{Location: 3, FlowType: "ether", Action: RuleActionQueue, Context: &one, Queue: 2},
 	}}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	fail, err := parseEthtoolN([]byte("4 RX rings available\nrxclass: Cannot get RX class rule count: Operation not supported\nRX classification rule retrieval failed\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fail.Rules != nil || fail.Unknown == nil || fail.Unknown.Why != WhyDriver || *fail.RXRings != 4 {
-		t.Errorf("rule count refused: %+v, want no rules, unknown %q", fail, WhyDriver)
+	if fail.Rules != nil || fail.Unknown == nil || fail.Unknown.Kind != unknown.KindDriver || *fail.RXRings != 4 {
+		t.Errorf("rule count refused: %+v, want no rules, unknown %q", fail, unknown.KindDriver)
 	}
 	for _, bad := range []string{
 		"Total 1 rules\n\nFilter: 1\n\tRule Type: TCP over IPv4\n",                     // no action
@@ -271,10 +273,10 @@ func TestParseYNLThreaded(t *testing.T) {
 	zero := uint32(0)
 	var z64 uint64
 	want := &YNLDump{NAPIs: []NAPI{
-		{ID: 513, IRQ: 41, PID: 1234, DeferHardIRQs: &zero, GROFlushTimeout: &z64, IRQSuspendTimeout: &z64, Threaded: &on},
-		{ID: 514, IRQ: -1, Threaded: &off},
+		{ID: 513, IRQ: unknown.Of(41), PID: 1234, DeferHardIRQs: &zero, GROFlushTimeout: &z64, IRQSuspendTimeout: &z64, Threaded: &on},
+		{ID: 514, IRQ: unknown.Not[int](NoIRQ), Threaded: &off},
 	}, Ifindex: []int{2, 2}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{
@@ -291,18 +293,18 @@ func TestParseYNLThreaded(t *testing.T) {
 func TestEthtoolFailure(t *testing.T) {
 	tests := []struct {
 		give string
-		want Why
+		want unknown.Kind
 		ok   bool
 	}{
-		{"netlink error: Operation not supported\n", WhyDriver, true},
-		{"Cannot get device ring settings: Operation not permitted\n", WhyPermission, true},
-		{"Cannot get device coalesce settings: No such device\n", WhyFailed, true},
+		{"netlink error: Operation not supported\n", unknown.KindDriver, true},
+		{"Cannot get device ring settings: Operation not permitted\n", unknown.KindPermission, true},
+		{"Cannot get device coalesce settings: No such device\n", unknown.KindFailed, true},
 		{"Ring parameters for eth0:\n", "", false},
 		{"", "", false},
 	}
 	for _, tt := range tests {
 		r, ok := ethtoolFailure([]byte(tt.give))
-		if ok != tt.ok || r.Why != tt.want {
+		if ok != tt.ok || r.Kind != tt.want {
 			t.Errorf("ethtoolFailure(%q) = %v, %v, want %q, %v", tt.give, r, ok, tt.want, tt.ok)
 		}
 	}
@@ -316,7 +318,7 @@ func TestSplitSession(t *testing.T) {
 		{Line: "ethtool -L eth0 combined 2"},
 		{Line: "cat x", Output: []byte("0")},
 	}
-	if diff := cmp.Diff(want, splitSession([]byte(give))); diff != "" {
+	if diff := cmp.Diff(want, splitSession([]byte(give)), exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -329,7 +331,7 @@ func TestParseEthtoolKOld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]Feature{"rx-checksumming": {On: true}, "tcp segmentation offload": {}}, got); diff != "" {
+	if diff := cmp.Diff(map[string]Feature{"rx-checksumming": {On: true}, "tcp segmentation offload": {}}, got, exportValues); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if _, err := parseEthtoolK([]byte("ntuple-filters: maybe\n")); !errors.Is(err, ErrText) {

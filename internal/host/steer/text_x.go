@@ -1,10 +1,11 @@
 package steer
 
 import (
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // RSSItem names one piece of what ethtool -x prints.
@@ -29,14 +30,14 @@ type RSSText struct {
 	// Entries are the table entries the text shows, by index, also when
 	// the table is not whole (an elided capture): what it holds.
 	Entries map[uint32]uint32
-	Unknown map[RSSItem]Reason
+	Unknown map[RSSItem]unknown.Reason
 }
 
-func (r *RSSText) unknown(it RSSItem, why Why, format string, args ...any) {
+func (r *RSSText) unknown(it RSSItem, why unknown.Kind, format string, args ...any) {
 	if r.Unknown == nil {
-		r.Unknown = make(map[RSSItem]Reason)
+		r.Unknown = make(map[RSSItem]unknown.Reason)
 	}
-	r.Unknown[it] = Reason{Why: why, Detail: fmt.Sprintf(format, args...)}
+	r.Unknown[it] = unknown.Reason{Kind: why, Detail: fmt.Sprintf(format, args...)}
 }
 
 const (
@@ -87,7 +88,7 @@ func ParseEthtoolX(b []byte) (*RSSText, error) {
 	if r, ok := ethtoolFailure(b); ok {
 		out := &RSSText{}
 		for _, it := range []RSSItem{RSSItemTable, RSSItemKey, RSSItemHashFunc, RSSItemInputXfrm} {
-			out.unknown(it, r.Why, "%s", r.Detail)
+			out.unknown(it, r.Kind, "%s", r.Detail)
 		}
 		return out, nil
 	}
@@ -177,7 +178,7 @@ func (s *xState) tableLine(cmd string, n int, t string) error {
 		if len(s.table) > 0 {
 			return textErr(cmd, n, "%q after table rows", xNotSupported)
 		}
-		s.out.unknown(RSSItemTable, WhyDriver, "ethtool -x: %s", xNotSupported)
+		s.out.unknown(RSSItemTable, unknown.KindDriver, "ethtool -x: %s", xNotSupported)
 		return nil
 	case textElided(t):
 		if s.tableBroken == "" {
@@ -315,9 +316,9 @@ func (s *xState) finish(cmd string) error {
 	s.finishFunc()
 	switch {
 	case s.funcNone && s.xfrm == nil:
-		s.out.unknown(RSSItemInputXfrm, WhyNotCaptured, "ethtool prints no input transformation after an unsupported hash function")
+		s.out.unknown(RSSItemInputXfrm, unknown.KindNotCaptured, "ethtool prints no input transformation after an unsupported hash function")
 	case sectionOrder[s.section] < sectionOrder["xfrm"]:
-		s.out.unknown(RSSItemInputXfrm, WhyNotCaptured, "the text has no %q section (older ethtool prints none)", xXfrmHeader)
+		s.out.unknown(RSSItemInputXfrm, unknown.KindNotCaptured, "the text has no %q section (older ethtool prints none)", xXfrmHeader)
 	default:
 		s.out.RSS.InputXfrm = s.xfrm
 	}
@@ -330,13 +331,13 @@ func (s *xState) finishTable() {
 	}
 	switch {
 	case s.tableBroken != "":
-		s.out.unknown(RSSItemTable, WhyNotCaptured, "%s", s.tableBroken)
+		s.out.unknown(RSSItemTable, unknown.KindNotCaptured, "%s", s.tableBroken)
 	case len(s.table) == 0:
-		s.out.unknown(RSSItemTable, WhyNotCaptured, "the text has no table rows after its header")
+		s.out.unknown(RSSItemTable, unknown.KindNotCaptured, "the text has no table rows after its header")
 	case s.section == "table" && len(s.table)%8 != 0:
 		// ethtool ends a table with a short row, then prints the key;
 		// a text that stops after a short row may have been cut in it.
-		s.out.unknown(RSSItemTable, WhyNotCaptured, "the text ends after a short row at entry %d with nothing after it: it may be cut inside the table", len(s.table)-1)
+		s.out.unknown(RSSItemTable, unknown.KindNotCaptured, "the text ends after a short row at entry %d with nothing after it: it may be cut inside the table", len(s.table)-1)
 	default:
 		s.out.RSS.Table = s.table
 	}
@@ -345,15 +346,15 @@ func (s *xState) finishTable() {
 func (s *xState) finishKey(cmd string) error {
 	switch {
 	case sectionOrder[s.section] < sectionOrder["key"]:
-		s.out.unknown(RSSItemKey, WhyNotCaptured, "the text ends after the table: no %q section", xKeyHeader)
+		s.out.unknown(RSSItemKey, unknown.KindNotCaptured, "the text ends after the table: no %q section", xKeyHeader)
 	case s.keyNone:
-		s.out.unknown(RSSItemKey, WhyDriver, "ethtool -x: %s", xNotSupported)
+		s.out.unknown(RSSItemKey, unknown.KindDriver, "ethtool -x: %s", xNotSupported)
 	case s.keyElided:
-		s.out.unknown(RSSItemKey, WhyNotCaptured, "the capture elides part of the key (%q)", textClip(s.key.String()))
+		s.out.unknown(RSSItemKey, unknown.KindNotCaptured, "the capture elides part of the key (%q)", textClip(s.key.String()))
 	case s.key.Len() == 0:
-		s.out.unknown(RSSItemKey, WhyNotCaptured, "the %q section is empty", xKeyHeader)
+		s.out.unknown(RSSItemKey, unknown.KindNotCaptured, "the %q section is empty", xKeyHeader)
 	default:
-		key, err := parseHexKey(s.key.String())
+		key, err := ParseKey(s.key.String())
 		if err != nil {
 			return textErr(cmd, 0, "RSS hash key: %v", err)
 		}
@@ -365,31 +366,14 @@ func (s *xState) finishKey(cmd string) error {
 func (s *xState) finishFunc() {
 	switch {
 	case sectionOrder[s.section] < sectionOrder["func"]:
-		s.out.unknown(RSSItemHashFunc, WhyNotCaptured, "the text has no %q section (older ethtool prints none)", xFuncHeader)
+		s.out.unknown(RSSItemHashFunc, unknown.KindNotCaptured, "the text has no %q section (older ethtool prints none)", xFuncHeader)
 	case s.funcNone:
-		s.out.unknown(RSSItemHashFunc, WhyDriver, "ethtool -x: %s", xNotSupported)
+		s.out.unknown(RSSItemHashFunc, unknown.KindDriver, "ethtool -x: %s", xNotSupported)
 	case s.funcOn != "":
 		s.out.RSS.HashFunc = s.funcOn
 	case s.funcExtra != "":
-		s.out.unknown(RSSItemHashFunc, WhyUnreadable, "a hash function ethtool has no name for: %s", textClip(s.funcExtra))
+		s.out.unknown(RSSItemHashFunc, unknown.KindMalformed, "a hash function ethtool has no name for: %s", textClip(s.funcExtra))
 	default:
-		s.out.unknown(RSSItemHashFunc, WhyNotCaptured, "no hash function is on in %v", s.funcs)
+		s.out.unknown(RSSItemHashFunc, unknown.KindNotCaptured, "no hash function is on in %v", s.funcs)
 	}
-}
-
-// parseHexKey reads "be:c3:13" into bytes: two hex digits a byte.
-func parseHexKey(s string) ([]byte, error) {
-	parts := strings.Split(s, ":")
-	out := make([]byte, 0, len(parts))
-	for _, p := range parts {
-		if len(p) != 2 {
-			return nil, fmt.Errorf("%q is not two hex digits", textClip(p))
-		}
-		b, err := hex.DecodeString(p)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not two hex digits", textClip(p))
-		}
-		out = append(out, b[0])
-	}
-	return out, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // YNLDump is what the netdev family's dumps printed by the kernel's ynl
@@ -113,13 +115,13 @@ func (y *YNLDump) add(d map[string]any, qIf, nIf *[]int) error {
 }
 
 func napiOf(d map[string]any, id uint32) (NAPI, error) {
-	n := NAPI{ID: id, IRQ: -1}
+	n := NAPI{ID: id, IRQ: unknown.Not[int](NoIRQ)}
 	irq, ok, err := pyInt(d, "irq", 0, 1<<31-1)
 	if err != nil {
 		return n, err
 	}
 	if ok {
-		n.IRQ = int(irq)
+		n.IRQ = unknown.Of(int(irq))
 	}
 	pid, _, err := pyInt(d, "pid", 0, 1<<31-1)
 	if err != nil {

@@ -103,7 +103,7 @@ func paramKey(s string) string { return strings.ReplaceAll(s, "-", "_") }
 // intel_iommu=off, amd_iommu=off), or "" when it says nothing and the
 // kernel's build default applies (CONFIG_IOMMU_DEFAULT_PASSTHROUGH). The
 // last word wins; param names the parameter that decided.
-func (c *Cmdline) IOMMUPassthrough() (mode, param string) {
+func (c *Cmdline) IOMMUPassthrough() (mode DMAMode, param string) {
 	if c == nil {
 		return "", ""
 	}
@@ -114,24 +114,24 @@ func (c *Cmdline) IOMMUPassthrough() (mode, param string) {
 			for w := range strings.SplitSeq(p.Value, ",") {
 				switch w {
 				case "pt":
-					mode, param = "passthrough", "iommu=pt"
+					mode, param = DMAModePassthrough, "iommu=pt"
 				case "nopt":
-					mode, param = "translated", "iommu=nopt"
+					mode, param = DMAModeTranslated, "iommu=nopt"
 				case "off":
-					mode, param = "off", "iommu=off"
+					mode, param = DMAModeOff, "iommu=off"
 				}
 			}
 		case "iommu.passthrough":
 			switch strings.ToLower(p.Value) {
 			case "1", "y", "on", "yes", "true":
-				mode, param = "passthrough", p.Name+"="+p.Value
+				mode, param = DMAModePassthrough, p.Name+"="+p.Value
 			case "0", "n", "off", "no", "false":
-				mode, param = "translated", p.Name+"="+p.Value
+				mode, param = DMAModeTranslated, p.Name+"="+p.Value
 			}
 		case "intel_iommu", "amd_iommu":
 			for w := range strings.SplitSeq(p.Value, ",") {
 				if w == "off" {
-					mode, param = "off", p.Name+"=off"
+					mode, param = DMAModeOff, p.Name+"=off"
 				}
 			}
 		}

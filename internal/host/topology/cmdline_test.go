@@ -51,7 +51,7 @@ func TestCmdlineIOMMUPassthrough(t *testing.T) {
 	}
 	for _, tt := range tests {
 		mode, param := ParseCmdline(tt.give).IOMMUPassthrough()
-		if mode != tt.wantMode || param != tt.wantParam {
+		if string(mode) != tt.wantMode || param != tt.wantParam {
 			t.Errorf("IOMMUPassthrough(%q) = %q, %q, want %q, %q", tt.give, mode, param, tt.wantMode, tt.wantParam)
 		}
 	}

@@ -1,25 +1,41 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // CPU is one logical CPU (a hardware thread).
 type CPU struct {
 	ID       int
 	Online   bool
-	Node     int        // -1 when unknown
-	Package  int        // physical_package_id; -1 when unknown (offline CPUs)
-	Core     int        // lowest CPU of its thread siblings; -1 when unknown
-	Siblings cpuset.Set // thread_siblings_list, itself included; empty when unknown
-	L3       int        // lowest CPU sharing its L3 (cache/index3); -1 when unknown
-	Isolated bool       // in Host.IsolatedCPUs: isolcpus= (any flag) or nohz_full=
+	Node     unknown.Value[int]        // the node whose cpulist (or cpuN link) holds it
+	Package  unknown.Value[int]        // physical_package_id; unknown for offline CPUs
+	Core     unknown.Value[int]        // lowest online CPU of its thread siblings
+	Siblings unknown.Value[cpuset.Set] // online thread_siblings_list, itself included
+	L3       unknown.Value[int]        // lowest CPU sharing its L3 (cache/index3)
+	Isolated bool                      // in Host.IsolatedCPUs: isolcpus= (any flag) or nohz_full=
+}
+
+// offlineCPU is why an offline CPU's topology is unknown: the kernel
+// removes its topology and cache folders.
+var offlineCPU = unknown.Because(unknown.KindNotReported, "the CPU is offline")
+
+// newCPU returns CPU id with its node, package, core, siblings and L3
+// unknown for why, as readCPUs starts every CPU.
+func newCPU(id int, why unknown.Reason) CPU {
+	return CPU{ID: id, Node: unknown.Not[int](why), Package: unknown.Not[int](why), Core: unknown.Not[int](why),
+		Siblings: unknown.Not[cpuset.Set](why), L3: unknown.Not[int](why)}
 }
 
 // MaxNRCPUs is the most CPUs a Linux kernel can have, CONFIG_NR_CPUS at
@@ -73,14 +89,17 @@ func (h *Host) readCPUs() error {
 	h.cpuIndex = make(map[int]int, present.Len())
 	for id := range present.All() {
 		h.cpuIndex[id] = len(h.CPUs)
-		h.CPUs = append(h.CPUs, CPU{
-			ID: id, Online: h.Online.Contains(id), Node: -1, Package: -1, Core: -1, L3: -1,
-			Isolated: isolated.Contains(id),
-		})
+		why := offlineCPU
+		if h.Online.Contains(id) {
+			why = unknown.Reason{} // read below
+		}
+		c := newCPU(id, why)
+		c.Online, c.Isolated = h.Online.Contains(id), isolated.Contains(id)
+		h.CPUs = append(h.CPUs, c)
 	}
 	for i := range h.CPUs {
 		c := &h.CPUs[i]
-		if !c.Online || c.Core >= 0 {
+		if !c.Online || c.Core.Known() {
 			continue
 		}
 		if err := h.readCore(dir, c.ID); err != nil {
@@ -89,7 +108,7 @@ func (h *Host) readCPUs() error {
 	}
 	for i := range h.CPUs {
 		c := &h.CPUs[i]
-		if !c.Online || c.L3 >= 0 {
+		if !c.Online || c.L3.Known() {
 			continue
 		}
 		if err := h.readL3(dir, c.ID); err != nil {
@@ -160,12 +179,13 @@ func (h *Host) readCore(dir string, id int) error {
 	if !sib.Contains(id) {
 		return fmt.Errorf("read %sthread_siblings_list: %s does not contain CPU %d", base, sib, id)
 	}
-	pkg, err := h.fs.Int(base + "physical_package_id")
-	if err != nil {
-		if !kfile.IsNotExist(err) {
-			return err
-		}
-		pkg = -1
+	var pkg unknown.Value[int]
+	if v, err := h.fs.Int(base + "physical_package_id"); err == nil {
+		pkg = unknown.Of(v)
+	} else if kfile.IsNotExist(err) {
+		pkg = unknown.Not[int](h.absent(base + "physical_package_id"))
+	} else {
+		return err
 	}
 	core, _ := sib.Min()
 	online := sib.Intersection(h.Online) // one set the siblings share
@@ -174,8 +194,8 @@ func (h *Host) readCore(dir string, id int) error {
 		if !ok {
 			continue
 		}
-		h.CPUs[i].Core = core
-		h.CPUs[i].Siblings = online
+		h.CPUs[i].Core = unknown.Of(core)
+		h.CPUs[i].Siblings = unknown.Of(online)
 		h.CPUs[i].Package = pkg
 	}
 	return nil
@@ -185,14 +205,17 @@ func (h *Host) readCore(dir string, id int) error {
 // that shares it. A missing index3 leaves L3 unknown.
 func (h *Host) readL3(dir string, id int) error {
 	base := fmt.Sprintf("%s/cpu%d/cache/index3/", dir, id)
+	c := &h.CPUs[h.cpuIndex[id]]
 	shared, err := h.fs.List(base + "shared_cpu_list")
 	if err != nil {
 		if kfile.IsNotExist(err) {
+			c.L3 = unknown.Not[int](h.absent(base + "shared_cpu_list"))
 			return nil
 		}
 		return err
 	}
 	if lvl, err := h.fs.Int(base + "level"); err == nil && lvl != 3 {
+		c.L3 = unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("%slevel is %d, not 3", base, lvl))
 		return nil
 	}
 	if !shared.Contains(id) {
@@ -201,7 +224,7 @@ func (h *Host) readL3(dir string, id int) error {
 	group, _ := shared.Min()
 	for s := range shared.All() {
 		if i, ok := h.cpuIndex[s]; ok && h.CPUs[i].Online {
-			h.CPUs[i].L3 = group
+			h.CPUs[i].L3 = unknown.Of(group)
 		}
 	}
 	return nil
@@ -260,8 +283,10 @@ func (h *Host) presentList(path string) (set cpuset.Set, present bool, err error
 // folder, or no CPU of this host) is a core of its own: cpu itself. It
 // is the one place irqnuma decides which core a CPU belongs to.
 func (h *Host) CoreOf(cpu int) int {
-	if c, ok := h.CPU(cpu); ok && c.Online && c.Core >= 0 {
-		return c.Core
+	if c, ok := h.CPU(cpu); ok && c.Online {
+		if core, ok := c.Core.Get(); ok {
+			return core
+		}
 	}
 	return cpu
 }
@@ -289,8 +314,8 @@ func (h *Host) Cores(cpus cpuset.Set) []int {
 func (h *Host) SiblingsOf(cpus cpuset.Set) cpuset.Set {
 	out := cpus
 	for id := range cpus.All() {
-		if c, ok := h.CPU(id); ok && !c.Siblings.IsEmpty() {
-			out = out.Union(c.Siblings)
+		if c, ok := h.CPU(id); ok {
+			out = out.Union(c.Siblings.Or(cpuset.Set{}))
 		}
 	}
 	return out
@@ -367,4 +392,44 @@ func (h *Host) onlineFromCPUDirs(dir string) (cpuset.Set, error) {
 		ids = append(ids, id)
 	}
 	return cpuset.New(ids...), nil
+}
+
+// absent is why a fact is unknown when its file, path (the root's, as
+// Host.Path gives it), is missing: a captured tree did not keep it, or
+// the running kernel has no such file.
+func (h *Host) absent(path string) unknown.Reason { return absent(h.fs, path) }
+
+// absent is Host.absent for a reader given only the FS.
+func absent(fsys kfile.FS, path string) unknown.Reason {
+	rel := relPath(fsys.Root(), path)
+	if fsys.Live() {
+		return unknown.Because(unknown.KindKernel, "no /"+rel)
+	}
+	return unknown.Because(unknown.KindNotCaptured, "no "+rel)
+}
+
+// rel is path inside the host tree, without the root: "sys/class/net/eth0/speed".
+func (h *Host) rel(path string) string { return relPath(h.Root, path) }
+
+func relPath(root, path string) string {
+	if root = filepath.Clean(root); root != "/" {
+		path = strings.TrimPrefix(filepath.Clean(path), root)
+	}
+	return strings.TrimPrefix(path, "/")
+}
+
+// readFailed is why a fact is unknown when reading its file failed with
+// err (not a missing file, nor one out of the kernel's format): refused,
+// not supported by the driver, EINVAL (what a netdev's speed gives with
+// the link down), or another failure, with the error as detail.
+func readFailed(err error) unknown.Reason {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return unknown.Because(unknown.KindPermission, err.Error())
+	case errors.Is(err, syscall.EOPNOTSUPP):
+		return unknown.Because(unknown.KindDriver, err.Error())
+	case errors.Is(err, syscall.EINVAL):
+		return unknown.Because(unknown.KindNotReported, err.Error())
+	}
+	return unknown.Because(unknown.KindFailed, err.Error())
 }

@@ -97,7 +97,7 @@ func TestDistanceMatrixNotSquare(t *testing.T) {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		for _, n := range h.Nodes {
-			if known := n.Distances != nil; known != (tt.want == "") {
+			if known := n.Distances.Known(); known != (tt.want == "") {
 				t.Errorf("%s: node %d distances %v, want known %v", tt.name, n.ID, n.Distances, tt.want == "")
 			}
 		}

@@ -5,7 +5,7 @@
 //
 // Every reader takes the root explicitly ("/" for the live host, or a
 // captured tree), never a hidden /proc or /sys. What the tree does not say
-// stays unknown (-1, or an empty set with a flag), never a guess.
+// stays unknown (an unknown.Value with the reason), never a guess.
 package topology
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -49,8 +50,9 @@ type Host struct {
 	// IsolationFrom says where each of the four sets was read; see
 	// CmdlineIsolation for how the command line is read.
 	IsolationFrom IsolationSources
-	// Cmdline is /proc/cmdline; nil when the tree lacks it.
-	Cmdline *Cmdline
+	// Cmdline is /proc/cmdline; unknown when the tree lacks it or it
+	// cannot be read (never a known nil).
+	Cmdline unknown.Value[*Cmdline]
 	// IOMMU is what /sys says of the IOMMUs; IOMMUMode combines it with
 	// the command line.
 	IOMMU *IOMMU
@@ -102,7 +104,7 @@ func (h *Host) Path(elem ...string) string {
 func (h *Host) CPU(id int) (CPU, bool) {
 	i, ok := h.cpuIndex[id]
 	if !ok {
-		return CPU{ID: id, Node: -1, Package: -1, Core: -1, L3: -1}, false
+		return newCPU(id, unknown.Because(unknown.KindNotApplicable, fmt.Sprintf("this host has no CPU %d", id))), false
 	}
 	return h.CPUs[i], true
 }
@@ -117,12 +119,16 @@ func (h *Host) Node(id int) (Node, bool) {
 	return Node{}, false
 }
 
-// NodeOf returns the node a CPU belongs to, or -1 when unknown.
-func (h *Host) NodeOf(cpu int) int {
+// NodeOf returns the node a CPU belongs to, unknown (with the reason)
+// when no node folder lists it or the host has no such CPU.
+func (h *Host) NodeOf(cpu int) unknown.Value[int] {
 	if n, ok := h.nodeOf[cpu]; ok {
-		return n
+		return unknown.Of(n)
 	}
-	return -1
+	if c, _ := h.CPU(cpu); !c.Node.Known() {
+		return c.Node
+	}
+	return unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no node folder lists CPU %d", cpu))
 }
 
 // NodesOf returns the set of nodes the CPUs belong to, and the CPUs
@@ -130,7 +136,7 @@ func (h *Host) NodeOf(cpu int) int {
 func (h *Host) NodesOf(cpus cpuset.Set) (nodes, unknown cpuset.Set) {
 	var ids, unk []int
 	for c := range cpus.All() {
-		if n := h.NodeOf(c); n >= 0 {
+		if n, ok := h.NodeOf(c).Get(); ok {
 			ids = append(ids, n)
 		} else {
 			unk = append(unk, c)

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // inferNICs adds the NICs the IRQ names of /proc/interrupts reveal, for
@@ -30,6 +32,7 @@ func (h *Host) inferNICs() error {
 	}
 	byName := map[string]*NIC{}
 	var order []string
+	noNet := h.absent(h.Path("sys/class/net"))
 	for _, r := range in.Rows {
 		name, bdf := interrupts.Device(r)
 		if name == "" {
@@ -37,7 +40,9 @@ func (h *Host) inferNICs() error {
 		}
 		n, ok := byName[name]
 		if !ok {
-			n = &NIC{Name: name, Node: -1, SpeedMbps: -1, RxQueues: -1, TxQueues: -1, Inferred: true}
+			n = &NIC{Name: name, Node: unknown.Not[int](noNet), LocalCPUs: unknown.Not[cpuset.Set](noNet),
+				SpeedMbps: unknown.Not[int](noNet), RxQueues: unknown.Not[int](noNet), TxQueues: unknown.Not[int](noNet),
+				MSIIRQs: unknown.Not[[]int](noNet), OperState: unknown.Not[OperState](noNet), Inferred: true}
 			if interrupts.IsVirtioDevice(name) {
 				n.Virtio = name
 			}
@@ -93,6 +98,11 @@ func (h *Host) readInferredPCI(n *NIC) error {
 	dir := "sys/bus/pci/devices/" + n.PCI
 	if _, err := h.fs.Stat(h.Path(dir)); err != nil {
 		n.PCIAbsent = true
+		why := h.absent(h.Path(dir))
+		if !kfile.IsNotExist(err) {
+			why = unknown.Because(unknown.KindFailed, err.Error())
+		}
+		n.Node, n.LocalCPUs = unknown.Not[int](why), unknown.Not[cpuset.Set](why)
 		if !kfile.IsNotExist(err) {
 			h.note("NIC %s: its PCI function is taken as absent: %v", n.Name, err)
 		}
@@ -118,18 +128,35 @@ func (h *Host) readInferredPCI(n *NIC) error {
 // device folder dir (relative to the root; the PCI function's for a PCI
 // NIC): numa_node (-1 or absent: unknown) and local_cpulist.
 func (h *Host) readLocality(n *NIC, dir string) error {
-	if v, err := h.fs.Int(h.Path(dir, "numa_node")); err == nil {
-		if v < -1 {
-			return fmt.Errorf("NIC %s: %s %d is not a node", n.Name, h.Path(dir, "numa_node"), v)
-		}
-		n.Node = v
-	} else if !kfile.IsNotExist(err) {
+	var err error
+	if n.Node, err = h.readNumaNode(h.Path(dir, "numa_node")); err != nil {
 		return fmt.Errorf("NIC %s: %w", n.Name, err)
 	}
-	if set, err := h.fs.List(h.Path(dir, "local_cpulist")); err == nil {
-		n.LocalCPUs, n.HasLocal = set, true
-	} else if !kfile.IsNotExist(err) {
+	p := h.Path(dir, "local_cpulist")
+	if set, err := h.fs.List(p); err == nil {
+		n.LocalCPUs = unknown.Of(set)
+	} else if kfile.IsNotExist(err) {
+		n.LocalCPUs = unknown.Not[cpuset.Set](h.absent(p))
+	} else {
 		return fmt.Errorf("NIC %s: %w", n.Name, err)
 	}
 	return nil
+}
+
+// readNumaNode reads a device's numa_node file, path: unknown when the
+// file is absent or says -1 (the kernel does not know); an error when it
+// cannot be read or names no node.
+func (h *Host) readNumaNode(path string) (unknown.Value[int], error) {
+	v, err := h.fs.Int(path)
+	switch {
+	case kfile.IsNotExist(err):
+		return unknown.Not[int](h.absent(path)), nil
+	case err != nil:
+		return unknown.Value[int]{}, err
+	case v == -1:
+		return unknown.NotAs[int](unknown.KindNotReported, h.rel(path)+" is -1"), nil
+	case v < -1:
+		return unknown.Value[int]{}, fmt.Errorf("%s %d is not a node", path, v)
+	}
+	return unknown.Of(v), nil
 }

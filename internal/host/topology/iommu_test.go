@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestIOMMU(t *testing.T) {
@@ -24,7 +25,7 @@ func TestIOMMU(t *testing.T) {
 	if m.Known() || m.Active() {
 		t.Errorf("seed (no iommu folders): Known %v Active %v, want false false", m.Known(), m.Active())
 	}
-	if g, err := h.DeviceIOMMUGroup("0000:98:00.0"); err != nil || g.ID != -1 {
+	if g, err := h.DeviceIOMMUGroup("0000:98:00.0"); err != nil || g.ID.Or(-1) != -1 {
 		t.Errorf("DeviceIOMMUGroup without a link = %+v, %v, want ID -1", g, err)
 	}
 
@@ -56,26 +57,27 @@ func TestIOMMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &IOMMU{ClassKnown: true, Units: []string{"dmar0", "dmar1"}, GroupsKnown: true, Groups: 2}
-	if diff := cmp.Diff(want, m); diff != "" {
+	want := &IOMMU{Units: unknown.Of([]string{"dmar0", "dmar1"}), Groups: unknown.Of(2)}
+	if diff := cmp.Diff(want, m, exportAll); diff != "" {
 		t.Errorf("ReadIOMMU (-want +got):\n%s", diff)
 	}
 	if h, err = Read(hosttest.Open(t, root)); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, h.IOMMU); diff != "" {
+	if diff := cmp.Diff(want, h.IOMMU, exportAll); diff != "" {
 		t.Errorf("Read: Host.IOMMU (-want +got):\n%s", diff)
 	}
-	if got := h.IOMMUMode(); got != (IOMMUMode{Mode: "default", Source: SourceCmdline}) {
+	if got := h.IOMMUMode(); !sameMode(got, iommuMode(DMAMode("default"), SourceCmdline, "")) {
 		t.Errorf("IOMMUMode with units and a silent command line = %+v, want the build default", got)
 	}
+	const noLink = "no sys/bus/pci/devices/0000:99:00.0/iommu_group"
 	tests := []struct {
 		give string
 		want IOMMUGroup
 	}{
-		{give: "0000:98:00.0", want: IOMMUGroup{ID: 8, Type: "DMA-FQ"}},
-		{give: "0000:17:00.0", want: IOMMUGroup{ID: 7}},
-		{give: "0000:99:00.0", want: IOMMUGroup{ID: -1}},
+		{give: "0000:98:00.0", want: IOMMUGroup{ID: unknown.Of(8), Type: unknown.Of(DomainTypeDMAFQ)}},
+		{give: "0000:17:00.0", want: IOMMUGroup{ID: unknown.Of(7), Type: unknown.NotAs[DomainType](unknown.KindNotCaptured, "no sys/kernel/iommu_groups/7/type")}},
+		{give: "0000:99:00.0", want: IOMMUGroup{ID: unknown.NotAs[int](unknown.KindNotCaptured, noLink), Type: unknown.NotAs[DomainType](unknown.KindNotCaptured, noLink)}},
 	}
 	for _, tt := range tests {
 		got, err := h.DeviceIOMMUGroup(tt.give)
@@ -83,10 +85,10 @@ func TestIOMMU(t *testing.T) {
 			t.Errorf("DeviceIOMMUGroup(%q) = %+v, %v, want %+v", tt.give, got, err, tt.want)
 		}
 	}
-	if g := (IOMMUGroup{ID: 8, Type: "DMA-FQ"}); !g.Translating() {
+	if g := (IOMMUGroup{ID: unknown.Of(8), Type: unknown.Of(DomainTypeDMAFQ)}); !g.Translating() {
 		t.Error("DMA-FQ is not translating")
 	}
-	if g := (IOMMUGroup{ID: 8, Type: "identity"}); g.Translating() {
+	if g := (IOMMUGroup{ID: unknown.Of(8), Type: unknown.Of(DomainTypeIdentity)}); g.Translating() {
 		t.Error("identity is translating")
 	}
 	if _, err := h.DeviceIOMMUGroup("eth0"); err == nil {
@@ -103,7 +105,7 @@ func TestIOMMULive(t *testing.T) {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir("/sys/class/iommu")
-	if !m.ClassKnown || len(m.Units) != len(ents) {
+	if units, ok := m.Units.Get(); !ok || len(units) != len(ents) {
 		t.Errorf("ReadIOMMU(/) = %+v, want ClassKnown and %d units", m, len(ents))
 	}
 }
@@ -112,38 +114,38 @@ func TestIOMMULive(t *testing.T) {
 // command line names the mode, and stands in for sysfs when the tree has
 // no IOMMU folders. Every answer says where it came from.
 func TestResolveIOMMUMode(t *testing.T) {
-	active := &IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 40}
-	none := &IOMMU{ClassKnown: true, GroupsKnown: true}
+	active := &IOMMU{Units: unknown.Of([]string{"dmar0"}), Groups: unknown.Of(40)}
+	none := &IOMMU{Units: unknown.Of([]string{}), Groups: unknown.Of(0)}
 	notRead := &IOMMU{}
-	unknown := IOMMUMode{Mode: "unknown", Source: SourceUnknown}
+	notKnown := IOMMUMode{}
 	tests := []struct {
 		name    string
 		m       *IOMMU
 		cmdline string // "-" for no /proc/cmdline
 		want    IOMMUMode
 	}{
-		{"no IOMMU registered", none, "intel_iommu=on", IOMMUMode{Mode: "off", Source: SourceSysfs}},
-		{"active, iommu=pt", active, "intel_iommu=on iommu=pt", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu=pt"}},
-		{"active, iommu.passthrough=0", active, "iommu.passthrough=0", IOMMUMode{Mode: "translated", Source: SourceCmdline, Param: "iommu.passthrough=0"}},
-		{"active, silent command line", active, "ro quiet", IOMMUMode{Mode: "default", Source: SourceCmdline}},
-		{"active, no /proc/cmdline", active, "-", unknown},
-		{"no sysfs, iommu=pt", notRead, "intel_iommu=on iommu=pt", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu=pt"}},
-		{"nil IOMMU, iommu.passthrough=1", nil, "iommu.passthrough=1", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu.passthrough=1"}},
-		{"no sysfs, intel_iommu=off", notRead, "intel_iommu=off", IOMMUMode{Mode: "off", Source: SourceCmdline, Param: "intel_iommu=off"}},
-		{"no sysfs, iommu=nopt", notRead, "iommu=nopt", IOMMUMode{Mode: "translated", Source: SourceCmdline, Param: "iommu=nopt"}},
-		{"no sysfs, intel_iommu=on", notRead, "intel_iommu=on,sm_on", IOMMUMode{Mode: "default", Source: SourceCmdline, Param: "intel_iommu=on"}},
-		{"no sysfs, amd_iommu=force_enable", notRead, "amd_iommu=force_enable", IOMMUMode{Mode: "default", Source: SourceCmdline, Param: "amd_iommu=force_enable"}},
-		{"no sysfs, amd_iommu=on is no word of the kernel", notRead, "amd_iommu=on", unknown},
-		{"no sysfs, silent command line", notRead, "ro quiet", unknown},
-		{"no sysfs, no /proc/cmdline", notRead, "-", unknown},
-		{"no sysfs, garbage", notRead, `iommu= intel_iommu intel_iommu="" iommu.passthrough=maybe`, unknown},
+		{"no IOMMU registered", none, "intel_iommu=on", iommuMode(DMAMode("off"), SourceSysfs, "")},
+		{"active, iommu=pt", active, "intel_iommu=on iommu=pt", iommuMode(DMAMode("passthrough"), SourceCmdline, "iommu=pt")},
+		{"active, iommu.passthrough=0", active, "iommu.passthrough=0", iommuMode(DMAMode("translated"), SourceCmdline, "iommu.passthrough=0")},
+		{"active, silent command line", active, "ro quiet", iommuMode(DMAMode("default"), SourceCmdline, "")},
+		{"active, no /proc/cmdline", active, "-", notKnown},
+		{"no sysfs, iommu=pt", notRead, "intel_iommu=on iommu=pt", iommuMode(DMAMode("passthrough"), SourceCmdline, "iommu=pt")},
+		{"nil IOMMU, iommu.passthrough=1", nil, "iommu.passthrough=1", iommuMode(DMAMode("passthrough"), SourceCmdline, "iommu.passthrough=1")},
+		{"no sysfs, intel_iommu=off", notRead, "intel_iommu=off", iommuMode(DMAMode("off"), SourceCmdline, "intel_iommu=off")},
+		{"no sysfs, iommu=nopt", notRead, "iommu=nopt", iommuMode(DMAMode("translated"), SourceCmdline, "iommu=nopt")},
+		{"no sysfs, intel_iommu=on", notRead, "intel_iommu=on,sm_on", iommuMode(DMAMode("default"), SourceCmdline, "intel_iommu=on")},
+		{"no sysfs, amd_iommu=force_enable", notRead, "amd_iommu=force_enable", iommuMode(DMAMode("default"), SourceCmdline, "amd_iommu=force_enable")},
+		{"no sysfs, amd_iommu=on is no word of the kernel", notRead, "amd_iommu=on", notKnown},
+		{"no sysfs, silent command line", notRead, "ro quiet", notKnown},
+		{"no sysfs, no /proc/cmdline", notRead, "-", notKnown},
+		{"no sysfs, garbage", notRead, `iommu= intel_iommu intel_iommu="" iommu.passthrough=maybe`, notKnown},
 	}
 	for _, tt := range tests {
 		var c *Cmdline
 		if tt.cmdline != "-" {
 			c = ParseCmdline(tt.cmdline)
 		}
-		if got := ResolveIOMMUMode(tt.m, c); got != tt.want {
+		if got := ResolveIOMMUMode(tt.m, c); !sameMode(got, tt.want) {
 			t.Errorf("%s: ResolveIOMMUMode(%+v, %q) = %+v, want %+v", tt.name, tt.m, tt.cmdline, got, tt.want)
 		}
 	}
@@ -159,9 +161,9 @@ func TestIOMMUModeRealHosts(t *testing.T) {
 		capture string
 		want    IOMMUMode
 	}{
-		{"cnto-worker1", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu=pt"}},
-		{"hwloc-128arm-2pa2n8cluster4co", IOMMUMode{Mode: "passthrough", Source: SourceCmdline, Param: "iommu.passthrough=1"}},
-		{"cnto-worker2", IOMMUMode{Mode: "unknown", Source: SourceUnknown}},
+		{"cnto-worker1", iommuMode(DMAMode("passthrough"), SourceCmdline, "iommu=pt")},
+		{"hwloc-128arm-2pa2n8cluster4co", iommuMode(DMAMode("passthrough"), SourceCmdline, "iommu.passthrough=1")},
+		{"cnto-worker2", IOMMUMode{}},
 	} {
 		c, ok := realhosts.Lookup(tt.capture)
 		if !ok {
@@ -175,8 +177,18 @@ func TestIOMMUModeRealHosts(t *testing.T) {
 		if h.IOMMU == nil || h.IOMMU.Known() {
 			t.Errorf("%s: IOMMU %+v, want read and without folders", tt.capture, h.IOMMU)
 		}
-		if got := h.IOMMUMode(); got != tt.want {
+		if got := h.IOMMUMode(); !sameMode(got, tt.want) {
 			t.Errorf("%s: IOMMUMode = %+v, want %+v", tt.capture, got, tt.want)
 		}
 	}
+}
+
+func iommuMode(mode DMAMode, src Source, param string) IOMMUMode {
+	return IOMMUMode{Mode: unknown.Of(mode), Source: unknown.Of(src), Param: param}
+}
+
+// sameMode compares two modes by what is known of them, reasons aside.
+func sameMode(a, b IOMMUMode) bool {
+	return a.Mode.Known() == b.Mode.Known() && a.Mode.Or("") == b.Mode.Or("") &&
+		a.Source.Known() == b.Source.Known() && a.Source.Or("") == b.Source.Or("") && a.Param == b.Param
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // An IRQ's /proc/irq/N/node is the node its descriptor was allocated on.
@@ -29,12 +30,13 @@ import (
 func (h *Host) readIRQNodes(in *interrupts.Interrupts, nics []*NIC) error {
 	irqs := make([][]int, len(nics))
 	for _, r := range in.Rows {
-		if r.IRQ < 0 {
+		irq, ok := r.IRQ.Get()
+		if !ok {
 			continue
 		}
 		for i, n := range nics {
 			if m, _ := n.MatchIRQ(r.Name, r.Chip); m != IRQNoMatch {
-				irqs[i] = append(irqs[i], r.IRQ)
+				irqs[i] = append(irqs[i], irq)
 			}
 		}
 	}
@@ -43,10 +45,14 @@ func (h *Host) readIRQNodes(in *interrupts.Interrupts, nics []*NIC) error {
 		if err != nil {
 			return fmt.Errorf("NIC %s: %w", n.Name, err)
 		}
-		n.IRQNode, n.IRQNodeKnown = node, ok
+		if ok {
+			n.IRQNode = unknown.Of(node)
+		} else {
+			n.IRQNode = unknown.NotAs[int](unknown.KindNotReported, why)
+		}
 		// Where nothing better is known, say where the answer came from.
 		switch loc := h.Locality(n); {
-		case loc.Source == "irq node":
+		case unknown.Is(loc.Source, LocalitySourceIRQNode):
 			h.note("NIC %s: node %d from /proc/irq/N/node of its %d IRQs (the tree gives no numa_node)", n.Name, node, len(irqs[i]))
 		case !loc.Known() && len(h.Nodes) > 1:
 			h.note("NIC %s: locality unknown: the tree gives no numa_node, and %s", n.Name, why)

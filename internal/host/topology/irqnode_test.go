@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestIRQNode: the node every IRQ's node file agrees on; unknown when they
@@ -83,10 +84,10 @@ func TestIRQNodeRealHosts(t *testing.T) {
 			agree := 0
 			for _, n := range h.NICs {
 				switch {
-				case !n.Inferred || n.Node < 0:
-					t.Errorf("%s: inferred %v, numa_node %d; want inferred with a numa_node", n.Name, n.Inferred, n.Node)
-				case !n.IRQNodeKnown || n.IRQNode != n.Node:
-					t.Errorf("%s: IRQ node %d (known %v), numa_node %d", n.Name, n.IRQNode, n.IRQNodeKnown, n.Node)
+				case !n.Inferred || n.Node.Or(-1) < 0:
+					t.Errorf("%s: inferred %v, numa_node %d; want inferred with a numa_node", n.Name, n.Inferred, n.Node.Or(-1))
+				case !unknown.Same(n.IRQNode, n.Node):
+					t.Errorf("%s: IRQ node %v, numa_node %v", n.Name, n.IRQNode, n.Node)
 				default:
 					agree++
 				}

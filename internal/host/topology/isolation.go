@@ -7,15 +7,18 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Source says where a fact about the host was read.
 type Source string
 
-// Sources of a fact.
+// String is the source as output prints it.
+func (s Source) String() string { return string(s) }
+
+// Sources of a fact; where nothing in the tree says, the fact's source
+// is an unknown unknown.Value[Source] with the reason.
 const (
-	// SourceUnknown: nothing in the tree says.
-	SourceUnknown Source = "unknown"
 	// SourceSysfs: /sys, what the running kernel applied
 	// (cpu/isolated, cpu/nohz_full, /sys/class/iommu).
 	SourceSysfs Source = "sysfs"
@@ -23,14 +26,20 @@ const (
 	SourceCmdline Source = "cmdline"
 )
 
-// IsolationSources says where each of a Host's isolation sets was read.
-// The zero value (every field "") is a host built by hand: the sets say
-// all there is.
+// IsolationSources says where each of a Host's isolation sets was read;
+// a source is unknown, with the reason, when nothing in the tree says
+// (then the set is empty and says nothing).
 type IsolationSources struct {
-	Isolated    Source `json:"isolated"`
-	NohzFull    Source `json:"nohz_full"`
-	ManagedIRQ  Source `json:"managed_irq"`
-	IRQAffinity Source `json:"irqaffinity"`
+	Isolated    unknown.Value[Source] `json:"isolated"`
+	NohzFull    unknown.Value[Source] `json:"nohz_full"`
+	ManagedIRQ  unknown.Value[Source] `json:"managed_irq"`
+	IRQAffinity unknown.Value[Source] `json:"irqaffinity"`
+}
+
+// MarshalJSON writes an unknown source as null with its reason.
+func (s IsolationSources) MarshalJSON() ([]byte, error) {
+	type plain IsolationSources
+	return unknown.MarshalObject(plain(s))
 }
 
 // CmdlineIsolation is what the kernel command line asks of CPU isolation,
@@ -61,11 +70,10 @@ type CmdlineIsolation struct {
 	Domain     cpuset.Set
 	ManagedIRQ cpuset.Set
 	NohzFull   cpuset.Set
-	// HasIRQAffinity says irqaffinity= was given; IRQAffinity is its
-	// CPUs, empty when what the kernel made of it is unknown (a list it
+	// IRQAffinity is the CPUs of irqaffinity=, the empty set when it was
+	// not given; unknown when what the kernel made of it is (a list it
 	// cannot parse, or none; a note says).
-	IRQAffinity    cpuset.Set
-	HasIRQAffinity bool
+	IRQAffinity unknown.Value[cpuset.Set]
 	// Notes says what the kernel skips or ignores, one line each.
 	Notes []string
 }
@@ -87,7 +95,7 @@ var hkNames = [hkKinds]string{hkDomain: "isolcpus domain", hkManagedIRQ: "isolcp
 // the kernel's is at least that, and CPUs above it are no CPUs), -1 when
 // unknown.
 func (c *Cmdline) Isolation(last int) CmdlineIsolation {
-	var ci CmdlineIsolation
+	ci := CmdlineIsolation{IRQAffinity: unknown.Of(cpuset.Set{})}
 	if c == nil {
 		return ci
 	}
@@ -177,14 +185,15 @@ func (ci *CmdlineIsolation) isolcpusFlags(word, value string) (kinds []hkKind, l
 // irqAffinity reads irqaffinity=; the last one counts.
 func (ci *CmdlineIsolation) irqAffinity(word, value string, last int) {
 	cpus, err := parseKernelList(value, last)
-	ci.IRQAffinity, ci.HasIRQAffinity = cpuset.Set{}, true
 	switch {
 	case err != nil:
 		ci.note("%s: %v: the default IRQ affinity is unknown (the kernel keeps part of the list, and its boot CPU)", word, err)
+		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.KindMalformed, fmt.Sprintf("%s: %v", word, err))
 	case cpus.IsEmpty():
 		ci.note("%s names no CPU: the default IRQ affinity is the kernel's boot CPU alone, which the tree does not say", word)
+		ci.IRQAffinity = unknown.NotAs[cpuset.Set](unknown.KindNotReported, word+" names no CPU: the boot CPU alone")
 	default:
-		ci.IRQAffinity = cpus
+		ci.IRQAffinity = unknown.Of(cpus)
 	}
 }
 
@@ -278,28 +287,32 @@ func (h *Host) readIsolation(dir string) error {
 	}
 	h.readCmdline()
 	var ci CmdlineIsolation
-	if h.Cmdline != nil {
+	cmdline, hasCmdline := h.Cmdline.Get()
+	if hasCmdline {
 		last := -1
 		if m, ok := h.Possible.Max(); ok {
 			last = m
 		}
-		ci = h.Cmdline.Isolation(last)
+		ci = cmdline.Isolation(last)
 		for _, n := range ci.Notes {
 			h.note("/proc/cmdline %s", n)
 		}
 	}
 	h.Isolated, h.IsolationFrom.Isolated = h.isolationSet("cpu/isolated", "isolcpus=", iso, hasIso, ci.Domain)
 	h.NohzFull, h.IsolationFrom.NohzFull = h.isolationSet("cpu/nohz_full", "nohz_full=", nohz, hasNohz, ci.NohzFull)
-	h.IsolationFrom.ManagedIRQ, h.IsolationFrom.IRQAffinity = SourceUnknown, SourceUnknown
-	if h.Cmdline != nil {
+	noCmdline := unknown.Not[Source](h.Cmdline.Why())
+	h.IsolationFrom.ManagedIRQ, h.IsolationFrom.IRQAffinity = noCmdline, noCmdline
+	if hasCmdline {
 		h.ManagedIRQ = h.possibleOnly("isolcpus=managed_irq", ci.ManagedIRQ)
-		h.IsolationFrom.ManagedIRQ = SourceCmdline
-		if !ci.HasIRQAffinity || !ci.IRQAffinity.IsEmpty() {
-			h.IRQAffinity = h.possibleOnly("irqaffinity=", ci.IRQAffinity)
-			h.IsolationFrom.IRQAffinity = SourceCmdline
+		h.IsolationFrom.ManagedIRQ = unknown.Of(SourceCmdline)
+		if cpus, ok := ci.IRQAffinity.Get(); ok {
+			h.IRQAffinity = h.possibleOnly("irqaffinity=", cpus)
+			h.IsolationFrom.IRQAffinity = unknown.Of(SourceCmdline)
+		} else {
+			h.IsolationFrom.IRQAffinity = unknown.Not[Source](ci.IRQAffinity.Why())
 		}
 	}
-	if !hasIso && !hasNohz && h.Cmdline == nil {
+	if !hasIso && !hasNohz && !hasCmdline {
 		h.note("no /sys/devices/system/cpu/isolated, cpu/nohz_full or /proc/cmdline: isolated CPUs unknown")
 	}
 	return nil
@@ -307,24 +320,26 @@ func (h *Host) readIsolation(dir string) error {
 
 // isolationSet chooses between what sysfs says (sys, when hasSys) and
 // what the command line asks, and says where it came from.
-func (h *Host) isolationSet(file, param string, sys cpuset.Set, hasSys bool, asked cpuset.Set) (cpuset.Set, Source) {
-	if h.Cmdline != nil {
+func (h *Host) isolationSet(file, param string, sys cpuset.Set, hasSys bool, asked cpuset.Set) (cpuset.Set, unknown.Value[Source]) {
+	if h.Cmdline.Known() {
 		asked = h.possibleOnly(param, asked)
 	}
 	switch {
 	case hasSys:
-		if h.Cmdline != nil && !asked.Equal(sys) {
+		if h.Cmdline.Known() && !asked.Equal(sys) {
 			h.note("%s says %s but /proc/cmdline's %s asks %s: %s is used, what the running kernel applied",
 				file, listOrNone(sys), param, listOrNone(asked), file)
 		}
-		return sys, SourceSysfs
-	case h.Cmdline != nil:
+		return sys, unknown.Of(SourceSysfs)
+	case h.Cmdline.Known():
 		if !asked.IsEmpty() && !h.Online.IsEmpty() && h.Online.IsSubsetOf(asked) {
 			h.note("/proc/cmdline %s names every online CPU: the kernel keeps its boot CPU for housekeeping, which the tree does not say", param)
 		}
-		return asked, SourceCmdline
+		return asked, unknown.Of(SourceCmdline)
 	}
-	return cpuset.Set{}, SourceUnknown
+	why := h.absent(h.Path("sys/devices/system", file))
+	why.Detail += ", and /proc/cmdline: " + h.Cmdline.Why().String()
+	return cpuset.Set{}, unknown.Not[Source](why)
 }
 
 // possibleOnly returns the CPUs of a command-line list the host has,
@@ -339,15 +354,19 @@ func (h *Host) possibleOnly(param string, cpus cpuset.Set) cpuset.Set {
 	return cpus.Intersection(h.Possible)
 }
 
-// readCmdline reads /proc/cmdline into h.Cmdline, nil when the tree lacks
-// it (or it cannot be read: a note says).
+// readCmdline reads /proc/cmdline into h.Cmdline, unknown when the tree
+// lacks it (or it cannot be read: a note says).
 func (h *Host) readCmdline() {
-	s, err := h.fs.String(h.Path("proc/cmdline"))
+	p := h.Path("proc/cmdline")
+	s, err := h.fs.String(p)
 	switch {
 	case err == nil:
-		h.Cmdline = ParseCmdline(s)
-	case !kfile.IsNotExist(err):
+		h.Cmdline = unknown.Of(ParseCmdline(s))
+	case kfile.IsNotExist(err):
+		h.Cmdline = unknown.Not[*Cmdline](h.absent(p))
+	default:
 		h.note("%v: the kernel command line is unknown", err)
+		h.Cmdline = unknown.Not[*Cmdline](readFailed(err))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestCmdlineIsolation reads isolcpus=, nohz_full= and irqaffinity= as
@@ -63,14 +64,15 @@ func TestCmdlineIsolation(t *testing.T) {
 			wantList string
 		}{
 			{"Domain", got.Domain, tt.domain}, {"ManagedIRQ", got.ManagedIRQ, tt.managed},
-			{"NohzFull", got.NohzFull, tt.nohz}, {"IRQAffinity", got.IRQAffinity, tt.irqs},
+			{"NohzFull", got.NohzFull, tt.nohz}, {"IRQAffinity", got.IRQAffinity.Or(cpuset.Set{}), tt.irqs},
 		} {
 			if want := list(t, s.wantList); !s.got.Equal(want) {
 				t.Errorf("Isolation(%q).%s = %q, want %q", tt.give, s.name, s.got, want)
 			}
 		}
-		if got.HasIRQAffinity != tt.hasIRQs {
-			t.Errorf("Isolation(%q).HasIRQAffinity = %v, want %v", tt.give, got.HasIRQAffinity, tt.hasIRQs)
+		// hasIRQs: irqaffinity= was given, so an empty set is an unknown one.
+		if unknownIRQs := !got.IRQAffinity.Known(); unknownIRQs != (tt.hasIRQs && tt.irqs == "") {
+			t.Errorf("Isolation(%q).IRQAffinity = %v, want known %v", tt.give, got.IRQAffinity, !unknownIRQs)
 		}
 		if len(got.Notes) != len(tt.notes) {
 			t.Errorf("Isolation(%q).Notes = %q, want %d notes like %q", tt.give, got.Notes, len(tt.notes), tt.notes)
@@ -83,7 +85,7 @@ func TestCmdlineIsolation(t *testing.T) {
 		}
 	}
 	var none *Cmdline
-	if got := none.Isolation(7); !got.Domain.IsEmpty() || got.HasIRQAffinity || got.Notes != nil {
+	if got := none.Isolation(7); !got.Domain.IsEmpty() || !got.IRQAffinity.Or(cpuset.New(0)).IsEmpty() || got.Notes != nil {
 		t.Errorf("nil Cmdline: Isolation = %+v, want nothing", got)
 	}
 }
@@ -130,7 +132,7 @@ func TestIsolationFromCmdlineRealHost(t *testing.T) {
 		t.Errorf("isolated %s (domain %q, managed_irq %s, nohz_full %s), want %s from managed_irq and nohz_full, no domain",
 			h.IsolatedCPUs(), h.Isolated, h.ManagedIRQ, h.NohzFull, want)
 	}
-	wantFrom := IsolationSources{Isolated: SourceCmdline, NohzFull: SourceCmdline, ManagedIRQ: SourceCmdline, IRQAffinity: SourceCmdline}
+	wantFrom := IsolationSources{Isolated: unknown.Of(SourceCmdline), NohzFull: unknown.Of(SourceCmdline), ManagedIRQ: unknown.Of(SourceCmdline), IRQAffinity: unknown.Of(SourceCmdline)}
 	if h.IsolationFrom != wantFrom {
 		t.Errorf("IsolationFrom = %+v, want %+v", h.IsolationFrom, wantFrom)
 	}
@@ -158,8 +160,8 @@ func TestIsolationUnknownRealHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := IsolationSources{Isolated: SourceUnknown, NohzFull: SourceUnknown, ManagedIRQ: SourceUnknown, IRQAffinity: SourceUnknown}
-	if h.IsolationFrom != want || h.Cmdline != nil || !h.IsolatedCPUs().IsEmpty() {
+	f := h.IsolationFrom
+	if f.Isolated.Known() || f.NohzFull.Known() || f.ManagedIRQ.Known() || f.IRQAffinity.Known() || h.Cmdline.Known() || !h.IsolatedCPUs().IsEmpty() {
 		t.Errorf("IsolationFrom = %+v, Cmdline %v, isolated %s; want every source unknown", h.IsolationFrom, h.Cmdline, h.IsolatedCPUs())
 	}
 	if !hasNote(h, "isolated CPUs unknown") {
@@ -181,7 +183,7 @@ func TestIsolationSysfsAndCmdline(t *testing.T) {
 	if !h.Isolated.Equal(ten) || !h.NohzFull.Equal(ten) || !h.ManagedIRQ.Equal(ten) {
 		t.Errorf("isolated %s, nohz_full %s, managed_irq %s, want 10-11 each", h.Isolated, h.NohzFull, h.ManagedIRQ)
 	}
-	want := IsolationSources{Isolated: SourceSysfs, NohzFull: SourceSysfs, ManagedIRQ: SourceCmdline, IRQAffinity: SourceCmdline}
+	want := IsolationSources{Isolated: unknown.Of(SourceSysfs), NohzFull: unknown.Of(SourceSysfs), ManagedIRQ: unknown.Of(SourceCmdline), IRQAffinity: unknown.Of(SourceCmdline)}
 	if h.IsolationFrom != want {
 		t.Errorf("IsolationFrom = %+v, want %+v", h.IsolationFrom, want)
 	}
@@ -221,7 +223,7 @@ func TestIsolationSysfsAndCmdline(t *testing.T) {
 	if h, err = Read(hosttest.Open(t, root)); err != nil {
 		t.Fatal(err)
 	}
-	if !h.Isolated.Equal(list(t, "12-15")) || h.IsolationFrom.Isolated != SourceCmdline || h.IsolationFrom.NohzFull != SourceCmdline {
+	if !h.Isolated.Equal(list(t, "12-15")) || !unknown.Is(h.IsolationFrom.Isolated, SourceCmdline) || !unknown.Is(h.IsolationFrom.NohzFull, SourceCmdline) {
 		t.Errorf("isolated %s from %s, nohz_full from %s; want 12-15, both from the command line", h.Isolated, h.IsolationFrom.Isolated, h.IsolationFrom.NohzFull)
 	}
 	if c, _ := h.CPU(13); !c.Isolated {

@@ -8,14 +8,15 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Node is one NUMA node.
 type Node struct {
 	ID          int
-	CPUs        cpuset.Set // every CPU of the node, online or not
-	MemoryBytes int64      // MemTotal from meminfo; -1 when unknown
-	Distances   []int      // distance row, in the order of the node ids; nil when unknown
+	CPUs        cpuset.Set           // every CPU of the node, online or not
+	MemoryBytes unknown.Value[int64] // MemTotal from meminfo
+	Distances   unknown.Value[[]int] // distance row, in the order of the node ids
 }
 
 // MaxNodeID is the largest NUMA node id a Linux kernel can have: NODES_SHIFT
@@ -39,6 +40,9 @@ func (h *Host) readNodes() error {
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			h.note("no %s: NUMA nodes unknown", "/sys/devices/system/node")
+			for i := range h.CPUs {
+				h.CPUs[i].Node = unknown.Not[int](h.absent(dir))
+			}
 			return nil
 		}
 		return fmt.Errorf("read nodes: %w", err)
@@ -92,16 +96,17 @@ func (h *Host) readNodes() error {
 func (h *Host) checkDistances(dir string) {
 	var bad []string
 	for _, n := range h.Nodes {
-		if n.Distances != nil && len(n.Distances) != len(h.Nodes) {
-			bad = append(bad, fmt.Sprintf("%s/node%d/distance has %d", dir, n.ID, len(n.Distances)))
+		if d, ok := n.Distances.Get(); ok && len(d) != len(h.Nodes) {
+			bad = append(bad, fmt.Sprintf("%s/node%d/distance has %d", dir, n.ID, len(d)))
 		}
 	}
 	if len(bad) == 0 {
 		return
 	}
 	h.note("%s distances for %d nodes: NUMA distances unknown", strings.Join(bad, ", "), len(h.Nodes))
+	why := unknown.Because(unknown.KindMalformed, fmt.Sprintf("%s distances for %d nodes", strings.Join(bad, ", "), len(h.Nodes)))
 	for i := range h.Nodes {
-		h.Nodes[i].Distances = nil
+		h.Nodes[i].Distances = unknown.Not[[]int](why)
 	}
 }
 
@@ -114,7 +119,7 @@ type nodeLinks struct {
 // readNode reads one node folder, base: its CPUs (cpulist, or cpumap),
 // memory and distances.
 func (h *Host) readNode(id int, base string) (Node, error) {
-	n := Node{ID: id, MemoryBytes: -1}
+	n := Node{ID: id}
 	var err error
 	if n.CPUs, err = h.fs.List(base + "/cpulist"); err != nil {
 		if !kfile.IsNotExist(err) {
@@ -125,11 +130,15 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 		}
 	}
 	if mem, err := readMemTotal(h.fs, base+"/meminfo"); err == nil {
-		n.MemoryBytes = mem
-	} else if !kfile.IsNotExist(err) {
+		n.MemoryBytes = unknown.Of(mem)
+	} else if kfile.IsNotExist(err) {
+		n.MemoryBytes = unknown.Not[int64](h.absent(base + "/meminfo"))
+	} else {
 		return n, err
 	}
 	if d, err := h.fs.String(base + "/distance"); err == nil {
+		var row []int
+		n.Distances = unknown.NotAs[[]int](unknown.KindMalformed, h.rel(base)+"/distance is empty")
 		for f := range strings.FieldsSeq(d) {
 			v, err := strconv.Atoi(f)
 			if err != nil {
@@ -138,12 +147,18 @@ func (h *Host) readNode(id int, base string) (Node, error) {
 			if v < 10 || v > 255 {
 				// SLIT distances are 10 (local) to 254, 255 unreachable.
 				h.note("node %d: distance %d in %s/distance is not a NUMA distance (10-255): distances unknown", id, v, base)
-				n.Distances = nil
+				n.Distances = unknown.NotAs[[]int](unknown.KindMalformed, fmt.Sprintf("%s/distance: %d is not a NUMA distance (10-255)", h.rel(base), v))
+				row = nil
 				break
 			}
-			n.Distances = append(n.Distances, v)
+			row = append(row, v)
 		}
-	} else if !kfile.IsNotExist(err) {
+		if row != nil {
+			n.Distances = unknown.Of(row)
+		}
+	} else if kfile.IsNotExist(err) {
+		n.Distances = unknown.Not[[]int](h.absent(base + "/distance"))
+	} else {
 		return n, err
 	}
 	if !h.Possible.IsEmpty() {
@@ -183,11 +198,18 @@ func (h *Host) checkNodes() {
 	for _, n := range h.Nodes {
 		have = append(have, n.ID)
 	}
+	kind, why := unknown.KindNotReported, ""
 	if missing := h.NodesOnline.Difference(cpuset.New(have...)); !missing.IsEmpty() && len(h.Nodes) > 0 {
 		h.note("node/online names node %s, which has no folder here: its CPUs' node is unknown", missing)
+		kind, why = unknown.KindNotCaptured, fmt.Sprintf("; node/online names node %s, which has no folder here", missing)
 	}
 	for i := range h.CPUs {
-		h.CPUs[i].Node = h.NodeOf(h.CPUs[i].ID)
+		c := &h.CPUs[i]
+		if n, ok := h.nodeOf[c.ID]; ok {
+			c.Node = unknown.Of(n)
+		} else {
+			c.Node = unknown.NotAs[int](kind, fmt.Sprintf("no node folder lists CPU %d%s", c.ID, why))
+		}
 	}
 }
 
@@ -213,13 +235,16 @@ func readMemTotal(fsys kfile.FS, path string) (int64, error) {
 	return 0, kfile.Malformedf(path, "no MemTotal line")
 }
 
-// LocalNode returns the single node whose CPUs contain cpus, or -1 when
-// cpus is empty, spans nodes or touches CPUs of no known node.
-func (h *Host) LocalNode(cpus cpuset.Set) int {
-	nodes, unknown := h.NodesOf(cpus)
-	if !unknown.IsEmpty() || nodes.Len() != 1 {
-		return -1
+// LocalNode returns the single node whose CPUs contain cpus; unknown
+// when cpus is empty, spans nodes or touches CPUs of no known node.
+func (h *Host) LocalNode(cpus cpuset.Set) unknown.Value[int] {
+	nodes, unk := h.NodesOf(cpus)
+	switch {
+	case !unk.IsEmpty():
+		return unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("CPUs %s are in no node's cpulist", unk))
+	case nodes.Len() != 1:
+		return unknown.NotAs[int](unknown.KindNotApplicable, fmt.Sprintf("CPUs %s are not the CPUs of one node (nodes %s)", listOrNone(cpus), listOrNone(nodes)))
 	}
 	id, _ := nodes.Min()
-	return id
+	return unknown.Of(id)
 }

@@ -31,8 +31,8 @@ func TestQueuesUnknownRealHosts(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no NIC %s", tt.capture, tt.nic)
 		}
-		if n.RxQueues != tt.rx || n.TxQueues != tt.tx || n.QueuesKnown() != (tt.rx >= 0) {
-			t.Errorf("%s %s: %d rx/%d tx queues (known %v), want %d/%d", tt.capture, tt.nic, n.RxQueues, n.TxQueues, n.QueuesKnown(), tt.rx, tt.tx)
+		if n.RxQueues.Or(-1) != tt.rx || n.TxQueues.Or(-1) != tt.tx || n.QueuesKnown() != (tt.rx >= 0) {
+			t.Errorf("%s %s: %v rx/%v tx queues (known %v), want %d/%d", tt.capture, tt.nic, n.RxQueues, n.TxQueues, n.QueuesKnown(), tt.rx, tt.tx)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func list(t *testing.T, s string) cpuset.Set {
@@ -33,23 +35,23 @@ func TestSeed(t *testing.T) {
 		t.Errorf("nodes %s, want 0-1", got)
 	}
 	n1, _ := h.Node(1)
-	if !n1.CPUs.Equal(list(t, "16-31,48-63")) || n1.MemoryBytes <= 0 || !cmp.Equal(n1.Distances, []int{21, 10}) {
+	if !n1.CPUs.Equal(list(t, "16-31,48-63")) || n1.MemoryBytes.Or(-1) <= 0 || !cmp.Equal(n1.Distances.Or(nil), []int{21, 10}) {
 		t.Errorf("node 1 = %+v", n1)
 	}
 	c50, _ := h.CPU(50)
-	want := CPU{ID: 50, Online: true, Node: 1, Package: 1, Core: 18, Siblings: cpuset.New(18, 50), L3: 16}
-	if diff := cmp.Diff(want, c50); diff != "" {
+	want := CPU{ID: 50, Online: true, Node: unknown.Of(1), Package: unknown.Of(1), Core: unknown.Of(18), Siblings: unknown.Of(cpuset.New(18, 50)), L3: unknown.Of(16)}
+	if diff := cmp.Diff(want, c50, exportAll); diff != "" {
 		t.Errorf("CPU 50 (-want +got):\n%s", diff)
 	}
 	nic, ok := h.NICByName("eth0")
 	if !ok {
 		t.Fatal("no eth0")
 	}
-	if nic.PCI != "0000:98:00.0" || nic.Driver != "mlx5_core" || nic.Node != 1 || nic.RxQueues != 16 || nic.TxQueues != 16 ||
-		nic.SpeedMbps != 100000 || len(nic.MSIIRQs) != 17 {
+	if nic.PCI != "0000:98:00.0" || nic.Driver != "mlx5_core" || nic.Node.Or(-1) != 1 || nic.RxQueues.Or(-1) != 16 || nic.TxQueues.Or(-1) != 16 ||
+		nic.SpeedMbps.Or(-1) != 100000 || len(nic.MSIIRQs.Or(nil)) != 17 {
 		t.Errorf("eth0 = %+v", nic)
 	}
-	if loc := h.Locality(nic); loc.Node != 1 || loc.Source != "numa_node" || !loc.CPUs.Equal(n1.CPUs) {
+	if loc := h.Locality(nic); loc.Node.Or(-1) != 1 || !unknown.Is(loc.Source, LocalitySourceNumaNode) || !loc.CPUs.Equal(n1.CPUs) {
 		t.Errorf("eth0 locality = %+v", loc)
 	}
 	if got := len(h.Cores(n1.CPUs)); got != 16 {
@@ -66,7 +68,7 @@ func TestOfflineCPUs(t *testing.T) {
 		t.Errorf("online %s, want %s", h.Online, want)
 	}
 	c9, _ := h.CPU(9)
-	if c9.Online || c9.Core != -1 || c9.Package != -1 || c9.Node != 1 {
+	if c9.Online || c9.Core.Or(-1) != -1 || c9.Package.Or(-1) != -1 || c9.Node.Or(-1) != 1 {
 		t.Errorf("offline CPU 9 = %+v, want offline, core and package unknown, node 1 from its link", c9)
 	}
 	// CPU 13's sibling (9) is offline, and the kernel drops an offline
@@ -75,7 +77,7 @@ func TestOfflineCPUs(t *testing.T) {
 	// of its own thread, named 13, the lowest of its siblings. (Core 9,
 	// accepted too before, would be a core named by an offline CPU.)
 	c13, _ := h.CPU(13)
-	if !c13.Online || !c13.Siblings.Equal(cpuset.New(13)) || c13.Core != 13 || c13.Package != 1 || c13.Node != 1 {
+	if !c13.Online || !c13.Siblings.Or(cpuset.Set{}).Equal(cpuset.New(13)) || c13.Core.Or(-1) != 13 || c13.Package.Or(-1) != 1 || c13.Node.Or(-1) != 1 {
 		t.Errorf("CPU 13 = %+v, want online, siblings 13, core 13, package 1, node 1", c13)
 	}
 	if want := list(t, "10-11"); !h.IsolatedCPUs().Equal(want) {
@@ -83,7 +85,7 @@ func TestOfflineCPUs(t *testing.T) {
 	}
 	// numa_node -1 with a local_cpulist narrower than the host.
 	nic, _ := h.NICByName("ens2f0")
-	if loc := h.Locality(nic); loc.Source != "local_cpulist" || loc.Node != 1 {
+	if loc := h.Locality(nic); !unknown.Is(loc.Source, LocalitySourceLocalCPUList) || loc.Node.Or(-1) != 1 {
 		t.Errorf("ens2f0 locality = %+v, want node 1 from local_cpulist", loc)
 	}
 }
@@ -97,10 +99,10 @@ func TestSingleNodeVM(t *testing.T) {
 	if !ok {
 		t.Fatal("no eth0")
 	}
-	if nic.Virtio != "virtio2" || nic.PCI != "0000:00:03.0" || nic.Driver != "virtio_net" || nic.Node != -1 {
+	if nic.Virtio != "virtio2" || nic.PCI != "0000:00:03.0" || nic.Driver != "virtio_net" || nic.Node.Or(-1) != -1 {
 		t.Errorf("eth0 = %+v", nic)
 	}
-	if loc := h.Locality(nic); loc.Source != "single node" || loc.Node != 0 {
+	if loc := h.Locality(nic); !unknown.Is(loc.Source, LocalitySourceSingleNode) || loc.Node.Or(-1) != 0 {
 		t.Errorf("locality = %+v, want node 0 as the only node", loc)
 	}
 }
@@ -111,12 +113,12 @@ func TestL3Groups(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ cpu, l3 int }{{0, 0}, {3, 0}, {4, 4}, {21, 20}} {
-		if got, _ := h.CPU(c.cpu); got.L3 != c.l3 {
-			t.Errorf("CPU %d L3 = %d, want %d", c.cpu, got.L3, c.l3)
+		if got, _ := h.CPU(c.cpu); got.L3.Or(-1) != c.l3 {
+			t.Errorf("CPU %d L3 = %v, want %d", c.cpu, got.L3, c.l3)
 		}
 	}
-	if got, _ := h.CPU(20); got.Package != 1 {
-		t.Errorf("CPU 20 package = %d, want 1", got.Package)
+	if got, _ := h.CPU(20); got.Package.Or(-1) != 1 {
+		t.Errorf("CPU 20 package = %v, want 1", got.Package)
 	}
 }
 
@@ -268,3 +270,7 @@ func BenchmarkNamePCIDevices(b *testing.B) {
 		h.NamePCIDevices()
 	}
 }
+
+// exportAll has cmp compare unknown.Values by what they hold, reason
+// included.
+var exportAll = cmp.Exporter(func(reflect.Type) bool { return true })

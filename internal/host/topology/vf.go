@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/pci"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // ErrNoIfindex is wrapped by IfaceByIndex's error when no interface of
@@ -42,8 +43,8 @@ func (h *Host) IfaceByIndex(i int) (string, error) {
 // (an SR-IOV VF in a container's namespace, say).
 type PCIFunction struct {
 	Address string
-	// Node is its own numa_node; -1 when unknown.
-	Node int
+	// Node is its own numa_node.
+	Node unknown.Value[int]
 	// PF is the physical function a VF's physfn link names; "" when the
 	// function is no VF.
 	PF string
@@ -62,7 +63,7 @@ func (h *Host) Function(addr string) (PCIFunction, error) {
 	if !pci.IsAddress(addr) {
 		return PCIFunction{}, fmt.Errorf("PCI function %q: not a PCI address", clipName(addr))
 	}
-	f := PCIFunction{Address: addr, Node: -1}
+	f := PCIFunction{Address: addr}
 	dir := h.Path("sys/bus/pci/devices", addr)
 	if _, err := h.fs.Stat(dir); err != nil {
 		if kfile.IsNotExist(err) {
@@ -72,11 +73,15 @@ func (h *Host) Function(addr string) (PCIFunction, error) {
 	}
 	v, err := h.fs.Int(path.Join(dir, "numa_node"))
 	switch {
-	case err == nil && v >= -1:
-		f.Node = v
+	case err == nil && v >= 0:
+		f.Node = unknown.Of(v)
+	case err == nil && v == -1:
+		f.Node = unknown.NotAs[int](unknown.KindNotReported, h.rel(path.Join(dir, "numa_node"))+" is -1")
 	case err == nil:
 		return f, kfile.Malformedf(path.Join(dir, "numa_node"), "%d is not a node", v)
-	case !kfile.IsNotExist(err):
+	case kfile.IsNotExist(err):
+		f.Node = unknown.Not[int](h.absent(path.Join(dir, "numa_node")))
+	default:
 		return f, err
 	}
 	target, err := h.fs.Readlink(path.Join(dir, "physfn"))

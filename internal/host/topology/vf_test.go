@@ -35,11 +35,11 @@ func TestFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, err := h.Function("0000:3b:02.1")
-	if err != nil || f.Node != 1 || f.PF != "0000:3b:00.0" || !slices.Equal(f.NICs, []string{"ens1f0"}) {
+	if err != nil || f.Node.Or(-1) != 1 || f.PF != "0000:3b:00.0" || !slices.Equal(f.NICs, []string{"ens1f0"}) {
 		t.Errorf("Function(VF) = %+v, %v", f, err)
 	}
 	f, err = h.Function("0000:3b:00.0")
-	if err != nil || f.Node != 1 || f.PF != "" || !slices.Equal(f.NICs, []string{"ens1f0"}) {
+	if err != nil || f.Node.Or(-1) != 1 || f.PF != "" || !slices.Equal(f.NICs, []string{"ens1f0"}) {
 		t.Errorf("Function(PF) = %+v, %v", f, err)
 	}
 	if _, err := h.Function("0000:3b:09.0"); !errors.Is(err, ErrNoPCIFunction) {

@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Severity says how much a finding matters for a network benchmark.
@@ -334,15 +335,15 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 		// the request mean a move is pending (x86 moves at the next
 		// interrupt; a tree never moves), and the request is then where
 		// it will land: certainly so for a single CPU.
-		switch where, how := q.Landing(); how {
+		switch where, how := q.Landing(); how.Or("") {
 		case irq.LandEffective:
 			c.where[q.IRQ], c.byEffective[q.IRQ] = where, true
 		case irq.LandPending:
 			w := a.online(where)
 			c.where[q.IRQ], c.byEffective[q.IRQ] = w, w.Len() == 1
 		case irq.LandRequested, irq.LandInactive:
-			if q.HasAffinity {
-				c.where[q.IRQ] = a.online(q.Affinity)
+			if aff, ok := q.Affinity.Get(); ok {
+				c.where[q.IRQ] = a.online(aff)
 			}
 		}
 		if w, ok := c.where[q.IRQ]; ok {
@@ -355,7 +356,8 @@ func (a *auditor) nicContext(n *topology.NIC) *nicCtx {
 		// A node without (online) CPUs, as CXL or memory-only nodes
 		// are: nothing can be local, so nothing is called remote.
 		a.notCheckedAt(SeverityWarning, n.Name, "locality", fmt.Sprintf("%s's %s has no online CPUs: nothing is local to it, so nothing is called remote", n.Name, NodeName(c.loc)))
-		c.loc = topology.Locality{Node: -1, Source: "unknown"}
+		why := unknown.NotAs[int](unknown.KindNotApplicable, NodeName(c.loc)+" has no online CPUs")
+		c.loc = topology.Locality{Node: why, Source: unknown.Not[topology.LocalitySource](why.Why())}
 	}
 	if c.loc.Known() {
 		c.localNodes, _ = a.h.NodesOf(c.loc.CPUs)
@@ -382,9 +384,9 @@ func queueName(q *irq.IRQ) string {
 	if q.Owner == nil || q.Owner.Kind != irq.KindQueue {
 		return ""
 	}
-	s := fmt.Sprintf("queue %d", q.Owner.Queue)
+	s := fmt.Sprintf("queue %d", q.Owner.Queue.Or(-1))
 	if q.Owner.Dir != "" {
-		s += " " + q.Owner.Dir
+		s += " " + string(q.Owner.Dir)
 	}
 	return s
 }
@@ -420,10 +422,10 @@ func irqsSubject(ns []int) string {
 // local_cpulist)".
 func NodeName(loc topology.Locality) string {
 	s := nodeOnly(loc)
-	switch loc.Source {
-	case "local_cpulist":
+	switch loc.Source.Or("") {
+	case topology.LocalitySourceLocalCPUList:
 		s += " (from local_cpulist)"
-	case "irq node":
+	case topology.LocalitySourceIRQNode:
 		s += " (from its IRQs' /proc/irq/N/node)"
 	}
 	return s
@@ -432,10 +434,11 @@ func NodeName(loc topology.Locality) string {
 // nodeOnly is "node 1", or "local CPUs 8,10-15" when no single node holds
 // them.
 func nodeOnly(loc topology.Locality) string {
-	if loc.Node < 0 {
+	node, ok := loc.Node.Get()
+	if !ok {
 		return "local CPUs " + loc.CPUs.List()
 	}
-	return fmt.Sprintf("node %d", loc.Node)
+	return fmt.Sprintf("node %d", node)
 }
 
 // multiNodePackages reports whether some package holds CPUs of more than
@@ -443,13 +446,15 @@ func nodeOnly(loc topology.Locality) string {
 func multiNodePackages(h *topology.Host) bool {
 	nodeOfPkg := map[int]int{}
 	for _, c := range h.CPUs {
-		if c.Package < 0 || c.Node < 0 {
+		pkg, ok := c.Package.Get()
+		node, nodeOK := c.Node.Get()
+		if !ok || !nodeOK {
 			continue
 		}
-		if n, ok := nodeOfPkg[c.Package]; ok && n != c.Node {
+		if n, ok := nodeOfPkg[pkg]; ok && n != node {
 			return true
 		}
-		nodeOfPkg[c.Package] = c.Node
+		nodeOfPkg[pkg] = node
 	}
 	return false
 }
@@ -504,17 +509,17 @@ func (a *auditor) groupRemote(verb string, remote, local cpuset.Set, rest string
 func (a *auditor) samePackage(cpus, local cpuset.Set) int {
 	pkgs := map[int]bool{}
 	for id := range local.All() {
-		if c, ok := a.h.CPU(id); ok && c.Package >= 0 {
-			pkgs[c.Package] = true
+		if c, ok := a.h.CPU(id); ok && c.Package.Known() {
+			pkgs[c.Package.Or(0)] = true
 		}
 	}
 	same, other := 0, 0
 	for id := range cpus.All() {
 		c, ok := a.h.CPU(id)
 		switch {
-		case !ok || c.Package < 0:
+		case !ok || !c.Package.Known():
 			return 0
-		case pkgs[c.Package]:
+		case pkgs[c.Package.Or(0)]:
 			same++
 		default:
 			other++

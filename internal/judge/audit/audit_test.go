@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // loadHost reads a committed host tree in place (read-only).
@@ -82,7 +83,7 @@ func TestParseSeverity(t *testing.T) {
 func usesOn(nic string, procs ...*proc.Process) []nicuse.Use {
 	var out []nicuse.Use
 	for _, p := range procs {
-		out = append(out, nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{nic}, Attribution: nicuse.AttributionSockets,
+		out = append(out, nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{nic}, Attribution: unknown.Of(nicuse.AttributionSockets),
 			How: []string{"tcp 10.1.0.2:5201 (listening): 10.1.0.2 is " + nic + "'s address"}})
 	}
 	return out
@@ -100,7 +101,7 @@ func benchProcs(h *topology.Host, n int) []*proc.Process {
 		p := &proc.Process{PID: 1000 + i*10, Comm: "iperf3", Allowed: allowed,
 			NodeKB: map[int]uint64{0: uint64(100 * i), 1: 4000, 2: 10, 3: 0}}
 		for j := range 8 {
-			p.Threads = append(p.Threads, proc.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: i*16 + j})
+			p.Threads = append(p.Threads, proc.Thread{TID: p.PID + j, Allowed: allowed, LastCPU: unknown.Of(i*16 + j)})
 		}
 		out = append(out, p)
 	}
@@ -124,7 +125,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Fatalf("%d NIC IRQs, want 512", n)
 	}
 	procs := benchProcs(h, 20)
-	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{1}}}
+	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{1}}}
 	for i, p := range procs {
 		opts.Uses = append(opts.Uses, usesOn(h.NICs[i%len(h.NICs)].Name, p)...)
 	}
@@ -140,7 +141,7 @@ func BenchmarkAudit(b *testing.B) {
 // TestAuditUnknowns: what the tree lacks is said once as not-checked (or,
 // for locality, as the nic-node-unknown warning), never guessed.
 func TestAuditUnknowns(t *testing.T) {
-	iommuOn := &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3}
+	iommuOn := &topology.IOMMU{Units: unknown.Of([]string{"dmar0"}), Groups: unknown.Of(3)}
 	tests := []struct {
 		name string
 		give func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process)
@@ -152,12 +153,11 @@ func TestAuditUnknowns(t *testing.T) {
 		}, want: []string{"not-checked rps-remote, xps-remote"}},
 		{name: "no affinity files", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			for i := range tb.IRQs {
-				tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
-				tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
+				tb.IRQs[i].Affinity, tb.IRQs[i].Effective = unknown.Value[cpuset.Set]{}, unknown.Value[cpuset.Set]{}
 			}
 		}, want: []string{"not-checked irq-remote"}},
 		{name: "numa_node -1 and local_cpulist of every CPU", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
-			h.NICs[0].Node, h.NICs[0].LocalCPUs = -1, h.Online
+			h.NICs[0].Node, h.NICs[0].LocalCPUs = unknown.NotAs[int](unknown.KindNotReported, "numa_node is -1"), unknown.Of(h.Online)
 		}, want: []string{"nic-node-unknown eth0 numa_node", "not-checked irq-remote", "not-checked proc-remote", "not-checked rps-remote, xps-remote"}},
 		{name: "no cpufreq", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.Governor = func(int) (string, error) { return "", nil }
@@ -200,21 +200,21 @@ func TestAuditUnknowns(t *testing.T) {
 		}, want: []string{"not-checked iommu-mode"}},
 		{name: "IOMMU group says identity", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			o.IOMMU = iommuOn
-			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: 4, Type: "identity"}}
+			o.IOMMUGroups = map[string]topology.IOMMUGroup{"0000:98:00.0": {ID: unknown.Of(4), Type: unknown.Of(topology.DomainTypeIdentity)}}
 		}},
 		{name: "isolated CPU known only from the requested mask", give: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 			h.Isolated = cpuset.New(50)
 			q, _ := tb.Get(284)
-			q.HasEffective, q.Effective = false, cpuset.Set{}
+			q.Effective = unknown.Value[cpuset.Set]{}
 		}, want: []string{"isolated-irq IRQ 284 (queue 0)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, tb := loadHost(t, "seed")
-			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
-				IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
+			opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
+				IOMMU: &topology.IOMMU{Units: unknown.Of([]string{})}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 			p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+				Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 			opts.Uses = usesOn("eth0", p)
 			tt.give(h, tb, &opts, p)
 			var got []string
@@ -236,8 +236,8 @@ func TestAuditUnknowns(t *testing.T) {
 // its IRQs are not called remote.
 func TestAuditCPULessNode(t *testing.T) {
 	h, tb := loadHost(t, "seed")
-	h.Nodes = append(h.Nodes, topology.Node{ID: 2, MemoryBytes: -1})
-	h.NICs[0].Node = 2
+	h.Nodes = append(h.Nodes, topology.Node{ID: 2})
+	h.NICs[0].Node = unknown.Of(2)
 	fs := Run(h, tb, nil, Options{Governor: performance})
 	if got := onlyCheck(fs, CheckIRQRemote); len(got) != 0 {
 		t.Errorf("irq-remote %+v on a NIC whose node has no CPUs", got)

@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Words and fixes the checks of selected control groups share
@@ -81,10 +82,10 @@ func podWords(p *proc.PodRef) string {
 // its banned list, or it may put IRQs back. "" when neither applies.
 func (a *auditor) keepOff(g *proc.Cgroup, cpus cpuset.Set) string {
 	var parts []string
-	if g.Pod != nil && (g.Pod.IRQBalancing == nil || !g.Pod.IRQBalancing.Off) {
+	if g.Pod != nil && !g.Pod.IRQBalancing.Or(proc.IRQBalancing{}).Off {
 		parts = append(parts, `annotate the pod irq-load-balancing.crio.io: "disable" (CRI-O; a Guaranteed pod with whole CPUs under the static CPU manager policy, its runtime class allowing the annotation, e.g. performance-<profile>)`)
 	}
-	if ib := a.opts.Irqbalance; ib != nil && ib.Running && !cpus.IsSubsetOf(ib.BannedCPUs) {
+	if ib := a.opts.Irqbalance; ib != nil && unknown.Is(ib.Running, true) && !cpus.IsSubsetOf(ib.BannedCPUs) {
 		parts = append(parts, fmt.Sprintf("add %s to IRQBALANCE_BANNED_CPULIST and restart irqbalance, or it may put IRQs back", cpus.Union(ib.BannedCPUs).List()))
 	}
 	if len(parts) == 0 {

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/units"
 )
 
@@ -26,10 +27,10 @@ func init() {
 func (a *auditor) checkCgroupCore(c *nicCtx) {
 	for _, m := range a.groups() {
 		g := m.Group
-		if !g.CPUsKnown {
+		if !g.CPUs.Known() {
 			continue
 		}
-		shared := a.online(g.CPUs).Intersection(c.irqCores).Difference(c.irqCPUs)
+		shared := a.online(g.CPUs.Or(cpuset.Set{})).Intersection(c.irqCores).Difference(c.irqCPUs)
 		if shared.IsEmpty() {
 			continue
 		}
@@ -39,7 +40,7 @@ func (a *auditor) checkCgroupCore(c *nicCtx) {
 		if g.Exclusive {
 			sev, own = SeverityWarning, fmt.Sprintf(", which it holds exclusively (%s),", exclusiveWord(g))
 		}
-		cores := a.h.SiblingsOf(a.online(g.CPUs))
+		cores := a.h.SiblingsOf(a.online(g.CPUs.Or(cpuset.Set{})))
 		nodes, _ := a.h.NodesOf(shared)
 		fix := fmt.Sprintf("irqnuma irq pin %s --exclude %s  # the group's CPUs and their siblings", c.ifname, cores.List())
 		if g.Pod != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // CheckCgroupIRQ says a NIC's queue IRQs are delivered to CPUs a
@@ -27,10 +28,10 @@ func init() {
 func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 	for _, m := range a.groups() {
 		g := m.Group
-		if !g.Exclusive || !g.CPUsKnown {
+		if !g.Exclusive || !g.CPUs.Known() {
 			continue
 		}
-		on := g.CPUs.Intersection(c.irqCPUs)
+		on := g.CPUs.Or(cpuset.Set{}).Intersection(c.irqCPUs)
 		if on.IsEmpty() {
 			continue
 		}
@@ -41,20 +42,21 @@ func (a *auditor) checkCgroupIRQ(c *nicCtx) {
 			Message: fmt.Sprintf("%s's %s %s %s to %s, which %s holds exclusively (%s): its processes share %s with the NIC's interrupts and softirqs%s",
 				c.nic.Name, units.Choose(len(irqs), "queue IRQ", "queue IRQs"), irqsSubjectRange(irqs), units.Choose(len(irqs), "is delivered", "are delivered"),
 				cpusWord(on), groupWords(g), exclusiveWord(g), units.Choose(on.Len(), "it", "them"), a.irqbalanceOn(on)),
-			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.List()) + a.keepOff(g, g.CPUs))})
+			Fix: c.fix(fmt.Sprintf("irqnuma irq pin %s --exclude %s", c.ifname, g.CPUs.Or(cpuset.Set{}).List()) + a.keepOff(g, g.CPUs.Or(cpuset.Set{})))})
 	}
 }
 
 // checkCgroupIRQKubelet: a warning not-checked of cgroup-exclusive-irq
 // per pod's container whose exclusive CPUs the kubelet's word leaves
-// unknown (proc.Cgroup.ExclusiveWhy: a malformed answer or checkpoint
+// unknown (proc.Cgroup.KubeletCPUs: a malformed answer or checkpoint
 // entry, CPUs the host does not have), naming it and why: that word is
 // not taken, so the container's CPUs are its own only if its group's
 // files say so.
 func (a *auditor) checkCgroupIRQKubelet() error {
 	for _, m := range a.groups() {
 		g := m.Group
-		if g.ExclusiveWhy == "" {
+		kubelet := g.KubeletCPUs()
+		if kubelet.Known() {
 			continue
 		}
 		judged := "so whether they are its alone is unknown, and no NIC IRQ on them is judged"
@@ -62,7 +64,7 @@ func (a *auditor) checkCgroupIRQKubelet() error {
 			judged = fmt.Sprintf("its CPUs are its alone by %s, and judged so", exclusiveWord(g))
 		}
 		a.notCheckedFix(SeverityWarning, "", groupNotChecked(CheckCgroupIRQ, m),
-			fmt.Sprintf("%s: the kubelet's word on its CPUs is not taken: %s; %s", groupWords(g), g.ExclusiveWhy, judged),
+			fmt.Sprintf("%s: the kubelet's word on its CPUs is not taken: %s; %s", groupWords(g), kubelet.Why().Detail, judged),
 			"compare what the kubelet says on the node (its pod resources API's List, /var/lib/kubelet/cpu_manager_state) with the container's cpuset (crictl inspect): a kubelet gives a container only CPUs its node has, so the answer is corrupt or, in a snapshot, from another node")
 	}
 	return nil
@@ -76,7 +78,7 @@ func exclusiveWord(g *proc.Cgroup) string {
 	if g.Version == proc.CgroupVersionV1 {
 		return "cpuset.cpu_exclusive 1"
 	}
-	return "cpuset.cpus.partition " + string(g.Partition)
+	return "cpuset.cpus.partition " + g.Partition.String()
 }
 
 // irqbalanceOn says what a running irqbalance will do about IRQs on
@@ -84,7 +86,7 @@ func exclusiveWord(g *proc.Cgroup) string {
 // them, else it may put IRQs back.
 func (a *auditor) irqbalanceOn(cpus cpuset.Set) string {
 	ib := a.opts.Irqbalance
-	if ib == nil || !ib.Running || len(ib.PIDs) == 0 {
+	if ib == nil || !unknown.Is(ib.Running, true) || len(ib.PIDs) == 0 {
 		return ""
 	}
 	if cpus.IsSubsetOf(ib.BannedCPUs) {

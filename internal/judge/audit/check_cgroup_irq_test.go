@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // putCgroup writes a v2 group's files under root as the kernel shows
@@ -96,7 +97,14 @@ func TestCgroupExclusiveIRQKubeletUnknown(t *testing.T) {
 		{partition: "member", by: "the kubelet's pod resources API: cpu_ids 16-17", wantIRQ: "cpu_ids 16-17"},
 	}
 	for _, tt := range tests {
-		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c"}, ExclusiveBy: tt.by, ExclusiveWhy: tt.why}
+		kubelet := unknown.Of(cpuset.Set{})
+		switch {
+		case tt.why != "":
+			kubelet = unknown.NotAs[cpuset.Set](unknown.KindMalformed, tt.why)
+		case tt.by != "":
+			kubelet = unknown.Of(cpuset.Range(16, 17))
+		}
+		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c", ExclusiveCPUs: kubelet}, ExclusiveBy: tt.by}
 		st := readSeedPod(t, tt.partition, pg)
 		irqs := onlyCheck(st.Findings, CheckCgroupIRQ)
 		switch {

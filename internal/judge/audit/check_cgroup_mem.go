@@ -32,10 +32,10 @@ type memRef struct {
 func (a *auditor) checkCgroupMemCPUs() error {
 	for _, m := range a.groups() {
 		g := m.Group
-		if !g.CPUsKnown {
+		if !g.CPUs.Known() {
 			continue // cgroup-nic-remote says its CPUs are unknown
 		}
-		nodes, _ := a.h.NodesOf(a.online(g.CPUs))
+		nodes, _ := a.h.NodesOf(a.online(g.CPUs.Or(cpuset.Set{})))
 		if nodes.IsEmpty() {
 			continue
 		}
@@ -56,8 +56,8 @@ func (a *auditor) checkCgroupMemNIC(c *nicCtx) error {
 		if a.judgedAgainst(m, c.nic.Name) == "" {
 			continue
 		}
-		if g.CPUsKnown {
-			if nodes, _ := a.h.NodesOf(a.online(g.CPUs)); nodes.Equal(c.localNodes) {
+		if g.CPUs.Known() {
+			if nodes, _ := a.h.NodesOf(a.online(g.CPUs.Or(cpuset.Set{}))); nodes.Equal(c.localNodes) {
 				continue
 			}
 		}
@@ -71,11 +71,12 @@ func (a *auditor) checkCgroupMemNIC(c *nicCtx) error {
 // cpuset.mems.effective wholly off them.
 func (a *auditor) cgroupMem(m proc.Match, ref memRef) {
 	g := m.Group
-	if g.NumaStat == nil {
+	st, ok := g.NumaStat.Get()
+	if !ok {
 		a.cgroupMemsOnly(m, ref)
 		return
 	}
-	fp := g.NumaStat.Footprint()
+	fp := st.Footprint()
 	var total, remote uint64
 	var remoteNodes []int
 	for _, n := range slices.Sorted(maps.Keys(fp)) {
@@ -90,11 +91,11 @@ func (a *auditor) cgroupMem(m proc.Match, ref memRef) {
 	}
 	from := cpuset.New(remoteNodes...)
 	allow := ""
-	if g.MemsKnown && !g.Mems.IsSubsetOf(ref.nodes) {
-		allow = fmt.Sprintf("; cpuset.mems.effective %s lets it allocate there", g.Mems.List())
+	if g.Mems.Known() && !g.Mems.Or(cpuset.Set{}).IsSubsetOf(ref.nodes) {
+		allow = fmt.Sprintf("; cpuset.mems.effective %s lets it allocate there", g.Mems.Or(cpuset.Set{}).List())
 	}
 	a.add(Finding{Check: CheckCgroupMemRemote, Severity: SeverityWarning, NIC: ref.nic, Subject: groupSubject(m),
-		Nodes: remoteNodes, CPUs: g.CPUs,
+		Nodes: remoteNodes, CPUs: g.CPUs.Or(cpuset.Set{}),
 		Message: fmt.Sprintf("%s of %s's %s of memory (%d%%) is on %s, off %s (memory.numa_stat: anon and file)%s",
 			memKB(remote/1024), groupWords(g), memKB(total/1024), int(100*float64(remote)/float64(total)), nodesWord(from), ref.words, allow),
 		Fix: ref.fix(memFix(g, ref.nodes))})
@@ -105,16 +106,16 @@ func (a *auditor) cgroupMem(m proc.Match, ref memRef) {
 // puts all its new memory there; otherwise it is not checked, saying why.
 func (a *auditor) cgroupMemsOnly(m proc.Match, ref memRef) {
 	g := m.Group
-	if !g.MemsKnown || g.Mems.Intersects(ref.nodes) {
+	if !g.Mems.Known() || g.Mems.Or(cpuset.Set{}).Intersects(ref.nodes) {
 		a.notCheckedFix(SeverityInfo, ref.nic, groupNotChecked(CheckCgroupMemRemote, m),
-			"where its memory sits is unknown: "+g.NumaWhy,
+			"where its memory sits is unknown: "+g.NumaStat.Why().Detail,
 			"enable the memory controller for the group (cgroup v2, a NUMA kernel), or capture the group with irqnuma snapshot --cgroup "+g.Path)
 		return
 	}
 	a.add(Finding{Check: CheckCgroupMemRemote, Severity: SeverityWarning, NIC: ref.nic, Subject: groupSubject(m),
-		Nodes: g.Mems.IDs(), CPUs: g.CPUs,
+		Nodes: g.Mems.Or(cpuset.Set{}).IDs(), CPUs: g.CPUs.Or(cpuset.Set{}),
 		Message: fmt.Sprintf("%s may allocate memory only on %s (cpuset.mems.effective), off %s (how much it holds there is unknown: %s)",
-			groupWords(g), nodesWord(g.Mems), ref.words, g.NumaWhy),
+			groupWords(g), nodesWord(g.Mems.Or(cpuset.Set{})), ref.words, g.NumaStat.Why().Detail),
 		Fix: ref.fix(memFix(g, ref.nodes))})
 }
 

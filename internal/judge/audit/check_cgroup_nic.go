@@ -33,12 +33,12 @@ func (a *auditor) checkCgroupNIC(c *nicCtx) error {
 		if !c.loc.Known() {
 			return skip(c.nic.Name, string(CheckCgroupNICRemote), fmt.Sprintf("%s's locality is unknown: no group is called local or remote to it", c.nic.Name))
 		}
-		if !g.CPUsKnown {
-			a.notCheckedFix(SeverityInfo, c.nic.Name, groupNotChecked(CheckCgroupNICRemote, m), g.Why,
+		if !g.CPUs.Known() {
+			a.notCheckedFix(SeverityInfo, c.nic.Name, groupNotChecked(CheckCgroupNICRemote, m), g.CPUs.Why().Detail,
 				"enable the cpuset controller for the group (cgroup.subtree_control of its parent), or name its CPUs with --pid")
 			continue
 		}
-		cpus := a.online(g.CPUs)
+		cpus := a.online(g.CPUs.Or(cpuset.Set{}))
 		remote := cpus.Difference(c.loc.CPUs)
 		if remote.IsEmpty() {
 			continue

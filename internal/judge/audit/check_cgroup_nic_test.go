@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // seedGroups is the seed host with v2 groups (no process in them), each
@@ -87,14 +88,14 @@ func TestCgroupNICRemote(t *testing.T) {
 // banning them.
 func TestCgroupPodWords(t *testing.T) {
 	h, tb := loadHost(t, "seed")
-	pod := &proc.PodRef{Namespace: "bench", Name: "iperf", UID: "6f0c", Container: "server", ContainerID: "cri-o://9a1b"}
+	pod := &proc.PodRef{Namespace: "bench", Name: "iperf", UID: "6f0c", Container: "server", ContainerID: "cri-o://9a1b", ExclusiveCPUs: unknown.Of(cpuset.Set{})}
 	path := "/kubepods.slice/kubepods-pod6f0c.slice/crio-9a1b.scope"
 	group := func(cpus cpuset.Set) []proc.Match {
 		return []proc.Match{{Selector: proc.Selector{Kind: proc.SelectorKindCgroup, Cgroup: path},
-			Group: &proc.Cgroup{Path: path, Version: proc.CgroupVersionV2, CPUs: cpus, CPUsKnown: true, Partition: proc.PartitionIsolated, Exclusive: true, Pod: pod}}}
+			Group: &proc.Cgroup{Path: path, Version: proc.CgroupVersionV2, CPUs: unknown.Of(cpus), Partition: unknown.Of(proc.PartitionIsolated), Exclusive: true, Pod: pod}}}
 	}
 	opts := Options{Governor: performance, NICs: []string{"eth0"}, Cgroups: group(cpuset.New(2, 3, 17)),
-		Irqbalance: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812}}}
+		Irqbalance: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{812}}}
 	fs := Run(h, tb, nil, opts)
 	const named = "pod bench/iperf container server"
 	for _, c := range []Check{CheckCgroupIRQ, CheckCgroupNICRemote} {
@@ -124,9 +125,9 @@ func TestCgroupNICBySockets(t *testing.T) {
 	h, tb := loadHost(t, "seed")
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.Range(0, 3)}
 	match := []proc.Match{{Selector: proc.Selector{Kind: proc.SelectorKindCgroup, Cgroup: "/pod"}, PIDs: []int{7},
-		Group: &proc.Cgroup{Path: "/pod", Version: proc.CgroupVersionV2, CPUs: cpuset.Range(0, 3), CPUsKnown: true, PIDs: []int{7}}}}
+		Group: &proc.Cgroup{Path: "/pod", Version: proc.CgroupVersionV2, CPUs: unknown.Of(cpuset.Range(0, 3)), PIDs: []int{7}}}}
 	on := func(nic string) []nicuse.Use {
-		return []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{nic}, Attribution: nicuse.AttributionSockets,
+		return []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{nic}, Attribution: unknown.Of(nicuse.AttributionSockets),
 			How: []string{"tcp 192.0.2.2:5201 -> 192.0.2.1:40712: routed through " + nic + " (192.0.2.0/24)"}}}
 	}
 	fs := Run(h, tb, []*proc.Process{p}, Options{Governor: performance, Cgroups: match, Uses: on("eth0")})

@@ -33,7 +33,7 @@ func (a *auditor) checkChannels(c *nicCtx) error {
 		return nil
 	}
 	a.add(Finding{Check: CheckChannelsVsCores, Severity: SeverityInfo, NIC: c.nic.Name, Subject: fmt.Sprintf("%d %s channels", count, kind),
-		CPUs: local, Nodes: nodeIDs(c.loc.Node),
+		CPUs: local, Nodes: nodeIDs(c.loc.Node.Or(-1)),
 		Message: fmt.Sprintf("%s has %d %s channels (at most %d) for %d local cores on its %s: the queues past %d share cores or are served off the node",
 			c.nic.Name, count, kind, most, cores, NodeName(c.loc), cores),
 		Fix: c.fix(fmt.Sprintf("ethtool -L %s %s %d", c.ifname, kind, cores))})

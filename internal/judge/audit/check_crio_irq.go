@@ -6,6 +6,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // CheckPodIRQBalancing says a NIC's queue IRQs are delivered to CPUs a
@@ -28,10 +29,13 @@ func init() {
 func (a *auditor) checkPodIRQBalancing(c *nicCtx) {
 	for _, m := range a.groups() {
 		g := m.Group
-		if g.Pod == nil || g.Pod.IRQBalancing == nil || !g.Pod.IRQBalancing.Off {
+		if g.Pod == nil {
 			continue
 		}
-		ib := g.Pod.IRQBalancing
+		ib, ok := g.Pod.IRQBalancing.Get()
+		if !ok || !ib.Off {
+			continue
+		}
 		off, ok := a.irqFreeCPUs(g, ib)
 		if !ok {
 			continue
@@ -57,13 +61,12 @@ func (a *auditor) checkPodIRQBalancing(c *nicCtx) {
 // for housekeeping, the first CPU's thread siblings among them
 // (runtimehandlerhooks: getHousekeepingCPUs). ok is false when the CPUs
 // are unknown.
-func (a *auditor) irqFreeCPUs(g *proc.Cgroup, ib *proc.IRQBalancing) (cpuset.Set, bool) {
-	cpus := ib.CPUs
-	if !ib.CPUsKnown {
-		if !g.CPUsKnown {
+func (a *auditor) irqFreeCPUs(g *proc.Cgroup, ib proc.IRQBalancing) (cpuset.Set, bool) {
+	cpus, ok := ib.CPUs.Get()
+	if !ok {
+		if cpus, ok = g.CPUs.Get(); !ok {
 			return cpuset.Set{}, false
 		}
-		cpus = g.CPUs
 	}
 	if first, ok := cpus.Min(); ok && ib.Housekeeping {
 		cpus = cpus.Difference(a.h.SiblingsOf(cpuset.New(first)))
@@ -71,14 +74,22 @@ func (a *auditor) irqFreeCPUs(g *proc.Cgroup, ib *proc.IRQBalancing) (cpuset.Set
 	return cpus, true
 }
 
+// configNotRead reports whether a container's CRI-O config was to be
+// read and was not: not for a container another runtime runs, nor for
+// a sandbox, which runs no workload.
+func configNotRead(ib unknown.Value[proc.IRQBalancing]) bool {
+	k := ib.Why().Kind
+	return !ib.Known() && k != unknown.KindNotApplicable && k != unknown.KindNotRead
+}
+
 // checkPodIRQBalancingConfig: a warning not-checked of
 // pod-irq-balancing per pod container whose CRI-O config is malformed,
 // naming it and why.
 func (a *auditor) checkPodIRQBalancingConfig() error {
 	for _, m := range a.groups() {
-		if p := m.Group.Pod; p != nil && p.IRQBalancingWhy != "" {
+		if p := m.Group.Pod; p != nil && configNotRead(p.IRQBalancing) {
 			a.notCheckedFix(SeverityWarning, "", groupNotChecked(CheckPodIRQBalancing, m),
-				fmt.Sprintf("%s: its CRI-O config is not read: %s; whether its pod asked to keep IRQs off its CPUs is unknown", groupWords(m.Group), p.IRQBalancingWhy),
+				fmt.Sprintf("%s: its CRI-O config is not read: %s; whether its pod asked to keep IRQs off its CPUs is unknown", groupWords(m.Group), p.IRQBalancing.Why().Detail),
 				"crictl inspect the container: its info.runtimeSpec.annotations hold what CRI-O acts on")
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestPodIRQBalancing: on the seed host (eth0's IRQ 285 delivered to
@@ -18,25 +19,24 @@ import (
 func TestPodIRQBalancing(t *testing.T) {
 	tests := []struct {
 		name      string
-		ib        *proc.IRQBalancing
-		why       string
+		ib        unknown.Value[proc.IRQBalancing]
 		wantIRQ   string // in the finding's message; "" for none
 		wantFix   string
 		wantNoted string // in the not-checked's message; "" for none
 	}{
-		{name: "disable", ib: &proc.IRQBalancing{Value: "disable", Key: "irq-load-balancing.crio.io", Off: true, CPUs: cpuset.New(16, 17), CPUsKnown: true, From: "/c/config.json"},
+		{name: "disable", ib: unknown.Of(proc.IRQBalancing{Value: "disable", Key: "irq-load-balancing.crio.io", Off: true, CPUs: unknown.Of(cpuset.New(16, 17)), From: "/c/config.json"}),
 			wantIRQ: `CPU 17, which pod default/p container c asked CRI-O to keep IRQs off (irq-load-balancing.crio.io: "disable", /c/config.json)`,
 			wantFix: "irqnuma irq pin eth0 --exclude 16-17; then find what moved them"},
-		{name: "the group's CPUs when the config has none", ib: &proc.IRQBalancing{Value: "true", Key: "irq-load-balancing.crio.io/c", Off: true, From: "/c/config.json"},
+		{name: "the group's CPUs when the config has none", ib: unknown.Of(proc.IRQBalancing{Value: "true", Key: "irq-load-balancing.crio.io/c", Off: true, From: "/c/config.json"}),
 			wantIRQ: `(irq-load-balancing.crio.io/c: "true"`, wantFix: "irqnuma irq pin eth0 --exclude 16-17;"},
-		{name: "housekeeping keeps the first CPU's", ib: &proc.IRQBalancing{Value: "housekeeping", Key: "irq-load-balancing.crio.io", Off: true, Housekeeping: true, CPUs: cpuset.New(17, 18), CPUsKnown: true}},
-		{name: "housekeeping", ib: &proc.IRQBalancing{Value: "housekeeping", Key: "irq-load-balancing.crio.io", Off: true, Housekeeping: true, CPUs: cpuset.New(16, 17), CPUsKnown: true},
+		{name: "housekeeping keeps the first CPU's", ib: unknown.Of(proc.IRQBalancing{Value: "housekeeping", Key: "irq-load-balancing.crio.io", Off: true, Housekeeping: true, CPUs: unknown.Of(cpuset.New(17, 18))})},
+		{name: "housekeeping", ib: unknown.Of(proc.IRQBalancing{Value: "housekeeping", Key: "irq-load-balancing.crio.io", Off: true, Housekeeping: true, CPUs: unknown.Of(cpuset.New(16, 17))}),
 			wantIRQ: "CPU 17, which pod default/p container c", wantFix: "--exclude 17;"},
-		{name: "ignored", ib: &proc.IRQBalancing{Value: "enable", Key: "irq-load-balancing.crio.io", CPUs: cpuset.New(16, 17), CPUsKnown: true}},
-		{name: "unread", why: "/c/config.json: not a JSON object", wantNoted: "its CRI-O config is not read: /c/config.json: not a JSON object"},
+		{name: "ignored", ib: unknown.Of(proc.IRQBalancing{Value: "enable", Key: "irq-load-balancing.crio.io", CPUs: unknown.Of(cpuset.New(16, 17))})},
+		{name: "unread", ib: unknown.NotAs[proc.IRQBalancing](unknown.KindMalformed, "/c/config.json: not a JSON object"), wantNoted: "its CRI-O config is not read: /c/config.json: not a JSON object"},
 	}
 	for _, tt := range tests {
-		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c", IRQBalancing: tt.ib, IRQBalancingWhy: tt.why}}
+		pg := proc.PodGroup{Path: "/pod/c", Pod: proc.PodRef{Namespace: "default", Name: "p", Container: "c", IRQBalancing: tt.ib, ExclusiveCPUs: unknown.Of(cpuset.Set{})}}
 		st := readSeedPod(t, "member", pg)
 		got := onlyCheck(st.Findings, CheckPodIRQBalancing)
 		switch {

@@ -61,7 +61,7 @@ func (a *auditor) checkGovernor(c *nicCtx) error {
 		parts = append(parts, fmt.Sprintf("%s on CPUs %s", g, set.List()))
 	}
 	a.add(Finding{Check: CheckCPUGovernor, Severity: SeverityInfo, NIC: c.nic.Name,
-		Subject: "governor of local CPUs", CPUs: all, Nodes: nodeIDs(c.loc.Node),
+		Subject: "governor of local CPUs", CPUs: all, Nodes: nodeIDs(c.loc.Node.Or(-1)),
 		Message: fmt.Sprintf("%d of %s's %d local CPUs do not use the performance governor (%s): clock ramp-up adds run-to-run variance",
 			all.Len(), c.nic.Name, local.Len(), strings.Join(parts, "; ")),
 		Fix: fmt.Sprintf("cpupower -c %s frequency-set -g performance", all.List())})

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditIOMMUMessages: iommu-mode says what sysfs and the command line
 // each told: an active IOMMU from /sys/class/iommu, or only the command
 // line when the tree has no IOMMU folders.
 func TestAuditIOMMUMessages(t *testing.T) {
-	active := &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3}
+	active := &topology.IOMMU{Units: unknown.Of([]string{"dmar0"}), Groups: unknown.Of(3)}
 	tests := []struct {
 		m       *topology.IOMMU
 		cmdline string

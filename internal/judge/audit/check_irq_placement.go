@@ -7,6 +7,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Where queue IRQs land: irq-remote and isolated-irq.
@@ -63,7 +64,7 @@ func (a *auditor) isolationKinds(cpus cpuset.Set) string {
 	kinds := []struct {
 		name string
 		set  cpuset.Set
-		src  topology.Source
+		src  unknown.Value[topology.Source]
 	}{
 		{"isolcpus", a.h.Isolated, from.Isolated},
 		{"isolcpus managed_irq", a.h.ManagedIRQ, from.ManagedIRQ},
@@ -73,7 +74,7 @@ func (a *auditor) isolationKinds(cpus cpuset.Set) string {
 	for _, k := range kinds {
 		switch {
 		case !cpus.Intersects(k.set):
-		case k.src == topology.SourceCmdline:
+		case unknown.Is(k.src, topology.SourceCmdline):
 			cmdline = append(cmdline, k.name)
 		default:
 			read = append(read, k.name)
@@ -93,7 +94,7 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 	local := c.loc.CPUs
 	f := Finding{Check: CheckIRQRemote, NIC: c.nic.Name, Subject: irqSubject(q), IRQ: []int{q.IRQ},
 		Fix: c.fix(fixForIRQ(c.ifname, q, pinFix(c.ifname)))}
-	req := a.online(q.Affinity)
+	req := a.online(q.Affinity.Or(cpuset.Set{}))
 	switch remote := where.Difference(local); {
 	case c.byEffective[q.IRQ] && remote.Equal(where):
 		f.Severity, f.CPUs = SeverityError, remote
@@ -106,12 +107,12 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 			where.List(), a.describeRemote(remote, local), NodeName(c.loc))
 	case c.byEffective[q.IRQ]:
 		reqRemote := req.Difference(local)
-		if !q.HasAffinity || reqRemote.IsEmpty() {
+		if !q.Affinity.Known() || reqRemote.IsEmpty() {
 			return
 		}
 		f.Severity, f.CPUs = SeverityWarning, reqRemote
 		f.Message = fmt.Sprintf("%s of %s is delivered to local CPU %s, but its requested mask %s also reaches %s: the kernel may move it there",
-			irqSubject(q), c.nic.Name, where.List(), q.Affinity.List(), a.describeRemote(reqRemote, local))
+			irqSubject(q), c.nic.Name, where.List(), q.Affinity.Or(cpuset.Set{}).List(), a.describeRemote(reqRemote, local))
 	case where.IsEmpty():
 		return
 	case remote.Equal(where):
@@ -122,7 +123,7 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 	case !remote.IsEmpty():
 		f.Severity, f.CPUs = SeverityWarning, remote
 		f.Message = fmt.Sprintf("%s of %s has requested mask %s, which reaches %s (effective CPU unknown)", irqSubject(q), c.nic.Name,
-			q.Affinity.List(), a.describeRemote(remote, local))
+			q.Affinity.Or(cpuset.Set{}).List(), a.describeRemote(remote, local))
 	default:
 		return
 	}
@@ -138,10 +139,10 @@ func (a *auditor) irqRemote(c *nicCtx, q *irq.IRQ, where cpuset.Set) {
 // RSS traffic, so its placement is worth knowing, not a warning.
 func weighByTable(c *nicCtx, q *irq.IRQ, f *Finding) {
 	s := c.steer
-	if !s.tableKnown() || q.Owner == nil || q.Owner.Queue < 0 || q.Owner.Dir == "tx" {
+	if !s.tableKnown() || q.Owner == nil || !q.Owner.Queue.Known() || q.Owner.Dir == "tx" {
 		return
 	}
-	qn := uint32(q.Owner.Queue)
+	qn := uint32(q.Owner.Queue.Or(0))
 	if s.share[qn] > 0 {
 		f.Message += "; its queue takes " + s.shareOf(qn)
 		return

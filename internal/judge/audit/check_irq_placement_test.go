@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditIRQRemote changes one queue IRQ of the seed host in memory
@@ -24,25 +25,25 @@ func TestAuditIRQRemote(t *testing.T) {
 	}{
 		{name: "as captured", give: func(q *irq.IRQ) {}},
 		{name: "effective remote", give: func(q *irq.IRQ) {
-			q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+			q.Affinity, q.Effective = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3))
 		}, wantSeverity: SeverityError, wantCPUs: "3", wantMessage: "IRQ 284 (queue 0) of eth0 is delivered to CPU 3 (node 0), off the NIC's node 1"},
 		{name: "effective local, mask reaches remote", give: func(q *irq.IRQ) {
-			q.Affinity = cpuset.Range(0, 63)
+			q.Affinity = unknown.Of(cpuset.Range(0, 63))
 		}, wantSeverity: SeverityWarning, wantCPUs: "0-15,32-47", wantMessage: "is delivered to local CPU 50, but its requested mask 0-63 also reaches CPUs 0-15,32-47 (node 0)"},
 		{name: "effective unknown, mask all remote", give: func(q *irq.IRQ) {
-			q.HasEffective, q.Effective, q.Affinity = false, cpuset.Set{}, cpuset.Range(0, 15)
+			q.Effective, q.Affinity = unknown.Value[cpuset.Set]{}, unknown.Of(cpuset.Range(0, 15))
 		}, wantSeverity: SeverityError, wantCPUs: "0-15", wantMessage: "may only go to CPUs 0-15 (node 0), off the NIC's node 1 (effective CPU unknown)"},
 		{name: "effective unknown, mask mixed", give: func(q *irq.IRQ) {
-			q.HasEffective, q.Effective, q.Affinity = false, cpuset.Set{}, cpuset.Range(15, 16)
+			q.Effective, q.Affinity = unknown.Value[cpuset.Set]{}, unknown.Of(cpuset.Range(15, 16))
 		}, wantSeverity: SeverityWarning, wantCPUs: "15", wantMessage: "has requested mask 15-16, which reaches CPU 15 (node 0) (effective CPU unknown)"},
 		{name: "effective spans both nodes", give: func(q *irq.IRQ) {
-			q.Affinity, q.Effective = cpuset.New(3, 50), cpuset.New(3, 50)
+			q.Affinity, q.Effective = unknown.Of(cpuset.New(3, 50)), unknown.Of(cpuset.New(3, 50))
 		}, wantSeverity: SeverityWarning, wantCPUs: "3"},
 		{name: "nothing known", give: func(q *irq.IRQ) {
-			q.HasEffective, q.HasAffinity, q.Effective, q.Affinity = false, false, cpuset.Set{}, cpuset.Set{}
+			q.Effective, q.Affinity = unknown.Value[cpuset.Set]{}, unknown.Value[cpuset.Set]{}
 		}},
 		{name: "managed: the fix says it cannot be moved", give: func(q *irq.IRQ) {
-			q.Affinity, q.Effective, q.Managed = cpuset.New(3), cpuset.New(3), true
+			q.Affinity, q.Effective, q.Managed = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3)), unknown.Of(true)
 		}, wantSeverity: SeverityError, wantCPUs: "3", wantMessage: "delivered to CPU 3"},
 	}
 	for _, tt := range tests {
@@ -69,7 +70,7 @@ func TestAuditIRQRemote(t *testing.T) {
 				t.Errorf("irq-remote = %s CPUs %s IRQs %v %q; want %s CPUs %s IRQ 284 message containing %q",
 					f.Severity, f.CPUs, f.IRQ, f.Message, tt.wantSeverity, tt.wantCPUs, tt.wantMessage)
 			}
-			if q.Managed && !strings.HasPrefix(f.Fix, "kernel-managed") {
+			if unknown.Is(q.Managed, true) && !strings.HasPrefix(f.Fix, "kernel-managed") {
 				t.Errorf("fix for a managed IRQ = %q, want the kernel-managed explanation", f.Fix)
 			}
 		})
@@ -96,7 +97,7 @@ func TestAuditSamePackage(t *testing.T) {
 	// The seed host has one node per package: no package words.
 	h, tb = loadHost(t, "seed")
 	q, _ := tb.Get(285)
-	q.Effective = cpuset.New(1)
+	q.Effective = unknown.Of(cpuset.New(1))
 	for _, f := range onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQRemote) {
 		if strings.Contains(f.Message, "package") {
 			t.Errorf("seed message names packages: %q", f.Message)
@@ -109,8 +110,8 @@ func TestAuditSamePackage(t *testing.T) {
 // free CPUs by irq-shared-cpu. On the seed host IRQs 286 and 290 share
 // CPU 53 while 17 local CPUs take no queue IRQ.
 func TestAuditIsolation(t *testing.T) {
-	fromCmdline := topology.IsolationSources{Isolated: topology.SourceCmdline, NohzFull: topology.SourceCmdline,
-		ManagedIRQ: topology.SourceCmdline, IRQAffinity: topology.SourceCmdline}
+	fromCmdline := topology.IsolationSources{Isolated: unknown.Of(topology.SourceCmdline), NohzFull: unknown.Of(topology.SourceCmdline),
+		ManagedIRQ: unknown.Of(topology.SourceCmdline), IRQAffinity: unknown.Of(topology.SourceCmdline)}
 	tests := []struct {
 		name       string
 		give       func(h *topology.Host)
@@ -133,7 +134,7 @@ func TestAuditIsolation(t *testing.T) {
 			"IRQ 290 (queue 6) of eth0 is delivered to isolated CPU 53 (isolcpus managed_irq, nohz_full from the kernel command line)"}},
 		{name: "domain from sysfs, managed_irq from the command line", give: func(h *topology.Host) {
 			h.Isolated, h.ManagedIRQ = cpuset.New(53), cpuset.New(53)
-			h.IsolationFrom = topology.IsolationSources{Isolated: topology.SourceSysfs, ManagedIRQ: topology.SourceCmdline}
+			h.IsolationFrom = topology.IsolationSources{Isolated: unknown.Of(topology.SourceSysfs), ManagedIRQ: unknown.Of(topology.SourceCmdline)}
 		}, wantShared: "non-isolated", wantIso: []string{
 			"isolated CPU 53 (isolcpus; isolcpus managed_irq from the kernel command line)",
 			"isolated CPU 53 (isolcpus; isolcpus managed_irq from the kernel command line)"}},
@@ -169,8 +170,7 @@ func TestAuditIsolation(t *testing.T) {
 func TestAuditIRQPlacementUnknown(t *testing.T) {
 	h, tb := loadHost(t, "seed")
 	for i := range tb.IRQs {
-		tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
-		tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
+		tb.IRQs[i].Affinity, tb.IRQs[i].Effective = unknown.Value[cpuset.Set]{}, unknown.Value[cpuset.Set]{}
 	}
 	h.Isolated = cpuset.New(50)
 	var got []string

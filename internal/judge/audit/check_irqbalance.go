@@ -6,6 +6,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // irqbalance moving the NIC's IRQs: irqbalance-active.
@@ -26,9 +27,9 @@ func (a *auditor) checkIrqbalance(c *nicCtx) error {
 		return nil
 	case ib == nil:
 		return skip("", string(CheckIrqbalance), "irqbalance was not read")
-	case !ib.ProcessesKnown:
+	case !ib.Running.Known():
 		return skip("", string(CheckIrqbalance), "no process folders under /proc: whether irqbalance runs is unknown")
-	case !ib.Running:
+	case !unknown.Is(ib.Running, true):
 		return nil
 	}
 	driver, ok := a.opts.PCIDrivers[c.nic.PCI]
@@ -37,7 +38,7 @@ func (a *auditor) checkIrqbalance(c *nicCtx) error {
 	}
 	var free []*irq.IRQ
 	for _, q := range c.irqs {
-		if q.Managed {
+		if unknown.Is(q.Managed, true) {
 			continue
 		}
 		if banned, _ := ib.IRQBanned(q.IRQ, driver, q.Name); !banned {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/host/irqbalance"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditIrqbalance checks irqbalance-active against what it bans.
@@ -17,12 +18,12 @@ func TestAuditIrqbalance(t *testing.T) {
 		wantIRQs []int // nil: no finding
 		wantFix  string
 	}{
-		{name: "not running", give: &irqbalance.Settings{ProcessesKnown: true}},
-		{name: "running, bans nothing", give: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812}, ConfigFile: "/etc/default/irqbalance"},
+		{name: "not running", give: &irqbalance.Settings{Running: unknown.Of(false)}},
+		{name: "running, bans nothing", give: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{812}, ConfigFile: "/etc/default/irqbalance"},
 			wantIRQs: []int{283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299},
 			wantFix:  `set IRQBALANCE_ARGS="--banirq=283 --banirq=284`},
-		{name: "running, bans the driver", give: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812}, BannedModules: []string{"mlx5"}}},
-		{name: "running, bans some IRQs", give: &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{812},
+		{name: "running, bans the driver", give: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{812}, BannedModules: []string{"mlx5"}}},
+		{name: "running, bans some IRQs", give: &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{812},
 			BannedIRQs: []int{283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297}, ConfigArgs: []string{"--banirq=283"}},
 			wantIRQs: []int{298, 299}, wantFix: `IRQBALANCE_ARGS="--banirq=283 --banirq=298 --banirq=299"`},
 	}
@@ -56,7 +57,7 @@ func TestAuditIrqbalanceBanmod(t *testing.T) {
 		{mod: "virtio_net", drivers: nil, want: 0},                                          // not read: the netdev driver
 	}
 	for _, tt := range tests {
-		ib := &irqbalance.Settings{ProcessesKnown: true, Running: true, PIDs: []int{9}, BannedModules: []string{tt.mod}}
+		ib := &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{9}, BannedModules: []string{tt.mod}}
 		got := onlyCheck(Run(h, tb, nil, Options{Irqbalance: ib, PCIDrivers: tt.drivers, Governor: performance}), CheckIrqbalance)
 		n := 0
 		if len(got) == 1 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Kernel-managed queue IRQs: irq-managed.
@@ -18,7 +19,7 @@ func init() {
 func (a *auditor) checkManaged(c *nicCtx) {
 	var managed []*irq.IRQ
 	for _, q := range c.queues {
-		if q.Managed {
+		if unknown.Is(q.Managed, true) {
 			managed = append(managed, q)
 		}
 	}

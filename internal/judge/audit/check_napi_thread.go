@@ -135,7 +135,7 @@ func (a *auditor) checkNAPIThreads(c *nicCtx) error {
 		switch {
 		case !allowed.IsEmpty() && !allowed.Intersects(local):
 			remote, remoteCPUs = append(remote, t), remoteCPUs.Union(allowed)
-		case last >= 0 && !local.Contains(last) && a.h.NodeOf(last) >= 0:
+		case last >= 0 && !local.Contains(last) && a.h.NodeOf(last).Known():
 			remote, remoteCPUs = append(remote, t), remoteCPUs.Union(cpuset.New(last))
 		case !allowed.IsSubsetOf(local):
 			unpinned, unpinnedCPUs = append(unpinned, t), unpinnedCPUs.Union(allowed.Difference(local))
@@ -206,7 +206,7 @@ func lastCPU(ths []proc.Thread) int {
 	if len(ths) == 0 {
 		return -1
 	}
-	return ths[0].LastCPU
+	return ths[0].LastCPU.Or(-1)
 }
 
 // kthreadPIDs are the kthreads' PIDs, ascending.

@@ -1,6 +1,11 @@
 package audit
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
+)
 
 // NIC-node check: nic-node-unknown.
 const CheckNICNodeUnknown Check = "nic-node-unknown"
@@ -12,7 +17,7 @@ func init() {
 // checkNICNode: nic-node-unknown. numa_node -1 on a host with more than
 // one node; says whether local_cpulist still tells the local CPUs.
 func (a *auditor) checkNICNode(c *nicCtx) {
-	if c.nic.Node >= 0 || len(a.h.Nodes) < 2 {
+	if c.nic.Node.Known() || len(a.h.Nodes) < 2 {
 		return
 	}
 	if c.nic.Inferred && (c.nic.PCI == "" || c.nic.PCIAbsent) {
@@ -28,15 +33,15 @@ func (a *auditor) checkNICNode(c *nicCtx) {
 	}
 	if c.loc.Known() {
 		f.CPUs = c.loc.CPUs
-		if c.loc.Node >= 0 {
-			f.Nodes = []int{c.loc.Node}
+		if node, ok := c.loc.Node.Get(); ok {
+			f.Nodes = []int{node}
 		}
 		f.Message = fmt.Sprintf("%s (%s) has numa_node -1 on a %d-node host; its local_cpulist %s (%s) is used as its locality for the other checks",
 			c.nic.Name, dev, len(a.h.Nodes), c.loc.CPUs.List(), nodeOnly(c.loc))
 	} else {
 		why := "no local_cpulist"
-		if c.nic.HasLocal {
-			why = fmt.Sprintf("local_cpulist %s names every CPU", c.nic.LocalCPUs.List())
+		if local, ok := c.nic.LocalCPUs.Get(); ok {
+			why = fmt.Sprintf("local_cpulist %s names every CPU", local.List())
 		}
 		f.Message = fmt.Sprintf("%s (%s) has numa_node -1 on a %d-node host and %s: its locality is unknown, so its IRQs and processes are not called local or remote",
 			c.nic.Name, dev, len(a.h.Nodes), why)
@@ -57,10 +62,10 @@ func (a *auditor) inferredNICNode(c *nicCtx) {
 	} else {
 		f.Fix = fmt.Sprintf("capture /sys/bus/pci/devices/%s and the folder it links to (numa_node, local_cpulist)", n.PCI)
 	}
-	if c.loc.Source == "irq node" {
-		f.Severity, f.CPUs, f.Nodes = SeverityInfo, c.loc.CPUs, []int{c.loc.Node}
+	if node, ok := c.loc.Node.Get(); ok && unknown.Is(c.loc.Source, topology.LocalitySourceIRQNode) {
+		f.Severity, f.CPUs, f.Nodes = SeverityInfo, c.loc.CPUs, []int{node}
 		f.Message = fmt.Sprintf("%s is known from IRQ names and %s, so its numa_node is unknown; all %d of its IRQs were allocated on node %d (/proc/irq/N/node), which is used as its locality for the other checks",
-			n.Name, why, len(c.irqs), c.loc.Node)
+			n.Name, why, len(c.irqs), node)
 	} else {
 		f.Severity = SeverityWarning
 		f.Message = fmt.Sprintf("%s is known from IRQ names and %s, so its numa_node is unknown, and its IRQs' /proc/irq/N/node name no single node: its locality is unknown, so its IRQs and processes are not called local or remote",

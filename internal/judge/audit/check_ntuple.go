@@ -74,7 +74,7 @@ func (a *auditor) remoteKthread(c *nicCtx, q uint32) (string, cpuset.Set) {
 	if !allowed.IsEmpty() && !allowed.Intersects(c.loc.CPUs) {
 		return fmt.Sprintf("%s may only run on %s", threadName(p.Comm, napi.PID), a.describeRemote(allowed, c.loc.CPUs)), allowed
 	}
-	if last := lastCPU(p.Threads); last >= 0 && !c.loc.CPUs.Contains(last) && a.h.NodeOf(last) >= 0 {
+	if last := lastCPU(p.Threads); last >= 0 && !c.loc.CPUs.Contains(last) && a.h.NodeOf(last).Known() {
 		cpus := cpuset.New(last)
 		return fmt.Sprintf("%s last ran on %s", threadName(p.Comm, napi.PID), a.describeRemote(cpus, c.loc.CPUs)), cpus
 	}

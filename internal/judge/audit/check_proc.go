@@ -52,11 +52,12 @@ func (a *auditor) procRemote(c *nicCtx, p *proc.Process) {
 	local := c.loc.CPUs
 	var lastTIDs, last []int
 	for _, th := range p.Threads {
-		if th.LastCPU < 0 || local.Contains(th.LastCPU) || a.h.NodeOf(th.LastCPU) < 0 {
+		cpu, ok := th.LastCPU.Get()
+		if !ok || local.Contains(cpu) || !a.h.NodeOf(cpu).Known() {
 			continue
 		}
 		lastTIDs = append(lastTIDs, th.TID)
-		last = append(last, th.LastCPU)
+		last = append(last, cpu)
 	}
 	lastCPUs := cpuset.New(last...)
 	fix := func() string {

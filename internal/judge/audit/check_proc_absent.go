@@ -50,7 +50,7 @@ func (a *auditor) cgroupAbsent(sel proc.Selector) {
 		}
 		if m.Group == nil && sel.Kind != proc.SelectorKindCgroup {
 			a.add(Finding{Check: CheckProcAbsent, Severity: SeverityWarning, Subject: sel.String(),
-				Message: fmt.Sprintf("no %s %s on this node (%s): nothing about it was checked", sel.Kind, sel.Pod, m.Why),
+				Message: fmt.Sprintf("no %s %s on this node (%s): nothing about it was checked", sel.Kind, sel.Pod, m.Missing.Detail),
 				Fix:     "name a pod that runs on this node (kubectl get pods -A -o wide --field-selector spec.nodeName=NODE), or a container ID crictl ps shows"})
 			return
 		}

@@ -56,7 +56,7 @@ func unknownMessage(subj string, u nicuse.Use) string {
 	const tail = ": it was judged against no NIC"
 	// nicuse.Of puts the line that decided the attribution first.
 	sock, _, _ := strings.Cut(first(u.How), ": ")
-	switch u.Attribution {
+	switch a, _ := u.Attribution.Get(); a {
 	case nicuse.AttributionAny:
 		return fmt.Sprintf("%s is bound to every address only (%s), so any NIC may carry its traffic%s", subj, sock, tail)
 	case nicuse.AttributionLoopback:

@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditJudgesUsedNICs: on a host with NICs on both nodes, a process
@@ -20,9 +21,9 @@ import (
 func TestAuditJudgesUsedNICs(t *testing.T) {
 	h, tb := loadHost(t, "offline-2node")
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(15),
-		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(15), LastCPU: 15}}, NodeKB: map[int]uint64{1: 10}}
-	unknown := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AttributionUnknown, How: []string{"it has no TCP or UDP sockets (yet)"}}}
-	anyNIC := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: nicuse.AttributionAny, How: []string{"tcp *:5201 (listening): bound to every address"}}}
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(15), LastCPU: unknown.Of(15)}}, NodeKB: map[int]uint64{1: 10}}
+	noNIC := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotApplicable, "it has no TCP or UDP sockets (yet)"), How: []string{"it has no TCP or UDP sockets (yet)"}}}
+	anyNIC := []nicuse.Use{{PID: 7, Comm: "iperf3", NICs: []string{}, Attribution: unknown.Of(nicuse.AttributionAny), How: []string{"tcp *:5201 (listening): bound to every address"}}}
 	tests := []struct {
 		name   string
 		nics   []string
@@ -36,11 +37,11 @@ func TestAuditJudgesUsedNICs(t *testing.T) {
 			want: []string{"proc-irq-overlap ens1f0"}},
 		{name: "uses the other node's NIC", uses: usesOn("eth1", p), judged: []string{"eth1"}, by: "sockets",
 			want: []string{"proc-mem-remote eth1", "proc-remote eth1", "proc-remote eth1"}},
-		{name: "unknown, no --nic", uses: unknown, judged: []string{},
+		{name: "unknown, no --nic", uses: noNIC, judged: []string{},
 			want: []string{"proc-nic-unknown "}},
 		{name: "not read at all, no --nic", judged: []string{}, want: []string{"proc-nic-unknown "}},
 		{name: "any NIC, no --nic", uses: anyNIC, judged: []string{}, want: []string{"proc-nic-unknown "}},
-		{name: "unknown, --nic eth1", nics: []string{"eth1"}, uses: unknown, judged: []string{"eth1"}, by: "--nic",
+		{name: "unknown, --nic eth1", nics: []string{"eth1"}, uses: noNIC, judged: []string{"eth1"}, by: "--nic",
 			want: []string{"proc-mem-remote eth1", "proc-remote eth1", "proc-remote eth1"}},
 		{name: "uses ens1f0, --nic eth1", nics: []string{"eth1"}, uses: usesOn("ens1f0", p), judged: []string{},
 			want: []string{"proc-nic-unaudited "}},

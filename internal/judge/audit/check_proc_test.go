@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditProcesses runs the process checks on in-memory processes.
@@ -17,7 +18,7 @@ func TestAuditProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return proc.Thread{TID: tid, Allowed: s, LastCPU: last}
+		return proc.Thread{TID: tid, Allowed: s, LastCPU: unknown.Of(last)}
 	}
 	tests := []struct {
 		name string

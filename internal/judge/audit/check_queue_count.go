@@ -48,5 +48,5 @@ func (a *auditor) checkQueueCount(c *nicCtx) {
 		return
 	}
 	a.add(Finding{Check: CheckQueuesVsCPUs, Severity: SeverityInfo, NIC: c.nic.Name,
-		Subject: units.Plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node), Message: msg, Fix: c.fix(fix)})
+		Subject: units.Plural(n, "queue", "queues"), CPUs: local, Nodes: nodeIDs(c.loc.Node.Or(-1)), Message: msg, Fix: c.fix(fix)})
 }

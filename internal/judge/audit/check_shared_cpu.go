@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Queue IRQs sharing a CPU: irq-shared-cpu.
@@ -67,7 +68,7 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 		}
 		a.add(Finding{Check: CheckIRQSharedCPU, Severity: SeverityWarning, NIC: c.nic.Name,
 			Subject: fmt.Sprintf("%s on CPU %d", irqsSubjectList(ns), cpu), IRQ: ns,
-			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu)),
+			CPUs: cpuset.New(cpu), Nodes: nodeIDs(a.h.NodeOf(cpu).Or(-1)),
 			Message: fmt.Sprintf("%s %s on CPU %d while %s none of %s's queue IRQs (%s)",
 				joinAnd(names), verb, cpu, servesNone(free.Len(), where), c.nic.Name, free.List()),
 			Fix: c.fix(sharedFix(c.ifname, qs))})
@@ -117,7 +118,7 @@ func (a *auditor) unevenShare(c *nicCtx, byCPU map[int][]*irq.IRQ, pool, free cp
 func sharedFix(nic string, qs []*irq.IRQ) string {
 	fix := pinFix(nic)
 	for _, q := range qs {
-		if q.Managed {
+		if unknown.Is(q.Managed, true) {
 			fix = fixForIRQ(nic, q, fix)
 		}
 	}
@@ -130,7 +131,7 @@ func sharedFix(nic string, qs []*irq.IRQ) string {
 func queueCount(qs []*irq.IRQ) int {
 	seen := map[int]bool{}
 	for _, q := range qs {
-		seen[q.Owner.Queue] = true
+		seen[q.Owner.Queue.Or(-1)] = true
 	}
 	return len(seen)
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestAuditQueuePairs: a queue's rx and tx vectors (virtio input.0 and
@@ -19,7 +21,7 @@ func TestAuditQueuePairs(t *testing.T) {
 		if !ok {
 			t.Fatalf("vm-virtio has no IRQ %d", n)
 		}
-		q.Affinity, q.Effective = cpuset.New(0), cpuset.New(0)
+		q.Affinity, q.Effective = unknown.Of(cpuset.New(0)), unknown.Of(cpuset.New(0))
 	}
 	fs := Run(h, tb, nil, Options{Governor: performance})
 	if got := onlyCheck(fs, CheckIRQSharedCPU); len(got) != 0 {
@@ -28,7 +30,7 @@ func TestAuditQueuePairs(t *testing.T) {
 	// Make IRQ 39 another queue's vector: now two queues share CPU 0
 	// while CPU 1 serves none.
 	q, _ := tb.Get(39)
-	q.Owner = &irq.Owner{NIC: "eth0", Queue: 1, Dir: "tx", Kind: irq.KindQueue}
+	q.Owner = &irq.Owner{NIC: "eth0", Queue: unknown.Of(1), Dir: interrupts.DirTX, Kind: irq.KindQueue}
 	got := onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQSharedCPU)
 	if len(got) != 1 || !slices.Equal(got[0].IRQ, []int{38, 39}) || got[0].CPUs.List() != "0" ||
 		!strings.Contains(got[0].Message, "while 1 local CPU serves none of eth0's queue IRQs (1)") {

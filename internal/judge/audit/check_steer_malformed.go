@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // A steering reading whose counts contradict the host: steering-malformed.
@@ -27,7 +28,7 @@ func (a *auditor) checkSteeringMalformed(c *nicCtx) error {
 	}
 	var parts []steer.Part
 	for _, p := range n.UnknownParts() {
-		if r, _ := n.Why(p); r.Why == steer.WhyMalformed {
+		if r, _ := n.Why(p); r.Kind == unknown.KindMalformed {
 			parts = append(parts, p)
 		}
 	}
@@ -53,7 +54,7 @@ func (st *State) Malformed() []string {
 	var out []string
 	for _, n := range st.Steer.NICs {
 		for _, p := range n.UnknownParts() {
-			if r, _ := n.Why(p); r.Why == steer.WhyMalformed {
+			if r, _ := n.Why(p); r.Kind == unknown.KindMalformed {
 				out = append(out, n.Name+" "+string(p)+": "+r.String())
 			}
 		}

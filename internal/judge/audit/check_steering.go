@@ -28,14 +28,15 @@ func (a *auditor) checkSteering(c *nicCtx) error {
 		var idx []int
 		var remote cpuset.Set
 		for _, q := range c.nic.Queues {
-			if q.Kind != kind || !q.Known {
+			qcpus, ok := q.CPUs.Get()
+			if string(q.Kind) != kind || !ok {
 				continue
 			}
 			known = true
-			if !c.loc.Known() || q.CPUs.IsEmpty() {
+			if !c.loc.Known() || qcpus.IsEmpty() {
 				continue
 			}
-			if r := q.CPUs.Difference(c.loc.CPUs); !r.IsEmpty() {
+			if r := qcpus.Difference(c.loc.CPUs); !r.IsEmpty() {
 				idx = append(idx, q.Index)
 				remote = remote.Union(r)
 			}

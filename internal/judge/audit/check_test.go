@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irqbalance"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestRegistry: every check id but not-checked belongs to exactly one
@@ -110,8 +111,7 @@ func TestChecksOrder(t *testing.T) {
 var takeAway = map[fact]func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process){
 	factAffinity: func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) {
 		for i := range tb.IRQs {
-			tb.IRQs[i].HasAffinity, tb.IRQs[i].HasEffective = false, false
-			tb.IRQs[i].Affinity, tb.IRQs[i].Effective = cpuset.Set{}, cpuset.Set{}
+			tb.IRQs[i].Affinity, tb.IRQs[i].Effective = unknown.Value[cpuset.Set]{}, unknown.Value[cpuset.Set]{}
 		}
 	},
 	factQueues:     func(h *topology.Host, tb *irq.Table, o *Options, p *proc.Process) { h.NICs[0].Queues = nil },
@@ -128,11 +128,11 @@ var takeAway = map[fact]func(h *topology.Host, tb *irq.Table, o *Options, p *pro
 func TestCheckNeeds(t *testing.T) {
 	run := func(t *testing.T, take func(*topology.Host, *irq.Table, *Options, *proc.Process)) []Finding {
 		h, tb := loadHost(t, "seed")
-		opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
-			IOMMU:   &topology.IOMMU{ClassKnown: true, Units: []string{"dmar0"}, GroupsKnown: true, Groups: 3},
+		opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
+			IOMMU:   &topology.IOMMU{Units: unknown.Of([]string{"dmar0"}), Groups: unknown.Of(3)},
 			Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 		p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-			Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+			Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 		opts.Uses = usesOn("eth0", p)
 		take(h, tb, &opts, p)
 		return Run(h, tb, []*proc.Process{p}, opts)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Words and fixes several checks share.
@@ -16,7 +17,7 @@ func pinFix(nic string) string { return "irqnuma irq pin " + nic }
 // fixForIRQ is the fix for a misplaced IRQ: fix, or for a kernel-managed
 // IRQ what can be done instead.
 func fixForIRQ(nic string, q *irq.IRQ, fix string) string {
-	if q.Managed {
+	if unknown.Is(q.Managed, true) {
 		return fmt.Sprintf("kernel-managed: its affinity cannot be changed; keep traffic off this queue with `ethtool -X %s` (RSS indirection) or fewer queues with `ethtool -L %s`", nic, nic)
 	}
 	return fix

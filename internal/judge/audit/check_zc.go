@@ -63,11 +63,11 @@ func (a *auditor) checkZC(c *nicCtx) error {
 	}
 	for _, p := range r.Prereqs {
 		f := Finding{NIC: c.nic.Name, Subject: string(p.ID), IRQ: []int{}, Fix: p.Fix}
-		switch p.Status {
-		case zc.StatusFails:
+		switch st, known := p.Status.Get(); {
+		case known && st == zc.StatusFails:
 			f.Check, f.Severity = CheckZCBlocked, SeverityWarning
 			f.Message = fmt.Sprintf("%s on %s: %s does not hold: %s", path, c.nic.Name, p.What, p.Evidence)
-		case zc.StatusUnknown:
+		case !known:
 			f.Check, f.Severity = CheckZCUnknown, SeverityInfo
 			f.Message = fmt.Sprintf("%s on %s: %s is unknown: %s", path, c.nic.Name, p.What, p.Evidence)
 		default:

@@ -19,15 +19,15 @@ func TestOptionsTakeTheHostsReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Cmdline == nil || h.IOMMU == nil {
+	if !h.Cmdline.Known() || h.IOMMU == nil {
 		t.Fatal("seed has no command line or IOMMU state: this test needs both")
 	}
 	opts, err := readOptions(h, root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.Cmdline != h.Cmdline {
-		t.Errorf("ReadOptions read the command line again: %p, want the host's %p", opts.Cmdline, h.Cmdline)
+	if opts.Cmdline != h.Cmdline.Or(nil) {
+		t.Errorf("ReadOptions read the command line again: %p, want the host's %p", opts.Cmdline, h.Cmdline.Or(nil))
 	}
 	if opts.IOMMU != h.IOMMU {
 		t.Errorf("ReadOptions read the IOMMU again: %p, want the host's %p", opts.IOMMU, h.IOMMU)
@@ -50,8 +50,8 @@ func TestUnreadableCmdlineIsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read with an unreadable /proc/cmdline: %v, want the audit with the command line unknown", err)
 	}
-	if st.Host.Cmdline != nil {
-		t.Errorf("Host.Cmdline = %q, want nil", st.Host.Cmdline.Raw)
+	if c, ok := st.Host.Cmdline.Get(); ok {
+		t.Errorf("Host.Cmdline = %q, want unknown", c.Raw)
 	}
 	noted := false
 	for _, n := range st.Host.Notes {

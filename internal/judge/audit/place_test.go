@@ -31,8 +31,8 @@ func TestPlaceManagedNode(t *testing.T) {
 		if !ok {
 			t.Fatalf("no IRQ %d", tt.give)
 		}
-		if p := Place(h, q); p.LocalKnown != tt.wantKnown {
-			t.Errorf("Place(IRQ %d, managed %v, node %d).LocalKnown = %v, want %v", tt.give, q.Managed, q.Node, p.LocalKnown, tt.wantKnown)
+		if p := Place(h, q); p.LocalCPUs.Known() != tt.wantKnown {
+			t.Errorf("Place(IRQ %d, managed %s, node %s).LocalCPUs known = %v, want %v", tt.give, q.Managed, q.Node, p.LocalCPUs.Known(), tt.wantKnown)
 		}
 	}
 }

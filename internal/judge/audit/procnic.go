@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/irqnuma/irqnuma/internal/host/proc"
@@ -20,6 +22,45 @@ type ProcessNIC struct {
 	JudgedBy string `json:"judged_by"`
 }
 
+// judged is ProcessNIC's own fields, which its JSON writes after the
+// Use's.
+type judged struct {
+	Judged   []string `json:"judged"`
+	JudgedBy string   `json:"judged_by"`
+}
+
+// MarshalJSON writes the Use's fields (nicuse.Use.MarshalJSON, which the
+// embedding would otherwise promote over the whole entry) and then
+// Judged and JudgedBy, in one object.
+func (p ProcessNIC) MarshalJSON() ([]byte, error) {
+	u, err := json.Marshal(p.Use)
+	if err != nil {
+		return nil, err
+	}
+	j, err := json.Marshal(judged{Judged: p.Judged, JudgedBy: p.JudgedBy})
+	if err != nil {
+		return nil, err
+	}
+	if len(u) < 2 || u[len(u)-1] != '}' {
+		return nil, errors.New("audit: a process's use is not a JSON object")
+	}
+	out := append(u[:len(u)-1:len(u)-1], ',')
+	return append(out, j[1:]...), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *ProcessNIC) UnmarshalJSON(b []byte) error {
+	var j judged
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &p.Use); err != nil {
+		return err
+	}
+	p.Judged, p.JudgedBy = j.Judged, j.JudgedBy
+	return nil
+}
+
 // Processes says, for each watched process, which NICs it uses and which
 // the audit judges it against: a process is judged only against the NICs
 // its sockets show it uses (opts.Uses; a process missing there is
@@ -30,7 +71,7 @@ func Processes(audited []string, procs []*proc.Process, opts Options) []ProcessN
 	for _, p := range procs {
 		u, ok := useOf(opts.Uses, p.PID)
 		if !ok {
-			u = nicuse.Use{PID: p.PID, Comm: p.Comm, NICs: []string{}, Attribution: nicuse.AttributionUnknown, How: []string{"its sockets were not read"}}
+			u = nicuse.NotRead(p.PID, p.Comm)
 		}
 		pn := ProcessNIC{Use: u, Judged: []string{}}
 		switch {

@@ -151,7 +151,7 @@ func readOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error
 	// The command line and the IOMMU are the host's, read once by
 	// topology.Read; what it could not read is nil or unknown there, with
 	// a note, and the checks that need it say so.
-	opts.Cmdline, opts.IOMMU = h.Cmdline, h.IOMMU
+	opts.Cmdline, opts.IOMMU = h.Cmdline.Or(nil), h.IOMMU
 	opts.IOMMUGroups = map[string]topology.IOMMUGroup{}
 	opts.PCIDrivers = map[string]string{}
 	for _, n := range h.NICs {

@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // readSteer is the audit's one call to steer.Read: the steering of the
@@ -101,7 +102,7 @@ func readEach(fsys kfile.FS, names []string) (*steer.Host, error) {
 		case errors.Is(err, steer.ErrUnknownInterface):
 			n := &steer.NIC{Name: name}
 			for _, p := range unreadableParts {
-				n.SetUnknown(p, steer.Reason{Why: steer.WhyUnreadable, Detail: err.Error()})
+				n.SetUnknown(p, unknown.Reason{Kind: unknown.KindMalformed, Detail: err.Error()})
 			}
 			out.NICs = append(out.NICs, n)
 		case err != nil:

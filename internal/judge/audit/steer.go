@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // What the steering checks share: the NIC's reading, the share of its
@@ -67,7 +68,7 @@ func (a *auditor) steerSkip(c *nicCtx) error {
 	case a.opts.Steer == nil:
 		return &notChecked{sev: SeverityInfo, subject: steerSubject, why: "the NICs' steering was not read",
 			fix: "run the audit on the live host (ethtool and netdev netlink), or on a snapshot of it"}
-	case a.opts.Steer.Source == "none" || a.opts.Steer.Source == "":
+	case a.opts.Steer.Source == steer.SourceNone || a.opts.Steer.Source == "":
 		return &notChecked{sev: SeverityInfo, subject: steerSubject,
 			why: "the root holds no ethtool or netdev netlink replies: channels, RSS tables, flow rules and NAPI are unknown",
 			fix: "run the audit on the live host, or take a snapshot with irqnuma snapshot, which records them"}
@@ -108,24 +109,23 @@ func steerUnknown(name string, n *steer.NIC) (why, fix string) {
 // are not: a reason no one can change (the driver, the kernel) gets no
 // advice to run the audit again.
 func unknownFix(n *steer.NIC, parts []steer.Part) string {
-	fixes := map[steer.Why]string{
-		steer.WhyPermission:  "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)",
-		steer.WhyNotCaptured: "take the capture with irqnuma snapshot on the host, which records the replies",
-		steer.WhyUnreadable:  "take the capture again: the file named is not what ethtool or the kernel writes",
-		steer.WhyFailed:      "run the audit again; the kernel refused with the error named",
-		steer.WhyMalformed:   "take the capture again (or read the live host again, if its channels changed meanwhile): the count named is more than the host has",
-		steer.WhyDriver:      "nothing to change: the driver does not report it",
-		steer.WhyKernel:      "a newer kernel reports it",
+	fixes := map[unknown.Kind]string{
+		unknown.KindPermission:  "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)",
+		unknown.KindNotCaptured: "take the capture with irqnuma snapshot on the host, which records the replies",
+		unknown.KindFailed:      "run the audit again; the kernel refused with the error named",
+		unknown.KindMalformed:   "take the capture again (or read the live host again, if its channels changed meanwhile): the file or count named is not what ethtool or the kernel writes",
+		unknown.KindDriver:      "nothing to change: the driver does not report it",
+		unknown.KindKernel:      "a newer kernel reports it",
 	}
 	var out []string
-	seen := map[steer.Why]bool{}
+	seen := map[unknown.Kind]bool{}
 	for _, p := range parts {
 		r, ok := n.Why(p)
-		if !ok || seen[r.Why] {
+		if !ok || seen[r.Kind] {
 			continue
 		}
-		seen[r.Why] = true
-		out = append(out, fixes[r.Why])
+		seen[r.Kind] = true
+		out = append(out, fixes[r.Kind])
 	}
 	return strings.Join(out, "; ")
 }
@@ -139,18 +139,18 @@ func WhyParts(n *steer.NIC, parts []steer.Part) string {
 		detail  string
 		details bool // the parts' details differ
 	}
-	groups := map[steer.Why]*group{}
-	var order []steer.Why
+	groups := map[unknown.Kind]*group{}
+	var order []unknown.Kind
 	for _, p := range parts {
 		r, ok := n.Why(p)
 		if !ok {
 			continue
 		}
-		g := groups[r.Why]
+		g := groups[r.Kind]
 		if g == nil {
 			g = &group{detail: r.Detail}
-			groups[r.Why] = g
-			order = append(order, r.Why)
+			groups[r.Kind] = g
+			order = append(order, r.Kind)
 		}
 		g.parts = append(g.parts, string(p))
 		g.details = g.details || r.Detail != g.detail
@@ -158,7 +158,7 @@ func WhyParts(n *steer.NIC, parts []steer.Part) string {
 	out := make([]string, len(order))
 	for i, w := range order {
 		g := groups[w]
-		r := steer.Reason{Why: w}
+		r := unknown.Reason{Kind: w}
 		if !g.details {
 			r.Detail = g.detail
 		}
@@ -175,7 +175,7 @@ func WhyParts(n *steer.NIC, parts []steer.Part) string {
 func noRSS(n *steer.NIC) bool {
 	driver := func(p steer.Part) bool {
 		r, ok := n.Why(p)
-		return ok && r.Why == steer.WhyDriver
+		return ok && r.Kind == unknown.KindDriver
 	}
 	if !driver(steer.PartRSS) && !driver(steer.PartRSSTable) {
 		return false
@@ -225,16 +225,16 @@ func (s steerCtx) ruleTargets() map[uint32][]uint32 {
 // instance when netdev netlink said it, else the queue IRQs named for it
 // (a combined vector, or the rx one).
 func (c *nicCtx) queueIRQs(q uint32) []*irq.IRQ {
-	if napi := c.queueNAPI(q); napi != nil && napi.IRQ >= 0 {
+	if napi := c.queueNAPI(q); napi != nil && napi.IRQ.Known() {
 		for _, x := range c.irqs {
-			if x.IRQ == napi.IRQ {
+			if unknown.Is(napi.IRQ, x.IRQ) {
 				return []*irq.IRQ{x}
 			}
 		}
 	}
 	var out []*irq.IRQ
 	for _, x := range c.queues {
-		if x.Owner.Queue == int(q) && x.Owner.Dir != "tx" {
+		if unknown.Is(x.Owner.Queue, int(q)) && x.Owner.Dir != "tx" {
 			out = append(out, x)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func init() {
@@ -47,7 +48,7 @@ func seedSteer() *steer.Host {
 	}
 	for q := range uint32(16) {
 		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueTypeRX, NAPI: 8193 + q}, steer.NetdevQueue{ID: q, Type: steer.QueueTypeTX, NAPI: 8193 + q})
-		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: 284 + int(q), DeferHardIRQs: u32(0), GROFlushTimeout: u64(0), Threaded: boolp(false)})
+		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: unknown.Of(284 + int(q)), DeferHardIRQs: u32(0), GROFlushTimeout: u64(0), Threaded: boolp(false)})
 	}
 	return &steer.Host{NICs: []*steer.NIC{n}, Sysctls: map[string]int64{"busy_poll": 0, "busy_read": 0}, Source: "netlink"}
 }
@@ -57,8 +58,8 @@ func seedSteer() *steer.Host {
 func steerRun(t *testing.T, give func(n *steer.NIC, tb *irq.Table, o *Options), procs ...*proc.Process) []Finding {
 	t.Helper()
 	h, tb := loadHost(t, "seed")
-	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{ProcessesKnown: true},
-		IOMMU: &topology.IOMMU{ClassKnown: true}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
+	opts := Options{Governor: performance, Irqbalance: &irqbalance.Settings{Running: unknown.Of(false)},
+		IOMMU: &topology.IOMMU{Units: unknown.Of([]string{})}, Cmdline: topology.ParseCmdline("ro quiet"), Steer: seedSteer()}
 	opts.Uses = usesOn("eth0", procs...)
 	give(opts.Steer.NICs[0], tb, &opts)
 	return Run(h, tb, procs, opts)
@@ -150,7 +151,7 @@ func TestIRQRemoteWeighted(t *testing.T) {
 		n.RSS.Table = table(128, 8) // ethtool -X eth0 equal 8
 		for _, irq := range []int{286, 294} {
 			q, _ := tb.Get(irq)
-			q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+			q.Affinity, q.Effective = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3))
 		}
 	})
 	want := []string{
@@ -164,7 +165,7 @@ func TestIRQRemoteWeighted(t *testing.T) {
 	h, tb := loadHost(t, "seed")
 	for _, irq := range []int{286, 294} {
 		q, _ := tb.Get(irq)
-		q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+		q.Affinity, q.Effective = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3))
 	}
 	for _, f := range onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQRemote) {
 		if f.Severity != SeverityError || strings.Contains(f.Message, "RSS") {
@@ -181,7 +182,7 @@ func TestNtupleRemote(t *testing.T) {
 	fs := steerRun(t, func(n *steer.NIC, tb *irq.Table, _ *Options) {
 		n.Rules = &steer.Rules{TableSize: 1024, Count: 2, Rules: []steer.Rule{rule, {Location: 2, FlowType: "udp4", Action: steer.RuleActionDrop}}}
 		q, _ := tb.Get(290)
-		q.Affinity, q.Effective = cpuset.New(3), cpuset.New(3)
+		q.Affinity, q.Effective = unknown.Of(cpuset.New(3)), unknown.Of(cpuset.New(3))
 	})
 	want := []string{"error ntuple-remote rule 1 (queue 6): ntuple rule 1 of eth0 (tcp4 dst-port 5201) sends its flows to queue 6, whose IRQ 290 is delivered to CPU 3 (node 0), off the NIC's node 1: RSS does not apply to them"}
 	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNtupleRemote))); diff != "" {
@@ -208,7 +209,7 @@ func TestNtupleRemote(t *testing.T) {
 // kthread is a napi kthread as proc.Read reads one.
 func kthread(pid int, comm string, allowed cpuset.Set, last int) *proc.Process {
 	return &proc.Process{PID: pid, Comm: comm, Allowed: allowed,
-		Threads: []proc.Thread{{TID: pid, Comm: comm, Allowed: allowed, LastCPU: last}}}
+		Threads: []proc.Thread{{TID: pid, Comm: comm, Allowed: allowed, LastCPU: unknown.Of(last)}}}
 }
 
 // threadedSeed makes the seed's NAPI threaded with kthreads 900-915, each
@@ -220,8 +221,8 @@ func threadedSeed(change func(ks map[int]*proc.Process)) func(n *steer.NIC, tb *
 		for i := range n.NAPIs {
 			pid := 900 + i
 			n.NAPIs[i].PID, n.NAPIs[i].Threaded = pid, boolp(true)
-			q, _ := tb.Get(n.NAPIs[i].IRQ)
-			cpu, _ := q.Effective.Min()
+			q, _ := tb.Get(n.NAPIs[i].IRQ.Or(-1))
+			cpu, _ := q.Effective.Or(cpuset.Set{}).Min()
 			o.NAPIThreads[pid] = kthread(pid, fmt.Sprintf("napi/eth0-%d", n.NAPIs[i].ID), cpuset.New(cpu), cpu)
 		}
 		change(o.NAPIThreads)
@@ -259,7 +260,7 @@ func TestNAPIThreads(t *testing.T) {
 // process runs on 22).
 func TestNAPIThreadShared(t *testing.T) {
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 	fs := steerRun(t, threadedSeed(func(ks map[int]*proc.Process) {
 		ks[905] = kthread(905, "napi/eth0-8198", cpuset.New(22), 22)
 	}), p)
@@ -275,8 +276,8 @@ func TestNAPIThreadsUnknown(t *testing.T) {
 	fs := steerRun(t, func(n *steer.NIC, _ *irq.Table, _ *Options) {
 		n.Sysfs.Threaded = intp(1)
 		n.NAPIs, n.Queues = nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
-		n.SetUnknown(steer.PartQueues, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartQueues, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
 	})
 	want := []string{"info not-checked napi-thread-remote: NAPI of eth0 is threaded, but its kthreads are unknown: napi-get not supported by this kernel (no netdev family)"}
 	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNotChecked))); diff != "" {
@@ -381,7 +382,7 @@ func TestSteerUnknownOnce(t *testing.T) {
 			n.Driver.Driver = "virtio_net"
 			n.RSS, n.Rules, n.FlowHash = nil, nil, nil
 			for _, p := range []steer.Part{steer.PartRSS, steer.PartRules, steer.FlowHashPart("udp4"), steer.FlowHashPart("udp6")} {
-				n.SetUnknown(p, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+				n.SetUnknown(p, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
 			}
 		}, want: []string{`info not-checked eth0 steering: eth0's driver (virtio_net) supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged`}},
 		{name: "virtio_net without RSS, as 6.18 reads it", give: func(n *steer.NIC, o *Options) {
@@ -391,13 +392,13 @@ func TestSteerUnknownOnce(t *testing.T) {
 			n.RSS = &steer.RSS{Rings: 1, HashFunc: "toeplitz"}
 			n.Rules = nil
 			n.FlowHash = map[steer.FlowType]steer.HashFields{"udp4": "", "tcp4": ""}
-			n.SetUnknown(steer.PartRSSTable, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no indirection table"})
-			n.SetUnknown(steer.PartRSSKey, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no hash key"})
-			n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+			n.SetUnknown(steer.PartRSSTable, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no indirection table"})
+			n.SetUnknown(steer.PartRSSKey, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no hash key"})
+			n.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
 		}, want: []string{`info not-checked eth0 steering: eth0's driver (virtio_net) supports no RSS table, hash fields or flow rules: which queue takes a flow is the device's choice, and it is not judged`}},
 		{name: "not permitted in part", give: func(n *steer.NIC, o *Options) {
 			n.Rules = nil
-			n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyPermission, Detail: "EPERM"})
+			n.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindPermission, Detail: "EPERM"})
 		}, want: []string{`info not-checked eth0 steering: eth0's steering is not known in part: ntuple: not permitted (EPERM)`}},
 		{name: "not read", give: func(n *steer.NIC, o *Options) { o.Steer = nil },
 			want: []string{`info not-checked  steering: the NICs' steering was not read`}},
@@ -425,12 +426,12 @@ func TestSteerUnknownOnce(t *testing.T) {
 // a driver that does not report it gets no advice to run as root.
 func TestSteerUnknownFix(t *testing.T) {
 	tests := []struct {
-		give []steer.Reason
+		give []unknown.Reason
 		want string
 	}{
-		{give: []steer.Reason{{Why: steer.WhyPermission, Detail: "EPERM"}}, want: "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)"},
-		{give: []steer.Reason{{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"}}, want: "nothing to change: the driver does not report it"},
-		{give: []steer.Reason{{Why: steer.WhyNotCaptured}, {Why: steer.WhyKernel}}, want: "take the capture with irqnuma snapshot on the host, which records the replies; a newer kernel reports it"},
+		{give: []unknown.Reason{{Kind: unknown.KindPermission, Detail: "EPERM"}}, want: "run the audit as root (ethtool and netdev replies need CAP_NET_ADMIN)"},
+		{give: []unknown.Reason{{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"}}, want: "nothing to change: the driver does not report it"},
+		{give: []unknown.Reason{{Kind: unknown.KindNotCaptured}, {Kind: unknown.KindKernel}}, want: "take the capture with irqnuma snapshot on the host, which records the replies; a newer kernel reports it"},
 	}
 	for _, tt := range tests {
 		n := &steer.NIC{Name: "eth0"}
@@ -454,7 +455,7 @@ func TestNAPIThreadsByName(t *testing.T) {
 	fs := steerRun(t, func(n *steer.NIC, _ *irq.Table, o *Options) {
 		n.Sysfs.Threaded = intp(1)
 		n.NAPIs, n.Queues = nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
 		o.NAPIThreads = map[int]*proc.Process{
 			812: kthread(812, "napi/eth0-8193", cpuset.Range(0, 15), 3),
 			813: kthread(813, "napi/eth0-8194", cpuset.Range(0, 15), 4),
@@ -479,11 +480,11 @@ func TestNAPIThreadsByName(t *testing.T) {
 	}
 	// Shared: a process on a by-name kthread's core.
 	p := &proc.Process{PID: 7, Comm: "iperf3", Allowed: cpuset.New(22),
-		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: 22}}, NodeKB: map[int]uint64{1: 10}}
+		Threads: []proc.Thread{{TID: 7, Allowed: cpuset.New(22), LastCPU: unknown.Of(22)}}, NodeKB: map[int]uint64{1: 10}}
 	fs = steerRun(t, func(n *steer.NIC, _ *irq.Table, o *Options) {
 		n.Sysfs.Threaded = intp(1)
 		n.NAPIs, n.Queues = nil, nil
-		n.SetUnknown(steer.PartNAPI, steer.Reason{Why: steer.WhyKernel, Detail: "no netdev family"})
+		n.SetUnknown(steer.PartNAPI, unknown.Reason{Kind: unknown.KindKernel, Detail: "no netdev family"})
 		o.NAPIThreads = map[int]*proc.Process{812: kthread(812, "napi/eth0-8193", cpuset.New(22), 22)}
 	}, p)
 	if got := onlyCheck(fs, CheckNAPIThreadShared); len(got) != 1 || !cmp.Equal(got[0].TID, []int{812}) {

@@ -23,6 +23,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/rsshash"
 )
@@ -114,7 +115,8 @@ func (pr *predictor) steering(name string) (*steer.Host, error) {
 
 func (pr *predictor) predict(f Flow, view netView) (*Path, error) {
 	p := &Path{Flow: f.String(), Proto: string(f.Proto), FlowType: f.FlowType(),
-		Src: endpoint(f.Src, f.HasSrcPort), Dst: endpoint(f.Dst, f.HasDstPort), Node: -1}
+		Src: endpoint(f.Src, f.HasSrcPort()), Dst: endpoint(f.Dst, f.HasDstPort()),
+		Node: unknown.NotAs[int](unknown.KindNotApplicable, "no NIC receives the flow")}
 	h := pr.h
 	nic, err := receiver(h, f, pr.opt, view, p)
 	if err != nil {
@@ -133,12 +135,18 @@ func (pr *predictor) predict(f Flow, view netView) (*Path, error) {
 	p.steer(f, sn, pr.opt.WhatIf)
 	if sn != nil {
 		p.arfs(sn, st)
-		if c := sn.Channels; c != nil && p.Queue != nil && c.RXQueues() > 0 && *p.Queue >= c.RXQueues() {
-			p.Notes = append(p.Notes, fmt.Sprintf("queue %d does not exist: %s has %d rx queues (channels), so the packets' fate is the driver's", *p.Queue, sn.Name, c.RXQueues()))
+		if c, q, ok := sn.Channels, p.Queue.Or(0), p.Queue.Known(); c != nil && ok && c.RXQueues() > 0 && q >= c.RXQueues() {
+			p.Notes = append(p.Notes, fmt.Sprintf("queue %d does not exist: %s has %d rx queues (channels), so the packets' fate is the driver's", q, sn.Name, c.RXQueues()))
 		}
 	}
-	if nic != nil && p.Queue != nil {
-		p.place(pr.fsys, h, pr.t, nic, sn, *p.Queue)
+	q, ok := p.Queue.Get()
+	switch {
+	case nic == nil:
+		p.unplaced(unknown.Because(unknown.KindNotApplicable, "no NIC receives the flow"))
+	case !ok:
+		p.unplaced(unknown.Because(p.Queue.Why().Kind, "the flow's queue is unknown"))
+	default:
+		p.place(pr.fsys, h, pr.t, nic, sn, q)
 	}
 	return p, nil
 }

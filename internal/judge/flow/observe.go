@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // The sources of per-queue rx counters, best first.
@@ -198,10 +200,10 @@ func (s *Sampler) irqs(c *Counters) error {
 	for i := range t.IRQs {
 		x := &t.IRQs[i]
 		o := x.Owner
-		if o == nil || o.NIC != s.nic || o.Kind != irq.KindQueue || o.Dir == "tx" || o.Queue < 0 || x.Counts == nil {
+		if o == nil || o.NIC != s.nic || o.Kind != irq.KindQueue || o.Dir == interrupts.DirTX || !o.Queue.Known() || x.Counts == nil {
 			continue
 		}
-		q := uint32(o.Queue)
+		q := uint32(o.Queue.Or(0))
 		c.Queues[q] += x.Total()
 		c.IRQs[q] = append(c.IRQs[q], x.IRQ)
 		if o.Dir != "rx" {
@@ -235,18 +237,38 @@ type Observation struct {
 	NotEthtool string       `json:"ethtool_stats_unused_why,omitempty"`
 	Seconds    float64      `json:"seconds"`
 	Queues     []QueueDelta `json:"queues"`
-	// Busiest is the queue whose counter rose most; nil when none rose
-	// or several rose equally most (Tied names them).
-	Busiest      *uint32  `json:"busiest_queue"`
-	BusiestDelta uint64   `json:"busiest_delta"`
-	Tied         []uint32 `json:"tied_queues,omitempty"`
-	Predicted    *uint32  `json:"predicted_queue"`
-	// Landed is whether Busiest is Predicted; nil when that cannot be
-	// said (no prediction, nothing rose, a tie).
-	Landed  *bool    `json:"landed"`
-	Verdict string   `json:"verdict"`
-	Notes   []string `json:"notes,omitempty"`
+	// Busiest is the queue whose counter rose most; not applicable when
+	// none rose or several rose equally most (Tied names them).
+	Busiest      unknown.Value[uint32] `json:"busiest_queue"`
+	BusiestDelta uint64                `json:"busiest_delta"`
+	Tied         []uint32              `json:"tied_queues,omitempty"`
+	// Predicted is the queue the flow was predicted on, unknown with the
+	// prediction's reason.
+	Predicted unknown.Value[uint32] `json:"predicted_queue"`
+	// Landed is whether Busiest is Predicted; unknown when that cannot
+	// be said (no prediction, nothing rose, a tie), with the reason.
+	Landed  unknown.Value[bool] `json:"landed"`
+	Verdict string              `json:"verdict"`
+	Notes   []string            `json:"notes,omitempty"`
 }
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (o Observation) MarshalJSON() ([]byte, error) {
+	type plain Observation
+	return unknown.MarshalObject(plain(o))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (o *Observation) UnmarshalJSON(b []byte) error {
+	type plain Observation
+	return unknown.UnmarshalObject(b, (*plain)(o))
+}
+
+// Why an observation has no busiest queue.
+var (
+	whyNoneRose = unknown.Reason{Kind: unknown.KindNotApplicable, Detail: "no rx queue counter rose"}
+	whyTied     = unknown.Reason{Kind: unknown.KindNotApplicable, Detail: "several queues rose equally most (tied_queues)"}
+)
 
 // Observe samples nic's per-queue rx counters, tells started of that
 // first sample (traffic started after it is counted; nil: nothing is
@@ -315,48 +337,51 @@ func Diff(a, b *Counters, took time.Duration) (*Observation, error) {
 	}
 	switch len(top) {
 	case 0:
+		o.Busiest = unknown.Not[uint32](whyNoneRose)
 	case 1:
-		o.Busiest = &top[0]
+		o.Busiest = unknown.Of(top[0])
 	default:
-		o.Tied = top
+		o.Busiest, o.Tied = unknown.Not[uint32](whyTied), top
 	}
 	return o, nil
 }
 
-// Judge says whether the flow predicted to land on queue predicted (nil:
-// not predicted, why in unknown) landed there.
-func (o *Observation) Judge(predicted *uint32, unknown string) {
-	o.Predicted, o.Landed = predicted, nil
+// Judge says whether the flow predicted to land on queue predicted
+// (unknown: not predicted, and its reason says why) landed there.
+func (o *Observation) Judge(predicted unknown.Value[uint32]) {
+	o.Predicted = predicted
 	unit := "packets"
 	if o.Source == CountersIRQ {
 		unit = "interrupts"
 	}
 	secs := fmt.Sprintf("%.1fs", o.Seconds)
+	busiest, rose := o.Busiest.Get()
+	want, known := predicted.Get()
 	switch {
 	case o.BusiestDelta == 0:
+		o.Landed = unknown.Not[bool](whyNoneRose)
 		o.Verdict = fmt.Sprintf("no rx counter of %s rose in %s: no traffic arrived on it (is the flow running, and received by %s?)", o.NIC, secs, o.NIC)
-	case o.Busiest == nil:
+	case !rose:
+		o.Landed = unknown.Not[bool](o.Busiest.Why())
 		o.Verdict = fmt.Sprintf("queues %s rose equally most (+%d %s each): which one the flow is on cannot be told", queueList(o.Tied), o.BusiestDelta, unit)
-	case predicted == nil:
-		o.Verdict = fmt.Sprintf("queue %d rose most (+%d %s); the flow's queue was not predicted (%s)", *o.Busiest, o.BusiestDelta, unit, unknown)
-	case *o.Busiest == *predicted:
-		t := true
-		o.Landed = &t
-		o.Verdict = fmt.Sprintf("landed on the predicted queue %d: it rose most (+%d %s in %s)%s", *predicted, o.BusiestDelta, unit, secs, o.others(*predicted, unit))
+	case !known:
+		o.Landed = unknown.Not[bool](predicted.Why())
+		o.Verdict = fmt.Sprintf("queue %d rose most (+%d %s); the flow's queue was not predicted (%s)", busiest, o.BusiestDelta, unit, predicted.Why().Detail)
+	case busiest == want:
+		o.Landed = unknown.Of(true)
+		o.Verdict = fmt.Sprintf("landed on the predicted queue %d: it rose most (+%d %s in %s)%s", want, o.BusiestDelta, unit, secs, o.others(want, unit))
 	default:
-		f := false
-		o.Landed = &f
-		o.Verdict = fmt.Sprintf("not on the predicted queue %d (+%d %s): queue %d rose most (+%d %s in %s)", *predicted, o.delta(*predicted), unit, *o.Busiest, o.BusiestDelta, unit, secs)
+		o.Landed = unknown.Of(false)
+		o.Verdict = fmt.Sprintf("not on the predicted queue %d (+%d %s): queue %d rose most (+%d %s in %s)", want, o.delta(want), unit, busiest, o.BusiestDelta, unit, secs)
 	}
-	if predicted != nil && o.Busiest == nil && o.BusiestDelta > 0 {
+	if known && !rose && o.BusiestDelta > 0 {
 		for _, q := range o.Tied {
-			if q == *predicted {
+			if q == want {
 				return
 			}
 		}
-		f := false
-		o.Landed = &f
-		o.Verdict += fmt.Sprintf("; the predicted queue %d is not among them (+%d %s)", *predicted, o.delta(*predicted), unit)
+		o.Landed = unknown.Of(false)
+		o.Verdict += fmt.Sprintf("; the predicted queue %d is not among them (+%d %s)", want, o.delta(want), unit)
 	}
 }
 

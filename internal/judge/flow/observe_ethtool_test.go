@@ -13,6 +13,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // writeEthtoolStats records, under the tree's irqnuma/steer/IF/ as a
@@ -123,12 +124,12 @@ func TestObserveEthtoolStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Source != CountersEthtool || o.Busiest == nil || *o.Busiest != 3 || o.BusiestDelta != 900 || o.delta(0) != 10 || len(o.Notes) != 0 {
+	if o.Source != CountersEthtool || !o.Busiest.Known() || o.Busiest.Or(0) != 3 || o.BusiestDelta != 900 || o.delta(0) != 10 || len(o.Notes) != 0 {
 		t.Fatalf("observation %+v", o)
 	}
 	q3 := uint32(3)
-	o.Judge(&q3, "")
-	if o.Landed == nil || !*o.Landed || !strings.Contains(o.Verdict, "landed on the predicted queue 3: it rose most (+900 packets in 1.0s); other queues rose too (0 +10 packets)") {
+	o.Judge(unknown.Of(q3))
+	if !o.Landed.Known() || !o.Landed.Or(false) || !strings.Contains(o.Verdict, "landed on the predicted queue 3: it rose most (+900 packets in 1.0s); other queues rose too (0 +10 packets)") {
 		t.Errorf("Judge(3): landed %v, verdict %q", o.Landed, o.Verdict)
 	}
 }

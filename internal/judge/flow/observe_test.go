@@ -9,6 +9,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func counters(t *testing.T, root, nic string) *Counters {
@@ -59,7 +60,7 @@ func TestObserveSeedIRQs(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("deltas (-want +got):\n%s", diff)
 	}
-	if o.Busiest == nil || *o.Busiest != 3 || o.BusiestDelta != 500 {
+	if !o.Busiest.Known() || o.Busiest.Or(0) != 3 || o.BusiestDelta != 500 {
 		t.Fatalf("busiest %v +%d, want 3 +500", o.Busiest, o.BusiestDelta)
 	}
 	if len(o.Notes) == 0 || !strings.Contains(strings.Join(o.Notes, "\n"), "also serves tx") {
@@ -67,16 +68,16 @@ func TestObserveSeedIRQs(t *testing.T) {
 	}
 
 	q3, q5 := uint32(3), uint32(5)
-	o.Judge(&q3, "")
-	if o.Landed == nil || !*o.Landed || !strings.Contains(o.Verdict, "landed on the predicted queue 3") || !strings.Contains(o.Verdict, "0 +20") {
+	o.Judge(unknown.Of(q3))
+	if !o.Landed.Known() || !o.Landed.Or(false) || !strings.Contains(o.Verdict, "landed on the predicted queue 3") || !strings.Contains(o.Verdict, "0 +20") {
 		t.Errorf("Judge(3): landed %v, verdict %q", o.Landed, o.Verdict)
 	}
-	o.Judge(&q5, "")
-	if o.Landed == nil || *o.Landed || !strings.Contains(o.Verdict, "not on the predicted queue 5 (+0 interrupts): queue 3 rose most (+500") {
+	o.Judge(unknown.Of(q5))
+	if !o.Landed.Known() || o.Landed.Or(false) || !strings.Contains(o.Verdict, "not on the predicted queue 5 (+0 interrupts): queue 3 rose most (+500") {
 		t.Errorf("Judge(5): landed %v, verdict %q", o.Landed, o.Verdict)
 	}
-	o.Judge(nil, "queue unknown: no key")
-	if o.Landed != nil || !strings.Contains(o.Verdict, "queue 3 rose most") || !strings.Contains(o.Verdict, "no key") {
+	o.Judge(unknown.NotAs[uint32](unknown.KindNotCaptured, "queue unknown: no key"))
+	if o.Landed.Known() || !strings.Contains(o.Verdict, "queue 3 rose most") || !strings.Contains(o.Verdict, "no key") {
 		t.Errorf("Judge(nil): landed %v, verdict %q", o.Landed, o.Verdict)
 	}
 }
@@ -92,8 +93,8 @@ func TestObserveNothingRoseAndTie(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := uint32(3)
-	o.Judge(&q, "")
-	if o.Busiest != nil || o.Landed != nil || !strings.HasPrefix(o.Verdict, "no rx counter of eth0 rose") {
+	o.Judge(unknown.Of(q))
+	if o.Busiest.Known() || o.Landed.Known() || !strings.HasPrefix(o.Verdict, "no rx counter of eth0 rose") {
 		t.Errorf("nothing rose: busiest %v landed %v verdict %q", o.Busiest, o.Landed, o.Verdict)
 	}
 	b := hosttest.Copy(t, "seed")
@@ -102,13 +103,13 @@ func TestObserveNothingRoseAndTie(t *testing.T) {
 	if o, err = Diff(ca, counters(t, b, "eth0"), time.Second); err != nil {
 		t.Fatal(err)
 	}
-	o.Judge(&q, "")
-	if o.Busiest != nil || !cmp.Equal(o.Tied, []uint32{1, 2}) || o.Landed == nil || *o.Landed {
+	o.Judge(unknown.Of(q))
+	if o.Busiest.Known() || !cmp.Equal(o.Tied, []uint32{1, 2}) || !o.Landed.Known() || o.Landed.Or(false) {
 		t.Errorf("tie: busiest %v tied %v landed %v verdict %q", o.Busiest, o.Tied, o.Landed, o.Verdict)
 	}
 	one := uint32(1)
-	o.Judge(&one, "")
-	if o.Landed != nil || !strings.Contains(o.Verdict, "queues 1, 2 rose equally most") {
+	o.Judge(unknown.Of(one))
+	if o.Landed.Known() || !strings.Contains(o.Verdict, "queues 1, 2 rose equally most") {
 		t.Errorf("tie with queue 1 predicted: landed %v verdict %q", o.Landed, o.Verdict)
 	}
 }
@@ -179,8 +180,8 @@ func TestDiffQStats(t *testing.T) {
 		t.Errorf("queues (-want +got):\n%s", diff)
 	}
 	q := uint32(2)
-	o.Judge(&q, "")
-	if o.Landed == nil || !*o.Landed || !strings.Contains(o.Verdict, "+900 packets") {
+	o.Judge(unknown.Of(q))
+	if !o.Landed.Known() || !o.Landed.Or(false) || !strings.Contains(o.Verdict, "+900 packets") {
 		t.Errorf("landed %v verdict %q", o.Landed, o.Verdict)
 	}
 	if len(o.Notes) != 2 {

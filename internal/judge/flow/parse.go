@@ -8,30 +8,37 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/usage"
 	"github.com/irqnuma/irqnuma/rsshash"
 )
 
-// Proto is the flow's transport protocol.
-type Proto string
+// Proto is the flow's transport protocol: a socket's (proc.Proto).
+type Proto = proc.Proto
 
 // The protocols a flow can be.
 const (
-	ProtoUDP Proto = "udp"
-	ProtoTCP Proto = "tcp"
+	ProtoUDP = proc.ProtoUDP
+	ProtoTCP = proc.ProtoTCP
 )
 
 // Flow is one connection as the receiving host sees it: Src is the peer
-// that sends, Dst this host. A port not given is 0 with its Has flag
-// false.
+// that sends, Dst this host. A port not given (Parse of an address
+// alone) is 0, and HasSrcPort or HasDstPort says it was not given.
 type Flow struct {
-	Proto      Proto
-	Src, Dst   netip.AddrPort
-	HasSrcPort bool
-	HasDstPort bool
+	Proto    Proto
+	Src, Dst netip.AddrPort
+	// srcPort and dstPort say the user gave the port.
+	srcPort, dstPort bool
 }
+
+// HasSrcPort reports whether the flow's source port was given.
+func (f Flow) HasSrcPort() bool { return f.srcPort }
+
+// HasDstPort reports whether the flow's destination port was given.
+func (f Flow) HasDstPort() bool { return f.dstPort }
 
 // Parse reads a flow from the words of the command line: udp or tcp, then
 // SRC[:PORT] and DST[:PORT] (an IPv6 address with a port in brackets:
@@ -42,10 +49,10 @@ func Parse(proto, src, dst string) (Flow, error) {
 		return Flow{}, usage.Errorf("flow protocol %q: want udp or tcp", clip(proto))
 	}
 	var err error
-	if f.Src, f.HasSrcPort, err = parseEndpoint(src); err != nil {
+	if f.Src, f.srcPort, err = parseEndpoint(src); err != nil {
 		return Flow{}, usage.Errorf("source %q: %v", clip(src), err)
 	}
-	if f.Dst, f.HasDstPort, err = parseEndpoint(dst); err != nil {
+	if f.Dst, f.dstPort, err = parseEndpoint(dst); err != nil {
 		return Flow{}, usage.Errorf("destination %q: %v", clip(dst), err)
 	}
 	if f.Src.Addr().Is4() != f.Dst.Addr().Is4() {
@@ -87,7 +94,7 @@ func (f Flow) FlowType() steer.FlowType {
 func (f Flow) Tuple() rsshash.Tuple { return rsshash.Tuple{Src: f.Src, Dst: f.Dst} }
 
 func (f Flow) String() string {
-	return fmt.Sprintf("%s %s to %s", f.Proto, endpoint(f.Src, f.HasSrcPort), endpoint(f.Dst, f.HasDstPort))
+	return fmt.Sprintf("%s %s to %s", f.Proto, endpoint(f.Src, f.HasSrcPort()), endpoint(f.Dst, f.HasDstPort()))
 }
 
 func endpoint(ap netip.AddrPort, port bool) string {

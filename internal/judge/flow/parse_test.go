@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -39,7 +40,7 @@ func TestParseEndpoint(t *testing.T) {
 
 func TestParseFlow(t *testing.T) {
 	f, err := Parse("udp", "[fe80::1]:5201", "fe80::2")
-	if err != nil || f.FlowType() != "udp6" || !f.HasSrcPort || f.HasDstPort {
+	if err != nil || f.FlowType() != "udp6" || !f.HasSrcPort() || f.HasDstPort() {
 		t.Errorf("Parse = %+v, %v", f, err)
 	}
 	for _, args := range [][3]string{{"sctp", "1.2.3.4", "1.2.3.5"}, {"tcp", "1.2.3.4", "fe80::1"}, {"tcp", "x", "1.2.3.4"}} {
@@ -161,7 +162,7 @@ func TestRuleNeedsPort(t *testing.T) {
 	}
 	f, _ = Parse("udp", "10.0.0.1:4000", "10.0.0.2:5201")
 	p = &Path{}
-	if !p.rule(f, n) || p.Queue == nil || *p.Queue != 3 || p.QueueBy != "ntuple rule 0" {
+	if !p.rule(f, n) || !unknown.Is(p.Queue, 3) || p.QueueBy != "ntuple rule 0" {
 		t.Errorf("matching rule: queue %v by %q", p.Queue, p.QueueBy)
 	}
 }

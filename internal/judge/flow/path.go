@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/rsshash"
 )
 
-// Path is where one flow's received packets go and are processed. A nil
-// pointer field is unknown; Unknown says why the queue is.
+// Path is where one flow's received packets go and are processed. A
+// fact that is not known is an unknown Value with its reason.
 type Path struct {
 	Flow     string         `json:"flow"`
 	Proto    string         `json:"proto"`
@@ -21,81 +22,117 @@ type Path struct {
 	FlowType steer.FlowType `json:"flow_type"`
 	// NIC receives the flow ("" with what-if values only); NICBy says
 	// how it was chosen ("--nic" or whose address the destination is).
-	NIC    string `json:"nic,omitempty"`
-	NICBy  string `json:"nic_by"`
-	Source string `json:"steering_source,omitempty"` // steer.Host.Source
+	NIC    string       `json:"nic,omitempty"`
+	NICBy  string       `json:"nic_by"`
+	Source steer.Source `json:"steering_source,omitempty"`
 
 	RSS RSSPath `json:"rss"`
-	// Rule is the ntuple rule the flow matches, which overrides RSS.
+	// Rule is the ntuple rule the flow matches, which overrides RSS; nil
+	// when none does.
 	Rule *steer.Rule `json:"ntuple_rule,omitempty"`
 	// Queue is the rx queue the flow lands on, QueueBy how that is known
-	// ("rss" or "ntuple rule N"); Unknown says why when Queue is nil.
-	Queue   *uint32 `json:"queue"`
-	QueueBy string  `json:"queue_by,omitempty"`
-	Unknown string  `json:"queue_unknown,omitempty"`
+	// ("rss" or "ntuple rule N"); unknown, its reason's Detail says why
+	// in words ("queue unknown: ...", "no queue: ...").
+	Queue   unknown.Value[uint32] `json:"queue"`
+	QueueBy string                `json:"queue_by,omitempty"`
 	// ARFS says when accelerated RFS may move the flow off Queue.
 	ARFS string `json:"arfs,omitempty"`
 
-	IRQ  *QueueIRQ  `json:"irq,omitempty"`
-	NAPI *QueueNAPI `json:"napi,omitempty"`
-	// Processing says what runs the queue's NET_RX work: "irq" (the
-	// softirq after the IRQ), "napi-thread" or "" when unknown.
-	Processing string `json:"processing,omitempty"`
-	// RPS is the queue's rps_cpus when RPS is on; RPSKnown false when
-	// the tree has no rps_cpus for the queue.
-	RPS      string `json:"rps_cpus,omitempty"`
-	RPSKnown bool   `json:"rps_known"`
-	// Node is the NIC's node (-1 unknown); CPUNodes the nodes of the
-	// CPUs the processing may land on.
-	Node     int      `json:"nic_node"`
-	CPUNodes string   `json:"cpu_nodes,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
+	IRQ  unknown.Value[QueueIRQ]  `json:"irq"`
+	NAPI unknown.Value[QueueNAPI] `json:"napi"`
+	// Processing says what runs the queue's NET_RX work.
+	Processing unknown.Value[Processing] `json:"processing"`
+	// RPS is the queue's rps_cpus: "" when RPS is off.
+	RPS unknown.Value[string] `json:"rps_cpus"`
+	// Node is the NIC's node; CPUNodes the nodes of the CPUs the
+	// processing may land on.
+	Node     unknown.Value[int] `json:"nic_node"`
+	CPUNodes string             `json:"cpu_nodes,omitempty"`
+	Notes    []string           `json:"notes,omitempty"`
 	// Threads are, for a process's flow, where each of its threads last
 	// ran relative to the CPU processing the flow.
 	Threads []ThreadPlace `json:"threads,omitempty"`
 	// Observed is what the NIC's per-queue counters did while the flow
-	// ran (--observe), judged against Queue.
+	// ran (--observe), judged against Queue; nil without --observe.
 	Observed *Observation `json:"observed,omitempty"`
 }
 
+// MarshalJSON writes each unknown field's reason beside it.
+func (p Path) MarshalJSON() ([]byte, error) {
+	type plain Path
+	return unknown.MarshalObject(plain(p))
+}
+
+// Processing is what runs a queue's NET_RX work.
+type Processing string
+
+// The ways a queue's receive work runs.
+const (
+	// ProcessingIRQ: the NET_RX softirq after the queue's IRQ, on the
+	// CPU the IRQ lands on.
+	ProcessingIRQ Processing = "irq"
+	// ProcessingNAPIThread: the queue's threaded NAPI kernel thread.
+	ProcessingNAPIThread Processing = "napi-thread"
+)
+
 // RSSPath is the RSS part: each input, where it came from, and the result.
 type RSSPath struct {
-	Fields     *steer.HashFields `json:"fields"`
-	FieldsFrom string            `json:"fields_from,omitempty"` // "nic" or "--rss-fields"
-	Func       string            `json:"function,omitempty"`
-	FuncFrom   string            `json:"function_from,omitempty"`
-	Key        string            `json:"key,omitempty"` // colon-separated hex, as ethtool -x
-	KeyFrom    string            `json:"key_from,omitempty"`
-	TableSize  int               `json:"table_size,omitempty"`
-	TableFrom  string            `json:"table_from,omitempty"`
-	Hash       *uint32           `json:"hash"`
-	HashHex    string            `json:"hash_hex,omitempty"` // "0x51ccc178"
-	Index      *int              `json:"index"`
-	IndexRule  string            `json:"index_rule,omitempty"`
-	Queue      *uint32           `json:"queue"`
-	// Unknown says why the RSS queue is not known.
-	Unknown string `json:"unknown,omitempty"`
+	Fields     unknown.Value[steer.HashFields] `json:"fields"`
+	FieldsFrom string                          `json:"fields_from,omitempty"` // "nic" or "--rss-fields"
+	Func       string                          `json:"function,omitempty"`
+	FuncFrom   string                          `json:"function_from,omitempty"`
+	Key        steer.Key                       `json:"key,omitempty"` // colon-separated hex, as ethtool -x
+	KeyFrom    string                          `json:"key_from,omitempty"`
+	TableSize  int                             `json:"table_size,omitempty"`
+	TableFrom  string                          `json:"table_from,omitempty"`
+	// Hash, Index and Queue are the result; each unknown says why in its
+	// reason's Detail (the hash's inputs that are missing, the table).
+	Hash      unknown.Value[uint32] `json:"hash"`
+	HashHex   string                `json:"hash_hex,omitempty"` // "0x51ccc178"
+	Index     unknown.Value[int]    `json:"index"`
+	IndexRule string                `json:"index_rule,omitempty"`
+	Queue     unknown.Value[uint32] `json:"queue"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (r RSSPath) MarshalJSON() ([]byte, error) {
+	type plain RSSPath
+	return unknown.MarshalObject(plain(r))
 }
 
 // QueueIRQ is the queue's interrupt and where it lands.
 type QueueIRQ struct {
-	IRQ          int    `json:"irq"`
-	Name         string `json:"name,omitempty"`
-	Requested    string `json:"requested_cpus"`
-	Effective    string `json:"effective_cpus,omitempty"`
-	HasEffective bool   `json:"effective_known"`
-	By           string `json:"by"` // "netdev napi" or the irq package's match
+	IRQ       int                   `json:"irq"`
+	Name      string                `json:"name,omitempty"`
+	Requested string                `json:"requested_cpus"`
+	Effective unknown.Value[string] `json:"effective_cpus"`
+	By        string                `json:"by"` // "netdev napi" or the irq package's match
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (q QueueIRQ) MarshalJSON() ([]byte, error) {
+	type plain QueueIRQ
+	return unknown.MarshalObject(plain(q))
 }
 
 // QueueNAPI is the queue's NAPI instance and, when threaded, its thread.
 type QueueNAPI struct {
 	ID       uint32 `json:"id"`
 	Threaded bool   `json:"threaded"`
-	PID      int    `json:"pid,omitempty"`
-	Comm     string `json:"comm,omitempty"`
-	Allowed  string `json:"allowed_cpus,omitempty"`
-	LastCPU  *int   `json:"last_cpu,omitempty"`
-	Why      string `json:"why,omitempty"` // why the thread is not known
+	// PID is the NAPI kthread's; unknown, its reason says why the thread
+	// is not known (netdev names none, its /proc entry is unreadable).
+	PID  unknown.Value[int] `json:"pid"`
+	Comm string             `json:"comm,omitempty"`
+	// Allowed are the thread's allowed CPUs; unknown, why the thread
+	// is not known.
+	Allowed unknown.Value[string] `json:"allowed_cpus"`
+	LastCPU unknown.Value[int]    `json:"last_cpu"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (n QueueNAPI) MarshalJSON() ([]byte, error) {
+	type plain QueueNAPI
+	return unknown.MarshalObject(plain(n))
 }
 
 // steer fills the RSS part and the queue: a matching ntuple rule first,
@@ -105,11 +142,12 @@ func (p *Path) steer(f Flow, n *steer.NIC, w WhatIf) {
 	if n != nil && p.rule(f, n) {
 		return
 	}
-	if p.RSS.Queue != nil {
+	if p.RSS.Queue.Known() {
 		p.Queue, p.QueueBy = p.RSS.Queue, "rss"
 		return
 	}
-	p.Unknown = "queue unknown: " + p.RSS.Unknown
+	why := p.RSS.Queue.Why()
+	p.Queue = unknown.NotAs[uint32](why.Kind, "queue unknown: "+why.Detail)
 }
 
 // rss computes the hash, index and queue, or says why it cannot.
@@ -119,7 +157,7 @@ func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
 	if n != nil {
 		nicRSS = n.RSS
 	}
-	var whys []string
+	var whys []unknown.Reason
 	fields, why := fieldsOf(f, n, w, r)
 	whys = appendWhy(whys, why)
 	fn, why := funcOf(n, nicRSS, w, r)
@@ -130,51 +168,71 @@ func (p *Path) rss(f Flow, n *steer.NIC, w WhatIf) {
 	// still said (fields, function and key make it), the queue not.
 	table, tableWhy := tableOf(n, nicRSS, w, r)
 	if len(whys) > 0 {
-		r.Unknown = strings.Join(appendWhy(whys, tableWhy), "; ")
+		r.noHash(joinWhys(appendWhy(whys, tableWhy)))
 		return
 	}
 	if nicRSS != nil && nicRSS.InputXfrm != nil && *nicRSS.InputXfrm != 0 && w.Func == nil {
-		r.Unknown = fmt.Sprintf("hash unknown: the NIC transforms the hash input (input_xfrm %d, symmetric hashing), a layout irqnuma does not compute", *nicRSS.InputXfrm)
+		r.noHash(unknown.Because(unknown.KindFailed, fmt.Sprintf("hash unknown: the NIC transforms the hash input (input_xfrm %d, symmetric hashing), a layout irqnuma does not compute", *nicRSS.InputXfrm)))
 		return
 	}
 	if err := rsshash.Undefined(fn); err != nil {
-		r.Unknown = err.Error()
+		r.noHash(hashReason(err, fn))
 		return
 	}
-	if !f.HasSrcPort || !f.HasDstPort {
+	if !f.HasSrcPort() || !f.HasDstPort() {
 		if fields.HasPorts() {
-			r.Unknown = fmt.Sprintf("hash unknown: the NIC hashes %s's ports (%s) and the flow gives %s", f.FlowType(), fields, missingPorts(f))
+			r.noHash(unknown.Because(unknown.KindNotApplicable, fmt.Sprintf("hash unknown: the NIC hashes %s's ports (%s) and the flow gives %s", f.FlowType(), fields, missingPorts(f))))
 			return
 		}
 	}
-	if !fields.HasPorts() && (f.HasSrcPort || f.HasDstPort) {
+	if !fields.HasPorts() && (f.HasSrcPort() || f.HasDstPort()) {
 		p.Notes = append(p.Notes, fmt.Sprintf("the NIC does not hash %s's ports (%s): every %s flow between these two addresses lands on one queue", f.FlowType(), fieldsOrNone(fields), f.Proto))
 	}
 	in, err := rsshash.Input(string(fields), f.Tuple())
+	var h uint32
 	if err == nil {
-		var h uint32
-		if h, err = rsshash.Toeplitz(key, in); err == nil {
-			r.Hash, r.HashHex = &h, fmt.Sprintf("0x%08x", h)
-		}
+		h, err = rsshash.Toeplitz(key, in)
 	}
 	if err != nil {
-		r.Unknown = err.Error()
-		if !errors.Is(err, rsshash.ErrUndefined) {
-			r.Unknown = "hash unknown: " + err.Error()
-		}
+		r.noHash(hashReason(err, fn))
 		return
 	}
-	if tableWhy != "" {
-		r.Unknown = tableWhy
+	r.Hash, r.HashHex = unknown.Of(h), fmt.Sprintf("0x%08x", h)
+	if tableWhy.Kind != "" {
+		r.noQueue(tableWhy)
 		return
 	}
-	idx, rule, err := rsshash.Index(*r.Hash, len(table))
+	idx, rule, err := rsshash.Index(h, len(table))
 	if err != nil {
-		r.Unknown = "queue unknown: " + err.Error()
+		r.noQueue(unknown.Because(unknown.KindFailed, "queue unknown: "+err.Error()))
 		return
 	}
-	q := table[idx]
-	r.Index, r.IndexRule, r.Queue = &idx, rule, &q
+	r.Index, r.IndexRule, r.Queue = unknown.Of(idx), rule, unknown.Of(table[idx])
+}
+
+// noHash says the hash, and so the index and queue, are unknown for why.
+func (r *RSSPath) noHash(why unknown.Reason) {
+	r.Hash = unknown.Not[uint32](why)
+	r.noQueue(why)
+}
+
+// noQueue says the index and queue are unknown for why.
+func (r *RSSPath) noQueue(why unknown.Reason) {
+	r.Index, r.Queue = unknown.Not[int](why), unknown.Not[uint32](why)
+}
+
+// hashReason is why a hash of function fn is unknown after rsshash's
+// err: rsshash.ErrUndefined (a function or input layout not defined
+// exactly) is a hash irqnuma cannot compute, reported by the host (none
+// named) or not; another error is the inputs' (a key too short).
+func hashReason(err error, fn rsshash.Func) unknown.Reason {
+	switch {
+	case errors.Is(err, rsshash.ErrUndefined) && fn == "":
+		return unknown.Because(unknown.KindNotReported, err.Error())
+	case errors.Is(err, rsshash.ErrUndefined):
+		return unknown.Because(unknown.KindFailed, err.Error())
+	}
+	return unknown.Because(unknown.KindMalformed, "hash unknown: "+err.Error())
 }
 
 func fieldsOrNone(h steer.HashFields) string {
@@ -184,18 +242,28 @@ func fieldsOrNone(h steer.HashFields) string {
 	return string(h)
 }
 
-func appendWhy(whys []string, why string) []string {
-	if why == "" {
+func appendWhy(whys []unknown.Reason, why unknown.Reason) []unknown.Reason {
+	if why.Kind == "" {
 		return whys
 	}
 	return append(whys, why)
 }
 
+// joinWhys is one reason for several: the first's kind, and every
+// detail.
+func joinWhys(whys []unknown.Reason) unknown.Reason {
+	d := make([]string, len(whys))
+	for i, w := range whys {
+		d[i] = w.Detail
+	}
+	return unknown.Because(whys[0].Kind, strings.Join(d, "; "))
+}
+
 func missingPorts(f Flow) string {
 	switch {
-	case !f.HasSrcPort && !f.HasDstPort:
+	case !f.HasSrcPort() && !f.HasDstPort():
 		return "neither port"
-	case !f.HasSrcPort:
+	case !f.HasSrcPort():
 		return "no source port"
 	}
 	return "no destination port"
@@ -203,82 +271,81 @@ func missingPorts(f Flow) string {
 
 // reasonOf is why part of n is unknown, in words.
 func reasonOf(n *steer.NIC, parts ...steer.Part) string {
+	return whyOf(n, "", "", parts...).Detail
+}
+
+// whyOf is why part of n is unknown: the part's kind, and a detail of
+// before, the reason in words and after ("no NIC" when there is no NIC:
+// not applicable; "eth0 reports no rss" when no part says: not
+// reported).
+func whyOf(n *steer.NIC, before, after string, parts ...steer.Part) unknown.Reason {
 	if n == nil {
-		return "no NIC"
+		return unknown.Because(unknown.KindNotApplicable, before+"no NIC"+after)
 	}
 	for _, part := range parts {
 		if r, ok := n.Why(part); ok {
-			return fmt.Sprintf("%s %s: %s", n.Name, part, r)
+			return unknown.Because(r.Kind, before+fmt.Sprintf("%s %s: %s", n.Name, part, r)+after)
 		}
 	}
-	return fmt.Sprintf("%s reports no %s", n.Name, parts[0])
+	return unknown.Because(unknown.KindNotReported, before+fmt.Sprintf("%s reports no %s", n.Name, parts[0])+after)
 }
 
-func fieldsOf(f Flow, n *steer.NIC, w WhatIf, r *RSSPath) (steer.HashFields, string) {
+func fieldsOf(f Flow, n *steer.NIC, w WhatIf, r *RSSPath) (steer.HashFields, unknown.Reason) {
 	if w.Fields != nil {
-		r.Fields, r.FieldsFrom = w.Fields, "--rss-fields"
-		return *w.Fields, ""
+		r.Fields, r.FieldsFrom = unknown.Of(*w.Fields), "--rss-fields"
+		return *w.Fields, unknown.Reason{}
 	}
 	ft := f.FlowType()
 	if n != nil {
 		if h, ok := n.FlowHash[ft]; ok {
-			r.Fields, r.FieldsFrom = &h, "nic"
-			return h, ""
+			r.Fields, r.FieldsFrom = unknown.Of(h), "nic"
+			return h, unknown.Reason{}
 		}
 	}
-	return "", "hash fields of " + string(ft) + " unknown (" + reasonOf(n, steer.FlowHashPart(ft)) + ")"
+	why := whyOf(n, "hash fields of "+string(ft)+" unknown (", ")", steer.FlowHashPart(ft))
+	r.Fields = unknown.Not[steer.HashFields](why)
+	return "", why
 }
 
-func funcOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) (rsshash.Func, string) {
+func funcOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) (rsshash.Func, unknown.Reason) {
 	if w.Func != nil {
 		r.Func, r.FuncFrom = string(*w.Func), "--rss-func"
-		return *w.Func, ""
+		return *w.Func, unknown.Reason{}
 	}
 	if rss != nil && rss.HashFunc != "" {
 		r.Func, r.FuncFrom = rss.HashFunc, "nic"
-		return rsshash.Func(rss.HashFunc), ""
+		return rsshash.Func(rss.HashFunc), unknown.Reason{}
 	}
 	if n == nil {
 		// What-if values alone: Toeplitz, the one function every RSS NIC has.
 		r.Func, r.FuncFrom = string(rsshash.FuncToeplitz), "default (no NIC, no --rss-func)"
-		return rsshash.FuncToeplitz, ""
+		return rsshash.FuncToeplitz, unknown.Reason{}
 	}
-	return "", "hash function unknown (" + reasonOf(n, steer.PartRSS) + "; --rss-func names it)"
+	return "", whyOf(n, "hash function unknown (", "; --rss-func names it)", steer.PartRSS)
 }
 
-func keyOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) ([]byte, string) {
+func keyOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) ([]byte, unknown.Reason) {
 	k, from := w.Key, "--rss-key"
 	if len(k) == 0 && rss != nil {
 		k, from = rss.Key, "nic"
 	}
 	if len(k) == 0 {
-		return nil, "key unknown (" + reasonOf(n, steer.PartRSSKey, steer.PartRSS) + ")"
+		return nil, whyOf(n, "key unknown (", ")", steer.PartRSSKey, steer.PartRSS)
 	}
-	r.Key, r.KeyFrom = hexColon(k), from
-	return k, ""
+	r.Key, r.KeyFrom = steer.Key(k), from
+	return k, unknown.Reason{}
 }
 
-func tableOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) ([]uint32, string) {
+func tableOf(n *steer.NIC, rss *steer.RSS, w WhatIf, r *RSSPath) ([]uint32, unknown.Reason) {
 	t, from := w.Table, "--rss-table"
 	if len(t) == 0 && rss != nil {
 		t, from = rss.Table, "nic"
 	}
 	if len(t) == 0 {
-		return nil, "indirection table unknown (" + reasonOf(n, steer.PartRSSTable, steer.PartRSS) + ")"
+		return nil, whyOf(n, "indirection table unknown (", ")", steer.PartRSSTable, steer.PartRSS)
 	}
 	r.TableSize, r.TableFrom = len(t), from
-	return t, ""
-}
-
-func hexColon(b []byte) string {
-	var sb strings.Builder
-	for i, c := range b {
-		if i > 0 {
-			sb.WriteByte(':')
-		}
-		fmt.Fprintf(&sb, "%02x", c)
-	}
-	return sb.String()
+	return t, unknown.Reason{}
 }
 
 // rule applies the first (lowest-location) ntuple rule the flow matches:
@@ -289,7 +356,7 @@ func hexColon(b []byte) string {
 func (p *Path) rule(f Flow, n *steer.NIC) bool {
 	if n.Rules == nil {
 		// A driver without ntuple support has no rules to override RSS.
-		if r, ok := n.Why(steer.PartRules); ok && r.Why != steer.WhyDriver {
+		if r, ok := n.Why(steer.PartRules); ok && r.Kind != unknown.KindDriver {
 			p.Notes = append(p.Notes, fmt.Sprintf("ntuple rules unknown (%s): a rule could override RSS", r))
 		}
 		return false
@@ -322,18 +389,17 @@ func (p *Path) decideByRule(r *steer.Rule) {
 	by := fmt.Sprintf("ntuple rule %d", r.Location)
 	switch {
 	case r.Action == steer.RuleActionDrop:
-		p.Unknown = "no queue: " + by + " drops the flow"
+		p.Queue = unknown.NotAs[uint32](unknown.KindNotApplicable, "no queue: "+by+" drops the flow")
 	case r.Action != steer.RuleActionQueue:
-		p.Unknown = fmt.Sprintf("queue unknown: %s's action is %s", by, r.Action)
+		p.Queue = unknown.NotAs[uint32](unknown.KindNotApplicable, fmt.Sprintf("queue unknown: %s's action is %s", by, r.Action))
 	case r.VF != 0:
-		p.Unknown = fmt.Sprintf("no queue of this host: %s sends the flow to VF %d's queue %d", by, r.VF, r.Queue)
+		p.Queue = unknown.NotAs[uint32](unknown.KindNotApplicable, fmt.Sprintf("no queue of this host: %s sends the flow to VF %d's queue %d", by, r.VF, r.Queue))
 	case r.Context != nil:
-		p.Unknown = fmt.Sprintf("queue unknown: %s sends the flow into RSS context %d (queue offset %d), which irqnuma does not compute", by, *r.Context, r.Queue)
+		p.Queue = unknown.NotAs[uint32](unknown.KindFailed, fmt.Sprintf("queue unknown: %s sends the flow into RSS context %d (queue offset %d), which irqnuma does not compute", by, *r.Context, r.Queue))
 	case r.Queue > 0xffffffff:
-		p.Unknown = fmt.Sprintf("queue unknown: %s's queue %d is out of range", by, r.Queue)
+		p.Queue = unknown.NotAs[uint32](unknown.KindMalformed, fmt.Sprintf("queue unknown: %s's queue %d is out of range", by, r.Queue))
 	default:
-		q := uint32(r.Queue)
-		p.Queue, p.QueueBy = &q, by
+		p.Queue, p.QueueBy = unknown.Of(uint32(r.Queue)), by
 	}
 }
 
@@ -350,24 +416,24 @@ func ruleMatches(r *steer.Rule, f Flow) bool {
 		return false
 	}
 	return addrMatches(r.SrcIP, r.SrcMask, f.Src.Addr()) && addrMatches(r.DstIP, r.DstMask, f.Dst.Addr()) &&
-		portMatches(r.SrcPort, r.SrcPortMask, f.Src.Port(), f.HasSrcPort) &&
-		portMatches(r.DstPort, r.DstPortMask, f.Dst.Port(), f.HasDstPort)
+		portMatches(r.SrcPort, r.SrcPortMask, f.Src.Port(), f.HasSrcPort()) &&
+		portMatches(r.DstPort, r.DstPortMask, f.Dst.Port(), f.HasDstPort())
 }
 
 // needsPort reports whether the rule would be judged on a port the flow
 // does not give, its other fields matching.
 func needsPort(r *steer.Rule, f Flow) bool {
-	srcNeeded := r.SrcPort != nil && r.SrcPortMask != 0 && !f.HasSrcPort
-	dstNeeded := r.DstPort != nil && r.DstPortMask != 0 && !f.HasDstPort
+	srcNeeded := r.SrcPort != nil && r.SrcPortMask != 0 && !f.HasSrcPort()
+	dstNeeded := r.DstPort != nil && r.DstPortMask != 0 && !f.HasDstPort()
 	if !srcNeeded && !dstNeeded {
 		return false
 	}
 	g := f
 	if srcNeeded {
-		g.Src, g.HasSrcPort = netip.AddrPortFrom(f.Src.Addr(), *r.SrcPort), true
+		g.Src, g.srcPort = netip.AddrPortFrom(f.Src.Addr(), *r.SrcPort), true
 	}
 	if dstNeeded {
-		g.Dst, g.HasDstPort = netip.AddrPortFrom(f.Dst.Addr(), *r.DstPort), true
+		g.Dst, g.dstPort = netip.AddrPortFrom(f.Dst.Addr(), *r.DstPort), true
 	}
 	return ruleMatches(r, g)
 }

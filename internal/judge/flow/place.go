@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // arfs says when accelerated RFS may move the flow: with ntuple filters
@@ -35,35 +37,59 @@ func (p *Path) arfs(n *steer.NIC, st *steer.Host) {
 func (p *Path) place(fsys kfile.FS, h *topology.Host, t *irq.Table, nic *topology.NIC, sn *steer.NIC, q uint32) {
 	napi := napiOf(sn, q)
 	p.IRQ = queueIRQ(t, nic.Name, int(q), napi)
-	if napi != nil {
-		p.NAPI = &QueueNAPI{ID: napi.ID, Threaded: napi.PID != 0}
-	}
 	threaded := sn != nil && sn.Sysfs.Threaded != nil && *sn.Sysfs.Threaded != 0
-	if threaded && p.NAPI == nil {
-		p.NAPI = &QueueNAPI{Threaded: true, Why: "threaded NAPI is on, and which thread serves the queue is unknown (" + reasonOf(sn, steer.PartQueues, steer.PartNAPI) + ")"}
+	var qn *QueueNAPI
+	switch {
+	case napi != nil:
+		qn = &QueueNAPI{ID: napi.ID, Threaded: napi.PID != 0}
+	case threaded:
+		why := whyOf(sn, "threaded NAPI is on, and which thread serves the queue is unknown (", ")", steer.PartQueues, steer.PartNAPI)
+		qn = &QueueNAPI{Threaded: true, PID: unknown.Not[int](why)}
 	}
 	var cpus cpuset.Set
 	known := false
+	qi, hasIRQ := p.IRQ.Get()
 	switch {
-	case p.NAPI != nil && p.NAPI.Threaded:
-		p.Processing = "napi-thread"
-		cpus, known = p.NAPI.thread(fsys, napi)
-	case p.IRQ != nil:
-		p.Processing = "irq"
-		cpus, known = p.IRQ.landing(t)
+	case qn != nil && qn.Threaded:
+		p.Processing = unknown.Of(ProcessingNAPIThread)
+		cpus, known = qn.thread(fsys, napi)
+	case hasIRQ:
+		p.Processing = unknown.Of(ProcessingIRQ)
+		cpus, known = qi.landing(t)
+	default:
+		p.Processing = unknown.NotAs[Processing](unknown.KindNotReported, "neither the queue's IRQ nor its NAPI thread is known")
+	}
+	switch {
+	case qn == nil:
+		p.NAPI = unknown.Not[QueueNAPI](whyOf(sn, "no NAPI instance is known for the queue (", ")", steer.PartQueues, steer.PartNAPI))
+	case !qn.Threaded:
+		na := unknown.Because(unknown.KindNotApplicable, "NAPI is not threaded")
+		qn.PID, qn.Allowed, qn.LastCPU = unknown.Not[int](na), unknown.Not[string](na), unknown.Not[int](na)
+		p.NAPI = unknown.Of(*qn)
+	default:
+		p.NAPI = unknown.Of(*qn)
 	}
 	if known {
 		nodes, _ := h.NodesOf(cpus)
 		p.CPUNodes = nodes.String()
 	}
+	p.RPS = unknown.NotAs[string](unknown.KindNotCaptured, fmt.Sprintf("no rps_cpus for rx queue %d", q))
 	for _, qu := range nic.Queues {
-		if qu.Kind == "rx" && qu.Index == int(q) && qu.Known {
-			p.RPSKnown = true
-			if !qu.CPUs.IsEmpty() {
-				p.RPS = qu.CPUs.String()
+		if qu.Kind == topology.QueueKindRx && qu.Index == int(q) {
+			if rps, ok := qu.CPUs.Get(); !ok {
+				p.RPS = unknown.Not[string](qu.CPUs.Why())
+			} else if p.RPS = unknown.Of(""); !rps.IsEmpty() {
+				p.RPS = unknown.Of(rps.String())
 			}
 		}
 	}
+}
+
+// unplaced says the queue's IRQ, NAPI, processing and RPS are unknown
+// for why (the queue is unknown, or no NIC receives the flow).
+func (p *Path) unplaced(why unknown.Reason) {
+	p.IRQ, p.NAPI = unknown.Not[QueueIRQ](why), unknown.Not[QueueNAPI](why)
+	p.Processing, p.RPS = unknown.Not[Processing](why), unknown.Not[string](why)
 }
 
 // napiOf returns the NAPI instance netdev says serves rx queue q.
@@ -86,30 +112,30 @@ func napiOf(n *steer.NIC, q uint32) *steer.NAPI {
 
 // queueIRQ finds the queue's IRQ: the one netdev ties its NAPI to, else
 // the rx (or combined) IRQ the irq package matches to the queue.
-func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) *QueueIRQ {
+func queueIRQ(t *irq.Table, nic string, q int, napi *steer.NAPI) unknown.Value[QueueIRQ] {
 	var hit *irq.IRQ
 	by := ""
 	for i := range t.IRQs {
 		x := &t.IRQs[i]
-		if napi != nil && napi.IRQ >= 0 && x.IRQ == napi.IRQ {
+		if napi != nil && unknown.Is(napi.IRQ, x.IRQ) {
 			hit, by = x, "netdev napi"
 			break
 		}
-		if o := x.Owner; hit == nil && o != nil && o.NIC == nic && o.Kind == irq.KindQueue && o.Queue == q && o.Dir != "tx" {
+		if o := x.Owner; hit == nil && o != nil && o.NIC == nic && o.Kind == irq.KindQueue && unknown.Is(o.Queue, q) && o.Dir != interrupts.DirTX {
 			hit, by = x, "irq name ("+o.By+")"
 		}
 	}
 	if hit == nil {
-		return nil
+		return unknown.NotAs[QueueIRQ](unknown.KindNotReported, fmt.Sprintf("no IRQ of %s is matched to queue %d", nic, q))
 	}
-	out := &QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by, HasEffective: hit.HasEffective}
-	if hit.HasAffinity {
-		out.Requested = hit.Affinity.String()
+	out := QueueIRQ{IRQ: hit.IRQ, Name: hit.Name, By: by, Effective: unknown.Not[string](hit.Effective.Why())}
+	if aff, ok := hit.Affinity.Get(); ok {
+		out.Requested = aff.String()
 	}
-	if hit.HasEffective {
-		out.Effective = hit.Effective.String()
+	if eff, ok := hit.Effective.Get(); ok {
+		out.Effective = unknown.Of(eff.String())
 	}
-	return out
+	return unknown.Of(out)
 }
 
 // landing is where the IRQ is delivered: its effective CPUs, else the
@@ -120,11 +146,11 @@ func (q *QueueIRQ) landing(t *irq.Table) (cpuset.Set, bool) {
 		if x.IRQ != q.IRQ {
 			continue
 		}
-		switch {
-		case x.HasEffective:
-			return x.Effective, true
-		case x.HasAffinity:
-			return x.Affinity, true
+		if eff, ok := x.Effective.Get(); ok {
+			return eff, true
+		}
+		if aff, ok := x.Affinity.Get(); ok {
+			return aff, true
 		}
 	}
 	return cpuset.Set{}, false
@@ -133,22 +159,24 @@ func (q *QueueIRQ) landing(t *irq.Table) (cpuset.Set, bool) {
 // thread reads the NAPI kthread's allowed CPUs and last CPU.
 func (n *QueueNAPI) thread(fsys kfile.FS, napi *steer.NAPI) (cpuset.Set, bool) {
 	if napi == nil || napi.PID == 0 {
-		if n.Why == "" {
-			n.Why = "netdev reports no kthread pid for the queue's NAPI"
+		if n.PID.Why().Detail == "" {
+			n.PID = unknown.NotAs[int](unknown.KindNotReported, "netdev reports no kthread pid for the queue's NAPI")
 		}
+		n.Allowed, n.LastCPU = unknown.Not[string](n.PID.Why()), unknown.Not[int](n.PID.Why())
 		return cpuset.Set{}, false
 	}
-	n.PID = napi.PID
+	n.PID = unknown.Of(napi.PID)
 	pr, err := proc.Read(fsys, napi.PID)
 	if err != nil {
-		n.Why = err.Error()
+		why := unknown.Because(unknown.KindFailed, err.Error())
+		n.Allowed, n.LastCPU = unknown.Not[string](why), unknown.Not[int](why)
 		return cpuset.Set{}, false
 	}
-	n.Comm, n.Allowed = pr.Comm, pr.Allowed.String()
+	n.Comm, n.Allowed = pr.Comm, unknown.Of(pr.Allowed.String())
+	n.LastCPU = unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no last CPU in /proc/%d/stat", napi.PID))
 	for _, th := range pr.Threads {
-		if th.TID == napi.PID && th.LastCPU >= 0 {
-			c := th.LastCPU
-			n.LastCPU = &c
+		if c, ok := th.LastCPU.Get(); ok && th.TID == napi.PID {
+			n.LastCPU = unknown.Of(c)
 		}
 	}
 	return pr.Allowed, true

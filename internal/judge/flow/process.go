@@ -8,19 +8,26 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Process is one selected process's connected sockets, each as a flow
 // with its path and where the process's threads run relative to it.
 type Process struct {
-	PID   int     `json:"pid"`
-	Comm  string  `json:"comm"`
-	Flows []*Path `json:"flows"`
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"`
+	// Flows are its connected sockets' flows; unknown when its sockets
+	// are, the reason's Detail saying why in words.
+	Flows unknown.Value[[]*Path] `json:"flows"`
 	// Skipped counts its sockets that are not connected (listening,
 	// unconnected UDP): they are no one flow.
 	Skipped int `json:"skipped_sockets"`
-	// Why says why its sockets are not known.
-	Why string `json:"why,omitempty"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (p Process) MarshalJSON() ([]byte, error) {
+	type plain Process
+	return unknown.MarshalObject(plain(p))
 }
 
 // Relation is where a thread runs relative to the CPU that processes
@@ -33,16 +40,21 @@ const (
 	RelationSibling  Relation = "smt-sibling"
 	RelationSameNode Relation = "other-core-same-node"
 	RelationRemote   Relation = "remote-node"
-	RelationUnknown  Relation = "unknown"
 )
 
 // ThreadPlace is one thread's last CPU and its relation to the flow's
 // processing CPU.
 type ThreadPlace struct {
-	TID      int      `json:"tid"`
-	Comm     string   `json:"comm"`
-	LastCPU  int      `json:"last_cpu"`
-	Relation Relation `json:"relation"`
+	TID      int                     `json:"tid"`
+	Comm     string                  `json:"comm"`
+	LastCPU  unknown.Value[int]      `json:"last_cpu"`
+	Relation unknown.Value[Relation] `json:"relation"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (t ThreadPlace) MarshalJSON() ([]byte, error) {
+	type plain ThreadPlace
+	return unknown.MarshalObject(plain(t))
 }
 
 // PredictProcesses predicts, for every process sel selects, each of its
@@ -76,17 +88,19 @@ func PredictProcesses(fsys kfile.FS, sel proc.Selection, opt Options) ([]Process
 }
 
 func (pr *predictor) process(p *proc.Process) (Process, error) {
-	out := Process{PID: p.PID, Comm: p.Comm, Flows: []*Path{}}
-	if !p.Net.SocketsKnown {
-		out.Why = "its sockets are unknown: " + p.Net.Why
+	out := Process{PID: p.PID, Comm: p.Comm}
+	socks, ok := p.Net.Sockets.Get()
+	if !ok {
+		out.Flows = unknown.NotAs[[]*Path](unknown.KindFailed, "its sockets are unknown: "+p.Net.Sockets.Why().Detail)
 		return out, nil
 	}
-	for _, s := range p.Net.Sockets {
+	flows := []*Path{}
+	for _, s := range socks {
 		if !s.Connected() {
 			out.Skipped++
 			continue
 		}
-		f := Flow{Proto: Proto(s.Proto), HasSrcPort: true, HasDstPort: true,
+		f := Flow{Proto: s.Proto, srcPort: true, dstPort: true,
 			Src: netip.AddrPortFrom(s.Remote.Addr().Unmap(), s.Remote.Port()),
 			Dst: netip.AddrPortFrom(s.Local.Addr().Unmap(), s.Local.Port())}
 		path, err := pr.predict(f, netView{net: p.Net})
@@ -94,8 +108,9 @@ func (pr *predictor) process(p *proc.Process) (Process, error) {
 			return out, fmt.Errorf("process %d, %s: %w", p.PID, f, err)
 		}
 		path.Threads = places(pr.h, p, path.processingCPU())
-		out.Flows = append(out.Flows, path)
+		flows = append(flows, path)
 	}
+	out.Flows = unknown.Of(flows)
 	return out, nil
 }
 
@@ -103,17 +118,20 @@ func (pr *predictor) process(p *proc.Process) (Process, error) {
 // it is known: the IRQ's single effective CPU, or the NAPI thread's last
 // CPU; -1 otherwise.
 func (p *Path) processingCPU() int {
-	switch p.Processing {
-	case "irq":
-		if p.IRQ != nil && p.IRQ.HasEffective {
-			if s, err := cpuset.ParseList(p.IRQ.Effective); err == nil && s.Len() == 1 {
+	pr, _ := p.Processing.Get()
+	switch pr {
+	case ProcessingIRQ:
+		q, _ := p.IRQ.Get()
+		if eff, ok := q.Effective.Get(); ok {
+			if s, err := cpuset.ParseList(eff); err == nil && s.Len() == 1 {
 				c, _ := s.Min()
 				return c
 			}
 		}
-	case "napi-thread":
-		if p.NAPI != nil && p.NAPI.LastCPU != nil {
-			return *p.NAPI.LastCPU
+	case ProcessingNAPIThread:
+		n, _ := p.NAPI.Get()
+		if c, ok := n.LastCPU.Get(); ok {
+			return c
 		}
 	}
 	return -1
@@ -123,25 +141,27 @@ func (p *Path) processingCPU() int {
 func places(h *topology.Host, p *proc.Process, cpu int) []ThreadPlace {
 	out := make([]ThreadPlace, 0, len(p.Threads))
 	for _, th := range p.Threads {
-		out = append(out, ThreadPlace{TID: th.TID, Comm: th.Comm, LastCPU: th.LastCPU, Relation: relation(h, th.LastCPU, cpu)})
+		out = append(out, ThreadPlace{TID: th.TID, Comm: th.Comm, LastCPU: th.LastCPU, Relation: relation(h, th.LastCPU.Or(-1), cpu)})
 	}
 	return out
 }
 
-func relation(h *topology.Host, a, b int) Relation {
+func relation(h *topology.Host, a, b int) unknown.Value[Relation] {
 	switch {
-	case a < 0 || b < 0:
-		return RelationUnknown
+	case a < 0:
+		return unknown.NotAs[Relation](unknown.KindNotReported, "the thread's last CPU is not known")
+	case b < 0:
+		return unknown.NotAs[Relation](unknown.KindNotReported, "the processing CPU is not known")
 	case a == b:
-		return RelationSameCPU
+		return unknown.Of(RelationSameCPU)
 	case h.CoreOf(a) >= 0 && h.CoreOf(a) == h.CoreOf(b):
-		return RelationSibling
-	case h.NodeOf(a) >= 0 && h.NodeOf(a) == h.NodeOf(b):
-		return RelationSameNode
-	case h.NodeOf(a) >= 0 && h.NodeOf(b) >= 0:
-		return RelationRemote
+		return unknown.Of(RelationSibling)
+	case unknown.Same(h.NodeOf(a), h.NodeOf(b)):
+		return unknown.Of(RelationSameNode)
+	case h.NodeOf(a).Known() && h.NodeOf(b).Known():
+		return unknown.Of(RelationRemote)
 	}
-	return RelationUnknown
+	return unknown.NotAs[Relation](unknown.KindNotReported, fmt.Sprintf("the node of CPU %d or CPU %d is not known", a, b))
 }
 
 // String names the relation in words.

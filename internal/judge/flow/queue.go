@@ -2,6 +2,7 @@ package flow
 
 import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // PlaceQueue says where rx queue q of the NIC nic is processed — its
@@ -22,7 +23,7 @@ func PlaceQueue(fsys kfile.FS, nic string, q uint32, by string) (*Path, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Path{NIC: n.Name, NICBy: "--nic", Source: st.Source, Node: pr.h.Locality(n).Node, Queue: &q, QueueBy: by}
+	p := &Path{NIC: n.Name, NICBy: "--nic", Source: st.Source, Node: pr.h.Locality(n).Node, Queue: unknown.Of(q), QueueBy: by}
 	p.place(fsys, pr.h, pr.t, n, st.NIC(n.Name), q)
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestPlaceQueue: a queue found by other means is placed as Predict
@@ -18,10 +19,10 @@ func TestPlaceQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Queue == nil || *p.Queue != 3 || p.QueueBy != "observed: test" || p.NIC != "eth0" || p.Node != 1 {
+	if !unknown.Is(p.Queue, 3) || p.QueueBy != "observed: test" || p.NIC != "eth0" || !unknown.Is(p.Node, 1) {
 		t.Errorf("path %+v: want queue 3 of eth0 on node 1, by observation", p)
 	}
-	if p.IRQ == nil || p.IRQ.IRQ != 287 || p.IRQ.Name != "mlx5_comp3@pci:0000:98:00.0" || p.Processing != "irq" {
+	if q, ok := p.IRQ.Get(); !ok || q.IRQ != 287 || q.Name != "mlx5_comp3@pci:0000:98:00.0" || !unknown.Is(p.Processing, ProcessingIRQ) {
 		t.Errorf("IRQ %+v, processing %q: want IRQ 287 (mlx5_comp3), processed in its IRQ", p.IRQ, p.Processing)
 	}
 	if _, err := PlaceQueue(fsys, "eth9", 0, "observed"); !errors.Is(err, topology.ErrUnknownNIC) {

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/nslink"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // away is a process's network namespace when it is not PID 1's: its
@@ -33,7 +34,7 @@ func newAway(h *topology.Host, p *proc.Process) *away {
 	a := &away{inode: strings.TrimSuffix(strings.TrimPrefix(n.Namespace, "net:["), "]")}
 	ls, err := nslink.Read(h.FS(), p.PID, n.Namespace)
 	if err != nil {
-		ls = &nslink.Links{Namespace: n.Namespace, Why: err.Error(), InitWhy: err.Error()}
+		ls = &nslink.Links{Namespace: n.Namespace, Links: unknown.NotAs[[]nslink.Link](unknown.KindFailed, err.Error()), InitNSID: unknown.NotAs[int](unknown.KindFailed, err.Error())}
 	}
 	a.links = ls
 	a.read = func() (*proc.Net, error) { return proc.ReadNet(h.FS(), 1) }
@@ -56,8 +57,8 @@ func (a *away) hostNet() (*proc.Net, error) {
 // says so, when it leads to none that can be told.
 func (r resolver) follow(iface string, remote netip.Addr) (nics []string, how string, ok bool) {
 	ls := r.away.links
-	if !ls.Known {
-		return nil, fmt.Sprintf("where %s leads on the host is unknown: %s", iface, ls.Why), false
+	if !ls.Links.Known() {
+		return nil, fmt.Sprintf("where %s leads on the host is unknown: %s", iface, ls.Links.Why().Detail), false
 	}
 	var hops []string
 	name := iface
@@ -70,7 +71,7 @@ func (r resolver) follow(iface string, remote netip.Addr) (nics []string, how st
 		case l.Kind == "veth":
 			return r.viaVeth(l, remote, hops)
 		case l.Kind == "macvlan" || l.Kind == "macvtap" || l.Kind == "ipvlan" || l.Kind == "ipvtap" || l.Kind == "vlan":
-			if !l.HasLinkNetNSID {
+			if !l.LinkNetNSID.Known() {
 				lower, found := ls.ByIndex(l.Link)
 				if !found {
 					return nil, fmt.Sprintf("%s is a %s on link %d, which netns %s does not list", l.Name, l.Kind, l.Link, r.away.inode), false
@@ -109,12 +110,12 @@ func chain(hops []string, last string) string {
 func (r resolver) hostIface(l nslink.Link) (string, string, bool) {
 	ls := r.away.links
 	switch {
-	case !l.HasLinkNetNSID:
+	case !l.LinkNetNSID.Known():
 		return "", fmt.Sprintf("%s's link %d is in netns %s itself", l.Name, l.Link, r.away.inode), false
-	case !ls.InitNSIDKnown:
-		return "", fmt.Sprintf("whether %s's link is the host's is unknown: %s", l.Name, ls.InitWhy), false
+	case !ls.InitNSID.Known():
+		return "", fmt.Sprintf("whether %s's link is the host's is unknown: %s", l.Name, ls.InitNSID.Why().Detail), false
 	case !ls.InHost(l):
-		return "", fmt.Sprintf("%s's link %d is in netns id %d, not the host's (id %d)", l.Name, l.Link, l.LinkNetNSID, ls.InitNSID), false
+		return "", fmt.Sprintf("%s's link %d is in netns id %s, not the host's (id %s)", l.Name, l.Link, l.LinkNetNSID, ls.InitNSID), false
 	}
 	name, err := r.h.IfaceByIndex(l.Link)
 	if err != nil {
@@ -168,8 +169,8 @@ func (r resolver) viaPCI(l nslink.Link, hops []string) ([]string, string, bool) 
 		return nil, fmt.Sprintf("%s is PCI function %s: %v", chain(hops, l.Name), l.ParentDev, err), false
 	}
 	node := "numa_node unknown"
-	if f.Node >= 0 {
-		node = fmt.Sprintf("numa_node %d", f.Node)
+	if id, ok := f.Node.Get(); ok {
+		node = fmt.Sprintf("numa_node %d", id)
 	}
 	if f.PF == "" {
 		return nil, fmt.Sprintf("%s is PCI function %s (%s), no VF (no physfn): a device of its own, not a NIC of the host's namespace", chain(hops, l.Name), f.Address, node), false
@@ -201,14 +202,14 @@ func (r resolver) hostNICs(iface string, hops []string) ([]string, string, bool)
 // (IPv4's, else IPv6's): the lowest metric among the /0 routes.
 func (r resolver) defaultRoute() (iface, why string, ok bool) {
 	for _, fam := range []struct {
-		routes []proc.Route
-		has    bool
-		any    netip.Addr
-	}{{r.n.Routes4, r.n.HasRoutes4, netip.IPv4Unspecified()}, {r.n.Routes6, r.n.HasRoutes6, netip.IPv6Unspecified()}} {
-		if !fam.has {
+		table unknown.Value[[]proc.Route]
+		any   netip.Addr
+	}{{r.n.Routes4, netip.IPv4Unspecified()}, {r.n.Routes6, netip.IPv6Unspecified()}} {
+		routes, has := fam.table.Get()
+		if !has {
 			continue
 		}
-		best, tie := bestRoute(fam.routes, fam.any, func(rt proc.Route) bool { return rt.Dst.Bits() == 0 && !rt.Local && !rt.Reject && rt.Iface != "" })
+		best, tie := bestRoute(routes, fam.any, func(rt proc.Route) bool { return rt.Dst.Bits() == 0 && !rt.Local && !rt.Reject && rt.Iface != "" })
 		switch {
 		case best == nil:
 			continue

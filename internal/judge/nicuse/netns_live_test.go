@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // liveUse reads the live host and says which NICs process pid uses.
@@ -38,7 +39,7 @@ func TestLiveMacvlan(t *testing.T) {
 	np := hosttest.MacvlanProc(t, "eth0")
 	u := liveUse(t, np.PID)
 	t.Logf("%s: %q", u.Netns, u.How)
-	if u.Attribution != AttributionSockets || !slices.Equal(u.NICs, []string{"eth0"}) {
+	if !unknown.Is(u.Attribution, AttributionSockets) || !slices.Equal(u.NICs, []string{"eth0"}) {
 		t.Fatalf("Of(macvlan process) = %s %v, want sockets [eth0]; how: %q", u.Attribution, u.NICs, u.How)
 	}
 	want := "macvlan " + np.NsIface + " on the host's eth0"
@@ -54,7 +55,7 @@ func TestLiveVeth(t *testing.T) {
 	np := hosttest.VethProc(t)
 	u := liveUse(t, np.PID)
 	t.Logf("%s: %q", u.Netns, u.How)
-	if u.Attribution != AttributionSockets || !slices.Equal(u.NICs, []string{"eth0"}) {
+	if !unknown.Is(u.Attribution, AttributionSockets) || !slices.Equal(u.NICs, []string{"eth0"}) {
 		t.Fatalf("Of(veth process) = %s %v, want sockets [eth0]; how: %q", u.Attribution, u.NICs, u.How)
 	}
 	want := np.NsIface + " → host peer " + np.HostIface + " → route to 203.0.113.5 through eth0"

@@ -69,7 +69,7 @@ func TestOfNetns(t *testing.T) {
 		links []hosttest.NsLink
 		dev   string
 		socks []hosttest.Socket
-		want  Attribution
+		want  Attribution // "" for unknown
 		nics  []string
 		how   string
 	}{
@@ -87,15 +87,15 @@ func TestOfNetns(t *testing.T) {
 		{"SR-IOV VF", []hosttest.NsLink{lo, {Index: 6, Name: "net1", ParentDev: "0000:3b:02.1", ParentBus: "pci"}}, "net1", conn,
 			AttributionSockets, []string{"ens1f0"}, "net1 is VF 0000:3b:02.1 (its own numa_node 1) of PF 0000:3b:00.0 (ens1f0)"},
 		{"veth whose peer is in a third namespace", []hosttest.NsLink{lo, {Index: 2, Name: "eth0", Kind: "veth", Link: 9, HasNetNSID: true, NetNSID: 3}}, "eth0", conn,
-			AttributionUnknown, nil, "eth0's link 9 is in netns id 3, not the host's (id 0)"},
+			"", nil, "eth0's link 9 is in netns id 3, not the host's (id 0)"},
 		{"veth whose peer is gone from the host", []hosttest.NsLink{lo, {Index: 2, Name: "eth0", Kind: "veth", Link: 99, HasNetNSID: true}}, "eth0", conn,
-			AttributionUnknown, nil, "eth0's link on the host: interface index 99: no interface has that index"},
+			"", nil, "eth0's link on the host: interface index 99: no interface has that index"},
 		{"PCI device that is no VF", []hosttest.NsLink{lo, {Index: 6, Name: "net1", ParentDev: "0000:3b:00.0", ParentBus: "pci"}}, "net1", conn,
-			AttributionUnknown, nil, "net1 is PCI function 0000:3b:00.0 (numa_node 1), no VF (no physfn)"},
-		{"device without a parent named", []hosttest.NsLink{lo, {Index: 6, Name: "net1"}}, "net1", conn, AttributionUnknown, nil,
+			"", nil, "net1 is PCI function 0000:3b:00.0 (numa_node 1), no VF (no physfn)"},
+		{"device without a parent named", []hosttest.NsLink{lo, {Index: 6, Name: "net1"}}, "net1", conn, "", nil,
 			"net1 (a device with no parent device named (IFLA_PARENT_DEV_NAME, Linux 5.17 and later)) leads to no interface"},
-		{"interface the dump lacks", []hosttest.NsLink{lo}, "eth0", conn, AttributionUnknown, nil, "eth0 is not among the links of netns 4026532201"},
-		{"dummy device", []hosttest.NsLink{lo, {Index: 2, Name: "eth0", Kind: "dummy"}}, "eth0", conn, AttributionUnknown, nil,
+		{"interface the dump lacks", []hosttest.NsLink{lo}, "eth0", conn, "", nil, "eth0 is not among the links of netns 4026532201"},
+		{"dummy device", []hosttest.NsLink{lo, {Index: 2, Name: "eth0", Kind: "dummy"}}, "eth0", conn, "", nil,
 			"eth0 (dummy) leads to no interface of the host that can be followed"},
 	}
 	for _, tt := range tests {
@@ -112,7 +112,7 @@ func TestOfNetns(t *testing.T) {
 				t.Fatal(err)
 			}
 			u := Of(h, &proc.Process{PID: 4242, Comm: "iperf3", Net: n})
-			if u.Attribution != tt.want || !slices.Equal(u.NICs, append([]string{}, tt.nics...)) || u.Netns != "net:[4026532201]" {
+			if u.Attribution.Or("") != tt.want || tt.want == "" && u.Attribution.Why().Detail != u.How[0] || !slices.Equal(u.NICs, append([]string{}, tt.nics...)) || u.Netns != "net:[4026532201]" {
 				t.Errorf("Of = %s %v (netns %q), want %s %v; how %q", u.Attribution, u.NICs, u.Netns, tt.want, tt.nics, u.How)
 			}
 			if len(u.How) != 1 || !strings.Contains(u.How[0], tt.how) {

@@ -28,10 +28,15 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
-// Attribution says how a process's NICs were found, or why none was.
+// Attribution says how a process's NICs were found. What its sockets
+// cannot tell is no Attribution: Use.Attribution is then unknown.
 type Attribution string
+
+// String is the attribution as JSON writes it.
+func (a Attribution) String() string { return string(a) }
 
 // Attributions.
 const (
@@ -42,10 +47,6 @@ const (
 	AttributionAny Attribution = "any"
 	// AttributionLoopback: its sockets stay on the host.
 	AttributionLoopback Attribution = "loopback"
-	// AttributionUnknown: its sockets could not be read or say nothing
-	// of a NIC (it has none yet, or they go through an interface with no
-	// NIC below).
-	AttributionUnknown Attribution = "unknown"
 )
 
 // Use is which NICs one process uses and how that was found. Its JSON
@@ -56,8 +57,12 @@ type Use struct {
 	Comm string `json:"comm"`
 	// NICs are the NICs its traffic goes through, by name; [] unless
 	// Attribution is AttributionSockets.
-	NICs        []string    `json:"nics"`
-	Attribution Attribution `json:"attribution"`
+	NICs []string `json:"nics"`
+	// Attribution is how its NICs were found; unknown when its sockets
+	// were not read, could not be, or say nothing of a NIC (it has none
+	// yet, or they go through an interface with no NIC below), the
+	// reason's detail saying so as How's first line does.
+	Attribution unknown.Value[Attribution] `json:"attribution"`
 	// Netns is the network namespace its sockets are in ("net:[INODE]")
 	// when that is not PID 1's: its interfaces were followed to the
 	// host's (a veth to its peer and the host's route, a macvlan or
@@ -70,8 +75,20 @@ type Use struct {
 	How []string `json:"how"`
 }
 
+// MarshalJSON writes an unknown attribution as null with its reason.
+func (u Use) MarshalJSON() ([]byte, error) {
+	type plain Use
+	return unknown.MarshalObject(plain(u))
+}
+
+// UnmarshalJSON restores an unknown attribution's reason.
+func (u *Use) UnmarshalJSON(b []byte) error {
+	type plain Use
+	return unknown.UnmarshalObject(b, (*plain)(u))
+}
+
 // Known reports whether the process's NICs are known.
-func (u Use) Known() bool { return u.Attribution == AttributionSockets }
+func (u Use) Known() bool { return unknown.Is(u.Attribution, AttributionSockets) }
 
 // Uses reports whether the process is known to use the NIC.
 func (u Use) Uses(nic string) bool { return u.Known() && slices.Contains(u.NICs, nic) }
@@ -80,7 +97,7 @@ func (u Use) Uses(nic string) bool { return u.Known() && slices.Contains(u.NICs,
 // the NICs its sockets name when they name some, none when they stay on
 // the host, else (any NIC, unknown) every NIC.
 func (u Use) MayUse(nic string) bool {
-	switch u.Attribution {
+	switch a, _ := u.Attribution.Get(); a {
 	case AttributionSockets:
 		return slices.Contains(u.NICs, nic)
 	case AttributionLoopback:
@@ -91,13 +108,13 @@ func (u Use) MayUse(nic string) bool {
 
 // Summary is "eth0", "eth0, eth1", "any NIC", "loopback" or "unknown".
 func (u Use) Summary() string {
-	switch u.Attribution {
+	switch a, _ := u.Attribution.Get(); a {
 	case AttributionSockets:
 		return strings.Join(u.NICs, ", ")
 	case AttributionAny:
 		return "any NIC"
 	}
-	return string(u.Attribution)
+	return u.Attribution.String()
 }
 
 // maxHow bounds the lines of How: a server with thousands of sockets
@@ -115,17 +132,19 @@ func All(h *topology.Host, procs []*proc.Process) []Use {
 
 // Of says which NICs of h process p uses, from p.Net.
 func Of(h *topology.Host, p *proc.Process) Use {
-	u := Use{PID: p.PID, Comm: p.Comm, NICs: []string{}, Attribution: AttributionUnknown, How: []string{}}
+	u := Use{PID: p.PID, Comm: p.Comm, NICs: []string{}, How: []string{}}
 	n := p.Net
 	switch {
 	case n == nil:
-		u.How = append(u.How, "its sockets were not read")
+		return NotRead(p.PID, p.Comm)
+	case !n.Sockets.Known():
+		u.Attribution = unknown.Not[Attribution](n.Sockets.Why())
+		u.How = append(u.How, n.Sockets.Why().Detail)
 		return u
-	case !n.SocketsKnown:
-		u.How = append(u.How, n.Why)
-		return u
-	case len(n.Sockets) == 0:
-		u.How = append(u.How, "it has no TCP or UDP sockets (yet)")
+	case len(n.Sockets.Or(nil)) == 0:
+		const none = "it has no TCP or UDP sockets (yet)"
+		u.Attribution = unknown.NotAs[Attribution](unknown.KindNotApplicable, none)
+		u.How = append(u.How, none)
 		return u
 	}
 	r := resolver{h: h, n: n}
@@ -135,7 +154,7 @@ func Of(h *topology.Host, p *proc.Process) Use {
 	}
 	var groups []*group
 	byReason := map[string]*group{}
-	for _, s := range n.Sockets {
+	for _, s := range n.Sockets.Or(nil) {
 		sp := r.socket(s)
 		g := byReason[sp.reason]
 		if g == nil {
@@ -145,9 +164,21 @@ func Of(h *topology.Host, p *proc.Process) Use {
 		}
 		g.count++
 	}
-	u.Attribution, u.NICs = verdict(groups)
-	u.How = append(howLines(groups), n.Notes...)
+	a, nics := verdict(groups)
+	u.NICs, u.How = nics, append(howLines(groups), n.Notes...)
+	u.Attribution = unknown.Of(a)
+	if a == "" {
+		u.Attribution = unknown.NotAs[Attribution](unknown.KindNotReported, u.How[0])
+	}
 	return u
+}
+
+// NotRead is the Use of a process whose sockets were not read: its
+// attribution unknown, saying so.
+func NotRead(pid int, comm string) Use {
+	const why = "its sockets were not read"
+	return Use{PID: pid, Comm: comm, NICs: []string{}, How: []string{why},
+		Attribution: unknown.NotAs[Attribution](unknown.KindNotRead, why)}
 }
 
 // group is the sockets that took one path, with the first of them.
@@ -158,7 +189,7 @@ type group struct {
 }
 
 // verdict says what the sockets make of the process: the NICs they go
-// through, else any, else loopback, else unknown.
+// through, else any, else loopback, else "" (unknown).
 func verdict(groups []*group) (Attribution, []string) {
 	nics := []string{}
 	kinds := map[pathKind]bool{}
@@ -179,7 +210,7 @@ func verdict(groups []*group) (Attribution, []string) {
 	case len(kinds) == 1 && kinds[kindLoopback]:
 		return AttributionLoopback, nics
 	}
-	return AttributionUnknown, nics
+	return "", nics
 }
 
 // howLines says each group, at most maxHow, what decided the verdict
@@ -257,12 +288,12 @@ func (r resolver) socket(s proc.Socket) path {
 	case !s.Connected() && local.IsMulticast():
 		return path{kind: kindAny, reason: "bound to a multicast group: the interface it joined on is not shown per socket"}
 	}
-	var ifaces, reasons, unknown []string
+	var ifaces, reasons, unknowns []string
 	if s.Connected() {
 		if iface, why, ok := r.route(remote); ok {
 			ifaces, reasons = append(ifaces, iface), append(reasons, why)
 		} else {
-			unknown = append(unknown, why)
+			unknowns = append(unknowns, why)
 		}
 	}
 	if !local.IsUnspecified() {
@@ -271,15 +302,15 @@ func (r resolver) socket(s proc.Socket) path {
 				ifaces, reasons = append(ifaces, iface), append(reasons, why)
 			}
 		} else {
-			unknown = append(unknown, why)
+			unknowns = append(unknowns, why)
 		}
 	}
 	if len(ifaces) == 0 {
-		return path{kind: kindUnknown, reason: strings.Join(unknown, "; ")}
+		return path{kind: kindUnknown, reason: strings.Join(unknowns, "; ")}
 	}
 	// What could not be told is said too: a connection whose peer has no
 	// route is not grouped with a listener on the same address.
-	p := path{kind: kindNIC, reason: strings.Join(append(reasons, unknown...), "; ")}
+	p := path{kind: kindNIC, reason: strings.Join(append(reasons, unknowns...), "; ")}
 	if r.away != nil {
 		return r.followAll(p, ifaces, remote)
 	}
@@ -322,7 +353,7 @@ func (r resolver) ownsV6(a netip.Addr) bool {
 	if !a.Is6() {
 		return false
 	}
-	for _, x := range r.n.Addrs6 {
+	for _, x := range r.n.Addrs6.Or(nil) {
 		if x.Prefix.Addr() == a {
 			return true
 		}
@@ -338,11 +369,12 @@ func (r resolver) ownsV6(a netip.Addr) bool {
 // is unknown.
 func (r resolver) owner(a netip.Addr) (iface, why string, ok bool) {
 	if a.Is6() {
-		if !r.n.HasAddrs6 {
+		addrs, ok := r.n.Addrs6.Get()
+		if !ok {
 			return "", fmt.Sprintf("no if_inet6: which interface owns %s is unknown", a), false
 		}
 		var on []string
-		for _, x := range r.n.Addrs6 {
+		for _, x := range addrs {
 			if x.Prefix.Addr() == a && !slices.Contains(on, x.Iface) {
 				on = append(on, x.Iface)
 			}
@@ -355,10 +387,11 @@ func (r resolver) owner(a netip.Addr) (iface, why string, ok bool) {
 		}
 		return "", fmt.Sprintf("%s is the address of %s alike", a, strings.Join(on, " and ")), false
 	}
-	if !r.n.HasRoutes4 {
+	routes, ok := r.n.Routes4.Get()
+	if !ok {
 		return "", fmt.Sprintf("no /proc/net/route: which interface owns %s is unknown", a), false
 	}
-	best, tie := bestRoute(r.n.Routes4, a, func(rt proc.Route) bool { return !rt.Gateway.IsValid() && rt.Dst.Bits() > 0 })
+	best, tie := bestRoute(routes, a, func(rt proc.Route) bool { return !rt.Gateway.IsValid() && rt.Dst.Bits() > 0 })
 	switch {
 	case best == nil:
 		return "", fmt.Sprintf("no on-link route holds %s: which interface owns it is unknown", a), false
@@ -372,10 +405,11 @@ func (r resolver) owner(a netip.Addr) (iface, why string, ok bool) {
 // prefix that holds it, the lowest metric among equals (the main table
 // for IPv4: policy routing is not in /proc).
 func (r resolver) route(a netip.Addr) (iface, why string, ok bool) {
-	routes, has, file := r.n.Routes4, r.n.HasRoutes4, "route"
+	table, file := r.n.Routes4, "route"
 	if a.Is6() {
-		routes, has, file = r.n.Routes6, r.n.HasRoutes6, "ipv6_route"
+		table, file = r.n.Routes6, "ipv6_route"
 	}
+	routes, has := table.Get()
 	if !has {
 		return "", fmt.Sprintf("no /proc/net/%s: the way to %s is unknown", file, a), false
 	}

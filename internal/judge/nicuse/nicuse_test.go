@@ -60,7 +60,7 @@ func TestOf(t *testing.T) {
 	tests := []struct {
 		name string
 		give []hosttest.Socket
-		want Attribution
+		want Attribution // "" for unknown
 		nics []string
 		how  []string // substrings, one per line of How, in order
 	}{
@@ -88,9 +88,9 @@ func TestOf(t *testing.T) {
 		{"a bond over a NIC", []hosttest.Socket{{Proto: "tcp", Local: "10.2.0.2:80"}},
 			AttributionSockets, []string{"ens2f0"}, []string{"10.2.0.2 is bond0's address (10.2.0.0/24 dev bond0), which is on ens2f0"}},
 		{"a bridge with no NIC", []hosttest.Socket{{Proto: "tcp", Local: "172.17.0.1:80"}},
-			AttributionUnknown, nil, []string{"docker0 has no NIC of this host below it"}},
+			"", nil, []string{"docker0 has no NIC of this host below it"}},
 		{"an address no route holds", []hosttest.Socket{{Proto: "tcp", Local: "192.168.7.7:80"}},
-			AttributionUnknown, nil, []string{"no on-link route holds 192.168.7.7"}},
+			"", nil, []string{"no on-link route holds 192.168.7.7"}},
 		{"IPv6 listener", []hosttest.Socket{{Proto: "tcp", Local: "[2001:db8:1::2]:5201"}},
 			AttributionSockets, []string{"ens1f0"}, []string{"2001:db8:1::2 is ens1f0's address (if_inet6)"}},
 		{"IPv6 connection through the default route", []hosttest.Socket{{Proto: "tcp", Local: "[2001:db8:1::2]:5201", Remote: "[2001:db8:9::1]:40000"}},
@@ -99,7 +99,7 @@ func TestOf(t *testing.T) {
 			AttributionSockets, []string{"ens1f0"}, []string{"10.1.0.2 is ens1f0's address"}},
 		{"multicast receiver", []hosttest.Socket{{Proto: "udp", Local: "239.1.1.1:5000"}},
 			AttributionAny, nil, []string{"multicast group"}},
-		{"no sockets", nil, AttributionUnknown, nil, []string{"no TCP or UDP sockets"}},
+		{"no sockets", nil, "", nil, []string{"no TCP or UDP sockets"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestOf(t *testing.T) {
 				t.Fatal(err)
 			}
 			u := Of(h, &proc.Process{PID: pid, Comm: "iperf3", Net: n})
-			if u.Attribution != tt.want || !slices.Equal(u.NICs, append([]string{}, tt.nics...)) {
+			if u.Attribution.Or("") != tt.want || tt.want == "" && u.Attribution.Why().Detail != u.How[0] || !slices.Equal(u.NICs, append([]string{}, tt.nics...)) {
 				t.Errorf("Of = %s %v, want %s %v; how %q", u.Attribution, u.NICs, tt.want, tt.nics, u.How)
 			}
 			if len(u.How) != len(tt.how) {
@@ -172,23 +172,23 @@ func TestOfUnknown(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "proc/net/route")); err != nil {
 		t.Fatal(err)
 	}
-	if u := read(); u.Attribution != AttributionUnknown || !strings.Contains(u.How[0], "no /proc/net/route") {
+	if u := read(); u.Attribution.Known() || !strings.Contains(u.How[0], "no /proc/net/route") {
 		t.Errorf("no route file: %+v", u)
 	}
 	// No tables at all, then no fd folder.
 	if err := os.RemoveAll(filepath.Join(root, "proc/4242/net")); err != nil {
 		t.Fatal(err)
 	}
-	if u := read(); u.Attribution != AttributionUnknown || !strings.Contains(u.How[0], "no tcp, tcp6, udp or udp6") {
+	if u := read(); u.Attribution.Known() || !strings.Contains(u.How[0], "no tcp, tcp6, udp or udp6") {
 		t.Errorf("no tables: %+v", u)
 	}
 	if err := os.RemoveAll(filepath.Join(root, "proc/4242/fd")); err != nil {
 		t.Fatal(err)
 	}
-	if u := read(); u.Attribution != AttributionUnknown || !strings.Contains(u.How[0], "fd") || u.Summary() != "unknown" {
+	if u := read(); u.Attribution.Known() || !strings.Contains(u.How[0], "fd") || u.Summary() != "unknown" {
 		t.Errorf("no fd: %+v", u)
 	}
-	if u := Of(h, &proc.Process{PID: 1}); u.Attribution != AttributionUnknown || len(u.How) != 1 {
+	if u := Of(h, &proc.Process{PID: 1}); u.Attribution.Known() || len(u.How) != 1 {
 		t.Errorf("Net not read: %+v", u)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // sosTree is a copy of the sos-ice tree (a two-node host with one NIC,
@@ -76,7 +77,7 @@ func assertVerdicts(t *testing.T, r *Report, want map[ID]verdict) {
 			t.Errorf("%s: not expected", p.ID)
 			continue
 		}
-		if p.Status != w.status || !strings.Contains(p.Evidence, w.says) {
+		if p.Status.Or(statusUnknown) != w.status || !strings.Contains(p.Evidence, w.says) {
 			t.Errorf("%s = %s (%q), want %s saying %q", p.ID, p.Status, p.Evidence, w.status, w.says)
 		}
 	}
@@ -85,11 +86,11 @@ func assertVerdicts(t *testing.T, r *Report, want map[ID]verdict) {
 // notCaptured are the prerequisites a sosreport never shows: the
 // kernel's files, the caller's capabilities, XDP and netdev netlink.
 var notCaptured = map[ID]verdict{
-	IDKernel:    {StatusUnknown, "not captured: the root has no /proc/sys/kernel/osrelease"},
-	IDIOURing:   {StatusUnknown, "not captured: the root has no /proc/sys/kernel/io_uring_disabled"},
-	IDCapNetAdm: {StatusUnknown, "not captured"},
-	IDXDP:       {StatusUnknown, "not captured"},
-	IDQueueFree: {StatusUnknown, "not captured"},
+	IDKernel:    {statusUnknown, "not captured: the root has no /proc/sys/kernel/osrelease"},
+	IDIOURing:   {statusUnknown, "not captured: the root has no /proc/sys/kernel/io_uring_disabled"},
+	IDCapNetAdm: {statusUnknown, "not captured"},
+	IDXDP:       {statusUnknown, "not captured"},
+	IDQueueFree: {statusUnknown, "not captured"},
 }
 
 func with(base map[ID]verdict, more map[ID]verdict) map[ID]verdict {
@@ -118,14 +119,14 @@ func TestCheckIceCapture(t *testing.T) {
 	root := sosTree(t, iceCaptures)
 	port, q := 5201, 2
 	r := check(t, root, Options{Queue: &q, Port: &port})
-	if r.Driver != "ice" || r.Queue == nil || *r.Queue != 2 || r.QueueBy != "--queue" {
+	if r.Driver != "ice" || !unknown.Is(r.Queue, 2) || r.QueueBy != "--queue" {
 		t.Errorf("driver %q queue %v by %q, want ice, 2, --queue", r.Driver, r.Queue, r.QueueBy)
 	}
 	assertVerdicts(t, r, with(notCaptured, map[ID]verdict{
 		IDQueueAPI:   {StatusFails, "ice does not implement netdev_queue_mgmt_ops"},
 		IDHeaderSplt: {StatusFails, "TCP data split n/a"},
 		IDChannels:   {StatusHolds, "8 rx queue(s)"},
-		IDRSS:        {StatusUnknown, "not captured (a sosreport does not collect ethtool -x)"},
+		IDRSS:        {statusUnknown, "not captured (a sosreport does not collect ethtool -x)"},
 		IDNtuple:     {StatusHolds, "ntuple-filters: on"},
 		IDFlowRule:   {StatusHolds, "rule 1023: tcp4 dst-port 5201 to queue 2"},
 	}))
@@ -134,11 +135,11 @@ func TestCheckIceCapture(t *testing.T) {
 	}
 	// Without --queue: the last of the 8 queues, which the rule misses.
 	r = check(t, root, Options{Port: &port})
-	if r.Queue == nil || *r.Queue != 7 {
+	if !unknown.Is(r.Queue, 7) {
 		t.Fatalf("default queue %v, want 7", r.Queue)
 	}
 	for _, p := range r.Prereqs {
-		if p.ID == IDFlowRule && (p.Status != StatusFails || !strings.Contains(p.Evidence, "rule 1023 sends tcp4 dst-port 5201 to queue 2") ||
+		if p.ID == IDFlowRule && (p.Status.Or(statusUnknown) != StatusFails || !strings.Contains(p.Evidence, "rule 1023 sends tcp4 dst-port 5201 to queue 2") ||
 			p.Fix != "ethtool -N em1 flow-type tcp6 dst-port 5201 action 7") {
 			t.Errorf("flow-rule for queue 7: %+v", p)
 		}
@@ -158,19 +159,19 @@ var bnxtCaptures = map[string]string{
 func TestCheckBnxtCapture(t *testing.T) {
 	root := sosTree(t, bnxtCaptures, "ethtool_-l_em1", "ethtool_--show-ntuple_em1")
 	r := check(t, root, Options{})
-	if r.Driver != "bnxt_en" || r.Queue != nil {
+	if r.Driver != "bnxt_en" || r.Queue.Known() {
 		t.Errorf("driver %q queue %v, want bnxt_en and no queue (channels not captured)", r.Driver, r.Queue)
 	}
 	base := with(notCaptured, map[ID]verdict{
 		IDQueueAPI:   {StatusHolds, "bnxt_en has bnxt_queue_mgmt_ops"},
-		IDHeaderSplt: {StatusUnknown, "none of the newer ring settings"},
-		IDChannels:   {StatusUnknown, "not captured (no sos_commands/networking/ethtool_-l_em1)"},
+		IDHeaderSplt: {statusUnknown, "none of the newer ring settings"},
+		IDChannels:   {statusUnknown, "not captured (no sos_commands/networking/ethtool_-l_em1)"},
 		IDNtuple:     {StatusHolds, "ntuple-filters: on"},
 	})
-	base[IDQueueFree] = verdict{StatusUnknown, "no queue to check"}
+	base[IDQueueFree] = verdict{statusUnknown, "no queue to check"}
 	assertVerdicts(t, r, with(base, map[ID]verdict{
-		IDRSS:      {StatusUnknown, "no queue to check"},
-		IDFlowRule: {StatusUnknown, "no queue to check"},
+		IDRSS:      {statusUnknown, "no queue to check"},
+		IDFlowRule: {statusUnknown, "no queue to check"},
 	}))
 	if b := r.Blocker(); b != nil {
 		t.Errorf("blocker %+v, want none: nothing the capture shows fails", b)
@@ -179,8 +180,8 @@ func TestCheckBnxtCapture(t *testing.T) {
 	r = check(t, root, Options{Queue: &q, Port: &port})
 	base[IDQueueFree] = notCaptured[IDQueueFree]
 	assertVerdicts(t, r, with(base, map[ID]verdict{
-		IDRSS:      {StatusUnknown, "not captured (a sosreport does not collect ethtool -x)"},
-		IDFlowRule: {StatusUnknown, "not captured (no sos_commands/networking/ethtool_--show-ntuple_em1)"},
+		IDRSS:      {statusUnknown, "not captured (a sosreport does not collect ethtool -x)"},
+		IDFlowRule: {statusUnknown, "not captured (no sos_commands/networking/ethtool_--show-ntuple_em1)"},
 	}))
 }
 
@@ -198,3 +199,6 @@ func hostFS(t *testing.T, root string) hostRead {
 	}
 	return hostRead{fsys, h}
 }
+
+// statusUnknown stands for an unknown verdict in the tests' tables.
+const statusUnknown Status = "unknown"

@@ -35,7 +35,7 @@ func (c *checker) queueAPI() Prereq {
 	const what = "driver with the queue-management API (netdev_queue_mgmt_ops)"
 	d := c.driver()
 	if d == "" {
-		return unknown(IDQueueAPI, what, c.partWhy(steer.PartDriver, "the driver (ethtool -i):")+", and the device names no driver", "")
+		return notKnown(IDQueueAPI, what, c.partKind(steer.PartDriver), c.partWhy(steer.PartDriver, "the driver (ethtool -i):")+", and the device names no driver", "")
 	}
 	if ops, ok := queueAPIDrivers[d]; ok {
 		return holds(IDQueueAPI, what, d+" has "+ops)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // The kernel's files this check reads (Documentation/admin-guide/sysctl/
@@ -76,16 +77,16 @@ func (c *checker) readKernel() {
 	s, err := c.fsys.String(c.fsys.Path(fileOSRelease))
 	switch {
 	case kfile.IsNotExist(err) && !c.fsys.Live():
-		c.releaseWhy = "not captured: the root has no /" + fileOSRelease
+		c.releaseKind, c.releaseWhy = unknown.KindNotCaptured, "not captured: the root has no /"+fileOSRelease
 		return
 	case err != nil:
-		c.releaseWhy = err.Error()
+		c.releaseKind, c.releaseWhy = unknown.KindFailed, err.Error()
 		return
 	}
 	c.release = strings.TrimSpace(s)
 	v, err := ParseRelease(c.release)
 	if err != nil {
-		c.releaseWhy = kfile.Malformed(c.fsys.Path(fileOSRelease), err).Error()
+		c.releaseKind, c.releaseWhy = unknown.KindMalformed, kfile.Malformed(c.fsys.Path(fileOSRelease), err).Error()
 		return
 	}
 	c.version = v
@@ -102,7 +103,7 @@ func (c *checker) kernel(need Version) Prereq {
 		what += " (io_uring zero-copy receive)"
 	}
 	if !c.versionKnown() {
-		return unknown(IDKernel, what, c.releaseWhy, "")
+		return notKnown(IDKernel, what, c.releaseKind, c.releaseWhy, "")
 	}
 	ev := "/" + fileOSRelease + ": " + c.release
 	if c.version.AtLeast(need) {
@@ -122,11 +123,11 @@ func (c *checker) ioURing() Prereq {
 	v, err := c.fsys.Int(path)
 	switch {
 	case kfile.IsNotExist(err) && !c.fsys.Live():
-		return unknown(IDIOURing, what, "not captured: the root has no /"+fileIOURingOff, "")
+		return notKnown(IDIOURing, what, unknown.KindNotCaptured, "not captured: the root has no /"+fileIOURingOff, "")
 	case kfile.IsNotExist(err):
-		return unknown(IDIOURing, what, "no /"+fileIOURingOff+": a kernel before 6.6 (io_uring on unless built without it) or one built without io_uring", "")
+		return notKnown(IDIOURing, what, unknown.KindKernel, "no /"+fileIOURingOff+": a kernel before 6.6 (io_uring on unless built without it) or one built without io_uring", "")
 	case err != nil:
-		return unknown(IDIOURing, what, err.Error(), "")
+		return notKnown(IDIOURing, what, unknown.KindFailed, err.Error(), "")
 	}
 	ev := fmt.Sprintf("/%s: %d", fileIOURingOff, v)
 	switch v {
@@ -137,7 +138,7 @@ func (c *checker) ioURing() Prereq {
 	case 1:
 		return c.ioURingGroup(what, ev, fix)
 	}
-	return unknown(IDIOURing, what, ev+": not 0, 1 or 2", "")
+	return notKnown(IDIOURing, what, unknown.KindMalformed, ev+": not 0, 1 or 2", "")
 }
 
 // ioURingGroup is io_uring_disabled=1: CAP_SYS_ADMIN or the group.
@@ -150,7 +151,7 @@ func (c *checker) ioURingGroup(what, ev, fix string) Prereq {
 	if caps, ok := c.caps(); ok && caps&(1<<capSysAdmin) != 0 {
 		return holds(IDIOURing, what, ev+"; this process has CAP_SYS_ADMIN")
 	}
-	return unknown(IDIOURing, what, ev+"; whether the application may is its own", fix)
+	return notKnown(IDIOURing, what, unknown.KindNotApplicable, ev+"; whether the application may is its own", fix)
 }
 
 // The capability bits (include/uapi/linux/capability.h).
@@ -195,15 +196,15 @@ func (c *checker) caps() (uint64, bool) {
 func (c *checker) capNetAdmin() Prereq {
 	const what = "CAP_NET_ADMIN (to register the zero-copy queue)"
 	if !c.fsys.Live() {
-		return unknown(IDCapNetAdm, what, "not captured: capabilities are the running application's, not the capture's", "")
+		return notKnown(IDCapNetAdm, what, unknown.KindNotCaptured, "not captured: capabilities are the running application's, not the capture's", "")
 	}
 	b, err := c.fsys.Read(c.fsys.Path(fileSelfStatus))
 	if err != nil {
-		return unknown(IDCapNetAdm, what, err.Error(), "")
+		return notKnown(IDCapNetAdm, what, unknown.KindFailed, err.Error(), "")
 	}
 	caps, err := parseCapEff(b)
 	if err != nil {
-		return unknown(IDCapNetAdm, what, kfile.Malformed(c.fsys.Path(fileSelfStatus), err).Error(), "")
+		return notKnown(IDCapNetAdm, what, unknown.KindMalformed, kfile.Malformed(c.fsys.Path(fileSelfStatus), err).Error(), "")
 	}
 	ev := fmt.Sprintf("CapEff %016x of this process", caps)
 	if caps&(1<<capNetAdmin) != 0 {

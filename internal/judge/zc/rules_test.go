@@ -8,6 +8,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -47,7 +48,7 @@ func ready() *steer.NIC {
 		Name:     "em1",
 		Driver:   &steer.DriverInfo{Driver: "mlx5_core"},
 		Channels: &steer.Channels{MaxCombined: 8, Combined: 4},
-		Rings:    &steer.Rings{RX: 1024, TxPush: ptr(false), TCPDataSplit: ptr(steer.TCPDataSplitEnabled), HDSThresh: ptr(uint32(0))},
+		Rings:    &steer.Rings{RX: 1024, TxPush: ptr(false), TCPDataSplit: unknown.Of(steer.TCPDataSplitEnabled), HDSThresh: ptr(uint32(0))},
 		RSS:      &steer.RSS{Table: []uint32{0, 1, 2, 0, 1, 2, 0, 1}},
 		Features: map[string]steer.Feature{"rx-ntuple-filter": {On: true}},
 		Rules: &steer.Rules{Count: 1, Rules: []steer.Rule{{Location: 0, FlowType: "tcp6", DstPort: ptr(uint16(9000)), DstPortMask: 0xffff,
@@ -72,7 +73,7 @@ func TestCheckSteering(t *testing.T) {
 		fix    string
 	}{
 		{"ready header split", func(*steer.NIC) {}, IDHeaderSplt, StatusHolds, "TCP data split on, hds-thresh 0", ""},
-		{"split off", func(n *steer.NIC) { n.Rings.TCPDataSplit = ptr(steer.TCPDataSplitDisabled) }, IDHeaderSplt, StatusFails, "TCP data split off",
+		{"split off", func(n *steer.NIC) { n.Rings.TCPDataSplit = unknown.Of(steer.TCPDataSplitDisabled) }, IDHeaderSplt, StatusFails, "TCP data split off",
 			"ethtool -G em1 tcp-data-split on hds-thresh 0"},
 		{"threshold", func(n *steer.NIC) { n.Rings.HDSThresh = ptr(uint32(256)) }, IDHeaderSplt, StatusFails, "hds-thresh 256", "ethtool -G em1 hds-thresh 0"},
 		{"ready channels", func(*steer.NIC) {}, IDChannels, StatusHolds, "4 rx queue(s)", ""},
@@ -107,7 +108,7 @@ func TestCheckSteering(t *testing.T) {
 		tt.change(n)
 		r := check(t, root, Options{Queue: &q, Port: &port, Steer: n})
 		p := prereq(t, r, tt.id)
-		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) || tt.fix != "" && p.Fix != tt.fix {
+		if p.Status.Or(statusUnknown) != tt.status || !strings.Contains(p.Evidence, tt.says) || tt.fix != "" && p.Fix != tt.fix {
 			t.Errorf("%s: %s = %s (%q, fix %q), want %s saying %q, fix %q", tt.name, tt.id, p.Status, p.Evidence, p.Fix, tt.status, tt.says, tt.fix)
 		}
 	}
@@ -115,10 +116,10 @@ func TestCheckSteering(t *testing.T) {
 	// AF_XDP socket: unknown, and the kernel itself fails.
 	writeFiles(t, root, map[string]string{fileOSRelease: "6.12.0\n"})
 	r := check(t, root, Options{Queue: &q, Port: &port, Steer: ready()})
-	if p := prereq(t, r, IDQueueFree); p.Status != StatusUnknown {
+	if p := prereq(t, r, IDQueueFree); p.Status.Or(statusUnknown) != statusUnknown {
 		t.Errorf("queue-free on 6.12: %+v", p)
 	}
-	if p := prereq(t, r, IDKernel); p.Status != StatusFails || r.Blocker() == nil || r.Blocker().ID != IDKernel {
+	if p := prereq(t, r, IDKernel); p.Status.Or(statusUnknown) != StatusFails || r.Blocker() == nil || r.Blocker().ID != IDKernel {
 		t.Errorf("kernel 6.12: %+v, blocker %+v", p, r.Blocker())
 	}
 }
@@ -132,15 +133,15 @@ func TestCheckIOURing(t *testing.T) {
 		says        string
 	}{
 		{"0\n", "-1\n", StatusHolds, "every process"},
-		{"1\n", "-1\n", StatusUnknown, "only CAP_SYS_ADMIN may create rings"},
-		{"1\n", "1001\n", StatusUnknown, "or members of group 1001"},
+		{"1\n", "-1\n", statusUnknown, "only CAP_SYS_ADMIN may create rings"},
+		{"1\n", "1001\n", statusUnknown, "or members of group 1001"},
 		{"2\n", "-1\n", StatusFails, "no process may create rings"},
-		{"3\n", "-1\n", StatusUnknown, "not 0, 1 or 2"},
+		{"3\n", "-1\n", statusUnknown, "not 0, 1 or 2"},
 	}
 	for _, tt := range tests {
 		writeFiles(t, root, map[string]string{fileIOURingOff: tt.give, fileIOURingGID: tt.group})
 		p := prereq(t, check(t, root, Options{}), IDIOURing)
-		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) {
+		if p.Status.Or(statusUnknown) != tt.status || !strings.Contains(p.Evidence, tt.says) {
 			t.Errorf("io_uring_disabled %q: %s (%q), want %s saying %q", tt.give, p.Status, p.Evidence, tt.status, tt.says)
 		}
 	}
@@ -156,7 +157,7 @@ func TestCheckIOMMU(t *testing.T) {
 		{"identity", StatusHolds, "passthrough"},
 		{"DMA", StatusFails, "strict"},
 		{"DMA-FQ", StatusFails, "lazy"},
-		{"unmanaged", StatusUnknown, "not a default DMA domain"},
+		{"unmanaged", statusUnknown, "not a default DMA domain"},
 	}
 	for _, tt := range tests {
 		root := sosTree(t, iceCaptures)
@@ -175,19 +176,19 @@ func TestCheckIOMMU(t *testing.T) {
 		}
 		r := check(t, root, Options{Send: true})
 		p := prereq(t, r, IDIOMMU)
-		if p.Status != tt.status || !strings.Contains(p.Evidence, "group 12") || !strings.Contains(p.Evidence, tt.says) {
+		if p.Status.Or(statusUnknown) != tt.status || !strings.Contains(p.Evidence, "group 12") || !strings.Contains(p.Evidence, tt.says) {
 			t.Errorf("type %s: %+v, want %s saying %q", tt.typ, p, tt.status, tt.says)
 		}
-		if (p.Status == StatusFails) != strings.Contains(p.Cost, "721 -> 1,130 MB/s at 4 KiB") {
+		if (p.Status.Or(statusUnknown) == StatusFails) != strings.Contains(p.Cost, "721 -> 1,130 MB/s at 4 KiB") {
 			t.Errorf("type %s: cost %q", tt.typ, p.Cost)
 		}
-		if len(r.Prereqs) != 3 || r.Queue != nil {
+		if len(r.Prereqs) != 3 || r.Queue.Known() {
 			t.Errorf("send: %d prerequisites, queue %v; want 3 and none", len(r.Prereqs), r.Queue)
 		}
 	}
 	// Without iommu_groups in the capture: not captured.
 	p := prereq(t, check(t, sosTree(t, iceCaptures), Options{Send: true}), IDIOMMU)
-	if p.Status != StatusUnknown || !strings.Contains(p.Evidence, "not captured") {
+	if p.Status.Or(statusUnknown) != statusUnknown || !strings.Contains(p.Evidence, "not captured") {
 		t.Errorf("no iommu_groups: %+v", p)
 	}
 }
@@ -214,10 +215,10 @@ func TestCheckBadKernelFiles(t *testing.T) {
 	root := sosTree(t, iceCaptures)
 	writeFiles(t, root, map[string]string{fileOSRelease: "linux\x1b[2J\n", fileIOURingOff: "off\n"})
 	r := check(t, root, Options{})
-	if p := prereq(t, r, IDKernel); p.Status != StatusUnknown || !strings.Contains(p.Evidence, "osrelease") || !strings.Contains(p.Evidence, "no MAJOR.MINOR") {
+	if p := prereq(t, r, IDKernel); p.Status.Or(statusUnknown) != statusUnknown || !strings.Contains(p.Evidence, "osrelease") || !strings.Contains(p.Evidence, "no MAJOR.MINOR") {
 		t.Errorf("bad osrelease: %+v", p)
 	}
-	if p := prereq(t, r, IDIOURing); p.Status != StatusUnknown || !strings.Contains(p.Evidence, "io_uring_disabled") {
+	if p := prereq(t, r, IDIOURing); p.Status.Or(statusUnknown) != statusUnknown || !strings.Contains(p.Evidence, "io_uring_disabled") {
 		t.Errorf("bad io_uring_disabled: %+v", p)
 	}
 }
@@ -237,8 +238,8 @@ func TestCheckXDP(t *testing.T) {
 		{"none", &hosttest.NsXDP{}, "em1", StatusHolds, "no XDP program attached (IFLA_XDP: none)"},
 		{"driver", &hosttest.NsXDP{Attached: 1, ProgID: 42}, "em1", StatusFails, "program id 42 attached in driver mode"},
 		{"generic", &hosttest.NsXDP{Attached: 2, ProgID: 7}, "em1", StatusFails, "program id 7 attached in generic mode"},
-		{"not sent", nil, "em1", StatusUnknown, "sent no IFLA_XDP for em1"},
-		{"other link", &hosttest.NsXDP{}, "em2", StatusUnknown, "em1 is not among the links of net:[4026531840]"},
+		{"not sent", nil, "em1", statusUnknown, "sent no IFLA_XDP for em1"},
+		{"other link", &hosttest.NsXDP{}, "em2", statusUnknown, "em1 is not among the links of net:[4026531840]"},
 	}
 	for _, tt := range tests {
 		root := sosTree(t, iceCaptures)
@@ -247,7 +248,7 @@ func TestCheckXDP(t *testing.T) {
 			{Index: 2, Name: tt.link, Flags: 0x1003, XDP: tt.xdp},
 		})
 		p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
-		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) {
+		if p.Status.Or(statusUnknown) != tt.status || !strings.Contains(p.Evidence, tt.says) {
 			t.Errorf("%s: %s = %s (%q), want %s saying %q", tt.name, IDXDP, p.Status, p.Evidence, tt.status, tt.says)
 		}
 		if tt.status == StatusFails && p.Fix != "ip link set dev em1 xdp off" {
@@ -256,7 +257,7 @@ func TestCheckXDP(t *testing.T) {
 	}
 	root := sosTree(t, iceCaptures)
 	p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
-	if p.Status != StatusUnknown || !strings.Contains(p.Evidence, "not captured") {
+	if p.Status.Or(statusUnknown) != statusUnknown || !strings.Contains(p.Evidence, "not captured") {
 		t.Errorf("no recording: %+v", p)
 	}
 }
@@ -276,9 +277,9 @@ func TestCheckXDPSos(t *testing.T) {
 		{"ip_-s_-d_link", "g0@g1", StatusFails, "program id 97 attached in generic mode (" + src + "ip_-s_-d_link)"},
 		{"ip_-s_-d_link", "v0@v1", StatusFails, "program id 97 attached in driver mode (" + src + "ip_-s_-d_link)"},
 		{"ip_-s_-d_link", "g1@g0", StatusHolds, "no XDP program attached (" + src + "ip_-s_-d_link: no xdp on em1)"},
-		{"ip_-s_-d_link", "", StatusUnknown, "em1 is not among the links of the " + src + "ip_-s_-d_link"},
+		{"ip_-s_-d_link", "", statusUnknown, "em1 is not among the links of the " + src + "ip_-s_-d_link"},
 		{"ip_-d_address", "v0@v1", StatusFails, "program id 97 attached in driver mode (" + src + "ip_-d_address)"},
-		{"ip_-s_-d_link", "garbage", StatusUnknown, `ip_-s_-d_link: line 1: "em1": no link index: not ip link output`},
+		{"ip_-s_-d_link", "garbage", statusUnknown, `ip_-s_-d_link: line 1: "em1": no link index: not ip link output`},
 	}
 	for _, tt := range tests {
 		b, err := os.ReadFile(hosttest.Path("internal", "host", "nslink", "testdata", "sos", tt.file))
@@ -296,7 +297,7 @@ func TestCheckXDPSos(t *testing.T) {
 		root := sosTree(t, iceCaptures)
 		writeFiles(t, root, map[string]string{"sos_commands/networking/" + tt.file: text})
 		p := prereq(t, check(t, root, Options{Queue: &q, Port: &port, Steer: ready()}), IDXDP)
-		if p.Status != tt.status || !strings.Contains(p.Evidence, tt.says) {
+		if p.Status.Or(statusUnknown) != tt.status || !strings.Contains(p.Evidence, tt.says) {
 			t.Errorf("%s with %s as em1: %s = %s (%q), want %s saying %q", tt.file, tt.rename, IDXDP, p.Status, p.Evidence, tt.status, tt.says)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/nslink"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // headerSplit: net_mp_open_rxq refuses a device whose tcp-data-split is
@@ -18,20 +19,21 @@ func (c *checker) headerSplit() Prereq {
 	fix := "ethtool -G " + c.nic.Name + " tcp-data-split on hds-thresh 0"
 	r := c.st.Rings
 	if r == nil {
-		return unknown(IDHeaderSplt, what, c.partWhy(steer.PartRings, "ring parameters (ethtool -g):"), "")
+		return notKnown(IDHeaderSplt, what, c.partKind(steer.PartRings), c.partWhy(steer.PartRings, "ring parameters (ethtool -g):"), "")
 	}
-	if r.TCPDataSplit == nil || *r.TCPDataSplit == steer.TCPDataSplitUnknown {
+	split, ok := r.TCPDataSplit.Get()
+	if !ok {
 		if r.TxPush == nil && r.RXBufLen == nil && r.CQESize == nil {
-			return unknown(IDHeaderSplt, what, "ethtool -g reports none of the newer ring settings (an older ethtool or kernel): header split not reported", "")
+			return notKnown(IDHeaderSplt, what, unknown.KindKernel, "ethtool -g reports none of the newer ring settings (an older ethtool or kernel): header split not reported", "")
 		}
 		return fails(IDHeaderSplt, what, "ethtool -g: TCP data split n/a (the driver has no header split)",
 			"none on this NIC: the driver cannot split headers")
 	}
-	if *r.TCPDataSplit != steer.TCPDataSplitEnabled {
-		return fails(IDHeaderSplt, what, "ethtool -g: TCP data split "+string(*r.TCPDataSplit), fix)
+	if split != steer.TCPDataSplitEnabled {
+		return fails(IDHeaderSplt, what, "ethtool -g: TCP data split "+string(split), fix)
 	}
 	if r.HDSThresh == nil {
-		return unknown(IDHeaderSplt, what, "TCP data split on; the kernel reports no hds-thresh (before 6.14)", fix)
+		return notKnown(IDHeaderSplt, what, unknown.KindKernel, "TCP data split on; the kernel reports no hds-thresh (before 6.14)", fix)
 	}
 	if *r.HDSThresh != 0 {
 		return fails(IDHeaderSplt, what, fmt.Sprintf("TCP data split on, hds-thresh %d", *r.HDSThresh), "ethtool -G "+c.nic.Name+" hds-thresh 0")
@@ -44,7 +46,7 @@ func (c *checker) channels() Prereq {
 	const what = "at least 2 rx channels, the zero-copy queue among them (ethtool -l)"
 	ch := c.st.Channels
 	if ch == nil {
-		return unknown(IDChannels, what, c.partWhy(steer.PartChannels, "channels (ethtool -l):"), "")
+		return notKnown(IDChannels, what, c.partKind(steer.PartChannels), c.partWhy(steer.PartChannels, "channels (ethtool -l):"), "")
 	}
 	n := int(ch.RXQueues())
 	need := 2
@@ -72,14 +74,14 @@ func (c *checker) channels() Prereq {
 func (c *checker) rss() Prereq {
 	const what = "RSS leaves the zero-copy queue out (ethtool -x)"
 	if c.queue == nil {
-		return unknown(IDRSS, what, "no queue to check: give --queue", "")
+		return notKnown(IDRSS, what, unknown.KindNotApplicable, "no queue to check: give --queue", "")
 	}
 	q := *c.queue
 	if c.st.RSS == nil {
-		return unknown(IDRSS, what, c.partWhy(steer.PartRSS, "RSS (ethtool -x):"), "")
+		return notKnown(IDRSS, what, c.partKind(steer.PartRSS), c.partWhy(steer.PartRSS, "RSS (ethtool -x):"), "")
 	}
 	if len(c.st.RSS.Table) == 0 {
-		return unknown(IDRSS, what, c.partWhy(steer.PartRSSTable, "the indirection table:"), "")
+		return notKnown(IDRSS, what, c.partKind(steer.PartRSSTable), c.partWhy(steer.PartRSSTable, "the indirection table:"), "")
 	}
 	share := c.st.RSS.Share()[uint32(q)]
 	size := len(c.st.RSS.Table)
@@ -112,7 +114,7 @@ func (c *checker) rssFix(q int) string {
 func (c *checker) ntuple() Prereq {
 	const what = "ntuple-filters on (ethtool -k)"
 	if c.st.Features == nil {
-		return unknown(IDNtuple, what, c.partWhy(steer.PartFeatures, "features (ethtool -k):"), "")
+		return notKnown(IDNtuple, what, c.partKind(steer.PartFeatures), c.partWhy(steer.PartFeatures, "features (ethtool -k):"), "")
 	}
 	// The kernel's name (netlink) and ethtool's (ethtool -k text).
 	f, ok := c.st.Features["rx-ntuple-filter"]
@@ -141,12 +143,12 @@ func (c *checker) flowRule() Prereq {
 		what = "a flow rule steering TCP port " + port + " to the queue (ethtool -n)"
 	}
 	if c.queue == nil {
-		return unknown(IDFlowRule, what, "no queue to check: give --queue", "")
+		return notKnown(IDFlowRule, what, unknown.KindNotApplicable, "no queue to check: give --queue", "")
 	}
 	q := *c.queue
 	fix := fmt.Sprintf("ethtool -N %s flow-type tcp6 dst-port %s action %d", c.nic.Name, port, q)
 	if c.st.Rules == nil {
-		return unknown(IDFlowRule, what, c.partWhy(steer.PartRules, "flow rules (ethtool -n):"), fix)
+		return notKnown(IDFlowRule, what, c.partKind(steer.PartRules), c.partWhy(steer.PartRules, "flow rules (ethtool -n):"), fix)
 	}
 	var elsewhere []string
 	for _, r := range c.st.Rules.Rules {
@@ -222,16 +224,16 @@ func (c *checker) xdp() Prereq {
 	fix := "ip link set dev " + name + " xdp off"
 	ls, why := hostLinks(c.fsys)
 	if ls == nil {
-		return unknown(IDXDP, what, why, fix+" (when `ip -d link show "+name+"` shows one)")
+		return notKnown(IDXDP, what, linksKind(why), why, fix+" (when `ip -d link show "+name+"` shows one)")
 	}
 	l, ok := ls.ByName(name)
 	switch {
 	case !ok && ls.Namespace == "":
-		return unknown(IDXDP, what, fmt.Sprintf("%s is not among the links of the %s", name, ls.Source), fix+" (when ip link shows one)")
+		return notKnown(IDXDP, what, unknown.KindNotCaptured, fmt.Sprintf("%s is not among the links of the %s", name, ls.Source), fix+" (when ip link shows one)")
 	case !ok:
-		return unknown(IDXDP, what, fmt.Sprintf("%s is not among the links of %s (%s)", name, ls.Namespace, ls.Source), fix+" (when ip link shows one)")
+		return notKnown(IDXDP, what, unknown.KindNotCaptured, fmt.Sprintf("%s is not among the links of %s (%s)", name, ls.Namespace, ls.Source), fix+" (when ip link shows one)")
 	case !l.XDP.Reported:
-		return unknown(IDXDP, what, "the kernel sent no IFLA_XDP for "+name, fix+" (when ip link shows one)")
+		return notKnown(IDXDP, what, unknown.KindKernel, "the kernel sent no IFLA_XDP for "+name, fix+" (when ip link shows one)")
 	case l.XDP.Attached == nslink.XDPAttachedNone && ls.Namespace == "":
 		return holds(IDXDP, what, fmt.Sprintf("no XDP program attached (%s: no xdp on %s)", ls.Source, name))
 	case l.XDP.Attached == nslink.XDPAttachedNone:
@@ -274,8 +276,8 @@ func hostLinks(fsys kfile.FS) (*nslink.Links, string) {
 	if ns == "" {
 		if !fsys.Live() {
 			if ls, found := nslink.ReadSos(fsys); found {
-				if !ls.Known {
-					return nil, "not read: " + ls.Why
+				if !ls.Links.Known() {
+					return nil, "not read: " + ls.Links.Why().Detail
 				}
 				return ls, ""
 			}
@@ -293,10 +295,10 @@ func hostLinks(fsys kfile.FS) (*nslink.Links, string) {
 		if err != nil {
 			return nil, "not read: " + err.Error()
 		}
-		if ls.Known {
+		if ls.Links.Known() {
 			return ls, ""
 		}
-		whys = append(whys, ls.Why)
+		whys = append(whys, ls.Links.Why().Detail)
 	}
 	if !fsys.Live() {
 		return nil, "not captured: " + strings.Join(whys, "; ")
@@ -310,11 +312,11 @@ func hostLinks(fsys kfile.FS) (*nslink.Links, string) {
 func (c *checker) queueFree() Prereq {
 	const what = "no other memory provider or AF_XDP socket on the queue (netdev queue-get)"
 	if c.queue == nil {
-		return unknown(IDQueueFree, what, "no queue to check: give --queue", "")
+		return notKnown(IDQueueFree, what, unknown.KindNotApplicable, "no queue to check: give --queue", "")
 	}
 	q := *c.queue
 	if len(c.st.Queues) == 0 {
-		return unknown(IDQueueFree, what, c.partWhy(steer.PartQueues, "netdev queue-get:"), "")
+		return notKnown(IDQueueFree, what, c.partKind(steer.PartQueues), c.partWhy(steer.PartQueues, "netdev queue-get:"), "")
 	}
 	for _, nq := range c.st.Queues {
 		if nq.Type != steer.QueueTypeRX || int(nq.ID) != q {
@@ -328,9 +330,17 @@ func (c *checker) queueFree() Prereq {
 		case nq.XSK:
 			return fails(IDQueueFree, what, fmt.Sprintf("rx queue %d has an AF_XDP socket", q), "close the AF_XDP socket, or pick another --queue")
 		case !c.versionKnown() || !c.version.AtLeast(recvKernel):
-			return unknown(IDQueueFree, what, fmt.Sprintf("rx queue %d reports none, but only a 6.15 or later kernel reports io-uring and xsk on a queue", q), "")
+			return notKnown(IDQueueFree, what, unknown.KindKernel, fmt.Sprintf("rx queue %d reports none, but only a 6.15 or later kernel reports io-uring and xsk on a queue", q), "")
 		}
 		return holds(IDQueueFree, what, fmt.Sprintf("rx queue %d: no dmabuf, io-uring or xsk", q))
 	}
-	return unknown(IDQueueFree, what, fmt.Sprintf("netdev queue-get lists no rx queue %d", q), "")
+	return notKnown(IDQueueFree, what, unknown.KindNotReported, fmt.Sprintf("netdev queue-get lists no rx queue %d", q), "")
+}
+
+// linksKind is the kind of hostLinks' why: not captured, or not read.
+func linksKind(why string) unknown.Kind {
+	if strings.HasPrefix(why, "not captured") {
+		return unknown.KindNotCaptured
+	}
+	return unknown.KindFailed
 }

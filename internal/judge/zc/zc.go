@@ -24,18 +24,22 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
-// Status is a prerequisite's verdict.
+// Status is a prerequisite's verdict; a verdict that cannot be given is
+// an unknown Prereq.Status, with why.
 type Status string
 
 // The verdicts.
 const (
-	StatusHolds   Status = "holds"
-	StatusFails   Status = "does not hold"
-	StatusUnknown Status = "unknown"
+	StatusHolds Status = "holds"
+	StatusFails Status = "does not hold"
 )
+
+// String is the verdict's words.
+func (s Status) String() string { return string(s) }
 
 // ID names a prerequisite; ids are a contract (-o json, audit): added,
 // never renamed.
@@ -59,9 +63,11 @@ const (
 
 // Prereq is one prerequisite's verdict with what it was read from.
 type Prereq struct {
-	ID     ID     `json:"id"`
-	What   string `json:"what"`
-	Status Status `json:"status"`
+	ID   ID     `json:"id"`
+	What string `json:"what"`
+	// Status is the verdict; unknown when it cannot be given, the
+	// reason's Detail then Evidence.
+	Status unknown.Value[Status] `json:"status"`
 	// Evidence is what was read and what it says; for an unknown, why it
 	// is not known.
 	Evidence string `json:"evidence"`
@@ -78,18 +84,31 @@ type Report struct {
 	NIC    string `json:"nic"`
 	Driver string `json:"driver,omitempty"`
 	Send   bool   `json:"send"`
-	// Queue is the rx queue checked (receive); nil when it is not known
-	// (no --queue and no channel count). QueueBy says where it came from.
-	Queue   *int     `json:"queue"`
-	QueueBy string   `json:"queue_by,omitempty"`
-	Port    *int     `json:"port"`
-	Prereqs []Prereq `json:"prereqs"`
+	// Queue is the rx queue checked (receive): unknown with no --queue
+	// and no channel count, not applicable to send. QueueBy says where
+	// a known one came from.
+	Queue   unknown.Value[int] `json:"queue"`
+	QueueBy string             `json:"queue_by,omitempty"`
+	Port    *int               `json:"port"` // --port; nil: any port
+	Prereqs []Prereq           `json:"prereqs"`
+}
+
+// MarshalJSON writes the queue's reason beside it when it is unknown.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	return unknown.MarshalObject(plain(r))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Report) UnmarshalJSON(b []byte) error {
+	type plain Report
+	return unknown.UnmarshalObject(b, (*plain)(r))
 }
 
 // Blocker is the first prerequisite that does not hold, nil when none.
 func (r *Report) Blocker() *Prereq {
 	for i := range r.Prereqs {
-		if r.Prereqs[i].Status == StatusFails {
+		if unknown.Is(r.Prereqs[i].Status, StatusFails) {
 			return &r.Prereqs[i]
 		}
 	}
@@ -100,7 +119,7 @@ func (r *Report) Blocker() *Prereq {
 func (r *Report) Blockers() []Prereq {
 	var out []Prereq
 	for _, p := range r.Prereqs {
-		if p.Status == StatusFails {
+		if unknown.Is(p.Status, StatusFails) {
 			out = append(out, p)
 		}
 	}
@@ -156,11 +175,14 @@ func Check(fsys kfile.FS, h *topology.Host, nic string, o Options) (*Report, err
 	c.readKernel()
 	r := &Report{NIC: n.Name, Driver: c.driver(), Send: o.Send, Port: o.Port}
 	if o.Send {
+		r.Queue = unknown.NotAs[int](unknown.KindNotApplicable, "zero-copy send uses no rx queue")
 		r.Prereqs = []Prereq{c.kernel(sendKernel), c.ioURing(), c.iommu()}
 		return r, nil
 	}
 	r.Queue, r.QueueBy = c.pickQueue()
-	c.queue = r.Queue
+	if q, ok := r.Queue.Get(); ok {
+		c.queue = &q
+	}
 	r.Prereqs = []Prereq{
 		c.kernel(recvKernel), c.ioURing(), c.capNetAdmin(), c.queueAPI(), c.headerSplit(),
 		c.channels(), c.rss(), c.ntuple(), c.flowRule(), c.xdp(), c.queueFree(),
@@ -177,9 +199,10 @@ type checker struct {
 	o     Options
 	queue *int
 
-	release    string  // /proc/sys/kernel/osrelease, "" when not read
-	version    Version // parsed from release; zero when not known
-	releaseWhy string  // why release is not known
+	release     string       // /proc/sys/kernel/osrelease, "" when not read
+	version     Version      // parsed from release; zero when not known
+	releaseWhy  string       // why release is not known
+	releaseKind unknown.Kind // and of what kind
 }
 
 // driver is the NIC's driver: ethtool -i's, else its device's.
@@ -193,33 +216,53 @@ func (c *checker) driver() string {
 // pickQueue is --queue, else the last rx queue (the one `ethtool -X IF
 // equal N-1` leaves out), else queue 1 of the two channels the check
 // asks for.
-func (c *checker) pickQueue() (*int, string) {
+func (c *checker) pickQueue() (unknown.Value[int], string) {
 	if c.o.Queue != nil {
-		q := *c.o.Queue
-		return &q, "--queue"
+		return unknown.Of(*c.o.Queue), "--queue"
 	}
 	if c.st.Channels == nil {
-		return nil, "the channel count is unknown: give --queue"
+		return unknown.NotAs[int](c.partKind(steer.PartChannels), "the channel count is unknown: give --queue"), ""
 	}
 	n := int(c.st.Channels.RXQueues())
 	if n < 2 {
-		q := 1
-		return &q, "default: queue 1 of the 2 channels zero-copy needs"
+		return unknown.Of(1), "default: queue 1 of the 2 channels zero-copy needs"
 	}
 	q := n - 1
-	return &q, fmt.Sprintf("default: the last of %d rx queues, which ethtool -X %s equal %d leaves out", n, c.nic.Name, q)
+	return unknown.Of(q), fmt.Sprintf("default: the last of %d rx queues, which ethtool -X %s equal %d leaves out", n, c.nic.Name, q)
+}
+
+// MarshalJSON writes the status's reason beside it when it is unknown.
+func (p Prereq) MarshalJSON() ([]byte, error) {
+	type plain Prereq
+	return unknown.MarshalObject(plain(p))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Prereq) UnmarshalJSON(b []byte) error {
+	type plain Prereq
+	return unknown.UnmarshalObject(b, (*plain)(p))
 }
 
 func holds(id ID, what, evidence string) Prereq {
-	return Prereq{ID: id, What: what, Status: StatusHolds, Evidence: evidence}
+	return Prereq{ID: id, What: what, Status: unknown.Of(StatusHolds), Evidence: evidence}
 }
 
 func fails(id ID, what, evidence, fix string) Prereq {
-	return Prereq{ID: id, What: what, Status: StatusFails, Evidence: evidence, Fix: fix}
+	return Prereq{ID: id, What: what, Status: unknown.Of(StatusFails), Evidence: evidence, Fix: fix}
 }
 
-func unknown(id ID, what, why, fix string) Prereq {
-	return Prereq{ID: id, What: what, Status: StatusUnknown, Evidence: why, Fix: fix}
+// notKnown is a prerequisite whose verdict is unknown, of kind k for
+// why.
+func notKnown(id ID, what string, k unknown.Kind, why, fix string) Prereq {
+	return Prereq{ID: id, What: what, Status: unknown.NotAs[Status](k, why), Evidence: why, Fix: fix}
+}
+
+// partKind is the kind of why the steering part p is unknown.
+func (c *checker) partKind(p steer.Part) unknown.Kind {
+	if r, ok := c.st.Why(p); ok {
+		return r.Kind
+	}
+	return unknown.KindNotRead
 }
 
 // partWhy is why the steering part p is unknown, in words.

@@ -34,7 +34,7 @@ func TestConflictsAreTheAudits(t *testing.T) {
 				t.Errorf("seed: %d conflicts, want 1 (eth0 queues 2 and 6 on CPU 53)", len(m.Conflicts))
 			}
 			for _, c := range m.Conflicts {
-				if c.Kind != ConflictSharedCPU {
+				if c.Kind != ConflictKindSharedCPU {
 					t.Errorf("conflict %+v without a watched process", c)
 					continue
 				}

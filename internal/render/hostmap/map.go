@@ -12,12 +12,14 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Map is the picture of a host as data: its nodes grouped by package, each
@@ -50,13 +52,14 @@ type Package struct {
 	Nodes    []Node `json:"nodes"`
 }
 
-// Node is one NUMA node; ID is -1 for the CPUs of no known node.
+// Node is one NUMA node; its ID is unknown for the CPUs of no known
+// node.
 type Node struct {
-	ID          int        `json:"id"`
-	CPUs        cpuset.Set `json:"cpus"`
-	MemoryBytes *int64     `json:"memory_bytes"` // null when unknown
-	Cores       []Core     `json:"cores"`
-	NICs        []string   `json:"nics"` // the NICs local to this node
+	ID          unknown.Value[int]   `json:"id"`
+	CPUs        cpuset.Set           `json:"cpus"`
+	MemoryBytes unknown.Value[int64] `json:"memory_bytes"`
+	Cores       []Core               `json:"cores"`
+	NICs        []string             `json:"nics"` // the NICs local to this node
 }
 
 // Core is one core: its lowest CPU and its threads. An offline CPU,
@@ -93,11 +96,11 @@ type CPU struct {
 
 // IRQ is one queue IRQ landing on a CPU.
 type IRQ struct {
-	IRQ       int    `json:"irq"`
-	NIC       string `json:"nic"`
-	Queue     int    `json:"queue"`
-	Dir       string `json:"dir,omitempty"`
-	Requested bool   `json:"requested"` // placed by the requested affinity, not the effective one
+	IRQ       int            `json:"irq"`
+	NIC       string         `json:"nic"`
+	Queue     int            `json:"queue"`
+	Dir       interrupts.Dir `json:"dir,omitempty"`
+	Requested bool           `json:"requested"` // placed by the requested affinity, not the effective one
 	// Landing is how its CPUs are known (irq.IRQ.Landing): "effective",
 	// "pending" (a move to the request is pending), "requested" (no
 	// effective affinity), "inactive" (not started; the request is shown).
@@ -115,15 +118,15 @@ type NIC struct {
 	// Key is the letter(s) of its queue IRQs in cells: "q" when one NIC
 	// has queue IRQs, "a", "b"... when several do, two letters each ("aa",
 	// "ab"...) when more than 52 do; "" when it has none.
-	Key       string     `json:"key"`
-	Driver    string     `json:"driver"`
-	PCI       string     `json:"pci"`
-	Node      int        `json:"node"`     // the node it is local to; -1 unknown
-	Locality  string     `json:"locality"` // how Node/LocalCPUs are known
-	LocalCPUs cpuset.Set `json:"local_cpus"`
-	RxQueues  int        `json:"rx_queues"` // -1 when unknown
-	TxQueues  int        `json:"tx_queues"` // -1 when unknown
-	Inferred  bool       `json:"inferred,omitempty"`
+	Key       string                                 `json:"key"`
+	Driver    string                                 `json:"driver"`
+	PCI       string                                 `json:"pci"`
+	Node      unknown.Value[int]                     `json:"node"`     // the node it is local to
+	Locality  unknown.Value[topology.LocalitySource] `json:"locality"` // how Node/LocalCPUs are known
+	LocalCPUs cpuset.Set                             `json:"local_cpus"`
+	RxQueues  unknown.Value[int]                     `json:"rx_queues"`
+	TxQueues  unknown.Value[int]                     `json:"tx_queues"`
+	Inferred  bool                                   `json:"inferred,omitempty"`
 	// PCIAbsent: PCI comes from IRQ names; the tree has no such function.
 	PCIAbsent bool  `json:"pci_absent,omitempty"`
 	QueueIRQs []int `json:"queue_irqs"`
@@ -147,27 +150,30 @@ type Process struct {
 	Allowed  cpuset.Set `json:"allowed"`   // union of its threads' allowed CPUs
 	LastCPUs cpuset.Set `json:"last_cpus"` // CPUs its threads last ran on
 	// NICs, Attribution and How say which NICs it uses and how that was
-	// found (nicuse.Use); [], "unknown" and [] when Options.Uses does not
-	// say.
-	NICs        []string `json:"nics"`
-	Attribution string   `json:"attribution"`
-	How         []string `json:"how"`
+	// found (nicuse.Use); [], unknown and its reason when Options.Uses does
+	// not say.
+	NICs        []string                          `json:"nics"`
+	Attribution unknown.Value[nicuse.Attribution] `json:"attribution"`
+	How         []string                          `json:"how"`
 }
+
+// ConflictKind is what conflicts on a CPU.
+type ConflictKind string
 
 // Conflict kinds.
 const (
-	ConflictSharedCPU = "queues-share-cpu" // two queues of one NIC on one CPU
-	ConflictThread    = "thread-on-queue-cpu"
+	ConflictKindSharedCPU ConflictKind = "queues-share-cpu" // two queues of one NIC on one CPU
+	ConflictKindThread    ConflictKind = "thread-on-queue-cpu"
 )
 
 // Conflict is one conflict, on one CPU.
 type Conflict struct {
-	Kind   irq.Kind `json:"kind"`
-	CPU    int      `json:"cpu"`
-	Node   int      `json:"node"`
-	NIC    string   `json:"nic,omitempty"`
-	IRQs   []int    `json:"irqs"`
-	Queues []int    `json:"queues,omitempty"`
+	Kind   ConflictKind       `json:"kind"`
+	CPU    int                `json:"cpu"`
+	Node   unknown.Value[int] `json:"node"`
+	NIC    string             `json:"nic,omitempty"`
+	IRQs   []int              `json:"irqs"`
+	Queues []int              `json:"queues,omitempty"`
 	// PIDs is the watched process of a thread-on-queue-cpu conflict (one
 	// conflict per process and CPU). LastRan holds its threads that last
 	// ran here; without them its threads only may run here.
@@ -177,12 +183,12 @@ type Conflict struct {
 
 // Remote is one queue IRQ landing off its NIC's local CPUs.
 type Remote struct {
-	IRQ     int        `json:"irq"`
-	NIC     string     `json:"nic"`
-	Queue   int        `json:"queue"`
-	CPUs    cpuset.Set `json:"cpus"`  // the CPUs that are not local
-	Nodes   []int      `json:"nodes"` // their nodes
-	NICNode int        `json:"nic_node"`
+	IRQ     int                `json:"irq"`
+	NIC     string             `json:"nic"`
+	Queue   int                `json:"queue"`
+	CPUs    cpuset.Set         `json:"cpus"`  // the CPUs that are not local
+	Nodes   []int              `json:"nodes"` // their nodes
+	NICNode unknown.Value[int] `json:"nic_node"`
 }
 
 // Options selects what Build draws.
@@ -243,10 +249,10 @@ func Build(h *topology.Host, t *irq.Table, procs []*proc.Process, opt Options) *
 	// Each NIC under the node it is local to.
 	for _, n := range m.NICs {
 		placed := false
-		if n.Node >= 0 {
+		if node, ok := n.Node.Get(); ok {
 			for pi := range m.Packages {
 				for ni := range m.Packages[pi].Nodes {
-					if nd := &m.Packages[pi].Nodes[ni]; nd.ID == n.Node {
+					if nd := &m.Packages[pi].Nodes[ni]; unknown.Is(nd.ID, node) {
 						nd.NICs = append(nd.NICs, n.Name)
 						placed = true
 					}
@@ -291,8 +297,8 @@ func (b *mapBuilder) noRSSQueues(name string) map[int]bool {
 	}
 	out := map[int]bool{}
 	for _, q := range b.t.ForNIC(name) {
-		if o := q.Owner; o.Kind == irq.KindQueue && o.Queue >= 0 && o.Dir != "tx" && share[uint32(o.Queue)] == 0 && !ruled[uint64(o.Queue)] {
-			out[o.Queue] = true
+		if o := q.Owner; o.Kind == irq.KindQueue && o.Queue.Known() && o.Dir != interrupts.DirTX && share[uint32(o.Queue.Or(0))] == 0 && !ruled[uint64(o.Queue.Or(0))] {
+			out[o.Queue.Or(0)] = true
 		}
 	}
 	return out
@@ -314,26 +320,28 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 			continue
 		}
 		mn.QueueIRQs = append(mn.QueueIRQs, q.IRQ)
-		quiet := noRSS[q.Owner.Queue] && q.Owner.Dir != "tx"
+		quiet := noRSS[q.Owner.Queue.Or(-1)] && q.Owner.Dir != interrupts.DirTX
 		if quiet {
 			mn.NoRSSIRQs = append(mn.NoRSSIRQs, q.IRQ)
 		}
 		p := audit.Place(h, q)
-		if !p.HasWhere || p.Where.IsEmpty() {
+		where, ok := p.Where.Get()
+		if !ok || where.IsEmpty() {
 			mn.UnplacedIRQs = append(mn.UnplacedIRQs, q.IRQ)
 			continue
 		}
 		_, how := q.Landing()
-		requested := how != irq.LandEffective
+		requested := !unknown.Is(how, irq.LandEffective)
 		var remote []int
-		for cpu := range p.Where.All() {
+		local, localKnown := p.LocalCPUs.Get()
+		for cpu := range where.All() {
 			c, ok := b.cells[cpu]
 			if !ok {
 				b.outside = append(b.outside, cpu)
 				continue
 			}
-			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue, Dir: q.Owner.Dir,
-				Requested: requested, Landing: how, Remote: p.LocalKnown && !p.LocalCPUs.Contains(cpu), NoRSS: quiet}
+			mi := IRQ{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue.Or(-1), Dir: q.Owner.Dir,
+				Requested: requested, Landing: how.Or(""), Remote: localKnown && !local.Contains(cpu), NoRSS: quiet}
 			c.IRQs = append(c.IRQs, mi)
 			c.Requested = c.Requested || requested
 			if mi.Remote {
@@ -345,7 +353,7 @@ func (b *mapBuilder) placeNIC(n *topology.NIC) {
 		if len(remote) > 0 {
 			rs := cpuset.New(remote...)
 			nodes, _ := h.NodesOf(rs)
-			b.m.Remote = append(b.m.Remote, Remote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue,
+			b.m.Remote = append(b.m.Remote, Remote{IRQ: q.IRQ, NIC: n.Name, Queue: q.Owner.Queue.Or(-1),
 				CPUs: rs, Nodes: nodes.IDs(), NICNode: loc.Node})
 			mn.RemoteIRQs = append(mn.RemoteIRQs, q.IRQ)
 		}
@@ -437,7 +445,7 @@ func (b *mapBuilder) markSharedCPUs() {
 			}
 			slices.Sort(queues)
 			c.Conflict = true
-			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictSharedCPU, CPU: c.ID,
+			b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictKindSharedCPU, CPU: c.ID,
 				Node: b.h.NodeOf(c.ID), NIC: nic, IRQs: ns, Queues: queues})
 			for i := range b.m.NICs {
 				if b.m.NICs[i].Name == nic {
@@ -465,9 +473,10 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 		return on[cpu]
 	}
 	for _, p := range procs {
-		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads), NICs: []string{}, Attribution: string(nicuse.AttributionUnknown), How: []string{}}
+		none := nicuse.NotRead(p.PID, p.Comm)
+		mp := Process{PID: p.PID, Comm: p.Comm, Threads: len(p.Threads), NICs: []string{}, Attribution: none.Attribution, How: []string{}}
 		if i := slices.IndexFunc(uses, func(u nicuse.Use) bool { return u.PID == p.PID }); i >= 0 {
-			mp.NICs, mp.Attribution, mp.How = uses[i].NICs, string(uses[i].Attribution), uses[i].How
+			mp.NICs, mp.Attribution, mp.How = uses[i].NICs, uses[i].Attribution, uses[i].How
 		}
 		var last []int
 		allowed := p.Allowed
@@ -479,13 +488,14 @@ func (b *mapBuilder) placeThreads(procs []*proc.Process, uses []nicuse.Use) {
 					mark(cpu, p.PID)
 				}
 			}
-			if th.LastCPU < 0 {
+			cpu, ok := th.LastCPU.Get()
+			if !ok {
 				continue
 			}
-			last = append(last, th.LastCPU)
-			if c, ok := b.cells[th.LastCPU]; ok {
+			last = append(last, cpu)
+			if c, ok := b.cells[cpu]; ok {
 				c.LastRan = append(c.LastRan, th.TID)
-				m := mark(th.LastCPU, p.PID)
+				m := mark(cpu, p.PID)
 				m[p.PID] = append(m[p.PID], th.TID)
 			}
 		}
@@ -512,7 +522,7 @@ func (b *mapBuilder) markThreads(c *CPU, on map[int][]int) {
 	for _, pid := range slices.Sorted(maps.Keys(byPID)) {
 		c.Conflict = true
 		tids := slices.Sorted(slices.Values(on[pid]))
-		b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
+		b.m.Conflicts = append(b.m.Conflicts, Conflict{Kind: ConflictKindThread, CPU: c.ID, Node: b.h.NodeOf(c.ID),
 			IRQs: byPID[pid], PIDs: []int{pid}, LastRan: tids})
 	}
 }
@@ -630,19 +640,17 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 	}
 	byNode := map[int][]topology.CPU{}
 	for _, c := range h.CPUs {
-		byNode[c.Node] = append(byNode[c.Node], c)
+		node := c.Node.Or(-1)
+		byNode[node] = append(byNode[node], c)
 	}
-	add := func(id int, cpus cpuset.Set, mem int64) {
-		nd := Node{ID: id, CPUs: cpus, NICs: []string{}, Cores: []Core{}}
-		if mem >= 0 {
-			nd.MemoryBytes = &mem
-		}
+	add := func(id unknown.Value[int], cpus cpuset.Set, mem unknown.Value[int64]) {
+		nd := Node{ID: id, CPUs: cpus, NICs: []string{}, Cores: []Core{}, MemoryBytes: mem}
 		var pkgs []int
 		cores := map[int]*Core{}
 		var order []int
-		for _, c := range byNode[id] {
-			if c.Package >= 0 && !slices.Contains(pkgs, c.Package) {
-				pkgs = append(pkgs, c.Package)
+		for _, c := range byNode[id.Or(-1)] {
+			if pkg, ok := c.Package.Get(); ok && !slices.Contains(pkgs, pkg) {
+				pkgs = append(pkgs, pkg)
 			}
 			key := h.CoreOf(c.ID)
 			mc, ok := cores[key]
@@ -666,14 +674,15 @@ func groupNodes(h *topology.Host, cells map[int]*CPU) []Package {
 		for _, c := range byNode[n.ID] {
 			ids = append(ids, c.ID)
 		}
-		add(n.ID, cpuset.New(ids...), n.MemoryBytes)
+		add(unknown.Of(n.ID), cpuset.New(ids...), n.MemoryBytes)
 	}
 	if unk := byNode[-1]; len(unk) > 0 {
 		ids := make([]int, len(unk))
 		for i, c := range unk {
 			ids[i] = c.ID
 		}
-		add(-1, cpuset.New(ids...), -1)
+		noNode := unknown.Because(unknown.KindNotReported, "CPUs "+cpuset.New(ids...).List()+" are in no node's cpulist")
+		add(unknown.Not[int](noNode), cpuset.New(ids...), unknown.Not[int64](noNode))
 	}
 	// Known packages by id, then unknown; a group's nodes stay by id,
 	// the unknown node last.
@@ -761,4 +770,35 @@ func (m *Map) CPU(id int) (CPU, bool) {
 		}
 	}
 	return CPU{}, false
+}
+
+// MarshalJSON writes an unknown attribution as null with its reason.
+func (p Process) MarshalJSON() ([]byte, error) {
+	type plain Process
+	return unknown.MarshalObject(plain(p))
+}
+
+// MarshalJSON writes an unknown memory size as null with its reason.
+func (n Node) MarshalJSON() ([]byte, error) {
+	type plain Node
+	return unknown.MarshalObject(plain(n))
+}
+
+// MarshalJSON writes an unknown node or queue count as null with its
+// reason.
+func (n NIC) MarshalJSON() ([]byte, error) {
+	type plain NIC
+	return unknown.MarshalObject(plain(n))
+}
+
+// MarshalJSON writes an unknown NIC node as null with its reason.
+func (r Remote) MarshalJSON() ([]byte, error) {
+	type plain Remote
+	return unknown.MarshalObject(plain(r))
+}
+
+// MarshalJSON writes an unknown node as null with its reason.
+func (c Conflict) MarshalJSON() ([]byte, error) {
+	type plain Conflict
+	return unknown.MarshalObject(plain(c))
 }

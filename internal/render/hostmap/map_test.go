@@ -2,6 +2,7 @@ package hostmap
 
 import (
 	"bytes"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // loadMapHost reads a host tree and its NIC IRQs.
@@ -52,7 +54,7 @@ func TestBuildSeed(t *testing.T) {
 	for _, p := range m.Packages {
 		var ids []int
 		for _, n := range p.Nodes {
-			ids = append(ids, n.ID)
+			ids = append(ids, n.ID.Or(-1))
 		}
 		got = append(got, append(p.Packages, ids...))
 	}
@@ -75,15 +77,15 @@ func TestBuildSeed(t *testing.T) {
 	}
 
 	// IRQs 286 (queue 2) and 290 (queue 6) share CPU 53: the one conflict.
-	want := []Conflict{{Kind: ConflictSharedCPU, CPU: 53, Node: 1, NIC: "eth0", IRQs: []int{286, 290}, Queues: []int{2, 6}}}
-	if diff := cmp.Diff(want, m.Conflicts); diff != "" {
+	want := []Conflict{{Kind: ConflictKindSharedCPU, CPU: 53, Node: unknown.Of(1), NIC: "eth0", IRQs: []int{286, 290}, Queues: []int{2, 6}}}
+	if diff := cmp.Diff(want, m.Conflicts, exportValues); diff != "" {
 		t.Errorf("conflicts (-want +got):\n%s", diff)
 	}
 	if len(m.Remote) != 0 {
 		t.Errorf("remote = %+v, want none: every queue IRQ is on node 1", m.Remote)
 	}
 	nic, _ := m.NIC("eth0")
-	if nic.Key != "q" || nic.Node != 1 || len(nic.QueueIRQs) != 16 || !cmp.Equal(nic.OtherIRQs, []int{283}) ||
+	if nic.Key != "q" || nic.Node.Or(-1) != 1 || len(nic.QueueIRQs) != 16 || !cmp.Equal(nic.OtherIRQs, []int{283}) ||
 		nic.QueueCPUs.List() != "17,20-21,23-24,26,30,50-51,53,55,58,60-61,63" || !cmp.Equal(nic.SharedIRQs, []int{286, 290}) {
 		t.Errorf("eth0 = %+v", nic)
 	}
@@ -117,8 +119,8 @@ func TestBuildRemote(t *testing.T) {
 				}
 				c, _ := r.CPUs.Min()
 				got[r.IRQ] = c
-				if r.NICNode != h.NICs[0].Node || len(r.Nodes) != 1 || r.Nodes[0] != h.NodeOf(c) {
-					t.Errorf("remote %+v: want NIC node %d and CPU node %d", r, h.NICs[0].Node, h.NodeOf(c))
+				if r.NICNode != h.NICs[0].Node || len(r.Nodes) != 1 || r.Nodes[0] != h.NodeOf(c).Or(-1) {
+					t.Errorf("remote %+v: want NIC node %v and CPU node %v", r, h.NICs[0].Node, h.NodeOf(c))
 				}
 			}
 			if diff := cmp.Diff(tt.wantRemote, got); diff != "" {
@@ -143,7 +145,7 @@ func TestBuildNPS2Packages(t *testing.T) {
 	for _, p := range m.Packages {
 		var ids []int
 		for _, n := range p.Nodes {
-			ids = append(ids, n.ID)
+			ids = append(ids, n.ID.Or(-1))
 		}
 		got = append(got, packageTitle(p.Packages)+": "+units.Ints(ids, ","))
 	}
@@ -191,8 +193,8 @@ func TestBuildOfflineIsolated(t *testing.T) {
 		t.Errorf("node 0 cores (-want +got):\n%s", diff)
 	}
 	// ens2f0 has numa_node -1; its local_cpulist puts it on node 1.
-	if nic, _ := m.NIC("ens2f0"); nic.Node != 1 || nic.Locality != "local_cpulist" {
-		t.Errorf("ens2f0 node %d by %q, want 1 by local_cpulist", nic.Node, nic.Locality)
+	if nic, _ := m.NIC("ens2f0"); nic.Node.Or(-1) != 1 || !unknown.Is(nic.Locality, topology.LocalitySourceLocalCPUList) {
+		t.Errorf("ens2f0 node %v by %q, want 1 by local_cpulist", nic.Node, nic.Locality.String())
 	}
 }
 
@@ -201,11 +203,11 @@ func TestBuildProcesses(t *testing.T) {
 	procs := []*proc.Process{{
 		PID: 4242, Comm: "iperf3", Allowed: mapSet(t, "16-19"),
 		Threads: []proc.Thread{
-			{TID: 4242, Allowed: mapSet(t, "16-19"), LastCPU: 16},
-			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: 17},
+			{TID: 4242, Allowed: mapSet(t, "16-19"), LastCPU: unknown.Of(16)},
+			{TID: 4243, Allowed: mapSet(t, "16-19"), LastCPU: unknown.Of(17)},
 		},
 	}}
-	uses := []nicuse.Use{{PID: 4242, Comm: "iperf3", NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets,
+	uses := []nicuse.Use{{PID: 4242, Comm: "iperf3", NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets),
 		How: []string{"tcp 192.0.2.2:5201 -> 198.51.100.9:40712: routed through eth0 (0.0.0.0/0 via 192.0.2.1)"}}}
 	m := audited(t, h, tb, procs, Options{Uses: uses})
 	labels := map[int]string{16: "P", 17: "q1P!", 18: "p", 19: "p", 20: "q9", 53: "2q!"}
@@ -214,14 +216,14 @@ func TestBuildProcesses(t *testing.T) {
 			t.Errorf("CPU %d label = %q, want %q", id, got, want)
 		}
 	}
-	want := Conflict{Kind: ConflictThread, CPU: 17, Node: 1, IRQs: []int{285}, PIDs: []int{4242}, LastRan: []int{4243}}
+	want := Conflict{Kind: ConflictKindThread, CPU: 17, Node: unknown.Of(1), IRQs: []int{285}, PIDs: []int{4242}, LastRan: []int{4243}}
 	var got []Conflict
 	for _, c := range m.Conflicts {
-		if c.Kind == ConflictThread {
+		if c.Kind == ConflictKindThread {
 			got = append(got, c)
 		}
 	}
-	if diff := cmp.Diff([]Conflict{want}, got); diff != "" {
+	if diff := cmp.Diff([]Conflict{want}, got, exportValues); diff != "" {
 		t.Errorf("thread conflicts (-want +got):\n%s", diff)
 	}
 	if p := m.Processes[0]; p.Threads != 2 || p.Allowed.List() != "16-19" || p.LastCPUs.List() != "16-17" {
@@ -230,17 +232,17 @@ func TestBuildProcesses(t *testing.T) {
 	// A second process, using eth0, that may run on CPU 17 but ran
 	// elsewhere gets a conflict of its own, without last-ran threads.
 	procs = append(procs, &proc.Process{PID: 5000, Comm: "netserver", Allowed: mapSet(t, "17"),
-		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: 2}}})
-	netserverEth0 := nicuse.Use{PID: 5000, Comm: "netserver", NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets, How: []string{}}
+		Threads: []proc.Thread{{TID: 5000, Allowed: mapSet(t, "17"), LastCPU: unknown.Of(2)}}})
+	netserverEth0 := nicuse.Use{PID: 5000, Comm: "netserver", NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets), How: []string{}}
 	m = audited(t, h, tb, procs, Options{Uses: append(slices.Clone(uses), netserverEth0)})
 	got = nil
 	for _, c := range m.Conflicts {
-		if c.Kind == ConflictThread {
+		if c.Kind == ConflictKindThread {
 			got = append(got, c)
 		}
 	}
-	want2 := []Conflict{want, {Kind: ConflictThread, CPU: 17, Node: 1, IRQs: []int{285}, PIDs: []int{5000}, LastRan: []int{}}}
-	if diff := cmp.Diff(want2, got, cmpopts.EquateEmpty()); diff != "" {
+	want2 := []Conflict{want, {Kind: ConflictKindThread, CPU: 17, Node: unknown.Of(1), IRQs: []int{285}, PIDs: []int{5000}, LastRan: []int{}}}
+	if diff := cmp.Diff(want2, got, cmpopts.EquateEmpty(), exportValues); diff != "" {
 		t.Errorf("thread conflicts of two processes (-want +got):\n%s", diff)
 	}
 	if got := mustCPU(t, m, 2).Label; got != "P" {
@@ -260,17 +262,17 @@ func TestBuildProcesses(t *testing.T) {
 		conflict bool
 	}{
 		{netserverEth0, nil, true},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionLoopback}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionSockets, NICs: []string{"eth1"}}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionAny}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionUnknown}, nil, false},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionAny}, []string{"eth0"}, true},
-		{nicuse.Use{PID: 5000, Attribution: nicuse.AttributionUnknown}, []string{"eth0"}, true},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionLoopback)}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionSockets), NICs: []string{"eth1"}}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionAny)}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotReported, "its sockets say nothing of a NIC")}, nil, false},
+		{nicuse.Use{PID: 5000, Attribution: unknown.Of(nicuse.AttributionAny)}, []string{"eth0"}, true},
+		{nicuse.Use{PID: 5000, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotReported, "its sockets say nothing of a NIC")}, []string{"eth0"}, true},
 	} {
 		m = audited(t, h, tb, procs, Options{NICs: tt.nics, Uses: append(slices.Clone(uses), tt.use)})
 		got := false
 		for _, c := range m.Conflicts {
-			got = got || (c.Kind == ConflictThread && slices.Contains(c.PIDs, 5000))
+			got = got || (c.Kind == ConflictKindThread && slices.Contains(c.PIDs, 5000))
 		}
 		if got != tt.conflict {
 			t.Errorf("netserver %s %v, --nic %v: conflict %v, want %v", tt.use.Attribution, tt.use.NICs, tt.nics, got, tt.conflict)
@@ -300,13 +302,13 @@ func TestBuildRequested(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	for n, aff := range map[int]string{284: "48", 285: "48-49"} {
 		q, _ := tb.Get(n)
-		q.HasEffective, q.Effective = false, cpuset.Set{}
-		q.Affinity = mapSet(t, aff)
+		q.Effective = unknown.Value[cpuset.Set]{}
+		q.Affinity = unknown.Of(mapSet(t, aff))
 	}
 	// IRQ 286 reports effective 53 outside its new request 52: the move
 	// to 52 is pending.
 	q, _ := tb.Get(286)
-	q.Affinity = mapSet(t, "52")
+	q.Affinity = unknown.Of(mapSet(t, "52"))
 	m := audited(t, h, tb, nil, Options{})
 	for id, want := range map[int]string{48: "2q?", 49: "q1?", 50: ".", 17: ".", 52: "q2?", 53: "q6"} {
 		if got := mustCPU(t, m, id).Label; got != want {
@@ -348,7 +350,7 @@ func TestBuildNICFilter(t *testing.T) {
 func TestWriteTextControlCharacters(t *testing.T) {
 	h, tb := loadMapHost(t, hosttest.Root("seed"))
 	procs := []*proc.Process{{PID: 9, Comm: "evil\x1b[2J\a", Allowed: mapSet(t, "0"),
-		Threads: []proc.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: 0}}}}
+		Threads: []proc.Thread{{TID: 9, Allowed: mapSet(t, "0"), LastCPU: unknown.Of(0)}}}}
 	m := audited(t, h, tb, procs, Options{})
 	for _, color := range []bool{false, true} {
 		var buf bytes.Buffer
@@ -548,7 +550,7 @@ func mapSet(t *testing.T, s string) cpuset.Set {
 // TestNICLinesInferred: an inferred NIC whose PCI function the tree
 // lacks says so beside its address.
 func TestNICLinesInferred(t *testing.T) {
-	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: -1, Locality: "unknown",
+	n := NIC{Name: "0000:19:00.0", Key: "a", PCI: "0000:19:00.0", Node: unknown.NotAs[int](unknown.KindNotReported, "numa_node is -1"), Locality: unknown.NotAs[topology.LocalitySource](unknown.KindNotReported, "numa_node is -1"),
 		Inferred: true, PCIAbsent: true, QueueIRQs: []int{268}}
 	got := nicLines(n)[0]
 	want := "NIC 0000:19:00.0 [a]: 0000:19:00.0 (PCI function not in the tree; known from IRQ names, queues unknown), node unknown"
@@ -592,3 +594,7 @@ func TestAssignKeys(t *testing.T) {
 		}
 	}
 }
+
+// exportValues has cmp compare unknown.Values by what they hold, reason
+// included.
+var exportValues = cmp.Exporter(func(t reflect.Type) bool { return strings.HasPrefix(t.String(), "unknown.Value[") })

@@ -45,7 +45,7 @@ func TestMapRealHosts(t *testing.T) {
 							}
 						}
 					}
-					drawn[n.ID] = cpuset.New(ids...)
+					drawn[n.ID.Or(-1)] = cpuset.New(ids...)
 				}
 			}
 			want, err := realhosts.ExpectedNodes(c)
@@ -69,8 +69,8 @@ func TestMapRealHosts(t *testing.T) {
 				if q.Owner == nil || q.Owner.Kind != "queue" {
 					continue
 				}
-				if p := audit.Place(h, q); p.HasWhere {
-					where[q.IRQ] = p.Where.Intersection(h.Possible)
+				if w, ok := audit.Place(h, q).Where.Get(); ok {
+					where[q.IRQ] = w.Intersection(h.Possible)
 				}
 			}
 			cells := map[int][]int{}

@@ -128,7 +128,7 @@ func layoutNode(m *Map, n Node) svgNodeLayout {
 	}
 	gridW := float64(l.perRow)*(svgCellW+2*svgCorePad) + float64(max(0, l.perRow-1))*svgCoreGap
 	l.w = gridW
-	for _, t := range append([]string{nodeTitle(n.ID) + ": " + nodeSummary(n)}, l.nicText...) {
+	for _, t := range append([]string{nodeTitle(n.ID.Or(-1)) + ": " + nodeSummary(n)}, l.nicText...) {
 		l.w = max(l.w, float64(utf8.RuneCountInString(t))*svgCharW+16)
 	}
 	l.h = svgTitleH
@@ -239,8 +239,8 @@ func WriteSVG(w io.Writer, m *Map) error {
 
 // node draws one node box at x, y.
 func (s *svgWriter) node(m *Map, l svgNodeLayout, x, y, w float64) {
-	s.rect(x, y, w, l.h, "#f8f9fa", "#868e96", 1, l.node.ID < 0, 6)
-	s.text(x+svgPad, y+17, 13, ` font-weight="bold" fill="#212529"`, nodeTitle(l.node.ID)+": "+nodeSummary(l.node))
+	s.rect(x, y, w, l.h, "#f8f9fa", "#868e96", 1, !l.node.ID.Known(), 6)
+	s.text(x+svgPad, y+17, 13, ` font-weight="bold" fill="#212529"`, nodeTitle(l.node.ID.Or(-1))+": "+nodeSummary(l.node))
 	cy := y + svgTitleH
 	for r, row := range l.rows {
 		cx := x + svgPad
@@ -299,7 +299,7 @@ func cellTooltip(c CPU) string {
 	for _, q := range c.IRQs {
 		t := fmt.Sprintf("IRQ %d: %s queue %d", q.IRQ, q.NIC, q.Queue)
 		if q.Dir != "" {
-			t += " " + q.Dir
+			t += " " + string(q.Dir)
 		}
 		if q.Remote {
 			t += " (remote)"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // svgDoc is what the tests read back from an SVG.
@@ -147,13 +148,13 @@ func TestMapSVGHosts(t *testing.T) {
 // Names from the host (NIC names, process comms) are escaped.
 func TestMapSVGEscapes(t *testing.T) {
 	m := &Map{
-		Packages: []Package{{Packages: []int{0}, Nodes: []Node{{ID: 0, CPUs: cpuset.New(0),
+		Packages: []Package{{Packages: []int{0}, Nodes: []Node{{ID: unknown.Of(0), CPUs: cpuset.New(0),
 			NICs: []string{`e<t>h&"0'`},
 			Cores: []Core{{ID: 0, Threads: []CPU{{ID: 0, Online: true, Label: "q0P!", LastRan: []int{7},
 				IRQs: []IRQ{{IRQ: 30, NIC: `e<t>h&"0'`, Queue: 0}}, Conflict: true}}}}}}}},
-		NICs:      []NIC{{Name: `e<t>h&"0'`, Key: "q", Node: 0, QueueIRQs: []int{30}, QueueCPUs: cpuset.New(0)}},
+		NICs:      []NIC{{Name: `e<t>h&"0'`, Key: "q", Node: unknown.Of(0), QueueIRQs: []int{30}, QueueCPUs: cpuset.New(0)}},
 		Processes: []Process{{PID: 7, Comm: "a<b>&c", Threads: 1, Allowed: cpuset.New(0), LastCPUs: cpuset.New(0)}},
-		Conflicts: []Conflict{{Kind: ConflictThread, CPU: 0, IRQs: []int{30}, PIDs: []int{7}, LastRan: []int{7}}},
+		Conflicts: []Conflict{{Kind: ConflictKindThread, CPU: 0, IRQs: []int{30}, PIDs: []int{7}, LastRan: []int{7}}},
 	}
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, m); err != nil {

@@ -9,8 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Style says how WriteText draws the picture.
@@ -151,7 +153,7 @@ func nodeBoxes(m *Map, width int) []tline {
 	for _, p := range m.Packages {
 		var bs []nodeBody
 		for _, n := range p.Nodes {
-			nb := nodeBody{title: nodeTitle(n.ID)}
+			nb := nodeBody{title: nodeTitle(n.ID.Or(-1))}
 			nb.text = append(nb.text, nodeSummary(n))
 			nb.grid = coreGrid(n.Cores, idw, cellW, gap, avail)
 			for _, g := range nb.grid {
@@ -275,8 +277,8 @@ func nodeSummary(n Node) string {
 	if !n.CPUs.IsEmpty() {
 		s = fmt.Sprintf("CPUs %s (%d)", n.CPUs.List(), n.CPUs.Len())
 	}
-	if n.MemoryBytes != nil {
-		s += ", " + units.Bytes(*n.MemoryBytes)
+	if mem, ok := n.MemoryBytes.Get(); ok {
+		s += ", " + units.Bytes(mem)
 	}
 	return s
 }
@@ -366,23 +368,25 @@ func nicLines(n NIC) []string {
 		if desc != "" {
 			desc += ", "
 		}
-		if n.RxQueues < 0 || n.TxQueues < 0 {
+		rx, rxOK := n.RxQueues.Get()
+		tx, txOK := n.TxQueues.Get()
+		if !rxOK || !txOK {
 			desc += "queues unknown"
 		} else {
-			desc += fmt.Sprintf("%d rx/%d tx queues", n.RxQueues, n.TxQueues)
+			desc += fmt.Sprintf("%d rx/%d tx queues", rx, tx)
 		}
 	}
 	switch {
-	case n.Node < 0 && n.Locality == "local_cpulist":
+	case !n.Node.Known() && unknown.Is(n.Locality, topology.LocalitySourceLocalCPUList):
 		desc += ", local CPUs " + n.LocalCPUs.List() + " (from local_cpulist)"
-	case n.Node < 0:
+	case !n.Node.Known():
 		desc += ", node unknown"
-	case n.Locality == "single node":
+	case unknown.Is(n.Locality, topology.LocalitySourceSingleNode):
 		desc += " (the only node)"
-	case n.Locality == "irq node":
+	case unknown.Is(n.Locality, topology.LocalitySourceIRQNode):
 		desc += " (node from its IRQs' /proc/irq/N/node)"
-	case n.Locality != "numa_node":
-		desc += " (node from " + n.Locality + ")"
+	case !unknown.Is(n.Locality, topology.LocalitySourceNumaNode):
+		desc += " (node from " + n.Locality.String() + ")"
 	}
 	lines := []string{head + ": " + desc}
 
@@ -429,10 +433,10 @@ func conflictLines(m *Map) []string {
 	byPID := map[int]*procCPUs{}
 	for _, c := range m.Conflicts {
 		switch c.Kind {
-		case ConflictSharedCPU:
+		case ConflictKindSharedCPU:
 			out = append(out, fmt.Sprintf("! CPU %d (%s): %s queues %s (IRQs %s) share it",
-				c.CPU, nodeTitle(c.Node), c.NIC, mapAndList(c.Queues), units.Ints(c.IRQs, ", ")))
-		case ConflictThread:
+				c.CPU, nodeTitle(c.Node.Or(-1)), c.NIC, mapAndList(c.Queues), units.Ints(c.IRQs, ", ")))
+		case ConflictKindThread:
 			for _, pid := range c.PIDs {
 				pc := byPID[pid]
 				if pc == nil {
@@ -474,8 +478,8 @@ func remoteLines(m *Map) []string {
 			where = mapWord(len(r.Nodes), "node ", "nodes ") + units.Ints(r.Nodes, ",")
 		}
 		nicAt := "whose local CPUs are elsewhere"
-		if r.NICNode >= 0 {
-			nicAt = fmt.Sprintf("on node %d", r.NICNode)
+		if node, ok := r.NICNode.Get(); ok {
+			nicAt = fmt.Sprintf("on node %d", node)
 		}
 		cpus := mapWord(r.CPUs.Len(), "CPU", "CPUs")
 		out = append(out, fmt.Sprintf("* %s %s (%s): %s queue %d (IRQ %d) is remote; %s is %s",
@@ -493,7 +497,7 @@ func processLines(m *Map) []string {
 		if !p.LastCPUs.IsEmpty() {
 			s += ", last ran on " + p.LastCPUs.List()
 		}
-		if u := (nicuse.Use{NICs: p.NICs, Attribution: nicuse.Attribution(p.Attribution)}); u.Attribution == nicuse.AttributionUnknown {
+		if u := (nicuse.Use{NICs: p.NICs, Attribution: p.Attribution}); !u.Attribution.Known() {
 			s += "; NIC unknown"
 		} else {
 			s += "; uses " + u.Summary()

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestNICLineWording: a NIC's line says its queue IRQs and CPUs as a
@@ -25,7 +26,7 @@ func TestNICLineWording(t *testing.T) {
 		{nil, cpuset.Set{}, "  no queue IRQs"},
 	}
 	for _, tt := range tests {
-		lines := nicLines(NIC{Name: "eth0", RxQueues: 2, TxQueues: 2, QueueIRQs: tt.irqs, QueueCPUs: tt.cpus})
+		lines := nicLines(NIC{Name: "eth0", RxQueues: unknown.Of(2), TxQueues: unknown.Of(2), QueueIRQs: tt.irqs, QueueCPUs: tt.cpus})
 		if len(lines) != 2 || lines[1] != tt.want {
 			t.Errorf("nicLines(IRQs %v on CPUs %s) = %q, want second line %q", tt.irqs, tt.cpus, lines, tt.want)
 		}

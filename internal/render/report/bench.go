@@ -9,11 +9,12 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/run/bench"
-	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // BenchDoc is the JSON document of `irqnuma bench`: the plan, every
@@ -103,9 +104,9 @@ func writeBenchHeader(b *bytes.Buffer, doc BenchDoc) {
 	p := doc.Plan
 	linef(b, "irqnuma bench: %s (%s), node %d (%s), queue IRQs %s", p.NIC,
 		strings.TrimSpace(p.Driver+" "+p.Device), p.NICNode, p.Locality, irqRange(p.QueueIRQs))
-	remote := "none: " + p.RemoteWhy
-	if p.RemoteNode >= 0 {
-		remote = fmt.Sprintf("node %d (%s)", p.RemoteNode, p.RemoteWhy)
+	remote := "none: " + p.RemoteNode.Why().Detail
+	if n, ok := p.RemoteNode.Get(); ok {
+		remote = fmt.Sprintf("node %d (%s)", n, p.RemoteBy)
 	}
 	linef(b, "remote node: %s", remote)
 	for _, s := range p.Nodes {
@@ -134,33 +135,37 @@ func writeBenchFlow(b *bytes.Buffer, p *bench.Plan) {
 	if name == "" {
 		name = "of the command (--observe)"
 	}
-	if f.Queue == nil {
-		linef(b, "flow %s: %s", name, f.Unknown)
+	q, ok := f.Queue.Get()
+	if !ok {
+		linef(b, "flow %s: %s", name, f.Queue.Why().Detail)
 		return
 	}
+	irq, irqKnown := f.IRQ.Get()
 	irqWord := "IRQ unknown"
-	if f.IRQ >= 0 {
-		irqWord = fmt.Sprintf("IRQ %d", f.IRQ)
+	if irqKnown {
+		irqWord = fmt.Sprintf("IRQ %d", irq)
 	}
-	if f.NAPIPID > 0 {
-		irqWord += fmt.Sprintf(", NAPI thread %d", f.NAPIPID)
+	pid, pidKnown := f.NAPIPID.Get()
+	if pidKnown && pid > 0 {
+		irqWord += fmt.Sprintf(", NAPI thread %d", pid)
 	}
-	linef(b, "flow %s: queue %d (%s), %s", name, *f.Queue, f.QueueBy, irqWord)
-	if f.Core < 0 {
+	linef(b, "flow %s: queue %d (%s), %s", name, q, f.QueueBy, irqWord)
+	core, ok := f.Core.Get()
+	if !ok {
 		return
 	}
-	cpu := func(c int, why string) string {
-		if c < 0 {
-			return "none (" + why + ")"
+	cpu := func(c unknown.Value[int]) string {
+		if id, ok := c.Get(); ok {
+			return strconv.Itoa(id)
 		}
-		return strconv.Itoa(c)
+		return "none (" + c.Why().Detail + ")"
 	}
-	moved := fmt.Sprintf("IRQ %d", f.IRQ)
-	if f.NAPIPID > 0 {
-		moved += fmt.Sprintf(" and NAPI thread %d", f.NAPIPID)
+	moved := fmt.Sprintf("IRQ %d", f.IRQ.Or(-1))
+	if pidKnown && pid > 0 {
+		moved += fmt.Sprintf(" and NAPI thread %d", pid)
 	}
 	linef(b, "flow placements: %s on CPU %d, %s's other IRQs left where they are; SMT sibling %s; other core %s",
-		moved, f.Core, p.NIC, cpu(f.Sibling, f.SiblingWhy), cpu(f.Other, f.OtherWhy))
+		moved, core, p.NIC, cpu(f.Sibling), cpu(f.Other))
 }
 
 // benchRow is an applicable cell's row: its summary and its median
@@ -187,7 +192,7 @@ func benchRow(c bench.CellResult, scale benchUnit) []string {
 	if r.Softirq != nil {
 		bound = map[bool]string{true: "yes", false: "no"}[r.SoftirqBound]
 	}
-	return append(row, rate(r.NICIRQsPerSec), ratePtr(r.NetRXPerSec), bound)
+	return append(row, rate(r.NICIRQsPerSec), rateValue(r.NetRXPerSec), bound)
 }
 
 // loadCells is a CPU and its percentages: %usr %sys %soft for the
@@ -199,9 +204,9 @@ func loadCells(l *bench.CPULoad, softirq bool) []string {
 	case l == nil:
 		return dashes(4)
 	case softirq:
-		return []string{strconv.Itoa(l.CPU), pct(l.Soft)}
+		return []string{strconv.Itoa(l.CPU), pctValue(l.Soft)}
 	}
-	return []string{strconv.Itoa(l.CPU), pct(l.Usr), pct(l.Sys), pct(l.Soft)}
+	return []string{strconv.Itoa(l.CPU), pctValue(l.Usr), pctValue(l.Sys), pctValue(l.Soft)}
 }
 
 func runsWord(c bench.CellResult) string {
@@ -217,8 +222,8 @@ func runsWord(c bench.CellResult) string {
 	return fmt.Sprintf("%d/%d", ok, len(c.Runs))
 }
 
-func nodeCPUs(s cpuset.Set, node int) string {
-	return fmt.Sprintf("%s (n%d)", s, node)
+func nodeCPUs(s cpuset.Set, node unknown.Value[int]) string {
+	return fmt.Sprintf("%s (n%d)", s, node.Or(-1))
 }
 
 func dashes(n int) []string {
@@ -318,7 +323,7 @@ func WriteBenchAs(w io.Writer, doc BenchDoc, asJSON bool) error {
 	if !asJSON {
 		return WriteBench(w, doc)
 	}
-	return safetext.WriteJSON(w, doc, "  ")
+	return jsondoc.Write(w, jsondoc.SchemaBench, doc, true)
 }
 
 // BenchProgress says each step of a bench as it happens, on stderr:
@@ -377,7 +382,7 @@ func (p *BenchProgress) Running(c *bench.PlannedCell, repeat int) {
 		mem = "memory bound to node " + c.MemNodes.List()
 	}
 	linef(p.W, "run %d/%d: %s #%d: the command on %s (node %d), %s; IRQs on %s (node %d)",
-		p.n, p.total, c.Name, repeat, cpusWord(c.AppCPUs), c.AppNode, mem, cpusWord(c.IRQCPUs), c.IRQNode)
+		p.n, p.total, c.Name, repeat, cpusWord(c.AppCPUs), c.AppNode.Or(-1), mem, cpusWord(c.IRQCPUs), c.IRQNode.Or(-1))
 }
 
 // Ran implements bench.Observer.
@@ -402,11 +407,12 @@ func (p *BenchProgress) Observing(nic string) {
 
 // ObservedFlow implements bench.FlowObserver.
 func (p *BenchProgress) ObservedFlow(fp *bench.FlowPlan) {
-	if fp.Queue == nil {
-		linef(p.W, "  %s", fp.Unknown)
+	q, ok := fp.Queue.Get()
+	if !ok {
+		linef(p.W, "  %s", fp.Queue.Why().Detail)
 		return
 	}
-	linef(p.W, "  the flow's queue is %d (%s)", *fp.Queue, fp.QueueBy)
+	linef(p.W, "  the flow's queue is %d (%s)", q, fp.QueueBy)
 }
 
 // Restoring implements bench.Observer.

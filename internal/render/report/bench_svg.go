@@ -87,7 +87,7 @@ func barWhere(c bench.CellResult) string {
 	if !c.Applicable {
 		return fmt.Sprintf("IRQs %s, command %s", c.IRQs, c.App)
 	}
-	s := fmt.Sprintf("IRQs on node %d, command on node %d", c.IRQNode, c.AppNode)
+	s := fmt.Sprintf("IRQs on node %d, command on node %d", c.IRQNode.Or(-1), c.AppNode.Or(-1))
 	if c.Shared {
 		s += ", on the IRQ CPUs"
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/run/bench"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/schematest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/watchtest"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
@@ -149,5 +150,14 @@ func TestWriteBench(t *testing.T) {
 	}
 	if diff := cmp.Diff(table.String(), again.String()); diff != "" {
 		t.Errorf("the table from the JSON document differs (-direct +from JSON):\n%s", diff)
+	}
+	// The document bench -o json writes of a whole run, measured CPUs and
+	// the NIC's verdicts included, is what its schema says.
+	var out bytes.Buffer
+	if err := WriteBenchAs(&out, doc, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := schematest.Load(t).Validate(t, "bench -o json of the seed's story", out.Bytes()); got != "bench.v2" {
+		t.Errorf("bench -o json names %s, want bench.v2", got)
 	}
 }

@@ -24,15 +24,15 @@ func WriteFlow(w io.Writer, p *flow.Path) error {
 	if p.Rule != nil {
 		add("ntuple", ruleText(p))
 	}
-	if p.Queue != nil {
-		add("queue", fmt.Sprintf("%d (%s)", *p.Queue, p.QueueBy))
+	if q, ok := p.Queue.Get(); ok {
+		add("queue", fmt.Sprintf("%d (%s)", q, p.QueueBy))
 	} else {
-		add("queue", p.Unknown)
+		add("queue", p.Queue.Why().Detail)
 	}
 	if p.ARFS != "" {
 		add("arfs", p.ARFS)
 	}
-	if p.Queue != nil && p.NIC != "" {
+	if p.Queue.Known() && p.NIC != "" {
 		flowPlaceLines(p, add)
 	}
 	for _, n := range p.Notes {
@@ -52,8 +52,8 @@ func WriteFlow(w io.Writer, p *flow.Path) error {
 // flowRSSLines says the RSS inputs and results.
 func flowRSSLines(p *flow.Path, add func(k, v string)) {
 	r := p.RSS
-	if r.Fields != nil {
-		f := string(*r.Fields)
+	if fields, ok := r.Fields.Get(); ok {
+		f := string(fields)
 		letters := f
 		if f == "" {
 			letters = "none"
@@ -63,23 +63,24 @@ func flowRSSLines(p *flow.Path, add func(k, v string)) {
 	if r.Func != "" {
 		add("function", fmt.Sprintf("%s (from %s)", r.Func, r.FuncFrom))
 	}
-	if r.Key != "" {
-		add("key", fmt.Sprintf("%s (%d bytes, from %s)", r.Key, (len(r.Key)+1)/3, r.KeyFrom))
+	if len(r.Key) > 0 {
+		add("key", fmt.Sprintf("%s (%d bytes, from %s)", r.Key, len(r.Key), r.KeyFrom))
 	}
 	if r.TableSize > 0 {
 		add("table", fmt.Sprintf("%d entries (from %s)", r.TableSize, r.TableFrom))
 	}
-	if r.Hash != nil {
-		add("hash", fmt.Sprintf("0x%08x", *r.Hash))
+	if h, ok := r.Hash.Get(); ok {
+		add("hash", fmt.Sprintf("0x%08x", h))
 	}
-	if r.Index != nil {
-		add("index", fmt.Sprintf("%d (%s)", *r.Index, r.IndexRule))
+	if i, ok := r.Index.Get(); ok {
+		add("index", fmt.Sprintf("%d (%s)", i, r.IndexRule))
 	}
+	rq, known := r.Queue.Get()
 	switch {
-	case r.Queue != nil && p.Rule != nil:
-		add("rss queue", fmt.Sprintf("%d, overridden by ntuple rule %d", *r.Queue, p.Rule.Location))
-	case r.Queue == nil && p.Queue != nil && r.Unknown != "":
-		add("rss", r.Unknown)
+	case known && p.Rule != nil:
+		add("rss queue", fmt.Sprintf("%d, overridden by ntuple rule %d", rq, p.Rule.Location))
+	case !known && p.Queue.Known() && r.Queue.Why().Detail != "":
+		add("rss", r.Queue.Why().Detail)
 	}
 }
 
@@ -161,38 +162,40 @@ func zeroMask(m string) bool { return m == "0.0.0.0" || m == "::" }
 
 // flowPlaceLines says where the queue's work runs.
 func flowPlaceLines(p *flow.Path, add func(k, v string)) {
-	if q := p.IRQ; q != nil {
+	if q, ok := p.IRQ.Get(); ok {
 		eff := "effective unknown"
-		if q.HasEffective {
-			eff = "effective " + orNoneText(q.Effective)
+		if e, ok := q.Effective.Get(); ok {
+			eff = "effective " + orNoneText(e)
 		}
 		add("irq", fmt.Sprintf("%d %s: requested %s, %s (matched by %s)", q.IRQ, q.Name, orNoneText(q.Requested), eff, q.By))
 	} else {
-		add("irq", fmt.Sprintf("unknown: no IRQ of %s is matched to queue %d", p.NIC, *p.Queue))
+		add("irq", fmt.Sprintf("unknown: no IRQ of %s is matched to queue %d", p.NIC, p.Queue.Or(0)))
 	}
-	if n := p.NAPI; n != nil {
+	if n, ok := p.NAPI.Get(); ok {
 		add("napi", napiText(n))
 	}
-	switch p.Processing {
-	case "napi-thread":
+	pr, _ := p.Processing.Get()
+	switch pr {
+	case flow.ProcessingNAPIThread:
 		add("processing", "in the NAPI kernel thread, wherever the scheduler runs it within its allowed CPUs")
-	case "irq":
+	case flow.ProcessingIRQ:
 		add("processing", "NET_RX softirq on the CPU the IRQ lands on")
 	default:
 		add("processing", "unknown: neither the queue's IRQ nor its NAPI thread is known")
 	}
+	rps, known := p.RPS.Get()
 	switch {
-	case !p.RPSKnown:
+	case !known:
 		add("rps", "unknown: no rps_cpus for the queue")
-	case p.RPS == "":
+	case rps == "":
 		add("rps", "off (rps_cpus is empty)")
 	default:
-		add("rps", "on: the queue's packets are handed to CPUs "+p.RPS+" after the softirq")
+		add("rps", "on: the queue's packets are handed to CPUs "+rps+" after the softirq")
 	}
 	add("node", nodeText(p))
 }
 
-func napiText(n *flow.QueueNAPI) string {
+func napiText(n flow.QueueNAPI) string {
 	var s string
 	if n.ID != 0 {
 		s = "id " + strconv.FormatUint(uint64(n.ID), 10) + ", "
@@ -200,27 +203,30 @@ func napiText(n *flow.QueueNAPI) string {
 	if !n.Threaded {
 		return s + "not threaded"
 	}
-	if n.PID == 0 || n.Allowed == "" {
-		return s + "threaded; thread unknown: " + n.Why
+	pid, okPID := n.PID.Get()
+	allowed, okAllowed := n.Allowed.Get()
+	if !okPID || !okAllowed || allowed == "" {
+		why := n.PID.Why()
+		if okPID {
+			why = n.Allowed.Why()
+		}
+		return s + "threaded; thread unknown: " + why.Detail
 	}
-	last := "unknown"
-	if n.LastCPU != nil {
-		last = strconv.Itoa(*n.LastCPU)
-	}
-	return fmt.Sprintf("%sthreaded: %s pid %d, allowed CPUs %s, last ran on %s", s, n.Comm, n.PID, n.Allowed, last)
+	return fmt.Sprintf("%sthreaded: %s pid %d, allowed CPUs %s, last ran on %s", s, n.Comm, pid, allowed, n.LastCPU)
 }
 
 func nodeText(p *flow.Path) string {
 	nic := "NIC's node unknown"
-	if p.Node >= 0 {
-		nic = "NIC on node " + strconv.Itoa(p.Node)
+	node, known := p.Node.Get()
+	if known {
+		nic = "NIC on node " + strconv.Itoa(node)
 	}
 	switch {
 	case p.CPUNodes == "":
 		return nic + "; the processing CPUs' node unknown"
-	case p.Node >= 0 && p.CPUNodes == strconv.Itoa(p.Node):
+	case known && p.CPUNodes == strconv.Itoa(node):
 		return nic + "; processing on node " + p.CPUNodes + " (local)"
-	case p.Node >= 0:
+	case known:
 		return nic + "; processing on node " + p.CPUNodes + " (remote)"
 	}
 	return nic + "; processing on node " + p.CPUNodes
@@ -231,6 +237,21 @@ func orNoneText(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// writeThreads says where each of a flow's threads last ran relative to
+// the CPU processing it.
+func writeThreads(w io.Writer, ts []flow.ThreadPlace) error {
+	for _, t := range ts {
+		rel := "unknown (the processing CPU or the thread's last CPU is not known)"
+		if r, ok := t.Relation.Get(); ok {
+			rel = r.String()
+		}
+		if err := linef(w, "%-11s %d %s last ran on CPU %d: %s", "thread", t.TID, t.Comm, t.LastCPU.Or(-1), rel); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FlowProcessesDoc is the JSON document of flow --pid/--comm.
@@ -247,27 +268,26 @@ func WriteFlowProcesses(w io.Writer, ps []flow.Process) error {
 				return err
 			}
 		}
-		head := fmt.Sprintf("process %d %s: %d connected sockets", p.PID, p.Comm, len(p.Flows))
+		flows, known := p.Flows.Get()
+		head := fmt.Sprintf("process %d %s: %d connected sockets", p.PID, p.Comm, len(flows))
 		if p.Skipped > 0 {
 			head += fmt.Sprintf(" (%d listening or unconnected left out)", p.Skipped)
 		}
-		if p.Why != "" {
-			head = fmt.Sprintf("process %d %s: %s", p.PID, p.Comm, p.Why)
+		if !known {
+			head = fmt.Sprintf("process %d %s: %s", p.PID, p.Comm, p.Flows.Why().Detail)
 		}
 		if err := linef(w, "%s", head); err != nil {
 			return err
 		}
-		for _, f := range p.Flows {
+		for _, f := range flows {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 			if err := WriteFlow(w, f); err != nil {
 				return err
 			}
-			for _, t := range f.Threads {
-				if err := linef(w, "%-11s %d %s last ran on CPU %d: %s", "thread", t.TID, t.Comm, t.LastCPU, t.Relation); err != nil {
-					return err
-				}
+			if err := writeThreads(w, f.Threads); err != nil {
+				return err
 			}
 		}
 	}

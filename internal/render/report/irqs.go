@@ -9,11 +9,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // IRQDoc is the JSON document of `irqnuma irq list`.
@@ -24,30 +28,36 @@ type IRQDoc struct {
 	Steer *SteerDoc `json:"steer,omitempty"`
 }
 
-// IRQJSON is one IRQ. Unknown values are null: affinity and effective when
-// the tree lacks the file, local when the device's locality is unknown.
+// IRQJSON is one IRQ. Unknown values are null with their reason beside
+// them (package unknown): affinity and effective when the tree lacks the
+// file, local when the device's locality is unknown.
 type IRQJSON struct {
-	IRQ            int      `json:"irq"`
-	Name           string   `json:"name"`
-	NIC            string   `json:"nic"`
-	Queue          int      `json:"queue"` // -1 for a non-queue vector or no NIC
-	Kind           irq.Kind `json:"kind"`  // "queue", "other", "" when no NIC
-	Dir            string   `json:"dir,omitempty"`
-	Chip           string   `json:"chip"`
-	Affinity       *string  `json:"affinity"`
-	Effective      *string  `json:"effective"`
-	Node           int      `json:"node"` // /proc/irq/N/node; -1 unknown
-	AffinityNodes  []int    `json:"affinity_nodes"`
-	EffectiveNodes []int    `json:"effective_nodes"`
-	Local          *bool    `json:"local"`
-	Managed        *bool    `json:"managed"` // null: unknown (a kernel before 6.12 does not mark managed IRQs)
-	Total          uint64   `json:"total"`
-	PerCPU         PerCPU   `json:"per_cpu"`
-	// Counted is false when the tree has no /proc/interrupts: total and
-	// per_cpu are then unknown, not zero. (An IRQ the file has no row for
-	// is counted: the kernel leaves out only IRQs without a handler that
-	// never fired.)
-	Counted bool `json:"counted"`
+	IRQ   int                     `json:"irq"`
+	Name  string                  `json:"name"`
+	NIC   string                  `json:"nic"`
+	Queue unknown.Value[int]      `json:"queue"` // not applicable for a non-queue vector or no NIC
+	Kind  unknown.Value[irq.Kind] `json:"kind"`  // "queue", "other"; not applicable when no NIC
+	Dir   interrupts.Dir          `json:"dir,omitempty"`
+	Chip  string                  `json:"chip"`
+	// Affinity and Effective are kernel CPU lists.
+	Affinity       unknown.Value[string] `json:"affinity"`
+	Effective      unknown.Value[string] `json:"effective"`
+	Node           unknown.Value[int]    `json:"node"` // /proc/irq/N/node
+	AffinityNodes  []int                 `json:"affinity_nodes"`
+	EffectiveNodes []int                 `json:"effective_nodes"`
+	Local          unknown.Value[bool]   `json:"local"`
+	Managed        unknown.Value[bool]   `json:"managed"` // unknown where a kernel before 6.12 does not mark managed IRQs
+	// Total and PerCPU are unknown, not zero, when the tree has no
+	// /proc/interrupts. (An IRQ the file has no row for is counted: the
+	// kernel leaves out only IRQs without a handler that never fired.)
+	Total  unknown.Value[uint64] `json:"total"`
+	PerCPU unknown.Value[PerCPU] `json:"per_cpu"`
+}
+
+// MarshalJSON writes the unknown values' reasons beside them.
+func (q IRQJSON) MarshalJSON() ([]byte, error) {
+	type plain IRQJSON
+	return unknown.MarshalObject(plain(q))
 }
 
 // PerCPU is an IRQ's non-zero counts by CPU. It is a JSON object keyed by
@@ -136,8 +146,8 @@ func irqNotes(h *topology.Host, t *irq.Table) []string {
 	return append(append([]string{}, h.Notes...), t.Notes...)
 }
 
-// WriteIRQsJSON writes the irq list document exactly as
-// safetext.WriteJSON writes IRQs(h, t) indented by two spaces, but one
+// WriteIRQsJSON writes the irq list document exactly as jsondoc.Write
+// writes IRQs(h, t) indented, but one
 // IRQ at a time and straight from the table: the document of a host with
 // thousands of IRQs and CPUs is never held whole, and no map or
 // reflection is involved but for the steering (sd, nil when not read),
@@ -146,7 +156,8 @@ func irqNotes(h *topology.Host, t *irq.Table) []string {
 func WriteIRQsJSON(w io.Writer, h *topology.Host, t *irq.Table, sd *SteerDoc) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cols := newPerCPUCols(t.CPUs)
-	bw.WriteString("{\n  \"irqs\": [")
+	bw.WriteString("{\n  \"schema\": \"" + string(jsondoc.SchemaIRQList) + "\",\n  \"version\": " +
+		strconv.Itoa(jsondoc.Version) + ",\n  \"irqs\": [")
 	var b []byte
 	for i := range t.IRQs {
 		if i > 0 {
@@ -200,49 +211,91 @@ func appendIRQJSON(b []byte, j IRQJSON) []byte {
 	b = append(b, ","+in+`"nic": `...)
 	b = appendJSONString(b, j.NIC)
 	b = append(b, ","+in+`"queue": `...)
-	b = strconv.AppendInt(b, int64(j.Queue), 10)
+	b = appendJSONValue(b, j.Queue, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) })
 	b = append(b, ","+in+`"kind": `...)
-	b = appendJSONString(b, string(j.Kind))
+	b = appendJSONValue(b, j.Kind, func(b []byte, v irq.Kind) []byte { return appendJSONString(b, string(v)) })
 	if j.Dir != "" {
 		b = append(b, ","+in+`"dir": `...)
-		b = appendJSONString(b, j.Dir)
+		b = appendJSONString(b, string(j.Dir))
 	}
 	b = append(b, ","+in+`"chip": `...)
 	b = appendJSONString(b, j.Chip)
 	b = append(b, ","+in+`"affinity": `...)
-	b = appendJSONStringPtr(b, j.Affinity)
+	b = appendJSONValue(b, j.Affinity, appendJSONString)
 	b = append(b, ","+in+`"effective": `...)
-	b = appendJSONStringPtr(b, j.Effective)
+	b = appendJSONValue(b, j.Effective, appendJSONString)
 	b = append(b, ","+in+`"node": `...)
-	b = strconv.AppendInt(b, int64(j.Node), 10)
+	b = appendJSONValue(b, j.Node, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) })
 	b = append(b, ","+in+`"affinity_nodes": `...)
 	b = appendJSONInts(b, j.AffinityNodes)
 	b = append(b, ","+in+`"effective_nodes": `...)
 	b = appendJSONInts(b, j.EffectiveNodes)
 	b = append(b, ","+in+`"local": `...)
-	b = appendJSONBoolPtr(b, j.Local)
+	b = appendJSONValue(b, j.Local, strconv.AppendBool)
 	b = append(b, ","+in+`"managed": `...)
-	b = appendJSONBoolPtr(b, j.Managed)
+	b = appendJSONValue(b, j.Managed, strconv.AppendBool)
 	b = append(b, ","+in+`"total": `...)
-	b = strconv.AppendUint(b, j.Total, 10)
-	b = append(b, ","+in+`"per_cpu": {`...)
-	first := true
-	j.PerCPU.Each(func(cpu int, n uint64) {
+	b = appendJSONValue(b, j.Total, func(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) })
+	b = append(b, ","+in+`"per_cpu": `...)
+	b = appendJSONValue(b, j.PerCPU, func(b []byte, p PerCPU) []byte {
+		b = append(b, '{')
+		first := true
+		p.Each(func(cpu int, n uint64) {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, in+`  "`...)
+			b = strconv.AppendInt(b, int64(cpu), 10)
+			b = append(b, `": `...)
+			b = strconv.AppendUint(b, n, 10)
+		})
 		if !first {
-			b = append(b, ',')
+			b = append(b, in...)
 		}
-		first = false
-		b = append(b, in+`  "`...)
-		b = strconv.AppendInt(b, int64(cpu), 10)
-		b = append(b, `": `...)
-		b = strconv.AppendUint(b, n, 10)
+		return append(b, '}')
 	})
-	if !first {
-		b = append(b, in...)
+	// The reasons of the unknown values, after every field, in the
+	// fields' order, as unknown.MarshalObject writes them.
+	for _, u := range []struct {
+		name string
+		why  unknownReason
+	}{
+		{"queue", j.Queue}, {"kind", j.Kind}, {"affinity", j.Affinity}, {"effective", j.Effective},
+		{"node", j.Node}, {"local", j.Local}, {"managed", j.Managed}, {"total", j.Total}, {"per_cpu", j.PerCPU},
+	} {
+		if u.why.Known() {
+			continue
+		}
+		b = append(b, ","+in+`"`...)
+		b = append(b, u.name...)
+		b = append(b, unknown.Suffix+`": {`...)
+		r := u.why.Why()
+		b = append(b, in+`  "reason": `...)
+		b = appendJSONString(b, string(r.Kind))
+		if r.Detail != "" {
+			b = append(b, ","+in+`  "detail": `...)
+			b = appendJSONString(b, r.Detail)
+		}
+		b = append(b, in+"}"...)
 	}
-	b = append(b, "},"+in+`"counted": `...)
-	b = strconv.AppendBool(b, j.Counted)
 	return append(b, "\n    }"...)
+}
+
+// unknownReason is what appendIRQJSON reads of a Value of any type.
+type unknownReason interface {
+	Known() bool
+	Why() unknown.Reason
+}
+
+// appendJSONValue appends v as encoding/json writes a Value: null when
+// unknown, else the value as put appends it.
+func appendJSONValue[T any](b []byte, v unknown.Value[T], put func([]byte, T) []byte) []byte {
+	x, ok := v.Get()
+	if !ok {
+		return append(b, "null"...)
+	}
+	return put(b, x)
 }
 
 // appendJSONInts appends a list of ints at a field's indent.
@@ -259,20 +312,6 @@ func appendJSONInts(b []byte, v []int) []byte {
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	return append(b, "\n      ]"...)
-}
-
-func appendJSONBoolPtr(b []byte, v *bool) []byte {
-	if v == nil {
-		return append(b, "null"...)
-	}
-	return strconv.AppendBool(b, *v)
-}
-
-func appendJSONStringPtr(b []byte, s *string) []byte {
-	if s == nil {
-		return append(b, "null"...)
-	}
-	return appendJSONString(b, *s)
 }
 
 // appendJSONString appends s as encoding/json writes a string: quotes,
@@ -333,33 +372,58 @@ func appendJSONString(b []byte, s string) []byte {
 
 // irqJSON is the document's entry for q.
 func irqJSON(h *topology.Host, cols *perCPUCols, q *irq.IRQ) IRQJSON {
-	j := IRQJSON{IRQ: q.IRQ, Name: q.Name, Queue: -1, Chip: q.Chip, Node: q.Node,
-		Total: q.Total(), PerCPU: PerCPU{cols: cols, counts: q.Counts}, Counted: cols.cpus != nil,
+	j := IRQJSON{IRQ: q.IRQ, Name: q.Name, Chip: q.Chip, Node: q.Node, Managed: q.Managed,
+		Queue: notNIC[int](), Kind: notNIC[irq.Kind](),
+		Total:         unknown.Of(q.Total()),
+		PerCPU:        unknown.Of(PerCPU{cols: cols, counts: q.Counts}),
 		AffinityNodes: []int{}, EffectiveNodes: []int{}}
+	if cols.cpus == nil {
+		j.Total = unknown.NotAs[uint64](unknown.KindNotCaptured, "no /proc/interrupts")
+		j.PerCPU = unknown.NotAs[PerCPU](unknown.KindNotCaptured, "no /proc/interrupts")
+	}
 	if o := q.Owner; o != nil {
-		j.NIC, j.Queue, j.Kind, j.Dir = o.NIC, o.Queue, o.Kind, o.Dir
+		j.NIC, j.Queue, j.Kind, j.Dir = o.NIC, o.Queue, unknown.Of(o.Kind), o.Dir
 	}
-	if q.ManagedKnown {
-		managed := q.Managed
-		j.Managed = &managed
-	}
-	if q.HasAffinity {
-		s := q.Affinity.List()
-		j.Affinity = &s
-		nodes, _ := h.NodesOf(q.Affinity)
-		j.AffinityNodes = nodes.IDs()
-	}
-	if q.HasEffective {
-		s := q.Effective.List()
-		j.Effective = &s
-		nodes, _ := h.NodesOf(q.Effective)
-		j.EffectiveNodes = nodes.IDs()
-	}
-	if p := audit.Place(h, q); p.LocalKnown && p.HasWhere {
-		local := p.Local
-		j.Local = &local
-	}
+	j.Affinity, j.AffinityNodes = cpuList(h, q.Affinity)
+	j.Effective, j.EffectiveNodes = cpuList(h, q.Effective)
+	j.Local = irqLocal(h, q)
 	return j
+}
+
+// notNIC is the value of a NIC field of an IRQ no NIC owns.
+func notNIC[T any]() unknown.Value[T] {
+	return unknown.NotAs[T](unknown.KindNotApplicable, "not a NIC's IRQ")
+}
+
+// cpuList is a CPU set as a kernel list, and its nodes.
+func cpuList(h *topology.Host, set unknown.Value[cpuset.Set]) (unknown.Value[string], []int) {
+	s, ok := set.Get()
+	if !ok {
+		return unknown.Not[string](set.Why()), []int{}
+	}
+	nodes, _ := h.NodesOf(s)
+	return unknown.Of(s.List()), nodes.IDs()
+}
+
+// irqLocal is whether q lands on CPUs local to its device (audit.Place),
+// or why that is unknown.
+func irqLocal(h *topology.Host, q *irq.IRQ) unknown.Value[bool] {
+	p := audit.Place(h, q)
+	switch {
+	case p.Local.Known():
+		return p.Local
+	case !p.Where.Known(): // no affinity file: nowhere known
+		return unknown.Not[bool](q.Affinity.Why())
+	case q.Owner != nil:
+		return unknown.NotAs[bool](unknown.KindNotReported, "the NUMA locality of "+q.Owner.NIC+" is unknown")
+	case !q.Node.Known():
+		return unknown.Not[bool](q.Node.Why())
+	case !q.Managed.Known():
+		return unknown.Not[bool](q.Managed.Why())
+	case unknown.Is(q.Managed, true):
+		return unknown.NotAs[bool](unknown.KindNotApplicable, "a managed IRQ's node is that of the CPUs it serves, not its device's")
+	}
+	return unknown.NotAs[bool](unknown.KindNotReported, "node "+q.Node.String()+" is not one of the host's nodes")
 }
 
 // WriteIRQs writes the human form of the irq list.
@@ -367,26 +431,20 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 	rows := make([][]string, 0, len(doc.IRQs))
 	for _, q := range doc.IRQs {
 		queue := "-"
-		if q.Queue >= 0 {
-			queue = strconv.Itoa(q.Queue)
+		if n, ok := q.Queue.Get(); ok {
+			queue = strconv.Itoa(n)
 			if q.Dir != "" {
-				queue = q.Dir + "-" + queue
+				queue = string(q.Dir) + "-" + queue
 			}
 		} else if q.NIC != "" {
 			queue = "other"
 		}
-		local := "unknown"
-		if q.Local != nil {
-			local = map[bool]string{true: "yes", false: "no"}[*q.Local]
-		}
+		local := yesNo(q.Local)
 		node := "-"
-		if q.Node >= 0 {
-			node = strconv.Itoa(q.Node)
+		if n, ok := q.Node.Get(); ok {
+			node = strconv.Itoa(n)
 		}
-		managed := "unknown"
-		if q.Managed != nil {
-			managed = map[bool]string{true: "yes", false: "no"}[*q.Managed]
-		}
+		managed := yesNo(q.Managed)
 		rows = append(rows, []string{strconv.Itoa(q.IRQ), units.OrDash(q.Name), units.OrDash(q.NIC), queue,
 			strOrUnknown(q.Affinity), strOrUnknown(q.Effective), node, units.OrDash(units.Ints(q.EffectiveOrAffinityNodes(), ",")),
 			local, managed, total(q)})
@@ -410,27 +468,41 @@ func WriteIRQs(w io.Writer, doc IRQDoc) error {
 // total is the TOTAL cell: the count, or "unknown" without a
 // /proc/interrupts (never a 0 nothing said).
 func total(q IRQJSON) string {
-	if !q.Counted {
+	n, ok := q.Total.Get()
+	if !ok {
 		return "unknown"
 	}
-	return strconv.FormatUint(q.Total, 10)
+	return strconv.FormatUint(n, 10)
+}
+
+// yesNo is "yes" or "no", or "unknown".
+func yesNo(v unknown.Value[bool]) string {
+	b, ok := v.Get()
+	switch {
+	case !ok:
+		return "unknown"
+	case b:
+		return "yes"
+	}
+	return "no"
 }
 
 // EffectiveOrAffinityNodes returns the nodes of the effective CPUs when
 // known, else those of the requested ones.
 func (q IRQJSON) EffectiveOrAffinityNodes() []int {
-	if q.Effective != nil && *q.Effective != "" {
+	if s, ok := q.Effective.Get(); ok && s != "" {
 		return q.EffectiveNodes
 	}
 	return q.AffinityNodes
 }
 
-func strOrUnknown(s *string) string {
-	if s == nil {
+func strOrUnknown(v unknown.Value[string]) string {
+	s, ok := v.Get()
+	if !ok {
 		return "unknown"
 	}
-	if *s == "" {
+	if s == "" {
 		return "none"
 	}
-	return strings.TrimSpace(*s)
+	return strings.TrimSpace(s)
 }

@@ -8,14 +8,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
-	"github.com/irqnuma/irqnuma/internal/safetext"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestWriteIRQsJSON: the streamed document is byte for byte what
-// safetext.WriteJSON makes of IRQs(h, t), on every committed tree and on
+// jsondoc.Write makes of IRQs(h, t), on every committed tree and on
 // an empty table with a clean note and with hostile ones, which it
 // shows escaped.
 func TestWriteIRQsJSON(t *testing.T) {
@@ -30,14 +32,14 @@ func TestWriteIRQsJSON(t *testing.T) {
 		}
 		for _, tt := range []*irq.Table{tab, {Notes: []string{"a <note> & more"}}, {Notes: []string{hostile, "x\u0085\x7f\u061c"}}} {
 			var want, got bytes.Buffer
-			if err := safetext.WriteJSON(&want, IRQs(h, tt), "  "); err != nil {
+			if err := jsondoc.Write(&want, jsondoc.SchemaIRQList, IRQs(h, tt), true); err != nil {
 				t.Fatal(err)
 			}
 			if err := WriteIRQsJSON(&got, h, tt, nil); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want.String(), got.String()); diff != "" {
-				t.Errorf("%s: WriteIRQsJSON differs from safetext.WriteJSON (-want +got):\n%s", name, diff)
+				t.Errorf("%s: WriteIRQsJSON differs from jsondoc.Write (-want +got):\n%s", name, diff)
 			}
 			if bad := rawRune(got.String()); bad != "" {
 				t.Errorf("%s: WriteIRQsJSON wrote a raw %s", name, bad)
@@ -80,11 +82,10 @@ func FuzzAppendJSONString(f *testing.F) {
 // TestIRQsManagedUnknown: managed is true, false or null in JSON and
 // yes, no or unknown in the table; unknown is never printed as "no".
 func TestIRQsManagedUnknown(t *testing.T) {
-	yes, no := true, false
 	doc := IRQDoc{IRQs: []IRQJSON{
-		{IRQ: 1, Name: "a", Queue: -1, Managed: &yes},
-		{IRQ: 2, Name: "b", Queue: -1, Managed: &no},
-		{IRQ: 3, Name: "c", Queue: -1},
+		{IRQ: 1, Name: "a", Queue: notNIC[int](), Managed: unknown.Of(true)},
+		{IRQ: 2, Name: "b", Queue: notNIC[int](), Managed: unknown.Of(false)},
+		{IRQ: 3, Name: "c", Queue: notNIC[int](), Managed: unknown.NotAs[bool](unknown.KindKernel, "a kernel before 6.12 does not mark managed IRQs")},
 	}}
 	var tbl bytes.Buffer
 	if err := WriteIRQs(&tbl, doc); err != nil {
@@ -106,9 +107,44 @@ func TestIRQsManagedUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"managed":true`, `"managed":false`, `"managed":null`} {
+	for _, want := range []string{`"managed":true`, `"managed":false`, `"managed":null`,
+		`"managed_unknown":{"reason":"not supported by this kernel","detail":"a kernel before 6.12 does not mark managed IRQs"}`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s: %s", want, b)
+		}
+	}
+}
+
+// TestAppendIRQJSON: one IRQ streamed is what json.MarshalIndent makes of
+// the same IRQJSON at the same indent, for every kind of value a field
+// holds: known, unknown with a detail and without, unknown for nobody
+// saying why, and reasons holding what JSON escapes.
+func TestAppendIRQJSON(t *testing.T) {
+	cols := newPerCPUCols([]int{0, 1, 10, 2})
+	tests := []IRQJSON{
+		{IRQ: 1, Name: "all known", NIC: "eth0", Queue: unknown.Of(3), Kind: unknown.Of(irq.KindQueue), Dir: interrupts.DirRX,
+			Chip: "PCI-MSIX", Affinity: unknown.Of("0-3"), Effective: unknown.Of("2"), Node: unknown.Of(1),
+			AffinityNodes: []int{0, 1}, EffectiveNodes: []int{1}, Local: unknown.Of(true), Managed: unknown.Of(false),
+			Total: unknown.Of(uint64(12)), PerCPU: unknown.Of(PerCPU{cols: cols, counts: []uint64{5, 0, 7, 0}})},
+		{IRQ: 2, Name: "all unknown", AffinityNodes: []int{}, EffectiveNodes: []int{},
+			Queue: notNIC[int](), Kind: notNIC[irq.Kind](),
+			Affinity:  unknown.NotAs[string](unknown.KindNotCaptured, "no /proc/irq/2/smp_affinity"),
+			Effective: unknown.NotAs[string](unknown.KindKernel, ""),
+			Node:      unknown.NotAs[int](unknown.KindNotReported, "/proc/irq/2/node is -1"),
+			Local:     unknown.NotAs[bool](unknown.KindFailed, `a "quoted" <detail> & more`+hostile),
+			Total:     unknown.NotAs[uint64](unknown.KindNotCaptured, "no /proc/interrupts"),
+			PerCPU:    unknown.NotAs[PerCPU](unknown.KindNotCaptured, "no /proc/interrupts")},
+		{IRQ: 3, Name: "zero values", AffinityNodes: []int{}, EffectiveNodes: []int{},
+			PerCPU: unknown.Of(PerCPU{})},
+	}
+	for _, j := range tests {
+		want, err := json.MarshalIndent(j, "    ", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendIRQJSON(nil, j)
+		if diff := cmp.Diff("\n    "+string(want), string(got)); diff != "" {
+			t.Errorf("IRQ %d (%s): appendIRQJSON differs from json.MarshalIndent (-want +got):\n%s", j.IRQ, j.Name, diff)
 		}
 	}
 }

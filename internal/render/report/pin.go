@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // WritePin writes the steps of an irq pin or restore as a table: with
@@ -25,15 +26,15 @@ func WritePin(w io.Writer, rows []tune.Row, results, withAction bool) error {
 	}
 	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
-		irqCol, queue := strconv.Itoa(r.IRQ), "other"
+		irqCol, queue := strconv.Itoa(r.IRQ.Or(-1)), "other"
 		switch {
 		case r.Kind == tune.KindXPS:
-			irqCol, queue = "xps", "tx-"+strconv.Itoa(r.Queue)
-		case r.IRQ < 0:
+			irqCol, queue = "xps", "tx-"+strconv.Itoa(r.Queue.Or(-1))
+		case !r.IRQ.Known():
 			irqCol = "-"
 		}
 		if r.Kind == irq.KindQueue {
-			queue = queueName(r.Queue, r.Dir)
+			queue = queueName(r.Queue.Or(-1), string(r.Dir))
 		}
 		if r.NIC == "" {
 			queue = "-"
@@ -54,11 +55,12 @@ func WritePin(w io.Writer, rows []tune.Row, results, withAction bool) error {
 	return writeTable(w, header, out)
 }
 
-func setOrUnknown(s *string) string {
-	if s == nil {
+func setOrUnknown(v unknown.Value[string]) string {
+	s, ok := v.Get()
+	if !ok {
 		return "unknown"
 	}
-	return units.OrDash(*s)
+	return units.OrDash(s)
 }
 
 // PinDoc is the JSON document of `irq pin` and `irq restore`.
@@ -113,11 +115,11 @@ func orEmpty(rows []tune.ThreadRow) []tune.ThreadRow {
 func WritePinThreads(w io.Writer, rows []tune.ThreadRow, results bool) error {
 	for _, r := range rows {
 		where := []string{"pid " + strconv.Itoa(r.PID)}
-		if r.Queue >= 0 {
-			where = append(where, "queue "+queueName(r.Queue, r.Dir))
+		if q, ok := r.Queue.Get(); ok {
+			where = append(where, "queue "+queueName(q, string(r.Dir)))
 		}
-		if r.IRQ >= 0 {
-			where = append(where, "IRQ "+strconv.Itoa(r.IRQ))
+		if n, ok := r.IRQ.Get(); ok {
+			where = append(where, "IRQ "+strconv.Itoa(n))
 		}
 		var move string
 		if r.To != "" {
@@ -153,8 +155,8 @@ func threadOutcome(r tune.ThreadRow, results bool) string {
 	if r.Action == tune.ActionKeep {
 		out = "(already there"
 	}
-	if results && r.Affinity != nil {
-		out += ", now " + *r.Affinity
+	if a, ok := r.Affinity.Get(); ok && results {
+		out += ", now " + a
 	}
 	return out + ")"
 }
@@ -184,7 +186,7 @@ func WritePinPlanned(w io.Writer, res *tune.PinResult) error {
 func WriteManagedSkips(w io.Writer, res *tune.PinResult) {
 	for _, r := range res.Rows {
 		if r.Action == tune.ActionSkipManaged && r.Error != "" {
-			linef(w, "IRQ %d: skipped as managed: %s", r.IRQ, r.Error)
+			linef(w, "IRQ %d: skipped as managed: %s", r.IRQ.Or(-1), r.Error)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestWritePinThreads: a line per NAPI thread, saying where it was and
@@ -17,15 +18,15 @@ import (
 func TestWritePinThreads(t *testing.T) {
 	now := "4"
 	rows := []tune.ThreadRow{
-		{PID: 812, Comm: "napi/eth0-8193", NIC: "eth0", NAPI: 8193, Queue: 3, Dir: "rx", IRQ: 41, From: "0-7", To: "4",
-			Action: tune.ActionChange, Result: tune.ResultChanged, Affinity: &now},
-		{PID: 813, Comm: "napi/eth0-8194", NIC: "eth0", NAPI: 8194, Queue: 4, IRQ: 42, From: "5", To: "5",
+		{PID: 812, Comm: "napi/eth0-8193", NIC: "eth0", NAPI: 8193, Queue: unknown.Of(3), Dir: "rx", IRQ: unknown.Of(41), From: "0-7", To: "4",
+			Action: tune.ActionChange, Result: tune.ResultChanged, Affinity: unknown.Of(now)},
+		{PID: 813, Comm: "napi/eth0-8194", NIC: "eth0", NAPI: 8194, Queue: unknown.Of(4), IRQ: unknown.Of(42), From: "5", To: "5",
 			Action: tune.ActionKeep, Result: tune.ResultUnchanged},
-		{PID: 815, Comm: "napi/eth0-0", NIC: "eth0", Queue: -1, IRQ: -1, From: "0-7",
+		{PID: 815, Comm: "napi/eth0-0", NIC: "eth0", Queue: unknown.NotAs[int](unknown.KindDriver, "no queue"), IRQ: unknown.NotAs[int](unknown.KindDriver, "no IRQ"), From: "0-7",
 			Action: tune.ActionSkipUnknown, Result: tune.ResultSkipped, Error: "its queue is unknown on this kernel (no netdev napi-get); not moved"},
-		{PID: 817, Comm: "napi/eth2-8193", NIC: "eth2", Queue: -1, IRQ: -1, From: "0-7", To: "4-7", Note: "its queue is unknown (virtio_net links no NAPI to a queue or IRQ)",
+		{PID: 817, Comm: "napi/eth2-8193", NIC: "eth2", Queue: unknown.NotAs[int](unknown.KindDriver, "no queue"), IRQ: unknown.NotAs[int](unknown.KindDriver, "no IRQ"), From: "0-7", To: "4-7", Note: "its queue is unknown (virtio_net links no NAPI to a queue or IRQ)",
 			Action: tune.ActionChange, Result: tune.ResultPlanned},
-		{PID: 816, Comm: "napi/e\x1b[2J-1", NIC: "e\x1b[2J", Queue: -1, IRQ: -1,
+		{PID: 816, Comm: "napi/e\x1b[2J-1", NIC: "e\x1b[2J", Queue: unknown.NotAs[int](unknown.KindDriver, "no queue"), IRQ: unknown.NotAs[int](unknown.KindDriver, "no IRQ"),
 			Action: tune.ActionSkipUnknown, Result: tune.ResultSkipped, Error: "not moved"},
 	}
 	var plan, done bytes.Buffer

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestOneIsSingular: a line about one CPU or one IRQ says "CPU 5",
@@ -30,10 +32,10 @@ func TestOneIsSingular(t *testing.T) {
 			writeIrqbalanceWarning(w, tune.IrqbalanceWarning{PID: 4242, Loose: []int{283, 285}, BanConfig: []string{"IRQBALANCE_BANNED_IRQS=283 285"}})
 		}, []string{"does not ban IRQs 283,285: it will move them back.\n", "would make it leave them alone:\n"}},
 		{func(w *bytes.Buffer) {
-			WriteTopology(w, TopologyDoc{Isolation: IsolationJSON{CPUs: &one, NohzFull: SourcedCPUs{CPUs: &one, Source: "cmdline"}}})
+			WriteTopology(w, TopologyDoc{Isolation: IsolationJSON{CPUs: unknown.Of(one), NohzFull: SourcedCPUs{CPUs: unknown.Of(one), Source: unknown.Of(topology.SourceCmdline)}}})
 		}, []string{"\nisolated CPU 5: nohz_full 5 (source: cmdline)\n"}},
 		{func(w *bytes.Buffer) {
-			WriteTopology(w, TopologyDoc{Isolation: IsolationJSON{CPUs: &two, NohzFull: SourcedCPUs{CPUs: &two, Source: "cmdline"}}})
+			WriteTopology(w, TopologyDoc{Isolation: IsolationJSON{CPUs: unknown.Of(two), NohzFull: SourcedCPUs{CPUs: unknown.Of(two), Source: unknown.Of(topology.SourceCmdline)}}})
 		}, []string{"\nisolated CPUs 5-6: nohz_full 5-6 (source: cmdline)\n"}},
 	}
 	for i, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // hostile is a name a terminal would act on: a title, a bell, a colour,
@@ -69,7 +70,7 @@ func TestHostileNamesRendered(t *testing.T) {
 		Targets: []tune.Target{{NIC: hostile, CPUs: cpuset.New(1, 2), Source: "node 1, from numa_node", Left: []string{hostile}}},
 		Notes:   []string{hostile},
 		Failed:  []string{hostile},
-		Rows:    []tune.Row{{IRQ: 5, NIC: hostile, Action: tune.ActionSkipManaged, Error: hostile}},
+		Rows:    []tune.Row{{IRQ: unknown.Of(5), NIC: hostile, Action: tune.ActionSkipManaged, Error: hostile}},
 		Changes: 1,
 	}
 	WritePinPlanned(&b, pin)
@@ -80,8 +81,8 @@ func TestHostileNamesRendered(t *testing.T) {
 
 	b.Reset()
 	iv := &watch.Interval{Seq: 1, Seconds: 1,
-		NICs:      []watch.NICStats{{Name: hostile, Node: 1, Verdict: watch.Verdict{Text: hostile + ": RX softirq on CPU 3"}, IRQs: []watch.IRQStats{{IRQ: 5, Name: hostile}}}},
-		Processes: []nicuse.Use{{PID: 42, Comm: hostile, Attribution: nicuse.AttributionUnknown, How: []string{hostile}}},
+		NICs:      []watch.NICStats{{Name: hostile, Node: unknown.Of(1), Verdict: watch.Verdict{Text: hostile + ": RX softirq on CPU 3"}, IRQs: []watch.IRQStats{{IRQ: 5, Name: hostile}}}},
+		Processes: []nicuse.Use{{PID: 42, Comm: hostile, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotReported, "its sockets say nothing of a NIC"), How: []string{hostile}}},
 		Notes:     []string{hostile},
 	}
 	for _, width := range []int{0, 80} {

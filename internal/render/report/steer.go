@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // SteerDoc is what `topology` and `irq list` documents carry of the
@@ -19,7 +21,7 @@ import (
 // knobs, and per NIC the whole reading with each rx queue's IRQ, NAPI,
 // share of the RSS table and flow rules. Fields are added, never renamed.
 type SteerDoc struct {
-	Source  string           `json:"source"`
+	Source  steer.Source     `json:"source"`
 	Sysctls map[string]int64 `json:"sysctls"`
 	NICs    []NICSteerJSON   `json:"nics"`
 }
@@ -27,33 +29,45 @@ type SteerDoc struct {
 // NICSteerJSON is one NIC's steering: the reading whole, and per rx queue
 // what serves it and how much of the RSS table names it.
 type NICSteerJSON struct {
-	NIC     string           `json:"nic"`
-	Reading *steer.NIC       `json:"reading"`
-	Queues  []QueueSteerJSON `json:"queues"`
-	// Unknown says why nothing is known per queue ("" when something
-	// is): it is said once for the NIC, not per queue.
-	Unknown string `json:"unknown,omitempty"`
+	NIC     string     `json:"nic"`
+	Reading *steer.NIC `json:"reading"`
+	// Queues are its rx queues; unknown when nothing is known per queue,
+	// said once for the NIC, not per queue.
+	Queues unknown.Value[[]QueueSteerJSON] `json:"queues"`
 }
 
-// QueueSteerJSON is one rx queue. Unknown values are null: napi_id when
-// netdev netlink did not say, table_entries when the table is unknown,
-// kthread_pid when NAPI is not threaded (or the pid is unknown).
+// MarshalJSON writes each unknown field's reason beside it.
+func (j NICSteerJSON) MarshalJSON() ([]byte, error) {
+	type plain NICSteerJSON
+	return unknown.MarshalObject(plain(j))
+}
+
+// QueueSteerJSON is one rx queue. Unknown values are null with their
+// reason: napi_id when netdev netlink did not say, table_entries when
+// the table is unknown, kthread_pid when NAPI is not threaded (or the
+// pid is unknown).
 type QueueSteerJSON struct {
 	Queue uint32 `json:"queue"`
 	// IRQs serve the queue: its NAPI instance's, else the queue vectors
 	// named for it.
-	IRQs         []int   `json:"irqs"`
-	NAPI         *uint32 `json:"napi_id"`
-	KthreadPID   *int    `json:"kthread_pid"`
-	KthreadCPUs  *string `json:"kthread_cpus"`     // the kthread's Cpus_allowed_list; null when unread
-	KthreadLast  *int    `json:"kthread_last_cpu"` // null when unread
-	TableEntries *int    `json:"table_entries"`
-	TableSize    int     `json:"table_size"`
+	IRQs         []int                 `json:"irqs"`
+	NAPI         unknown.Value[uint32] `json:"napi_id"`
+	KthreadPID   unknown.Value[int]    `json:"kthread_pid"`
+	KthreadCPUs  unknown.Value[string] `json:"kthread_cpus"` // the kthread's Cpus_allowed_list
+	KthreadLast  unknown.Value[int]    `json:"kthread_last_cpu"`
+	TableEntries unknown.Value[int]    `json:"table_entries"`
+	TableSize    int                   `json:"table_size"`
 	// Rules are the locations of the ntuple rules delivering to it.
 	Rules []uint32 `json:"rules"`
 	// Exists is false for a queue the RSS table names but the NIC does
 	// not have (more entries than rings).
 	Exists bool `json:"exists"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (qj QueueSteerJSON) MarshalJSON() ([]byte, error) {
+	type plain QueueSteerJSON
+	return unknown.MarshalObject(plain(qj))
 }
 
 // Steering builds the steering document of the NICs sh read, with t's
@@ -75,15 +89,17 @@ func Steering(t *irq.Table, sh *steer.Host, threads map[int]*proc.Process) *Stee
 
 // nicSteer is one NIC's entry.
 func nicSteer(t *irq.Table, n *steer.NIC, threads map[int]*proc.Process) NICSteerJSON {
-	j := NICSteerJSON{NIC: n.Name, Reading: n, Queues: []QueueSteerJSON{}}
+	j := NICSteerJSON{NIC: n.Name, Reading: n}
 	var irqs []*irq.IRQ
 	if t != nil {
 		irqs = t.ForNIC(n.Name)
 	}
 	if nothingKnown(n) {
-		j.Unknown = unknownWords(n)
+		j.Queues = unknown.NotAs[[]QueueSteerJSON](partsKind(n, steer.PartChannels, steer.PartRSS, steer.PartQueues), unknownWords(n))
 		return j
 	}
+	queues := []QueueSteerJSON{}
+	tableWhy := unknown.Because(partsKind(n, steer.PartRSSTable, steer.PartRSS), "the RSS table is unknown")
 	share := map[uint32]int{}
 	size := 0
 	if n.RSS != nil && len(n.RSS.Table) > 0 {
@@ -103,39 +119,56 @@ func nicSteer(t *irq.Table, n *steer.NIC, threads map[int]*proc.Process) NICStee
 		if qj.Rules == nil {
 			qj.Rules = []uint32{}
 		}
+		qj.TableEntries = unknown.Not[int](tableWhy)
 		if size > 0 {
-			e := share[q]
-			qj.TableEntries = &e
+			qj.TableEntries = unknown.Of(share[q])
 		}
 		napi := queueNAPI(n, q)
 		if napi != nil {
 			qj.setNAPI(napi, threads)
+		} else {
+			why := unknown.Because(partsKind(n, steer.PartQueues, steer.PartNAPI), fmt.Sprintf("netdev names no NAPI instance for rx queue %d", q))
+			qj.NAPI, qj.KthreadPID = unknown.Not[uint32](why), unknown.Not[int](why)
+			qj.KthreadCPUs, qj.KthreadLast = unknown.Not[string](why), unknown.Not[int](why)
 		}
 		qj.IRQs = queueIRQNumbers(irqs, q, napi)
-		j.Queues = append(j.Queues, qj)
+		queues = append(queues, qj)
 	}
+	j.Queues = unknown.Of(queues)
 	return j
+}
+
+// partsKind is the kind of the first of parts n says is unknown; not
+// reported when none says.
+func partsKind(n *steer.NIC, parts ...steer.Part) unknown.Kind {
+	for _, p := range parts {
+		if r, ok := n.Why(p); ok {
+			return r.Kind
+		}
+	}
+	return unknown.KindNotReported
 }
 
 // setNAPI fills in the queue's NAPI instance and its kthread, as /proc
 // read it.
 func (qj *QueueSteerJSON) setNAPI(napi *steer.NAPI, threads map[int]*proc.Process) {
-	id := napi.ID
-	qj.NAPI = &id
+	qj.NAPI = unknown.Of(napi.ID)
 	if napi.PID <= 0 {
+		na := unknown.Because(unknown.KindNotApplicable, "NAPI is not threaded")
+		qj.KthreadPID, qj.KthreadCPUs, qj.KthreadLast = unknown.Not[int](na), unknown.Not[string](na), unknown.Not[int](na)
 		return
 	}
-	pid := napi.PID
-	qj.KthreadPID = &pid
-	p := threads[pid]
+	qj.KthreadPID = unknown.Of(napi.PID)
+	p := threads[napi.PID]
 	if p == nil {
+		unread := unknown.Because(unknown.KindNotCaptured, fmt.Sprintf("/proc/%d is not read", napi.PID))
+		qj.KthreadCPUs, qj.KthreadLast = unknown.Not[string](unread), unknown.Not[int](unread)
 		return
 	}
-	s := p.Allowed.List()
-	qj.KthreadCPUs = &s
-	if len(p.Threads) > 0 && p.Threads[0].LastCPU >= 0 {
-		last := p.Threads[0].LastCPU
-		qj.KthreadLast = &last
+	qj.KthreadCPUs = unknown.Of(p.Allowed.List())
+	qj.KthreadLast = unknown.NotAs[int](unknown.KindNotReported, fmt.Sprintf("no last CPU in /proc/%d/stat", napi.PID))
+	if len(p.Threads) > 0 {
+		qj.KthreadLast = p.Threads[0].LastCPU
 	}
 }
 
@@ -168,8 +201,11 @@ func rxQueues(n *steer.NIC, irqs []*irq.IRQ, share map[uint32]int, rules map[uin
 		if rings > 0 {
 			break // the rings say which queues exist; a vector past them serves none
 		}
-		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && x.Owner.Queue >= 0 && x.Owner.Dir != "tx" {
-			seen[uint32(x.Owner.Queue)] = true
+		if x.Owner == nil {
+			continue
+		}
+		if q, ok := x.Owner.Queue.Get(); ok && x.Owner.Kind == irq.KindQueue && x.Owner.Dir != interrupts.DirTX {
+			seen[uint32(q)] = true
 		}
 	}
 	for q := range share {
@@ -204,12 +240,14 @@ func queueNAPI(n *steer.NIC, q uint32) *steer.NAPI {
 // queueIRQNumbers are the IRQs serving rx queue q: its NAPI's, else the
 // queue vectors named for it.
 func queueIRQNumbers(irqs []*irq.IRQ, q uint32, napi *steer.NAPI) []int {
-	if napi != nil && napi.IRQ >= 0 {
-		return []int{napi.IRQ}
+	if napi != nil {
+		if n, ok := napi.IRQ.Get(); ok {
+			return []int{n}
+		}
 	}
 	out := []int{}
 	for _, x := range irqs {
-		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && x.Owner.Queue == int(q) && x.Owner.Dir != "tx" {
+		if x.Owner != nil && x.Owner.Kind == irq.KindQueue && unknown.Is(x.Owner.Queue, int(q)) && x.Owner.Dir != interrupts.DirTX {
 			out = append(out, x.IRQ)
 		}
 	}
@@ -239,7 +277,7 @@ func writeSteering(w io.Writer, doc *SteerDoc) error {
 	if doc == nil || len(doc.NICs) == 0 {
 		return nil
 	}
-	if doc.Source == "none" {
+	if doc.Source == steer.SourceNone {
 		// Said once: no NIC of the root has any of it.
 		fmt.Fprintln(w)
 		_, err := fmt.Fprint(w, wrapLine("steering unknown: the root holds no ethtool or netdev netlink capture (a snapshot taken with this version records it)", steerWidth))
@@ -247,8 +285,9 @@ func writeSteering(w io.Writer, doc *SteerDoc) error {
 	}
 	for _, n := range doc.NICs {
 		fmt.Fprintln(w)
-		if n.Unknown != "" {
-			if _, err := fmt.Fprint(w, wrapLine(fmt.Sprintf("%s steering unknown: %s", n.NIC, n.Unknown), steerWidth)); err != nil {
+		queues, known := n.Queues.Get()
+		if !known {
+			if _, err := fmt.Fprint(w, wrapLine(fmt.Sprintf("%s steering unknown: %s", n.NIC, n.Queues.Why().Detail), steerWidth)); err != nil {
 				return err
 			}
 			continue
@@ -256,10 +295,10 @@ func writeSteering(w io.Writer, doc *SteerDoc) error {
 		if _, err := fmt.Fprint(w, wrapLine(fmt.Sprintf("%s steering (%s): %s", n.NIC, doc.Source, steerSummary(n.Reading)), steerWidth)); err != nil {
 			return err
 		}
-		if len(n.Queues) == 0 {
+		if len(queues) == 0 {
 			continue
 		}
-		if err := writeTable(w, []string{"RXQ", "IRQ", "NAPI", "KTHREAD", "ON", "RSS", "RULES"}, queueRows(n)); err != nil {
+		if err := writeTable(w, []string{"RXQ", "IRQ", "NAPI", "KTHREAD", "ON", "RSS", "RULES"}, queueRows(queues)); err != nil {
 			return err
 		}
 	}
@@ -271,30 +310,30 @@ func writeSteering(w io.Writer, doc *SteerDoc) error {
 const steerWidth = 80
 
 // queueRows is a row per rx queue.
-func queueRows(n NICSteerJSON) [][]string {
-	rows := make([][]string, 0, len(n.Queues))
-	for _, q := range n.Queues {
+func queueRows(queues []QueueSteerJSON) [][]string {
+	rows := make([][]string, 0, len(queues))
+	for _, q := range queues {
 		napi, pid, on := "-", "-", "-"
-		if q.NAPI != nil {
-			napi = strconv.FormatUint(uint64(*q.NAPI), 10)
+		if id, ok := q.NAPI.Get(); ok {
+			napi = strconv.FormatUint(uint64(id), 10)
 		}
-		if q.KthreadPID != nil {
-			pid = strconv.Itoa(*q.KthreadPID)
+		if p, ok := q.KthreadPID.Get(); ok {
+			pid = strconv.Itoa(p)
 			on = "unread"
-			if q.KthreadCPUs != nil {
-				on = units.OrDash(*q.KthreadCPUs)
-				if q.KthreadLast != nil {
-					on += fmt.Sprintf(" (last %d)", *q.KthreadLast)
+			if cpus, ok := q.KthreadCPUs.Get(); ok {
+				on = units.OrDash(cpus)
+				if last, ok := q.KthreadLast.Get(); ok {
+					on += fmt.Sprintf(" (last %d)", last)
 				}
 			}
 		}
 		rss := "unknown"
-		if q.TableEntries != nil {
-			rss = fmt.Sprintf("%d/%d", *q.TableEntries, q.TableSize)
+		if e, ok := q.TableEntries.Get(); ok {
+			rss = fmt.Sprintf("%d/%d", e, q.TableSize)
 			switch {
 			case !q.Exists:
 				rss += " no such queue"
-			case *q.TableEntries == 0:
+			case e == 0:
 				rss += " no traffic"
 			}
 		}
@@ -366,7 +405,7 @@ func steerSummary(n *steer.NIC) string {
 // whyOr is "unknown: why" for an unknown part.
 func whyOr(n *steer.NIC, p steer.Part) string {
 	if r, ok := n.Why(p); ok {
-		return "unknown: " + string(r.Why)
+		return "unknown: " + string(r.Kind)
 	}
 	return "unknown"
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -13,7 +12,9 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/proc"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // seedTable reads the seed tree's IRQs (eth0: queue IRQs 284-299).
@@ -44,14 +45,14 @@ func steerOf() (*steer.Host, map[int]*proc.Process) {
 	}
 	for q := range uint32(4) {
 		n.Queues = append(n.Queues, steer.NetdevQueue{ID: q, Type: steer.QueueTypeRX, NAPI: 8193 + q})
-		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: 284 + int(q), PID: 900 + int(q)})
+		n.NAPIs = append(n.NAPIs, steer.NAPI{ID: 8193 + q, IRQ: unknown.Of(284 + int(q)), PID: 900 + int(q)})
 	}
 	virtio := &steer.NIC{Name: "eth1"}
-	virtio.SetUnknown(steer.PartRSS, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
-	virtio.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
-	virtio.SetUnknown(steer.PartChannels, steer.Reason{Why: steer.WhyNotCaptured})
+	virtio.SetUnknown(steer.PartRSS, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
+	virtio.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
+	virtio.SetUnknown(steer.PartChannels, unknown.Reason{Kind: unknown.KindNotCaptured})
 	threads := map[int]*proc.Process{900: {PID: 900, Comm: "napi/eth0-8193", Allowed: cpuset.New(17),
-		Threads: []proc.Thread{{TID: 900, LastCPU: 17}}}}
+		Threads: []proc.Thread{{TID: 900, LastCPU: unknown.Of(17)}}}}
 	return &steer.Host{Source: "netlink", NICs: []*steer.NIC{n, virtio}, Sysctls: map[string]int64{"busy_poll": 0}}, threads
 }
 
@@ -93,9 +94,9 @@ func TestSteeringMissingQueues(t *testing.T) {
 	}
 	doc := Steering(nil, &steer.Host{Source: "recorded", NICs: []*steer.NIC{n}}, nil)
 	var got []string
-	for _, q := range doc.NICs[0].Queues {
+	for _, q := range doc.NICs[0].Queues.Or(nil) {
 		if !q.Exists {
-			got = append(got, strings.Join(queueRows(NICSteerJSON{Queues: []QueueSteerJSON{q}})[0], " "))
+			got = append(got, strings.Join(queueRows([]QueueSteerJSON{q})[0], " "))
 		}
 	}
 	want := []string{"3 - - - - 2/16 no such queue -", "4 - - - - 2/16 no such queue -", "5 - - - - 2/16 no such queue -",
@@ -113,16 +114,14 @@ func TestWriteIRQsJSONSteer(t *testing.T) {
 	doc := IRQs(h, tab)
 	doc.Steer = Steering(tab, sh, threads)
 	var want, got bytes.Buffer
-	enc := json.NewEncoder(&want)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := jsondoc.Write(&want, jsondoc.SchemaIRQList, doc, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteIRQsJSON(&got, h, tab, doc.Steer); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
-		t.Errorf("WriteIRQsJSON differs from encoding/json (-want +got):\n%s", diff)
+		t.Errorf("WriteIRQsJSON differs from jsondoc.Write (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(got.String(), `"table": [`) || !strings.Contains(got.String(), `"kthread_cpus": "17"`) {
 		t.Errorf("the JSON lacks the reading or the kthread: %s", got.String())
@@ -134,8 +133,8 @@ func TestWriteIRQsJSONSteer(t *testing.T) {
 // table is unknown, not a bare "unknown".
 func TestSteerSummaryTableUnknown(t *testing.T) {
 	n := &steer.NIC{Name: "eth0", RSS: &steer.RSS{Rings: 1, HashFunc: "toeplitz"}}
-	n.SetUnknown(steer.PartRSSTable, steer.Reason{Why: steer.WhyDriver, Detail: "the driver reports no indirection table"})
-	n.SetUnknown(steer.PartRules, steer.Reason{Why: steer.WhyDriver, Detail: "EOPNOTSUPP"})
+	n.SetUnknown(steer.PartRSSTable, unknown.Reason{Kind: unknown.KindDriver, Detail: "the driver reports no indirection table"})
+	n.SetUnknown(steer.PartRules, unknown.Reason{Kind: unknown.KindDriver, Detail: "EOPNOTSUPP"})
 	got := steerSummary(n)
 	want := "channels unknown; RSS table unknown: not supported by the driver; ntuple rules unknown: not supported by the driver; NAPI ids unknown"
 	if got != want {

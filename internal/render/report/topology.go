@@ -12,6 +12,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/textwrap"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TopologyDoc is the JSON document of `irqnuma topology`. Fields are added,
@@ -37,8 +38,8 @@ type TopologyDoc struct {
 // IsolationJSON is the host's CPU isolation, kind by kind.
 type IsolationJSON struct {
 	// CPUs is every isolated CPU (any kind): no IRQ or benchmark is
-	// placed there unless named. null when no kind is known.
-	CPUs *cpuset.Set `json:"cpus"`
+	// placed there unless named; unknown when no kind is known.
+	CPUs unknown.Value[cpuset.Set] `json:"cpus"`
 	// Domain is isolcpus= with the domain flag (or none): cpu/isolated.
 	Domain SourcedCPUs `json:"domain"`
 	// ManagedIRQ is isolcpus=managed_irq: kernel-managed IRQs avoid
@@ -50,65 +51,85 @@ type IsolationJSON struct {
 	IRQAffinity SourcedCPUs `json:"irqaffinity"`
 }
 
-// SourcedCPUs is a CPU set and where it was read: "sysfs", "cmdline" or
-// "unknown" (then cpus is null).
+// MarshalJSON writes unknown isolated CPUs as null with the reason.
+func (i IsolationJSON) MarshalJSON() ([]byte, error) {
+	type plain IsolationJSON
+	return unknown.MarshalObject(plain(i))
+}
+
+// SourcedCPUs is a CPU set and where it was read, "sysfs" or "cmdline";
+// both are unknown, with the reason, when nothing in the tree says.
 type SourcedCPUs struct {
-	CPUs   *cpuset.Set `json:"cpus"`
-	Source string      `json:"source"`
+	CPUs   unknown.Value[cpuset.Set]      `json:"cpus"`
+	Source unknown.Value[topology.Source] `json:"source"`
+}
+
+// MarshalJSON writes an unknown set and source as null with the reason.
+func (s SourcedCPUs) MarshalJSON() ([]byte, error) {
+	type plain SourcedCPUs
+	return unknown.MarshalObject(plain(s))
 }
 
 // IOMMUJSON is the IOMMU's default mode (topology.IOMMUMode): mode
-// "passthrough", "translated", "default", "off" or "unknown"; source
-// "sysfs", "cmdline" or "unknown"; param the command-line parameter that
-// decided, "" for none.
+// "passthrough", "translated", "default" or "off"; source "sysfs" or
+// "cmdline" (both unknown, with the reason, when nothing says); param the
+// command-line parameter that decided, "" for none.
 type IOMMUJSON struct {
-	Mode   string `json:"mode"`
-	Source string `json:"source"`
-	Param  string `json:"param"`
+	Mode   unknown.Value[topology.DMAMode] `json:"mode"`
+	Source unknown.Value[topology.Source]  `json:"source"`
+	Param  string                          `json:"param"`
+}
+
+// MarshalJSON writes an unknown mode and source as null with the reason.
+func (m IOMMUJSON) MarshalJSON() ([]byte, error) {
+	type plain IOMMUJSON
+	return unknown.MarshalObject(plain(m))
 }
 
 // NodeJSON is one NUMA node.
 type NodeJSON struct {
-	ID          int        `json:"id"`
-	CPUs        cpuset.Set `json:"cpus"`
-	OnlineCPUs  cpuset.Set `json:"online_cpus"`
-	MemoryBytes *int64     `json:"memory_bytes"` // null when unknown
-	Distances   []int      `json:"distances"`    // null when unknown
+	ID          int                  `json:"id"`
+	CPUs        cpuset.Set           `json:"cpus"`
+	OnlineCPUs  cpuset.Set           `json:"online_cpus"`
+	MemoryBytes unknown.Value[int64] `json:"memory_bytes"`
+	Distances   unknown.Value[[]int] `json:"distances"`
 }
 
-// CPUJSON is one logical CPU; unknown numbers are -1.
+// CPUJSON is one logical CPU; an unknown number or set is null, with
+// its reason beside it.
 type CPUJSON struct {
-	ID       int        `json:"id"`
-	Node     int        `json:"node"`
-	Package  int        `json:"package"`
-	Core     int        `json:"core"`
-	Online   bool       `json:"online"`
-	Siblings cpuset.Set `json:"siblings"`
-	L3       int        `json:"l3"`
-	Isolated bool       `json:"isolated"`
+	ID       int                       `json:"id"`
+	Node     unknown.Value[int]        `json:"node"`
+	Package  unknown.Value[int]        `json:"package"`
+	Core     unknown.Value[int]        `json:"core"`
+	Online   bool                      `json:"online"`
+	Siblings unknown.Value[cpuset.Set] `json:"siblings"`
+	L3       unknown.Value[int]        `json:"l3"`
+	Isolated bool                      `json:"isolated"`
 }
 
 // NICJSON is one network interface with a device.
 type NICJSON struct {
-	Name      string     `json:"name"`
-	PCI       string     `json:"pci"`
-	Virtio    string     `json:"virtio,omitempty"`
-	Driver    string     `json:"driver"`
-	Node      int        `json:"node"` // numa_node as the kernel says; -1 unknown
-	LocalNode int        `json:"local_node"`
-	Locality  string     `json:"locality"` // how LocalNode/LocalCPUs are known
-	LocalCPUs *string    `json:"local_cpus"`
-	RxQueues  int        `json:"rx_queues"` // -1 when unknown
-	TxQueues  int        `json:"tx_queues"` // -1 when unknown
-	IRQs      []int      `json:"irqs"`
-	QueueIRQs []int      `json:"queue_irqs"`
-	SpeedMbps int        `json:"speed_mbps"`
-	OperState string     `json:"operstate"`
-	VendorID  string     `json:"vendor_id,omitempty"`
-	DeviceID  string     `json:"device_id,omitempty"`
-	Vendor    string     `json:"vendor,omitempty"`
-	Product   string     `json:"product,omitempty"`
-	Steering  []QueueCPU `json:"steering,omitempty"`
+	Name      string             `json:"name"`
+	PCI       string             `json:"pci"`
+	Virtio    string             `json:"virtio,omitempty"`
+	Driver    string             `json:"driver"`
+	Node      unknown.Value[int] `json:"node"` // numa_node as the kernel says
+	LocalNode unknown.Value[int] `json:"local_node"`
+	// Locality is how LocalNode and the local CPUs are known.
+	Locality  unknown.Value[topology.LocalitySource] `json:"locality"`
+	LocalCPUs unknown.Value[string]                  `json:"local_cpus"` // local_cpulist
+	RxQueues  unknown.Value[int]                     `json:"rx_queues"`
+	TxQueues  unknown.Value[int]                     `json:"tx_queues"`
+	IRQs      []int                                  `json:"irqs"`
+	QueueIRQs []int                                  `json:"queue_irqs"`
+	SpeedMbps unknown.Value[int]                     `json:"speed_mbps"`
+	OperState unknown.Value[topology.OperState]      `json:"operstate"`
+	VendorID  string                                 `json:"vendor_id,omitempty"`
+	DeviceID  string                                 `json:"device_id,omitempty"`
+	Vendor    string                                 `json:"vendor,omitempty"`
+	Product   string                                 `json:"product,omitempty"`
+	Steering  []QueueCPU                             `json:"steering,omitempty"`
 	// Inferred is true for a NIC known only from IRQ names (a tree
 	// without /sys/class/net): its queues and speed are unknown, its
 	// driver is its PCI function's.
@@ -120,8 +141,32 @@ type NICJSON struct {
 
 // QueueCPU is one queue's rps_cpus or xps_cpus.
 type QueueCPU struct {
-	Queue string  `json:"queue"` // "rx-0", "tx-3"
-	CPUs  *string `json:"cpus"`  // null when unreadable
+	Queue string                `json:"queue"` // "rx-0", "tx-3"
+	CPUs  unknown.Value[string] `json:"cpus"`
+}
+
+// MarshalJSON writes an unknown memory size as null with its reason.
+func (n NodeJSON) MarshalJSON() ([]byte, error) {
+	type plain NodeJSON
+	return unknown.MarshalObject(plain(n))
+}
+
+// MarshalJSON writes unknown numbers as null with their reasons.
+func (c CPUJSON) MarshalJSON() ([]byte, error) {
+	type plain CPUJSON
+	return unknown.MarshalObject(plain(c))
+}
+
+// MarshalJSON writes unknown facts as null with their reasons.
+func (n NICJSON) MarshalJSON() ([]byte, error) {
+	type plain NICJSON
+	return unknown.MarshalObject(plain(n))
+}
+
+// MarshalJSON writes an unknown steering mask as null with its reason.
+func (q QueueCPU) MarshalJSON() ([]byte, error) {
+	type plain QueueCPU
+	return unknown.MarshalObject(plain(q))
 }
 
 // Topology builds the topology document of h; t supplies each NIC's IRQs.
@@ -130,13 +175,10 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 		NohzFull: h.NohzFull, Notes: append(slices.Clone(h.Notes), t.Notes...),
 		Isolation: isolationJSON(h)}
 	m := h.IOMMUMode()
-	doc.IOMMU = IOMMUJSON{Mode: m.Mode, Source: string(m.Source), Param: m.Param}
+	doc.IOMMU = IOMMUJSON{Mode: m.Mode, Source: m.Source, Param: m.Param}
 	for _, n := range h.Nodes {
-		nj := NodeJSON{ID: n.ID, CPUs: n.CPUs, OnlineCPUs: n.CPUs.Intersection(h.Online), Distances: n.Distances}
-		if n.MemoryBytes >= 0 {
-			m := n.MemoryBytes
-			nj.MemoryBytes = &m
-		}
+		nj := NodeJSON{ID: n.ID, CPUs: n.CPUs, OnlineCPUs: n.CPUs.Intersection(h.Online), Distances: n.Distances,
+			MemoryBytes: n.MemoryBytes}
 		doc.Nodes = append(doc.Nodes, nj)
 	}
 	for _, c := range h.CPUs {
@@ -151,9 +193,10 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 			IRQs: []int{}, QueueIRQs: []int{}, SpeedMbps: n.SpeedMbps, OperState: n.OperState,
 			VendorID: n.VendorID, DeviceID: n.DeviceID, Vendor: n.Vendor, Product: n.Product,
 			Inferred: n.Inferred, PCIAbsent: n.PCIAbsent}
-		if n.HasLocal {
-			s := n.LocalCPUs.List()
-			nj.LocalCPUs = &s
+		if local, ok := n.LocalCPUs.Get(); ok {
+			nj.LocalCPUs = unknown.Of(local.List())
+		} else {
+			nj.LocalCPUs = unknown.Not[string](n.LocalCPUs.Why())
 		}
 		for _, q := range t.ForNIC(n.Name) {
 			nj.IRQs = append(nj.IRQs, q.IRQ)
@@ -163,9 +206,10 @@ func Topology(h *topology.Host, t *irq.Table) TopologyDoc {
 		}
 		for _, q := range n.Queues {
 			qc := QueueCPU{Queue: fmt.Sprintf("%s-%d", q.Kind, q.Index)}
-			if q.Known {
-				s := q.CPUs.List()
-				qc.CPUs = &s
+			if cpus, ok := q.CPUs.Get(); ok {
+				qc.CPUs = unknown.Of(cpus.List())
+			} else {
+				qc.CPUs = unknown.Not[string](q.CPUs.Why())
 			}
 			nj.Steering = append(nj.Steering, qc)
 		}
@@ -188,18 +232,19 @@ func isolationJSON(h *topology.Host) IsolationJSON {
 	iso := IsolationJSON{
 		Domain: sourced(h.Isolated, from.Isolated), ManagedIRQ: sourced(h.ManagedIRQ, from.ManagedIRQ),
 		NohzFull: sourced(h.NohzFull, from.NohzFull), IRQAffinity: sourced(h.IRQAffinity, from.IRQAffinity)}
-	if iso.Domain.CPUs != nil || iso.ManagedIRQ.CPUs != nil || iso.NohzFull.CPUs != nil {
-		all := h.IsolatedCPUs()
-		iso.CPUs = &all
+	if iso.Domain.CPUs.Known() || iso.ManagedIRQ.CPUs.Known() || iso.NohzFull.CPUs.Known() {
+		iso.CPUs = unknown.Of(h.IsolatedCPUs())
+	} else {
+		iso.CPUs = unknown.Not[cpuset.Set](from.Isolated.Why())
 	}
 	return iso
 }
 
-func sourced(s cpuset.Set, src topology.Source) SourcedCPUs {
-	if src == topology.SourceUnknown {
-		return SourcedCPUs{Source: string(src)}
+func sourced(s cpuset.Set, src unknown.Value[topology.Source]) SourcedCPUs {
+	if !src.Known() {
+		return SourcedCPUs{CPUs: unknown.Not[cpuset.Set](src.Why()), Source: src}
 	}
-	return SourcedCPUs{CPUs: &s, Source: string(src)}
+	return SourcedCPUs{CPUs: unknown.Of(s), Source: src}
 }
 
 // writeIsolation writes the isolation and IOMMU lines: "isolated CPUs
@@ -213,22 +258,25 @@ func writeIsolation(w io.Writer, doc TopologyDoc) {
 		name string
 		set  SourcedCPUs
 	}{{"isolcpus", iso.Domain}, {"isolcpus managed_irq", iso.ManagedIRQ}, {"nohz_full", iso.NohzFull}} {
-		if k.set.CPUs != nil && !k.set.CPUs.IsEmpty() {
-			parts = append(parts, fmt.Sprintf("%s %s%s", k.name, k.set.CPUs, sourceWords(k.set.Source, "")))
+		if cpus, ok := k.set.CPUs.Get(); ok && !cpus.IsEmpty() {
+			parts = append(parts, fmt.Sprintf("%s %s%s", k.name, cpus, sourceWords(string(k.set.Source.Or("")), "")))
 		}
 	}
 	if len(parts) > 0 {
-		linef(w, "isolated %s %s: %s", units.Choose(iso.CPUs.Len(), "CPU", "CPUs"), units.OrDash(iso.CPUs.List()), strings.Join(parts, "; "))
+		all := iso.CPUs.Or(cpuset.Set{})
+		linef(w, "isolated %s %s: %s", units.Choose(all.Len(), "CPU", "CPUs"), units.OrDash(all.List()), strings.Join(parts, "; "))
 	}
-	if a := iso.IRQAffinity; a.CPUs != nil && !a.CPUs.IsEmpty() {
-		linef(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s", a.CPUs, sourceWords(a.Source, ""))
+	if a := iso.IRQAffinity; !a.CPUs.Or(cpuset.Set{}).IsEmpty() {
+		linef(w, "default IRQ affinity %s (irqaffinity=, and the kernel's boot CPU)%s", a.CPUs.Or(cpuset.Set{}), sourceWords(string(a.Source.Or("")), ""))
 	}
-	switch m := doc.IOMMU; m.Mode {
-	case "unknown", "":
-	case "default":
-		linef(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s", sourceWords(m.Source, m.Param))
+	m := doc.IOMMU
+	src := string(m.Source.Or(""))
+	switch mode, ok := m.Mode.Get(); {
+	case !ok || mode == "":
+	case mode == topology.DMAModeDefault:
+		linef(w, "IOMMU on, in the kernel's build default mode (translated unless built for passthrough)%s", sourceWords(src, m.Param))
 	default:
-		linef(w, "IOMMU %s%s", m.Mode, sourceWords(m.Source, m.Param))
+		linef(w, "IOMMU %s%s", mode, sourceWords(src, m.Param))
 	}
 }
 
@@ -266,7 +314,7 @@ func WriteTopology(w io.Writer, doc TopologyDoc) error {
 
 	nics := slices.Clone(doc.NICs)
 	slices.SortStableFunc(nics, func(a, b NICJSON) int {
-		ka, kb := a.LocalNode, b.LocalNode
+		ka, kb := a.LocalNode.Or(-1), b.LocalNode.Or(-1)
 		if ka < 0 {
 			ka = 1 << 30
 		}
@@ -297,12 +345,12 @@ func nodeRows(nodes []NodeJSON) [][]string {
 	var rows [][]string
 	for _, n := range nodes {
 		mem := "unknown"
-		if n.MemoryBytes != nil {
-			mem = units.Bytes(*n.MemoryBytes)
+		if m, ok := n.MemoryBytes.Get(); ok {
+			mem = units.Bytes(m)
 		}
 		dist := "unknown"
-		if n.Distances != nil {
-			dist = units.Ints(n.Distances, " ")
+		if d, ok := n.Distances.Get(); ok {
+			dist = units.Ints(d, " ")
 		}
 		cpus := textwrap.Lines(units.OrDash(n.CPUs.List()), cpuListWidth, runeWidth)
 		rows = append(rows, []string{strconv.Itoa(n.ID), cpus[0], strconv.Itoa(n.OnlineCPUs.Len()), mem, dist})
@@ -316,17 +364,18 @@ func nodeRows(nodes []NodeJSON) [][]string {
 // nicRow is one NIC's row of the NIC table.
 func nicRow(n NICJSON) []string {
 	node := "unknown"
-	if n.LocalNode >= 0 {
-		node = strconv.Itoa(n.LocalNode)
-		if n.Locality != "numa_node" {
-			node += " (" + n.Locality + ")"
+	local, localOK := n.LocalCPUs.Get()
+	if id, ok := n.LocalNode.Get(); ok {
+		node = strconv.Itoa(id)
+		if !unknown.Is(n.Locality, topology.LocalitySourceNumaNode) {
+			node += " (" + n.Locality.String() + ")"
 		}
-	} else if n.Locality == "local_cpulist" && n.LocalCPUs != nil {
-		node = "CPUs " + *n.LocalCPUs
+	} else if unknown.Is(n.Locality, topology.LocalitySourceLocalCPUList) && localOK {
+		node = "CPUs " + local
 	}
 	speed := "-"
-	if n.SpeedMbps > 0 {
-		speed = Speed(n.SpeedMbps)
+	if s, ok := n.SpeedMbps.Get(); ok && s > 0 {
+		speed = Speed(s)
 	}
 	dev := n.PCI
 	switch {
@@ -335,9 +384,11 @@ func nicRow(n NICJSON) []string {
 	case n.PCIAbsent:
 		dev += " (not in tree)"
 	}
-	queues := fmt.Sprintf("%d/%d", n.RxQueues, n.TxQueues)
-	if n.RxQueues < 0 || n.TxQueues < 0 {
-		queues = "unknown"
+	queues := "unknown"
+	if rx, ok := n.RxQueues.Get(); ok {
+		if tx, ok := n.TxQueues.Get(); ok {
+			queues = fmt.Sprintf("%d/%d", rx, tx)
+		}
 	}
 	model := "-"
 	switch {
@@ -347,7 +398,7 @@ func nicRow(n NICJSON) []string {
 		model = strings.TrimPrefix(n.VendorID, "0x") + ":" + strings.TrimPrefix(n.DeviceID, "0x")
 	}
 	return []string{node, n.Name, units.OrDash(n.Driver), dev,
-		queues, speed, units.OrDash(n.OperState),
+		queues, speed, units.OrDash(string(n.OperState.Or(""))),
 		irqRange(n.IRQs), model}
 }
 

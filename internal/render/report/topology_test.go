@@ -6,15 +6,17 @@ import (
 	"testing"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
-// TestWriteTopologyInferred: a NIC whose queue counts are unknown (-1, as
+// TestWriteTopologyInferred: a NIC whose queue counts are unknown (as
 // for a NIC known from IRQ names) shows them as unknown, and a PCI
 // address its tree has no function for says so.
 func TestWriteTopologyInferred(t *testing.T) {
 	doc := TopologyDoc{NICs: []NICJSON{
-		{Name: "0000:19:00.0", PCI: "0000:19:00.0", LocalNode: -1, Locality: "unknown", Inferred: true, PCIAbsent: true, RxQueues: -1, TxQueues: -1, IRQs: []int{267, 268}},
-		{Name: "ens1f0", PCI: "0000:3b:00.0", LocalNode: 0, Locality: "numa_node", Inferred: true, RxQueues: -1, TxQueues: -1, IRQs: []int{331}},
+		{Name: "0000:19:00.0", PCI: "0000:19:00.0", Inferred: true, PCIAbsent: true, IRQs: []int{267, 268}},
+		{Name: "ens1f0", PCI: "0000:3b:00.0", LocalNode: unknown.Of(0), Locality: unknown.Of(topology.LocalitySourceNumaNode), Inferred: true, IRQs: []int{331}},
 	}}
 	var b bytes.Buffer
 	if err := WriteTopology(&b, doc); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/units"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // WriteWatch writes one interval of `irqnuma watch` as a block: a title,
@@ -34,18 +35,18 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 	var rows [][]string
 	for _, n := range iv.NICs {
 		for _, q := range n.IRQs {
-			if q.PerSec != nil && *q.PerSec == 0 {
+			if unknown.Is(q.PerSec, 0) {
 				continue
 			}
 			queue := "other"
-			if q.Kind == irq.KindQueue {
-				queue = queueName(q.Queue, q.Dir)
+			if n, ok := q.Queue.Get(); ok && q.Kind == irq.KindQueue {
+				queue = queueName(n, string(q.Dir))
 			}
 			cpus := make([]int, len(q.CPUs))
 			for i, c := range q.CPUs {
 				cpus[i] = c.CPU
 			}
-			rows = append(rows, []string{n.Name, strconv.Itoa(q.IRQ), queue, ratePtr(q.PerSec), units.OrDash(cpuset.New(cpus...).List()), q.Name})
+			rows = append(rows, []string{n.Name, strconv.Itoa(q.IRQ), queue, rateValue(q.PerSec), units.OrDash(cpuset.New(cpus...).List()), q.Name})
 		}
 	}
 	b.WriteByte('\n')
@@ -62,8 +63,8 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 			threads[i] = strconv.Itoa(t)
 		}
 		rows = append(rows, []string{strconv.Itoa(c.CPU), nodeOrDash(c.Node), strings.Join(c.Why, ","),
-			pct(c.Usr), pct(c.Sys), pct(c.IRQ), pct(c.Soft), pct(c.Busy), rate(c.NICIRQs),
-			ratePtr(c.NetRX), ratePtr(c.NetTX), ratePtr(c.Drops), ratePtr(c.Squeezes), units.OrDash(strings.Join(threads, ","))})
+			pctValue(c.Usr), pctValue(c.Sys), pctValue(c.IRQ), pctValue(c.Soft), pctValue(c.Busy), rate(c.NICIRQs),
+			rateValue(c.NetRX), rateValue(c.NetTX), rateValue(c.Drops), rateValue(c.Squeezes), units.OrDash(strings.Join(threads, ","))})
 	}
 	b.WriteByte('\n')
 	if len(rows) == 0 {
@@ -88,10 +89,10 @@ func WriteWatch(w io.Writer, iv *watch.Interval, width int) error {
 // (...)"; its first reason only (-o json has them all).
 func processLine(u nicuse.Use) string {
 	s := fmt.Sprintf("%s (PID %d) uses %s", u.Comm, u.PID, u.Summary())
-	switch u.Attribution {
-	case nicuse.AttributionUnknown:
+	switch a, known := u.Attribution.Get(); {
+	case !known:
 		s = fmt.Sprintf("%s (PID %d): NIC unknown", u.Comm, u.PID)
-	case nicuse.AttributionLoopback:
+	case a == nicuse.AttributionLoopback:
 		s = fmt.Sprintf("%s (PID %d) uses no NIC (loopback)", u.Comm, u.PID)
 	}
 	if len(u.How) > 0 {
@@ -206,24 +207,27 @@ func rate(r float64) string {
 	}
 }
 
-// ratePtr is rate with "?" for unknown.
-func ratePtr(r *float64) string {
-	if r == nil {
+// rateValue is rate with "?" for unknown.
+func rateValue(r unknown.Value[float64]) string {
+	v, ok := r.Get()
+	if !ok {
 		return "?"
 	}
-	return rate(*r)
+	return rate(v)
 }
 
-// pct prints a percentage with no decimals, "?" for unknown.
-func pct(p *float64) string {
-	if p == nil {
+// pctValue prints a percentage with no decimals, "?" for unknown.
+func pctValue(p unknown.Value[float64]) string {
+	v, ok := p.Get()
+	if !ok {
 		return "?"
 	}
-	return strconv.FormatFloat(*p, 'f', 0, 64)
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-func nodeOrDash(n int) string {
-	if n < 0 {
+func nodeOrDash(node unknown.Value[int]) string {
+	n, ok := node.Get()
+	if !ok {
 		return "-"
 	}
 	return strconv.Itoa(n)

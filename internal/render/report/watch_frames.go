@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/run/watch"
-	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/screen"
 )
 
@@ -45,7 +45,9 @@ func NewWatchJSON(w io.Writer) *WatchJSON { return &WatchJSON{w: w} }
 func (j *WatchJSON) Waiting(time.Duration) error { return nil }
 
 // Frame implements watch.Frames.
-func (j *WatchJSON) Frame(iv *watch.Interval) error { return safetext.WriteJSON(j.w, iv, "") }
+func (j *WatchJSON) Frame(iv *watch.Interval) error {
+	return jsondoc.Write(j.w, jsondoc.SchemaWatch, iv, false)
+}
 
 // Quit implements watch.Frames.
 func (j *WatchJSON) Quit() <-chan struct{} { return nil }

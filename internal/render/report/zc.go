@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/internal/judge/zc"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // WriteZC writes a zero-copy check: what was checked, a line per
@@ -19,10 +20,10 @@ func WriteZC(w io.Writer, r *zc.Report) error {
 		return err
 	}
 	for _, p := range r.Prereqs {
-		if err := linef(w, "%-18s %-13s %s", p.ID, p.Status, p.Evidence); err != nil {
+		if err := linef(w, "%-18s %-13s %s", p.ID, p.Status.String(), p.Evidence); err != nil {
 			return err
 		}
-		if p.Fix != "" && p.Status != zc.StatusHolds {
+		if p.Fix != "" && !unknown.Is(p.Status, zc.StatusHolds) {
 			if err := linef(w, "%-32s fix: %s", "", p.Fix); err != nil {
 				return err
 			}
@@ -44,9 +45,9 @@ func zcTitle(r *zc.Report) string {
 	if r.Send {
 		return nic + ": zero-copy send"
 	}
-	q := "queue unknown (" + r.QueueBy + ")"
-	if r.Queue != nil {
-		q = fmt.Sprintf("queue %d (%s)", *r.Queue, r.QueueBy)
+	q := "queue unknown (" + r.Queue.Why().Detail + ")"
+	if n, ok := r.Queue.Get(); ok {
+		q = fmt.Sprintf("queue %d (%s)", n, r.QueueBy)
 	}
 	port := "any port"
 	if r.Port != nil {
@@ -60,7 +61,7 @@ func zcTitle(r *zc.Report) string {
 func zcVerdict(r *zc.Report) string {
 	var unknown []string
 	for _, p := range r.Prereqs {
-		if p.Status == zc.StatusUnknown {
+		if !p.Status.Known() {
 			unknown = append(unknown, string(p.ID))
 		}
 	}

@@ -18,7 +18,7 @@ func WriteZCPlan(w io.Writer, p *tune.ZCPlan) {
 	}
 	fmt.Fprintf(w, "  change  queue %d's IRQ and NAPI thread to CPU %d\n", p.Queue, p.IRQCPU)
 	for _, s := range p.Skipped {
-		fmt.Fprintf(w, "  skip    %s: %s\n", s.Step, s.Why)
+		fmt.Fprintf(w, "  skip    %s: %s\n", s.Step, s.Because)
 	}
 	for _, b := range p.Blockers {
 		fmt.Fprintf(w, "  blocker %s\n", b)

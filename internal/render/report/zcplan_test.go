@@ -9,6 +9,7 @@ import (
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestWriteZCPlan: the steps without the NIC's name, the IRQ's move,
@@ -23,7 +24,7 @@ func TestWriteZCPlan(t *testing.T) {
 			{NIC: "eth2", Channels: &nicset.ChannelCounts{Combined: &two}},
 			{NIC: "eth2", Rule: &rule},
 		},
-		Skipped:  []tune.ZCSkip{{Step: "rings", Why: "unknown: not captured"}},
+		Skipped:  []tune.ZCSkip{{Step: "rings", Because: "unknown: not captured"}},
 		Blockers: []string{"driver with the queue-management API: virtio_net does not implement it"},
 		IRQCPU:   2, AppCPUs: "4",
 	}
@@ -32,7 +33,7 @@ func TestWriteZCPlan(t *testing.T) {
 		give tune.Pick
 		want string
 	}{
-		{"nodes known", tune.Pick{CPUs: cpuset.New(4), Nodes: cpuset.New(0), NodesKnown: true, Width: 8}, `zc prepare eth2 queue 1 port 9000
+		{"nodes known", tune.Pick{CPUs: cpuset.New(4), Nodes: unknown.Of(cpuset.New(0)), Width: 8}, `zc prepare eth2 queue 1 port 9000
   change  channels combined 2
   change  ntuple flow-type tcp4 dst-port 9000 action 1
   change  queue 1's IRQ and NAPI thread to CPU 2

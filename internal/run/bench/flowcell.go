@@ -10,6 +10,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // The flow placements: the flow's queue IRQ (and its NAPI thread) on
@@ -37,34 +38,52 @@ var flowCells = []Cell{
 type FlowPlan struct {
 	Flow string `json:"flow"`
 	// Queue is the rx queue the flow lands on, QueueBy how that is known;
-	// Unknown says why when Queue is nil (the flow placements are then
-	// refused).
-	Queue   *uint32 `json:"queue"`
-	QueueBy string  `json:"queue_by,omitempty"`
-	Unknown string  `json:"queue_unknown,omitempty"`
+	// unknown, its reason's Detail says why in flow's words (the flow
+	// placements are then refused).
+	Queue   unknown.Value[uint32] `json:"queue"`
+	QueueBy string                `json:"queue_by,omitempty"`
 	// Observed is what --observe's first run saw of the NIC's per-queue
 	// counters; nil without --observe (Flow is then "").
 	Observed *flow.Observation `json:"observed,omitempty"`
-	// IRQ is the queue's interrupt, -1 when unknown; NAPIPID its NAPI
-	// kthread when NAPI is threaded (0: none known); Processing what runs
-	// its NET_RX work (flow.Path.Processing).
-	IRQ        int    `json:"irq"`
-	Managed    bool   `json:"irq_managed,omitempty"` // its affinity is the kernel's
-	NAPIPID    int    `json:"napi_pid,omitempty"`
-	Processing string `json:"processing,omitempty"`
-	// NAPIUnknown says why the queue's NAPI kthread is not known when
-	// NAPI is threaded and NAPIPID is 0: the flow placements are then
-	// refused, as pinning the IRQ would not place the receive work.
-	NAPIUnknown string `json:"napi_unknown,omitempty"`
-	// Core is the CPU C that takes the flow's queue IRQ, -1 when none is
-	// usable.
-	Core int `json:"core"`
+	// IRQ is the queue's interrupt; NAPIPID its NAPI kthread, not
+	// applicable when NAPI is not threaded; Processing what runs its
+	// NET_RX work (flow.Path.Processing). A NAPIPID unknown for another
+	// reason (NAPI is threaded, and its thread is not known) refuses the
+	// flow placements, as pinning the IRQ would not place the receive
+	// work.
+	IRQ        unknown.Value[int]             `json:"irq"`
+	Managed    bool                           `json:"irq_managed,omitempty"` // its affinity is the kernel's
+	NAPIPID    unknown.Value[int]             `json:"napi_pid"`
+	Processing unknown.Value[flow.Processing] `json:"processing"`
+	// Core is the CPU C that takes the flow's queue IRQ.
+	Core unknown.Value[int] `json:"core"`
 	// Sibling and Other are the command's CPU of flow-sibling and
-	// flow-other-core, -1 with SiblingWhy or OtherWhy when there is none.
-	Sibling    int    `json:"sibling"`
-	SiblingWhy string `json:"sibling_why,omitempty"`
-	Other      int    `json:"other"`
-	OtherWhy   string `json:"other_why,omitempty"`
+	// flow-other-core; unknown, the reason says why there is none.
+	Sibling unknown.Value[int] `json:"sibling"`
+	Other   unknown.Value[int] `json:"other"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (fp FlowPlan) MarshalJSON() ([]byte, error) {
+	type plain FlowPlan
+	return unknown.MarshalObject(plain(fp))
+}
+
+// newFlowPlan is a plan that knows nothing yet: each part unknown for
+// why.
+func newFlowPlan(why unknown.Reason) *FlowPlan {
+	return &FlowPlan{Queue: unknown.Not[uint32](why), IRQ: unknown.Not[int](why), NAPIPID: unknown.Not[int](why),
+		Processing: unknown.Not[flow.Processing](why), Core: unknown.Not[int](why),
+		Sibling: unknown.Not[int](why), Other: unknown.Not[int](why)}
+}
+
+// napiUnknown is why the flow's NAPI kthread is not known when NAPI is
+// threaded; false when it is known or NAPI is not threaded.
+func (fp *FlowPlan) napiUnknown() (string, bool) {
+	if fp.NAPIPID.Known() || fp.NAPIPID.Why().Kind == unknown.KindNotApplicable {
+		return "", false
+	}
+	return fp.NAPIPID.Why().Detail, true
 }
 
 // parseFlow reads --flow: "udp|tcp SRC[:PORT] DST[:PORT]", as irqnuma
@@ -95,24 +114,28 @@ func predictFlow(fsys kfile.FS, f flow.Flow, nic string) (*FlowPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp := &FlowPlan{IRQ: -1, Core: -1, Sibling: -1, Other: -1}
+	fp := newFlowPlan(unknown.Because(unknown.KindNotApplicable, "the flow's queue is unknown"))
 	fp.fromPath(p)
 	return fp, nil
 }
 
 // fromPath takes the flow's queue, IRQ and NAPI thread from flow's path.
 func (fp *FlowPlan) fromPath(p *flow.Path) {
-	fp.Flow, fp.Queue, fp.QueueBy, fp.Unknown, fp.Processing = p.Flow, p.Queue, p.QueueBy, p.Unknown, p.Processing
-	if p.Queue != nil && p.IRQ != nil {
-		fp.IRQ = p.IRQ.IRQ
+	fp.Flow, fp.Queue, fp.QueueBy, fp.Processing = p.Flow, p.Queue, p.QueueBy, p.Processing
+	qi, hasIRQ := p.IRQ.Get()
+	switch {
+	case !p.Queue.Known():
+		fp.IRQ = unknown.Not[int](p.Queue.Why())
+	case hasIRQ:
+		fp.IRQ = unknown.Of(qi.IRQ)
+	default:
+		fp.IRQ = unknown.Not[int](p.IRQ.Why())
 	}
-	if p.NAPI != nil && p.NAPI.Threaded {
-		fp.NAPIPID = p.NAPI.PID
-		if fp.NAPIPID == 0 {
-			fp.NAPIUnknown = p.NAPI.Why
-			if fp.NAPIUnknown == "" {
-				fp.NAPIUnknown = "threaded NAPI is on, and which thread serves the queue is unknown"
-			}
+	fp.NAPIPID = unknown.NotAs[int](unknown.KindNotApplicable, "NAPI is not threaded")
+	if n, ok := p.NAPI.Get(); ok && n.Threaded {
+		fp.NAPIPID = n.PID
+		if !n.PID.Known() && n.PID.Why().Detail == "" {
+			fp.NAPIPID = unknown.NotAs[int](unknown.KindNotReported, "threaded NAPI is on, and which thread serves the queue is unknown")
 		}
 	}
 }
@@ -123,6 +146,7 @@ func (fp *FlowPlan) fromPath(p *flow.Path) {
 func (fp *FlowPlan) flowCores(fsys kfile.FS, h *topology.Host, node int) error {
 	all, err := tune.PickOn(fsys, tune.PickRequest{Node: &node})
 	if errors.Is(err, tune.ErrNothingLeft) {
+		fp.Core = unknown.NotAs[int](unknown.KindNotApplicable, fmt.Sprintf("node %d has no usable CPU", node))
 		return nil
 	}
 	if err != nil {
@@ -133,27 +157,26 @@ func (fp *FlowPlan) flowCores(fsys kfile.FS, h *topology.Host, node int) error {
 		return err
 	}
 	ids := cores.CPUs.IDs()
-	fp.Core = ids[0]
-	c := cpuset.New(fp.Core)
+	core := ids[0]
+	fp.Core = unknown.Of(core)
+	c := cpuset.New(core)
 	sibs := h.SiblingsOf(c).Difference(c)
 	switch usable := sibs.Intersection(all.CPUs); {
 	case !hostSMT(h):
-		fp.SiblingWhy = "no SMT sibling: the host has SMT off"
+		fp.Sibling = unknown.NotAs[int](unknown.KindNotApplicable, "no SMT sibling: the host has SMT off")
 	case sibs.IsEmpty():
-		fp.SiblingWhy = fmt.Sprintf("no SMT sibling: CPU %d's core has no other online thread", fp.Core)
+		fp.Sibling = unknown.NotAs[int](unknown.KindNotApplicable, fmt.Sprintf("no SMT sibling: CPU %d's core has no other online thread", core))
 	case usable.IsEmpty():
-		fp.SiblingWhy = fmt.Sprintf("no usable SMT sibling: CPU %d's siblings %s are isolated", fp.Core, sibs)
+		fp.Sibling = unknown.NotAs[int](unknown.KindNotApplicable, fmt.Sprintf("no usable SMT sibling: CPU %d's siblings %s are isolated", core, sibs))
 	default:
-		fp.Sibling = usable.IDs()[0]
+		fp.Sibling = unknown.Of(usable.IDs()[0])
 	}
+	fp.Other = unknown.NotAs[int](unknown.KindNotApplicable, fmt.Sprintf("node %d has one usable core (CPUs %s): no other core for the command", node, all.CPUs))
 	for _, id := range ids[1:] {
-		if h.CoreOf(id) != h.CoreOf(fp.Core) && !h.SiblingsOf(c).Contains(id) {
-			fp.Other = id
+		if h.CoreOf(id) != h.CoreOf(core) && !h.SiblingsOf(c).Contains(id) {
+			fp.Other = unknown.Of(id)
 			break
 		}
-	}
-	if fp.Other < 0 {
-		fp.OtherWhy = fmt.Sprintf("node %d has one usable core (CPUs %s): no other core for the command", node, all.CPUs)
 	}
 	return nil
 }
@@ -161,7 +184,7 @@ func (fp *FlowPlan) flowCores(fsys kfile.FS, h *topology.Host, node int) error {
 // hostSMT reports whether any online CPU has an SMT sibling.
 func hostSMT(h *topology.Host) bool {
 	for _, c := range h.CPUs {
-		if c.Online && c.Siblings.Len() > 1 {
+		if c.Online && c.Siblings.Or(cpuset.Set{}).Len() > 1 {
 			return true
 		}
 	}
@@ -170,42 +193,51 @@ func hostSMT(h *topology.Host) bool {
 
 // placeFlow places a flow cell.
 func (p *Plan) placeFlow(c Cell) PlannedCell {
-	pc := PlannedCell{Cell: c, IRQNode: -1, AppNode: -1}
+	pc := PlannedCell{Cell: c}
 	fp := p.Flow
-	app := -1
+	var app unknown.Value[int]
+	q, queueKnown := unknown.Value[uint32]{}, false
+	irq, irqKnown := 0, false
+	core, coreKnown := 0, false
+	napiWhy, napiUnknown := "", false
+	if fp != nil {
+		q, queueKnown = fp.Queue, fp.Queue.Known()
+		irq, irqKnown = fp.IRQ.Get()
+		core, coreKnown = fp.Core.Get()
+		napiWhy, napiUnknown = fp.napiUnknown()
+	}
 	switch {
 	case fp == nil:
 		pc.Reason = "no flow: give --flow \"udp|tcp SRC[:PORT] DST[:PORT]\" or --observe"
-		return pc
-	case fp.Queue == nil:
-		pc.Reason = fp.Unknown // flow's words: "queue unknown: …", "no queue: …"
-		return pc
-	case fp.IRQ < 0:
-		pc.Reason = fmt.Sprintf("queue %d's IRQ is unknown: no queue IRQ of %s matches it", *fp.Queue, p.NIC)
-		return pc
+	case !queueKnown:
+		pc.Reason = q.Why().Detail // flow's words: "queue unknown: …", "no queue: …"
+	case !irqKnown:
+		pc.Reason = fmt.Sprintf("queue %d's IRQ is unknown: no queue IRQ of %s matches it", q.Or(0), p.NIC)
 	case fp.Managed:
-		pc.Reason = fmt.Sprintf("IRQ %d of queue %d is kernel-managed: its affinity cannot be set", fp.IRQ, *fp.Queue)
-		return pc
-	case fp.Core < 0:
+		pc.Reason = fmt.Sprintf("IRQ %d of queue %d is kernel-managed: its affinity cannot be set", irq, q.Or(0))
+	case !coreKnown:
 		pc.Reason = fmt.Sprintf("node %d has no usable CPU", p.NICNode)
-		return pc
-	case fp.NAPIUnknown != "":
+	case napiUnknown:
 		pc.Reason = fmt.Sprintf("queue %d's receive work runs in a NAPI kthread: %s; pinning IRQ %d alone would not place it (threaded NAPI off: echo 0 > /sys/class/net/%s/threaded)",
-			*fp.Queue, fp.NAPIUnknown, fp.IRQ, p.NIC)
-		return pc
+			q.Or(0), napiWhy, irq, p.NIC)
+	}
+	if pc.Reason != "" {
+		return pc.notApplicable()
 	}
 	switch c.Flow {
 	case FlowSameCore:
 		app = fp.Core
 	case FlowSibling:
-		app, pc.Reason = fp.Sibling, fp.SiblingWhy
+		app = fp.Sibling
 	case FlowOtherCore:
-		app, pc.Reason = fp.Other, fp.OtherWhy
+		app = fp.Other
 	}
-	if app < 0 {
-		return pc
+	a, ok := app.Get()
+	if !ok {
+		pc.Reason = app.Why().Detail
+		return pc.notApplicable()
 	}
-	pc.Applicable, pc.IRQNode, pc.AppNode = true, p.NICNode, p.NICNode
-	pc.IRQCPUs, pc.AppCPUs, pc.PinIRQs = cpuset.New(fp.Core), cpuset.New(app), []int{fp.IRQ}
+	pc.Applicable, pc.IRQNode, pc.AppNode = true, unknown.Of(p.NICNode), unknown.Of(p.NICNode)
+	pc.IRQCPUs, pc.AppCPUs, pc.PinIRQs = cpuset.New(core), cpuset.New(a), []int{irq}
 	return pc
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
+	"github.com/irqnuma/irqnuma/internal/unknown"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // seedFlow is a UDP flow into the seed's eth0 (udp4 hashed sd there).
@@ -74,19 +75,22 @@ func TestFlowPlanSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp := res.Plan.Flow
-	if p.Queue == nil || p.IRQ == nil || fp.Queue == nil || *fp.Queue != *p.Queue || fp.IRQ != p.IRQ.IRQ || fp.QueueBy != "rss" {
+	pi, _ := p.IRQ.Get()
+	if !p.Queue.Known() || !p.IRQ.Known() || !unknown.Same(fp.Queue, p.Queue) || !unknown.Is(fp.IRQ, pi.IRQ) || fp.QueueBy != "rss" {
 		t.Fatalf("flow plan %+v, flow's prediction %+v", fp, p)
 	}
-	if fp.NAPIPID != p.NAPI.PID || fp.NAPIPID == 0 {
-		t.Errorf("NAPI thread %d, flow says %+v", fp.NAPIPID, p.NAPI)
+	pn, _ := p.NAPI.Get()
+	if !unknown.Same(fp.NAPIPID, pn.PID) || fp.NAPIPID.Or(0) == 0 {
+		t.Errorf("NAPI thread %v, flow says %+v", fp.NAPIPID, p.NAPI)
 	}
 	h, _, err := irq.Read(req.Root, irq.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := cpuset.New(fp.Core)
-	if !h.SiblingsOf(c).Contains(fp.Sibling) || h.CoreOf(fp.Other) == h.CoreOf(fp.Core) || h.SiblingsOf(c).Contains(fp.Other) {
-		t.Errorf("C %d, sibling %d, other %d: siblings of C are %s", fp.Core, fp.Sibling, fp.Other, h.SiblingsOf(c))
+	core, sib, other := fp.Core.Or(-1), fp.Sibling.Or(-1), fp.Other.Or(-1)
+	c := cpuset.New(core)
+	if !h.SiblingsOf(c).Contains(sib) || h.CoreOf(other) == h.CoreOf(core) || h.SiblingsOf(c).Contains(other) {
+		t.Errorf("C %d, sibling %d, other %d: siblings of C are %s", core, sib, other, h.SiblingsOf(c))
 	}
 }
 
@@ -110,7 +114,9 @@ func TestFlowNoSMT(t *testing.T) {
 	if len(irqs) == 0 {
 		t.Fatalf("%s has no IRQs in the capture", nic)
 	}
-	fp := &FlowPlan{Flow: "udp 10.0.0.1:1 10.0.0.2:2", Queue: &q, QueueBy: "rss", IRQ: irqs[0].IRQ, Core: -1, Sibling: -1, Other: -1}
+	fp := newFlowPlan(unknown.Because(unknown.KindNotApplicable, "not yet"))
+	fp.Flow, fp.Queue, fp.QueueBy, fp.IRQ = "udp 10.0.0.1:1 10.0.0.2:2", unknown.Of(q), "rss", unknown.Of(irqs[0].IRQ)
+	fp.NAPIPID = unknown.NotAs[int](unknown.KindNotApplicable, "NAPI is not threaded")
 	cells, _ := ParseCells("flow-same-core,flow-sibling,flow-other-core")
 	p, err := planMatrix(fsys, h, tab, nic, cells, nil, fp)
 	if err != nil {
@@ -125,7 +131,7 @@ func TestFlowNoSMT(t *testing.T) {
 		t.Fatalf("same %s; other %s", cellLine(same), cellLine(other))
 	}
 	a, b := same.AppCPUs.IDs()[0], other.AppCPUs.IDs()[0]
-	if h.CoreOf(a) == h.CoreOf(b) || h.NodeOf(b) != p.NICNode || !same.IRQCPUs.Equal(same.AppCPUs) || !other.IRQCPUs.Equal(same.IRQCPUs) {
+	if h.CoreOf(a) == h.CoreOf(b) || h.NodeOf(b).Or(-1) != p.NICNode || !same.IRQCPUs.Equal(same.AppCPUs) || !other.IRQCPUs.Equal(same.IRQCPUs) {
 		t.Errorf("same %s, other %s on node %d", cellLine(same), cellLine(other), p.NICNode)
 	}
 }
@@ -140,17 +146,18 @@ func TestFlowQueueUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Queue != nil || !strings.HasPrefix(p.Unknown, "queue unknown: ") {
-		t.Fatalf("flow predicts queue %v (%q) on the bare seed", p.Queue, p.Unknown)
+	why := p.Queue.Why().Detail
+	if p.Queue.Known() || !strings.HasPrefix(why, "queue unknown: ") {
+		t.Fatalf("flow predicts queue %v (%q) on the bare seed", p.Queue, why)
 	}
 	res, err := Run(context.Background(), req)
-	if res != nil || err == nil || err.Error() != "no placement asked for can run on this host: "+p.Unknown {
-		t.Errorf("result %v, error %v; want none, and flow's reason %q", res, err, p.Unknown)
+	if res != nil || err == nil || err.Error() != "no placement asked for can run on this host: "+why {
+		t.Errorf("result %v, error %v; want none, and flow's reason %q", res, err, why)
 	}
 	// Beside a node-wide cell, the bench goes on without the flow cells.
 	req = flowRequest(t, root, "local,flow-sibling", seedFlow)
 	res, err = Run(context.Background(), req)
-	if err != nil || !res.Cells[0].Applicable || res.Cells[1].Applicable || res.Cells[1].Reason != p.Unknown {
+	if err != nil || !res.Cells[0].Applicable || res.Cells[1].Applicable || res.Cells[1].Reason != why {
 		t.Errorf("err %v, cells %+v", err, res.Cells)
 	}
 }
@@ -172,7 +179,7 @@ func TestFlowUsage(t *testing.T) {
 		if err == nil {
 			_, err = Run(context.Background(), r)
 		}
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+		if !usage.Is(err) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s --flow %q: %v; want usage error with %q", tt.cells, tt.flow, err, tt.want)
 		}
 	}
@@ -203,8 +210,8 @@ func TestRunFlowSeed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, strings.Join(rec.events, "\n"))
 	}
-	if fp := res.Plan.Flow; fp.IRQ != 284 || fp.Core != 16 {
-		t.Fatalf("flow IRQ %d on C %d; the test expects IRQ 284 (queue 0) on 16", fp.IRQ, fp.Core)
+	if fp := res.Plan.Flow; !unknown.Is(fp.IRQ, 284) || !unknown.Is(fp.Core, 16) {
+		t.Fatalf("flow IRQ %v on C %v; the test expects IRQ 284 (queue 0) on 16", fp.IRQ, fp.Core)
 	}
 	if diff := cmp.Diff([]string{"16", "16", "16"}, during); diff != "" {
 		t.Errorf("IRQ 284's affinity per run (-want +got):\n%s", diff)
@@ -250,7 +257,7 @@ func FuzzParseFlow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		fl, err := parseFlow(s)
 		if err != nil {
-			if !errors.Is(err, ErrUsage) {
+			if !usage.Is(err) {
 				t.Fatalf("%q: %v is not a usage error", s, err)
 			}
 			return
@@ -280,19 +287,22 @@ func TestFlowNAPIThreadUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Queue == nil || p.IRQ == nil || p.Processing != "napi-thread" || p.NAPI == nil || p.NAPI.PID != 0 || p.NAPI.Why == "" {
-		t.Fatalf("flow's path: queue %v, IRQ %+v, processing %q, NAPI %+v; want a queue and IRQ, and an unknown NAPI thread", p.Queue, p.IRQ, p.Processing, p.NAPI)
+	pn, _ := p.NAPI.Get()
+	pi, _ := p.IRQ.Get()
+	napiWhy := pn.PID.Why().Detail
+	if !p.Queue.Known() || !p.IRQ.Known() || !unknown.Is(p.Processing, flow.ProcessingNAPIThread) || !p.NAPI.Known() || pn.PID.Known() || napiWhy == "" {
+		t.Fatalf("flow's path: queue %v, IRQ %+v, processing %v, NAPI %+v; want a queue and IRQ, and an unknown NAPI thread", p.Queue, p.IRQ, p.Processing, p.NAPI)
 	}
 	res, err := Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fp := res.Plan.Flow
-	if fp.NAPIPID != 0 || fp.NAPIUnknown != p.NAPI.Why {
-		t.Errorf("plan's NAPI thread %d, unknown %q; want 0 and flow's %q", fp.NAPIPID, fp.NAPIUnknown, p.NAPI.Why)
+	if why, ok := fp.napiUnknown(); !ok || why != napiWhy {
+		t.Errorf("plan's NAPI thread %v, unknown %q; want unknown for flow's %q", fp.NAPIPID, why, napiWhy)
 	}
-	t.Logf("flow cells refused: %s", p.NAPI.Why)
-	want := fmt.Sprintf("queue %d's receive work runs in a NAPI kthread: %s; pinning IRQ %d alone would not place it (threaded NAPI off: echo 0 > /sys/class/net/eth0/threaded)", *p.Queue, p.NAPI.Why, p.IRQ.IRQ)
+	t.Logf("flow cells refused: %s", napiWhy)
+	want := fmt.Sprintf("queue %d's receive work runs in a NAPI kthread: %s; pinning IRQ %d alone would not place it (threaded NAPI off: echo 0 > /sys/class/net/eth0/threaded)", p.Queue.Or(0), napiWhy, pi.IRQ)
 	cells := res.Plan.Cells
 	if !cells[0].Applicable {
 		t.Errorf("local: %s", cellLine(cells[0]))

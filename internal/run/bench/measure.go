@@ -10,6 +10,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // RunResult is one run of the command in a cell.
@@ -27,10 +28,10 @@ type RunResult struct {
 	Softirq *CPULoad `json:"softirq_cpu"`
 	// NICIRQsPerSec is the NIC's queue IRQs per second; NetRXPerSec the
 	// NET_RX softirqs per second on the command's and the IRQs' CPUs.
-	NICIRQsPerSec float64  `json:"nic_irqs_per_sec"`
-	NetRXPerSec   *float64 `json:"net_rx_per_sec"`
-	SoftirqBound  bool     `json:"softirq_bound"`
-	Verdict       string   `json:"verdict"`
+	NICIRQsPerSec float64                `json:"nic_irqs_per_sec"`
+	NetRXPerSec   unknown.Value[float64] `json:"net_rx_per_sec"`
+	SoftirqBound  bool                   `json:"softirq_bound"`
+	Verdict       string                 `json:"verdict"`
 	// CPUs are the command's and the IRQs' CPUs (and any other that took
 	// the NIC's IRQs or was busy), as watch measured them over the run.
 	CPUs  []watch.CPUStats `json:"cpus"`
@@ -38,14 +39,38 @@ type RunResult struct {
 	Notes []string         `json:"notes"`
 }
 
+// MarshalJSON writes the unknowns' reasons beside them.
+func (r RunResult) MarshalJSON() ([]byte, error) {
+	type plain RunResult
+	return unknown.MarshalObject(plain(r))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *RunResult) UnmarshalJSON(b []byte) error {
+	type plain RunResult
+	return unknown.UnmarshalObject(b, (*plain)(r))
+}
+
 // CPULoad is one CPU's share of user, system and softirq time over a run.
 type CPULoad struct {
-	CPU  int      `json:"cpu"`
-	Node int      `json:"node"`
-	Usr  *float64 `json:"usr"`
-	Sys  *float64 `json:"sys"`
-	Soft *float64 `json:"soft"`
-	Busy *float64 `json:"busy"`
+	CPU  int                    `json:"cpu"`
+	Node unknown.Value[int]     `json:"node"`
+	Usr  unknown.Value[float64] `json:"usr"`
+	Sys  unknown.Value[float64] `json:"sys"`
+	Soft unknown.Value[float64] `json:"soft"`
+	Busy unknown.Value[float64] `json:"busy"`
+}
+
+// MarshalJSON writes the unknowns' reasons beside them.
+func (l CPULoad) MarshalJSON() ([]byte, error) {
+	type plain CPULoad
+	return unknown.MarshalObject(plain(l))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (l *CPULoad) UnmarshalJSON(b []byte) error {
+	type plain CPULoad
+	return unknown.UnmarshalObject(b, (*plain)(l))
 }
 
 // execHere runs the command on this host in a process group of its own
@@ -143,16 +168,17 @@ func (r *RunResult) load(iv *watch.Interval, c *PlannedCell) {
 			continue
 		}
 		r.CPUs = append(r.CPUs, s)
-		if (c.AppCPUs.Contains(s.CPU) || c.IRQCPUs.Contains(s.CPU)) && s.NetRX != nil {
-			netRX += *s.NetRX
+		if rx, ok := s.NetRX.Get(); ok && (c.AppCPUs.Contains(s.CPU) || c.IRQCPUs.Contains(s.CPU)) {
+			netRX += rx
 			hasRX = true
 		}
-		if c.AppCPUs.Contains(s.CPU) && (r.App == nil || val(s.Busy) > val(r.App.Busy)) {
+		if c.AppCPUs.Contains(s.CPU) && (r.App == nil || s.Busy.Or(-1) > r.App.Busy.Or(-1)) {
 			r.App = cpuLoad(s)
 		}
 	}
+	r.NetRXPerSec = unknown.NotAs[float64](unknown.KindNotCaptured, "no NET_RX count on the command's or the IRQs' CPUs")
 	if hasRX {
-		r.NetRXPerSec = &netRX
+		r.NetRXPerSec = unknown.Of(netRX)
 	}
 	if len(iv.NICs) == 0 {
 		return
@@ -161,10 +187,11 @@ func (r *RunResult) load(iv *watch.Interval, c *PlannedCell) {
 	r.NIC, r.NICIRQsPerSec = &n, n.QueueIRQsPerSec
 	v := n.Verdict
 	r.Verdict, r.SoftirqBound = v.Text, v.SoftirqBound
-	if v.CPU >= 0 {
-		r.Softirq = &CPULoad{CPU: v.CPU, Node: v.Node, Soft: v.Soft, Busy: v.Busy}
+	if cpu, ok := v.CPU.Get(); ok {
+		notRead := unknown.Because(unknown.KindNotCaptured, "watch did not list the CPU")
+		r.Softirq = &CPULoad{CPU: cpu, Node: v.Node, Usr: unknown.Not[float64](notRead), Sys: unknown.Not[float64](notRead), Soft: v.Soft, Busy: v.Busy}
 		for _, s := range iv.CPUs {
-			if s.CPU == v.CPU {
+			if s.CPU == cpu {
 				r.Softirq = cpuLoad(s)
 			}
 		}
@@ -182,13 +209,6 @@ func busy(s watch.CPUStats) bool {
 
 func cpuLoad(s watch.CPUStats) *CPULoad {
 	return &CPULoad{CPU: s.CPU, Node: s.Node, Usr: s.Usr, Sys: s.Sys, Soft: s.Soft, Busy: s.Busy}
-}
-
-func val(p *float64) float64 {
-	if p == nil {
-		return -1
-	}
-	return *p
 }
 
 // capped keeps the first max bytes written to it and drops the rest,

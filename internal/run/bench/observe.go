@@ -8,6 +8,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/flow"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // How clearly the observing run must show the flow's queue (--observe):
@@ -36,11 +37,10 @@ type FlowObserver interface {
 // plan's Unknown says why. A run that fails is an error: nothing is
 // known of the flow.
 func (r Request) observeFlow(ctx context.Context, h *topology.Host, nic string) (*FlowPlan, error) {
-	fp := &FlowPlan{IRQ: -1, Core: -1, Sibling: -1, Other: -1}
 	if r.DryRun {
-		fp.Unknown = "queue unknown: --observe finds it during a first run of the command, which a dry run does not make"
-		return fp, nil
+		return newFlowPlan(unknown.Because(unknown.KindNotApplicable, "queue unknown: --observe finds it during a first run of the command, which a dry run does not make")), nil
 	}
+	fp := newFlowPlan(unknown.Because(unknown.KindNotApplicable, "the flow's queue is unknown"))
 	if o, ok := r.Observer.(FlowObserver); ok {
 		o.Observing(nic)
 	}
@@ -83,7 +83,7 @@ func (r Request) observeFlow(ctx context.Context, h *topology.Host, nic string) 
 	fp.Observed = o
 	q, by, why := judgeObserved(o)
 	if why != "" {
-		fp.Unknown = why
+		fp.Queue = unknown.NotAs[uint32](unknown.KindNotReported, why)
 	} else {
 		p, err := flow.PlaceQueue(r.Root, nic, q, by)
 		if err != nil {
@@ -110,12 +110,12 @@ func judgeObserved(o *flow.Observation) (q uint32, by, why string) {
 	switch {
 	case o.BusiestDelta == 0:
 		return 0, "", fmt.Sprintf("queue unknown: no rx queue counter of %s rose %s: the command's traffic did not arrive on %s", o.NIC, during, o.NIC)
-	case o.Busiest == nil:
+	case !o.Busiest.Known():
 		return 0, "", fmt.Sprintf("queue unknown: queues %s rose equally most (+%d %s each) %s: which one is the flow's cannot be told", idList32(o.Tied), o.BusiestDelta, unit, during)
 	case o.BusiestDelta < ObserveMinRise:
-		return 0, "", fmt.Sprintf("queue unknown: queue %d rose most, by only %d %s %s (fewer than %d is no flow)", *o.Busiest, o.BusiestDelta, unit, during, ObserveMinRise)
+		return 0, "", fmt.Sprintf("queue unknown: queue %d rose most, by only %d %s %s (fewer than %d is no flow)", o.Busiest.Or(0), o.BusiestDelta, unit, during, ObserveMinRise)
 	}
-	q = *o.Busiest
+	q = o.Busiest.Or(0)
 	var next uint32
 	var nextDelta uint64
 	for _, d := range o.Queues {

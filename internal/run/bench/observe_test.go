@@ -13,6 +13,8 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 // observing is a fake command for --observe, with fake per-queue
@@ -96,7 +98,7 @@ func TestObserveFlowSeed(t *testing.T) {
 		t.Errorf("the observing run's CPUs (-want +got):\n%s", diff)
 	}
 	fp := res.Plan.Flow
-	if fp.Queue == nil || *fp.Queue != 3 || fp.IRQ != 287 || fp.Flow != "" || fp.Observed == nil {
+	if !unknown.Is(fp.Queue, 3) || !unknown.Is(fp.IRQ, 287) || fp.Flow != "" || fp.Observed == nil {
 		t.Fatalf("flow plan %+v; want queue 3, IRQ 287, observed", fp)
 	}
 	if want := "observed: +5000 packets on it, at most +20 on another queue, during the observing run ("; !strings.HasPrefix(fp.QueueBy, want) {
@@ -198,7 +200,7 @@ func TestObserveUsage(t *testing.T) {
 		if err == nil {
 			_, err = Run(context.Background(), r)
 		}
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+		if !usage.Is(err) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s --flow %q --observe: %v; want usage error with %q", tt.cells, tt.flow, err, tt.want)
 		}
 	}
@@ -217,7 +219,7 @@ func TestObserveIRQCounts(t *testing.T) {
 	}
 	fp := res.Plan.Flow
 	want := "observed: +500 interrupts on it, at most +20 on another queue, during the observing run ("
-	if fp.Queue == nil || *fp.Queue != 3 || fp.IRQ != 287 || !strings.HasPrefix(fp.QueueBy, want) || !strings.Contains(fp.QueueBy, "queue IRQ count") {
+	if !unknown.Is(fp.Queue, 3) || !unknown.Is(fp.IRQ, 287) || !strings.HasPrefix(fp.QueueBy, want) || !strings.Contains(fp.QueueBy, "queue IRQ count") {
 		t.Errorf("flow plan %+v; want queue 3, IRQ 287, by %q… (queue IRQ count)", fp, want)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -149,8 +151,8 @@ func TestNewParserRefuses(t *testing.T) {
 		{"double dot", []string{"x"}, "", "a..b"},
 	}
 	for _, tt := range tests {
-		if _, err := NewParser(tt.cmd, tt.re, tt.path); !errors.Is(err, ErrUsage) {
-			t.Errorf("%s: NewParser = %v, want ErrUsage", tt.name, err)
+		if _, err := NewParser(tt.cmd, tt.re, tt.path); !usage.Is(err) {
+			t.Errorf("%s: NewParser = %v, want usage.ErrUsage", tt.name, err)
 		}
 	}
 	if p, err := NewParser([]string{"/usr/bin/iperf3", "--json", "-c", "h"}, "", ""); err != nil || p.Kind != ParseIperf3 {

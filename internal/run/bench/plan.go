@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Plan is the matrix bench runs, decided before anything changes.
@@ -21,11 +22,12 @@ type Plan struct {
 	NICNode   int    `json:"nic_node"` // the NIC's node
 	Locality  string `json:"locality"` // how NICNode is known (topology.Locality)
 	QueueIRQs []int  `json:"queue_irqs"`
-	// RemoteNode is the node the remote cells use, -1 when the host has
-	// none; RemoteWhy says why that one.
-	RemoteNode int     `json:"remote_node"`
-	RemoteWhy  string  `json:"remote_why"`
-	Nodes      []Split `json:"nodes"` // the NIC's node, then the remote one
+	// RemoteNode is the node the remote cells use; not applicable when
+	// the host has none, and its reason says why. RemoteBy says how the
+	// one it is was chosen ("--remote-node", "the only other node", ...).
+	RemoteNode unknown.Value[int] `json:"remote_node"`
+	RemoteBy   string             `json:"remote_by,omitempty"`
+	Nodes      []Split            `json:"nodes"` // the NIC's node, then the remote one
 	// Cells are the placements asked for, in order; those the host does
 	// not allow have Applicable false and a Reason.
 	Cells []PlannedCell `json:"cells"`
@@ -34,6 +36,12 @@ type Plan struct {
 	Command []string  `json:"command"`
 	Parser  Parser    `json:"parser"`
 	Repeat  int       `json:"repeat"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	type plain Plan
+	return unknown.MarshalObject(plain(p))
 }
 
 // Split is how bench divides one node's usable CPUs (online, not
@@ -52,17 +60,32 @@ type Split struct {
 // PlannedCell is a cell placed on this host, or why it cannot be.
 type PlannedCell struct {
 	Cell
-	Applicable bool       `json:"applicable"`
-	Reason     string     `json:"reason,omitempty"` // why not applicable
-	IRQNode    int        `json:"irq_node"`         // -1 when not applicable
-	AppNode    int        `json:"app_node"`
-	IRQCPUs    cpuset.Set `json:"irq_cpus"`
-	AppCPUs    cpuset.Set `json:"app_cpus"`
-	MemNodes   cpuset.Set `json:"mem_nodes"` // empty: memory not bound
+	Applicable bool   `json:"applicable"`
+	Reason     string `json:"reason,omitempty"` // why not applicable
+	// IRQNode and AppNode are the nodes of IRQCPUs and AppCPUs; not
+	// applicable, with Reason, when the cell is not.
+	IRQNode  unknown.Value[int] `json:"irq_node"`
+	AppNode  unknown.Value[int] `json:"app_node"`
+	IRQCPUs  cpuset.Set         `json:"irq_cpus"`
+	AppCPUs  cpuset.Set         `json:"app_cpus"`
+	MemNodes cpuset.Set         `json:"mem_nodes"` // empty: memory not bound
 	// PinIRQs are the only IRQs the cell pins to IRQCPUs (a flow cell: the
 	// flow's queue IRQ, with its NAPI thread), every other IRQ of the
 	// NIC left where it is; empty: all the NIC's IRQs.
 	PinIRQs []int `json:"pin_irqs,omitempty"`
+}
+
+// MarshalJSON writes each unknown field's reason beside it.
+func (pc PlannedCell) MarshalJSON() ([]byte, error) {
+	type plain PlannedCell
+	return unknown.MarshalObject(plain(pc))
+}
+
+// notApplicable is pc refused for its Reason: its nodes not applicable.
+func (pc PlannedCell) notApplicable() PlannedCell {
+	why := unknown.Because(unknown.KindNotApplicable, pc.Reason)
+	pc.Applicable, pc.IRQNode, pc.AppNode = false, unknown.Not[int](why), unknown.Not[int](why)
+	return pc
 }
 
 // planMatrix places the cells on the host under root for the NIC nic of
@@ -74,10 +97,11 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 		return nil, err
 	}
 	loc := h.Locality(n)
-	if loc.Node < 0 {
+	nicNode, ok := loc.Node.Get()
+	if !ok {
 		return nil, fmt.Errorf("%w: %s: its NUMA node is unknown (locality %s), so nothing is local or remote to it", tune.ErrLocalityUnknown, nic, loc.Source)
 	}
-	p := &Plan{NIC: nic, Driver: n.Driver, Device: n.PCI, NICNode: loc.Node, Locality: loc.Source, QueueIRQs: []int{}, Flow: fp}
+	p := &Plan{NIC: nic, Driver: n.Driver, Device: n.PCI, NICNode: nicNode, Locality: loc.Source.String(), QueueIRQs: []int{}, Flow: fp}
 	if p.Device == "" {
 		p.Device = n.Virtio
 	}
@@ -89,11 +113,16 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 	if len(p.QueueIRQs) == 0 {
 		return nil, fmt.Errorf("%s: %w: no queue IRQs to place", nic, tune.ErrNoIRQs)
 	}
-	if p.RemoteNode, p.RemoteWhy, err = remoteNode(h, loc.Node, remote); err != nil {
+	remoteID, remoteWhy, err := remoteNode(h, nicNode, remote)
+	if err != nil {
 		return nil, err
 	}
+	p.RemoteNode, p.RemoteBy = unknown.Of(remoteID), remoteWhy
+	if remoteID < 0 {
+		p.RemoteNode, p.RemoteBy = unknown.NotAs[int](unknown.KindNotApplicable, remoteWhy), ""
+	}
 	splits := map[int]Split{}
-	for _, node := range []int{p.NICNode, p.RemoteNode} {
+	for _, node := range []int{p.NICNode, remoteID} {
 		if node < 0 {
 			continue
 		}
@@ -121,23 +150,23 @@ func planMatrix(fsys kfile.FS, h *topology.Host, t *irq.Table, nic string, cells
 
 // place puts one cell on the plan's nodes.
 func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
-	pc := PlannedCell{Cell: c, IRQNode: -1, AppNode: -1}
+	pc := PlannedCell{Cell: c}
 	node := func(s Side) int {
 		if s == SideRemote {
-			return p.RemoteNode
+			return p.RemoteNode.Or(-1)
 		}
 		return p.NICNode
 	}
 	irqNode, appNode := node(c.IRQs), node(c.App)
 	if irqNode < 0 || appNode < 0 {
-		pc.Reason = "no remote node: " + p.RemoteWhy
-		return pc
+		pc.Reason = "no remote node: " + p.RemoteNode.Why().Detail
+		return pc.notApplicable()
 	}
 	is, as := splits[irqNode], splits[appNode]
 	for _, s := range []Split{is, as} {
 		if s.Unusable != "" {
 			pc.Reason = s.Unusable
-			return pc
+			return pc.notApplicable()
 		}
 	}
 	pc.AppCPUs = as.AppCPUs
@@ -145,9 +174,9 @@ func (p *Plan) place(c Cell, splits map[int]Split) PlannedCell {
 		pc.AppCPUs = is.IRQCPUs
 	} else if pc.AppCPUs.IsEmpty() {
 		pc.Reason = fmt.Sprintf("node %d has one usable core (CPUs %s): no core apart from the IRQs' for the command", appNode, as.IRQCPUs)
-		return pc
+		return pc.notApplicable()
 	}
-	pc.Applicable, pc.IRQNode, pc.AppNode, pc.IRQCPUs = true, irqNode, appNode, is.IRQCPUs
+	pc.Applicable, pc.IRQNode, pc.AppNode, pc.IRQCPUs = true, unknown.Of(irqNode), unknown.Of(appNode), is.IRQCPUs
 	if c.Membind {
 		pc.MemNodes = cpuset.New(appNode)
 	}
@@ -211,8 +240,8 @@ func remoteNode(h *topology.Host, nicNode int, want *int) (int, string, error) {
 	nic, _ := h.Node(nicNode)
 	dist := func(id int) int {
 		for i, n := range h.Nodes {
-			if n.ID == id && i < len(nic.Distances) {
-				return nic.Distances[i]
+			if d := nic.Distances.Or(nil); n.ID == id && i < len(d) {
+				return d[i]
 			}
 		}
 		return -1

@@ -11,6 +11,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
 var iperf3Cmd = []string{"iperf3", "-c", "192.0.2.1", "-J"}
@@ -39,7 +40,7 @@ func cellLine(c PlannedCell) string {
 	if !c.MemNodes.IsEmpty() {
 		mem = c.MemNodes.List()
 	}
-	return c.Name + " irq " + strconv.Itoa(c.IRQNode) + ":" + c.IRQCPUs.List() + " app " + strconv.Itoa(c.AppNode) + ":" + c.AppCPUs.List() + " mem " + mem
+	return c.Name + " irq " + strconv.Itoa(c.IRQNode.Or(-1)) + ":" + c.IRQCPUs.List() + " app " + strconv.Itoa(c.AppNode.Or(-1)) + ":" + c.AppCPUs.List() + " mem " + mem
 }
 
 // TestPlanHostTrees places the default matrix on the committed trees: the
@@ -95,8 +96,12 @@ func TestPlanHostTrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := res.Plan
-			if p.RemoteNode != tt.wantRemote || p.RemoteWhy != tt.wantWhy {
-				t.Errorf("remote node %d (%s), want %d (%s)", p.RemoteNode, p.RemoteWhy, tt.wantRemote, tt.wantWhy)
+			why := p.RemoteBy
+			if !p.RemoteNode.Known() {
+				why = p.RemoteNode.Why().Detail
+			}
+			if p.RemoteNode.Or(-1) != tt.wantRemote || why != tt.wantWhy {
+				t.Errorf("remote node %v (%s), want %d (%s)", p.RemoteNode, why, tt.wantRemote, tt.wantWhy)
 			}
 			var got []string
 			for _, c := range p.Cells {
@@ -120,7 +125,7 @@ func TestPlanChoices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []string{cellLine(res.Plan.Cells[0]), cellLine(res.Plan.Cells[1]), res.Plan.RemoteWhy}
+	got := []string{cellLine(res.Plan.Cells[0]), cellLine(res.Plan.Cells[1]), res.Plan.RemoteBy}
 	want := []string{"remote irq 3:24-27 app 3:28-31 mem -", "app-remote+membind irq 1:8-11 app 3:28-31 mem 3", "--remote-node"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("--remote-node 3 (-want +got):\n%s", diff)
@@ -156,10 +161,10 @@ func TestPlanRefuses(t *testing.T) {
 		remote                 *int
 		want                   error
 	}{
-		{"several NICs, none chosen", "offline-2node", "", "default", nil, ErrUsage},
+		{"several NICs, none chosen", "offline-2node", "", "default", nil, usage.ErrUsage},
 		{"unknown NIC", "seed", "eth9", "default", nil, topology.ErrUnknownNIC},
-		{"remote node is the NIC's", "nps2", "enp65s0f0", "default", &one, ErrUsage},
-		{"remote node that does not exist", "seed", "eth0", "default", &[]int{7}[0], ErrUsage},
+		{"remote node is the NIC's", "nps2", "enp65s0f0", "default", &one, usage.ErrUsage},
+		{"remote node that does not exist", "seed", "eth0", "default", &[]int{7}[0], usage.ErrUsage},
 	}
 	for _, tt := range tests {
 		_, err := dryRun(t, hosttest.Shared(t, tt.tree), tt.nic, tt.cells, tt.remote)
@@ -172,8 +177,8 @@ func TestPlanRefuses(t *testing.T) {
 		t.Errorf("only remote cells on a one-node host: %v", err)
 	}
 	for _, bad := range []string{"locl", "local,,shared", ""} {
-		if _, err := ParseCells(bad); !errors.Is(err, ErrUsage) {
-			t.Errorf("ParseCells(%q) = %v, want ErrUsage", bad, err)
+		if _, err := ParseCells(bad); !usage.Is(err) {
+			t.Errorf("ParseCells(%q) = %v, want usage.ErrUsage", bad, err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/run/watch"
 	"github.com/irqnuma/irqnuma/internal/tune"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Request says what Run does.
@@ -104,6 +106,24 @@ type CellResult struct {
 	PlannedCell
 	Runs    []RunResult `json:"runs"`
 	Summary *Summary    `json:"summary"` // null when no run succeeded
+}
+
+// MarshalJSON writes the cell's fields (with the reasons of those
+// unknown) and then its runs: PlannedCell's MarshalJSON, promoted, would
+// write the cell alone.
+func (c CellResult) MarshalJSON() ([]byte, error) {
+	cell, err := json.Marshal(c.PlannedCell)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := json.Marshal(struct {
+		Runs    []RunResult `json:"runs"`
+		Summary *Summary    `json:"summary"`
+	}{c.Runs, c.Summary})
+	if err != nil {
+		return nil, err
+	}
+	return append(append(cell[:len(cell)-1], ','), rest[1:]...), nil
 }
 
 // Run audits the host, plans the matrix and, unless req.DryRun, runs it:
@@ -222,7 +242,7 @@ func prepare(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.Running {
+	if unknown.Is(b.Running, true) {
 		return nil, fmt.Errorf("%w (PID %d): it would move %s's IRQs during the runs; stop it for the bench (systemctl stop irqbalance), or give --allow-irqbalance if it bans them", ErrIrqbalance, b.PIDs[0], nic)
 	}
 	return res, nil
@@ -256,8 +276,8 @@ func (r Request) flowPlan(ctx context.Context, h *topology.Host, t *irq.Table, n
 	if err != nil {
 		return nil, err
 	}
-	if fp.IRQ >= 0 {
-		if x, ok := t.Get(fp.IRQ); ok && x.Managed {
+	if irq, ok := fp.IRQ.Get(); ok {
+		if x, ok := t.Get(irq); ok && unknown.Is(x.Managed, true) {
 			fp.Managed = true
 		}
 	}
@@ -316,7 +336,7 @@ func (b *bencher) irqGroups() []irqGroup {
 		}
 		k := slices.IndexFunc(gs, func(g irqGroup) bool { return g.cpus.Equal(c.IRQCPUs) && slices.Equal(g.irqs, c.PinIRQs) })
 		if k < 0 {
-			gs = append(gs, irqGroup{node: c.IRQNode, cpus: c.IRQCPUs, irqs: c.PinIRQs})
+			gs = append(gs, irqGroup{node: c.IRQNode.Or(-1), cpus: c.IRQCPUs, irqs: c.PinIRQs})
 			k = len(gs) - 1
 		}
 		gs[k].cells = append(gs[k].cells, i)

@@ -264,15 +264,15 @@ func hostSeries(st *audit.State) []Family {
 				continue
 			}
 			labels := []string{strconv.Itoa(q.IRQ), q.Owner.NIC, queueLabel(q.Owner)}
-			if p := audit.Place(st.Host, q); p.LocalKnown && p.HasWhere {
+			if isLocal, ok := audit.Place(st.Host, q).Local.Get(); ok {
 				v := 0.0
-				if p.Local {
+				if isLocal {
 					v = 1
 				}
 				local.add(v, labels...)
 			}
-			if q.HasEffective && q.Effective.Len() == 1 {
-				cpu, _ := q.Effective.Min()
+			if eff, ok := q.Effective.Get(); ok && eff.Len() == 1 {
+				cpu, _ := eff.Min()
 				effective.add(float64(cpu), labels...)
 			}
 		}
@@ -282,8 +282,8 @@ func hostSeries(st *audit.State) []Family {
 		if st.NICs != nil && !slices.Contains(st.NICs, n.Name) {
 			continue
 		}
-		if loc := st.Host.Locality(n); loc.Node >= 0 {
-			node.add(float64(loc.Node), n.Name)
+		if id, ok := st.Host.Locality(n).Node.Get(); ok {
+			node.add(float64(id), n.Name)
 		}
 	}
 	present := family(MetricProcessPresent, "selector")
@@ -302,6 +302,12 @@ func hostSeries(st *audit.State) []Family {
 // for a caller that read the State itself.
 func Series(st *audit.State) []Family { return hostSeries(st) }
 
+// attributionUnknown is irqnuma_process_nic's attribution label of a
+// process whose sockets cannot tell its NICs (nicuse.Use.Attribution
+// unknown): a label has no null, and docs/many-hosts.md gives the word
+// to the queries that match it.
+const attributionUnknown = "unknown"
+
 // processNICs is irqnuma_process_nic: per selector, each NIC its running
 // processes use, or what their sockets say instead.
 func processNICs(st *audit.State) Family {
@@ -314,11 +320,15 @@ func processNICs(st *audit.State) Family {
 				if u.PID != pid {
 					continue
 				}
+				a := attributionUnknown
+				if u.Attribution.Known() {
+					a = u.Attribution.String()
+				}
 				if !u.Known() {
-					keys = append(keys, key{"", string(u.Attribution)})
+					keys = append(keys, key{"", a})
 				}
 				for _, n := range u.NICs {
-					keys = append(keys, key{n, string(u.Attribution)})
+					keys = append(keys, key{n, a})
 				}
 			}
 		}
@@ -335,11 +345,12 @@ func processNICs(st *audit.State) Family {
 // queueLabel is "3" for queue 3, "rx-3"/"tx-3" for a one-direction
 // vector, "" for a non-queue vector.
 func queueLabel(o *irq.Owner) string {
-	if o.Kind != irq.KindQueue || o.Queue < 0 {
+	q, ok := o.Queue.Get()
+	if o.Kind != irq.KindQueue || !ok {
 		return ""
 	}
 	if o.Dir != "" {
-		return fmt.Sprintf("%s-%d", o.Dir, o.Queue)
+		return fmt.Sprintf("%s-%d", o.Dir, q)
 	}
-	return strconv.Itoa(o.Queue)
+	return strconv.Itoa(q)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/syncbuf"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // gather is what an exporter reads on each scrape.
@@ -390,10 +391,10 @@ func TestExporterProcessNIC(t *testing.T) {
 			{Selector: proc.CommSelector("iperf3")},
 		},
 		Uses: []nicuse.Use{
-			{PID: 10, NICs: []string{"eth1"}, Attribution: nicuse.AttributionSockets},
-			{PID: 11, NICs: []string{"eth0", "eth1"}, Attribution: nicuse.AttributionSockets},
-			{PID: 12, NICs: []string{}, Attribution: nicuse.AttributionAny},
-			{PID: 20, NICs: []string{}, Attribution: nicuse.AttributionUnknown},
+			{PID: 10, NICs: []string{"eth1"}, Attribution: unknown.Of(nicuse.AttributionSockets)},
+			{PID: 11, NICs: []string{"eth0", "eth1"}, Attribution: unknown.Of(nicuse.AttributionSockets)},
+			{PID: 12, NICs: []string{}, Attribution: unknown.Of(nicuse.AttributionAny)},
+			{PID: 20, NICs: []string{}, Attribution: unknown.NotAs[nicuse.Attribution](unknown.KindNotReported, "its sockets say nothing of a NIC")},
 		},
 	}
 	var buf bytes.Buffer

@@ -67,14 +67,14 @@ func podSeries(st *audit.State) []Family {
 	for _, pg := range podGroups(st) {
 		g := pg.g
 		procs.add(float64(len(pg.m.PIDs)), pg.labels...)
-		if g.CPUsKnown {
-			cpus.add(float64(g.CPUs.Len()), pg.labels...)
+		if set, ok := g.CPUs.Get(); ok {
+			cpus.add(float64(set.Len()), pg.labels...)
 		}
-		if g.CPUsKnown && (g.Exclusive || g.ExclusiveWhy == "") {
+		if g.CPUs.Known() && (g.Exclusive || g.KubeletCPUs().Known()) {
 			excl.add(bool01(g.Exclusive), pg.labels...)
 		}
 		mine := groupFindings(st, pg)
-		if g.CPUsKnown && g.Exclusive {
+		if g.CPUs.Known() && g.Exclusive {
 			for _, nic := range audited {
 				n := 0
 				for _, f := range mine {
@@ -103,14 +103,15 @@ func podSeries(st *audit.State) []Family {
 }
 
 // podNotes say, for each selected group whose exclusive CPUs the
-// kubelet's word leaves unknown (proc.Cgroup.ExclusiveWhy), why its
+// kubelet's word leaves unknown (proc.Cgroup.KubeletCPUs), why its
 // irqnuma_pod_exclusive is left out: the series cannot carry the why.
 // Names from the node are quoted, so a note is one log line.
 func podNotes(st *audit.State) []string {
 	var out []string
 	for _, pg := range podGroups(st) {
 		g := pg.g
-		if g.ExclusiveWhy == "" || g.Exclusive {
+		kubelet := g.KubeletCPUs()
+		if kubelet.Known() || g.Exclusive {
 			continue
 		}
 		who := pg.m.Selector.String()
@@ -118,7 +119,7 @@ func podNotes(st *audit.State) []string {
 			who += " container " + strconv.Quote(p.Container)
 		}
 		out = append(out, fmt.Sprintf("%s (control group %s): %s left out, the kubelet's word on its CPUs not taken: %s",
-			who, strconv.Quote(g.Path), MetricPodExclusive, strconv.Quote(g.ExclusiveWhy)))
+			who, strconv.Quote(g.Path), MetricPodExclusive, strconv.Quote(kubelet.Why().Detail)))
 	}
 	return out
 }
@@ -147,7 +148,7 @@ func groupFindings(st *audit.State, pg podGroup) []audit.Finding {
 		if f.Subject != sel {
 			continue
 		}
-		if !f.CPUs.IsEmpty() && pg.g.CPUsKnown && !f.CPUs.IsSubsetOf(pg.g.CPUs) {
+		if set, ok := pg.g.CPUs.Get(); ok && !f.CPUs.IsEmpty() && !f.CPUs.IsSubsetOf(set) {
 			continue
 		}
 		out = append(out, f)
@@ -161,7 +162,8 @@ func groupFindings(st *audit.State, pg podGroup) []audit.Finding {
 func podNICRemote(st *audit.State) Family {
 	f := family(MetricPodNICRemote, append(slices.Clone(podLabels), "nic")...)
 	for _, pg := range podGroups(st) {
-		if !pg.g.CPUsKnown || pg.g.CPUs.IsEmpty() {
+		set, ok := pg.g.CPUs.Get()
+		if !ok || set.IsEmpty() {
 			continue
 		}
 		var nics []string
@@ -180,7 +182,7 @@ func podNICRemote(st *audit.State) Family {
 			if !loc.Known() {
 				continue
 			}
-			f.add(bool01(!pg.g.CPUs.Intersects(loc.CPUs)), append(slices.Clone(pg.labels), name)...)
+			f.add(bool01(!set.Intersects(loc.CPUs)), append(slices.Clone(pg.labels), name)...)
 		}
 	}
 	return f

@@ -17,6 +17,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // putFile writes one file under root as the kernel shows it.
@@ -61,8 +62,8 @@ var podSelection = audit.Selection{Selection: proc.Selection{Cgroups: []string{
 // podRefs are the pods the test says its groups are, as a --pod
 // selection would have set them.
 var podRefs = map[string]*proc.PodRef{
-	"/kubepods.slice/bad":  {Namespace: "bench", Name: "iperf-bad", UID: "u1", Container: "iperf3", ContainerID: "c1"},
-	"/kubepods.slice/good": {Namespace: "bench", Name: "iperf-good", UID: "u2", Container: "iperf3", ContainerID: "c2"},
+	"/kubepods.slice/bad":  {Namespace: "bench", Name: "iperf-bad", UID: "u1", Container: "iperf3", ContainerID: "c1", ExclusiveCPUs: unknown.Of(cpuset.Set{})},
+	"/kubepods.slice/good": {Namespace: "bench", Name: "iperf-good", UID: "u2", Container: "iperf3", ContainerID: "c2", ExclusiveCPUs: unknown.Of(cpuset.Set{})},
 }
 
 // readPods reads podTree with podSelection and sets each group's pod;
@@ -159,9 +160,9 @@ func TestPodSeries(t *testing.T) {
 func TestPodNICRemote(t *testing.T) {
 	st := readPods(t, podTree(t),
 		map[string][]int{"/kubepods.slice/bad": {7001}, "/kubepods.slice/good": {7002}, "/kubepods.slice/shared": {7003}},
-		[]nicuse.Use{{PID: 7001, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets},
-			{PID: 7002, NICs: []string{}, Attribution: nicuse.AttributionAny},
-			{PID: 7003, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets}})
+		[]nicuse.Use{{PID: 7001, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)},
+			{PID: 7002, NICs: []string{}, Attribution: unknown.Of(nicuse.AttributionAny)},
+			{PID: 7003, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)}})
 	want := []string{podBad + ",nic=eth0,pod=iperf-bad 0", podShared + ",nic=eth0,pod= 1"}
 	if diff := cmp.Diff(want, podSeriesOf(t, st)[MetricPodNICRemote]); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", MetricPodNICRemote, diff)
@@ -214,7 +215,7 @@ func TestPodSeriesUnknownCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Matches[0].PIDs = []int{9}
-	st.Uses = append(st.Uses, nicuse.Use{PID: 9, NICs: []string{"eth0"}, Attribution: nicuse.AttributionSockets})
+	st.Uses = append(st.Uses, nicuse.Use{PID: 9, NICs: []string{"eth0"}, Attribution: unknown.Of(nicuse.AttributionSockets)})
 	text := podText(t, st)
 	if !strings.Contains(text, `irqnuma_pod_processes{cgroup="/nocpuset",container="",namespace="",pod=""} 1`) {
 		t.Errorf("no process count for /nocpuset:\n%s", text)
@@ -236,15 +237,17 @@ func TestPodSeriesUnknownCPUs(t *testing.T) {
 func TestPodSeriesKubeletUnknown(t *testing.T) {
 	const why = "the kubelet's pod resources API: cpu_ids malformed: 2000000 is past 1048575, the largest CPU id"
 	root := podTree(t)
-	unknown := true
+	kubeletUnknown := true
 	read := func() (*audit.State, error) {
 		st := readPods(t, root, nil, nil)
 		for _, m := range st.Matches {
-			if g := m.Group; g != nil && (g.Path == "/kubepods.slice/shared" || g.Path == "/kubepods.slice/bad") && unknown {
-				g.ExclusiveWhy = why
-				if g.Path == "/kubepods.slice/shared" {
-					g.Pod = &proc.PodRef{Namespace: "bench", Name: "iperf-shared", Container: "iperf3"}
+			if g := m.Group; g != nil && (g.Path == "/kubepods.slice/shared" || g.Path == "/kubepods.slice/bad") && kubeletUnknown {
+				ref := proc.PodRef{Namespace: "bench", Name: "iperf-shared", Container: "iperf3"}
+				if g.Path != "/kubepods.slice/shared" {
+					ref = *g.Pod
 				}
+				ref.ExclusiveCPUs = unknown.NotAs[cpuset.Set](unknown.KindMalformed, why)
+				g.Pod = &ref
 			}
 		}
 		return st, nil
@@ -266,7 +269,7 @@ func TestPodSeriesKubeletUnknown(t *testing.T) {
 		want    string
 	}{{true, note}, {true, ""}, {false, ""}, {true, note}} {
 		log.Reset()
-		unknown = tt.unknown
+		kubeletUnknown = tt.unknown
 		e.Scrape()
 		if log.String() != tt.want {
 			t.Errorf("scrape %d (unknown %v): log %q, want %q", i, tt.unknown, log.String(), tt.want)
@@ -311,10 +314,10 @@ func FuzzPodSeries(f *testing.F) {
 	f.Add("/a\"b\\c\nd", "", "", "", "", false)
 	f.Add("/\xff", "ns", "p\x00", "c", "5", true)
 	f.Fuzz(func(t *testing.T, path, ns, pod, ctr, cpus string, exclusive bool) {
-		g := &proc.Cgroup{Path: path, Exclusive: exclusive, Partition: proc.PartitionRoot,
-			Pod: &proc.PodRef{Namespace: ns, Name: pod, Container: ctr}}
+		g := &proc.Cgroup{Path: path, Exclusive: exclusive, Partition: unknown.Of(proc.PartitionRoot),
+			Pod: &proc.PodRef{Namespace: ns, Name: pod, Container: ctr, ExclusiveCPUs: unknown.Of(cpuset.Set{})}}
 		if set, err := cpuset.ParseList(cpus); err == nil {
-			g.CPUs, g.CPUsKnown = set, true
+			g.CPUs = unknown.Of(set)
 		}
 		st := &audit.State{Matches: []proc.Match{
 			{Selector: proc.CgroupSelector(path), PIDs: []int{1}, Group: g},

@@ -19,8 +19,8 @@ func knownFrom(a []byte) *Sampler {
 	s := &Sampler{known: map[int]nicIRQ{}}
 	if in, err := interrupts.Parse(a); err == nil {
 		for _, r := range in.Rows {
-			if r.IRQ >= 0 {
-				s.known[r.IRQ] = nicIRQ{n: r.IRQ, name: r.Name}
+			if n, ok := r.IRQ.Get(); ok {
+				s.known[n] = nicIRQ{n: n, name: r.Name}
 			}
 		}
 	}

@@ -59,13 +59,13 @@ func (s *Sampler) readIRQs(b []byte, sm *Sample) error {
 		}
 		shape.text = append(append(shape.text, head...), tail...)
 		sr := shapeRow{head: uint32(len(head)), tail: uint32(len(tail)), ncounts: uint32(len(r.Counts)), nic: -1}
-		if r.IRQ >= 0 {
-			k, ok := s.known[r.IRQ]
+		if n, numbered := r.IRQ.Get(); numbered {
+			k, ok := s.known[n]
 			if !ok || k.name != r.Name {
-				if k, ok = s.classify(*r); ok {
-					s.known[r.IRQ] = k
+				if k, ok = s.classify(n, *r); ok {
+					s.known[n] = k
 				} else {
-					delete(s.known, r.IRQ)
+					delete(s.known, n)
 				}
 			}
 			if ok {

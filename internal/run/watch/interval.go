@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Thresholds of the verdicts, in percent of one CPU.
@@ -28,7 +30,7 @@ const userHZ = 100
 
 // Interval is what happened between two samples: the JSON line of
 // `irqnuma watch -o json`. Fields are added, never renamed. Unknown
-// numbers are null.
+// values are null, with their reason beside them (package unknown).
 type Interval struct {
 	Seq     int           `json:"seq"` // 1 for the first interval
 	Start   time.Time     `json:"start"`
@@ -47,24 +49,48 @@ type Interval struct {
 
 // NICStats is one NIC's interrupts in the interval and its verdict.
 type NICStats struct {
-	Name     string `json:"name"`
-	Node     int    `json:"node"`     // the NIC's local node; -1 unknown
-	Locality string `json:"locality"` // how Node is known (topology.Locality)
+	Name     string                                 `json:"name"`
+	Node     unknown.Value[int]                     `json:"node"`     // the NIC's local node
+	Locality unknown.Value[topology.LocalitySource] `json:"locality"` // how Node is known (topology.Locality)
 	// QueueIRQsPerSec sums the queue IRQs whose rate is known.
 	QueueIRQsPerSec float64    `json:"queue_irqs_per_sec"`
 	IRQs            []IRQStats `json:"irqs"` // every IRQ of the NIC, by number
 	Verdict         Verdict    `json:"verdict"`
 }
 
+// MarshalJSON writes the unknown values' reasons beside them.
+func (n NICStats) MarshalJSON() ([]byte, error) {
+	type plain NICStats
+	return unknown.MarshalObject(plain(n))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (n *NICStats) UnmarshalJSON(b []byte) error {
+	type plain NICStats
+	return unknown.UnmarshalObject(b, (*plain)(n))
+}
+
 // IRQStats is one IRQ's rate and the CPUs that took it.
 type IRQStats struct {
-	IRQ    int       `json:"irq"`
-	Name   string    `json:"name"`
-	Queue  int       `json:"queue"` // -1 for a non-queue vector
-	Dir    string    `json:"dir,omitempty"`
-	Kind   irq.Kind  `json:"kind"`    // "queue" or "other"
-	PerSec *float64  `json:"per_sec"` // null when unknown this interval
-	CPUs   []CPURate `json:"cpus"`    // CPUs that took it, by id
+	IRQ    int                    `json:"irq"`
+	Name   string                 `json:"name"`
+	Queue  unknown.Value[int]     `json:"queue"` // not applicable for a non-queue vector
+	Dir    interrupts.Dir         `json:"dir,omitempty"`
+	Kind   irq.Kind               `json:"kind"`    // "queue" or "other"
+	PerSec unknown.Value[float64] `json:"per_sec"` // unknown this interval: new, or its count went backwards
+	CPUs   []CPURate              `json:"cpus"`    // CPUs that took it, by id
+}
+
+// MarshalJSON writes the unknown values' reasons beside them.
+func (s IRQStats) MarshalJSON() ([]byte, error) {
+	type plain IRQStats
+	return unknown.MarshalObject(plain(s))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (s *IRQStats) UnmarshalJSON(b []byte) error {
+	type plain IRQStats
+	return unknown.UnmarshalObject(b, (*plain)(s))
 }
 
 // CPURate is interrupts per second on one CPU.
@@ -77,36 +103,60 @@ type CPURate struct {
 // thread, or was more than BusyPercent busy. Percentages are of the CPU's
 // own ticks in the interval.
 type CPUStats struct {
-	CPU  int      `json:"cpu"`
-	Node int      `json:"node"` // -1 unknown
-	Why  []string `json:"why"`  // "irq", "thread", "busy"; "asked" (Diff's include)
-	Usr  *float64 `json:"usr"`  // user + nice (guest time included)
-	Sys  *float64 `json:"sys"`
-	IRQ  *float64 `json:"irq"`
-	Soft *float64 `json:"soft"`
-	Busy *float64 `json:"busy"` // usr + sys + irq + soft
+	CPU  int                    `json:"cpu"`
+	Node unknown.Value[int]     `json:"node"`
+	Why  []string               `json:"why"` // "irq", "thread", "busy"; "asked" (Diff's include)
+	Usr  unknown.Value[float64] `json:"usr"` // user + nice (guest time included)
+	Sys  unknown.Value[float64] `json:"sys"`
+	IRQ  unknown.Value[float64] `json:"irq"`
+	Soft unknown.Value[float64] `json:"soft"`
+	Busy unknown.Value[float64] `json:"busy"` // usr + sys + irq + soft
 	// NetRX and NetTX are NET_RX and NET_TX softirqs per second.
-	NetRX *float64 `json:"net_rx_per_sec"`
-	NetTX *float64 `json:"net_tx_per_sec"`
+	NetRX unknown.Value[float64] `json:"net_rx_per_sec"`
+	NetTX unknown.Value[float64] `json:"net_tx_per_sec"`
 	// Drops and Squeezes are softnet_stat's dropped and time_squeeze per
 	// second.
-	Drops    *float64 `json:"drops_per_sec"`
-	Squeezes *float64 `json:"time_squeeze_per_sec"`
+	Drops    unknown.Value[float64] `json:"drops_per_sec"`
+	Squeezes unknown.Value[float64] `json:"time_squeeze_per_sec"`
 	// NICIRQs is the NIC IRQs per second it took (every NIC watched).
 	NICIRQs float64 `json:"nic_irqs_per_sec"`
 	Threads []int   `json:"threads"` // TIDs of watched threads last on it
 }
 
+// MarshalJSON writes the unknown values' reasons beside them.
+func (c CPUStats) MarshalJSON() ([]byte, error) {
+	type plain CPUStats
+	return unknown.MarshalObject(plain(c))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (c *CPUStats) UnmarshalJSON(b []byte) error {
+	type plain CPUStats
+	return unknown.UnmarshalObject(b, (*plain)(c))
+}
+
 // ThreadStats is one thread of a watched process.
 type ThreadStats struct {
-	PID  int    `json:"pid"`
-	TID  int    `json:"tid"`
-	Comm string `json:"comm"`
-	CPU  int    `json:"cpu"`  // the CPU it last ran on; -1 unknown
-	Node int    `json:"node"` // that CPU's node; -1 unknown
+	PID  int                `json:"pid"`
+	TID  int                `json:"tid"`
+	Comm string             `json:"comm"`
+	CPU  unknown.Value[int] `json:"cpu"`  // the CPU it last ran on
+	Node unknown.Value[int] `json:"node"` // that CPU's node
 	// CPUPercent is its user+system time over the interval, in percent of
-	// one CPU; null for a thread new in this interval.
-	CPUPercent *float64 `json:"cpu_percent"`
+	// one CPU; unknown for a thread new in this interval.
+	CPUPercent unknown.Value[float64] `json:"cpu_percent"`
+}
+
+// MarshalJSON writes the unknown values' reasons beside them.
+func (t ThreadStats) MarshalJSON() ([]byte, error) {
+	type plain ThreadStats
+	return unknown.MarshalObject(plain(t))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (t *ThreadStats) UnmarshalJSON(b []byte) error {
+	type plain ThreadStats
+	return unknown.UnmarshalObject(b, (*plain)(t))
 }
 
 // diffSamples computes the interval from prev to cur on host h. nics are the
@@ -164,13 +214,19 @@ type differ struct {
 
 // cpuAcc gathers what is known of one CPU in the interval.
 type cpuAcc struct {
-	pct             *[5]float64 // usr, sys, irq, soft, busy
-	netRX, netTX    *float64
-	drops, squeezes *float64
+	pct             unknown.Value[[5]float64] // usr, sys, irq, soft, busy
+	netRX, netTX    unknown.Value[float64]
+	drops, squeezes unknown.Value[float64]
 	nicIRQs         float64
 	tookIRQ, thread bool
 	threads         []int
 }
+
+// notInBoth is why a CPU's rate is unknown when a sample lacks its count.
+var notInBoth = unknown.Because(unknown.KindNotCaptured, "not counted in both samples")
+
+// wentBack is why a rate is unknown when its counter went backwards.
+var wentBack = unknown.Because(unknown.KindFailed, "the counter went backwards")
 
 func (d *differ) acc(id int) *cpuAcc {
 	if d.cpu == nil {
@@ -178,7 +234,9 @@ func (d *differ) acc(id int) *cpuAcc {
 	}
 	a, ok := d.cpu[id]
 	if !ok {
-		a = &cpuAcc{}
+		a = &cpuAcc{pct: unknown.Not[[5]float64](notInBoth),
+			netRX: unknown.Not[float64](notInBoth), netTX: unknown.Not[float64](notInBoth),
+			drops: unknown.Not[float64](notInBoth), squeezes: unknown.Not[float64](notInBoth)}
 		d.cpu[id] = a
 	}
 	return a
@@ -188,9 +246,8 @@ func (d *differ) note(format string, args ...any) {
 	d.iv.Notes = append(d.iv.Notes, fmt.Sprintf(format, args...))
 }
 
-func (d *differ) rate(delta uint64) *float64 {
-	r := float64(delta) / d.secs
-	return &r
+func (d *differ) rate(delta uint64) unknown.Value[float64] {
+	return unknown.Of(float64(delta) / d.secs)
 }
 
 func (d *differ) onlineChanges(prev, cur cpuset.Set) {
@@ -222,18 +279,21 @@ func (d *differ) cpuTimes(prev, cur []statCPU) {
 		if b.user < a.user || b.nice < a.nice || b.system < a.system || b.idle < a.idle ||
 			b.iowait < a.iowait || b.irq < a.irq || b.softirq < a.softirq || b.steal < a.steal {
 			back = append(back, c.id)
+			d.acc(c.id).pct = unknown.Not[[5]float64](wentBack)
 			return
 		}
 		total := b.total() - a.total()
 		if total == 0 {
-			return // no tick accounted: percentages unknown
+			// no tick accounted: percentages unknown
+			d.acc(c.id).pct = unknown.NotAs[[5]float64](unknown.KindNotReported, "no tick accounted in the interval")
+			return
 		}
 		pct := func(x uint64) float64 { return 100 * float64(x) / float64(total) }
 		usr := pct(b.user + b.nice - a.user - a.nice)
 		sys := pct(b.system - a.system)
 		irqp := pct(b.irq - a.irq)
 		soft := pct(b.softirq - a.softirq)
-		d.acc(c.id).pct = &[5]float64{usr, sys, irqp, soft, usr + sys + irqp + soft}
+		d.acc(c.id).pct = unknown.Of([5]float64{usr, sys, irqp, soft, usr + sys + irqp + soft})
 	})
 	if len(back) > 0 {
 		d.note("/proc/stat times of CPU %s went backwards: their percentages are unknown this interval", cpuset.New(back...))
@@ -258,6 +318,8 @@ func (d *differ) softirqs(prev, cur *Sample) {
 		tx0, tx1 := prev.soft.netTX[j], cur.soft.netTX[i]
 		if rx1 < rx0 || tx1 < tx0 {
 			back = append(back, id)
+			a := d.acc(id)
+			a.netRX, a.netTX = unknown.Not[float64](wentBack), unknown.Not[float64](wentBack)
 			continue
 		}
 		a := d.acc(id)
@@ -279,6 +341,8 @@ func (d *differ) softnet(prev, cur *Sample) {
 	each(prev.softnet, cur.softnet, func(s softnetCPU) int { return s.id }, func(p, c softnetCPU) {
 		if c.dropped < p.dropped || c.squeeze < p.squeeze {
 			back = append(back, c.id)
+			a := d.acc(c.id)
+			a.drops, a.squeezes = unknown.Not[float64](wentBack), unknown.Not[float64](wentBack)
 			return
 		}
 		a := d.acc(c.id)
@@ -314,12 +378,14 @@ func (d *differ) irqs(prev, cur *Sample) {
 			d.note("IRQ %d (%s) is gone", prev.irqs[j].n, vector(prev.irqs[j].owner))
 			j++
 		}
-		st := IRQStats{IRQ: c.n, Name: c.name, Queue: c.owner.Queue, Dir: c.owner.Dir, Kind: c.owner.Kind, CPUs: []CPURate{}}
+		st := IRQStats{IRQ: c.n, Name: c.name, Queue: c.owner.Queue, Dir: c.owner.Dir, Kind: c.owner.Kind, CPUs: []CPURate{},
+			PerSec: unknown.NotAs[float64](unknown.KindNotCaptured, "new this interval")}
 		switch {
 		case j >= len(prev.irqs) || prev.irqs[j].n != c.n:
 			d.note("IRQ %d (%s) is new: its rate starts next interval", c.n, vector(c.owner))
 		case prev.irqs[j].name != c.name:
 			d.note("IRQ %d was re-registered (%q, was %q): its rate starts next interval", c.n, c.name, prev.irqs[j].name)
+			st.PerSec = unknown.NotAs[float64](unknown.KindNotCaptured, "re-registered this interval")
 			j++
 		default:
 			p := prev.irqs[j]
@@ -345,6 +411,7 @@ func (d *differ) irqs(prev, cur *Sample) {
 				d.note("IRQ %d (%s) count went backwards on CPU %s (re-registered, or a 32-bit wrap): its rate is unknown this interval",
 					c.n, vector(c.owner), cpuset.New(back...))
 				st.CPUs = st.CPUs[:0]
+				st.PerSec = unknown.Not[float64](wentBack)
 				break
 			}
 			st.PerSec = d.rate(sum)
@@ -369,9 +436,9 @@ func vector(o irq.Owner) string {
 		return o.NIC + " other"
 	}
 	if o.Dir != "" {
-		return fmt.Sprintf("%s %s queue %d", o.NIC, o.Dir, o.Queue)
+		return fmt.Sprintf("%s %s queue %s", o.NIC, o.Dir, o.Queue)
 	}
-	return fmt.Sprintf("%s queue %d", o.NIC, o.Queue)
+	return fmt.Sprintf("%s queue %s", o.NIC, o.Queue)
 }
 
 func (d *differ) threads(prev, cur []procSample) {
@@ -394,20 +461,23 @@ func (d *differ) threads(prev, cur []procSample) {
 			}
 		}
 		for _, t := range c.threads {
-			ts := ThreadStats{PID: c.pid, TID: t.TID, Comm: t.Comm, CPU: t.LastCPU, Node: -1}
-			if t.LastCPU >= 0 {
-				ts.Node = d.h.NodeOf(t.LastCPU)
+			ts := ThreadStats{PID: c.pid, TID: t.TID, Comm: t.Comm, CPU: t.LastCPU, Node: unknown.Not[int](t.LastCPU.Why()),
+				CPUPercent: unknown.NotAs[float64](unknown.KindNotCaptured, "new this interval")}
+			cpu, onCPU := t.LastCPU.Get()
+			if onCPU {
+				ts.Node = d.h.NodeOf(cpu)
 			}
 			if k, ok := slices.BinarySearch(old, t.TID); ok {
 				o := p.threads[k]
 				if now, was := t.UTime+t.STime, o.UTime+o.STime; now >= was {
-					pct := 100 * float64(now-was) / userHZ / d.secs
-					ts.CPUPercent = &pct
+					ts.CPUPercent = unknown.Of(100 * float64(now-was) / userHZ / d.secs)
+				} else {
+					ts.CPUPercent = unknown.Not[float64](wentBack)
 				}
 			}
 			d.iv.Threads = append(d.iv.Threads, ts)
-			if t.LastCPU >= 0 && ran(ts, t.State) {
-				a := d.acc(t.LastCPU)
+			if onCPU && ran(ts, t.State) {
+				a := d.acc(cpu)
 				a.thread = true
 				a.threads = append(a.threads, t.TID)
 			}
@@ -418,7 +488,8 @@ func (d *differ) threads(prev, cur []procSample) {
 // ran reports whether a thread ran in the interval (it used CPU time or
 // is running now).
 func ran(t ThreadStats, state string) bool {
-	return state == "R" || (t.CPUPercent != nil && *t.CPUPercent > 0)
+	pct, ok := t.CPUPercent.Get()
+	return state == "R" || (ok && pct > 0)
 }
 
 // cpus builds the CPU table: the CPUs that took NIC IRQs, ran a watched
@@ -438,7 +509,7 @@ func (d *differ) cpus() {
 		if a.thread {
 			why = append(why, "thread")
 		}
-		if a.pct != nil && a.pct[4] > BusyPercent {
+		if p, ok := a.pct.Get(); ok && p[4] > BusyPercent {
 			why = append(why, "busy")
 		}
 		if d.include.Contains(id) {
@@ -452,9 +523,11 @@ func (d *differ) cpus() {
 		if c.Threads == nil {
 			c.Threads = []int{}
 		}
-		if a.pct != nil {
-			p := *a.pct
-			c.Usr, c.Sys, c.IRQ, c.Soft, c.Busy = &p[0], &p[1], &p[2], &p[3], &p[4]
+		if p, ok := a.pct.Get(); ok {
+			c.Usr, c.Sys, c.IRQ, c.Soft, c.Busy = unknown.Of(p[0]), unknown.Of(p[1]), unknown.Of(p[2]), unknown.Of(p[3]), unknown.Of(p[4])
+		} else {
+			r := a.pct.Why()
+			c.Usr, c.Sys, c.IRQ, c.Soft, c.Busy = unknown.Not[float64](r), unknown.Not[float64](r), unknown.Not[float64](r), unknown.Not[float64](r), unknown.Not[float64](r)
 		}
 		d.iv.CPUs = append(d.iv.CPUs, c)
 	}

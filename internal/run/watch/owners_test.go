@@ -46,6 +46,6 @@ func TestReRegisteredIRQOwnedAsTheTableSays(t *testing.T) {
 		t.Errorf("irq.Load: IRQ 287 owner = %+v, want eth0 by msi_irqs", *q.Owner)
 	}
 	if got.Queue != q.Owner.Queue || got.Kind != q.Owner.Kind {
-		t.Errorf("sampler: IRQ 287 queue %d kind %s, irq.Load: queue %d kind %s", got.Queue, got.Kind, q.Owner.Queue, q.Owner.Kind)
+		t.Errorf("sampler: IRQ 287 queue %s kind %s, irq.Load: queue %s kind %s", got.Queue, got.Kind, q.Owner.Queue, q.Owner.Kind)
 	}
 }

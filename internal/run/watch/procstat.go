@@ -2,16 +2,17 @@ package watch
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 )
 
 // ErrFormat is wrapped by errors about text that is not in the format of
-// /proc/stat, /proc/softirqs or /proc/net/softnet_stat.
-var ErrFormat = errors.New("not in the kernel's format")
+// /proc/stat, /proc/softirqs or /proc/net/softnet_stat. It is
+// kfile.ErrFileParse, as every kernel file that does not parse.
+var ErrFormat = kfile.FormatSentinel("not in the kernel's format")
 
 // cpuTimes is one cpuN line of /proc/stat, in clock ticks (USER_HZ).
 type cpuTimes struct {

@@ -281,15 +281,15 @@ func (s *Sampler) readInterrupts(sm *Sample) error {
 
 // classify returns the NIC vector row r serves, when that NIC is watched:
 // its owner as irq.Owners decides for the IRQ table (msi_irqs first).
-func (s *Sampler) classify(r interrupts.Row) (nicIRQ, bool) {
+func (s *Sampler) classify(n int, r interrupts.Row) (nicIRQ, bool) {
 	if len(s.nics) == 0 {
 		return nicIRQ{}, false // no NIC watched
 	}
-	o, ok := s.owner.Of(r.IRQ, r.Name, r.Chip)
+	o, ok := s.owner.Of(n, r.Name, r.Chip)
 	if !ok || !slices.ContainsFunc(s.nics, func(n *topology.NIC) bool { return n.Name == o.NIC }) {
 		return nicIRQ{}, false
 	}
-	return nicIRQ{n: r.IRQ, name: r.Name, owner: o}, true
+	return nicIRQ{n: n, name: r.Name, owner: o}, true
 }
 
 // podsToResolve are the pods to resolve again before this sample: those

@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/interrupts"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Verdict says in words, and in fields, whether a NIC's softirq CPU is the
@@ -17,44 +19,70 @@ type Verdict struct {
 	Text string `json:"text"` // "eth0: RX softirq on CPU 27 (node 1, local) at 99% soft — saturated; ..."
 	// CPU is the NIC's busiest softirq CPU: of the CPUs that took its queue
 	// IRQs and ran a real share of the network softirqs (netSoftirqCPUs),
-	// the one with the most softirq time; -1 when none did.
-	CPU       int      `json:"cpu"`
-	Node      int      `json:"node"`  // CPU's node; -1 unknown
-	Local     *bool    `json:"local"` // CPU is local to the NIC; null when unknown
-	Soft      *float64 `json:"soft"`  // CPU's softirq percent; null when unknown
-	Busy      *float64 `json:"busy"`
-	Saturated bool     `json:"saturated"` // CPU was at least SaturatedPercent busy
+	// the one with the most softirq time; not applicable when none did.
+	CPU       unknown.Value[int]     `json:"cpu"`
+	Node      unknown.Value[int]     `json:"node"`  // CPU's node
+	Local     unknown.Value[bool]    `json:"local"` // CPU is local to the NIC
+	Soft      unknown.Value[float64] `json:"soft"`  // CPU's softirq percent
+	Busy      unknown.Value[float64] `json:"busy"`
+	Saturated bool                   `json:"saturated"` // CPU was at least SaturatedPercent busy
 	// SoftirqBound: CPU was saturated, at least half of it by interrupt
 	// and softirq time: the NIC's receive processing is the bottleneck.
 	SoftirqBound bool `json:"softirq_bound"`
 	// IRQCPUs are every CPU that took the NIC's queue IRQs; RemoteCPUs
 	// those of them outside the NIC's local CPUs.
-	IRQCPUs    []int           `json:"irq_cpus"`
-	RemoteCPUs []int           `json:"remote_cpus"`
+	IRQCPUs    cpuset.Set      `json:"irq_cpus"`
+	RemoteCPUs cpuset.Set      `json:"remote_cpus"`
 	Threads    []ThreadVerdict `json:"threads"` // watched threads that ran, busiest first
+}
+
+// MarshalJSON writes the unknown values' reasons beside them.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	type plain Verdict
+	return unknown.MarshalObject(plain(v))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (v *Verdict) UnmarshalJSON(b []byte) error {
+	type plain Verdict
+	return unknown.UnmarshalObject(b, (*plain)(v))
 }
 
 // ThreadVerdict places one watched thread relative to a NIC's softirq.
 type ThreadVerdict struct {
-	PID  int `json:"pid"`
-	TID  int `json:"tid"`
-	CPU  int `json:"cpu"`
-	Node int `json:"node"`
-	// Relation is "same-cpu" (it ran on a CPU that took the NIC's IRQs),
-	// "smt-sibling" (on a thread sibling of one), "own-core", or
-	// "unknown" when the CPU's core is unknown.
-	Relation   string   `json:"relation"`
-	Local      *bool    `json:"local"`
-	CPUPercent *float64 `json:"cpu_percent"`
-	Saturated  bool     `json:"saturated"`
+	PID  int                `json:"pid"`
+	TID  int                `json:"tid"`
+	CPU  int                `json:"cpu"`
+	Node unknown.Value[int] `json:"node"`
+	// Relation is where it ran relative to the NIC's softirq CPUs;
+	// unknown when the CPU's core is unknown.
+	Relation   unknown.Value[Relation] `json:"relation"`
+	Local      unknown.Value[bool]     `json:"local"`
+	CPUPercent float64                 `json:"cpu_percent"`
+	Saturated  bool                    `json:"saturated"`
 }
+
+// MarshalJSON writes the unknown values' reasons beside them.
+func (t ThreadVerdict) MarshalJSON() ([]byte, error) {
+	type plain ThreadVerdict
+	return unknown.MarshalObject(plain(t))
+}
+
+// UnmarshalJSON restores the unknown values' reasons.
+func (t *ThreadVerdict) UnmarshalJSON(b []byte) error {
+	type plain ThreadVerdict
+	return unknown.UnmarshalObject(b, (*plain)(t))
+}
+
+// Relation is where a watched thread ran relative to a NIC's softirq
+// CPUs.
+type Relation string
 
 // Relations of a thread to a NIC's softirq CPUs.
 const (
-	SameCPU    = "same-cpu"
-	SMTSibling = "smt-sibling"
-	OwnCore    = "own-core"
-	Unknown    = "unknown"
+	RelationSameCPU    Relation = "same-cpu"    // it ran on a CPU that took the NIC's IRQs
+	RelationSMTSibling Relation = "smt-sibling" // on a thread sibling of one
+	RelationOwnCore    Relation = "own-core"    // on a core of its own
 )
 
 // maxThreadsInText bounds the threads a verdict line names.
@@ -80,8 +108,8 @@ func (d *differ) nic(n *topology.NIC) NICStats {
 		if hasQueue && q.Kind != irq.KindQueue {
 			continue
 		}
-		if q.PerSec != nil {
-			ns.QueueIRQsPerSec += *q.PerSec
+		if r, ok := q.PerSec.Get(); ok {
+			ns.QueueIRQsPerSec += r
 		}
 		for _, r := range q.CPUs {
 			rates[r.CPU] += r.PerSec
@@ -91,9 +119,9 @@ func (d *differ) nic(n *topology.NIC) NICStats {
 				dirs[r.CPU] = dr
 			}
 			switch q.Dir {
-			case "rx":
+			case interrupts.DirRX:
 				dr.rx += r.PerSec
-			case "tx":
+			case interrupts.DirTX:
 				dr.tx += r.PerSec
 			default:
 				dr.both += r.PerSec
@@ -109,57 +137,66 @@ func (d *differ) nic(n *topology.NIC) NICStats {
 type dirRates struct{ rx, tx, both float64 }
 
 func (d *differ) verdict(n *topology.NIC, loc topology.Locality, rates map[int]float64, dirs map[int]*dirRates, hasIRQs bool) Verdict {
-	v := Verdict{CPU: -1, Node: -1, IRQCPUs: []int{}, RemoteCPUs: []int{}, Threads: []ThreadVerdict{}}
+	none := unknown.Because(unknown.KindNotApplicable, "no CPU took its queue IRQs")
+	v := Verdict{CPU: unknown.Not[int](none), Node: unknown.Not[int](none), Local: unknown.Not[bool](none),
+		Soft: unknown.Not[float64](none), Busy: unknown.Not[float64](none),
+		Threads: []ThreadVerdict{}}
+	irqCPUs := make([]int, 0, len(rates))
 	for id := range rates {
-		v.IRQCPUs = append(v.IRQCPUs, id)
+		irqCPUs = append(irqCPUs, id)
 	}
-	slices.Sort(v.IRQCPUs)
-	local := func(id int) *bool {
+	slices.Sort(irqCPUs)
+	v.IRQCPUs = cpuset.New(irqCPUs...)
+	local := func(id int) unknown.Value[bool] {
 		if !loc.Known() {
-			return nil
+			return unknown.NotAs[bool](unknown.KindNotReported, "the NUMA locality of "+n.Name+" is unknown")
 		}
-		b := loc.CPUs.Contains(id)
-		return &b
+		return unknown.Of(loc.CPUs.Contains(id))
 	}
-	for _, id := range v.IRQCPUs {
-		if l := local(id); l != nil && !*l {
-			v.RemoteCPUs = append(v.RemoteCPUs, id)
+	var remote []int
+	for _, id := range irqCPUs {
+		if unknown.Is(local(id), false) {
+			remote = append(remote, id)
 		}
 	}
+	v.RemoteCPUs = cpuset.New(remote...)
 	var b strings.Builder
 	b.WriteString(n.Name + ": ")
 	switch {
 	case !hasIRQs:
 		b.WriteString("no IRQs found for it")
-	case len(v.IRQCPUs) == 0:
+	case len(irqCPUs) == 0:
 		b.WriteString("no queue interrupts this interval")
 	default:
-		hot := d.hottest(v.IRQCPUs, rates)
+		hot := d.hottest(irqCPUs, rates)
 		c, ok := d.iv.cpuStats(hot)
 		if !ok { // every CPU that took a NIC IRQ is listed; stay safe anyway
-			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot)}
+			r := unknown.Because(unknown.KindNotCaptured, "CPU not listed")
+			c = &CPUStats{CPU: hot, Node: d.h.NodeOf(hot), Soft: unknown.Not[float64](r), Busy: unknown.Not[float64](r)}
 		}
-		v.CPU, v.Node, v.Local, v.Soft, v.Busy = hot, d.h.NodeOf(hot), local(hot), c.Soft, c.Busy
-		v.Saturated = c.Busy != nil && *c.Busy >= SaturatedPercent
-		fmt.Fprintf(&b, "%s on CPU %d (%s, %s)", cmp.Or(direction(dirs[hot], c), "softirq"), hot, nodeWord(v.Node), localWord(v.Local))
+		v.CPU, v.Node, v.Local, v.Soft, v.Busy = unknown.Of(hot), d.h.NodeOf(hot), local(hot), c.Soft, c.Busy
+		soft, softOK := c.Soft.Get()
+		busy, busyOK := c.Busy.Get()
+		v.Saturated = busyOK && busy >= SaturatedPercent
+		fmt.Fprintf(&b, "%s on CPU %d (%s, %s)", cmp.Or(direction(dirs[hot], c), "softirq"), hot, nodeWord(d.h.NodeOf(hot)), localWord(v.Local))
 		switch {
-		case c.Soft == nil || c.Busy == nil:
+		case !softOK || !busyOK:
 			b.WriteString(" — load unknown")
-		case v.Saturated && *c.Soft+*c.IRQ >= *c.Busy/2:
+		case v.Saturated && soft+c.IRQ.Or(0) >= busy/2:
 			v.SoftirqBound = true
-			fmt.Fprintf(&b, " at %.0f%% soft — saturated", *c.Soft)
+			fmt.Fprintf(&b, " at %.0f%% soft — saturated", soft)
 		case v.Saturated:
-			fmt.Fprintf(&b, " at %.0f%% soft — CPU saturated by other work (%.0f%% busy: %.0f%% usr, %.0f%% sys)", *c.Soft, *c.Busy, *c.Usr, *c.Sys)
+			fmt.Fprintf(&b, " at %.0f%% soft — CPU saturated by other work (%.0f%% busy: %.0f%% usr, %.0f%% sys)", soft, busy, c.Usr.Or(0), c.Sys.Or(0))
 		default:
-			fmt.Fprintf(&b, " at %.0f%% soft — not saturated (%.0f%% busy)", *c.Soft, *c.Busy)
+			fmt.Fprintf(&b, " at %.0f%% soft — not saturated (%.0f%% busy)", soft, busy)
 		}
-		if c.Drops != nil && *c.Drops > 0 {
-			fmt.Fprintf(&b, ", %.0f drops/s", *c.Drops)
+		if r, ok := c.Drops.Get(); ok && r > 0 {
+			fmt.Fprintf(&b, ", %.0f drops/s", r)
 		}
-		if c.Squeezes != nil && *c.Squeezes > 0 {
-			fmt.Fprintf(&b, ", %.0f time_squeeze/s", *c.Squeezes)
+		if r, ok := c.Squeezes.Get(); ok && r > 0 {
+			fmt.Fprintf(&b, ", %.0f time_squeeze/s", r)
 		}
-		d.otherCPUs(&b, v.IRQCPUs, hot, local)
+		d.otherCPUs(&b, irqCPUs, hot, local)
 	}
 	d.threadVerdicts(&b, n, &v, rates, local)
 	v.Text = b.String()
@@ -172,8 +209,8 @@ func (d *differ) hottest(ids []int, rates map[int]float64) int {
 	ids = d.netSoftirqCPUs(ids)
 	best := ids[0]
 	soft := func(id int) float64 {
-		if c, ok := d.iv.cpuStats(id); ok && c.Soft != nil {
-			return *c.Soft
+		if c, ok := d.iv.cpuStats(id); ok && c.Soft.Known() {
+			return c.Soft.Or(0)
 		}
 		return -1
 	}
@@ -196,10 +233,12 @@ func (d *differ) hottest(ids []int, rates map[int]float64) int {
 func (d *differ) netSoftirqCPUs(ids []int) []int {
 	net := func(id int) (float64, bool) {
 		c, ok := d.iv.cpuStats(id)
-		if !ok || c.NetRX == nil || c.NetTX == nil {
+		rx, rxOK := c.NetRX.Get()
+		tx, txOK := c.NetTX.Get()
+		if !ok || !rxOK || !txOK {
 			return 0, false
 		}
-		return *c.NetRX + *c.NetTX, true
+		return rx + tx, true
 	}
 	most := 0.0
 	for _, id := range ids {
@@ -237,10 +276,12 @@ func direction(dr *dirRates, c *CPUStats) string {
 		}
 	}
 	soft := ""
+	rx, rxOK := c.NetRX.Get()
+	tx, txOK := c.NetTX.Get()
 	switch {
-	case c.NetRX != nil && c.NetTX != nil && *c.NetRX >= *c.NetTX && *c.NetRX > 0:
+	case rxOK && txOK && rx >= tx && rx > 0:
 		soft = "RX"
-	case c.NetRX != nil && c.NetTX != nil && *c.NetTX > *c.NetRX:
+	case rxOK && txOK && tx > rx:
 		soft = "TX"
 	}
 	switch {
@@ -256,21 +297,21 @@ func direction(dr *dirRates, c *CPUStats) string {
 
 // otherCPUs names the NIC's other IRQ CPUs, local ones first, and any of
 // them that is saturated too.
-func (d *differ) otherCPUs(b *strings.Builder, ids []int, hot int, local func(int) *bool) {
+func (d *differ) otherCPUs(b *strings.Builder, ids []int, hot int, local func(int) unknown.Value[bool]) {
 	var loc, rem, unk, sat []int
 	for _, id := range ids {
 		if id == hot {
 			continue
 		}
-		switch l := local(id); {
-		case l == nil:
+		switch l, known := local(id).Get(); {
+		case !known:
 			unk = append(unk, id)
-		case *l:
+		case l:
 			loc = append(loc, id)
 		default:
 			rem = append(rem, id)
 		}
-		if c, ok := d.iv.cpuStats(id); ok && c.Busy != nil && *c.Busy >= SaturatedPercent {
+		if c, ok := d.iv.cpuStats(id); ok && c.Busy.Or(0) >= SaturatedPercent {
 			sat = append(sat, id)
 		}
 	}
@@ -293,36 +334,38 @@ func (d *differ) otherCPUs(b *strings.Builder, ids []int, hot int, local func(in
 
 // threadVerdicts places the watched threads that ran relative to the
 // NIC's softirq CPUs.
-func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict, rates map[int]float64, local func(int) *bool) {
-	softCPUs := cpuset.New(v.IRQCPUs...)
+func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict, rates map[int]float64, local func(int) unknown.Value[bool]) {
+	softCPUs := v.IRQCPUs
 	var tv []ThreadVerdict
 	var comm = map[int]string{}
 	for _, t := range d.iv.Threads {
-		if t.CPU < 0 || t.CPUPercent == nil || *t.CPUPercent <= 0 {
+		id, onCPU := t.CPU.Get()
+		pct, pctOK := t.CPUPercent.Get()
+		if !onCPU || !pctOK || pct <= 0 {
 			continue
 		}
 		if u, ok := d.uses[t.PID]; ok && !u.MayUse(n.Name) {
 			continue // its process uses other NICs, or none
 		}
-		r := ThreadVerdict{PID: t.PID, TID: t.TID, CPU: t.CPU, Node: t.Node, Local: local(t.CPU),
-			CPUPercent: t.CPUPercent, Saturated: *t.CPUPercent >= SaturatedPercent}
-		cpu, _ := d.h.CPU(t.CPU)
+		r := ThreadVerdict{PID: t.PID, TID: t.TID, CPU: id, Node: t.Node, Local: local(id),
+			CPUPercent: pct, Saturated: pct >= SaturatedPercent}
+		cpu, _ := d.h.CPU(id)
 		switch {
-		case softCPUs.Contains(t.CPU):
-			r.Relation = SameCPU
-		case cpu.Siblings.IsEmpty():
-			r.Relation = Unknown
-		case cpu.Siblings.Intersects(softCPUs):
-			r.Relation = SMTSibling
+		case softCPUs.Contains(id):
+			r.Relation = unknown.Of(RelationSameCPU)
+		case cpu.Siblings.Or(cpuset.Set{}).IsEmpty():
+			r.Relation = unknown.NotAs[Relation](unknown.KindNotReported, fmt.Sprintf("the core siblings of CPU %d are unknown", id))
+		case cpu.Siblings.Or(cpuset.Set{}).Intersects(softCPUs):
+			r.Relation = unknown.Of(RelationSMTSibling)
 		default:
-			r.Relation = OwnCore
+			r.Relation = unknown.Of(RelationOwnCore)
 		}
 		tv = append(tv, r)
 		comm[t.TID] = t.Comm
 	}
 	slices.SortStableFunc(tv, func(a, b ThreadVerdict) int {
-		if *a.CPUPercent != *b.CPUPercent {
-			if *a.CPUPercent > *b.CPUPercent {
+		if a.CPUPercent != b.CPUPercent {
+			if a.CPUPercent > b.CPUPercent {
 				return -1
 			}
 			return 1
@@ -338,38 +381,40 @@ func (d *differ) threadVerdicts(b *strings.Builder, n *topology.NIC, v *Verdict,
 			break
 		}
 		where := nodeWord(t.Node)
-		if t.Local != nil && !*t.Local {
+		if unknown.Is(t.Local, false) {
 			where += ", remote"
 		}
-		switch t.Relation {
-		case SameCPU:
+		switch rel, _ := t.Relation.Get(); rel {
+		case RelationSameCPU:
 			where += ", same CPU as the softirq"
-		case SMTSibling:
+		case RelationSMTSibling:
 			cpu, _ := d.h.CPU(t.CPU)
-			s, _ := cpu.Siblings.Intersection(cpuset.New(v.IRQCPUs...)).Min()
+			s, _ := cpu.Siblings.Or(cpuset.Set{}).Intersection(v.IRQCPUs).Min()
 			where += fmt.Sprintf(", SMT sibling of softirq CPU %d", s)
-		case OwnCore:
+		case RelationOwnCore:
 			where += ", own core"
 		}
-		fmt.Fprintf(b, "; %s thread %d on CPU %d (%s) at %.0f%%", comm[t.TID], t.TID, t.CPU, where, *t.CPUPercent)
+		fmt.Fprintf(b, "; %s thread %d on CPU %d (%s) at %.0f%%", comm[t.TID], t.TID, t.CPU, where, t.CPUPercent)
 		if t.Saturated {
 			b.WriteString(" — saturated")
 		}
 	}
 }
 
-func nodeWord(n int) string {
-	if n < 0 {
+func nodeWord(node unknown.Value[int]) string {
+	n, ok := node.Get()
+	if !ok {
 		return "node unknown"
 	}
 	return fmt.Sprintf("node %d", n)
 }
 
-func localWord(l *bool) string {
+func localWord(local unknown.Value[bool]) string {
+	l, ok := local.Get()
 	switch {
-	case l == nil:
+	case !ok:
 		return "locality unknown"
-	case *l:
+	case l:
 		return "local"
 	}
 	return "remote"

@@ -18,6 +18,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/watchtest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // setup copies a committed host tree and returns it with a sampler on an
@@ -121,11 +122,12 @@ func cpuRow(t *testing.T, iv *Interval, id int) CPUStats {
 	return *c
 }
 
-func val(p *float64) any {
-	if p == nil {
+func val(p unknown.Value[float64]) any {
+	v, ok := p.Get()
+	if !ok {
 		return nil
 	}
-	return *p
+	return v
 }
 
 func hasNote(iv *Interval, words ...string) bool {
@@ -162,8 +164,8 @@ func TestSaturatedLocal(t *testing.T) {
 	if v.Text != want {
 		t.Errorf("verdict = %q, want %q", v.Text, want)
 	}
-	if v.CPU != 53 || v.Local == nil || !*v.Local || !v.Saturated || v.Node != 1 {
-		t.Errorf("verdict fields = cpu %d node %d local %v saturated %v, want 53 1 true true", v.CPU, v.Node, val2(v.Local), v.Saturated)
+	if !unknown.Is(v.CPU, 53) || !unknown.Is(v.Local, true) || !v.Saturated || !unknown.Is(v.Node, 1) {
+		t.Errorf("verdict fields = cpu %s node %s local %v saturated %v, want 53 1 true true", v.CPU, v.Node, val2(v.Local), v.Saturated)
 	}
 	c := cpuRow(t, iv, 53)
 	if val(c.Soft) != 99.0 || val(c.Busy) != 100.0 || val(c.NetRX) != 400000.0 || c.NICIRQs != 1e6 {
@@ -174,11 +176,12 @@ func TestSaturatedLocal(t *testing.T) {
 	}
 }
 
-func val2(p *bool) any {
-	if p == nil {
+func val2(p unknown.Value[bool]) any {
+	v, ok := p.Get()
+	if !ok {
 		return nil
 	}
-	return *p
+	return v
 }
 
 // TestRates checks every per-second number over a 2 s interval.
@@ -221,7 +224,7 @@ func TestRates(t *testing.T) {
 		{"CPU 50 why", cpuRow(t, iv, 50).Why, []string{"irq", "busy"}},
 		{"CPU 17 why", cpuRow(t, iv, 17).Why, []string{"irq"}},
 		{"CPU 9 why", cpuRow(t, iv, 9).Why, []string{"busy"}},
-		{"CPU 9 node", cpuRow(t, iv, 9).Node, 0},
+		{"CPU 9 node", cpuRow(t, iv, 9).Node.Or(-1), 0},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, tt.got); diff != "" {
@@ -262,11 +265,11 @@ func TestThreadsShareCore(t *testing.T) {
 	iv := diff(t, s, prev, sample(t, s))
 
 	v := nicStats(t, iv, "eth0").Verdict
-	got := map[int]string{}
+	got := map[int]Relation{}
 	for _, tv := range v.Threads {
-		got[tv.TID] = tv.Relation
+		got[tv.TID] = tv.Relation.Or("unknown")
 	}
-	want := map[int]string{5001: SameCPU, 5002: SMTSibling, 5003: OwnCore, 5004: OwnCore}
+	want := map[int]Relation{5001: RelationSameCPU, 5002: RelationSMTSibling, 5003: RelationOwnCore, 5004: RelationOwnCore}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("thread relations (-want +got):\n%s", diff)
 	}
@@ -278,7 +281,7 @@ func TestThreadsShareCore(t *testing.T) {
 	if v.Text != wantText {
 		t.Errorf("verdict =\n%q\nwant\n%q", v.Text, wantText)
 	}
-	if tv := v.Threads[3]; tv.TID != 5004 || tv.Local == nil || *tv.Local || tv.Node != 0 {
+	if tv := v.Threads[3]; tv.TID != 5004 || !unknown.Is(tv.Local, false) || !unknown.Is(tv.Node, 0) {
 		t.Errorf("thread 5004 = %+v, want remote on node 0", tv)
 	}
 	if c := cpuRow(t, iv, 21); !cmp.Equal(c.Why, []string{"thread"}) || !cmp.Equal(c.Threads, []int{5002}) {
@@ -312,7 +315,7 @@ func TestCounterReset(t *testing.T) {
 	h.Write("proc/stat", []byte(strings.Join(lines, "\n")))
 	iv := diff(t, s, prev, sample(t, s))
 
-	if q := irqStats(t, iv, 284); q.PerSec != nil || len(q.CPUs) != 0 {
+	if q := irqStats(t, iv, 284); q.PerSec.Known() || len(q.CPUs) != 0 {
 		t.Errorf("IRQ 284 after a reset: rate %v on %v, want unknown", val(q.PerSec), q.CPUs)
 	}
 	if !hasNote(iv, "IRQ 284", "went backwards", "CPU 50") {
@@ -410,7 +413,7 @@ func TestProcessExit(t *testing.T) {
 	h.Thread(7000, 7000, "iperf3", "R", 60, 10, 1)
 	cur := sample(t, s)
 	iv := diff(t, s, prev, cur)
-	if len(iv.Threads) != 1 || val(iv.Threads[0].CPUPercent) != 50.0 || iv.Threads[0].CPU != 1 {
+	if len(iv.Threads) != 1 || val(iv.Threads[0].CPUPercent) != 50.0 || !unknown.Is(iv.Threads[0].CPU, 1) {
 		t.Fatalf("threads = %+v, want 7000 on CPU 1 at 50%%", iv.Threads)
 	}
 	if err := os.RemoveAll(h.Root + "/proc/7000"); err != nil {
@@ -571,7 +574,7 @@ func TestWaitsForComm(t *testing.T) {
 		hosttest.WriteSockets(t, root, 7000, []hosttest.Socket{{Proto: "tcp", Local: "0.0.0.0:5201", Inode: 5}})
 	}
 	iv = step(start)
-	if !hasNote(iv, "--comm iperf3: process 7000 started") || len(iv.Processes) != 1 || iv.Processes[0].Attribution != nicuse.AttributionAny {
+	if !hasNote(iv, "--comm iperf3: process 7000 started") || len(iv.Processes) != 1 || !unknown.Is(iv.Processes[0].Attribution, nicuse.AttributionAny) {
 		t.Errorf("once it starts: notes %q, processes %+v", iv.Notes, iv.Processes)
 	}
 	// A client connects: the next sample reads its sockets again.

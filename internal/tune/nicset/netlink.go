@@ -8,6 +8,7 @@ import (
 	"github.com/mdlayher/netlink"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // ethtool netlink's set messages and their attributes
@@ -106,13 +107,13 @@ func (s *liveSetter) SetRings(nic string, r RingSetting) error {
 	return checkRings(n, r)
 }
 
-func dataSplitValue(v steer.TCPDataSplit) (uint8, bool) {
+func dataSplitValue(v DataSplit) (uint8, bool) {
 	switch v {
-	case steer.TCPDataSplitUnknown:
+	case DataSplitDefault:
 		return ethnlTCPDataSplitUnset, true
-	case steer.TCPDataSplitDisabled:
+	case DataSplitOff:
 		return ethnlTCPDataSplitOff, true
-	case steer.TCPDataSplitEnabled:
+	case DataSplitOn:
 		return ethnlTCPDataSplitOn, true
 	}
 	return 0, false
@@ -125,8 +126,8 @@ func checkRings(n *steer.NIC, r RingSetting) error {
 	if n.Rings == nil {
 		return fmt.Errorf("%s rings: %w: %s", n.Name, ErrReadBack, n.Unknown[steer.PartRings])
 	}
-	if w := r.TCPDataSplit; w != nil && *w != steer.TCPDataSplitUnknown {
-		if g := n.Rings.TCPDataSplit; g == nil || *g != *w {
+	if w := r.TCPDataSplit; w != nil && *w != DataSplitDefault {
+		if !unknown.Is(n.Rings.TCPDataSplit, steer.TCPDataSplit(*w)) {
 			return fmt.Errorf("%s rings: %w: tcp-data-split is not %s", n.Name, ErrReadBack, *w)
 		}
 	}

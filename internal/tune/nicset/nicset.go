@@ -20,6 +20,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/ethnl"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 var native = binary.NativeEndian
@@ -57,8 +58,8 @@ func (e *SetError) Error() string {
 
 func (e *SetError) Unwrap() error { return e.Errno }
 
-// Reason is the refusal as a steer.Reason: WhyDriver for EOPNOTSUPP.
-func (e *SetError) Reason() steer.Reason {
+// Reason is the refusal as a unknown.Reason: WhyDriver for EOPNOTSUPP.
+func (e *SetError) Reason() unknown.Reason {
 	r := steer.ReasonOf(e.Errno)
 	if e.Message != "" {
 		r.Detail += ": " + e.Message
@@ -85,9 +86,22 @@ type RSSSetting struct {
 
 // RingSetting is what a set of the rings changes; a nil field is left.
 type RingSetting struct {
-	TCPDataSplit *steer.TCPDataSplit
+	TCPDataSplit *DataSplit
 	HDSThresh    *uint32
 }
+
+// DataSplit is the tcp-data-split a set of the rings writes: on, off,
+// or the driver's default (what a restore writes back when the driver
+// said n/a before).
+type DataSplit string
+
+// The tcp-data-split settings (ETHTOOL_TCP_DATA_SPLIT_*). The default's
+// word is the kernel's, "unknown", which a state file keeps.
+const (
+	DataSplitDefault DataSplit = "unknown"
+	DataSplitOff     DataSplit = DataSplit(steer.TCPDataSplitDisabled)
+	DataSplitOn      DataSplit = DataSplit(steer.TCPDataSplitEnabled)
+)
 
 // RuleSpec is the one kind of ntuple rule irqnuma adds: a TCP flow type
 // (tcp4 or tcp6) and destination port, steered to Queue.

@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 func TestOpenSetterRefusesCapturedRoot(t *testing.T) {
@@ -242,8 +243,8 @@ func TestCheckReadBack(t *testing.T) {
 	if err := checkChannels(n, ChannelCounts{Combined: &three}); !errors.Is(err, ErrReadBack) {
 		t.Errorf("channels: %v, want ErrReadBack", err)
 	}
-	on := steer.TCPDataSplitEnabled
-	if err := checkRings(&steer.NIC{Name: "eth2", Unknown: map[steer.Part]steer.Reason{steer.PartRings: {Why: steer.WhyDriver}}}, RingSetting{TCPDataSplit: &on}); !errors.Is(err, ErrReadBack) {
+	on := DataSplitOn
+	if err := checkRings(&steer.NIC{Name: "eth2", Unknown: map[steer.Part]unknown.Reason{steer.PartRings: {Kind: unknown.KindDriver}}}, RingSetting{TCPDataSplit: &on}); !errors.Is(err, ErrReadBack) {
 		t.Errorf("rings unknown: %v, want ErrReadBack", err)
 	}
 }
@@ -272,8 +273,8 @@ func TestSetErrorSaysTheKernelsTerms(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("message %q, want %q", err.Error(), want)
 	}
-	if r := se.Reason(); r.Why != steer.WhyDriver {
-		t.Errorf("Reason %v, want %s", r, steer.WhyDriver)
+	if r := se.Reason(); r.Kind != unknown.KindDriver {
+		t.Errorf("Reason %v, want %s", r, unknown.KindDriver)
 	}
 }
 
