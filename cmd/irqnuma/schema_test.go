@@ -15,7 +15,9 @@ import (
 )
 
 // TestJSONSchemas: every command's -o json, on every tree under
-// testdata/hosts and (but with -short) every real capture, validates
+// testdata/hosts (the generated ones, the sosreport, the seed with its
+// recorded steering and the lab's kernel-written snapshots) and (but
+// with -short) every real capture and the live host, validates
 // against the schema it names under docs/schema, and names the one its
 // command writes; so do the JSON golden files and a state file.
 func TestJSONSchemas(t *testing.T) {
@@ -24,10 +26,17 @@ func TestJSONSchemas(t *testing.T) {
 	for _, name := range hosttest.Names() {
 		roots[name] = hosttest.Root(name)
 	}
+	roots["sos-ice"], roots["seed-steer"] = hosttest.Root("sos-ice"), seedWithSteering(t)
+	for _, name := range labHosts {
+		roots[name] = labSnapshot(t, name)
+	}
 	capture := map[string]bool{}
 	if !testing.Short() {
 		for _, c := range realhosts.MustCaptures(t) {
 			roots[c.Name], capture[c.Name] = realhosts.Root(t, c), true
+		}
+		if _, err := os.Stat("/proc/interrupts"); err == nil {
+			roots["live"] = "/" // every command here only reads (pin and bench --dry-run)
 		}
 	}
 	for name, root := range roots {
