@@ -404,8 +404,10 @@ func TestBenchFlowLive(t *testing.T) {
 	}
 	var path struct {
 		Queue   *uint32 `json:"queue"`
-		Unknown string  `json:"queue_unknown"`
-		IRQ     *struct {
+		Unknown struct {
+			Detail string `json:"detail"`
+		} `json:"queue_unknown"`
+		IRQ *struct {
 			IRQ int `json:"irq"`
 		} `json:"irq"`
 	}
@@ -416,7 +418,7 @@ func TestBenchFlowLive(t *testing.T) {
 		"--flow", fl, "--", "iperf3", "-s", "-1", "-J"}
 	if path.Queue == nil {
 		_, stderr, code = runCLI(t, args...)
-		if want := "irqnuma: no placement asked for can run on this host: " + path.Unknown + "\n"; code == 0 || path.Unknown == "" || stderr != want {
+		if want := "irqnuma: no placement asked for can run on this host: " + path.Unknown.Detail + "\n"; code == 0 || path.Unknown.Detail == "" || stderr != want {
 			t.Errorf("exit %d, stderr %q; want flow's reason: %q", code, stderr, want)
 		}
 		t.Logf("refused (exit %d): %s", code, stderr)

@@ -151,8 +151,8 @@ func TestPinNAPILive(t *testing.T) {
 		Threads []struct {
 			PID    int    `json:"pid"`
 			Comm   string `json:"comm"`
-			IRQ    int    `json:"irq"`
-			Queue  int    `json:"queue"`
+			IRQ    *int   `json:"irq"`   // null when unpaired
+			Queue  *int   `json:"queue"` // likewise
 			To     string `json:"to"`
 			Result string `json:"result"`
 			Note   string `json:"note"`
@@ -171,22 +171,22 @@ func TestPinNAPILive(t *testing.T) {
 			continue
 		}
 		moved[r.PID] = true
-		if r.IRQ < 0 {
+		if r.IRQ == nil {
 			// Unpaired: with the queue IRQs' CPUs, all of them target.
 			got := liveCPUs(t, "/proc/"+strconv.Itoa(r.PID)+"/status", "Cpus_allowed_list")
-			if got != target || r.To != target || r.Queue != -1 || !strings.HasPrefix(r.Note, "its queue is unknown") {
-				t.Errorf("%s (pid %d), unpaired, may run on %s, row to %q queue %d note %q; want %s, the CPUs of %s's queue IRQs", r.Comm, r.PID, got, r.To, r.Queue, r.Note, target, nic)
+			if got != target || r.To != target || r.Queue != nil || !strings.HasPrefix(r.Note, "its queue is unknown") {
+				t.Errorf("%s (pid %d), unpaired, may run on %s, row to %q queue %v note %q; want %s, the CPUs of %s's queue IRQs", r.Comm, r.PID, got, r.To, r.Queue, r.Note, target, nic)
 			}
 			continue
 		}
-		if _, ok := irqsBefore[r.IRQ]; !ok {
-			t.Errorf("%s moved with IRQ %d, not one of %s's", r.Comm, r.IRQ, nic)
+		if _, ok := irqsBefore[*r.IRQ]; !ok {
+			t.Errorf("%s moved with IRQ %d, not one of %s's", r.Comm, *r.IRQ, nic)
 			continue
 		}
 		got := liveCPUs(t, "/proc/"+strconv.Itoa(r.PID)+"/status", "Cpus_allowed_list")
-		want := liveCPUs(t, irq.AffinityPath(r.IRQ, irq.FileAffinityList), "")
+		want := liveCPUs(t, irq.AffinityPath(*r.IRQ, irq.FileAffinityList), "")
 		if got != want || got != target {
-			t.Errorf("%s (pid %d) may run on %s; its IRQ %d on %s; pinned to %s", r.Comm, r.PID, got, r.IRQ, want, target)
+			t.Errorf("%s (pid %d) may run on %s; its IRQ %d on %s; pinned to %s", r.Comm, r.PID, got, *r.IRQ, want, target)
 		}
 	}
 	// The test's own pairing: one rx queue and one NAPI thread with a

@@ -37,9 +37,9 @@ func remoteIRQs(args ...string) map[int]bool {
 
 // pinRow is one step of `irqnuma irq pin -o json`.
 type pinRow struct {
-	IRQ      int     `json:"irq"`
+	IRQ      noneIs1 `json:"irq"` // -1: an xps step, which sets no IRQ
 	NIC      string  `json:"nic"`
-	Queue    int     `json:"queue"`
+	Queue    noneIs1 `json:"queue"` // -1: a vector that serves no queue
 	Kind     string  `json:"kind"`
 	From     string  `json:"from"`
 	To       string  `json:"to"`
@@ -47,6 +47,21 @@ type pinRow struct {
 	Result   string  `json:"result"`
 	Error    string  `json:"error"`
 	Affinity *string `json:"affinity"`
+}
+
+// noneIs1 is an id irqnuma writes as null where there is none (an xps
+// step's IRQ, with its reason beside it): -1 here, as the checks compare.
+type noneIs1 int
+
+func (n *noneIs1) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = -1
+		return nil
+	}
+	var v int
+	err := json.Unmarshal(b, &v)
+	*n = noneIs1(v)
+	return err
 }
 
 type pinDoc struct {
@@ -99,7 +114,7 @@ func scenarioAudit(l *lab) {
 	to := map[int]string{}
 	for _, row := range d.Plan {
 		if row.IRQ >= 0 {
-			to[row.IRQ] = row.To
+			to[int(row.IRQ)] = row.To
 		}
 	}
 	check("pinned-traffic", len(l.traffic(n)) == 0, "every queue IRQ of %s fired after the pin", n.Name)
@@ -139,7 +154,7 @@ func refusedMidPin(l *lab) {
 	jsonOf(&dry, "irq", "pin", n.Name, "--dry-run")
 	// The victim is the CPU of the last single-CPU change; the refused
 	// write is the first change to it, after every change before it.
-	victim, victimIRQ, earlier := -1, -1, 0
+	victim, victimIRQ, earlier := -1, noneIs1(-1), 0
 	for _, row := range dry.Plan {
 		if c, err := parseCPUs(row.To); err == nil && row.Action == "change" && c.len() == 1 {
 			victim = c.ids()[0]
