@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 	"github.com/irqnuma/irqnuma/internal/testsupport/schematest"
@@ -206,5 +210,48 @@ func TestSchemasClosed(t *testing.T) {
 	nb, _ := json.Marshal(m)
 	if _, err := set.Check(nb); err == nil {
 		t.Error("a topology of version 1 validates against version 2's schema")
+	}
+}
+
+// TestSteerReadingRoundTrip: a NIC's steering reading in topology -o json
+// decodes into steer.NIC and encodes to the same bytes, its unknowns'
+// reasons included (the lab compares a guest's CLI reading with its
+// steer.Read this way).
+func TestSteerReadingRoundTrip(t *testing.T) {
+	for _, root := range []string{hosttest.Root("sos-ice"), seedWithSteering(t)} {
+		stdout, stderr, code := runCLI(t, "--root", root, "-o", "json", "topology")
+		if code != 0 {
+			t.Fatalf("topology: exit %d: %s", code, stderr)
+		}
+		var doc struct {
+			Steer struct {
+				NICs []struct {
+					Reading json.RawMessage `json:"reading"`
+				} `json:"nics"`
+			} `json:"steer"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Steer.NICs) == 0 {
+			t.Fatalf("%s: no steering in topology -o json", root)
+		}
+		for _, n := range doc.Steer.NICs {
+			var nic steer.NIC
+			if err := json.Unmarshal(n.Reading, &nic); err != nil {
+				t.Fatal(err)
+			}
+			back, err := json.Marshal(nic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			if err := json.Compact(&want, n.Reading); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.String(), string(safetext.JSON(back))); diff != "" {
+				t.Errorf("%s: %s's reading after a round trip (-topology +decoded):\n%s", root, nic.Name, diff)
+			}
+		}
 	}
 }

@@ -44,6 +44,9 @@ func TestOneUnknown(t *testing.T) {
 	root := moduleRoot(t)
 	fset := token.NewFileSet()
 	var found []string
+	// A type that writes its reasons beside its Values (MarshalObject)
+	// reads them back (UnmarshalObject): a decoded document keeps why.
+	marshals, unmarshals := map[string]token.Pos{}, map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -64,6 +67,29 @@ func TestOneUnknown(t *testing.T) {
 		}
 		pkg := filepath.Dir(rel)
 		for _, decl := range f.Decls {
+			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 {
+				typ := fd.Recv.List[0].Type
+				if st, ok := typ.(*ast.StarExpr); ok {
+					typ = st.X
+				}
+				id, ok := typ.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				key := pkg + "." + id.Name
+				switch fd.Name.Name {
+				case "MarshalJSON":
+					ast.Inspect(fd.Body, func(n ast.Node) bool {
+						if se, ok := n.(*ast.SelectorExpr); ok && se.Sel.Name == "MarshalObject" {
+							marshals[key] = fd.Pos()
+						}
+						return true
+					})
+				case "UnmarshalJSON":
+					unmarshals[key] = true
+				}
+				continue
+			}
 			g, ok := decl.(*ast.GenDecl)
 			if !ok {
 				continue
@@ -106,6 +132,12 @@ func TestOneUnknown(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for key, pos := range marshals {
+		if !unmarshals[key] {
+			found = append(found, fmt.Sprintf("%s: %s writes its Values' reasons (unknown.MarshalObject) but has no UnmarshalJSON to read them back (unknown.UnmarshalObject)",
+				fset.Position(pos), key))
+		}
 	}
 	sort.Strings(found)
 	for _, f := range found {

@@ -87,6 +87,12 @@ func (d PickDoc) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(d))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (d *PickDoc) UnmarshalJSON(b []byte) error {
+	type plain PickDoc
+	return unknown.UnmarshalObject(b, (*plain)(d))
+}
+
 // Doc returns the JSON document of the pick.
 func (p *Pick) Doc() PickDoc {
 	d := PickDoc{

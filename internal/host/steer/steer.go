@@ -190,6 +190,12 @@ func (r Rings) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(r))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (r *Rings) UnmarshalJSON(b []byte) error {
+	type plain Rings
+	return unknown.UnmarshalObject(b, (*plain)(r))
+}
+
 // RSS is one RSS context: its indirection table, key and hash function.
 // An empty Table or Key is one the NIC did not report (a driver that has
 // only a hash function, as virtio_net without RSS); Unknown says why at
@@ -334,6 +340,12 @@ type NAPI struct {
 func (n NAPI) MarshalJSON() ([]byte, error) {
 	type plain NAPI
 	return unknown.MarshalObject(plain(n))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (n *NAPI) UnmarshalJSON(b []byte) error {
+	type plain NAPI
+	return unknown.UnmarshalObject(b, (*plain)(n))
 }
 
 // NoIRQ is why a NAPI instance has no IRQ: napi-get did not report one.

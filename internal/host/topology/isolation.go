@@ -42,6 +42,12 @@ func (s IsolationSources) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(s))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (s *IsolationSources) UnmarshalJSON(b []byte) error {
+	type plain IsolationSources
+	return unknown.UnmarshalObject(b, (*plain)(s))
+}
+
 // CmdlineIsolation is what the kernel command line asks of CPU isolation,
 // read as the kernel reads it at boot:
 //

@@ -63,6 +63,12 @@ func (p Path) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(p))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (p *Path) UnmarshalJSON(b []byte) error {
+	type plain Path
+	return unknown.UnmarshalObject(b, (*plain)(p))
+}
+
 // Processing is what runs a queue's NET_RX work.
 type Processing string
 
@@ -100,6 +106,12 @@ func (r RSSPath) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(r))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (r *RSSPath) UnmarshalJSON(b []byte) error {
+	type plain RSSPath
+	return unknown.UnmarshalObject(b, (*plain)(r))
+}
+
 // QueueIRQ is the queue's interrupt and where it lands.
 type QueueIRQ struct {
 	IRQ       int                   `json:"irq"`
@@ -113,6 +125,12 @@ type QueueIRQ struct {
 func (q QueueIRQ) MarshalJSON() ([]byte, error) {
 	type plain QueueIRQ
 	return unknown.MarshalObject(plain(q))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (q *QueueIRQ) UnmarshalJSON(b []byte) error {
+	type plain QueueIRQ
+	return unknown.UnmarshalObject(b, (*plain)(q))
 }
 
 // QueueNAPI is the queue's NAPI instance and, when threaded, its thread.
@@ -133,6 +151,12 @@ type QueueNAPI struct {
 func (n QueueNAPI) MarshalJSON() ([]byte, error) {
 	type plain QueueNAPI
 	return unknown.MarshalObject(plain(n))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (n *QueueNAPI) UnmarshalJSON(b []byte) error {
+	type plain QueueNAPI
+	return unknown.UnmarshalObject(b, (*plain)(n))
 }
 
 // steer fills the RSS part and the queue: a matching ntuple rule first,

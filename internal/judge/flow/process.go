@@ -30,6 +30,12 @@ func (p Process) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(p))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (p *Process) UnmarshalJSON(b []byte) error {
+	type plain Process
+	return unknown.UnmarshalObject(b, (*plain)(p))
+}
+
 // Relation is where a thread runs relative to the CPU that processes
 // its flow's packets.
 type Relation string
@@ -55,6 +61,12 @@ type ThreadPlace struct {
 func (t ThreadPlace) MarshalJSON() ([]byte, error) {
 	type plain ThreadPlace
 	return unknown.MarshalObject(plain(t))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (t *ThreadPlace) UnmarshalJSON(b []byte) error {
+	type plain ThreadPlace
+	return unknown.UnmarshalObject(b, (*plain)(t))
 }
 
 // PredictProcesses predicts, for every process sel selects, each of its

@@ -778,10 +778,22 @@ func (p Process) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(p))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (p *Process) UnmarshalJSON(b []byte) error {
+	type plain Process
+	return unknown.UnmarshalObject(b, (*plain)(p))
+}
+
 // MarshalJSON writes an unknown memory size as null with its reason.
 func (n Node) MarshalJSON() ([]byte, error) {
 	type plain Node
 	return unknown.MarshalObject(plain(n))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (n *Node) UnmarshalJSON(b []byte) error {
+	type plain Node
+	return unknown.UnmarshalObject(b, (*plain)(n))
 }
 
 // MarshalJSON writes an unknown node or queue count as null with its
@@ -791,14 +803,32 @@ func (n NIC) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(n))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (n *NIC) UnmarshalJSON(b []byte) error {
+	type plain NIC
+	return unknown.UnmarshalObject(b, (*plain)(n))
+}
+
 // MarshalJSON writes an unknown NIC node as null with its reason.
 func (r Remote) MarshalJSON() ([]byte, error) {
 	type plain Remote
 	return unknown.MarshalObject(plain(r))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (r *Remote) UnmarshalJSON(b []byte) error {
+	type plain Remote
+	return unknown.UnmarshalObject(b, (*plain)(r))
+}
+
 // MarshalJSON writes an unknown node as null with its reason.
 func (c Conflict) MarshalJSON() ([]byte, error) {
 	type plain Conflict
 	return unknown.MarshalObject(plain(c))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (c *Conflict) UnmarshalJSON(b []byte) error {
+	type plain Conflict
+	return unknown.UnmarshalObject(b, (*plain)(c))
 }

@@ -60,6 +60,12 @@ func (q IRQJSON) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(q))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (q *IRQJSON) UnmarshalJSON(b []byte) error {
+	type plain IRQJSON
+	return unknown.UnmarshalObject(b, (*plain)(q))
+}
+
 // PerCPU is an IRQ's non-zero counts by CPU. It is a JSON object keyed by
 // CPU id, keys in the order encoding/json gives a map's (sorted as
 // strings: "0", "1", "10", "11", "2", ...), written straight from the

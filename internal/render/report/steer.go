@@ -42,6 +42,12 @@ func (j NICSteerJSON) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(j))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (j *NICSteerJSON) UnmarshalJSON(b []byte) error {
+	type plain NICSteerJSON
+	return unknown.UnmarshalObject(b, (*plain)(j))
+}
+
 // QueueSteerJSON is one rx queue. Unknown values are null with their
 // reason: napi_id when netdev netlink did not say, table_entries when
 // the table is unknown, kthread_pid when NAPI is not threaded (or the
@@ -68,6 +74,12 @@ type QueueSteerJSON struct {
 func (qj QueueSteerJSON) MarshalJSON() ([]byte, error) {
 	type plain QueueSteerJSON
 	return unknown.MarshalObject(plain(qj))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (qj *QueueSteerJSON) UnmarshalJSON(b []byte) error {
+	type plain QueueSteerJSON
+	return unknown.UnmarshalObject(b, (*plain)(qj))
 }
 
 // Steering builds the steering document of the NICs sh read, with t's

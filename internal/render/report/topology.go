@@ -57,6 +57,12 @@ func (i IsolationJSON) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(i))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (i *IsolationJSON) UnmarshalJSON(b []byte) error {
+	type plain IsolationJSON
+	return unknown.UnmarshalObject(b, (*plain)(i))
+}
+
 // SourcedCPUs is a CPU set and where it was read, "sysfs" or "cmdline";
 // both are unknown, with the reason, when nothing in the tree says.
 type SourcedCPUs struct {
@@ -68,6 +74,12 @@ type SourcedCPUs struct {
 func (s SourcedCPUs) MarshalJSON() ([]byte, error) {
 	type plain SourcedCPUs
 	return unknown.MarshalObject(plain(s))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (s *SourcedCPUs) UnmarshalJSON(b []byte) error {
+	type plain SourcedCPUs
+	return unknown.UnmarshalObject(b, (*plain)(s))
 }
 
 // IOMMUJSON is the IOMMU's default mode (topology.IOMMUMode): mode
@@ -84,6 +96,12 @@ type IOMMUJSON struct {
 func (m IOMMUJSON) MarshalJSON() ([]byte, error) {
 	type plain IOMMUJSON
 	return unknown.MarshalObject(plain(m))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (m *IOMMUJSON) UnmarshalJSON(b []byte) error {
+	type plain IOMMUJSON
+	return unknown.UnmarshalObject(b, (*plain)(m))
 }
 
 // NodeJSON is one NUMA node.
@@ -151,10 +169,22 @@ func (n NodeJSON) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(n))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (n *NodeJSON) UnmarshalJSON(b []byte) error {
+	type plain NodeJSON
+	return unknown.UnmarshalObject(b, (*plain)(n))
+}
+
 // MarshalJSON writes unknown numbers as null with their reasons.
 func (c CPUJSON) MarshalJSON() ([]byte, error) {
 	type plain CPUJSON
 	return unknown.MarshalObject(plain(c))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (c *CPUJSON) UnmarshalJSON(b []byte) error {
+	type plain CPUJSON
+	return unknown.UnmarshalObject(b, (*plain)(c))
 }
 
 // MarshalJSON writes unknown facts as null with their reasons.
@@ -163,10 +193,22 @@ func (n NICJSON) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(n))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (n *NICJSON) UnmarshalJSON(b []byte) error {
+	type plain NICJSON
+	return unknown.UnmarshalObject(b, (*plain)(n))
+}
+
 // MarshalJSON writes an unknown steering mask as null with its reason.
 func (q QueueCPU) MarshalJSON() ([]byte, error) {
 	type plain QueueCPU
 	return unknown.MarshalObject(plain(q))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (q *QueueCPU) UnmarshalJSON(b []byte) error {
+	type plain QueueCPU
+	return unknown.UnmarshalObject(b, (*plain)(q))
 }
 
 // Topology builds the topology document of h; t supplies each NIC's IRQs.

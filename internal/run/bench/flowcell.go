@@ -69,6 +69,12 @@ func (fp FlowPlan) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(fp))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (fp *FlowPlan) UnmarshalJSON(b []byte) error {
+	type plain FlowPlan
+	return unknown.UnmarshalObject(b, (*plain)(fp))
+}
+
 // newFlowPlan is a plan that knows nothing yet: each part unknown for
 // why.
 func newFlowPlan(why unknown.Reason) *FlowPlan {

@@ -44,6 +44,12 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 	return unknown.MarshalObject(plain(p))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	type plain Plan
+	return unknown.UnmarshalObject(b, (*plain)(p))
+}
+
 // Split is how bench divides one node's usable CPUs (online, not
 // isolated): the first half of its cores (with their SMT siblings) take
 // the queue IRQs, the other cores the command, so that "apart" means
@@ -79,6 +85,12 @@ type PlannedCell struct {
 func (pc PlannedCell) MarshalJSON() ([]byte, error) {
 	type plain PlannedCell
 	return unknown.MarshalObject(plain(pc))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, the reasons included.
+func (pc *PlannedCell) UnmarshalJSON(b []byte) error {
+	type plain PlannedCell
+	return unknown.UnmarshalObject(b, (*plain)(pc))
 }
 
 // notApplicable is pc refused for its Reason: its nodes not applicable.

@@ -126,6 +126,23 @@ func (c CellResult) MarshalJSON() ([]byte, error) {
 	return append(append(cell[:len(cell)-1], ','), rest[1:]...), nil
 }
 
+// UnmarshalJSON reads what MarshalJSON writes: PlannedCell's
+// UnmarshalJSON, promoted, would read the cell alone.
+func (c *CellResult) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &c.PlannedCell); err != nil {
+		return err
+	}
+	var rest struct {
+		Runs    []RunResult `json:"runs"`
+		Summary *Summary    `json:"summary"`
+	}
+	if err := json.Unmarshal(b, &rest); err != nil {
+		return err
+	}
+	c.Runs, c.Summary = rest.Runs, rest.Summary
+	return nil
+}
+
 // Run audits the host, plans the matrix and, unless req.DryRun, runs it:
 // for each placement of the IRQs, one pin of the NIC's IRQs (a flow
 // placement's: the flow's queue IRQ alone, with its NAPI thread; saved
