@@ -198,27 +198,7 @@ func (x *Value[T]) setReason(r Reason) {
 	x.why = r
 }
 
-// ErrUnknown is what an error about an unknown fact wraps: a caller that
-// needed the fact tests errors.Is(err, ErrUnknown).
+// ErrUnknown is what an error about a fact that was needed and is
+// unknown is (tune.ErrLocalityUnknown): a caller tests
+// errors.Is(err, ErrUnknown).
 var ErrUnknown = errors.New("unknown")
-
-// Error is the error of a fact that was needed and is unknown: What
-// names it ("the NUMA node of eth0"), Why says why it is unknown.
-type Error struct {
-	What string
-	Why  Reason
-}
-
-func (e *Error) Error() string { return e.What + " unknown: " + e.Why.String() }
-
-// Unwrap makes every Error ErrUnknown.
-func (e *Error) Unwrap() error { return ErrUnknown }
-
-// Need returns x's value, or an *Error naming what when it is unknown.
-func Need[T any](x Value[T], what string) (T, error) {
-	if !x.known {
-		var zero T
-		return zero, &Error{What: what, Why: x.Why()}
-	}
-	return x.v, nil
-}
