@@ -35,24 +35,20 @@ const (
 	SchemaState         Schema = "state"          // the tuner's state file
 )
 
-// Schemas are every Schema.
-var Schemas = []Schema{SchemaTopology, SchemaIRQList, SchemaMap, SchemaAudit, SchemaFlow, SchemaFlowProcesses, SchemaWatch, SchemaZC, SchemaPin, SchemaMask, SchemaBench, SchemaState}
-
 // Version is the version of every document but the state file, whose
 // version says which of its parts a file holds (see internal/tune).
 const Version = 2
 
-// Head returns the first members of a document of schema s at version v,
-// as "schema": NAME, "version": V, and a comma: what a writer that
-// streams its document writes after the opening brace.
-func Head(s Schema, v int) string {
+// head returns the first members of a document of schema s at version
+// v, "schema": NAME, "version": V, and a comma.
+func head(s Schema, v int) string {
 	return `"schema":` + strconv.Quote(string(s)) + `,"version":` + strconv.Itoa(v) + `,`
 }
 
-// Marshal encodes v, a struct or a map, as a document of schema s at
+// marshal encodes v, a struct or a map, as a document of schema s at
 // version v: its members after the envelope, indented by indent at each
 // level (none when ""), every host name escaped (safetext.JSON).
-func Marshal(s Schema, version int, v any, indent string) ([]byte, error) {
+func marshal(s Schema, version int, v any, indent string) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -62,7 +58,7 @@ func Marshal(s Schema, version int, v any, indent string) ([]byte, error) {
 	}
 	out := make([]byte, 0, len(b)+48)
 	out = append(out, '{')
-	out = append(out, Head(s, version)...)
+	out = append(out, head(s, version)...)
 	if len(b) == 2 { // {}
 		out = out[:len(out)-1]
 	}
@@ -85,7 +81,7 @@ func Write(w io.Writer, s Schema, v any, indent bool) error {
 	if indent {
 		in = "  "
 	}
-	b, err := Marshal(s, Version, v, in)
+	b, err := marshal(s, Version, v, in)
 	if err != nil {
 		return err
 	}
