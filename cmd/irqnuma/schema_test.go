@@ -16,6 +16,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 	"github.com/irqnuma/irqnuma/internal/testsupport/schematest"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // TestJSONSchemas: every command's -o json, on every tree under
@@ -173,6 +174,20 @@ func TestSchemasClosed(t *testing.T) {
 			}
 		}
 		walk("#", raw)
+		// The reasons a schema admits are unknown's kinds, all of them.
+		var kinds []string
+		if r, ok := raw.(map[string]any)["$defs"].(map[string]any)["reason"].(map[string]any); ok {
+			for _, k := range r["properties"].(map[string]any)["reason"].(map[string]any)["enum"].([]any) {
+				kinds = append(kinds, k.(string))
+			}
+		}
+		var want []string
+		for _, k := range unknown.Kinds {
+			want = append(want, string(k))
+		}
+		if diff := cmp.Diff(want, kinds); diff != "" {
+			t.Errorf("%s: $defs/reason's kinds are not unknown.Kinds (-Kinds +schema):\n%s", name, diff)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "testdata", "golden", "topology", "seed.json"))
 	if err != nil {
