@@ -55,15 +55,7 @@ func TestSeedDoneWhen(t *testing.T) {
 		t.Fatalf("irq list: exit %d: %s", code, stderr)
 	}
 	var doc struct {
-		IRQs []struct {
-			IRQ       int                `json:"irq"`
-			NIC       string             `json:"nic"`
-			Queue     unknown.Value[int] `json:"queue"`
-			Affinity  *string            `json:"affinity"`
-			Effective *string            `json:"effective"`
-			Local     *bool              `json:"local"`
-			Nodes     []int              `json:"affinity_nodes"`
-		} `json:"irqs"`
+		IRQs []listedIRQ `json:"irqs"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)

@@ -324,6 +324,7 @@ type listedIRQ struct {
 	Affinity  *string            `json:"affinity"`
 	Effective *string            `json:"effective"`
 	Local     *bool              `json:"local"`
+	Nodes     []int              `json:"affinity_nodes"`
 }
 
 func listIRQs(t *testing.T, root string) map[int]listedIRQ {

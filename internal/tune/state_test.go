@@ -78,9 +78,10 @@ func TestStateSaveLoad(t *testing.T) {
 	}
 }
 
-// TestStateBeforeSchema: a state file an irqnuma wrote before the
-// documents carried their schema restores as it did.
-func TestStateBeforeSchema(t *testing.T) {
+// savedSeedStateJSON is savedSeedState's root and its state file as JSON
+// to edit.
+func savedSeedStateJSON(t *testing.T) (string, map[string]any) {
+	t.Helper()
 	root, path, _ := savedSeedState(t)
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -90,6 +91,13 @@ func TestStateBeforeSchema(t *testing.T) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
+	return root, m
+}
+
+// TestStateBeforeSchema: a state file an irqnuma wrote before the
+// documents carried their schema restores as it did.
+func TestStateBeforeSchema(t *testing.T) {
+	root, m := savedSeedStateJSON(t)
 	if m["schema"] != "state" {
 		t.Fatalf("saved state's schema = %v, want \"state\"", m["schema"])
 	}
@@ -262,15 +270,7 @@ func FuzzParseTarget(f *testing.F) {
 // why, from those still there; LoadState accepts them (restore writes the
 // rest and reports these).
 func TestStateGone(t *testing.T) {
-	root, path, _ := savedSeedState(t)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
+	root, m := savedSeedStateJSON(t)
 	m["entries"] = []any{
 		map[string]any{"path": "/proc/irq/284/smp_affinity_list", "value": "50"},
 		map[string]any{"path": "/proc/irq/4242/smp_affinity_list", "value": "50"},
