@@ -71,7 +71,7 @@ func ParseTarget(p string) (Target, error) {
 	parts := strings.Split(p[1:], "/")
 	switch {
 	case len(parts) == 4 && parts[0] == "proc" && parts[1] == "irq":
-		n, ok := decimal(parts[2])
+		n, ok := Decimal(parts[2])
 		if !ok {
 			return bad("IRQ number is not a non-negative integer")
 		}
@@ -80,14 +80,14 @@ func ParseTarget(p string) (Target, error) {
 		}
 		return Target{Path: p, File: parts[3], IRQ: unknown.Of(n), Queue: irqFileQueue}, nil
 	case len(parts) == 7 && parts[0] == "sys" && parts[1] == "class" && parts[2] == "net" && parts[4] == "queues":
-		if !validIfName(parts[3]) {
+		if !ValidIfName(parts[3]) {
 			return bad("not an interface name")
 		}
 		qs, ok := strings.CutPrefix(parts[5], "tx-")
 		if !ok {
 			return bad("only tx queues' xps_cpus are written")
 		}
-		q, ok := decimal(qs)
+		q, ok := Decimal(qs)
 		if !ok {
 			return bad("queue index is not a non-negative integer")
 		}
@@ -99,9 +99,9 @@ func ParseTarget(p string) (Target, error) {
 	return bad("only /proc/irq/<n>/ and /sys/class/net/<nic>/queues/ are written")
 }
 
-// decimal parses a plain non-negative decimal number without sign or
+// Decimal parses a plain non-negative decimal number without sign or
 // leading zeros ("0" itself is fine).
-func decimal(s string) (int, bool) {
+func Decimal(s string) (int, bool) {
 	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
 		return 0, false
 	}
@@ -114,9 +114,9 @@ func decimal(s string) (int, bool) {
 	return n, err == nil
 }
 
-// validIfName follows the kernel's dev_valid_name: 1 to 15 bytes, not "."
+// ValidIfName follows the kernel's dev_valid_name: 1 to 15 bytes, not "."
 // or "..", no '/', ':' or white space.
-func validIfName(s string) bool {
+func ValidIfName(s string) bool {
 	if s == "" || len(s) > 15 || s == "." || s == ".." {
 		return false
 	}
