@@ -33,6 +33,9 @@ const (
 	stateVersion        = 1
 	stateVersionThreads = 2
 	stateVersionSteer   = 3
+	// stateVersionTune adds the sysfs settings a tune changed (rps_cpus,
+	// NAPI defaults, governors), written only by one that changed them.
+	stateVersionTune = 4
 )
 
 // maxStateSize bounds a state file: a few hundred bytes per entry, and a
@@ -72,6 +75,10 @@ type pinState struct {
 	// newest first, before the IRQs (a driver moves its queue IRQs when the
 	// channels change) and threads.
 	Steer []savedStep `json:"steer,omitempty"`
+	// Settings are the sysfs settings a tune changed, in the order it
+	// changed them (version 4); restore puts them back newest first,
+	// after the steering and before the IRQs.
+	Settings []savedSetting `json:"settings,omitempty"`
 }
 
 // savedThread is one kernel thread and the CPUs it could run on. Its pid,
@@ -353,8 +360,11 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
 	}
-	if s.Version != stateVersion && s.Version != stateVersionThreads && s.Version != stateVersionSteer {
-		return nil, refuse("version %d, want %d, %d or %d", s.Version, stateVersion, stateVersionThreads, stateVersionSteer)
+	if s.Version < stateVersion || s.Version > stateVersionTune {
+		return nil, refuse("version %d, want %d to %d", s.Version, stateVersion, stateVersionTune)
+	}
+	if len(s.Settings) > 0 && s.Version < stateVersionTune {
+		return nil, refuse("version %d holds settings, which only version %d has", s.Version, stateVersionTune)
 	}
 	if len(s.Steer) > 0 && s.Version < stateVersionSteer {
 		return nil, refuse("version %d holds NIC steering, which only version %d has", s.Version, stateVersionSteer)
@@ -366,10 +376,13 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	if !sameRoot(s.Root, abs) {
 		return nil, refuse("saved for root %q, not %q", s.Root, abs)
 	}
-	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 {
+	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 && len(s.Settings) == 0 {
 		return nil, refuse("no entries")
 	}
 	if err := checkSteer(s.Steer); err != nil {
+		return nil, refuse("%v", err)
+	}
+	if err := checkSettings(fsys, s.Settings); err != nil {
 		return nil, refuse("%v", err)
 	}
 	for i, e := range s.Entries {

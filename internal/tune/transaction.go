@@ -162,6 +162,10 @@ type PinRequest struct {
 	// Steer, when set, is NIC steering changed before the IRQs, in the
 	// same transaction: saved with them, undone with them.
 	Steer *SteerChange
+	// Settings are sysfs settings (rps_cpus, NAPI defaults, governors)
+	// written after the steering and before the IRQs, in the same
+	// transaction: saved with them, undone with them.
+	Settings []SettingChange
 }
 
 // PinResult is what Pin did, or would do in a dry run.
@@ -175,7 +179,9 @@ type PinResult struct {
 	Threads []ThreadRow
 	// Steer is what became of each steering step (PinRequest.Steer).
 	Steer []SteerRow
-	Notes []string
+	// Settings is what became of each setting (PinRequest.Settings).
+	Settings []SettingRow
+	Notes    []string
 	// StateFile holds the values the writes replaced; "" when nothing
 	// was written (a dry run, nothing to change).
 	StateFile string
@@ -258,6 +264,11 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 			res.Steer = append(res.Steer, SteerRow{NIC: s.NIC, Step: s.Name(), To: stepTo(s), Result: ResultPlanned})
 		}
 	}
+	var settings []savedSetting
+	if settings, res.Settings, err = saveSettings(req.Root, req.Settings); err != nil {
+		return nil, err
+	}
+	res.Changes += len(req.Settings)
 	if req.Planned != nil {
 		if err := req.Planned(res); err != nil {
 			return nil, err
@@ -289,10 +300,10 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		return nil, err
 	}
 	var savedAll []Change
-	if res.StateFile, savedAll, err = saveState(req, changes, res.Threads, saved, around); err != nil {
+	if res.StateFile, savedAll, err = saveState(req, changes, res.Threads, saved, settings, around); err != nil {
 		return nil, err
 	}
-	applied, stop := res.apply(ctx, req, changes, saved, ta)
+	applied, stop := res.apply(ctx, req, changes, saved, settings, ta)
 	if stop != StopCompleted {
 		res.putBack(ctx, req, savedAll)
 	}
@@ -303,6 +314,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	res.record(applied, stepOf)
 	res.recordThreads(ta)
 	res.recordSteer()
+	res.recordSettings(req.Root)
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
 	if len(res.RollbackFailed) == 0 && (stop == StopInterrupted || stop == StopFailed) {
@@ -311,11 +323,11 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	return res, nil
 }
 
-// apply runs one transaction: the steering steps, then the IRQ writes,
-// then the thread moves. A failure or a stop at any of them undoes all
+// apply runs one transaction: the steering steps, then the settings,
+// then the IRQ writes, then the thread moves. A failure or a stop at any of them undoes all
 // made before it, newest first; the steering's default RSS tables are
 // then spread once more (respreadUndone).
-func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Change, saved []savedStep, ta ThreadAffinity) ([]ChangeResult, Stop) {
+func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Change, saved []savedStep, settings []savedSetting, ta ThreadAffinity) ([]ChangeResult, Stop) {
 	tx := txn{keepGoing: req.KeepGoing}
 	if req.Steer != nil {
 		res.Steer = steerRows(req.Steer, saved)
@@ -330,6 +342,7 @@ func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Chang
 			respreadUndone(req.Steer.Setter, saved[:n], res.Steer[:n])
 		}
 	}
+	tx.steps = append(tx.steps, settingSteps(req.Writer, req.Root, req.Settings, settings, res.Settings)...)
 	irqFrom := len(tx.steps)
 	applied := make([]ChangeResult, len(changes))
 	tx.steps = append(tx.steps, affinitySteps(req.Writer, req.Root, changes, applied)...)
@@ -461,7 +474,7 @@ func (p *pinPlan) dedupe() error {
 // saveState reads the values the writes replace, under the lock the
 // caller holds, puts them in the changes and saves them to the state
 // file, whose path it returns.
-func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []savedStep, around []string) (string, []Change, error) {
+func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []savedStep, settings []savedSetting, around []string) (string, []Change, error) {
 	state, err := newState(req.Root, req.Now)
 	if err != nil {
 		return "", nil, err
@@ -500,6 +513,9 @@ func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []sa
 	}
 	if state.Steer = steps; len(steps) > 0 {
 		state.Version = stateVersionSteer
+	}
+	if state.Settings = settings; len(settings) > 0 {
+		state.Version = stateVersionTune
 	}
 	var savedAll []Change
 	for _, e := range state.Entries {
@@ -667,7 +683,9 @@ type RestoreResult struct {
 	Threads []ThreadRow
 	// Steer is the NIC steering put back, newest step first.
 	Steer []SteerRow
-	Notes []string
+	// Settings are the sysfs settings put back, newest first.
+	Settings []SettingRow
+	Notes    []string
 	// Total is the values the state file holds; Failed names those that
 	// could not be written and Gone those whose IRQ or queue no longer
 	// exists, with why.
@@ -750,11 +768,12 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath, err)
 	}
-	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads) + len(state.Steer), Rows: []Row{}, Notes: []string{}}
+	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads) + len(state.Steer) + len(state.Settings), Rows: []Row{}, Notes: []string{}}
 	// The steering goes back first, newest step first: a rule deleted,
 	// the table back before the channels shrink under it; then the IRQs,
 	// so those a driver moved when its channels changed go back too.
 	res.restoreSteer(ctx, fsys, state.Steer)
+	res.restoreSettings(ctx, fsys, w, state.Settings)
 	owners := irqOwners(fsys)
 	var changes []Change
 	var rowOf []int

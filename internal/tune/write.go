@@ -169,7 +169,7 @@ func writeValue(w Writer, fsys kfile.FS, p, value string) error {
 
 // writeBytes is writeValue writing data, which says value.
 func writeBytes(w Writer, fsys kfile.FS, p, value string, data []byte) error {
-	if _, err := irq.ParseTarget(p); err != nil {
+	if err := writable(p); err != nil {
 		return &WriteError{Path: p, Value: value, Err: err}
 	}
 	if rw, ok := w.(rootWriter); ok {
@@ -186,6 +186,20 @@ func writeBytes(w Writer, fsys kfile.FS, p, value string, data []byte) error {
 		return &WriteError{Path: p, Value: value, Err: kfile.UnwrapPath(err), kernel: isKernelFile(fsys, p)}
 	}
 	return nil
+}
+
+// writable says why p is not a file irqnuma writes, nil when it is: an
+// IRQ's affinity, a tx queue's xps_cpus (irq.ParseTarget), or a setting
+// (parseSetting).
+func writable(p string) error {
+	_, err := irq.ParseTarget(p)
+	if err == nil {
+		return nil
+	}
+	if _, serr := parseSetting(p); serr == nil {
+		return nil
+	}
+	return err
 }
 
 // isKernelFile reports whether p under fsys's root is the kernel's own
