@@ -92,6 +92,8 @@ type Options struct {
 	// NICs limits the audit to these NICs; nil audits every NIC that has
 	// IRQs.
 	NICs []string
+	// AppCPUs are CPUs kept for the application (Selection.AppCPUs).
+	AppCPUs cpuset.Set
 	// Absent are the selectors ("--comm iperf3") that matched no running
 	// process, and ProcRoot the /proc they were looked for in.
 	Absent   []proc.Selector

@@ -40,6 +40,9 @@ func (a *auditor) checkSharedCPU(c *nicCtx) {
 	if iso := pool.Intersection(a.h.IsolatedCPUs()); !iso.IsEmpty() {
 		pool, where = pool.Difference(iso), strings.Replace(where, " CPUs", " non-isolated CPUs", 1)
 	}
+	if app := pool.Intersection(a.opts.AppCPUs); !app.IsEmpty() {
+		pool, where = pool.Difference(app), strings.Replace(where, " CPUs", " CPUs not kept for the application", 1)
+	}
 	free := pool.Difference(c.irqCPUs)
 	if free.IsEmpty() {
 		return

@@ -37,3 +37,22 @@ func TestAuditQueuePairs(t *testing.T) {
 		t.Errorf("queues 0 and 1 on CPU 0: irq-shared-cpu %+v, want IRQs 38, 39 on CPU 0 with CPU 1 free", got)
 	}
 }
+
+// TestAuditSharedCPUAppCPUs: CPUs kept for the application (tune
+// --app-cpus) are no place for queue IRQs: two queues on CPU 0 while CPU
+// 1 is kept for the application share nothing that could be spread.
+func TestAuditSharedCPUAppCPUs(t *testing.T) {
+	h, tb := loadHost(t, "vm-virtio")
+	for _, n := range []int{38, 39} {
+		q, _ := tb.Get(n)
+		q.Affinity, q.Effective = unknown.Of(cpuset.New(0)), unknown.Of(cpuset.New(0))
+	}
+	q, _ := tb.Get(39)
+	q.Owner = &irq.Owner{NIC: "eth0", Queue: unknown.Of(1), Dir: interrupts.DirTX, Kind: irq.KindQueue}
+	if got := onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQSharedCPU); len(got) != 1 {
+		t.Fatalf("queues 0 and 1 on CPU 0, CPU 1 free: %d irq-shared-cpu findings, want 1", len(got))
+	}
+	if got := onlyCheck(Run(h, tb, nil, Options{Governor: performance, AppCPUs: cpuset.New(1)}), CheckIRQSharedCPU); len(got) != 0 {
+		t.Errorf("CPU 1 kept for the application: irq-shared-cpu %+v, want none", got)
+	}
+}

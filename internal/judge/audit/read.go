@@ -3,6 +3,7 @@ package audit
 import (
 	"path/filepath"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/irq"
 	"github.com/irqnuma/irqnuma/internal/host/irqbalance"
 	"github.com/irqnuma/irqnuma/internal/host/proc"
@@ -21,6 +22,10 @@ type Selection struct {
 	// ZC asks for the zero-copy prerequisites of each audited NIC too:
 	// ZCModeReceive or ZCModeSend; "" for none.
 	ZC ZCMode
+	// AppCPUs are CPUs kept for the application (tune --app-cpus,
+	// --reserve): like isolated CPUs, no place for queue IRQs, so they
+	// neither count in an even spread nor are offered as free.
+	AppCPUs cpuset.Set
 }
 
 // State is one reading of a host and its audit: the topology, the
@@ -128,6 +133,7 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 		}
 	}
 	opts.ProcRoot = filepath.Join(fsys.Root(), "proc")
+	opts.AppCPUs = s.AppCPUs
 	opts.Uses = st.Uses
 	opts.Steer, opts.NAPIThreads = st.Steer, st.NAPIThreads
 	if s.ZC != "" {
