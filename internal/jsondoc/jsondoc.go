@@ -30,6 +30,7 @@ const (
 	SchemaWatch         Schema = "watch"          // irqnuma watch -o json, one per line
 	SchemaZC            Schema = "zc"             // irqnuma zc -o json
 	SchemaPin           Schema = "pin"            // irqnuma irq pin/restore -o json
+	SchemaTune          Schema = "tune"           // irqnuma tune -o json
 	SchemaMask          Schema = "mask"           // irqnuma mask -o json
 	SchemaBench         Schema = "bench"          // irqnuma bench -o json, and its result file
 	SchemaState         Schema = "state"          // the tuner's state file

@@ -77,6 +77,9 @@ type PinDoc struct {
 	// Steer is the NIC steering a transaction changed (zc prepare) or a
 	// restore put back; absent when none.
 	Steer []tune.SteerRow `json:"steer,omitempty"`
+	// Settings are the sysfs settings a tune changed or a restore put
+	// back; absent when none.
+	Settings []tune.SettingRow `json:"settings,omitempty"`
 }
 
 // PinTarget is where a pin places one NIC's IRQs, and why there.
@@ -89,7 +92,7 @@ type PinTarget struct {
 
 // NewPinDoc is the document of a pin's result.
 func NewPinDoc(res *tune.PinResult, dryRun bool) PinDoc {
-	doc := PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes, Steer: res.Steer}
+	doc := PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes, Steer: res.Steer, Settings: res.Settings}
 	for _, tg := range res.Targets {
 		doc.Targets = append(doc.Targets, PinTarget{NIC: tg.NIC, CPUs: tg.CPUs.String(), Source: tg.Source, Left: append([]string{}, tg.Left...)})
 	}
@@ -98,7 +101,7 @@ func NewPinDoc(res *tune.PinResult, dryRun bool) PinDoc {
 
 // NewRestoreDoc is the document of a restore's result.
 func NewRestoreDoc(res *tune.RestoreResult) PinDoc {
-	return PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes, Steer: res.Steer}
+	return PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes, Steer: res.Steer, Settings: res.Settings}
 }
 
 // orEmpty makes a nil list an empty one, so JSON says [].
