@@ -29,8 +29,9 @@ type pinFlags struct {
 func newIRQPinCmd(a *app) *cobra.Command {
 	var f pinFlags
 	c := &cobra.Command{
-		Use:   "pin NIC...",
-		Short: "Move a NIC's IRQs to its own node's CPUs, saving the old affinity for restore",
+		Use:         "pin NIC...",
+		Annotations: map[string]string{annotWrites: writesUnlessDryRun},
+		Short:       "Move a NIC's IRQs to its own node's CPUs, saving the old affinity for restore",
 		Long: `Move a NIC's IRQs to its own node's CPUs, saving the old affinity for restore.
 
 With threaded NAPI (/sys/class/net/NIC/threaded), the NIC's napi/NIC-ID kernel
@@ -161,9 +162,10 @@ func writePin(a *app, doc report.PinDoc, results, withAction bool) error {
 
 func newIRQRestoreCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "restore [FILE]",
-		Short: "Put back the IRQ affinity (and xps_cpus) a pin saved",
-		Args:  namedArgs(cobra.MaximumNArgs(1), "at most one FILE, the state file a pin wrote (default: the newest pin's)"),
+		Use:         "restore [FILE]",
+		Annotations: map[string]string{annotWrites: writesAlways},
+		Short:       "Put back the IRQ affinity (and xps_cpus) a pin saved",
+		Args:        namedArgs(cobra.MaximumNArgs(1), "at most one FILE, the state file a pin wrote (default: the newest pin's)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRestore(a, args)
 		},

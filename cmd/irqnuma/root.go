@@ -55,7 +55,7 @@ func hostSys() sys {
 var commands = []func(*app) *cobra.Command{
 	newTopologyCmd, newIRQCmd, newAuditCmd, newMapCmd, newWatchCmd, newMaskCmd,
 	newExecCmd, newSnapshotCmd, newBenchCmd, newManCmd, newFlowCmd,
-	newZCCmd,
+	newZCCmd, newTuneCmd, newRestoreCmd,
 }
 
 func newRoot(a *app) *cobra.Command {

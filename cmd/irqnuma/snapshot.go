@@ -100,18 +100,27 @@ func textfileRun(cmd *cobra.Command) bool {
 // rootIs says what --root names, as kfile.CheckRoot's error does.
 const rootIs = "a root is a folder holding a host's proc/ and sys/, such as / or an unpacked capture, or a snapshot .tar.gz of one"
 
-// writesHost reports whether the command would write under --root:
-// irq restore always, irq pin and zc prepare unless --dry-run.
+// writesHost reports whether the command would write under --root, as
+// its annotWrites says: restore always, tune, irq pin and zc prepare
+// unless --dry-run.
 func writesHost(cmd *cobra.Command) bool {
-	switch cmd.CommandPath() {
-	case "irqnuma irq restore":
+	switch cmd.Annotations[annotWrites] {
+	case writesAlways:
 		return true
-	case "irqnuma irq pin", "irqnuma zc prepare":
+	case writesUnlessDryRun:
 		dry, err := cmd.Flags().GetBool("dry-run")
 		return err != nil || !dry
 	}
 	return false
 }
+
+// annotWrites is the annotation of a command that writes to the host:
+// writesAlways, or writesUnlessDryRun for one whose --dry-run only reads.
+const (
+	annotWrites        = "writes"
+	writesAlways       = "always"
+	writesUnlessDryRun = "unless --dry-run"
+)
 
 // close runs the closers, last first, and reports their failures on
 // stderr: the command's own result stands.

@@ -27,7 +27,7 @@ func newZCPrepareCmd(a *app) *cobra.Command {
 		Args:  namedArgs(cobra.ExactArgs(1), "NIC, the one NIC to prepare (irqnuma topology lists them)"),
 		// No JSON document yet: -o json is refused rather than mixed
 		// with the plan's text.
-		Annotations: map[string]string{"json": "none"},
+		Annotations: map[string]string{"json": "none", annotWrites: writesUnlessDryRun},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("queue") || !cmd.Flags().Changed("port") {
 				return cli.Usagef("zc prepare needs --queue and --port")
