@@ -182,7 +182,7 @@ type tunePlanner struct {
 // IRQs and their NAPI threads spread over the NIC's local CPUs, off the
 // isolated ones and those kept for the application.
 var pinChecks = []audit.Check{
-	audit.CheckIRQRemote, audit.CheckIsolatedIRQ, audit.CheckIRQSharedCPU,
+	audit.CheckIRQRemote, audit.CheckIsolatedIRQ, audit.CheckIRQSharedCPU, audit.CheckIRQAppCPU,
 	audit.CheckNAPIThreadRemote, audit.CheckNAPIThreadUnpinned, audit.CheckNAPIThreadShared,
 	audit.CheckProcIRQOverlap, audit.CheckCgroupIRQ, audit.CheckXPSRemote,
 	// A rule that sends a flow to a queue whose IRQ is remote: the

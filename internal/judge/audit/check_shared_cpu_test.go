@@ -56,3 +56,24 @@ func TestAuditSharedCPUAppCPUs(t *testing.T) {
 		t.Errorf("CPU 1 kept for the application: irq-shared-cpu %+v, want none", got)
 	}
 }
+
+// TestAuditIRQAppCPU: irq-app-cpu names the queue IRQs on CPUs kept for
+// the application, and says nothing when none is kept or none is hit.
+func TestAuditIRQAppCPU(t *testing.T) {
+	h, tb := loadHost(t, "vm-virtio")
+	for _, n := range []int{38, 39} {
+		q, _ := tb.Get(n)
+		q.Affinity, q.Effective = unknown.Of(cpuset.New(1)), unknown.Of(cpuset.New(1))
+	}
+	if got := onlyCheck(Run(h, tb, nil, Options{Governor: performance}), CheckIRQAppCPU); len(got) != 0 {
+		t.Errorf("no CPU kept: irq-app-cpu %+v", got)
+	}
+	if got := onlyCheck(Run(h, tb, nil, Options{Governor: performance, AppCPUs: cpuset.New(0)}), CheckIRQAppCPU); len(got) != 0 {
+		t.Errorf("CPU 0 kept, IRQs on CPU 1: irq-app-cpu %+v", got)
+	}
+	got := onlyCheck(Run(h, tb, nil, Options{Governor: performance, AppCPUs: cpuset.New(1)}), CheckIRQAppCPU)
+	if len(got) != 1 || !slices.Equal(got[0].IRQ, []int{38, 39}) || got[0].Severity != SeverityWarning ||
+		got[0].Fix != "irqnuma irq pin eth0 --exclude 1" {
+		t.Errorf("CPU 1 kept, IRQs 38-39 on it: irq-app-cpu %+v", got)
+	}
+}

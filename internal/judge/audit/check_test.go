@@ -54,7 +54,7 @@ func TestRegistry(t *testing.T) {
 	for _, ch := range registered() {
 		got = append(got, ch.ids[0])
 	}
-	want := []Check{CheckNICNodeUnknown, CheckIRQRemote, CheckIRQSharedCPU, CheckIrqbalance, CheckProcAbsent, CheckProcRemote, CheckCgroupIRQ, CheckPodIRQBalancing,
+	want := []Check{CheckNICNodeUnknown, CheckIRQRemote, CheckIRQSharedCPU, CheckIRQAppCPU, CheckIrqbalance, CheckProcAbsent, CheckProcRemote, CheckCgroupIRQ, CheckPodIRQBalancing,
 		CheckCgroupNICRemote, CheckCgroupMemRemote, CheckCgroupSharedCore, CheckSteeringMalformed,
 		CheckRPSRemote, CheckRSSQueueMissing, CheckNtupleRemote, CheckNAPIThreadRemote, CheckIRQManaged, CheckUDPHashNoPorts,
 		CheckQueuesVsCPUs, CheckChannelsVsCores, CheckCPUGovernor, CheckNAPISettings, CheckIOMMUMode, CheckProcNICUnknown,

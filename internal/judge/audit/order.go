@@ -11,6 +11,7 @@ var order = []Check{
 	CheckNICNodeUnknown,
 	CheckIRQRemote, CheckIsolatedIRQ,
 	CheckIRQSharedCPU,
+	CheckIRQAppCPU,
 	CheckIrqbalance,
 	CheckProcAbsent,
 	CheckProcRemote, CheckProcIRQOverlap, CheckProcMemRemote,
