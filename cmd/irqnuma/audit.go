@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/cli"
 	"github.com/irqnuma/irqnuma/internal/jsondoc"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
@@ -23,6 +24,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		failOn   string
 		textfile string
 		zcMode   string
+		appCPUs  cpuset.ListFlag
 	)
 	c := &cobra.Command{
 		Use:   "audit",
@@ -35,6 +37,7 @@ func newAuditCmd(a *app) *cobra.Command {
 			if err := sel.check(a); err != nil {
 				return err
 			}
+			sel.AppCPUs = appCPUs.CPUs
 			switch audit.ZCMode(zcMode) {
 			case "", audit.ZCModeReceive, audit.ZCModeSend:
 				sel.ZC = audit.ZCMode(zcMode)
@@ -68,6 +71,7 @@ func newAuditCmd(a *app) *cobra.Command {
 	sel.flags(c, "audit only this NIC (repeatable)", "watch")
 	c.Flags().StringVar(&zcMode, "zc", "", "judge each NIC's io_uring zero-copy prerequisites too: rx (receive) or tx (send), as zc check does")
 	c.Flags().StringVar(&failOn, "fail-on", "warning", "exit 3 when a finding is at or above: info, warning, error or never")
+	c.Flags().Var(&appCPUs, "app-cpus", "CPUs kept for the application (list form, as tune takes them): queue IRQs there are a finding (irq-app-cpu)")
 	c.Flags().StringVar(&textfile, "textfile", "", "also write the findings as Prometheus metrics to this file, atomically (node_exporter textfile collector)")
 	return c
 }
