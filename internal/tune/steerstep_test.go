@@ -424,3 +424,7 @@ func TestStateSteerVersion(t *testing.T) {
 		t.Errorf("Validate(a version 3 state) = %v", err)
 	}
 }
+
+func (s *fakeSetter) SetNAPI(string, uint32, nicset.NAPISetting) error {
+	return errors.New("the fake NIC has no NAPI")
+}
