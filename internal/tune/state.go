@@ -369,7 +369,7 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 {
 		return nil, refuse("no entries")
 	}
-	if err := checkSteer(s.Steer); err != nil {
+	if err := checkSteer(s.Steer, s.Version); err != nil {
 		return nil, refuse("%v", err)
 	}
 	for i, e := range s.Entries {
