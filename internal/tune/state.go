@@ -34,7 +34,8 @@ const (
 	stateVersionThreads = 2
 	stateVersionSteer   = 3
 	// stateVersionTune adds the sysfs settings a tune changed (rps_cpus,
-	// NAPI defaults, governors), written only by one that changed them.
+	// NAPI defaults, governors) and a steering step's per-NAPI settings
+	// (savedStep.NAPI), written only by one that changed them.
 	stateVersionTune = 4
 )
 
@@ -379,7 +380,7 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 && len(s.Settings) == 0 {
 		return nil, refuse("no entries")
 	}
-	if err := checkSteer(s.Steer); err != nil {
+	if err := checkSteer(s.Steer, s.Version); err != nil {
 		return nil, refuse("%v", err)
 	}
 	if err := checkSettings(fsys, s.Settings); err != nil {

@@ -25,13 +25,14 @@ import (
 // since the driver may set it when the channels change.
 
 // SteerStep is one change of a NIC's steering. Exactly one of Channels,
-// RSS, Rings and Rule is set.
+// RSS, Rings, Rule and NAPI is set.
 type SteerStep struct {
 	NIC      string
 	Channels *nicset.ChannelCounts
 	RSS      *nicset.RSSSetting
 	Rings    *nicset.RingSetting
 	Rule     *nicset.RuleSpec
+	NAPI     *NAPIStep
 }
 
 // Name says what the step sets: "eth2 channels combined 4".
@@ -45,6 +46,8 @@ func (s SteerStep) Name() string {
 		return s.NIC + " rings" + ringsText(savedRings{TCPDataSplit: s.Rings.TCPDataSplit, HDSThresh: s.Rings.HDSThresh})
 	case s.Rule != nil:
 		return fmt.Sprintf("%s ntuple flow-type %s dst-port %d action %d", s.NIC, s.Rule.FlowType, s.Rule.DstPort, s.Rule.Queue)
+	case s.NAPI != nil:
+		return fmt.Sprintf("%s napi %d%s", s.NIC, s.NAPI.ID, napiText(fromNAPIStep(*s.NAPI)))
 	}
 	return s.NIC + " (nothing)"
 }
@@ -83,13 +86,15 @@ func (r SteerRow) Err() error { return r.err }
 func (r *SteerRow) fail(err error) { r.err, r.Error = err, err.Error() }
 
 // savedStep is one steering step's old value in a state file (version
-// 3): what irq restore writes back. Exactly one part is set.
+// 3; a NAPI step's, version 4): what irq restore writes back. Exactly
+// one part is set.
 type savedStep struct {
 	NIC      string         `json:"nic"`
 	Channels *savedChannels `json:"channels,omitempty"`
 	RSS      *savedRSS      `json:"rss,omitempty"`
 	Rings    *savedRings    `json:"rings,omitempty"`
 	Rule     *savedRule     `json:"rule_added,omitempty"`
+	NAPI     *savedNAPI     `json:"napi,omitempty"`
 }
 
 type savedChannels struct {
@@ -216,6 +221,8 @@ func saveStep(n *steer.NIC, s SteerStep) (savedStep, error) {
 		v.Rings, err = saveRings(n, *s.Rings)
 	case s.Rule != nil:
 		v.Rule, err = saveRule(n, *s.Rule)
+	case s.NAPI != nil:
+		v.NAPI, err = saveNAPI(n, *s.NAPI)
 	default:
 		err = errors.New("a step that changes nothing")
 	}
@@ -390,6 +397,8 @@ func applyStep(set nicset.Setter, s SteerStep, saved *savedStep) error {
 	case s.Rule != nil:
 		_, err := set.InsertRule(s.NIC, *s.Rule)
 		return err
+	case s.NAPI != nil:
+		return set.SetNAPI(s.NIC, s.NAPI.ID, s.NAPI.NAPISetting)
 	}
 	return errors.New("a step that changes nothing")
 }
@@ -436,6 +445,8 @@ func undoStep(set nicset.Setter, v savedStep) error {
 		return set.SetRings(v.NIC, nicset.RingSetting{TCPDataSplit: v.Rings.TCPDataSplit, HDSThresh: v.Rings.HDSThresh})
 	case v.Rule != nil:
 		return deleteAdded(set, v.NIC, *v.Rule)
+	case v.NAPI != nil:
+		return set.SetNAPI(v.NIC, v.NAPI.ID, v.NAPI.setting())
 	}
 	return errors.New("a saved step that holds nothing")
 }
@@ -470,6 +481,8 @@ func savedText(v savedStep) string {
 		return strings.TrimSpace(ringsText(*v.Rings))
 	case v.Rule != nil:
 		return "no such rule"
+	case v.NAPI != nil:
+		return strings.TrimSpace(napiText(*v.NAPI))
 	}
 	return ""
 }
@@ -484,6 +497,8 @@ func stepTo(s SteerStep) string {
 		return strings.TrimSpace(ringsText(savedRings{TCPDataSplit: s.Rings.TCPDataSplit, HDSThresh: s.Rings.HDSThresh}))
 	case s.Rule != nil:
 		return fmt.Sprintf("flow-type %s dst-port %d action %d", s.Rule.FlowType, s.Rule.DstPort, s.Rule.Queue)
+	case s.NAPI != nil:
+		return strings.TrimSpace(napiText(fromNAPIStep(*s.NAPI)))
 	}
 	return ""
 }
@@ -561,20 +576,23 @@ func savedKind(v savedStep) string {
 		return "rings"
 	case v.Rule != nil:
 		return fmt.Sprintf("ntuple flow-type %s dst-port %d action %d", v.Rule.Spec.FlowType, v.Rule.Spec.DstPort, v.Rule.Spec.Queue)
+	case v.NAPI != nil:
+		return fmt.Sprintf("napi %d", v.NAPI.ID)
 	}
 	return "nothing"
 }
 
-// checkSteer says why a state's steering steps cannot be restored: a
-// NIC name the kernel would not have, or a step holding nothing or more
-// than one part.
-func checkSteer(steps []savedStep) error {
+// checkSteer says why the steering steps of a state of version version
+// cannot be restored: a NIC name the kernel would not have, a step
+// holding nothing or more than one part, or a part that is wrong (see
+// checkSavedNAPI).
+func checkSteer(steps []savedStep, version int) error {
 	for i, v := range steps {
 		if v.NIC == "" || len(v.NIC) >= 16 || strings.ContainsAny(v.NIC, "/: \t\n") || v.NIC == "." || v.NIC == ".." {
 			return fmt.Errorf("steering step %d: %q is not an interface name", i, clip(v.NIC))
 		}
 		parts := 0
-		for _, set := range []bool{v.Channels != nil, v.RSS != nil, v.Rings != nil, v.Rule != nil} {
+		for _, set := range []bool{v.Channels != nil, v.RSS != nil, v.Rings != nil, v.Rule != nil, v.NAPI != nil} {
 			if set {
 				parts++
 			}
@@ -587,6 +605,11 @@ func checkSteer(steps []savedStep) error {
 		}
 		if v.Rule != nil && v.Rule.Spec.FlowType != "tcp4" && v.Rule.Spec.FlowType != "tcp6" {
 			return fmt.Errorf("steering step %d (%s): rule flow type %q: want tcp4 or tcp6", i, v.NIC, clip(string(v.Rule.Spec.FlowType)))
+		}
+		if v.NAPI != nil {
+			if err := checkSavedNAPI(*v.NAPI, version); err != nil {
+				return fmt.Errorf("steering step %d (%s): %w", i, v.NIC, err)
+			}
 		}
 	}
 	return nil

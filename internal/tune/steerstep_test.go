@@ -43,13 +43,18 @@ type fakeNIC struct {
 	// onChannels is what the driver does when the channels change (as
 	// virtio_net sets its queue IRQs' affinity).
 	onChannels func()
-	calls      []string
+	// napi is the NIC's one NAPI instance; a nil setting is one the
+	// kernel does not report.
+	napi  steer.NAPI
+	calls []string
 }
 
 func newFakeNIC(combined uint32) *fakeNIC {
 	off := nicset.DataSplitOff
 	hds := uint32(256)
 	f := &fakeNIC{maxCombined: 4, combined: combined, table: make([]uint32, 16), key: []byte{1, 2, 3, 4}, split: &off, hds: &hds, refuse: map[string]error{}}
+	zero, gro, suspend, threaded := uint32(0), uint64(0), uint64(0), false
+	f.napi = steer.NAPI{ID: 8193, IRQ: unknown.Of(284), DeferHardIRQs: &zero, GROFlushTimeout: &gro, IRQSuspendTimeout: &suspend, Threaded: &threaded}
 	f.spread()
 	return f
 }
@@ -87,6 +92,7 @@ func (s *fakeSetter) Read(name string) (*steer.NIC, error) {
 		RSS:      &steer.RSS{Rings: f.combined, Table: slices.Clone(f.table), Key: slices.Clone(f.key)},
 		Rings:    &steer.Rings{TCPDataSplit: f.readSplit(), HDSThresh: f.hds},
 		Rules:    &steer.Rules{TableSize: 8, Count: uint32(len(f.rules)), Rules: slices.Clone(f.rules)},
+		NAPIs:    []steer.NAPI{cloneNAPI(f.napi)},
 	}
 	return n, nil
 }
@@ -202,6 +208,12 @@ func fakeState(f *fakeNIC) string {
 
 func steerPin(t *testing.T, root string, f *fakeNIC, fault func(int) error) (*PinResult, error) {
 	t.Helper()
+	return steerPinSteps(t, root, f, fault, zcSteps())
+}
+
+// steerPinSteps is steerPin with other steps.
+func steerPinSteps(t *testing.T, root string, f *fakeNIC, fault func(int) error, steps []SteerStep) (*PinResult, error) {
+	t.Helper()
 	// Like virtio_net, the driver sets its queue IRQs (queue 0's, and
 	// queue 1's, which the pin places) when the channels change: the
 	// transaction must put them back too.
@@ -217,7 +229,7 @@ func steerPin(t *testing.T, root string, f *fakeNIC, fault func(int) error) (*Pi
 	return Pin(context.Background(), PinRequest{
 		Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Options: PlanOptions{IRQs: []int{285}, CPUs: cpuset.New(16)},
 		Writer: FileWriter{}, Now: time.Now(), Threads: noThreads{},
-		Steer: &SteerChange{Setter: &fakeSetter{nic: f}, Steps: zcSteps()},
+		Steer: &SteerChange{Setter: &fakeSetter{nic: f}, Steps: steps},
 	})
 }
 

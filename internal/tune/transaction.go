@@ -514,6 +514,9 @@ func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []sa
 	if state.Steer = steps; len(steps) > 0 {
 		state.Version = stateVersionSteer
 	}
+	if slices.ContainsFunc(steps, func(s savedStep) bool { return s.NAPI != nil }) {
+		state.Version = stateVersionTune
+	}
 	if state.Settings = settings; len(settings) > 0 {
 		state.Version = stateVersionTune
 	}

@@ -142,7 +142,7 @@ func checkRings(n *steer.NIC, r RingSetting) error {
 // SetRSS writes context 0's table and key: over netlink RSS_SET where
 // the kernel has it, else ETHTOOL_SRSSH.
 func (s *liveSetter) SetRSS(nic string, r RSSSetting) error {
-	f, err := s.family()
+	f, err := s.family("ethtool")
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,10 @@
 // Package nicset changes a NIC's steering: channels, rings, RSS table
-// and key, ntuple rules, through ethtool netlink or the ethtool ioctl;
-// each set is read back. It builds the set requests against the
-// kernel's uapi (include/uapi/linux/ethtool_netlink_generated.h,
-// include/uapi/linux/ethtool.h) and sends them through ethnl's live
-// transport; the reading back is steer's (steer.ReadNIC, through the
+// and key, ntuple rules, through ethtool netlink or the ethtool ioctl,
+// and per-NAPI settings through netdev netlink's napi-set; each set is
+// read back. It builds the set requests against the kernel's uapi
+// (include/uapi/linux/ethtool_netlink_generated.h,
+// include/uapi/linux/ethtool.h, include/uapi/linux/netdev.h) and sends
+// them through ethnl's live transport; the reading back is steer's (steer.ReadNIC, through the
 // same connection). It changes only the live root: a captured root's
 // steering is refused with ErrNotLive. The tuner runs its sets as steps
 // with their undo; nothing else calls it.
@@ -130,6 +131,9 @@ type Setter interface {
 	// InsertRule adds a rule and returns its location.
 	InsertRule(nic string, r RuleSpec) (uint32, error)
 	DeleteRule(nic string, loc uint32) error
+	// SetNAPI writes the settings of nic's NAPI instance id; a kernel
+	// without napi-set is ErrNoNAPISet.
+	SetNAPI(nic string, id uint32, s NAPISetting) error
 	Close() error
 }
 
@@ -144,7 +148,14 @@ func OpenSetter(fsys kfile.FS) (Setter, error) {
 
 type liveSetter struct {
 	fsys kfile.FS
-	ask  *ethnl.Live
+	ask  asker
+}
+
+// asker is what a Setter asks through: ethnl.Live, or a test's kernel.
+// GenlRaw keeps the extended ack's message a refusal says why in.
+type asker interface {
+	ethnl.Asker
+	GenlRaw(req ethnl.Request) ([]ethnl.Msg, error)
 }
 
 func (s *liveSetter) Close() error { return s.ask.Close() }
@@ -155,18 +166,18 @@ func (s *liveSetter) Read(nic string) (*steer.NIC, error) {
 	return steer.ReadNIC(s.fsys, s.ask, nic)
 }
 
-// family looks up ethtool's generic netlink family; every set asks
-// afresh, as a reading does.
-func (s *liveSetter) family() (*ethnl.Family, error) {
-	req := ethnl.FamilyRequest("ethtool")
+// family looks up a generic netlink family (ethtool, netdev); every set
+// asks afresh, as a reading does.
+func (s *liveSetter) family(name string) (*ethnl.Family, error) {
+	req := ethnl.FamilyRequest(name)
 	msgs, err := s.ask.Genl(req)
 	if errors.Is(err, unix.ENOENT) {
-		return nil, errors.New("no generic netlink family ethtool")
+		return nil, errors.New("no generic netlink family " + name)
 	}
 	if err != nil {
 		return nil, err
 	}
-	f, err := ethnl.DecodeFamily("ethtool", msgs)
+	f, err := ethnl.DecodeFamily(name, msgs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.ask.Where(req.Dir, req.Key), err)
 	}
@@ -175,7 +186,7 @@ func (s *liveSetter) family() (*ethnl.Family, error) {
 
 // set sends one ethtool set request and returns the kernel's refusal.
 func (s *liveSetter) set(nic string, cmd uint8, op string, body func(ae *netlink.AttributeEncoder)) error {
-	f, err := s.family()
+	f, err := s.family("ethtool")
 	if err != nil {
 		return err
 	}
@@ -189,7 +200,14 @@ func (s *liveSetter) set(nic string, cmd uint8, op string, body func(ae *netlink
 		})
 		body(ae)
 	})
-	if _, err := s.ask.GenlRaw(ethnl.Request{Family: f.ID, Cmd: cmd, Version: ethnlVersion, Ack: true, Attrs: attrs}); err != nil {
+	return s.request(nic, op, ethnl.Request{Family: f.ID, Cmd: cmd, Version: ethnlVersion, Attrs: attrs})
+}
+
+// request sends one set request, acknowledged, and returns the kernel's
+// refusal.
+func (s *liveSetter) request(nic, op string, req ethnl.Request) error {
+	req.Ack = true
+	if _, err := s.ask.GenlRaw(req); err != nil {
 		return setError(nic, op, err)
 	}
 	return nil
