@@ -487,6 +487,8 @@ func (res *PinResult) recordSettings(fsys kfile.FS) {
 			res.RollbackFailed = append(res.RollbackFailed, r.Name()+": "+rb.Err.Error())
 		case r.Result == ResultFailed:
 			res.Failed = append(res.Failed, r.Name()+": "+r.Error)
+		case r.Result == ResultChanged:
+			res.Changed++
 		}
 	}
 }
