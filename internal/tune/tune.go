@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
+	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -347,23 +348,69 @@ func (p *tunePlanner) offers(cpu int, gov string) bool {
 	return slices.Contains(strings.Fields(string(b)), gov)
 }
 
-// napiSettings answers the NIC's sysfs NAPI defaults that contradict
-// each other: a napi_defer_hard_irqs without a gro_flush_timeout defers
-// nothing, so setting it to 0 changes no behaviour and ends the
-// contradiction (the other way, a timeout, would change how the NIC
-// interrupts). Per-NAPI settings and busy polling are the person's.
+// napiSettings answers NAPI settings that contradict each other: a
+// napi_defer_hard_irqs without a gro_flush_timeout defers nothing, so
+// setting it to 0 changes no behaviour and ends the contradiction (the
+// other way, a timeout, would change how the NIC interrupts); the same
+// per NAPI instance over napi-set (napiFixes), on the live root. Busy
+// polling beside threaded NAPI is the person's.
 func (p *tunePlanner) napiSettings(f audit.Finding) error {
 	n, ok := p.nic(f)
 	if !ok {
 		return nil
 	}
-	if f.Subject != "napi_defer_hard_irqs" {
-		p.cannot(f, "tune sets only the NIC's sysfs NAPI defaults")
+	switch {
+	case f.Subject == "napi_defer_hard_irqs":
+		p.setting(NICSettingPath(n.Name, "napi_defer_hard_irqs"), "0", f.Check)
+		p.fixed(f, n.Name+" napi_defer_hard_irqs to 0 (it deferred nothing without a gro_flush_timeout)")
+		return nil
+	case !strings.HasPrefix(f.Subject, "NAPI"):
+		p.cannot(f, "busy polling beside threaded NAPI is a choice between the two: the person's")
+		return nil
+	case p.req.Setter == nil:
+		p.cannot(f, "this root is not the running kernel: its per-NAPI settings cannot be changed")
 		return nil
 	}
-	p.setting(NICSettingPath(n.Name, "napi_defer_hard_irqs"), "0", f.Check)
-	p.fixed(f, n.Name+" napi_defer_hard_irqs to 0 (it deferred nothing without a gro_flush_timeout)")
+	steps := napiFixes(p.st.Steer.NIC(n.Name), f.Severity == audit.SeverityWarning)
+	if len(steps) == 0 {
+		p.cannot(f, "the NAPI instances' settings are unknown")
+		return nil
+	}
+	var names []string
+	for _, s := range steps {
+		p.steer = append(p.steer, SteerStep{NIC: n.Name, NAPI: &s})
+		names = append(names, (SteerStep{NIC: n.Name, NAPI: &s}).Name())
+	}
+	p.fixed(f, strings.Join(names, "; "))
 	return nil
+}
+
+// napiFixes are the napi-set steps that end the contradictions
+// napi-settings finds in a NIC's NAPI instances, each to the value that
+// changes no behaviour: with deferNoTimer, defer-hard-irqs 0 where no
+// gro-flush-timeout made it defer anything; else irq-suspend-timeout 0
+// where defer-hard-irqs and gro-flush-timeout are not both set, so it
+// had no effect (Documentation/networking/napi.rst).
+func napiFixes(n *steer.NIC, deferNoTimer bool) []NAPIStep {
+	if n == nil {
+		return nil
+	}
+	var out []NAPIStep
+	for _, napi := range n.NAPIs {
+		if napi.DeferHardIRQs == nil || napi.GROFlushTimeout == nil {
+			continue
+		}
+		deferring := *napi.DeferHardIRQs > 0 && *napi.GROFlushTimeout > 0
+		switch {
+		case deferNoTimer && *napi.DeferHardIRQs > 0 && *napi.GROFlushTimeout == 0:
+			zero := uint32(0)
+			out = append(out, NAPIStep{ID: napi.ID, NAPISetting: nicset.NAPISetting{DeferHardIRQs: &zero}})
+		case !deferNoTimer && napi.IRQSuspendTimeout != nil && *napi.IRQSuspendTimeout > 0 && !deferring:
+			zero := uint64(0)
+			out = append(out, NAPIStep{ID: napi.ID, NAPISetting: nicset.NAPISetting{IRQSuspendTimeout: &zero}})
+		}
+	}
+	return out
 }
 
 // rssDefault puts back the driver's default RSS table, which spreads over
