@@ -16,6 +16,7 @@ import (
 // between two changes roll back the ones made. The shipped binary has
 // no such hook.
 func init() {
+	labTxnFault()
 	v := os.Getenv("IRQNUMA_LAB_ZC_FAULT")
 	if v == "" {
 		return
@@ -25,6 +26,23 @@ func init() {
 		return
 	}
 	tune.SetLabFault(func(i int) error {
+		if i == at {
+			return fmt.Errorf("lab fault injected before step %d", i)
+		}
+		return nil
+	})
+}
+
+// labTxnFault: with IRQNUMA_LAB_TXN_FAULT=N, every transaction that can
+// roll back (a tune's, a pin's) fails before its step N, counted from 0
+// over all of its steps, so the lab sees a fault between any two changes
+// undo the ones made.
+func labTxnFault() {
+	at, err := strconv.Atoi(os.Getenv("IRQNUMA_LAB_TXN_FAULT"))
+	if err != nil {
+		return
+	}
+	tune.SetLabTxnFault(func(i int) error {
 		if i == at {
 			return fmt.Errorf("lab fault injected before step %d", i)
 		}

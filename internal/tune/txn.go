@@ -64,6 +64,10 @@ func (t *txn) run(ctx context.Context) Stop {
 			stop, t.reached = StopInterrupted, i
 			break
 		}
+		if txnFault != nil && txnFault(i) != nil {
+			stop, t.reached = StopFailed, i
+			break
+		}
 		err := s.do()
 		if !s.done(err) {
 			if err == nil {
@@ -89,6 +93,14 @@ func (t *txn) run(ctx context.Context) Stop {
 	}
 	return stop
 }
+
+// txnFault, when set, is called before step i of every transaction that
+// can roll back; an error it returns fails the transaction there, before
+// that step, as a failed write would. The lab's guest binary sets it
+// through SetLabTxnFault (fault_lab.go, built only with the labfault
+// tag), to see a fault between any two changes of a tune undo the ones
+// made; nothing in the shipped binary can.
+var txnFault func(i int) error
 
 // finalStep is embedded by a restore's steps. A restore runs in a final txn,
 // which undoes nothing: what a put-back replaced is the pin's value, which

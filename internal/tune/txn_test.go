@@ -135,3 +135,35 @@ func TestTxn(t *testing.T) {
 		})
 	}
 }
+
+// TestTxnFault: the fault hook fails a transaction before the step it
+// names, and every step made before it is undone, newest first.
+func TestTxnFault(t *testing.T) {
+	for at := range 3 {
+		var log []string
+		steps := []step{&logStep{name: "a", log: &log}, &logStep{name: "b", log: &log}, &logStep{name: "c", log: &log}}
+		txnFault = func(i int) error {
+			if i == at {
+				return errors.New("fault")
+			}
+			return nil
+		}
+		tx := txn{steps: steps}
+		stop := tx.run(context.Background())
+		txnFault = nil
+		if stop != StopFailed || tx.reached != at {
+			t.Errorf("fault at %d: stop %v, reached %d", at, stop, tx.reached)
+		}
+		var want []string
+		names := []string{"a", "b", "c"}
+		for i := range at {
+			want = append(want, "do "+names[i], "changed "+names[i])
+		}
+		for i := at - 1; i >= 0; i-- {
+			want = append(want, "undo "+names[i])
+		}
+		if strings.Join(log, ",") != strings.Join(want, ",") {
+			t.Errorf("fault at %d: %v, want %v", at, log, want)
+		}
+	}
+}
