@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune"
+)
+
+// TestTuneLive, on this machine's eth0: with napi_defer_hard_irqs set
+// and no gro_flush_timeout (a setting that defers nothing) and CPU 1 kept
+// for the application while eth0's IRQs may go there, the audit is NOT
+// READY; one tune sets napi_defer_hard_irqs to 0 and moves the IRQs off
+// CPU 1, and the audit is READY; restore puts back every value read
+// before, the IRQs' affinity and the sysfs file byte for byte.
+func TestTuneLive(t *testing.T) {
+	hosttest.Writes(t, "IRQ affinities (/proc/irq), eth0's napi_defer_hard_irqs and /var/lib/irqnuma")
+	hosttest.Live(t)
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the test writes /proc/irq and /sys/class/net/eth0")
+	}
+	const nic = "eth0"
+	deferFile := "/sys/class/net/" + nic + "/napi_defer_hard_irqs"
+	old, err := os.ReadFile(deferFile)
+	if err != nil {
+		t.Fatalf("%s: %v", deferFile, err)
+	}
+	gro, err := os.ReadFile("/sys/class/net/" + nic + "/gro_flush_timeout")
+	if err != nil || strings.TrimSpace(string(gro)) != "0" {
+		t.Fatalf("gro_flush_timeout %q, %v: the test needs it 0", gro, err)
+	}
+	irqs := liveNICIRQs(t, nic)
+	before := map[int]string{}
+	for _, n := range irqs {
+		before[n] = liveCPUs(t, "/proc/irq/"+itoa(n)+"/smp_affinity_list", "")
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(deferFile, old, 0o644); err != nil {
+			t.Errorf("put %s back: %v", deferFile, err)
+		}
+		for n, v := range before {
+			os.WriteFile("/proc/irq/"+itoa(n)+"/smp_affinity_list", []byte(v+"\n"), 0o644)
+		}
+	})
+	if err := os.WriteFile(deferFile, []byte("2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range irqs {
+		if err := os.WriteFile("/proc/irq/"+itoa(n)+"/smp_affinity_list", []byte("0-1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := pinSys(tune.FileWriter{}, 0)
+	if out, _, code := runCLISys(t, ps, "audit", "--app-cpus", "1"); code != 3 ||
+		!strings.Contains(out, "napi-settings") || !strings.Contains(out, "irq-app-cpu") {
+		t.Fatalf("audit before: exit %d, want 3 with napi-settings and irq-app-cpu\n%s", code, out)
+	}
+	out, stderr, code := runCLISys(t, ps, "tune", "--app-cpus", "1")
+	if code != 0 || !strings.Contains(out, "after: verdict: ready") {
+		t.Fatalf("tune: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if got := strings.TrimSpace(readFile(t, deferFile)); got != "0" {
+		t.Errorf("after the tune %s = %q, want 0", deferFile, got)
+	}
+	for _, n := range irqs {
+		if got := liveCPUs(t, "/proc/irq/"+itoa(n)+"/smp_affinity_list", ""); strings.Contains(got, "1") {
+			t.Errorf("after the tune IRQ %d may go to %s, CPU 1 kept for the application", n, got)
+		}
+	}
+	if out, _, code := runCLISys(t, ps, "audit", "--app-cpus", "1"); code != 0 {
+		t.Errorf("audit after the tune: exit %d\n%s", code, out)
+	}
+	if _, stderr, code := runCLISys(t, ps, "restore"); code != 0 {
+		t.Fatalf("restore: exit %d\n%s", code, stderr)
+	}
+	if got := readFile(t, deferFile); got != "2\n" {
+		t.Errorf("after restore %s = %q, want 2", deferFile, got)
+	}
+	for _, n := range irqs {
+		if got := liveCPUs(t, "/proc/irq/"+itoa(n)+"/smp_affinity_list", ""); got != "0-1" {
+			t.Errorf("after restore IRQ %d = %s, want 0-1", n, got)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// liveNICIRQs are nic's IRQs on the live host, as irq list names them.
+func liveNICIRQs(t *testing.T, nic string) []int {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, "irq", "list", "--nic", nic, "-o", "json")
+	if code != 0 {
+		t.Fatalf("irq list: exit %d\n%s", code, stderr)
+	}
+	var list struct {
+		IRQs []struct {
+			IRQ int    `json:"irq"`
+			NIC string `json:"nic"`
+		} `json:"irqs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, q := range list.IRQs {
+		if q.NIC == nic {
+			out = append(out, q.IRQ)
+		}
+	}
+	if len(out) == 0 {
+		t.Skipf("%s has no IRQ", nic)
+	}
+	return out
+}
