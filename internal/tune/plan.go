@@ -84,6 +84,8 @@ type PlanOptions struct {
 	CPUs cpuset.Set
 	// Exclude is taken out of the target set (e.g. a benchmark's CPUs).
 	Exclude cpuset.Set
+	// ExcludeAs names Exclude in a target's Left ("--exclude" when "").
+	ExcludeAs string
 	// XPS also sets each tx queue's xps_cpus to the CPUs of the queue IRQ
 	// with the same index.
 	XPS bool
@@ -327,7 +329,11 @@ func targetFor(h *topology.Host, nic *topology.NIC, opt PlanOptions) (Target, er
 		set = set.Difference(iso)
 	}
 	if ex := set.Intersection(opt.Exclude); !ex.IsEmpty() {
-		tg.Left = append(tg.Left, "--exclude "+ex.String())
+		name := opt.ExcludeAs
+		if name == "" {
+			name = "--exclude"
+		}
+		tg.Left = append(tg.Left, name+" "+ex.String())
 		set = set.Difference(ex)
 	}
 	if set.IsEmpty() {
