@@ -156,6 +156,9 @@ func writePin(a *app, doc report.PinDoc, results, withAction bool) error {
 	if err := report.WriteSteerRows(a.stdout, doc.Steer); err != nil {
 		return err
 	}
+	if err := report.WriteSettingRows(a.stdout, doc.Settings); err != nil {
+		return err
+	}
 	report.WriteNotes(a.stderr, doc.Notes)
 	return nil
 }

@@ -70,7 +70,7 @@ func runTune(a *app, f tuneFlags) error {
 			if a.json() {
 				return nil
 			}
-			return report.WriteTunePlan(a.stderr, res, failOn)
+			return report.WriteTunePlanned(a.stderr, res, failOn)
 		}
 	}
 	if a.fs.Live() {

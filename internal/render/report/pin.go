@@ -280,3 +280,18 @@ func WriteSteerRows(w io.Writer, rows []tune.SteerRow) error {
 	}
 	return nil
 }
+
+// WriteSettingRows writes a line per sysfs setting of a tune or a
+// restore: its result, the file and its values, and why it failed.
+func WriteSettingRows(w io.Writer, rows []tune.SettingRow) error {
+	for _, r := range rows {
+		line := fmt.Sprintf("%-11s %s: %s -> %s", r.Result, safetext.Escape(r.Name()), safetext.Escape(units.OrDash(r.From)), safetext.Escape(r.To))
+		if r.Error != "" {
+			line += ": " + safetext.Escape(r.Error)
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}

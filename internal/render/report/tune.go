@@ -91,10 +91,11 @@ func changedRows(rows []tune.Row) []tune.Row {
 	return out
 }
 
-// WriteTunePlan writes what a tune will change, before it writes: the
-// audit's verdict, a table of each change before and after with the
-// findings it answers, and what it cannot fix.
-func WriteTunePlan(w io.Writer, res *tune.TuneResult, failOn audit.Severity) error {
+// WriteTunePlanned says, before a tune writes, what it answers: the
+// audit's verdict, the CPUs kept for the application and where each
+// NIC's work goes. The changes themselves are one table, with their
+// results, once they are made (WriteTune).
+func WriteTunePlanned(w io.Writer, res *tune.TuneResult, failOn audit.Severity) error {
 	linef(w, "before: %s", verdict(res.Before, failOn))
 	if !res.AppCPUs.IsEmpty() {
 		linef(w, "kept for the application: %s (%s)", cpusWord(res.AppCPUs), res.AppSource)
@@ -102,7 +103,7 @@ func WriteTunePlan(w io.Writer, res *tune.TuneResult, failOn audit.Severity) err
 	if res.Pin != nil {
 		writePinTargets(w, res.Pin)
 	}
-	return writeTuneChanges(w, res, false)
+	return nil
 }
 
 // WriteTune writes a tune's outcome: each change and what became of it,
@@ -110,10 +111,11 @@ func WriteTunePlan(w io.Writer, res *tune.TuneResult, failOn audit.Severity) err
 // application.
 func WriteTune(w io.Writer, res *tune.TuneResult, failOn audit.Severity, dryRun bool) error {
 	if dryRun {
-		if err := WriteTunePlan(w, res, failOn); err != nil {
+		if err := WriteTunePlanned(w, res, failOn); err != nil {
 			return err
 		}
-	} else if err := writeTuneChanges(w, res, true); err != nil {
+	}
+	if err := writeTuneChanges(w, res, !dryRun); err != nil {
 		return err
 	}
 	writeCannot(w, res.Cannot)
@@ -189,7 +191,9 @@ func rowChange(r tune.Row) string {
 		return fmt.Sprintf("%s tx-%d xps_cpus", r.NIC, r.Queue.Or(-1))
 	}
 	where := r.NIC
-	if q, ok := r.Queue.Get(); ok {
+	if q, ok := r.Queue.Get(); ok && r.Dir == "" {
+		where += " queue " + strconv.Itoa(q)
+	} else if ok {
 		where += " " + queueName(q, string(r.Dir))
 	}
 	return fmt.Sprintf("IRQ %d (%s)", r.IRQ.Or(-1), where)
