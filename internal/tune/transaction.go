@@ -152,6 +152,11 @@ type PinRequest struct {
 	// longer transaction (a pin, a run, its restore); Pin then does not
 	// take the lock itself.
 	Lock *Lock
+	// Host and IRQs are the host's topology and IRQs when the caller has
+	// read them (tune's one reading, which covers the NICs); nil: Pin
+	// reads them.
+	Host *topology.Host
+	IRQs *irq.Table
 	// Steering is the NICs' steering when the caller has read it; nil:
 	// Pin reads it (steer.Read) to find their threaded NAPI.
 	Steering *steer.Host
@@ -411,11 +416,15 @@ func planRequest(req PinRequest) (*topology.Host, *irq.Table, *pinPlan, error) {
 		}
 	}
 	nics = once
-	h, t, err := irq.Read(req.Root, irq.Options{NICs: nics})
-	if err != nil {
-		return nil, nil, nil, err
+	h, t := req.Host, req.IRQs
+	if h == nil || t == nil {
+		var err error
+		if h, t, err = irq.Read(req.Root, irq.Options{NICs: nics}); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	var plan *pinPlan
+	var err error
 	if req.Config != nil {
 		plan, err = planPinConfig(h, t, req.Config)
 	} else {
