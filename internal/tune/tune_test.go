@@ -1,9 +1,13 @@
 package tune
 
 import (
+	"context"
 	"testing"
 
 	"github.com/irqnuma/irqnuma/internal/host/steer"
+	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/testsupport/benchcpu"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
 // TestNAPIFixes: the napi-set steps that end napi-settings'
@@ -39,3 +43,41 @@ func TestNAPIFixes(t *testing.T) {
 		t.Errorf("no steering: %v", got)
 	}
 }
+
+// The synthetic hosts of the planning benchmarks: 512 CPUs on 4 nodes
+// and 1,152 on 8, each with 8 NICs of 63 queues and about 1,000 IRQs.
+var (
+	tuneHost512  = hosttest.SyntheticSpec{CPUs: 512, Nodes: 4, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488}
+	tuneHost1152 = hosttest.SyntheticSpec{CPUs: 1152, Nodes: 8, SMT: true, NICs: 8, QueuesPerNIC: 63, ExtraIRQs: 488}
+)
+
+// benchTunePlan is tune --dry-run --fail-on info --reserve N of every
+// NIC, N cores of each node's kept for the application (the synthetic
+// host spreads its queue IRQs well; they move off the kept cores): the
+// reading, the audit and the plan, nothing written.
+func benchTunePlan(b *testing.B, spec hosttest.SyntheticSpec, reserve int) {
+	fsys := hosttest.Open(b, hosttest.Synthetic(b, spec))
+	req := TuneRequest{Root: fsys, FailOn: audit.SeverityInfo, Reserve: reserve, DryRun: true, Writer: FileWriter{}}
+	var changes int
+	stop := benchcpu.Start(b)
+	for b.Loop() {
+		res, err := Tune(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		changes = res.Pin.Changes
+	}
+	stop()
+	if changes == 0 {
+		b.Fatal("the plan changes nothing: the benchmark measures no planning")
+	}
+	b.ReportMetric(float64(changes), "changes")
+}
+
+// BenchmarkTunePlan512 plans on the 512-CPU host, keeping 48 of each
+// node's 64 cores.
+func BenchmarkTunePlan512(b *testing.B) { benchTunePlan(b, tuneHost512, 48) }
+
+// BenchmarkTunePlan1152 plans on the 1,152-CPU host, keeping 56 of each
+// node's 72 cores.
+func BenchmarkTunePlan1152(b *testing.B) { benchTunePlan(b, tuneHost1152, 56) }
