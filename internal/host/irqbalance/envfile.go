@@ -127,6 +127,21 @@ func AddBannedIRQs(data []byte, inherited []string, irqs []int) ([]byte, []int, 
 	return out, add, nil
 }
 
+// ArgsWithBans is what AddBannedIRQs makes of IRQBALANCE_ARGS: args with
+// --banirq=N for each of irqs (ascending, not banned yet) put before a
+// "--", else at the end.
+func ArgsWithBans(args []string, irqs []int) ([]string, error) {
+	add, err := notBanned(args, irqs)
+	if err != nil || len(add) == 0 {
+		return args, err
+	}
+	words := make([]string, len(add))
+	for i, n := range add {
+		words[i] = "--banirq=" + strconv.Itoa(n)
+	}
+	return strings.Fields(insertOptions(strings.Join(args, " "), strings.Join(words, " "))), nil
+}
+
 // insertOptions puts opts into the arguments args: before a "--", after
 // which irqbalance's getopt reads no option, else at the end. Words are
 // split where strings.Fields splits them.

@@ -113,6 +113,13 @@ func FuzzAddBannedIRQs(f *testing.F) {
 	})
 }
 
+func TestArgsWithBans(t *testing.T) {
+	got, err := ArgsWithBans([]string{"-j", "--banirq=5", "--", "x"}, []int{6, 5, 4})
+	if want := []string{"-j", "--banirq=5", "--banirq=4", "--banirq=6", "--", "x"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("ArgsWithBans = %q, %v; want %q", got, err, want)
+	}
+}
+
 func TestReadConfig(t *testing.T) {
 	root := irqbalanceTree(t, map[string]string{
 		"usr/lib/irqbalance/defaults.env": "IRQBALANCE_ARGS=\"--banirq=3 -j\"\n",
