@@ -72,6 +72,9 @@ type pinState struct {
 	// newest first, before the IRQs (a driver moves its queue IRQs when the
 	// channels change) and threads.
 	Steer []savedStep `json:"steer,omitempty"`
+	// Irqbalance is the irqbalance ban the pin made (version 4): restore
+	// takes it out after the IRQs and threads.
+	Irqbalance *savedIrqbalance `json:"irqbalance,omitempty"`
 }
 
 // savedThread is one kernel thread and the CPUs it could run on. Its pid,
@@ -353,8 +356,8 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	refuse := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadState, fmt.Sprintf(format, args...))
 	}
-	if s.Version != stateVersion && s.Version != stateVersionThreads && s.Version != stateVersionSteer {
-		return nil, refuse("version %d, want %d, %d or %d", s.Version, stateVersion, stateVersionThreads, stateVersionSteer)
+	if s.Version != stateVersion && s.Version != stateVersionThreads && s.Version != stateVersionSteer && s.Version != stateVersionTune {
+		return nil, refuse("version %d, want %d, %d, %d or %d", s.Version, stateVersion, stateVersionThreads, stateVersionSteer, stateVersionTune)
 	}
 	if len(s.Steer) > 0 && s.Version < stateVersionSteer {
 		return nil, refuse("version %d holds NIC steering, which only version %d has", s.Version, stateVersionSteer)
@@ -366,10 +369,13 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	if !sameRoot(s.Root, abs) {
 		return nil, refuse("saved for root %q, not %q", s.Root, abs)
 	}
-	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 {
+	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 && s.Irqbalance == nil {
 		return nil, refuse("no entries")
 	}
 	if err := checkSteer(s.Steer); err != nil {
+		return nil, refuse("%v", err)
+	}
+	if err := checkIrqbalance(s); err != nil {
 		return nil, refuse("%v", err)
 	}
 	for i, e := range s.Entries {

@@ -161,7 +161,7 @@ func TestStateTampered(t *testing.T) {
 		}), `appears twice, with values "50" and "51"`},
 		{"no entries", edit(func(m map[string]any) { m["entries"] = []any{} }), "no entries"},
 		{"other root", edit(func(m map[string]any) { m["root"] = "/" }), `saved for root "/"`},
-		{"version", edit(func(m map[string]any) { m["version"] = 4 }), "version 4"},
+		{"version", edit(func(m map[string]any) { m["version"] = 5 }), "version 5"},
 		{"unknown field", edit(func(m map[string]any) { m["command"] = "rm -rf /" }), "unknown field"},
 		{"other schema", edit(func(m map[string]any) { m["schema"] = "topology" }), `its schema is not "state"`},
 		{"schema not a string", edit(func(m map[string]any) { m["schema"] = 2 }), "schema"},
