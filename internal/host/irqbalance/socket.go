@@ -449,9 +449,6 @@ func (b *Settings) readRuntime(fsys kfile.FS, sock *Socket) {
 		rt.Start = task.Start
 		b.Runtime = unknown.Of(rt)
 	}
-	if err != nil {
-		b.Notes = append(b.Notes, "irqbalance's run-time bans are unknown: "+err.Error())
-	}
 }
 
 // Banned reports whether irq is in the runtime list.
