@@ -1,6 +1,7 @@
 package irqbalance
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,21 +11,19 @@ import (
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
-// debianDefault is /etc/default/irqbalance as Debian's irqbalance
-// 1.9.2-1 ships it (the .deb's file, byte for byte, its comments cut).
-const debianDefault = "# irqbalance is a daemon process that distributes interrupts across\n" +
-	"# CPUs on SMP systems.\n" +
-	"#\n" +
-	"#IRQBALANCE_BANNED_CPULIST=\n" +
-	"\n" +
-	"#\n" +
-	"# IRQBALANCE_ARGS\n" +
-	"#    Append any args here to the irqbalance daemon as documented in the man\n" +
-	"#    page.\n" +
-	"#\n" +
-	"#IRQBALANCE_ARGS=\n"
+// shippedDefault is /etc/default/irqbalance as Debian's irqbalance
+// 1.9.2-1 ships it (testdata/env/README).
+func shippedDefault(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/env/debian-default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 func TestAddBannedIRQs(t *testing.T) {
+	debianDefault := shippedDefault(t)
 	tests := []struct {
 		name      string
 		give      string
@@ -81,7 +80,7 @@ func TestAddBannedIRQs(t *testing.T) {
 // a file irqbalance's reader reads, whose IRQBALANCE_ARGS ban the IRQs,
 // and every line but the one assignment is kept.
 func FuzzAddBannedIRQs(f *testing.F) {
-	f.Add([]byte(debianDefault), uint16(37))
+	f.Add([]byte(shippedDefault(f)), uint16(37))
 	f.Add([]byte("IRQBALANCE_ARGS=\"--banirq=1\"\n  export IRQBALANCE_ARGS='-j'  \r\n"), uint16(0))
 	f.Add([]byte("IRQBALANCE_ARGS=-i5"), uint16(5))
 	f.Fuzz(func(t *testing.T, data []byte, irq uint16) {
