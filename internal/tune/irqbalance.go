@@ -182,7 +182,7 @@ func (res *PinResult) planIrqbalance(req PinRequest, b *irqbalance.Settings, err
 	var note string
 	if rt, ok := b.Runtime.Get(); ok {
 		if note, err = s.planSocket(b, rt, irqs); err != nil {
-			note, err = s.planConfig(b, irqs, "its ban list would be "+err.Error())
+			note, err = s.planConfig(b, irqs, "its list of banned IRQs would be "+err.Error())
 		}
 	} else {
 		note, err = s.planConfig(b, irqs, b.Runtime.Why().String())
@@ -258,9 +258,9 @@ func (s *irqbalanceStep) planConfig(b *irqbalance.Settings, irqs []int, why stri
 	if path == "" {
 		switch {
 		case noDaemon(b):
-			return fmt.Sprintf("irqbalance does not run and has no environment file (%s): nothing to ban", strings.Join(irqbalance.EnvFiles(), ", ")), nil
+			return fmt.Sprintf("%s and has no environment file (%s): nothing to ban", notRunning(b), strings.Join(irqbalance.EnvFiles(), ", ")), nil
 		case !debianLike(s.fsys):
-			return "", fmt.Errorf("irqbalance runs, could not be asked over its socket (%s), and the root has none of its environment files (%s) and is not Debian-like (no /etc/debian_version): no file to write the ban to",
+			return "", fmt.Errorf("irqbalance runs, its socket cannot take the ban (%s), and the root has none of its environment files (%s) and is not Debian-like (no /etc/debian_version): no file to write the ban to",
 				why, strings.Join(irqbalance.EnvFiles(), ", "))
 		}
 		path = irqbalance.DebianEnvFile
@@ -283,15 +283,23 @@ func (s *irqbalanceStep) planConfig(b *irqbalance.Settings, irqs []int, why stri
 		return "", nil
 	}
 	if noDaemon(b) {
-		return fmt.Sprintf("irqbalance does not run: %s in %s keeps it off %s when it starts", banirqs(added), path, irqsText(added)), nil
+		return fmt.Sprintf("%s: %s in %s keeps it off %s when it starts", notRunning(b), banirqs(added), path, irqsText(added)), nil
 	}
-	return fmt.Sprintf("irqbalance (PID %d) runs and could not be asked over its socket (%s): %s in %s takes effect only when it restarts, and it may move %s until then: systemctl restart irqbalance",
+	return fmt.Sprintf("irqbalance (PID %d) runs and its socket cannot take the ban (%s): %s in %s takes effect only when it restarts, and it may move %s until then: systemctl restart irqbalance",
 		b.PIDs[0], why, banirqs(added), path, irqsText(added)), nil
 }
 
 // noDaemon reports whether no irqbalance process was found: none runs,
 // or the root holds no processes.
 func noDaemon(b *irqbalance.Settings) bool { return len(b.PIDs) == 0 }
+
+// notRunning says, of a root where noDaemon, whether irqbalance runs.
+func notRunning(b *irqbalance.Settings) string {
+	if !b.Running.Known() {
+		return "whether irqbalance runs is unknown (no process folders under /proc)"
+	}
+	return "irqbalance does not run"
+}
 
 // debianLike reports whether the root is Debian's or a derivative's
 // (Ubuntu's): it has /etc/debian_version, as base-files installs it.
@@ -341,56 +349,70 @@ func argsIn(data []byte, absent bool) string {
 	return "(no IRQBALANCE_ARGS)"
 }
 
+// do makes the ban and reads it back. A ban that may have been made
+// and does not read back is taken out again at once, since the
+// transaction undoes only the steps that succeeded; when that fails too,
+// the error is a *RollbackError and the state file is the way back.
 func (s *irqbalanceStep) do() error {
+	var made bool
+	var err error
 	if s.saved.Way == IrqbalanceWaySocket {
-		return s.sendBan()
+		made, err = s.sendBan()
+	} else {
+		made, err = s.writeConfig()
 	}
-	return s.writeConfig()
+	if err != nil && made {
+		if uerr := takeOut(s.fsys, s.sock, s.saved); uerr != nil {
+			return &RollbackError{Step: s.row.Name(), Err: fmt.Errorf("%v; taking it out again: %w", err, uerr)}
+		}
+	}
+	return err
 }
 
 // sendBan checks the daemon is the one planned for, sends the ban and
-// reads it back.
-func (s *irqbalanceStep) sendBan() error {
+// reads it back; made says the daemon may have taken some of it.
+func (s *irqbalanceStep) sendBan() (made bool, err error) {
 	v := s.saved.Socket
 	if err := sameDaemon(s.fsys, v); err != nil {
-		return err
+		return false, err
 	}
 	if _, err := s.sock.BanIRQs(s.fsys, v.PID, s.ban); err != nil {
-		return err
+		return true, err
 	}
 	rt, err := s.sock.Setup(s.fsys, v.PID)
 	if err != nil {
-		return fmt.Errorf("read back: %w", err)
+		return true, fmt.Errorf("read back: %w", err)
 	}
 	if !slices.Equal(rt.BannedIRQs, s.ban) {
-		return fmt.Errorf("read back: irqbalance bans %s, not %s", banList(rt.BannedIRQs), banList(s.ban))
+		return true, fmt.Errorf("read back: irqbalance bans %s, not %s", banList(rt.BannedIRQs), banList(s.ban))
 	}
-	return nil
+	return true, nil
 }
 
 // writeConfig writes the file planned, over what was planned from only,
-// and reads it back as irqbalance's service would.
-func (s *irqbalanceStep) writeConfig() error {
+// and reads it back as irqbalance's service would; made says the file
+// was written.
+func (s *irqbalanceStep) writeConfig() (made bool, err error) {
 	c := s.saved.Config
 	if err := unchangedSince(s.fsys, c.Path, c.Old, c.Absent); err != nil {
-		return err
+		return false, err
 	}
 	if err := atomicfile.ReplaceIn(s.fsys, s.fsys.Path(c.Path), os.FileMode(c.Mode), func(w io.Writer) error {
 		_, err := w.Write(s.data)
 		return err
 	}); err != nil {
-		return err
+		return false, err
 	}
 	cfg, err := irqbalance.ReadConfig(s.fsys)
 	if err != nil {
-		return fmt.Errorf("read back: %w", err)
+		return true, fmt.Errorf("read back: %w", err)
 	}
 	for _, n := range c.Added {
 		if _, ok := slices.BinarySearch(cfg.BannedIRQs, n); !ok {
-			return fmt.Errorf("read back: irqbalance's service would not ban IRQ %d (IRQBALANCE_ARGS %q, from %s)", n, strings.Join(cfg.Args, " "), strings.Join(cfg.Files, ", "))
+			return true, fmt.Errorf("read back: irqbalance's service would not ban IRQ %d (IRQBALANCE_ARGS %q, from %s)", n, strings.Join(cfg.Args, " "), strings.Join(cfg.Files, ", "))
 		}
 	}
-	return nil
+	return true, nil
 }
 
 func (s *irqbalanceStep) done(err error) bool { return s.row.record(err) }

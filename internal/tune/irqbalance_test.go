@@ -216,7 +216,7 @@ func TestIrqbalanceSocketRollback(t *testing.T) {
 		t.Errorf("tree (-before +after):\n%s", diff)
 	}
 
-	d.Ignore("settings ban irqs")
+	d.Ignore("settings ban irqs", true)
 	res = ibPin(t, root, nil, false, 285)
 	if res.Stop != StopFailed || res.IrqbalanceBan.Result != ResultFailed || !strings.Contains(res.IrqbalanceBan.Error, "read back") {
 		t.Errorf("a daemon that ignores the ban: stop %v, row %+v; want the step failed on its read back", res.Stop, res.IrqbalanceBan)
@@ -226,6 +226,35 @@ func TestIrqbalanceSocketRollback(t *testing.T) {
 	}
 	if diff := cmp.Diff(files, hosttest.Files(t, root)); diff != "" {
 		t.Errorf("tree (-before +after):\n%s", diff)
+	}
+}
+
+// TestIrqbalanceSocketRollbackFailed: a ban the daemon took but does not
+// read back, and cannot be taken out again (its socket stops answering
+// setup), is a rollback that failed: the state file stays, and restore
+// takes the ban out once the daemon answers.
+func TestIrqbalanceSocketRollbackFailed(t *testing.T) {
+	d := fakeirqbalance.Start(t, "", nil, cpuset.Set{})
+	useSocket(t, d)
+	root := ibTree(t, daemonFiles)
+	res, err := Pin(context.Background(), PinRequest{
+		Root: hosttest.Open(t, root), NICs: []string{"eth0"}, Options: PlanOptions{IRQs: []int{285}, CPUs: cpuset.New(16)},
+		Writer: FileWriter{}, Now: time.Now(), Threads: noThreads{}, Irqbalance: &IrqbalanceBan{IRQs: []int{285}},
+		Planned: func(*PinResult) error { d.Ignore("setup", true); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rb *RollbackError
+	if !errors.As(res.IrqbalanceBan.Err(), &rb) || len(res.RollbackFailed) != 1 || res.Retired != "" || res.Stop != StopFailed {
+		t.Fatalf("row %+v, RollbackFailed %q, retired %q, stop %v: want a failed rollback, the state kept", res.IrqbalanceBan, res.RollbackFailed, res.Retired, res.Stop)
+	}
+	if got := d.Banned(); !slices.Equal(got, []int{285}) {
+		t.Errorf("the daemon bans %v, want the ban it took", got)
+	}
+	d.Ignore("setup", false)
+	if rr := ibRestore(t, root); rr.Err() != nil || len(d.Banned()) != 0 {
+		t.Errorf("restore: %v; the daemon bans %v", rr.Err(), d.Banned())
 	}
 }
 
@@ -265,7 +294,8 @@ func TestIrqbalanceConfigPinRestore(t *testing.T) {
 		wantFile string
 		wantNote string
 	}{
-		{"not running, Debian's file", map[string]string{"etc/default/irqbalance": shipped}, "/etc/default/irqbalance", "irqbalance does not run"},
+		{"no processes, Debian's file", map[string]string{"etc/default/irqbalance": shipped}, "/etc/default/irqbalance", "whether irqbalance runs is unknown"},
+		{"not running, Debian's file", map[string]string{"etc/default/irqbalance": shipped, "proc/1/comm": "systemd\n"}, "/etc/default/irqbalance", "irqbalance does not run: --banirq=285 in /etc/default/irqbalance keeps it off IRQ 285 when it starts"},
 		{"running, its socket not asked, Fedora's file", withDaemon(map[string]string{"etc/sysconfig/irqbalance": "IRQBALANCE_ARGS=\"-j\"\n"}), "/etc/sysconfig/irqbalance", "systemctl restart irqbalance"},
 		{"running, no file, Debian-like", withDaemon(map[string]string{"etc/debian_version": "12.8\n", "etc/default": ""}), "/etc/default/irqbalance", "systemctl restart irqbalance"},
 	}

@@ -135,11 +135,12 @@ func (d *Daemon) Refuse(on bool) {
 }
 
 // Ignore makes it close the connection without acting on commands that
-// start with prefix: a daemon that took a command and did not do it.
-func (d *Daemon) Ignore(prefix string) {
+// start with prefix (or, off, act on them again): a daemon that took a
+// command and did not do it.
+func (d *Daemon) Ignore(prefix string, on bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.fail[prefix] = true
+	d.fail[prefix] = on
 }
 
 // Banned is its list of banned IRQs, in the order added.
@@ -186,8 +187,8 @@ func (d *Daemon) handle(c *net.UnixConn) {
 	if d.refuse {
 		return
 	}
-	for p := range d.fail {
-		if strings.HasPrefix(cmd, p) {
+	for p, on := range d.fail {
+		if on && strings.HasPrefix(cmd, p) {
 			return
 		}
 	}
