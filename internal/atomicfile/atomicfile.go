@@ -118,8 +118,23 @@ func CreateIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer
 // named fallback.
 var createTemp = kfile.FS.CreateTemp
 
+// ReplaceIn is CreateIn that replaces path when it exists: what write
+// writes goes to a named temporary file beside path, resolved inside
+// fsys's root, which is synced, given mode and renamed over path (a link
+// at path is replaced, never followed), and the folder synced. On any
+// error the temporary file is removed and path is left as it was; a run
+// killed midway leaves the temporary, which matches TempPattern.
+func ReplaceIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer) error) error {
+	return namedIn(fsys, path, mode, write, false)
+}
+
 // createNamedIn is CreateIn through a named temporary file.
-func createNamedIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer) error) (err error) {
+func createNamedIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer) error) error {
+	return namedIn(fsys, path, mode, write, true)
+}
+
+// namedIn writes path under fsys through a named temporary file.
+func namedIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.Writer) error, noReplace bool) (err error) {
 	dir := filepath.Dir(path)
 	var f *os.File
 	var tmp string
@@ -145,7 +160,7 @@ func createNamedIn(fsys kfile.FS, path string, mode os.FileMode, write func(io.W
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = fsys.Rename(tmp, path, true); err != nil {
+	if err = fsys.Rename(tmp, path, noReplace); err != nil {
 		return err
 	}
 	return fsys.SyncDir(dir)

@@ -133,6 +133,66 @@ func TestCreateIn(t *testing.T) {
 	}
 }
 
+// TestReplaceIn: a file under the root is replaced whole with its new
+// mode, a link at its name is replaced and never followed, and a write
+// that fails leaves the file as it was and no temporary beside it.
+func TestReplaceIn(t *testing.T) {
+	root, out := t.TempDir(), t.TempDir()
+	victim := filepath.Join(out, "victim")
+	if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fsys := hosttest.Open(t, root)
+	dir := filepath.Join(root, "etc/default")
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "irqbalance")
+	if err := os.WriteFile(p, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := ReplaceIn(fsys, p, 0o644, write("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "new\n" {
+		t.Errorf("after ReplaceIn: %q, %v", b, err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode())
+	}
+	boom := errors.New("boom")
+	if err := ReplaceIn(fsys, p, 0o644, func(io.Writer) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("failing writer: %v", err)
+	}
+	linked := filepath.Join(dir, "linked")
+	if err := os.Symlink(victim, linked); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReplaceIn(fsys, linked, 0o644, write("x\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "secret\n" {
+		t.Errorf("outside file = %q", b)
+	}
+	if fi, err := os.Lstat(linked); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the link was not replaced by a file: %v, %v", fi, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{"irqbalance", "linked"}; fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("folder holds %v, want %v", names, want)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "new\n" {
+		t.Errorf("after a failed ReplaceIn: %q", b)
+	}
+}
+
 // TestRemoveTemps: what a killed run left is removed, nothing else.
 func TestRemoveTemps(t *testing.T) {
 	dir := t.TempDir()

@@ -80,6 +80,9 @@ type pinState struct {
 	// changed them (version 4); restore puts them back newest first,
 	// after the steering and before the IRQs.
 	Settings []savedSetting `json:"settings,omitempty"`
+	// Irqbalance is the irqbalance ban the pin made (version 4): restore
+	// takes it out after the IRQs and threads.
+	Irqbalance *savedIrqbalance `json:"irqbalance,omitempty"`
 }
 
 // savedThread is one kernel thread and the CPUs it could run on. Its pid,
@@ -377,13 +380,16 @@ func (s *pinState) check(fsys kfile.FS) (bad map[int]error, err error) {
 	if !sameRoot(s.Root, abs) {
 		return nil, refuse("saved for root %q, not %q", s.Root, abs)
 	}
-	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 && len(s.Settings) == 0 {
+	if len(s.Entries) == 0 && len(s.Threads) == 0 && len(s.Steer) == 0 && len(s.Settings) == 0 && s.Irqbalance == nil {
 		return nil, refuse("no entries")
 	}
 	if err := checkSteer(s.Steer, s.Version); err != nil {
 		return nil, refuse("%v", err)
 	}
 	if err := checkSettings(fsys, s.Settings); err != nil {
+		return nil, refuse("%v", err)
+	}
+	if err := checkIrqbalance(s); err != nil {
 		return nil, refuse("%v", err)
 	}
 	for i, e := range s.Entries {

@@ -171,6 +171,10 @@ type PinRequest struct {
 	// written after the steering and before the IRQs, in the same
 	// transaction: saved with them, undone with them.
 	Settings []SettingChange
+	// Irqbalance, when set, is the IRQs irqbalance is kept off, after the
+	// steering and before the IRQs, in the same transaction
+	// (irqbalance.go).
+	Irqbalance *IrqbalanceBan
 }
 
 // PinResult is what Pin did, or would do in a dry run.
@@ -202,8 +206,12 @@ type PinResult struct {
 	Retired   string
 	RetireErr error
 	// Irqbalance says whether a running irqbalance will move the placed
-	// IRQs back (read before anything is written).
+	// IRQs back (read before anything is written), but for those
+	// IrqbalanceBan bans.
 	Irqbalance IrqbalanceWarning
+	// IrqbalanceBan is what became of PinRequest.Irqbalance: nil without
+	// one, or when irqbalance has nothing to be kept off.
+	IrqbalanceBan *IrqbalanceRow
 }
 
 // IrqbalanceWarning is what a running irqbalance will do to a pin.
@@ -245,7 +253,12 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		return nil, err
 	}
 	res := &PinResult{Strategy: plan.Strategy, Targets: plan.Targets, Notes: append([]string{}, plan.Notes...)}
-	res.Irqbalance = irqbalanceWarning(req.Root, h, t, plan)
+	ib, ibErr := irqbalance.ReadWith(req.Root, irqbalance.ReadOptions{Socket: irqbalanceSocket})
+	res.Irqbalance = irqbalanceWarning(ib, ibErr, h, t, plan)
+	ban, err := res.planIrqbalance(req, ib, ibErr) // irqbalance.go
+	if err != nil {
+		return nil, err
+	}
 
 	changes, stepOf, err := pinChanges(req.Root, h, plan)
 	if err != nil {
@@ -262,18 +275,11 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	if res.Threads, err = pinThreads(req, plan, ta); err != nil {
 		return nil, err
 	}
-	res.Changes = len(changes) + len(threadChanges(res.Threads))
-	if req.Steer != nil {
-		res.Changes += len(req.Steer.Steps)
-		for _, s := range req.Steer.Steps {
-			res.Steer = append(res.Steer, SteerRow{NIC: s.NIC, Step: s.Name(), To: stepTo(s), Result: ResultPlanned})
-		}
-	}
-	var settings []savedSetting
-	if settings, res.Settings, err = saveSettings(req.Root, req.Settings); err != nil {
+	res.Changes = len(changes) + len(threadChanges(res.Threads)) + len(irqbalanceSteps(ban))
+	settings, err := res.planBeside(req)
+	if err != nil {
 		return nil, err
 	}
-	res.Changes += len(req.Settings)
 	if req.Planned != nil {
 		if err := req.Planned(res); err != nil {
 			return nil, err
@@ -305,10 +311,10 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		return nil, err
 	}
 	var savedAll []Change
-	if res.StateFile, savedAll, err = saveState(req, changes, res.Threads, saved, settings, around); err != nil {
+	if res.StateFile, savedAll, err = saveState(req, changes, res.Threads, saved, settings, around, savedBan(ban)); err != nil {
 		return nil, err
 	}
-	applied, stop := res.apply(ctx, req, changes, saved, settings, ta)
+	applied, stop := res.apply(ctx, req, changes, saved, settings, ta, ban)
 	if stop != StopCompleted {
 		res.putBack(ctx, req, savedAll)
 	}
@@ -320,6 +326,7 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	res.recordThreads(ta)
 	res.recordSteer()
 	res.recordSettings(req.Root)
+	res.recordIrqbalance()
 	res.readBack(req.Root, plan)
 	res.Notes = append(res.Notes, afterNotes(req.Root, res.Rows)...)
 	if len(res.RollbackFailed) == 0 && (stop == StopInterrupted || stop == StopFailed) {
@@ -328,11 +335,30 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 	return res, nil
 }
 
-// apply runs one transaction: the steering steps, then the settings,
-// then the IRQ writes, then the thread moves. A failure or a stop at any of them undoes all
-// made before it, newest first; the steering's default RSS tables are
-// then spread once more (respreadUndone).
-func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Change, saved []savedStep, settings []savedSetting, ta ThreadAffinity) ([]ChangeResult, Stop) {
+// planBeside plans the steps beside the IRQs' (steering, settings):
+// their rows, their count in Changes, and the settings' values before.
+func (res *PinResult) planBeside(req PinRequest) ([]savedSetting, error) {
+	if req.Steer != nil {
+		res.Changes += len(req.Steer.Steps)
+		for _, s := range req.Steer.Steps {
+			res.Steer = append(res.Steer, SteerRow{NIC: s.NIC, Step: s.Name(), To: stepTo(s), Result: ResultPlanned})
+		}
+	}
+	settings, rows, err := saveSettings(req.Root, req.Settings)
+	if err != nil {
+		return nil, err
+	}
+	res.Settings = rows
+	res.Changes += len(req.Settings)
+	return settings, nil
+}
+
+// apply runs one transaction: the steering steps, then the irqbalance
+// ban, then the settings, then the IRQ writes, then the thread moves. A
+// failure or a stop at any of them undoes all made before it, newest
+// first; the steering's default RSS tables are then spread once more
+// (respreadUndone).
+func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Change, saved []savedStep, settings []savedSetting, ta ThreadAffinity, ban *irqbalanceStep) ([]ChangeResult, Stop) {
 	tx := txn{keepGoing: req.KeepGoing}
 	if req.Steer != nil {
 		res.Steer = steerRows(req.Steer, saved)
@@ -347,6 +373,7 @@ func (res *PinResult) apply(ctx context.Context, req PinRequest, changes []Chang
 			respreadUndone(req.Steer.Setter, saved[:n], res.Steer[:n])
 		}
 	}
+	tx.steps = append(tx.steps, irqbalanceSteps(ban)...)
 	tx.steps = append(tx.steps, settingSteps(req.Writer, req.Root, req.Settings, settings, res.Settings)...)
 	irqFrom := len(tx.steps)
 	applied := make([]ChangeResult, len(changes))
@@ -483,7 +510,7 @@ func (p *pinPlan) dedupe() error {
 // saveState reads the values the writes replace, under the lock the
 // caller holds, puts them in the changes and saves them to the state
 // file, whose path it returns.
-func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []savedStep, settings []savedSetting, around []string) (string, []Change, error) {
+func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []savedStep, settings []savedSetting, around []string, ban *savedIrqbalance) (string, []Change, error) {
 	state, err := newState(req.Root, req.Now)
 	if err != nil {
 		return "", nil, err
@@ -527,6 +554,9 @@ func saveState(req PinRequest, changes []Change, threads []ThreadRow, steps []sa
 		state.Version = stateVersionTune
 	}
 	if state.Settings = settings; len(settings) > 0 {
+		state.Version = stateVersionTune
+	}
+	if state.Irqbalance = ban; ban != nil {
 		state.Version = stateVersionTune
 	}
 	var savedAll []Change
@@ -650,10 +680,10 @@ func pendingMoves(rows []Row) []string {
 }
 
 // irqbalanceWarning says whether a running irqbalance bans the IRQs the
-// plan places; it will move back those it does not. irqbalance itself is
-// left alone.
-func irqbalanceWarning(fsys kfile.FS, h *topology.Host, t *irq.Table, plan *pinPlan) IrqbalanceWarning {
-	b, err := irqbalance.Read(fsys)
+// plan places; it will move back those it does not. b is what
+// irqbalance.Read said, err why it could not. The warning leaves
+// irqbalance alone; PinRequest.Irqbalance bans them.
+func irqbalanceWarning(b *irqbalance.Settings, err error, h *topology.Host, t *irq.Table, plan *pinPlan) IrqbalanceWarning {
 	if err != nil {
 		return IrqbalanceWarning{Err: err}
 	}
@@ -706,6 +736,9 @@ type RestoreResult struct {
 	// Retired is the state file's new name once every value is back.
 	Retired   string
 	RetireErr error
+	// IrqbalanceBan is the pin's irqbalance ban taken back out, last;
+	// nil when the pin made none.
+	IrqbalanceBan *IrqbalanceRow
 }
 
 // Err says which values a restore could not put back, nil when it put
@@ -780,7 +813,7 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath, err)
 	}
-	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads) + len(state.Steer) + len(state.Settings), Rows: []Row{}, Notes: []string{}}
+	res := &RestoreResult{StateFile: statePath, Total: len(state.Entries) + len(state.Threads) + len(state.Steer) + len(state.Settings) + len(savedBans(state.Irqbalance)), Rows: []Row{}, Notes: []string{}}
 	// The steering goes back first, newest step first: a rule deleted,
 	// the table back before the channels shrink under it; then the IRQs,
 	// so those a driver moved when its channels changed go back too.
@@ -837,8 +870,10 @@ func restore(ctx context.Context, fsys kfile.FS, statePath string, w Writer, thr
 			row.fill(ChangeResult{Result: ResultUnchanged, ReadBack: irq.ReadBackOf(fsys, row.File)})
 		}
 	}
-	// The threads go back after their IRQs, as the pin moved them.
+	// The threads go back after their IRQs, as the pin moved them; then
+	// irqbalance may move them again (irqbalance.go).
 	res.restoreThreads(ctx, fsys, threadsOf(fsys, threads), state.Threads)
+	res.restoreIrqbalance(fsys, state.Irqbalance)
 	if fsys.Live() {
 		res.Notes = append(res.Notes, pendingMoves(res.Rows)...)
 	} else {

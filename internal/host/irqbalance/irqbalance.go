@@ -1,8 +1,11 @@
 // Package irqbalance tells what the irqbalance daemon on a host will
 // leave alone and what it will move: it finds the daemon's processes,
 // reads their command line and environment (or the service's environment
-// files when it does not run), and answers whether an IRQ or a set of
-// CPUs is banned, and what to add to its configuration to ban more.
+// files when it does not run), asks a running daemon on the live host
+// what it bans now over its Unix socket (socket.go), and answers whether
+// an IRQ or a set of CPUs is banned, and what to add to its
+// configuration to ban more (envfile.go). It only reads and asks: the
+// tuner sends the bans and writes the files.
 package irqbalance
 
 import (
@@ -78,8 +81,23 @@ type Settings struct {
 	// ConfigArgs is IRQBALANCE_ARGS from the environment files, split on
 	// white space as systemd splits an unquoted $VAR.
 	ConfigArgs []string
+	// Runtime is what the first daemon said over its socket (`setup`):
+	// the IRQs it bans now, the --banirq ones and those a client banned
+	// at run time, and the CPUs it bans. Asked on the live root only:
+	// unknown, with why, on a tree (not captured), when irqbalance does
+	// not run (not applicable), or when the socket refused (not
+	// permitted), failed or answered garbled (malformed).
+	Runtime unknown.Value[Runtime]
 	// Notes says what could not be known, one line each.
 	Notes []string
+}
+
+// ReadOptions says how Read reaches a running daemon.
+type ReadOptions struct {
+	// Socket asks the daemon `setup`; nil: its own socket on the live
+	// root, and none on a tree. A test sets one naming its own daemon's
+	// address, which is asked on a tree too.
+	Socket *Socket
 }
 
 // findRunning sets PIDs and Running from the process folders; Running
@@ -107,9 +125,14 @@ func (b *Settings) findRunning(fsys kfile.FS) error {
 // and IRQBALANCE_BANNED_CPUS / IRQBALANCE_BANNED_CPULIST from the
 // process's environment, or from the service's environment file when the
 // environment cannot be read. When no irqbalance runs, it reports the
-// configuration the environment files would give it. A setting that is
+// configuration the environment files would give it. On the live root
+// it asks a running daemon what it bans now (Runtime); what the socket
+// says, or why it said nothing, never fails the read. A setting that is
 // not in its format is an error naming the file.
-func Read(fsys kfile.FS) (*Settings, error) {
+func Read(fsys kfile.FS) (*Settings, error) { return ReadWith(fsys, ReadOptions{}) }
+
+// ReadWith is Read reaching the daemon as opts says.
+func ReadWith(fsys kfile.FS, opts ReadOptions) (*Settings, error) {
 	root := fsys.Root()
 	b := &Settings{}
 	env, files, err := readEnvFiles(fsys)
@@ -171,6 +194,7 @@ func Read(fsys kfile.FS) (*Settings, error) {
 	if err := b.bannedCPUs(fsys, env); err != nil {
 		return nil, fmt.Errorf("irqbalance environment (%s): %w", irqbOr(b.Source, "none"), err)
 	}
+	b.readRuntime(fsys, opts.Socket)
 	return b, nil
 }
 
@@ -329,14 +353,22 @@ func (b *Settings) bannedCPUs(fsys kfile.FS, env map[string]string) error {
 }
 
 // IRQBanned reports whether irqbalance leaves an IRQ alone, and why:
-// "--banirq=284", or "--banmod=mlx5" when that module name is inside the
-// driver name or the IRQ name, as irqbalance matches it. A nil receiver
-// (no irqbalance information) bans nothing.
+// "--banirq=284", "banned at run time over its socket" when the daemon
+// said so (Runtime), or "--banmod=mlx5" when that module name is inside
+// the driver name or the IRQ name, as irqbalance matches it. A nil
+// receiver (no irqbalance information) bans nothing.
 func (b *Settings) IRQBanned(irq int, driver, name string) (bool, string) {
 	if b == nil {
 		return false, ""
 	}
-	if _, ok := slices.BinarySearch(b.BannedIRQs, irq); ok {
+	_, cmdline := slices.BinarySearch(b.BannedIRQs, irq)
+	rt, asked := b.Runtime.Get()
+	switch {
+	case asked && rt.Banned(irq) && !cmdline:
+		return true, "banned at run time over its socket"
+	case cmdline && (!asked || rt.Banned(irq)):
+		// Once asked, the daemon's list is the truth: a client may
+		// have replaced it, --banirq IRQs and all.
 		return true, fmt.Sprintf("--banirq=%d", irq)
 	}
 	for _, m := range b.BannedModules {
@@ -350,7 +382,21 @@ func (b *Settings) IRQBanned(irq int, driver, name string) (bool, string) {
 // CPUsBanned reports whether every CPU of a non-empty set is banned:
 // irqbalance will move the IRQs it balances off all of them.
 func (b *Settings) CPUsBanned(cpus cpuset.Set) bool {
-	return b != nil && !cpus.IsEmpty() && cpus.IsSubsetOf(b.BannedCPUs)
+	if b == nil {
+		return false
+	}
+	banned, _ := b.BannedCPUsNow()
+	return !cpus.IsEmpty() && cpus.IsSubsetOf(banned)
+}
+
+// BannedCPUsNow returns the CPUs irqbalance bans and where that comes
+// from: what the daemon said over its socket when it was asked (a client
+// may have set them at run time), else BannedCPUs and BannedCPUsFrom.
+func (b *Settings) BannedCPUsNow() (cpuset.Set, string) {
+	if rt, ok := b.Runtime.Get(); ok {
+		return rt.BannedCPUs, "the daemon, over its socket"
+	}
+	return b.BannedCPUs, b.BannedCPUsFrom
 }
 
 // BanConfig returns the lines of an environment file that keep

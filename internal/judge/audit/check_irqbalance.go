@@ -63,10 +63,11 @@ func (a *auditor) checkIrqbalance(c *nicCtx) error {
 	if len(free) == 1 {
 		are = "is"
 	}
-	msg := fmt.Sprintf("irqbalance (PID %s) is running and %d of %s's %d IRQs %s not banned from it (--banirq, --banmod): it will rewrite their affinity, undoing any pinning",
+	msg := fmt.Sprintf("irqbalance (PID %s) is running and %d of %s's %d IRQs %s not banned from it (--banirq, --banmod, or at run time over its socket): it will rewrite their affinity, undoing any pinning",
 		strings.Join(pids, ", "), len(free), c.nic.Name, len(c.irqs), are)
 	if len(onBanned) > 0 {
-		msg += fmt.Sprintf("; %s sit on CPUs it bans (%s from %s) and will be moved off them", irqsSubjectList(onBanned), ib.BannedCPUs.List(), ib.BannedCPUsFrom)
+		cpus, from := ib.BannedCPUsNow()
+		msg += fmt.Sprintf("; %s sit on CPUs it bans (%s from %s) and will be moved off them", irqsSubjectList(onBanned), cpus.List(), from)
 	}
 	if ib.PolicyScript != "" {
 		msg += fmt.Sprintf(" (its --policyscript %s may ban some; irqnuma does not run it)", ib.PolicyScript)

@@ -68,3 +68,36 @@ func TestAuditIrqbalanceBanmod(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditIrqbalanceRuntime: irqbalance-active goes quiet when the
+// daemon says over its socket that it bans the NIC's IRQs at run time
+// (irqnuma's tuner bans them so), and the daemon's list wins over its
+// command line: an IRQ a client took off the list is loose again.
+func TestAuditIrqbalanceRuntime(t *testing.T) {
+	h, tb := loadHost(t, "seed")
+	all := []int{283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 294, 295, 296, 297, 298, 299}
+	tests := []struct {
+		name     string
+		cmdline  []int
+		runtime  []int
+		wantIRQs []int
+	}{
+		{name: "every IRQ banned at run time", runtime: all},
+		{name: "all but one", runtime: all[:16], wantIRQs: []int{299}},
+		{name: "the command line's bans replaced", cmdline: all, runtime: all[1:], wantIRQs: []int{283}},
+	}
+	for _, tt := range tests {
+		ib := &irqbalance.Settings{Running: unknown.Of(true), PIDs: []int{812}, BannedIRQs: tt.cmdline,
+			Runtime: unknown.Of(irqbalance.Runtime{PID: 812, Socket: "/run/irqbalance/irqbalance812.sock", Sleep: 10, BannedIRQs: tt.runtime})}
+		got := onlyCheck(Run(h, tb, nil, Options{Irqbalance: ib, Governor: performance}), CheckIrqbalance)
+		if tt.wantIRQs == nil {
+			if len(got) != 0 {
+				t.Errorf("%s: %+v, want no finding", tt.name, got)
+			}
+			continue
+		}
+		if len(got) != 1 || !slices.Equal(got[0].IRQ, tt.wantIRQs) {
+			t.Errorf("%s: %+v, want one finding for IRQs %v", tt.name, got, tt.wantIRQs)
+		}
+	}
+}
