@@ -289,7 +289,10 @@ func TestAuditEveryCheck(t *testing.T) {
 		{name: "queue IRQ on an isolated CPU", edit: func(t *testing.T, r string) {
 			put(t, r, "sys/devices/system/cpu/isolated", "50\n")
 		}, check: audit.CheckIsolatedIRQ, sev: "warning", irq: []int{284}, cpus: "50"},
+		{name: "CPUs 50-51 kept for the application", args: []string{"--app-cpus", "50-51"},
+			check: audit.CheckIRQAppCPU, sev: "warning", irq: []int{284, 287}, cpus: "50-51"},
 		{name: "capture without process folders", check: audit.CheckNotChecked, sev: "info"},
+
 		{name: "benchmark not started yet", args: []string{"--comm", "iperf3"}, check: audit.CheckProcAbsent, sev: "warning"},
 	}
 	seen := map[audit.Check]bool{}
