@@ -159,6 +159,9 @@ func writePin(a *app, doc report.PinDoc, results, withAction bool) error {
 	if err := report.WriteSettingRows(a.stdout, doc.Settings); err != nil {
 		return err
 	}
+	if err := report.WriteIrqbalanceRow(a.stdout, doc.Irqbalance); err != nil {
+		return err
+	}
 	report.WriteNotes(a.stderr, doc.Notes)
 	return nil
 }

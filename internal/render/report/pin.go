@@ -80,6 +80,9 @@ type PinDoc struct {
 	// Settings are the sysfs settings a tune changed or a restore put
 	// back; absent when none.
 	Settings []tune.SettingRow `json:"settings,omitempty"`
+	// Irqbalance is the irqbalance ban a tune or pin made, or a restore
+	// took out; absent when none.
+	Irqbalance *tune.IrqbalanceRow `json:"irqbalance,omitempty"`
 }
 
 // PinTarget is where a pin places one NIC's IRQs, and why there.
@@ -92,7 +95,7 @@ type PinTarget struct {
 
 // NewPinDoc is the document of a pin's result.
 func NewPinDoc(res *tune.PinResult, dryRun bool) PinDoc {
-	doc := PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes, Steer: res.Steer, Settings: res.Settings}
+	doc := PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, DryRun: dryRun, Strategy: string(res.Strategy), Notes: res.Notes, Steer: res.Steer, Settings: res.Settings, Irqbalance: res.IrqbalanceBan}
 	for _, tg := range res.Targets {
 		doc.Targets = append(doc.Targets, PinTarget{NIC: tg.NIC, CPUs: tg.CPUs.String(), Source: tg.Source, Left: append([]string{}, tg.Left...)})
 	}
@@ -101,7 +104,7 @@ func NewPinDoc(res *tune.PinResult, dryRun bool) PinDoc {
 
 // NewRestoreDoc is the document of a restore's result.
 func NewRestoreDoc(res *tune.RestoreResult) PinDoc {
-	return PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes, Steer: res.Steer, Settings: res.Settings}
+	return PinDoc{Plan: res.Rows, Threads: orEmpty(res.Threads), StateFile: res.StateFile, Targets: []PinTarget{}, Notes: res.Notes, Steer: res.Steer, Settings: res.Settings, Irqbalance: res.IrqbalanceBan}
 }
 
 // orEmpty makes a nil list an empty one, so JSON says [].
@@ -294,4 +297,31 @@ func WriteSettingRows(w io.Writer, rows []tune.SettingRow) error {
 		}
 	}
 	return nil
+}
+
+// WriteIrqbalanceRow writes the line of an irqbalance ban of a tune,
+// pin or restore: its result, where it was made, the IRQs, and why it
+// failed.
+func WriteIrqbalanceRow(w io.Writer, r *tune.IrqbalanceRow) error {
+	if r == nil {
+		return nil
+	}
+	line := fmt.Sprintf("%-11s %s: IRQs %s", r.Result, safetext.Escape(r.Name()), irqsText(r.IRQs))
+	if r.Error != "" {
+		line += ": " + safetext.Escape(r.Error)
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}
+
+// irqsText is "37,38,39", or "none".
+func irqsText(irqs []int) string {
+	if len(irqs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(irqs))
+	for i, n := range irqs {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }

@@ -173,6 +173,9 @@ func tuneRows(res *tune.TuneResult, results bool) [][]string {
 	for _, s := range res.Pin.Settings {
 		add(s.Name(), s.From, s.To, s.For, s.Result)
 	}
+	if b := res.Pin.IrqbalanceBan; b != nil {
+		add(b.Name(), b.From, b.To, []string{string(audit.CheckIrqbalance)}, b.Result)
+	}
 	for _, r := range changedRows(res.Pin.Rows) {
 		add(rowChange(r), r.From, r.To, forNIC[r.NIC], r.Result)
 	}
