@@ -342,3 +342,46 @@ func TestTuneAppCPUs(t *testing.T) {
 		t.Errorf("--reserve 16: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestTuneIrqbalanceConfig: on a Debian-like tree where irqbalance runs
+// without a ban, the tune bans the NIC's IRQs in /etc/default/irqbalance
+// (a capture has no socket to ask), says the running daemon takes it only
+// at its restart, and restore removes the file it made.
+func TestTuneIrqbalanceConfig(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	writeProc(t, root, 64, testProc{pid: 812, comm: "irqbalance", allowed: "0-63",
+		cmdline: []string{"/usr/sbin/irqbalance", "--foreground"}, environ: []string{"LANG=C"}})
+	if err := os.MkdirAll(filepath.Join(root, "etc/default"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/debian_version"), []byte("12.8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := treeFiles(t, root)
+	doc, stderr, code := tuneDoc(t, "--root", root)
+	if code != 0 {
+		t.Fatalf("tune: exit %d\n%s", code, stderr)
+	}
+	b := doc.Changes.Irqbalance
+	if b == nil || b.Way != tune.IrqbalanceWayConfig || b.Where != "/etc/default/irqbalance" || b.Result != tune.ResultChanged {
+		t.Fatalf("irqbalance ban %+v, want the config way in /etc/default/irqbalance, changed", b)
+	}
+	cfg := readFile(t, filepath.Join(root, "etc/default/irqbalance"))
+	if !strings.Contains(cfg, "--banirq=284") || !strings.Contains(cfg, "--banirq=299") {
+		t.Errorf("/etc/default/irqbalance bans not eth0's IRQs:\n%s", cfg)
+	}
+	var restart bool
+	for _, c := range doc.Cannot {
+		if c.Check == audit.CheckIrqbalance && strings.Contains(c.Change, "systemctl restart irqbalance") {
+			restart = true
+		}
+	}
+	if !restart {
+		t.Errorf("the tune does not say the running irqbalance needs a restart: %+v", doc.Cannot)
+	}
+	checkTuneOutcome(t, doc, audit.SeverityWarning)
+	if _, stderr, code := runCLI(t, "restore", "--root", root); code != 0 {
+		t.Fatalf("restore: exit %d\n%s", code, stderr)
+	}
+	sameFiles(t, "after restore", before, treeFiles(t, root))
+}

@@ -145,6 +145,7 @@ func Tune(ctx context.Context, req TuneRequest) (*TuneResult, error) {
 	if p.res.Pin, err = Pin(ctx, pr); err != nil {
 		return nil, err
 	}
+	p.irqbalanceAtRestart()
 	if !req.DryRun && p.res.Pin.Changes > 0 && p.res.Pin.StateFile != "" {
 		after, err := audit.Read(req.Root, sel)
 		if err != nil {
@@ -175,6 +176,7 @@ type tunePlanner struct {
 	// again, with the checks that asked for it.
 	pins     map[string][]audit.Check
 	xps      bool
+	ban      []int // IRQs irqbalance is to leave alone
 	settings []SettingChange
 	steer    []SteerStep
 }
@@ -206,6 +208,8 @@ func (p *tunePlanner) finding(f audit.Finding) error {
 		return p.rssDefault(f)
 	case f.Check == audit.CheckQueuesVsCPUs, f.Check == audit.CheckChannelsVsCores:
 		return p.channels(f)
+	case f.Check == audit.CheckIrqbalance:
+		return p.irqbalance(f)
 	}
 	p.cannot(f, cannotWhy(f))
 	return nil
@@ -222,8 +226,6 @@ func cannotWhy(f audit.Finding) string {
 		return "the IOMMU mode is set on the kernel command line at boot; tune does not change boot arguments"
 	case audit.CheckProcRemote, audit.CheckProcMemRemote, audit.CheckCgroupNICRemote, audit.CheckCgroupMemRemote, audit.CheckCgroupSharedCore:
 		return "tune places the NIC's work, not running processes: start the application on the CPUs it leaves (the exec line below)"
-	case audit.CheckIrqbalance:
-		return "irqbalance is not changed by this tune"
 	case audit.CheckNotChecked:
 		return "not checked: nothing is known to fix"
 	}
@@ -476,6 +478,45 @@ func (p *tunePlanner) channels(f audit.Finding) error {
 	return nil
 }
 
+// irqbalance keeps a running irqbalance off the finding's IRQs: a ban
+// over its socket where it answers, else in its environment file (Pin's
+// irqbalance step says which, and what a restart of it does).
+func (p *tunePlanner) irqbalance(f audit.Finding) error {
+	if len(f.IRQ) == 0 {
+		p.cannot(f, "the finding names no IRQ")
+		return nil
+	}
+	for _, n := range f.IRQ {
+		if !slices.Contains(p.ban, n) {
+			p.ban = append(p.ban, n)
+		}
+	}
+	p.fixed(f, "irqbalance ban of IRQs "+cpuset.New(f.IRQ...).List())
+	return nil
+}
+
+// irqbalanceAtRestart: a ban Pin put in irqbalance's environment file
+// (the daemon's socket did not answer, or the root is a capture) keeps a
+// running daemon off the IRQs only from its next start, so its findings
+// are left, with the restart as the person's change.
+func (p *tunePlanner) irqbalanceAtRestart() {
+	b := p.res.Pin.IrqbalanceBan
+	if b == nil || b.Way != IrqbalanceWayConfig {
+		return
+	}
+	fixes := p.res.Fixes[:0]
+	for _, fx := range p.res.Fixes {
+		if fx.Check != audit.CheckIrqbalance {
+			fixes = append(fixes, fx)
+			continue
+		}
+		p.res.Cannot = append(p.res.Cannot, TuneCannot{Check: fx.Check, Severity: fx.Severity, NIC: fx.NIC, Subject: fx.Subject,
+			NoFix:  fmt.Sprintf("the ban goes into %s, which the running irqbalance reads only when it starts", b.Where),
+			Change: "systemctl restart irqbalance  # after the tune, so it starts with the ban"})
+	}
+	p.res.Fixes = fixes
+}
+
 // appCPUs decides the CPUs kept for the application: --app-cpus, else
 // --reserve N cores of each NIC's node, else the selected processes'
 // and groups' CPUs where those leave the NIC some of its local CPUs.
@@ -584,6 +625,10 @@ func (p *tunePlanner) pinRequest() PinRequest {
 		Writer: p.req.Writer, Threads: p.req.Threads, Now: p.req.Now, Steering: p.st.Steer, Host: p.st.Host, IRQs: p.st.IRQs,
 		Options:  PlanOptions{Strategy: StrategySpread, Exclude: p.res.AppCPUs, ExcludeAs: "the application's CPUs", XPS: p.xps},
 		Settings: p.settings}
+	if len(p.ban) > 0 {
+		slices.Sort(p.ban)
+		req.Irqbalance = &IrqbalanceBan{IRQs: p.ban}
+	}
 	if len(p.steer) > 0 {
 		// A table the user set must go back to the default before the
 		// channels shrink under it: the kernel refuses channels a table
