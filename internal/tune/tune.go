@@ -254,6 +254,20 @@ func (p *tunePlanner) nic(f audit.Finding) (*topology.NIC, bool) {
 	return n, true
 }
 
+// notLive is why a steering fix is not made on a captured root.
+const notLive = "this root is not the running kernel: its NIC steering cannot be changed"
+
+// liveNIC is nic for a fix that changes the NIC's steering, which only
+// the live root's Setter can.
+func (p *tunePlanner) liveNIC(f audit.Finding) (*topology.NIC, bool) {
+	n, ok := p.nic(f)
+	if ok && p.req.Setter == nil {
+		p.cannot(f, notLive)
+		return nil, false
+	}
+	return n, ok
+}
+
 func (p *tunePlanner) pin(f audit.Finding) error {
 	if _, ok := p.nic(f); !ok {
 		return nil
@@ -370,7 +384,7 @@ func (p *tunePlanner) napiSettings(f audit.Finding) error {
 		p.cannot(f, "busy polling beside threaded NAPI is a choice between the two: the person's")
 		return nil
 	case p.req.Setter == nil:
-		p.cannot(f, "this root is not the running kernel: its per-NAPI settings cannot be changed")
+		p.cannot(f, notLive)
 		return nil
 	}
 	steps := napiFixes(p.st.Steer.NIC(n.Name), f.Severity == audit.SeverityWarning)
@@ -418,12 +432,8 @@ func napiFixes(n *steer.NIC, deferNoTimer bool) []NAPIStep {
 // rssDefault puts back the driver's default RSS table, which spreads over
 // every queue the NIC has, for a table that names queues it lacks.
 func (p *tunePlanner) rssDefault(f audit.Finding) error {
-	n, ok := p.nic(f)
+	n, ok := p.liveNIC(f)
 	if !ok {
-		return nil
-	}
-	if p.req.Setter == nil {
-		p.cannot(f, "this root is not the running kernel: its NIC steering cannot be changed")
 		return nil
 	}
 	if !slices.ContainsFunc(p.steer, func(s SteerStep) bool { return s.NIC == n.Name && s.RSS != nil }) {
@@ -438,12 +448,8 @@ func (p *tunePlanner) rssDefault(f audit.Finding) error {
 // combined channels are set; a driver that counts rx and tx apart is the
 // person's.
 func (p *tunePlanner) channels(f audit.Finding) error {
-	n, ok := p.nic(f)
+	n, ok := p.liveNIC(f)
 	if !ok {
-		return nil
-	}
-	if p.req.Setter == nil {
-		p.cannot(f, "this root is not the running kernel: its NIC steering cannot be changed")
 		return nil
 	}
 	sn := p.st.Steer.NIC(n.Name)
