@@ -2,12 +2,18 @@ package tune
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/host/steer"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
+	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/benchcpu"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/tune/nicset"
 )
 
 // TestNAPIFixes: the napi-set steps that end napi-settings'
@@ -81,3 +87,84 @@ func BenchmarkTunePlan512(b *testing.B) { benchTunePlan(b, tuneHost512, 48) }
 // BenchmarkTunePlan1152 plans on the 1,152-CPU host, keeping 56 of each
 // node's 72 cores.
 func BenchmarkTunePlan1152(b *testing.B) { benchTunePlan(b, tuneHost1152, 56) }
+
+// TestTuneSteeringPlan: on a live-like root (a Setter), a table that
+// names missing queues goes back to the driver's default before the
+// channels shrink to one per core of the NIC's CPUs, and a per-NAPI
+// defer without a timer is set to 0; the steps run in one Pin, and
+// restore puts the NIC back as it was. On a captured root (no Setter)
+// each is a finding the tune cannot fix, saying why.
+func TestTuneSteeringPlan(t *testing.T) {
+	root := hosttest.Copy(t, "seed")
+	fsys := hosttest.Open(t, root)
+	fake := newFakeNIC(4)
+	fake.configured = true
+	for i := range fake.table {
+		fake.table[i] = uint32(3 - i%4) // the user's, not the driver's spread
+	}
+	table := slices.Clone(fake.table)
+	two := uint32(2)
+	fake.napi.DeferHardIRQs = &two
+	set := &fakeSetter{nic: fake}
+	st, err := audit.ReadHost(fsys, audit.Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := set.Read("eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Steer = &steer.Host{NICs: []*steer.NIC{n}}
+	// CPUs 16-29 and 48-61 kept: eth0's work has the 2 cores 30-31 (with
+	// their threads 62-63), fewer than its 4 channels.
+	app, _ := cpuset.ParseList("16-29,48-61")
+	findings := []audit.Finding{
+		{Check: audit.CheckChannelsVsCores, Severity: audit.SeverityInfo, NIC: "eth0", Subject: "4 combined channels"},
+		{Check: audit.CheckRSSQueueMissing, Severity: audit.SeverityWarning, NIC: "eth0", Subject: "queue 3"},
+		{Check: audit.CheckNAPISettings, Severity: audit.SeverityWarning, NIC: "eth0", Subject: "NAPI 8193"},
+	}
+	plan := func(setter nicset.Setter) *tunePlanner {
+		p := &tunePlanner{req: TuneRequest{Root: fsys, Setter: setter, Writer: FileWriter{}, Now: time.Now()}, st: st,
+			pins: map[string][]audit.Check{}, res: &TuneResult{AppCPUs: app}}
+		for _, f := range findings {
+			if err := p.finding(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	captured := plan(nil)
+	if len(captured.res.Cannot) != 3 || len(captured.steer) != 0 {
+		t.Fatalf("captured root: cannot %+v, steer %+v; want all three said, none planned", captured.res.Cannot, captured.steer)
+	}
+	for _, c := range captured.res.Cannot {
+		if c.NoFix != notLive {
+			t.Errorf("captured root: %s: %q, want %q", c.Check, c.NoFix, notLive)
+		}
+	}
+	p := plan(set)
+	req := p.pinRequest()
+	var names []string
+	for _, s := range req.Steer.Steps {
+		names = append(names, s.Name())
+	}
+	want := "eth0 rss table default,eth0 napi 8193 defer-hard-irqs 0,eth0 channels combined 2"
+	if got := strings.Join(names, ","); got != want {
+		t.Fatalf("steps %s, want %s", got, want)
+	}
+	res, err := Pin(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil || fake.combined != 2 || fake.configured || *fake.napi.DeferHardIRQs != 0 {
+		t.Fatalf("after the pin: %v; combined %d, configured %v, defer %d", err, fake.combined, fake.configured, *fake.napi.DeferHardIRQs)
+	}
+	openSetter = func(kfile.FS) (nicset.Setter, error) { return set, nil }
+	defer func() { openSetter = nicset.OpenSetter }()
+	if rr, err := Restore(context.Background(), fsys, res.StateFile, FileWriter{}, noThreads{}); err != nil || rr.Err() != nil {
+		t.Fatalf("Restore: %v, %v", err, rr.Err())
+	}
+	if fake.combined != 4 || !fake.configured || !slices.Equal(fake.table, table) || *fake.napi.DeferHardIRQs != 2 {
+		t.Errorf("after restore: combined %d, configured %v, table %v, defer %d; want 4, true, %v, 2", fake.combined, fake.configured, fake.table, *fake.napi.DeferHardIRQs, table)
+	}
+}
