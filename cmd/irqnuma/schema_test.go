@@ -144,8 +144,8 @@ func TestStateFileSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := set.Validate(t, "state file", raw); got != "state.v3" {
-		t.Errorf("state file names %s, want state.v3", got)
+	if got := set.Validate(t, "state file", raw); got != "state.v4" {
+		t.Errorf("state file names %s, want state.v4", got)
 	}
 }
 

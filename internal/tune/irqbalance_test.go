@@ -112,7 +112,7 @@ func ibRestore(t *testing.T, root string) *RestoreResult {
 }
 
 // readState reads a pin's state file, which must be what
-// docs/schema/state.v3.json describes.
+// docs/schema/state.v4.json describes.
 func readState(t *testing.T, path string) pinState {
 	t.Helper()
 	var st pinState

@@ -110,7 +110,7 @@ func (s *Set) Check(b []byte) (string, error) {
 	name := fmt.Sprintf("%s.v%d", head.Schema, head.Version)
 	sch := s.byName[name]
 	if sch == nil && head.Schema == "state" {
-		name, sch = "state.v3", s.byName["state.v3"] // one file holds every state version
+		name, sch = "state.v4", s.byName["state.v4"] // one file holds every state version
 	}
 	if sch == nil {
 		return name, fmt.Errorf("no schema file %s.json in %s", name, Dir())
