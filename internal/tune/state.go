@@ -511,6 +511,10 @@ func (s *pinState) Gone(fsys kfile.FS) (map[int]error, error) {
 
 // newestState returns the newest state file under root's state folder:
 // the greatest "state-*.json" name, as names sort by creation time.
+// errNoState is wrapped by newestState's error when the root's state
+// folder holds no state file.
+var errNoState = errors.New("no state file")
+
 func newestState(fsys kfile.FS) (string, error) {
 	fsys, dir, err := stateFS(fsys, StateDir(fsys))
 	if err != nil {
@@ -519,7 +523,7 @@ func newestState(fsys kfile.FS) (string, error) {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if kfile.IsNotExist(err) {
-			return "", fmt.Errorf("no state file: %s does not exist (nothing was pinned on this root)", dir)
+			return "", fmt.Errorf("%w: %s does not exist (nothing was pinned on this root)", errNoState, dir)
 		}
 		return "", fmt.Errorf("find state file: %w", err)
 	}
@@ -531,7 +535,7 @@ func newestState(fsys kfile.FS) (string, error) {
 		}
 	}
 	if len(names) == 0 {
-		return "", fmt.Errorf("no state file in %s (nothing left to restore)", dir)
+		return "", fmt.Errorf("%w in %s (nothing left to restore)", errNoState, dir)
 	}
 	return filepath.Join(dir, slices.Max(names)), nil
 }

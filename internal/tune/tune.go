@@ -158,11 +158,15 @@ func Tune(ctx context.Context, req TuneRequest) (*TuneResult, error) {
 }
 
 // notTuned refuses a tune while a state file of an earlier tune or pin
-// is in place under root.
+// is in place in root's state folder (a --state FILE elsewhere is the
+// user's to restore).
 func notTuned(fsys kfile.FS) error {
 	p, err := newestState(fsys)
+	if errors.Is(err, errNoState) {
+		return nil
+	}
 	if err != nil {
-		return nil // none: newestState says "nothing to restore"
+		return err
 	}
 	return fmt.Errorf("%w: %s; undo it first with: irqnuma restore %s", ErrTuned, p, p)
 }
