@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/irqnuma/irqnuma/internal/host/snapshot"
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/render/report"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
@@ -19,13 +21,29 @@ import (
 )
 
 // tuneRoots are the writable copies tune is tried on: every committed
-// host tree (the generated ones and the sosreport's) and two real
-// captures. The lab's snapshots are read-only (TestTuneSnapshotRefused).
+// host tree (the generated ones, the sosreport's, the lab's snapshots
+// unpacked) and two real captures.
 func tuneRoots(t *testing.T) map[string]func() string {
 	t.Helper()
 	roots := map[string]func() string{}
 	for _, name := range append(hosttest.Names(), "sos-ice") {
 		roots[name] = func() string { return hosttest.Copy(t, name) }
+	}
+	// The lab's snapshots, unpacked: a snapshot itself is read-only
+	// (TestTuneSnapshotRefused), its tree is not.
+	snaps, err := filepath.Glob(hosttest.Root("lab-debian-*.tar.gz"))
+	if err != nil || len(snaps) < 2 {
+		t.Fatalf("lab snapshots: %v %v", snaps, err)
+	}
+	for _, snap := range snaps {
+		roots[strings.TrimSuffix(filepath.Base(snap), ".tar.gz")] = func() string {
+			dir, cleanup, err := snapshot.Open(context.Background(), snap, snapshot.Limits{})
+			if err != nil {
+				t.Fatalf("unpack %s: %v", snap, err)
+			}
+			t.Cleanup(func() { cleanup() })
+			return dir
+		}
 	}
 	realhosts.Require(t)
 	for _, name := range []string{"dell-2numa", "cnto-worker1"} {
