@@ -630,13 +630,8 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 }
 
 // netdevQueues reports whether the guest's kernel has netdev queue-get
-// and napi-get (6.9 and later): the release the host booted, checked
-// against the running kernel's osrelease.
-func netdevQueues(l *lab) bool {
-	var major, minor int
-	fmt.Sscanf(readFile("/proc/sys/kernel/osrelease"), "%d.%d", &major, &minor)
-	return major > 6 || (major == 6 && minor >= 9)
-}
+// and napi-get (6.9 and later).
+func netdevQueues(l *lab) bool { return kernelAtLeast(6, 9) }
 
 // auditTable: with ethtool -X equal 2 on the 4-queue NIC, the audit
 // names queues 2-3 as outside the table.
