@@ -52,8 +52,15 @@ type preparedKernel struct {
 	Vmlinuz string   // path in the cache
 	Modules []string // uncompressed .ko paths in the cache, in load order
 	// LinksNAPI: whether its virtio_net names each queue's NAPI to
-	// netdev netlink (nil: no virtio_net module).
+	// netdev netlink: it calls netif_queue_set_napi (7.3's does, 6.1's
+	// and 6.12's not). Nil: no virtio_net module.
 	LinksNAPI *bool
+	// SetsNAPIIRQ: whether its virtio_net ties an IRQ to a NAPI, so that
+	// napi-get reports it: it calls netif_napi_set_irq_locked, which the
+	// inline netif_napi_set_irq calls since 6.15. 7.3's virtio_net does
+	// not. Nil: no virtio_net module, or a kernel before 6.15, where
+	// netif_napi_set_irq was an inline store that leaves no import.
+	SetsNAPIIRQ *bool
 }
 
 // cacheDir is where downloads and unpacked kernels stay between runs:
@@ -194,6 +201,16 @@ func kernelName(version string) (string, error) {
 	return m[1], nil
 }
 
+// atLeast reports whether the kernel named name (kernelName's
+// major.minor) is major.minor or later.
+func atLeast(name string, major, minor int) bool {
+	var ma, mi int
+	if _, err := fmt.Sscanf(name, "%d.%d", &ma, &mi); err != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}
+
 // kernelPackages are the packages whose files make the kernel: the image
 // and, since Debian split it (7.x in trixie-backports: the image package
 // is empty), each package of the same release and version it depends on
@@ -256,7 +273,13 @@ func prepareKernel(t *testing.T, k labKernel) preparedKernel {
 	for _, m := range lines[1:] {
 		pk.Modules = append(pk.Modules, filepath.Join(dir, "modules", m))
 	}
-	pk.LinksNAPI = linksNAPI(t, pk.Modules)
+	if imp := virtioNetImports(t, pk.Modules, "netif_queue_set_napi", "netif_napi_set_irq_locked"); imp != nil {
+		links, setsIRQ := imp["netif_queue_set_napi"], imp["netif_napi_set_irq_locked"]
+		pk.LinksNAPI = &links
+		if atLeast(name, 6, 15) {
+			pk.SetsNAPIIRQ = &setsIRQ
+		}
+	}
 	return pk
 }
 
@@ -497,6 +520,9 @@ func TestKernelName(t *testing.T) {
 		if got, err := kernelName(give); err == nil {
 			t.Errorf("kernelName(%q) = %q, want an error", give, got)
 		}
+	}
+	if !atLeast("7.3", 6, 15) || atLeast("6.12", 6, 15) || !atLeast("6.15", 6, 15) {
+		t.Error("atLeast: 7.3 and 6.15 are 6.15 or later, 6.12 is not")
 	}
 }
 

@@ -49,6 +49,9 @@ type guestConfig struct {
 	// netlink each queue's NAPI (it calls netif_queue_set_napi, from
 	// the module's imports); nil when no virtio_net module was found.
 	LinksNAPI *bool `json:"virtio_net_links_napi"`
+	// SetsNAPIIRQ says whether it ties each NAPI to its IRQ (it calls
+	// netif_napi_set_irq_locked), so that netdev napi-get reports one.
+	SetsNAPIIRQ *bool `json:"virtio_net_sets_napi_irq"`
 	// Only is the scenarios the agent runs: IRQNUMA_LAB_SCENARIOS (a
 	// loop on one scenario need not wait for all of them), else all.
 	Only []string `json:"only,omitempty"`
@@ -59,7 +62,7 @@ type guestConfig struct {
 // node 1, a 2-queue-pair NIC behind one on node 0.
 func labTopology(k preparedKernel, export bool) guestConfig {
 	return guestConfig{
-		Kernel: k.Name, Release: k.Release, Export: export, LinksNAPI: k.LinksNAPI,
+		Kernel: k.Name, Release: k.Release, Export: export, LinksNAPI: k.LinksNAPI, SetsNAPIIRQ: k.SetsNAPIIRQ,
 		Nodes: []string{"0-3", "4-7"},
 		NICs: []guestNIC{
 			{Name: "eth0", MAC: "52:54:00:1a:b0:01", Addr: "192.0.2.2/24", Peer: "192.0.2.1", PeerMAC: "52:54:00:1a:c0:01", Node: 1, QueuePairs: 4, Tap: "labtap0"},
