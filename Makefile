@@ -78,9 +78,12 @@ test-live:
 test-short:
 	$(TESTENV) $(GO) test -short ./...
 
-# The real-kernel lab (lab/): boots Debian's 6.1 and 6.12 kernels under
-# QEMU and runs the scenarios inside them. Needs root, qemu-system-x86,
-# busybox-static, iproute2 and apt sources; fails, never skips, without.
+# The real-kernel lab (lab/): boots Debian's 6.1 and 6.12 kernels and the
+# newest Debian ships (trixie-backports' linux-image-amd64, 7.3 today,
+# fetched through apt sources the lab writes itself under its cache)
+# under QEMU and runs the scenarios inside them. Needs root,
+# qemu-system-x86, busybox-static, iproute2, iperf3, ethtool, xz-utils,
+# debian-archive-keyring and apt sources; fails, never skips, without.
 # LAB_REFRESH=1 also rewrites testdata/hosts/lab-debian-*.tar.gz.
 LAB_REFRESH ?=
 vmtest:

@@ -5,7 +5,8 @@
 //
 // The driver is a Go test behind the vmtest build tag, so `go test ./...`
 // boots nothing; `make vmtest` runs it. It fetches Debian's kernel
-// packages with apt-get download, builds a static irqnuma and the guest
+// packages with apt-get download (the newest, from trixie-backports,
+// through apt sources and lists of its own under its cache), builds a static irqnuma and the guest
 // agent (lab/agent), writes a busybox initramfs (with Debian's iperf3 and
 // the libraries it loads, for the bench scenario, and the host's ethtool
 // with its libraries, for the steer scenario) and boots each kernel

@@ -47,11 +47,11 @@ func mergeFiles(a, b []guestFile) []guestFile {
 	return out
 }
 
-// linksNAPI reports whether the virtio_net module among modules calls
-// netif_queue_set_napi (an undefined symbol it imports): only then does
-// netdev queue-get name each queue's NAPI. Nil when no virtio_net.ko is
-// among them.
-func linksNAPI(t *testing.T, modules []string) *bool {
+// virtioNetImports reports which of syms the virtio_net module among
+// modules imports (undefined symbols of its ELF file): what the driver
+// calls of the kernel's exported functions. Nil when no virtio_net.ko
+// is among them.
+func virtioNetImports(t *testing.T, modules []string, syms ...string) map[string]bool {
 	for _, m := range modules {
 		if filepath.Base(m) != "virtio_net.ko" {
 			continue
@@ -61,12 +61,15 @@ func linksNAPI(t *testing.T, modules []string) *bool {
 			t.Fatalf("%s: %v", m, err)
 		}
 		defer f.Close()
-		syms, err := f.Symbols()
+		all, err := f.Symbols()
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}
-		links := slices.ContainsFunc(syms, func(s elf.Symbol) bool { return s.Section == elf.SHN_UNDEF && s.Name == "netif_queue_set_napi" })
-		return &links
+		out := map[string]bool{}
+		for _, name := range syms {
+			out[name] = slices.ContainsFunc(all, func(s elf.Symbol) bool { return s.Section == elf.SHN_UNDEF && s.Name == name })
+		}
+		return out
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func TestJSONSchemas(t *testing.T) {
 		roots[name] = hosttest.Root(name)
 	}
 	roots["sos-ice"], roots["seed-steer"] = hosttest.Root("sos-ice"), seedWithSteering(t)
-	for _, name := range labHosts {
+	for _, name := range labHosts(t) {
 		roots[name] = labSnapshot(t, name)
 	}
 	capture := map[string]bool{}

@@ -101,7 +101,7 @@ func scenarioIRQList(l *lab) {
 			info(fmt.Sprintf("irq%d-write", n), "%s", detail)
 		case j.Managed == nil:
 			// Unknown is allowed where the kernel does not mark them.
-			check(fmt.Sprintf("irq%d-managed", n), l.cfg.Kernel != "6.12", "%s (6.12 makes a managed IRQ's smp_affinity 0444: irqnuma should know)", detail)
+			check(fmt.Sprintf("irq%d-managed", n), !kernelAtLeast(6, 12), "%s (6.12 and later make a managed IRQ's smp_affinity 0444: irqnuma should know)", detail)
 		default:
 			known++
 			check(fmt.Sprintf("irq%d-managed", n), *j.Managed == (err != nil), "%s", detail)

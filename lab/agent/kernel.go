@@ -13,6 +13,14 @@ import (
 	"strings"
 )
 
+// kernelAtLeast reports whether the running kernel (its osrelease) is
+// major.minor or later.
+func kernelAtLeast(major, minor int) bool {
+	var ma, mi int
+	fmt.Sscanf(readFile("/proc/sys/kernel/osrelease"), "%d.%d", &ma, &mi)
+	return ma > major || (ma == major && mi >= minor)
+}
+
 // cpus is a set of CPU ids below 64 (the guest has 8).
 type cpus uint64
 

@@ -38,6 +38,10 @@ type config struct {
 	// LinksNAPI: whether virtio_net names each queue's NAPI to netdev
 	// netlink (the host read the module's imports); nil: not known.
 	LinksNAPI *bool `json:"virtio_net_links_napi"`
+	// SetsNAPIIRQ: whether virtio_net ties each NAPI to its IRQ, so
+	// that napi-get reports it (the host read the module's imports of
+	// netif_napi_set_irq_locked); nil: not known.
+	SetsNAPIIRQ *bool `json:"virtio_net_sets_napi_irq"`
 	// Only, when not empty, is the scenarios to run.
 	Only []string `json:"only"`
 }

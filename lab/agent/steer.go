@@ -580,9 +580,14 @@ func diffThreaded(got *steer.NIC, t steerTruth) []string {
 }
 
 // compareNAPI: on a kernel with netdev queue-get and napi-get, each rx
-// queue's NAPI id is the one its packets arrive with, the NAPI's IRQ is
-// the queue's virtioN-input.Q and its kthread the napi/IF-ID thread; on
-// one without, the reading says the kernel does not support it.
+// queue's NAPI id is the one its packets arrive with and its kthread the
+// napi/IF-ID thread; the queue names that NAPI where the driver links
+// them (netif_queue_set_napi) and names none where it does not; the
+// NAPI's IRQ is the queue's virtioN-input.Q where the driver ties one to
+// it (netif_napi_set_irq_locked), and unknown, for want of the driver,
+// where it does not: netdev_nl_napi_fill_one puts NETDEV_A_NAPI_IRQ only
+// for napi->irq >= 0, and netif_napi_add leaves it -1. On a kernel
+// without them, the reading says the kernel does not support them.
 func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) {
 	got, _ := liveReading("napi", n.Name)
 	if !netdevQueues(l) {
@@ -603,7 +608,7 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 	for _, x := range got.NAPIs {
 		napis[x.ID] = x
 	}
-	links := l.cfg.LinksNAPI
+	links, setsIRQ := l.cfg.LinksNAPI, l.cfg.SetsNAPIIRQ
 	if links == nil {
 		must("virtio-net-links-napi", false, "the host found no virtio_net module to read its imports")
 	}
@@ -615,28 +620,30 @@ func compareNAPI(l *lab, n *nic, q2napi map[int]uint32, threads map[uint32]int) 
 			}
 		}
 		x, listed := napis[id]
-		ok := listed && x.PID == threads[id]
+		var wantQID uint32 // the driver names no queue's NAPI: netlink none
 		if *links {
-			ok = ok && qid == id && unknown.Is(x.IRQ, rxIRQ[q])
-		} else {
-			// The driver names no queue's NAPI (and sets no NAPI's
-			// IRQ): netlink says none, and so must the reading.
-			ok = ok && qid == 0 && (!x.IRQ.Known() || unknown.Is(x.IRQ, rxIRQ[q]))
+			wantQID = id
+		}
+		ok := listed && x.PID == threads[id] && qid == wantQID
+		switch {
+		case setsIRQ == nil:
+			// Before 6.15 netif_napi_set_irq was an inline store: the
+			// imports cannot tell. Either is right if it is the queue's.
+			ok = ok && (!x.IRQ.Known() || unknown.Is(x.IRQ, rxIRQ[q]))
+		case *setsIRQ:
+			ok = ok && unknown.Is(x.IRQ, rxIRQ[q])
+		default:
+			ok = ok && !x.IRQ.Known() && x.IRQ.Why() == steer.NoIRQ
 		}
 		check(fmt.Sprintf("napi-queue%d", q), ok,
-			"queue %d: irqnuma queue NAPI %d, NAPI %d listed %v (IRQ %d, pid %d); the guest: NAPI %d (SO_INCOMING_NAPI_ID), IRQ %d (/proc/interrupts input.%d), pid %d (napi/%s-%d); virtio_net calls netif_queue_set_napi: %v",
-			q, qid, id, listed, x.IRQ.Or(-1), x.PID, id, rxIRQ[q], q, threads[id], n.Name, id, *links)
+			"queue %d: irqnuma queue NAPI %d, NAPI %d listed %v (IRQ %v, pid %d); the guest: NAPI %d (SO_INCOMING_NAPI_ID), IRQ %d (/proc/interrupts input.%d), pid %d (napi/%s-%d); virtio_net calls netif_queue_set_napi: %v, netif_napi_set_irq_locked: %s",
+			q, qid, id, listed, x.IRQ, x.PID, id, rxIRQ[q], q, threads[id], n.Name, id, *links, fmtBool(setsIRQ))
 	}
 }
 
 // netdevQueues reports whether the guest's kernel has netdev queue-get
-// and napi-get (6.9 and later): the release the host booted, checked
-// against the running kernel's osrelease.
-func netdevQueues(l *lab) bool {
-	var major, minor int
-	fmt.Sscanf(readFile("/proc/sys/kernel/osrelease"), "%d.%d", &major, &minor)
-	return major > 6 || (major == 6 && minor >= 9)
-}
+// and napi-get (6.9 and later).
+func netdevQueues(l *lab) bool { return kernelAtLeast(6, 9) }
 
 // auditTable: with ethtool -X equal 2 on the 4-queue NIC, the audit
 // names queues 2-3 as outside the table.
