@@ -40,7 +40,7 @@ func TestMakeInstall(t *testing.T) {
 	pages, _ := filepath.Glob(filepath.Join(prefix, "share/man/man1/*.1"))
 	want := []string{"irqnuma.1", "irqnuma-audit.1", "irqnuma-bench.1", "irqnuma-exec.1", "irqnuma-flow.1", "irqnuma-irq.1", "irqnuma-irq-list.1", "irqnuma-irq-pin.1",
 		"irqnuma-irq-restore.1", "irqnuma-map.1", "irqnuma-mask.1", "irqnuma-exporter.1", "irqnuma-snapshot.1", "irqnuma-topology.1", "irqnuma-watch.1",
-		"irqnuma-zc.1", "irqnuma-zc-check.1", "irqnuma-zc-prepare.1"}
+		"irqnuma-zc.1", "irqnuma-zc-check.1", "irqnuma-zc-prepare.1", "irqnuma-tune.1", "irqnuma-restore.1"}
 	if len(pages) != len(want) {
 		t.Errorf("%d manual pages, want %d: %v", len(pages), len(want), pages)
 	}
