@@ -348,13 +348,12 @@ func checkSettings(fsys kfile.FS, saved []savedSetting) error {
 
 // settingStep writes one setting; its undo writes back the bytes before.
 type settingStep struct {
-	w     Writer
-	fsys  kfile.FS
-	to    []byte
-	back  []byte
-	path  string
-	row   *SettingRow
-	final bool // a restore's put-back: done records ResultChanged as restored
+	w    Writer
+	fsys kfile.FS
+	to   []byte
+	back []byte
+	path string
+	row  *SettingRow
 }
 
 func settingSteps(w Writer, fsys kfile.FS, changes []SettingChange, saved []savedSetting, rows []SettingRow) []step {
