@@ -24,15 +24,17 @@ import (
 // pairs, node 1). The agent makes the guest NOT READY there: its queue
 // IRQs, its threaded-NAPI kthreads and its rx queues' rps_cpus on node
 // 0, napi_defer_hard_irqs 2 with gro_flush_timeout 0, an RSS table that
-// leaves out queues 2-3 and, where the kernel has napi-set with
-// irq-suspend-timeout, one NAPI instance's irq-suspend-timeout without a
-// timer to go with it. The audit names each; a tune with a fault
-// injected before its step N (every N of the dry run's plan) exits 1 and
-// leaves every value the agent recorded as it was, with no state file to
-// restore; the tune without a fault makes the audit READY and the
+// leaves out queues 2-3, irqbalance running without a ban and, where the
+// kernel has napi-set with irq-suspend-timeout, one NAPI instance's
+// irq-suspend-timeout without a timer to go with it. The audit names
+// each; a tune with a fault injected before its step N (every N of the
+// dry run's plan) exits 1 and leaves every value the agent recorded as
+// it was, with no state file to restore; the tune without a fault makes
+// the audit READY (but for irqbalance, until the tune bans it) and the
 // kernel's own files say so; irqnuma restore brings every recorded value
-// back byte for byte. The guest is then put back as the scenario found
-// it.
+// back byte for byte. Where napi-set exists, an instance with a
+// defer-hard-irqs of its own keeps it through a tune and a restore. The
+// guest is then put back as the scenario found it.
 func scenarioTune(l *lab) {
 	n := l.rssNIC()
 	must("nic", n.node == 1 && n.QueuePairs > 1, "%s: numa_node %d, %d queue pairs: a multi-queue NIC on node 1", n.Name, n.node, n.QueuePairs)
@@ -73,10 +75,57 @@ func scenarioTune(l *lab) {
 	r := irqnuma("restore")
 	check("restore-exit", r.code == 0, "%s", r)
 	sameAs("restore", n, before)
+	if perNAPI.id != 0 {
+		ownDefer(n, perNAPI)
+	}
+}
+
+// ownDefer: on a kernel with per-NAPI settings (napi-set), one NAPI
+// instance with a defer-hard-irqs of its own, other than the NIC's
+// sysfs napi_defer_hard_irqs. A write of the sysfs file sets every
+// instance's value (the kernel's netdev_set_defer_hard_irqs), so a tune
+// that wrote it would overwrite that instance's value and a restore of
+// the file could not bring it back: the tune leaves the file, listing
+// the finding as not fixed, and the instance keeps its value; restore
+// brings every recorded value back.
+func ownDefer(n *nic, p perNAPI) {
+	napis, _ := readNAPIs(n.Name)
+	i := slices.IndexFunc(napis, func(x steer.NAPI) bool { return x.ID != p.id && x.DeferHardIRQs != nil })
+	need("own-defer-napi", i >= 0, "a second NAPI instance with defer-hard-irqs: %+v", napis)
+	id, own := napis[i].ID, uint32(3)
+	set := openSetter()
+	err := set.SetNAPI(n.Name, id, nicset.NAPISetting{DeferHardIRQs: &own})
+	set.Close()
+	need("own-defer-set", err == nil, "napi-set %s NAPI %d defer-hard-irqs %d: %v", n.Name, id, own, err)
+	was := recordNIC(n)
+	var d tuneDoc
+	jsonOf(&d, tuneArgs(n)...)
+	wrote := slices.ContainsFunc(d.Changes.Settings, func(s struct {
+		File string `json:"file"`
+		To   string `json:"to"`
+	}) bool {
+		return strings.HasSuffix(s.File, "/napi_defer_hard_irqs")
+	})
+	listed := slices.ContainsFunc(d.Cannot, func(c struct {
+		tuneFinding
+		NoFix string `json:"no_fix"`
+	}) bool {
+		return c.Check == "napi-settings" && c.Subject == "napi_defer_hard_irqs" && c.NoFix != ""
+	})
+	now, _ := readNAPIs(n.Name)
+	k := slices.IndexFunc(now, func(x steer.NAPI) bool { return x.ID == id })
+	kept := k >= 0 && now[k].DeferHardIRQs != nil && *now[k].DeferHardIRQs == own
+	check("own-defer-kept", !wrote && listed && kept, "NAPI %d has defer-hard-irqs %d of its own: the tune writes no napi_defer_hard_irqs (wrote %v), lists it as not fixed (%v) and the instance keeps its value (%v): cannot %+v",
+		id, own, wrote, listed, kept, d.Cannot)
+	r := irqnuma("restore")
+	check("own-defer-restore-exit", r.code == 0, "%s", r)
+	sameAs("own-defer-restore", n, was)
 }
 
 // tuneArgs are the tune's arguments: eth2 only, every finding from info
-// up (the RSS table and the per-NAPI timeout are info findings).
+// up: the RSS table without queues 2-3 (rss-queue-unused) and the
+// per-NAPI irq-suspend-timeout are info findings, and the tune plans
+// only those at or above --fail-on.
 func tuneArgs(n *nic, more ...string) []string {
 	return append([]string{"tune", "--nic", n.Name, "--fail-on", "info"}, more...)
 }
@@ -488,8 +537,18 @@ func tuneFixes(l *lab, n *nic, p perNAPI) {
 		aff := mustCPUs(affinityList(q.irq))
 		check(fmt.Sprintf("tuned-irq%d", q.irq), aff != 0 && aff.within(local), "IRQ %d (%s %d) smp_affinity_list %s, node %d CPUs %s", q.irq, q.dir, q.queue, aff, n.node, local)
 	}
-	n.rx(500)
-	n.tx(50, l.online())
+	// x86 moves an IRQ at its next interrupt: packets both ways until
+	// none is pending (at most 8 rounds; the checks say what did not
+	// move).
+	got := 0
+	for range 8 {
+		got += n.rx(300)
+		n.tx(30, l.online())
+		if !movePending(n) {
+			break
+		}
+	}
+	info("tuned-traffic", "%d packets in to move the IRQs", got)
 	for _, q := range n.queues() {
 		eff := effective(q.irq)
 		check(fmt.Sprintf("tuned-irq%d-effective", q.irq), eff != 0 && eff.within(local), "IRQ %d effective_affinity %s after traffic, node %d CPUs %s", q.irq, eff, n.node, local)
@@ -592,9 +651,9 @@ func putBackNIC(n *nic, was nicRecord) {
 	if s := irqnuma("restore"); s.code == 0 {
 		info("put-back-restore", "a tune was left in place and is undone: %s", s)
 	}
-	putBackNAPI(n, was)
-	// threaded first: the other files do not depend on it, and on
-	// kernels with per-NAPI settings it writes every instance's.
+	// threaded first: the other files do not depend on it; on kernels
+	// with per-NAPI settings it and the NAPI defaults write every
+	// instance's, so the instances' own values go back last.
 	base := "/sys/class/net/" + n.Name + "/"
 	order := []string{base + "threaded", base + "gro_flush_timeout", base + "napi_defer_hard_irqs"}
 	for _, f := range slices.Sorted(maps.Keys(was.files)) {
@@ -611,6 +670,7 @@ func putBackNIC(n *nic, was nicRecord) {
 			check("put-back-write", false, "write %q to %s: %v", v, f, err)
 		}
 	}
+	putBackNAPI(n, was)
 	if ethtool("-x", n.Name) != was.ethtool["-x"] {
 		ethtool("-X", n.Name, "default")
 	}
@@ -635,8 +695,8 @@ func readRaw(p string) string {
 	return string(b)
 }
 
-// putBackNAPI writes back each NAPI instance's irq-suspend-timeout the
-// record has, where it now differs.
+// putBackNAPI writes back each NAPI instance's defer-hard-irqs and
+// irq-suspend-timeout the record has, where they now differ.
 func putBackNAPI(n *nic, was nicRecord) {
 	var old []steer.NAPI
 	if json.Unmarshal([]byte(was.napi), &old) != nil || len(old) == 0 {
@@ -647,11 +707,21 @@ func putBackNAPI(n *nic, was nicRecord) {
 	defer set.Close()
 	for _, o := range old {
 		i := slices.IndexFunc(now, func(x steer.NAPI) bool { return x.ID == o.ID })
-		if i < 0 || o.IRQSuspendTimeout == nil || now[i].IRQSuspendTimeout == nil || *now[i].IRQSuspendTimeout == *o.IRQSuspendTimeout {
+		if i < 0 {
 			continue
 		}
-		if err := set.SetNAPI(n.Name, o.ID, nicset.NAPISetting{IRQSuspendTimeout: o.IRQSuspendTimeout}); err != nil {
-			check("put-back-napi", false, "napi-set %s NAPI %d irq-suspend-timeout %d: %v", n.Name, o.ID, *o.IRQSuspendTimeout, err)
+		var back nicset.NAPISetting
+		if differs(o.DeferHardIRQs, now[i].DeferHardIRQs) {
+			back.DeferHardIRQs = o.DeferHardIRQs
+		}
+		if differs(o.IRQSuspendTimeout, now[i].IRQSuspendTimeout) {
+			back.IRQSuspendTimeout = o.IRQSuspendTimeout
+		}
+		if back.DeferHardIRQs == nil && back.IRQSuspendTimeout == nil {
+			continue
+		}
+		if err := set.SetNAPI(n.Name, o.ID, back); err != nil {
+			check("put-back-napi", false, "napi-set %s NAPI %d %+v: %v", n.Name, o.ID, back, err)
 		}
 	}
 }
@@ -696,4 +766,9 @@ func (c closeBoth) Close() error {
 	err := c.Setter.Close()
 	c.fsys.Close()
 	return err
+}
+
+// differs says whether a recorded value is known and now another.
+func differs[T comparable](was, now *T) bool {
+	return was != nil && now != nil && *was != *now
 }
