@@ -58,8 +58,8 @@ func requireStatic(t *testing.T, path string) {
 // guestBinaries are the programs every initramfs holds, built once.
 type guestBinaries struct {
 	Irqnuma, Agent, Busybox string
-	// Extra are the other programs' files: iperf3, ethtool and their
-	// libraries.
+	// Extra are the other programs' files: iperf3, ethtool, irqbalance
+	// and their libraries.
 	Extra []guestFile
 }
 
@@ -71,12 +71,12 @@ func buildGuestBinaries(t *testing.T, dir string) guestBinaries {
 	// labfault: zc prepare's fault hook (cmd/irqnuma/zcfault_lab.go).
 	buildStatic(t, "./cmd/irqnuma", g.Irqnuma, "labfault")
 	buildStatic(t, "./lab/agent", g.Agent)
-	g.Extra = mergeFiles(prepareIperf3(t), prepareEthtool(t))
+	g.Extra = mergeFiles(mergeFiles(prepareIperf3(t), prepareEthtool(t)), prepareIrqbalance(t))
 	return g
 }
 
 // writeInitramfs writes the guest's root: /init is the agent, irqnuma and
-// busybox in /bin, iperf3 and ethtool in /bin with their loader and libraries, the
+// busybox in /bin, iperf3, ethtool and irqbalance in /bin with their loader and libraries, the
 // kernel's modules in /lib/modules with their load order in
 // /etc/lab/modules, and the run's configuration in /etc/lab/config.json.
 func writeInitramfs(t *testing.T, path string, g guestBinaries, k preparedKernel, config []byte) {

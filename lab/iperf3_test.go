@@ -3,7 +3,9 @@
 package lab
 
 import (
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
@@ -30,16 +32,31 @@ type guestFile struct {
 // library it needs (DT_NEEDED, transitively) in lib/x86_64-linux-gnu,
 // where glibc's loader looks without an ld.so.cache.
 func prepareIperf3(t *testing.T) []guestFile {
+	return prepareDebProgram(t, "iperf3", "usr/bin/iperf3", iperf3Packages)
+}
+
+// prepareDebProgram fetches Debian's packages (the program's and those
+// of the libraries it loads) once per set of package versions, and
+// returns the files the guest needs to run prog (its path in the
+// package): bin/<name>, its interpreter and its libraries, as
+// prepareIperf3 says. The cache folder is named by the packages and
+// their versions, or by their hash where that name would be too long.
+func prepareDebProgram(t *testing.T, name, prog string, pkgs []string) []guestFile {
 	needTool(t, "apt-get", "apt")
 	needTool(t, "dpkg-deb", "dpkg")
 	var specs []string
-	for _, p := range iperf3Packages {
+	for _, p := range pkgs {
 		specs = append(specs, p+"="+candidate(t, p))
 	}
-	dir := filepath.Join(cacheDir(t), "iperf3_"+strings.ReplaceAll(strings.Join(specs, "_"), ":", "%3a"))
+	key := strings.ReplaceAll(strings.Join(specs, "_"), ":", "%3a")
+	if len(key) > 200 {
+		sum := sha256.Sum256([]byte(strings.Join(specs, " ")))
+		key = hex.EncodeToString(sum[:12])
+	}
+	dir := filepath.Join(cacheDir(t), name+"_"+key)
 	ready := filepath.Join(dir, "ready")
 	if _, err := os.Stat(ready); err != nil {
-		unpackIperf3(t, specs, dir)
+		unpackDebs(t, specs, dir, prog)
 	}
 	b, err := os.ReadFile(ready)
 	if err != nil {
@@ -64,9 +81,10 @@ func candidate(t *testing.T, pkg string) string {
 	return ""
 }
 
-// unpackIperf3 downloads and unpacks the packages and keeps iperf3, its
-// interpreter and its libraries under dir/files; "ready" lists them.
-func unpackIperf3(t *testing.T, specs []string, dir string) {
+// unpackDebs downloads and unpacks the packages and keeps prog, its
+// interpreter and its libraries under dir/files; "ready" lists them (and
+// "packages" the packages they came from).
+func unpackDebs(t *testing.T, specs []string, dir, prog string) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +103,9 @@ func unpackIperf3(t *testing.T, specs []string, dir string) {
 			t.Fatalf("dpkg-deb -x %s: %v\n%s", d, err, out)
 		}
 	}
-	files, err := elfClosure(x, "usr/bin/iperf3")
+	files, err := elfClosure(x, prog)
 	if err != nil {
-		t.Fatalf("iperf3 from %s: %v", strings.Join(specs, " "), err)
+		t.Fatalf("%s from %s: %v", prog, strings.Join(specs, " "), err)
 	}
 	var list strings.Builder
 	for _, guest := range slices.Sorted(maps.Keys(files)) {
@@ -100,6 +118,9 @@ func unpackIperf3(t *testing.T, specs []string, dir string) {
 			t.Fatal(err)
 		}
 		list.WriteString(guest + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "packages"), []byte(strings.Join(specs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "ready"), []byte(list.String()), 0o644); err != nil {
 		t.Fatal(err)

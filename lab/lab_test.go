@@ -20,7 +20,7 @@ import (
 // scenarios are the agent's scenarios a run makes unless
 // IRQNUMA_LAB_SCENARIOS names others, in the order it runs them; each
 // must report at least one check on every kernel.
-var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "flow-bench", "zc", "cgroup"}
+var scenarios = []string{"topology", "irq-list", "audit", "restore", "watch", "exec-mask", "snapshot", "attribution", "bench", "steer", "flow", "flow-bench", "zc", "cgroup", "tune"}
 
 // TestLab boots every lab kernel and turns the agent's checks into one
 // subtest per kernel and scenario. IRQNUMA_LAB_REFRESH=1 also rewrites

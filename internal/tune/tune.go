@@ -15,6 +15,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/tune/nicset"
+	"github.com/irqnuma/irqnuma/internal/units"
 	"github.com/irqnuma/irqnuma/internal/usage"
 )
 
@@ -381,6 +382,10 @@ func (p *tunePlanner) napiSettings(f audit.Finding) error {
 	}
 	switch {
 	case f.Subject == "napi_defer_hard_irqs":
+		if own := ownDefers(p.st.Steer.NIC(n.Name)); len(own) > 0 {
+			p.cannot(f, ownDefersWhy(n.Name, own))
+			return nil
+		}
 		p.setting(NICSettingPath(n.Name, "napi_defer_hard_irqs"), "0", f.Check)
 		p.fixed(f, n.Name+" napi_defer_hard_irqs to 0 (it deferred nothing without a gro_flush_timeout)")
 		return nil
@@ -403,6 +408,38 @@ func (p *tunePlanner) napiSettings(f audit.Finding) error {
 	}
 	p.fixed(f, strings.Join(names, "; "))
 	return nil
+}
+
+// ownDefers are the NAPI instances of n whose own defer-hard-irqs
+// (netdev napi-get) is not the NIC's sysfs napi_defer_hard_irqs. On a
+// kernel with per-NAPI settings (6.13 and later) a write of the sysfs
+// file sets every instance's value (netdev_set_defer_hard_irqs), so a
+// tune that wrote it would overwrite theirs, and a restore of the file
+// could not bring them back: it too sets them all.
+func ownDefers(n *steer.NIC) []uint32 {
+	if n == nil || n.Sysfs.DeferHardIRQs == nil {
+		return nil
+	}
+	var out []uint32
+	for _, napi := range n.NAPIs {
+		if napi.DeferHardIRQs != nil && *napi.DeferHardIRQs != *n.Sysfs.DeferHardIRQs {
+			out = append(out, napi.ID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ownDefersWhy says why the tune leaves the sysfs napi_defer_hard_irqs
+// of a NIC whose NAPI instances have values of their own.
+func ownDefersWhy(nic string, own []uint32) string {
+	ids := make([]string, len(own))
+	for i, id := range own {
+		ids[i] = strconv.FormatUint(uint64(id), 10)
+	}
+	return fmt.Sprintf("a write of %s's napi_defer_hard_irqs sets every NAPI instance's defer-hard-irqs on this kernel, and %s %s %s (napi-set): the write would overwrite %s, and a restore could not bring %s back",
+		nic, units.Choose(len(own), "NAPI", "NAPIs"), strings.Join(ids, ", "), units.Choose(len(own), "has a value of its own", "have values of their own"),
+		units.Choose(len(own), "it", "them"), units.Choose(len(own), "it", "them"))
 }
 
 // napiFixes are the napi-set steps that end the contradictions

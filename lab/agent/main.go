@@ -116,6 +116,7 @@ func main() {
 		{"flow-bench", scenarioFlowBench},
 		{"zc", scenarioZC},
 		{"cgroup", scenarioCgroup},
+		{"tune", scenarioTune},
 	} {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, s.name) {
 			continue

@@ -135,7 +135,10 @@ func (a *auditor) checkNAPIThreads(c *nicCtx) error {
 		switch {
 		case !allowed.IsEmpty() && !allowed.Intersects(local):
 			remote, remoteCPUs = append(remote, t), remoteCPUs.Union(allowed)
-		case last >= 0 && !local.Contains(last) && a.h.NodeOf(last).Known():
+		case last >= 0 && !local.Contains(last) && a.h.NodeOf(last).Known() && (allowed.IsEmpty() || allowed.Contains(last)):
+			// A last CPU the thread may no longer run on is stale: a
+			// sleeping thread moved (irq pin, tune) keeps its last CPU
+			// until it next wakes, on a CPU it is allowed.
 			remote, remoteCPUs = append(remote, t), remoteCPUs.Union(cpuset.New(last))
 		case !allowed.IsSubsetOf(local):
 			unpinned, unpinnedCPUs = append(unpinned, t), unpinnedCPUs.Union(allowed.Difference(local))

@@ -255,6 +255,23 @@ func TestNAPIThreads(t *testing.T) {
 	}
 }
 
+// TestNAPIThreadMovedAsleep: a kthread just pinned to a local CPU that
+// has not run since (a tune's audit after it moved the threads) still
+// shows its last CPU on the other node; it can no longer run there, so
+// it is not remote. One whose affinity still allows that CPU is.
+func TestNAPIThreadMovedAsleep(t *testing.T) {
+	fs := steerRun(t, threadedSeed(func(ks map[int]*proc.Process) {
+		ks[900] = kthread(900, "napi/eth0-8193", cpuset.New(20), 3)                      // moved to 20, last ran on 3
+		ks[901] = kthread(901, "napi/eth0-8194", cpuset.New(20).Union(cpuset.New(3)), 3) // may still run on 3
+	}))
+	want := []string{
+		"error napi-thread-remote NAPI kthread 901: the NAPI kthread napi/eth0-8194 (PID 901) of eth0 runs on CPU 3 (node 0), off the NIC's node 1 (by affinity or last CPU): the receive work runs there whatever the IRQs' placement",
+	}
+	if diff := cmp.Diff(want, says(onlyCheck(fs, CheckNAPIThreadRemote))); diff != "" {
+		t.Errorf("napi-thread-remote (-want +got):\n%s", diff)
+	}
+}
+
 // TestNAPIThreadShared: a watched process allowed on the core of a
 // kthread pinned to CPU 22 (the seed's queue 13 IRQ 297 lands on 23; the
 // process runs on 22).
