@@ -306,22 +306,14 @@ func WriteIrqbalanceRow(w io.Writer, r *tune.IrqbalanceRow) error {
 	if r == nil {
 		return nil
 	}
-	line := fmt.Sprintf("%-11s %s: IRQs %s", r.Result, safetext.Escape(r.Name()), irqsText(r.IRQs))
+	irqs := "none"
+	if len(r.IRQs) > 0 {
+		irqs = joinInts(r.IRQs)
+	}
+	line := fmt.Sprintf("%-11s %s: IRQs %s", r.Result, safetext.Escape(r.Name()), irqs)
 	if r.Error != "" {
 		line += ": " + safetext.Escape(r.Error)
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
-}
-
-// irqsText is "37,38,39", or "none".
-func irqsText(irqs []int) string {
-	if len(irqs) == 0 {
-		return "none"
-	}
-	s := make([]string, len(irqs))
-	for i, n := range irqs {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
 }
