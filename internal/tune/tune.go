@@ -599,41 +599,15 @@ func (p *tunePlanner) reserve() (cpuset.Set, error) {
 			continue
 		}
 		avail := loc.CPUs.Intersection(h.Online).Difference(h.IsolatedCPUs())
-		order := spreadOrder(h, avail)
-		cores := coresOf(h, order)
+		cores := h.Cores(avail) // ascending
 		if len(cores) <= p.req.Reserve {
 			return cpuset.Set{}, usage.New(fmt.Sprintf("--reserve %d: %s has %d cores on its node (CPUs %s): none would be left for its IRQs", p.req.Reserve, n.Name, len(cores), avail))
 		}
 		for _, c := range cores[len(cores)-p.req.Reserve:] {
-			out = out.Union(c)
+			out = out.Union(h.SiblingsOf(cpuset.New(c)).Intersection(avail))
 		}
 	}
 	return out, nil
-}
-
-// coresOf groups CPUs into cores, in the order of each core's first CPU
-// in order, each core with all of its threads among order.
-func coresOf(h *topology.Host, order []int) []cpuset.Set {
-	var cores []cpuset.Set
-	at := map[string]int{}
-	for _, id := range order {
-		key := strconv.Itoa(id)
-		if c, ok := h.CPU(id); ok && c.Core.Known() {
-			key = "core " + strconv.Itoa(c.Core.Or(-1))
-		}
-		if i, ok := at[key]; ok {
-			cores[i] = cores[i].Union(cpuset.New(id))
-			continue
-		}
-		at[key] = len(cores)
-		cores = append(cores, cpuset.New(id))
-	}
-	slices.SortStableFunc(cores, func(a, b cpuset.Set) int {
-		x, _ := a.Min()
-		y, _ := b.Min()
-		return x - y
-	})
-	return cores
 }
 
 // processCPUs keeps the selected processes' CPUs (and their exclusive
