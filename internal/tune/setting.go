@@ -272,15 +272,7 @@ func readSetting(fsys kfile.FS, p string) ([]byte, string, error) {
 	if _, err := parseSetting(p); err != nil {
 		return nil, "", err
 	}
-	full, err := irq.ResolveIn(fsys, p)
-	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", p, err)
-	}
-	b, err := fsys.ReadLimit(full, 1<<20)
-	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", p, kfile.UnwrapPath(err))
-	}
-	return b, string(kfile.TrimAttr(b)), nil
+	return irq.ReadAttr(fsys, p)
 }
 
 // saveSettings reads the value of each setting before it is changed, and

@@ -137,6 +137,13 @@ func ReadRaw(fsys kfile.FS, p string) ([]byte, string, error) {
 	if _, err := ParseTarget(p); err != nil {
 		return nil, "", err
 	}
+	return ReadAttr(fsys, p)
+}
+
+// ReadAttr reads the one-value attribute file p (rooted, inside root)
+// as ReadRaw does, for a path its caller has already validated (the
+// tuner's own settings): its bytes as they are, and its value.
+func ReadAttr(fsys kfile.FS, p string) ([]byte, string, error) {
 	full, err := ResolveIn(fsys, p)
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", p, err)
