@@ -157,6 +157,10 @@ type PinRequest struct {
 	// reads them.
 	Host *topology.Host
 	IRQs *irq.Table
+	// IrqbalanceRead is irqbalance's settings when the caller has read
+	// them (tune's audit, which asked the daemon's socket); nil: Pin
+	// reads them.
+	IrqbalanceRead *irqbalance.Settings
 	// Steering is the NICs' steering when the caller has read it; nil:
 	// Pin reads it (steer.Read) to find their threaded NAPI.
 	Steering *steer.Host
@@ -253,7 +257,10 @@ func Pin(ctx context.Context, req PinRequest) (*PinResult, error) {
 		return nil, err
 	}
 	res := &PinResult{Strategy: plan.Strategy, Targets: plan.Targets, Notes: append([]string{}, plan.Notes...)}
-	ib, ibErr := irqbalance.ReadWith(req.Root, irqbalance.ReadOptions{Socket: irqbalanceSocket})
+	ib, ibErr := req.IrqbalanceRead, error(nil)
+	if ib == nil {
+		ib, ibErr = irqbalance.ReadWith(req.Root, irqbalance.ReadOptions{Socket: irqbalanceSocket})
+	}
 	res.Irqbalance = irqbalanceWarning(ib, ibErr, h, t, plan)
 	ban, err := res.planIrqbalance(req, ib, ibErr) // irqbalance.go
 	if err != nil {

@@ -643,7 +643,7 @@ func (p *tunePlanner) pinRequest() PinRequest {
 	}
 	slices.Sort(nics)
 	req := PinRequest{Root: p.req.Root, NICs: nics, DryRun: p.req.DryRun, StatePath: p.req.StatePath,
-		Writer: p.req.Writer, Threads: p.req.Threads, Now: p.req.Now, Steering: p.st.Steer, Host: p.st.Host, IRQs: p.st.IRQs,
+		Writer: p.req.Writer, Threads: p.req.Threads, Now: p.req.Now, Steering: p.st.Steer, Host: p.st.Host, IRQs: p.st.IRQs, IrqbalanceRead: p.st.Irqbalance,
 		Options:  PlanOptions{Strategy: StrategySpread, Exclude: p.res.AppCPUs, ExcludeAs: "the application's CPUs", XPS: p.xps},
 		Settings: p.settings}
 	if len(p.ban) > 0 {

@@ -49,6 +49,9 @@ type State struct {
 	// ReadHost; NAPIThreads the napi kthreads of threaded NAPI, by PID.
 	Steer       *steer.Host
 	NAPIThreads map[int]*proc.Process
+	// Irqbalance is what irqbalance.Read found for the checks; set by
+	// Audit, nil after ReadHost.
+	Irqbalance *irqbalance.Settings
 }
 
 // Groups are the control groups the selection's --cgroup found, in its
@@ -139,6 +142,7 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 	if s.ZC != "" {
 		opts.ZC, opts.ZCErr = readZC(fsys, st, s)
 	}
+	st.Irqbalance = opts.Irqbalance
 	st.Findings = Run(st.Host, st.IRQs, st.Procs, opts)
 	st.Processes = Processes(AuditedNICs(st.Host, st.IRQs, s.NICs), st.Procs, opts)
 	return nil
