@@ -36,21 +36,21 @@ func TestTuneLive(t *testing.T) {
 	irqs := liveNICIRQs(t, nic)
 	before := map[int]string{}
 	for _, n := range irqs {
-		before[n] = liveCPUs(t, "/proc/irq/"+itoa(n)+"/smp_affinity_list", "")
+		before[n] = liveCPUs(t, "/proc/irq/"+strconv.Itoa(n)+"/smp_affinity_list", "")
 	}
 	t.Cleanup(func() {
 		if err := os.WriteFile(deferFile, old, 0o644); err != nil {
 			t.Errorf("put %s back: %v", deferFile, err)
 		}
 		for n, v := range before {
-			os.WriteFile("/proc/irq/"+itoa(n)+"/smp_affinity_list", []byte(v+"\n"), 0o644)
+			os.WriteFile("/proc/irq/"+strconv.Itoa(n)+"/smp_affinity_list", []byte(v+"\n"), 0o644)
 		}
 	})
 	if err := os.WriteFile(deferFile, []byte("2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range irqs {
-		if err := os.WriteFile("/proc/irq/"+itoa(n)+"/smp_affinity_list", []byte("0-1\n"), 0o644); err != nil {
+		if err := os.WriteFile("/proc/irq/"+strconv.Itoa(n)+"/smp_affinity_list", []byte("0-1\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func TestTuneLive(t *testing.T) {
 		t.Errorf("after the tune %s = %q, want 0", deferFile, got)
 	}
 	for _, n := range irqs {
-		if got := liveCPUs(t, "/proc/irq/"+itoa(n)+"/smp_affinity_list", ""); strings.Contains(got, "1") {
+		if got := liveCPUs(t, "/proc/irq/"+strconv.Itoa(n)+"/smp_affinity_list", ""); strings.Contains(got, "1") {
 			t.Errorf("after the tune IRQ %d may go to %s, CPU 1 kept for the application", n, got)
 		}
 	}
@@ -81,13 +81,11 @@ func TestTuneLive(t *testing.T) {
 		t.Errorf("after restore %s = %q, want 2", deferFile, got)
 	}
 	for _, n := range irqs {
-		if got := liveCPUs(t, "/proc/irq/"+itoa(n)+"/smp_affinity_list", ""); got != "0-1" {
+		if got := liveCPUs(t, "/proc/irq/"+strconv.Itoa(n)+"/smp_affinity_list", ""); got != "0-1" {
 			t.Errorf("after restore IRQ %d = %s, want 0-1", n, got)
 		}
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 func readFile(t *testing.T, p string) string {
 	t.Helper()
