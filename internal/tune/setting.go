@@ -384,8 +384,7 @@ func (s *settingStep) strict() bool { return true }
 
 // readBackSettings reads every setting's file after the run; a changed
 // one that does not say what was written is a failure.
-func readBackSettings(fsys kfile.FS, rows []SettingRow) []string {
-	var failed []string
+func readBackSettings(fsys kfile.FS, rows []SettingRow) {
 	for i := range rows {
 		r := &rows[i]
 		if r.Result == ResultPlanned {
@@ -401,70 +400,45 @@ func readBackSettings(fsys kfile.FS, rows []SettingRow) []string {
 		if r.Result == ResultChanged && t.canonical(v) != t.canonical(r.To) {
 			r.Result = ResultFailed
 			r.fail(fmt.Errorf("%s: wrote %q, reads back %q", r.Name(), r.To, v))
-			failed = append(failed, r.Name()+": "+r.Error)
 		}
 	}
-	return failed
 }
 
 // restoreSettings writes every saved setting back, newest first, as a
 // final txn: each is tried whatever fails.
 func (r *RestoreResult) restoreSettings(ctx context.Context, fsys kfile.FS, w Writer, saved []savedSetting) {
-	var steps []step
 	start := len(r.Settings)
+	var write []int // indexes of the saved values to write back
 	for i := len(saved) - 1; i >= 0; i-- {
 		s := saved[i]
 		t, _ := parseSetting(s.Path) // validated by loadStateEntries
 		row := SettingRow{Kind: t.Kind, NIC: t.NIC, File: s.Path, To: s.Value, Result: ResultUnchanged, Now: unknown.Not[string](whyNotWritten)}
 		_, cur, err := readSetting(fsys, s.Path)
-		if err != nil {
-			row.Result = ResultGone
-			row.Error = err.Error()
+		switch {
+		case err != nil:
+			row.Result, row.Error = ResultGone, err.Error()
 			r.Gone = append(r.Gone, t.name())
-			r.Settings = append(r.Settings, row)
-			continue
+		case cur != s.Value:
+			write = append(write, i)
 		}
 		row.From = cur
 		r.Settings = append(r.Settings, row)
-		if cur == s.Value {
-			continue
-		}
-		steps = append(steps, &settingBack{settingStep{w: w, fsys: fsys, to: s.data(), path: s.Path}, len(r.Settings) - 1, r})
+	}
+	// The rows are all made: each step records into its own.
+	rows := r.Settings[start:]
+	steps := make([]step, 0, len(write))
+	for _, i := range write {
+		row := &rows[len(saved)-1-i]
+		steps = append(steps, &settingStep{w: w, fsys: fsys, to: saved[i].data(), path: saved[i].Path, row: row})
 	}
 	tx := txn{steps: steps, final: true}
 	tx.run(ctx)
-	rows := r.Settings[start:]
 	readBackSettings(fsys, rows)
 	for _, row := range rows {
 		if row.Result == ResultFailed {
 			r.Failed = append(r.Failed, row.Name()+": "+row.Error)
 		}
 	}
-}
-
-// settingBack is a restore's write of one saved setting; it records its
-// outcome in the restore's row by index (the rows grow while steps are
-// made).
-type settingBack struct {
-	settingStep
-	i   int
-	res *RestoreResult
-}
-
-func (s *settingBack) do() error {
-	row := &s.res.Settings[s.i]
-	return writeBytes(s.w, s.fsys, s.path, row.To, s.to)
-}
-
-func (s *settingBack) done(err error) bool {
-	row := &s.res.Settings[s.i]
-	if err != nil {
-		row.Result = ResultFailed
-		row.fail(err)
-		return true
-	}
-	row.Result = ResultChanged
-	return false
 }
 
 // recordSettings reads back the settings written, and names those whose
