@@ -403,3 +403,27 @@ func TestTuneIrqbalanceConfig(t *testing.T) {
 	}
 	sameFiles(t, "after restore", before, treeFiles(t, root))
 }
+
+// TestTuneRestoreSettingFails: a restore whose write of a saved setting
+// fails names it, exits 1, keeps the state file, and still writes every
+// other value back; a second restore then finishes the job.
+func TestTuneRestoreSettingFails(t *testing.T) {
+	root := hosttest.Copy(t, "nps2")
+	before := treeFiles(t, root)
+	if _, stderr, code := runCLI(t, "tune", "--root", root, "--fail-on", "info"); code != 0 {
+		t.Fatalf("tune: exit %d\n%s", code, stderr)
+	}
+	s := hostSys()
+	s.writer = &failNth{at: 1} // the settings go back first: the newest governor
+	_, stderr, code := runCLISys(t, s, "restore", "--root", root)
+	if code != 1 || !strings.Contains(stderr, "failed: CPU 15 scaling_governor") {
+		t.Fatalf("restore with a failed setting: exit %d\n%s", code, stderr)
+	}
+	if got := readFile(t, filepath.Join(root, "sys/devices/system/cpu/cpu14/cpufreq/scaling_governor")); got != "schedutil\n" {
+		t.Errorf("CPU 14's governor %q: the other settings are still restored", got)
+	}
+	if _, stderr, code := runCLI(t, "restore", "--root", root); code != 0 {
+		t.Fatalf("second restore: exit %d\n%s", code, stderr)
+	}
+	sameFiles(t, "after the second restore", before, treeFiles(t, root))
+}
