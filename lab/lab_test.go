@@ -36,6 +36,15 @@ func TestLab(t *testing.T) {
 		t.Fatalf("the lab needs /dev/net/tun for its taps: %v", err)
 	}
 	export := os.Getenv("IRQNUMA_LAB_REFRESH") == "1"
+	// The failed checks again, last: a CI log that keeps only its head
+	// and tail still names them (the iperf3 server's log and the other
+	// scenarios' lines come between).
+	var failed []string
+	t.Cleanup(func() {
+		if len(failed) > 0 {
+			t.Logf("failed checks (%d):\n%s", len(failed), strings.Join(failed, "\n"))
+		}
+	})
 	t0 := time.Now()
 	bins := buildGuestBinaries(t, t.TempDir())
 	var kernels []preparedKernel
@@ -56,7 +65,9 @@ func TestLab(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			lines := runGuest(t, k, bins, export, 5*time.Minute)
-			checkLines(t, lines)
+			for _, f := range checkLines(t, lines) {
+				failed = append(failed, k.Name+"/"+f)
+			}
 			benchOutput(t, k, lines)
 			flowBenchOutput(t, k, lines)
 			if export {
@@ -106,8 +117,9 @@ func mustCIDR(t *testing.T, s string) *net.IPNet {
 	return n
 }
 
-// checkLines makes a subtest per scenario from the agent's lines.
-func checkLines(t *testing.T, lines []labLine) {
+// checkLines makes a subtest per scenario from the agent's lines and
+// returns the failed ones, "scenario: check: first line of detail".
+func checkLines(t *testing.T, lines []labLine) (failed []string) {
 	by := map[string][]labLine{}
 	for _, l := range lines {
 		switch l.Kind {
@@ -115,6 +127,7 @@ func checkLines(t *testing.T, lines []labLine) {
 			by[l.Scenario] = append(by[l.Scenario], l)
 		case "fatal":
 			t.Errorf("agent: %s: %s", l.Scenario, l.Detail)
+			failed = append(failed, l.Scenario+": agent: "+firstLine(l.Detail))
 		case "boot", "done":
 			t.Logf("guest %s at uptime %.1fs", l.Kind, l.Uptime)
 		}
@@ -136,13 +149,25 @@ func checkLines(t *testing.T, lines []labLine) {
 				default:
 					n++
 					t.Errorf("FAIL %s: %s", l.Check, l.Detail)
+					failed = append(failed, s+": "+l.Check+": "+firstLine(l.Detail))
 				}
 			}
 			if n == 0 {
 				t.Errorf("scenario %s reported no checks", s)
+				failed = append(failed, s+": reported no checks")
 			}
 		})
 	}
+	return failed
+}
+
+// firstLine is s up to its first newline, at most 300 bytes.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }
 
 // sentFile is a file the guest sent in base64 chunks, nil when none.
