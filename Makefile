@@ -108,8 +108,12 @@ fuzz:
 		done; \
 	done
 
+# One package's benchmarks at a time (-p 1): go test runs as many test
+# binaries at once as there are CPUs, so on a 2-CPU machine rsshash's
+# hashing shared the CPUs with cmd/irqnuma's BenchmarkStartup and its
+# hundreds of child processes, and measured that.
 bench:
-	$(TESTENV) $(GO) test -run '^$$' -bench . -benchmem ./...
+	$(TESTENV) $(GO) test -p 1 -run '^$$' -bench . -benchmem ./...
 
 # Refresh golden files after a deliberate output change: every package
 # whose tests compare against testdata/golden takes -update.

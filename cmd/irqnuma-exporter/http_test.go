@@ -16,6 +16,7 @@ import (
 
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/run/exporter"
+	"github.com/irqnuma/irqnuma/internal/run/exporter/httpserve"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 )
 
@@ -117,7 +118,7 @@ func TestHandlerInFlight(t *testing.T) {
 	}
 }
 
-// serveBlocked serves the binary's handler on b with exporter.Serve, as
+// serveBlocked serves the binary's handler on b with httpserve.Serve, as
 // run does, and returns its base URL, a stop as a signal's, and the
 // channel Serve's error arrives on.
 func serveBlocked(t *testing.T, b *blocked) (string, context.CancelFunc, <-chan error) {
@@ -132,7 +133,7 @@ func serveBlocked(t *testing.T, b *blocked) (string, context.CancelFunc, <-chan 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- exporter.Serve(ctx, ln, h) }()
+	go func() { done <- httpserve.Serve(ctx, ln, h) }()
 	t.Cleanup(cancel)
 	return "http://" + ln.Addr().String(), cancel, done
 }

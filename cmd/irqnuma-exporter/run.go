@@ -22,6 +22,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/judge/audit"
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/run/exporter"
+	"github.com/irqnuma/irqnuma/internal/run/exporter/httpserve"
 	"github.com/irqnuma/irqnuma/internal/safetext"
 	"github.com/irqnuma/irqnuma/internal/shutdown"
 	"github.com/irqnuma/irqnuma/internal/version"
@@ -89,7 +90,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logger.Info("serving", "address", ln.Addr().String(), "path", o.telemetryPath)
 	noSocket := false
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
-	return exporter.ServeWith(ctx, ln, h, func(srv *http.Server, ln net.Listener) error {
+	return httpserve.ServeWith(ctx, ln, h, func(srv *http.Server, ln net.Listener) error {
 		// The server's own errors (a TLS handshake that failed) are
 		// the log's too, escaped: a client chooses what they quote.
 		srv.ErrorLog = stdlog.New(log, "", 0)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -130,5 +131,55 @@ func TestShippedNoFaultHook(t *testing.T) {
 		if !strings.Contains(lab, f) {
 			t.Errorf("the labfault build lacks%s: go list is not answering what this test asks\n%s", f, lab)
 		}
+	}
+}
+
+// TestLeanStart: what `irqnuma --version` initialises, read from the
+// built binary's GODEBUG=inittrace=1 report (one line per package whose
+// initialisation ran). No google.golang.org/protobuf package (kube
+// decodes the pod resources answer itself; protobuf's detrand read the
+// executable at every start), and no net/http, crypto/tls or crypto/x509
+// (kube makes its one HTTP/2 call itself; the exporter's server is
+// httpserve's, which only irqnuma-exporter links). And no more packages
+// than maxInits, the count when this test was written (113 before), so a
+// new dependency that adds initialisation to every start is a decision
+// made here, not an accident; lower it as packages leave (yaml is still
+// linked, for tune's pin config).
+func TestLeanStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary (-short)")
+	}
+	const maxInits = 75
+	bin := filepath.Join(t.TempDir(), "irqnuma")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("irqnuma --version: %v\n%s", err, stderr.String())
+	}
+	var inits []string
+	for line := range strings.SplitSeq(stderr.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "init" {
+			inits = append(inits, f[1])
+		}
+	}
+	if !slices.Contains(inits, "runtime") || !slices.Contains(inits, "github.com/spf13/cobra") {
+		t.Fatalf("inittrace names neither runtime nor cobra: not the report this test reads\n%s", stderr.String())
+	}
+	for _, p := range inits {
+		for _, banned := range []string{"google.golang.org/protobuf", "net/http", "crypto/tls", "crypto/x509"} {
+			if p == banned || strings.HasPrefix(p, banned+"/") {
+				t.Errorf("irqnuma --version initialises %s", p)
+			}
+		}
+	}
+	if len(inits) > maxInits {
+		t.Errorf("irqnuma --version initialises %d packages, more than %d:\n%s", len(inits), maxInits, strings.Join(inits, "\n"))
 	}
 }

@@ -86,7 +86,7 @@ func TestHostileNamesJSON(t *testing.T) {
 // TestHostileRecordedDriverJSON is the case: the driver name a
 // recorded steering reading holds (ethtool's drvinfo, as a snapshot
 // keeps it) reaches audit --zc's findings, zc check's report and the
-// steering of irq list, each escaped and exact.
+// steering of irq list --steer, each escaped and exact.
 func TestHostileRecordedDriverJSON(t *testing.T) {
 	t.Parallel()
 	root := seedWithSteering(t)
@@ -106,7 +106,7 @@ func TestHostileRecordedDriverJSON(t *testing.T) {
 	}{
 		{[]string{"audit", "--zc", "rx", "--fail-on", "never"}, 0, []string{jsonDriver + " does not implement"}},
 		{[]string{"zc", "check", "eth0"}, 3, []string{jsonDriver}},
-		{[]string{"irq", "list"}, 0, []string{jsonDriver}},
+		{[]string{"irq", "list", "--steer"}, 0, []string{jsonDriver}},
 	}
 	for _, tt := range tests {
 		stdout, stderr, code := runCLI(t, append([]string{"--root", root, "-o", "json"}, tt.args...)...)

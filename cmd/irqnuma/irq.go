@@ -21,7 +21,7 @@ func newIRQCmd(a *app) *cobra.Command {
 
 func newIRQListCmd(a *app) *cobra.Command {
 	var nics []string
-	var all bool
+	var all, steer bool
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the IRQs of every NIC (or --all) with where they may go and go",
@@ -31,11 +31,14 @@ func newIRQListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sh, threads, err := audit.ReadSteer(a.fs, h, t, nics)
-			if err != nil {
-				return err
+			var sd *report.SteerDoc
+			if steer {
+				sh, threads, err := audit.ReadSteer(a.fs, h, t, nics)
+				if err != nil {
+					return err
+				}
+				sd = report.Steering(t, sh, threads)
 			}
-			sd := report.Steering(t, sh, threads)
 			if a.json() {
 				return report.WriteIRQsJSON(a.stdout, h, t, sd)
 			}
@@ -46,5 +49,6 @@ func newIRQListCmd(a *app) *cobra.Command {
 	}
 	c.Flags().StringArrayVar(&nics, "nic", nil, "only this NIC's IRQs (repeatable)")
 	c.Flags().BoolVar(&all, "all", false, "list every numbered IRQ, not only NIC IRQs")
+	c.Flags().BoolVar(&steer, "steer", false, "also read and show the listed NICs' steering (as topology does)")
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,15 +51,28 @@ func hostSys() sys {
 	return sys{writer: tune.FileWriter{}, geteuid: os.Geteuid, now: time.Now, getenv: os.Getenv}
 }
 
-// commands are the constructors of the subcommands (help lists them
-// sorted by name).
-var commands = []func(*app) *cobra.Command{
-	newTopologyCmd, newIRQCmd, newAuditCmd, newMapCmd, newWatchCmd, newMaskCmd,
-	newExecCmd, newSnapshotCmd, newBenchCmd, newManCmd, newFlowCmd,
-	newZCCmd, newTuneCmd, newRestoreCmd,
+// commands are the subcommands by name, with their constructors (help
+// lists them sorted by name).
+var commands = []struct {
+	name string
+	new  func(*app) *cobra.Command
+}{
+	{"topology", newTopologyCmd}, {"irq", newIRQCmd}, {"audit", newAuditCmd}, {"map", newMapCmd},
+	{"watch", newWatchCmd}, {"mask", newMaskCmd}, {"exec", newExecCmd}, {"snapshot", newSnapshotCmd},
+	{"bench", newBenchCmd}, {"__man", newManCmd}, {"flow", newFlowCmd}, {"zc", newZCCmd},
+	{"tune", newTuneCmd}, {"restore", newRestoreCmd},
 }
 
-func newRoot(a *app) *cobra.Command {
+// newRoot is the whole command tree.
+func newRoot(a *app) *cobra.Command { return newRootFor(a, nil) }
+
+// newRootFor is the command tree args run: the root with only the
+// subcommand args name, or with none for a bare --version, or else
+// (help, completion, a word that names no command) with all of them.
+// Each subcommand's flags, help text and completions cost allocations
+// at every start, and a command needs none of its siblings'.
+func newRootFor(a *app, args []string) *cobra.Command {
+	only, none := commandArg(args)
 	root := &cobra.Command{
 		Use:           "irqnuma",
 		Short:         "Inspect and tune NIC, IRQ and process placement on NUMA hosts",
@@ -89,7 +103,9 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	for _, c := range commands {
-		root.AddCommand(c(a))
+		if !none && (only == "" || only == c.name) {
+			root.AddCommand(c.new(a))
+		}
 	}
 	addHelp(root)
 	addCompletion(root, a)
@@ -112,10 +128,42 @@ func runSys(ctx context.Context, s sys, args []string, stdin io.Reader, stdout, 
 			code = cli.ExitInternal
 		}
 	}()
-	root := newRoot(a)
+	root := newRootFor(a, args)
 	root.SetArgs(args)
 	defer a.close()
 	return cli.Code(ctx, root.ExecuteContext(ctx), stderr)
+}
+
+// commandArg is the subcommand args run, read past the root's own flags
+// (--root and -o take a value): its name when it is one of commands, ""
+// when it is not (help, completion, a misspelling, which want every
+// command, and __man, which writes every command's page) or when a flag
+// the root does not have comes first. none is
+// true when args hold no word but --version and the root's flags: a
+// bare --version needs no subcommand.
+func commandArg(args []string) (name string, none bool) {
+	version := false
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--root" || arg == "-o" || arg == "--output":
+			i++ // the value
+		case strings.HasPrefix(arg, "--root=") || strings.HasPrefix(arg, "--output=") ||
+			strings.HasPrefix(arg, "-o") && len(arg) > 2:
+		case arg == "--version":
+			version = true
+		case strings.HasPrefix(arg, "-"):
+			return "", false
+		default:
+			for _, c := range commands {
+				if c.name == arg && !strings.HasPrefix(arg, "__") { // __man walks the whole tree
+					return arg, false
+				}
+			}
+			return "", false
+		}
+	}
+	return "", version
 }
 
 // writeJSON writes v as a document of schema s: indented JSON with a

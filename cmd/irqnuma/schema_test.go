@@ -64,6 +64,7 @@ func TestJSONSchemas(t *testing.T) {
 			topo := check("topology.v2", "topology")
 			check("irq-list.v2", "irq", "list")
 			check("irq-list.v2", "irq", "list", "--all")
+			check("irq-list.v2", "irq", "list", "--steer")
 			check("map.v2", "map")
 			check("audit.v2", "audit", "--fail-on", "never")
 			var doc struct {

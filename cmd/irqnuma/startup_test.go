@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,13 +55,16 @@ func pairedRuns(b *testing.B, rounds int, cmds ...[]string) (medians []time.Dura
 }
 
 // BenchmarkStartup measures the built binary on this machine's own /proc
-// and /sys against a hello-world Go binary built the same way (irq list)
-// and against hwloc's lstopo-no-graphics (topology, when installed), in
-// paired runs: each round runs every command once, and the medians of
-// the times and of the per-round ratios are reported. irqnuma-exporter
-// --version, which does nothing but start (the client library's and its
-// collectors' initialisation), shows what the CLI would pay at each start
-// if it linked prometheus/client_golang (TestCLINoClientGolang).
+// and /sys against the C tools that print the same (issue 40): irq list
+// against util-linux's lsirq, topology against numactl -H, and --version
+// against a hello-world Go binary built the same way; and topology
+// against hwloc's lstopo-no-graphics when installed. Each pair runs in
+// turn for rounds rounds, and the medians of the times and of the
+// per-round ratios are reported. A peer not installed is left out,
+// saying so. irqnuma-exporter --version, which does nothing but start
+// (the client library's and its collectors' initialisation), shows what
+// the CLI would pay at each start if it linked prometheus/client_golang
+// (TestCLINoClientGolang).
 func BenchmarkStartup(b *testing.B) {
 	if _, err := os.Stat("/proc/interrupts"); err != nil {
 		b.Skip("no live /proc")
@@ -78,20 +82,31 @@ func BenchmarkStartup(b *testing.B) {
 	exp := filepath.Join(dir, "irqnuma-exporter")
 	buildStatic(b, "../irqnuma-exporter", exp)
 	const rounds = 201
+	pairs := []struct {
+		metric string   // the ratio's name: irqnuma's ÷ the peer's
+		peer   []string // the peer, its binary looked up in PATH
+		cmd    []string // irqnuma's arguments
+	}{
+		{"version/hello", []string{hello}, []string{"--version"}},
+		{"irq-list/lsirq", []string{"lsirq"}, []string{"irq", "list"}},
+		{"topology/numactl-H", []string{"numactl", "-H"}, []string{"topology"}},
+		{"topology/lstopo", []string{"lstopo-no-graphics"}, []string{"topology"}},
+	}
 	for b.Loop() {
-		med, ratio := pairedRuns(b, rounds, []string{hello}, []string{bin, "irq", "list"}, []string{bin, "--version"},
-			[]string{exp, "--version"})
-		b.ReportMetric(float64(med[0].Microseconds()), "hello-µs")
-		b.ReportMetric(float64(med[1].Microseconds()), "irq-list-µs")
-		b.ReportMetric(ratio[1], "irq-list/hello")
-		b.ReportMetric(float64(med[2].Microseconds()), "version-µs")
-		b.ReportMetric(float64(med[3].Microseconds()), "exporter-version-µs")
-		b.ReportMetric(ratio[3], "exporter-version/hello")
-		if lstopo, err := exec.LookPath("lstopo-no-graphics"); err == nil {
-			med, ratio := pairedRuns(b, rounds, []string{lstopo}, []string{bin, "topology"})
-			b.ReportMetric(float64(med[0].Microseconds()), "lstopo-µs")
-			b.ReportMetric(float64(med[1].Microseconds()), "topology-µs")
-			b.ReportMetric(ratio[1], "topology/lstopo")
+		for _, p := range pairs {
+			peer, err := exec.LookPath(p.peer[0])
+			if err != nil {
+				b.Logf("%s: %v: left out", p.metric, err)
+				continue
+			}
+			name, _, _ := strings.Cut(p.metric, "/")
+			med, ratio := pairedRuns(b, rounds, append([]string{peer}, p.peer[1:]...), append([]string{bin}, p.cmd...))
+			b.ReportMetric(float64(med[0].Microseconds()), strings.TrimPrefix(p.metric, name+"/")+"-µs")
+			b.ReportMetric(float64(med[1].Microseconds()), name+"-µs")
+			b.ReportMetric(ratio[1], p.metric)
 		}
+		med, ratio := pairedRuns(b, rounds, []string{hello}, []string{exp, "--version"})
+		b.ReportMetric(float64(med[1].Microseconds()), "exporter-version-µs")
+		b.ReportMetric(ratio[1], "exporter-version/hello")
 	}
 }

@@ -11,7 +11,7 @@ import (
 // TestSteerGolden shows the steering on the tree that holds some: the
 // sos-ice sosreport (ethtool text: 8 combined channels of 64, one flow
 // rule to queue 2, whose IRQ lands on node 0; no RSS table or NAPI, which
-// a sosreport does not collect). topology and irq list show its queues,
+// a sosreport does not collect). topology and irq list --steer show its queues,
 // audit judges them, map draws them; each in both formats.
 //
 // And on the seed with its recorded steering (testdata/flow/seed-steer:
@@ -29,7 +29,7 @@ func TestSteerGolden(t *testing.T) {
 			code      int
 		}{
 			{"topology", "topology", 0},
-			{"irq-list", "irq list", 0},
+			{"irq-list", "irq list --steer", 0},
 			{"audit", "audit", 3},
 			{"map", "map --color never", 0},
 		} {

@@ -22,7 +22,7 @@ type Schema string
 // The documents irqnuma writes, by the command that writes them.
 const (
 	SchemaTopology      Schema = "topology"       // irqnuma topology -o json
-	SchemaIRQList       Schema = "irq-list"       // irqnuma irq list [--all] -o json
+	SchemaIRQList       Schema = "irq-list"       // irqnuma irq list [--all] [--steer] -o json
 	SchemaMap           Schema = "map"            // irqnuma map -o json
 	SchemaAudit         Schema = "audit"          // irqnuma audit -o json
 	SchemaFlow          Schema = "flow"           // irqnuma flow ... -o json

@@ -1,14 +1,10 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -64,25 +60,17 @@ type Device struct {
 }
 
 // Client speaks the pod resources API over the kubelet's unix socket:
-// gRPC's framing and status over net/http's unencrypted HTTP/2.
+// gRPC's framing and status over unencrypted HTTP/2 (h2c.go), one
+// connection per call.
 type Client struct {
 	socket string
-	hc     *http.Client
 }
 
 // newClient returns a client of the socket; nothing is dialled yet.
-func newClient(socket string) *Client {
-	tr := &http.Transport{Protocols: new(http.Protocols)}
-	tr.Protocols.SetUnencryptedHTTP2(true)
-	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", socket)
-	}
-	return &Client{socket: socket, hc: &http.Client{Transport: tr}}
-}
+func newClient(socket string) *Client { return &Client{socket: socket} }
 
-// Close closes the client's connection.
-func (c *Client) Close() { c.hc.CloseIdleConnections() }
+// Close ends the client; each call's connection is closed by the call.
+func (c *Client) Close() {}
 
 // List lists every pod the kubelet runs.
 func (c *Client) List(ctx context.Context) ([]APIPod, error) {
@@ -104,29 +92,14 @@ func (c *Client) ListRaw(ctx context.Context) ([]byte, error) {
 // frame back, and the status from the trailers (or the headers of a
 // trailers-only answer).
 func (c *Client) call(ctx context.Context, method string, msg []byte) ([]byte, error) {
-	frame := make([]byte, 5, 5+len(msg))
-	binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
-	frame = append(frame, msg...)
-	u := &url.URL{Scheme: "http", Host: "localhost", Path: method}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(frame))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/grpc")
-	req.Header.Set("TE", "trailers")
-	resp, err := c.hc.Do(req)
+	a, err := h2Call(ctx, c.socket, method, msg)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMessage+6))
-	if err != nil {
+	if err := grpcStatus(a); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
 	}
-	if err := grpcStatus(resp); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
-	}
-	b, err := unframe(body)
+	b, err := unframe(a.body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", c.socket, method, err)
 	}
@@ -134,13 +107,13 @@ func (c *Client) call(ctx context.Context, method string, msg []byte) ([]byte, e
 }
 
 // grpcStatus is the call's gRPC status as an error, nil for OK.
-func grpcStatus(resp *http.Response) error {
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP status %s", resp.Status)
+func grpcStatus(a *h2Answer) error {
+	if st := a.headers[":status"]; st != "200" {
+		return fmt.Errorf("HTTP status %s", clip(st))
 	}
-	s, msg := resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
+	s, msg := a.trailers["grpc-status"], a.trailers["grpc-message"]
 	if s == "" {
-		s, msg = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
+		s, msg = a.headers["grpc-status"], a.headers["grpc-message"]
 	}
 	code, err := strconv.Atoi(s)
 	switch {

@@ -4,35 +4,33 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/protobuf/encoding/protowire"
-
 	"github.com/irqnuma/irqnuma/cpuset"
 	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // eachField calls fn with each field of the protobuf message b: a
 // length-delimited field's bytes in v, a varint's value in x. Fixed-size
-// fields are skipped (no message here has one); a malformed message is
-// an error.
-func eachField(b []byte, fn func(n protowire.Number, t protowire.Type, v []byte, x uint64) error) error {
+// fields and groups are skipped (no message here has one); a malformed
+// message is an error.
+func eachField(b []byte, fn func(n fieldNum, t wireType, v []byte, x uint64) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return fmt.Errorf("protobuf: bad tag: %w", protowire.ParseError(n))
+		num, typ, n, err := consumeTag(b)
+		if err != nil {
+			return fmt.Errorf("protobuf: bad tag: %w", err)
 		}
 		b = b[n:]
 		var v []byte
 		var x uint64
 		switch typ {
-		case protowire.BytesType:
-			v, n = protowire.ConsumeBytes(b)
-		case protowire.VarintType:
-			x, n = protowire.ConsumeVarint(b)
+		case bytesType:
+			v, n, err = consumeBytes(b)
+		case varintType:
+			x, n, err = consumeVarint(b)
 		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
+			n, err = skipValue(num, typ, b, maxGroupDepth)
 		}
-		if n < 0 {
-			return fmt.Errorf("protobuf: field %d: %w", num, protowire.ParseError(n))
+		if err != nil {
+			return fmt.Errorf("protobuf: field %d: %w", num, err)
 		}
 		b = b[n:]
 		if err := fn(num, typ, v, x); err != nil {
@@ -44,18 +42,18 @@ func eachField(b []byte, fn func(n protowire.Number, t protowire.Type, v []byte,
 
 // ints calls add with each value of a repeated int64 field: packed
 // (proto3's default) or one varint.
-func ints(t protowire.Type, v []byte, x uint64, add func(int64)) error {
-	if t == protowire.VarintType {
+func ints(t wireType, v []byte, x uint64, add func(int64)) error {
+	if t == varintType {
 		add(int64(x))
 		return nil
 	}
-	if t != protowire.BytesType {
+	if t != bytesType {
 		return errors.New("protobuf: int64 field of a wrong wire type")
 	}
 	for len(v) > 0 {
-		x, n := protowire.ConsumeVarint(v)
-		if n < 0 {
-			return fmt.Errorf("protobuf: packed int64: %w", protowire.ParseError(n))
+		x, n, err := consumeVarint(v)
+		if err != nil {
+			return fmt.Errorf("protobuf: packed int64: %w", err)
 		}
 		add(int64(x))
 		v = v[n:]
@@ -99,8 +97,8 @@ func (c *cpuIDs) set() unknown.Value[cpuset.Set] {
 }
 
 // str is a string field's value, which must be length-delimited.
-func str(t protowire.Type, v []byte) (string, error) {
-	if t != protowire.BytesType {
+func str(t wireType, v []byte) (string, error) {
+	if t != bytesType {
 		return "", errors.New("protobuf: string field of a wrong wire type")
 	}
 	return string(v), nil
@@ -111,11 +109,11 @@ func str(t protowire.Type, v []byte) (string, error) {
 func decodeList(b []byte) ([]APIPod, error) {
 	var pods []APIPod
 	var d listDecoder
-	err := eachField(b, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
+	err := eachField(b, func(n fieldNum, t wireType, v []byte, _ uint64) error {
 		if n != 1 {
 			return nil
 		}
-		if t != protowire.BytesType {
+		if t != bytesType {
 			return errors.New("protobuf: pod_resources of a wrong wire type")
 		}
 		p, err := d.pod(v)
@@ -133,7 +131,7 @@ type listDecoder struct{ podCPUs, ctrCPUs cpuIDs }
 // ContainerResources containers = 3, repeated int64 cpu_ids = 4}.
 func (d *listDecoder) pod(b []byte) (APIPod, error) {
 	var p APIPod
-	err := eachField(b, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
+	err := eachField(b, func(n fieldNum, t wireType, v []byte, x uint64) error {
 		var err error
 		switch n {
 		case 1:
@@ -157,12 +155,12 @@ func (d *listDecoder) pod(b []byte) (APIPod, error) {
 // container decodes ContainerResources {name = 1, repeated
 // ContainerDevices devices = 2, repeated int64 cpu_ids = 3}; memory and
 // dynamic resources are not read.
-func (d *listDecoder) container(t protowire.Type, b []byte) (APIContainer, error) {
+func (d *listDecoder) container(t wireType, b []byte) (APIContainer, error) {
 	var c APIContainer
-	if t != protowire.BytesType {
+	if t != bytesType {
 		return c, errors.New("protobuf: containers of a wrong wire type")
 	}
-	err := eachField(b, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
+	err := eachField(b, func(n fieldNum, t wireType, v []byte, x uint64) error {
 		var err error
 		switch n {
 		case 1:
@@ -186,7 +184,7 @@ func (d *listDecoder) container(t protowire.Type, b []byte) (APIContainer, error
 // {repeated NUMANode nodes = 1} and NUMANode {int64 ID = 1}.
 func decodeDevice(b []byte) (Device, error) {
 	var d Device
-	err := eachField(b, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
+	err := eachField(b, func(n fieldNum, t wireType, v []byte, _ uint64) error {
 		var err error
 		switch n {
 		case 1:
@@ -197,16 +195,16 @@ func decodeDevice(b []byte) (Device, error) {
 				d.IDs = append(d.IDs, id)
 			}
 		case 3:
-			err = eachField(v, func(n protowire.Number, t protowire.Type, v []byte, _ uint64) error {
+			err = eachField(v, func(n fieldNum, t wireType, v []byte, _ uint64) error {
 				if n != 1 {
 					return nil
 				}
-				return eachField(v, func(n protowire.Number, t protowire.Type, _ []byte, x uint64) error {
+				return eachField(v, func(n fieldNum, t wireType, _ []byte, x uint64) error {
 					if n != 1 {
 						return nil
 					}
 					switch id := int64(x); {
-					case t != protowire.VarintType:
+					case t != varintType:
 						return errors.New("protobuf: NUMANode ID of a wrong wire type")
 					case id < 0 || id > cpuset.MaxID:
 						return fmt.Errorf("protobuf: NUMA node %d is not a node id (0 to %d)", id, cpuset.MaxID)

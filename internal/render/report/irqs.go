@@ -24,7 +24,8 @@ import (
 type IRQDoc struct {
 	IRQs  []IRQJSON `json:"irqs"`
 	Notes []string  `json:"notes"`
-	// Steer is the listed NICs' steering; absent when it was not read.
+	// Steer is the listed NICs' steering, read only with --steer; absent
+	// without it.
 	Steer *SteerDoc `json:"steer,omitempty"`
 }
 

@@ -60,8 +60,9 @@
 // The exporter binary, cmd/irqnuma-exporter, serves Scrape's families
 // through client_golang's promhttp (its negotiation, compression, bound
 // on scrapes in flight and timeout) beside its own process and Go
-// metrics; this package serves no HTTP of its own, and holds only the
-// server's graceful stop (Serve) and the bounds the binary uses.
+// metrics; this package serves no HTTP of its own (the server's graceful
+// stop is httpserve's, which only the binary links) and holds the bounds
+// the binary uses.
 package exporter
 
 import (

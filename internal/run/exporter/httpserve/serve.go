@@ -1,4 +1,8 @@
-package exporter
+// Package httpserve serves the exporter's HTTP until its context ends and
+// then stops gracefully, letting the scrapes in flight finish. It is
+// irqnuma-exporter's alone: the CLI links internal/run/exporter for its
+// text format and the audit's reading, and no net/http with it.
+package httpserve
 
 import (
 	"context"
@@ -8,31 +12,18 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/irqnuma/irqnuma/internal/run/exporter"
 )
 
-// DefaultListen is where the exporter listens unless told otherwise:
-// loopback only, so exposing the host's layout is a deliberate choice.
-const DefaultListen = "127.0.0.1:9143"
+// ShutdownWait is exporter.ShutdownWait: how long Serve lets the scrapes
+// in flight finish after ctx ends.
+const ShutdownWait = exporter.ShutdownWait
 
-// MaxInFlight bounds the scrapes the exporter answers at once (the
-// binary's promhttp.HandlerOpts.MaxRequestsInFlight); one more is
-// answered 503 Service Unavailable. Each scrape reads the whole host, and
-// they read one at a time (Exporter.Scrape).
-const MaxInFlight = 4
-
-// Bounds of a stop.
-const (
-	// ShutdownWait is how long Serve lets the scrapes in flight when ctx
-	// ends finish: under the one second a command has after a stop
-	// signal (internal/shutdown.Grace), so they are answered before the
-	// process exits.
-	ShutdownWait = 900 * time.Millisecond
-	// cutShort before ShutdownWait ends, the requests still in flight
-	// are cancelled (errStopping), so that a handler that heeds its
-	// request's context answers them while there is time to (promhttp's
-	// answers 503).
-	cutShort = 200 * time.Millisecond
-)
+// cutShort before ShutdownWait ends, the requests still in flight are
+// cancelled (errStopping), so that a handler that heeds its request's
+// context answers them while there is time to (promhttp's answers 503).
+const cutShort = 200 * time.Millisecond
 
 // errStopping is the cause the requests still in flight are cancelled
 // with when a stop's wait nears its end (context.Cause of their
