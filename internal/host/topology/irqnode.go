@@ -89,7 +89,7 @@ func (n *NIC) MatchIRQ(name, chip string) (m IRQMatch, tail string) {
 		return IRQNoMatch, ""
 	}
 	if n.Virtio != "" {
-		if tail, ok := strings.CutPrefix(name, n.Virtio+"-"); ok {
+		if tail, ok := interrupts.CutDashed(name, n.Virtio); ok {
 			return IRQByVirtio, tail
 		}
 	}
@@ -100,7 +100,7 @@ func (n *NIC) MatchIRQ(name, chip string) (m IRQMatch, tail string) {
 		if strings.Contains(name, n.PCI) {
 			return IRQByPCIName, ""
 		}
-		if strings.HasSuffix(chip, "-"+n.PCI) {
+		if c, ok := strings.CutSuffix(chip, n.PCI); ok && strings.HasSuffix(c, "-") {
 			return IRQByPCIChip, ""
 		}
 	}
