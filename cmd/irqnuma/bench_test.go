@@ -14,6 +14,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/kfile"
 	"github.com/irqnuma/irqnuma/internal/testsupport/benchcpu"
 	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
+	"github.com/irqnuma/irqnuma/internal/testsupport/realhosts"
 )
 
 // bigHost is the scale the issues name: 512 CPUs on 4 nodes and 1,000 IRQs
@@ -59,15 +60,33 @@ func BenchmarkTopology(b *testing.B) {
 
 // BenchmarkIRQListAllVsRead runs `irq list --all -o json` on the
 // 512-CPU, 1,000-IRQ host side by side with merely reading the files it
-// reads (open, read to the end, close: what cat of them costs), in the
-// same loop so both see the same machine, and reports the ratio
-// (cmd/read). The files are those one run of the command reads.
+// reads (benchVsRead).
 func BenchmarkIRQListAllVsRead(b *testing.B) {
 	root := hosttest.Synthetic(b, bigHost)
-	args := []string{"--root", root, "irq", "list", "--all", "-o", "json"}
+	benchVsRead(b, root, "irq", "list", "--all", "-o", "json")
+}
+
+// BenchmarkAuditVsRead runs `audit` on the dell-2numa capture (96 CPUs,
+// 1,125 IRQs, 70 NICs inferred from IRQ names) side by side with merely
+// reading the files it reads (benchVsRead): what irqnuma costs beyond
+// the reads themselves on a big host (issue 40: at most 1.1×).
+func BenchmarkAuditVsRead(b *testing.B) {
+	root := realhosts.Root(b, realhosts.MustLookup(b, "dell-2numa"))
+	benchVsRead(b, root, "audit", "--fail-on", "never")
+}
+
+// benchVsRead runs irqnuma with args on root side by side with merely
+// reading the files it reads (open, read to the end, close, each once:
+// what one cat of them costs), in the same loop so both see the same
+// machine, and reports the median of the paired ratios (cmd/read). The
+// files are those one run of the command read, from kfile.Trace.
+func benchVsRead(b *testing.B, root string, args ...string) {
+	args = append([]string{"--root", root}, args...)
 	var files []string
+	seen := map[string]bool{}
 	stop := kfile.Trace(func(a kfile.Access) {
-		if a.Op == kfile.OpRead && a.Root == root {
+		if a.Op == kfile.OpRead && a.Root == root && !seen[a.Path] {
+			seen[a.Path] = true
 			files = append(files, a.Path)
 		}
 	})

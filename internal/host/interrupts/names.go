@@ -69,13 +69,22 @@ func CutIfName(name, ifname string) (string, bool) {
 	if name == ifname {
 		return "", true
 	}
-	if tail, ok := strings.CutPrefix(name, ifname+"-"); ok {
+	if tail, ok := CutDashed(name, ifname); ok {
 		return tail, true
 	}
 	if i := strings.IndexByte(name, '-'); i > 0 && !strings.ContainsAny(name[:i], "@:. ") {
-		if tail, ok := strings.CutPrefix(name[i+1:], ifname+"-"); ok {
+		if tail, ok := CutDashed(name[i+1:], ifname); ok {
 			return tail, true
 		}
+	}
+	return "", false
+}
+
+// CutDashed is strings.CutPrefix(s, prefix+"-") without making the
+// string prefix+"-": it runs for every IRQ name and NIC of a host.
+func CutDashed(s, prefix string) (string, bool) {
+	if len(s) > len(prefix) && s[len(prefix)] == '-' && s[:len(prefix)] == prefix {
+		return s[len(prefix)+1:], true
 	}
 	return "", false
 }

@@ -35,17 +35,24 @@ var readOnlyRelease = [2]int{6, 12}
 //
 //   - In a tree whose modes are not the kernel's, nothing is known: some
 //     node or effective_affinity file has a write bit, or no IRQ's
-//     smp_affinity has one (a kernel always lets user space set some IRQ).
+//     smp_affinity has one (a kernel always lets user space set some IRQ,
+//     and makes /proc/irq/default_smp_affinity 0644).
 //   - Otherwise an smp_affinity without a write bit is managed.
 //   - One with a write bit is not managed only where the kernel is known
 //     to mark managed IRQs: /proc/sys/kernel/osrelease is 6.12 or later,
 //     or the tree itself has read-only smp_affinity files beside writable
 //     ones. Elsewhere (a 6.1 kernel) it is unknown.
 //
-// The IRQs t did not load are looked at only while the loaded ones leave
-// the question open, and only their modes. Every file is read through
+// What the loaded IRQs leave open is asked of the tree as cheaply as it
+// answers (issue 40: a list of a NIC's IRQs reads no other IRQ's files):
+// whether its modes are the kernel's, of default_smp_affinity's mode, and
+// only in a tree without that file of the other IRQs' modes (of folders,
+// the /proc/irq/N folders Load listed); whether the kernel marks managed
+// IRQs, of the other IRQs' modes only where osrelease does not say which
+// kernel it is (a capture without it; a kernel that names its release
+// marks managed IRQs if it is 6.12 or later). Every file is read through
 // fsys, so a link in a tree is followed inside it, never out of it.
-func (t *Table) judgeManaged(fsys kfile.FS) {
+func (t *Table) judgeManaged(fsys kfile.FS, folders []int) {
 	var modes topology.IRQModes
 	for i := range t.IRQs {
 		m := t.IRQs[i].modes
@@ -55,9 +62,13 @@ func (t *Table) judgeManaged(fsys kfile.FS) {
 		modes.Lost = modes.Lost || m.lost
 		modes.Add(m.affinity)
 	}
-	modes.Marks = releaseAtLeast(fsys, readOnlyRelease)
-	if !modes.Lost && !(modes.ReadOnly && modes.Writable) {
-		scanAffinityModes(fsys, &modes)
+	release, known := osRelease(fsys)
+	modes.Marks = known && releaseAtLeast(release, readOnlyRelease)
+	if !modes.Lost && !modes.Writable {
+		writableDefault(fsys, &modes)
+	}
+	if !modes.Lost && (!modes.Writable || !known && !modes.ReadOnly) {
+		t.scanAffinityModes(fsys, folders, &modes, !known)
 	}
 	for i := range t.IRQs {
 		q := &t.IRQs[i]
@@ -77,18 +88,33 @@ func (t *Table) judgeManaged(fsys kfile.FS) {
 	}
 }
 
-// scanAffinityModes adds the mode of smp_affinity_list (or smp_affinity)
-// of every /proc/irq/N to modes until it has seen a read-only one and a
-// writable one.
-func scanAffinityModes(fsys kfile.FS, modes *topology.IRQModes) {
-	ns, err := listIRQs(fsys)
-	if err != nil {
-		return
+// writableDefault asks the mode of /proc/irq/default_smp_affinity, which
+// a kernel makes 0644: writable, it shows the tree kept the kernel's
+// modes (modes.Writable); read-only, that it did not (modes.Lost). A
+// tree without it says nothing.
+func writableDefault(fsys kfile.FS, modes *topology.IRQModes) {
+	st, err := fsys.Stat(fsys.Path("proc/irq/default_smp_affinity"))
+	switch {
+	case err != nil || !st.Mode().IsRegular():
+	case st.Mode().Perm()&0o222 != 0:
+		modes.Writable = true
+	default:
+		modes.Lost = true
 	}
+}
+
+// scanAffinityModes adds the mode of smp_affinity_list (or smp_affinity)
+// of each /proc/irq/N of folders that t did not load to modes, until it
+// has seen a writable one, and, with readOnly, a read-only one too.
+// (Those t loaded are in modes already.)
+func (t *Table) scanAffinityModes(fsys kfile.FS, folders []int, modes *topology.IRQModes, readOnly bool) {
 	dir := procIRQDir(fsys.Root())
-	for _, n := range ns {
-		if modes.ReadOnly && modes.Writable {
+	for _, n := range folders {
+		if modes.Writable && (modes.ReadOnly || !readOnly) {
 			break
+		}
+		if _, loaded := t.Get(n); loaded {
+			continue
 		}
 		if mode, err := topology.StatAffinity(fsys, filepath.Join(dir, strconv.Itoa(n))); err == nil {
 			modes.Add(mode)
@@ -96,19 +122,22 @@ func scanAffinityModes(fsys kfile.FS, modes *topology.IRQModes) {
 	}
 }
 
-// releaseAtLeast reports whether /proc/sys/kernel/osrelease names a
-// release at or after want (major, minor). A missing or unreadable file
-// says no.
-func releaseAtLeast(fsys kfile.FS, want [2]int) bool {
+// osRelease returns /proc/sys/kernel/osrelease's major and minor
+// numbers, and whether the file names a release. A missing or
+// unreadable file does not.
+func osRelease(fsys kfile.FS) ([2]int, bool) {
 	s, err := fsys.String(fsys.Path("proc/sys/kernel/osrelease"))
 	if err != nil {
-		return false
+		return [2]int{}, false
 	}
 	major, minor, ok := parseRelease(s)
-	if !ok {
-		return false
-	}
-	return major > want[0] || (major == want[0] && minor >= want[1])
+	return [2]int{major, minor}, ok
+}
+
+// releaseAtLeast reports whether the release (major, minor) is at or
+// after want.
+func releaseAtLeast(release, want [2]int) bool {
+	return release[0] > want[0] || (release[0] == want[0] && release[1] >= want[1])
 }
 
 // parseRelease reads the major and minor numbers of a kernel release:

@@ -96,6 +96,18 @@ func TestManagedFromModes(t *testing.T) {
 		{"modes lost: nothing writable", func(t *testing.T, root string) {
 			chmodAll(t, root, "smp_affinity", 0o444)
 			chmodAll(t, root, "smp_affinity_list", 0o444)
+			// as a capture that copies read-only does (dell-2numa)
+			if err := os.Chmod(filepath.Join(root, "proc/irq/default_smp_affinity"), 0o444); err != nil {
+				t.Fatal(err)
+			}
+			writeRelease(t, root, "6.12.117+deb12-amd64")
+		}, "unknown", "unknown"},
+		{"modes lost: nothing writable, no default_smp_affinity", func(t *testing.T, root string) {
+			chmodAll(t, root, "smp_affinity", 0o444)
+			chmodAll(t, root, "smp_affinity_list", 0o444)
+			if err := os.Remove(filepath.Join(root, "proc/irq/default_smp_affinity")); err != nil {
+				t.Fatal(err)
+			}
 			writeRelease(t, root, "6.12.117+deb12-amd64")
 		}, "unknown", "unknown"},
 	}

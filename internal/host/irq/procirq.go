@@ -88,6 +88,16 @@ func listIRQs(fsys kfile.FS) ([]int, error) {
 // (one more directory read), for IRQs /proc/interrupts does not name.
 // A missing folder is an error wrapping fs.ErrNotExist.
 func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
+	return readInfo(fsys, fsys.ReadMode, n, withActions)
+}
+
+// readFunc reads a small file into buf and returns its permission bits:
+// kfile.FS.ReadMode, or topology.Host.TakeRead, which hands over what
+// topology read of it.
+type readFunc func(p string, buf []byte) ([]byte, os.FileMode, error)
+
+// readInfo is ReadInfo reading the files through read.
+func readInfo(fsys kfile.FS, read readFunc, n int, withActions bool) (Info, error) {
 	dir := filepath.Join(procIRQDir(fsys.Root()), strconv.Itoa(n))
 	rel := "/proc/irq/" + strconv.Itoa(n)
 	in := Info{IRQ: n,
@@ -99,7 +109,7 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 	buf := make([]byte, 0, 256)
 
 	// The list form first; the mask form where the list is absent.
-	set, mode, found, buf, err := readCPUs(fsys, dir, FileAffinityList, FileAffinity, buf)
+	set, mode, found, buf, err := readCPUs(read, dir, FileAffinityList, FileAffinity, buf)
 	switch {
 	case err != nil:
 		return in, err
@@ -112,7 +122,7 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 		}
 	}
 
-	set, mode, found, buf, err = readCPUs(fsys, dir, "effective_affinity_list", "effective_affinity", buf)
+	set, mode, found, buf, err = readCPUs(read, dir, "effective_affinity_list", "effective_affinity", buf)
 	if err != nil {
 		return in, err
 	}
@@ -121,7 +131,7 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 		in.Effective = unknown.Of(set)
 	}
 
-	buf, mode, err = fsys.ReadMode(dir+"/node", buf)
+	buf, mode, err = read(dir+"/node", buf)
 	if err == nil {
 		in.modes.lost = in.modes.lost || mode&0o222 != 0
 		if in.Node, err = parseNode(dir+"/node", rel+"/node", buf); err != nil {
@@ -132,28 +142,39 @@ func ReadInfo(fsys kfile.FS, n int, withActions bool) (Info, error) {
 	}
 
 	if withActions {
-		ents, err := fsys.ReadDir(dir)
-		if err != nil {
-			return in, fmt.Errorf("IRQ %d: %w", n, err)
-		}
-		for _, e := range ents {
-			if e.IsDir() {
-				in.Actions = append(in.Actions, e.Name())
-			}
+		if in.Actions, err = readActions(fsys, n); err != nil {
+			return in, err
 		}
 	}
 	return in, nil
 }
 
+// readActions lists the action folders of /proc/irq/N: the names of the
+// IRQ's actions.
+func readActions(fsys kfile.FS, n int) ([]string, error) {
+	dir := filepath.Join(procIRQDir(fsys.Root()), strconv.Itoa(n))
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("IRQ %d: %w", n, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
 // readCPUs reads a CPU set from the list file of dir, or from its mask
 // file where the list file is absent; found is false when neither is
 // there. It returns buf, grown to hold the file.
-func readCPUs(fsys kfile.FS, dir, list, mask string, buf []byte) (set cpuset.Set, mode os.FileMode, found bool, _ []byte, err error) {
+func readCPUs(read readFunc, dir, list, mask string, buf []byte) (set cpuset.Set, mode os.FileMode, found bool, _ []byte, err error) {
 	path, parse := dir+"/"+list, parseList
-	buf, mode, err = fsys.ReadMode(path, buf)
+	buf, mode, err = read(path, buf)
 	if kfile.IsNotExist(err) {
 		path, parse = dir+"/"+mask, parseMask
-		if buf, mode, err = fsys.ReadMode(path, buf); kfile.IsNotExist(err) {
+		if buf, mode, err = read(path, buf); kfile.IsNotExist(err) {
 			return cpuset.Set{}, 0, false, buf, nil
 		}
 	}

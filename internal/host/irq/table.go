@@ -96,14 +96,15 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 		if inInterrupts {
 			q.Name, q.Chip, q.HWIRQ, q.Counts = r.name, r.chip, r.hwirq, r.counts
 		}
-		// Without a name from /proc/interrupts, the action folders name it.
+		// Without a name from /proc/interrupts, the action folders name
+		// it; the IRQ's files are read only once it is wanted.
 		needActions := q.Name == "" && hasFolder[n]
-		var info Info
+		var actions []string
 		if needActions {
-			if info, err = ReadInfo(h.FS(), n, true); err != nil {
+			if actions, err = readActions(h.FS(), n); err != nil {
 				return nil, err
 			}
-			q.Name = strings.Join(info.Actions, ", ")
+			q.Name = strings.Join(actions, ", ")
 		}
 		if inInterrupts && !needActions {
 			q.Owner = r.owner
@@ -114,16 +115,14 @@ func Load(h *topology.Host, opt Options) (*Table, error) {
 			continue
 		}
 		if hasFolder[n] {
-			if !needActions {
-				if info, err = ReadInfo(h.FS(), n, false); err != nil {
-					return nil, err
-				}
+			if q.Info, err = readInfo(h.FS(), h.TakeRead, n, false); err != nil {
+				return nil, err
 			}
-			q.Info = info
+			q.Actions = actions
 		}
 		t.IRQs = append(t.IRQs, q)
 	}
-	t.judgeManaged(h.FS())
+	t.judgeManaged(h.FS(), folders)
 	t.checkRanges(h)
 	return t, nil
 }
@@ -163,7 +162,7 @@ func (t *Table) readRows(h *topology.Host, ownerOf func(int, *interrupts.Row) *O
 	rows, dropped = map[int]row{}, map[int]bool{}
 	p := h.Path("proc/interrupts")
 	var b []byte
-	b, err = h.FS().Read(p)
+	b, err = h.TakeInterrupts() // topology may have read it to infer NICs
 	if kfile.IsNotExist(err) {
 		t.Notes = append(t.Notes, "no /proc/interrupts: IRQ names and counts unknown")
 		return rows, dropped, nil

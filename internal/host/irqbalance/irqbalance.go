@@ -98,23 +98,24 @@ type ReadOptions struct {
 	// root, and none on a tree. A test sets one naming its own daemon's
 	// address, which is asked on a tree too.
 	Socket *Socket
+	// KernelIsolated, when set, is the union of cpu/isolated and
+	// cpu/nohz_full as the caller read them (topology.Read; a file the
+	// tree lacks adds nothing), which irqbalance bans when no variable
+	// names its CPUs: they are not read again. nil: Read reads them.
+	KernelIsolated *cpuset.Set
 }
 
 // findRunning sets PIDs and Running from the process folders; Running
 // is unknown when the root has none.
 func (b *Settings) findRunning(fsys kfile.FS) error {
-	processes, err := hasProcesses(fsys)
-	if err != nil {
+	pids, processes, err := proc.FindByCommAny(fsys, "irqbalance")
+	if err != nil && !kfile.IsNotExist(err) {
 		return err
 	}
 	if !processes {
 		b.Notes = append(b.Notes, "no process folders under /proc: whether irqbalance runs is unknown")
 		b.Running = unknown.NotAs[bool](unknown.KindNotCaptured, "no process folders under /proc")
 		return nil
-	}
-	pids, err := proc.FindByComm(fsys, "irqbalance")
-	if err != nil {
-		return err
 	}
 	b.PIDs, b.Running = pids, unknown.Of(len(pids) > 0)
 	return nil
@@ -191,7 +192,7 @@ func ReadWith(fsys kfile.FS, opts ReadOptions) (*Settings, error) {
 	if err := b.parseArgs(); err != nil {
 		return nil, fmt.Errorf("irqbalance arguments (%s): %w", irqbOr(b.Source, "none"), err)
 	}
-	if err := b.bannedCPUs(fsys, env); err != nil {
+	if err := b.bannedCPUs(fsys, env, opts.KernelIsolated); err != nil {
 		return nil, fmt.Errorf("irqbalance environment (%s): %w", irqbOr(b.Source, "none"), err)
 	}
 	b.readRuntime(fsys, opts.Socket)
@@ -307,7 +308,9 @@ func (b *Settings) parseArgs() error {
 // bannedCPUs applies setup_banned_cpus: the mask variable when non-empty,
 // else the list variable when non-empty, else isolated and nohz_full.
 // "-" in the list variable (what OpenShift writes) bans nothing.
-func (b *Settings) bannedCPUs(fsys kfile.FS, env map[string]string) error {
+//
+// isolated, when not nil, is isolated and nohz_full as read already.
+func (b *Settings) bannedCPUs(fsys kfile.FS, env map[string]string, isolated *cpuset.Set) error {
 	root := fsys.Root()
 	if v := strings.TrimSpace(env[EnvBannedCPUs]); v != "" {
 		set, err := cpuset.ParseMask(v)
@@ -330,6 +333,10 @@ func (b *Settings) bannedCPUs(fsys kfile.FS, env map[string]string) error {
 		return nil
 	}
 	b.BannedCPUsFrom = "isolated and nohz_full CPUs"
+	if isolated != nil {
+		b.BannedCPUs = *isolated
+		return nil
+	}
 	for _, f := range []string{"isolated", "nohz_full"} {
 		p := filepath.Join(root, "sys/devices/system/cpu", f)
 		s, err := fsys.String(p)
@@ -506,24 +513,6 @@ func parseEnvFile(data []byte) (map[string]string, error) {
 		vars[k] = v
 	}
 	return vars, nil
-}
-
-// hasProcesses reports whether root/proc holds any process folder.
-func hasProcesses(fsys kfile.FS) (bool, error) {
-	root := fsys.Root()
-	ents, err := fsys.ReadDir(filepath.Join(root, "proc"))
-	if err != nil {
-		if kfile.IsNotExist(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("list processes: %w", err)
-	}
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // readNulList reads a NUL-separated /proc file (cmdline, environ).

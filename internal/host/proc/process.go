@@ -83,23 +83,38 @@ var ErrPartial = errors.New("not captured in full")
 
 // FindByComm returns the PIDs whose comm is exactly name, ascending.
 func FindByComm(fsys kfile.FS, name string) ([]int, error) {
-	return findComm(fsys, func(comm string) bool { return comm == name })
+	pids, _, err := FindByCommAny(fsys, name)
+	return pids, err
+}
+
+// FindByCommAny is FindByComm that also says whether /proc holds any
+// process folder at all (a capture may keep none), from the same one
+// listing of /proc.
+func FindByCommAny(fsys kfile.FS, name string) (pids []int, processes bool, err error) {
+	return findCommAny(fsys, func(comm string) bool { return comm == name })
 }
 
 // findComm returns the PIDs whose comm match accepts, ascending: the one
 // walk of /proc behind FindByComm and FindByCommPrefix.
 func findComm(fsys kfile.FS, match func(comm string) bool) ([]int, error) {
+	pids, _, err := findCommAny(fsys, match)
+	return pids, err
+}
+
+// findCommAny is findComm, saying too whether there was any process
+// folder.
+func findCommAny(fsys kfile.FS, match func(comm string) bool) (pids []int, processes bool, err error) {
 	dir := fsys.Path("proc")
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
+		return nil, false, fmt.Errorf("list processes: %w", err)
 	}
-	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 0 {
 			continue
 		}
+		processes = true
 		comm, err := fsys.String(filepath.Join(dir, e.Name(), "comm"))
 		if err != nil {
 			continue // gone meanwhile, or a tree without it
@@ -109,7 +124,7 @@ func findComm(fsys kfile.FS, match func(comm string) bool) ([]int, error) {
 		}
 	}
 	slices.Sort(pids)
-	return pids, nil
+	return pids, processes, nil
 }
 
 // Read reads a process and all its threads, and what its sockets show

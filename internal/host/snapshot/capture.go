@@ -33,6 +33,9 @@ var (
 	procFiles = []string{
 		"proc/interrupts", "proc/cmdline", "proc/stat", "proc/softirqs", "proc/net/softnet_stat",
 		"proc/sys/kernel/osrelease",
+		// irq.Load: its mode, the one writable /proc/irq file a kernel
+		// always has, says whether the tree kept the kernel's modes.
+		"proc/irq/default_smp_affinity",
 		// zc.Check: whether io_uring may be used, and by whom.
 		"proc/sys/kernel/io_uring_disabled", "proc/sys/kernel/io_uring_group",
 		// steer.Read: the kernel-wide steering knobs.

@@ -28,12 +28,30 @@ var sourceParts = []Part{
 // sysfs and procfs knobs come from the root's files whatever the source.
 // An interface the root's /sys/class/net does not have is an error.
 func Read(fsys kfile.FS, names []string) (*Host, error) {
+	return ReadWith(fsys, names, ReadOptions{})
+}
+
+// ReadOptions is what the caller of ReadWith has read of the root
+// already, so that the root is not asked again.
+type ReadOptions struct {
+	// NoClassNet says the root has no /sys/class/net (topology.Read
+	// listed it and inferred the NICs from IRQ names instead): an
+	// interface without a folder there is a capture's, as Read would
+	// find by asking.
+	NoClassNet bool
+	// Folders are the interfaces whose /sys/class/net folder the caller
+	// found (topology.Read resolved it): their folder is not asked for.
+	Folders map[string]bool
+}
+
+// ReadWith is Read given what the caller read of the root already.
+func ReadWith(fsys kfile.FS, names []string, opts ReadOptions) (*Host, error) {
 	src, err := openSource(fsys)
 	if err != nil {
 		return nil, err
 	}
 	defer src.close()
-	return readWith(fsys, names, src)
+	return readWith(fsys, names, src, opts)
 }
 
 // Record reads the live host's steering of names as Read does, and
@@ -47,7 +65,7 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 	rec := &recorder{live: ethnl.NewLive(), put: put}
 	src := newNLSource(rec, SourceNetlink)
 	defer src.close()
-	if _, err := readWith(fsys, names, src); err != nil {
+	if _, err := readWith(fsys, names, src, ReadOptions{}); err != nil {
 		return err
 	}
 	return rec.err
@@ -58,7 +76,7 @@ func Record(fsys kfile.FS, names []string, put func(rel string, data []byte) err
 // reads back what it set through the socket it set it on). a is left
 // open.
 func ReadNIC(fsys kfile.FS, a ethnl.Asker, name string) (*NIC, error) {
-	h, err := readWith(fsys, []string{name}, newNLSource(a, SourceNetlink))
+	h, err := readWith(fsys, []string{name}, newNLSource(a, SourceNetlink), ReadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -89,15 +107,16 @@ func (noSource) read(n *NIC) {
 	}
 }
 
-func readWith(fsys kfile.FS, names []string, src source) (*Host, error) {
+func readWith(fsys kfile.FS, names []string, src source, opts ReadOptions) (*Host, error) {
 	h := &Host{Source: src.name()}
 	var err error
 	if h.Sysctls, err = readSysctls(fsys); err != nil {
 		return nil, err
 	}
+	class := classNet{asked: opts.NoClassNet}
 	for _, name := range names {
 		n := &NIC{Name: name}
-		sq, err := readSysfs(fsys, n)
+		sq, err := readSysfs(fsys, n, &class, opts.Folders[name])
 		if err != nil {
 			return nil, err
 		}
@@ -117,27 +136,36 @@ var ErrUnknownInterface = errors.New("no such interface")
 
 // readSysfs reads /sys/class/net/IF: the index, the NAPI knobs and how
 // many queues the folder holds.
-func readSysfs(fsys kfile.FS, n *NIC) (sysQueues, error) {
+//
+// class remembers, across the NICs of one reading, whether the root has
+// /sys/class/net, asked once; found says the caller found the folder
+// already (ReadOptions.Folders).
+func readSysfs(fsys kfile.FS, n *NIC, class *classNet, found bool) (sysQueues, error) {
 	if n.Name == "" || n.Name == "." || n.Name == ".." || strings.ContainsAny(n.Name, "/: \t\n") {
 		return sysQueues{}, fmt.Errorf("interface %q: %w", n.Name, ErrUnknownInterface)
 	}
-	dir := fsys.Path("sys/class/net", n.Name)
-	if _, err := fsys.Stat(dir); err != nil {
-		if !kfile.IsNotExist(err) {
-			return sysQueues{}, err
-		}
-		if _, cerr := fsys.Stat(fsys.Path("sys/class/net")); cerr == nil || fsys.Live() {
-			return sysQueues{}, fmt.Errorf("interface %s: %w (%s)", n.Name, ErrUnknownInterface, dir)
-		}
+	if class.asked && !class.has && !fsys.Live() {
 		return sysQueues{}, nil // a capture without /sys/class/net: its source says what it has
 	}
-	var err error
-	var idx *int64
-	if idx, err = readInt(fsys, dir+"/ifindex", 1, 1<<31-1); err != nil {
+	dir := fsys.Path("sys/class/net", n.Name)
+	// The folder's first file answers whether it is there; only without
+	// it is the folder itself asked.
+	idx, err := readInt(fsys, dir+"/ifindex", 1, 1<<31-1)
+	if err != nil {
 		return sysQueues{}, err
 	}
 	if idx != nil {
 		n.Index = int(*idx)
+	} else if !found {
+		if _, err := fsys.Stat(dir); err != nil {
+			if !kfile.IsNotExist(err) {
+				return sysQueues{}, err
+			}
+			if class.present(fsys) || fsys.Live() {
+				return sysQueues{}, fmt.Errorf("interface %s: %w (%s)", n.Name, ErrUnknownInterface, dir)
+			}
+			return sysQueues{}, nil // a capture without /sys/class/net: its source says what it has
+		}
 	}
 	if err := readKnobs(fsys, dir, &n.Sysfs); err != nil {
 		return sysQueues{}, err
@@ -260,4 +288,19 @@ func readUint64(fsys kfile.FS, p string) (*uint64, error) {
 		return nil, kfile.Malformedf(p, "not an unsigned integer: %q", clipString(s))
 	}
 	return &v, nil
+}
+
+// classNet is whether a root has /sys/class/net, once asked (or told:
+// ReadOptions.NoClassNet).
+type classNet struct {
+	asked, has bool
+}
+
+// present says whether fsys has /sys/class/net, asking the first time.
+func (c *classNet) present(fsys kfile.FS) bool {
+	if !c.asked {
+		_, err := fsys.Stat(fsys.Path("sys/class/net"))
+		c.asked, c.has = true, err == nil
+	}
+	return c.has
 }

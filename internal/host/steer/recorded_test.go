@@ -70,7 +70,7 @@ func TestRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := src.(*nlSource)
-	if _, err := readWith(fsys, names, s); err != nil {
+	if _, err := readWith(fsys, names, s, ReadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if want := genlPerRead + 3*genlPerNIC; s.trips.genl != want {
@@ -211,7 +211,7 @@ func BenchmarkRead8x64(b *testing.B) {
 			b.Fatal(err)
 		}
 		s := src.(*nlSource)
-		if _, err := readWith(fsys, names, s); err != nil {
+		if _, err := readWith(fsys, names, s, ReadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		genl, ioctl = s.trips.genl, s.trips.ioctl

@@ -156,7 +156,7 @@ type Stats struct {
 // saying why; any other error is the root's.
 func OpenStats(fsys kfile.FS, nic string) (*Stats, error) {
 	n := &NIC{Name: nic}
-	if _, err := readSysfs(fsys, n); err != nil {
+	if _, err := readSysfs(fsys, n, &classNet{}, false); err != nil {
 		return nil, err
 	}
 	var a ethnl.Asker

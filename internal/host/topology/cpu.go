@@ -232,7 +232,25 @@ func (h *Host) readL3(dir string, id int) error {
 
 // listCPUDirs returns the ids of the cpuN folders, for trees without
 // cpu/possible. A cpuN past MaxNRCPUs is no CPU folder, as cpufreq is not.
+// The folder is listed once per reading of the host; the readers that
+// ask again are given that listing.
 func (h *Host) listCPUDirs(dir string) cpuset.Set {
+	if h.cpuDirs != nil && h.cpuDirs.dir == dir {
+		return h.cpuDirs.ids
+	}
+	ids := h.readCPUDirs(dir)
+	h.cpuDirs = &cpuDirs{dir: dir, ids: ids}
+	return ids
+}
+
+// cpuDirs is a listing of the cpuN folders of dir (listCPUDirs).
+type cpuDirs struct {
+	dir string
+	ids cpuset.Set
+}
+
+// readCPUDirs lists the cpuN folders of dir.
+func (h *Host) readCPUDirs(dir string) cpuset.Set {
 	ents, err := h.fs.ReadDir(dir)
 	if err != nil {
 		return cpuset.Set{}

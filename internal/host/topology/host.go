@@ -65,6 +65,8 @@ type Host struct {
 	cpuIndex map[int]int
 	nodeOf   map[int]int // CPU id -> node id
 	fs       kfile.FS    // every file of the host is read through it
+	kept     *kept       // what topology read for the readers after it
+	cpuDirs  *cpuDirs    // the cpuN folders, listed once (listCPUDirs)
 }
 
 // FS returns the host's root as a kfile.FS: reads through it keep links
@@ -81,7 +83,7 @@ func Read(fsys kfile.FS) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("root %s: not a directory", root)
 	}
-	h := &Host{Root: root, fs: fsys}
+	h := &Host{Root: root, fs: fsys, kept: &kept{}}
 	if err := h.readCPUs(); err != nil {
 		return nil, err
 	}

@@ -22,13 +22,19 @@ import (
 // function when the tree has it, and PCIAbsent says when it does not.
 // Without /proc/interrupts nothing is inferred.
 func (h *Host) inferNICs() error {
-	in, err := interrupts.Read(h.fs)
+	// irq.Load reads the file next: it takes this reading (TakeInterrupts).
+	p := h.Path("proc/interrupts")
+	b, _, err := h.readKeep(p, true)
 	if err != nil {
 		if kfile.IsNotExist(err) {
 			h.note("no /sys/class/net and no /proc/interrupts: no NIC is known")
 			return nil
 		}
 		return err
+	}
+	in, err := interrupts.Parse(b)
+	if err != nil {
+		return &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	byName := map[string]*NIC{}
 	var order []string
@@ -96,7 +102,8 @@ func (h *Host) readInferredPCI(n *NIC) error {
 		return nil
 	}
 	dir := "sys/bus/pci/devices/" + n.PCI
-	if _, err := h.fs.Stat(h.Path(dir)); err != nil {
+	dev, err := h.resolve(dir)
+	if err != nil {
 		n.PCIAbsent = true
 		why := h.absent(h.Path(dir))
 		if !kfile.IsNotExist(err) {
@@ -116,8 +123,7 @@ func (h *Host) readInferredPCI(n *NIC) error {
 	// The function's driver is the NIC's, except for a virtio NIC, whose
 	// function is bound to the transport (virtio-pci), not to virtio_net.
 	if n.Virtio == "" {
-		var err error
-		if n.Driver, err = h.PCIDriver(n.PCI); err != nil {
+		if n.Driver, err = h.pciDriverAt(n.PCI, dev); err != nil {
 			return fmt.Errorf("NIC %s: %w", n.Name, err)
 		}
 	}

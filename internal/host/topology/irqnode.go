@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -88,7 +89,7 @@ func (n *NIC) MatchIRQ(name, chip string) (m IRQMatch, tail string) {
 		return IRQNoMatch, ""
 	}
 	if n.Virtio != "" {
-		if tail, ok := strings.CutPrefix(name, n.Virtio+"-"); ok {
+		if tail, ok := interrupts.CutDashed(name, n.Virtio); ok {
 			return IRQByVirtio, tail
 		}
 	}
@@ -99,7 +100,7 @@ func (n *NIC) MatchIRQ(name, chip string) (m IRQMatch, tail string) {
 		if strings.Contains(name, n.PCI) {
 			return IRQByPCIName, ""
 		}
-		if strings.HasSuffix(chip, "-"+n.PCI) {
+		if c, ok := strings.CutSuffix(chip, n.PCI); ok && strings.HasSuffix(c, "-") {
 			return IRQByPCIChip, ""
 		}
 	}
@@ -120,18 +121,15 @@ func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 	var modes IRQModes // of these IRQs alone, lost modes not looked for
 	for _, n := range irqs {
 		dir := h.Path("proc/irq", strconv.Itoa(n))
-		v, err := h.fs.Int(dir + "/node")
+		v, err := h.readIRQNode(dir + "/node")
 		if err != nil {
 			if kfile.IsNotExist(err) {
 				continue
 			}
 			return -1, false, "", err
 		}
-		if v < -1 {
-			return -1, false, "", fmt.Errorf("%s/node: %d is not a node", dir, v)
-		}
 		nodes = append(nodes, v)
-		if mode, err := StatAffinity(h.fs, dir); err == nil {
+		if mode, err := h.readAffinityMode(dir); err == nil {
 			modes.Add(mode)
 		}
 	}
@@ -154,4 +152,37 @@ func (h *Host) irqNode(irqs []int) (node int, ok bool, why string, err error) {
 		return -1, false, fmt.Sprintf("its IRQs' /proc/irq/N/node disagree (nodes %s)", cpuset.New(known...)), nil
 	}
 	return known[0], true, "", nil
+}
+
+// readIRQNode reads an IRQ's node file at p: a node, or -1. The reading
+// is kept for irq.Load (TakeRead), which reads the same file.
+func (h *Host) readIRQNode(p string) (int, error) {
+	b, _, err := h.readKeep(p, false)
+	if err != nil {
+		return 0, err
+	}
+	s := strings.TrimSpace(string(kfile.TrimAttr(b)))
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		if len(s) > 60 {
+			s = s[:60] + "..."
+		}
+		return 0, kfile.Malformedf(p, "not an integer: %q", s)
+	}
+	if v < -1 {
+		return 0, fmt.Errorf("%s: %d is not a node", p, v)
+	}
+	return v, nil
+}
+
+// readAffinityMode returns the mode of the affinity file of the
+// /proc/irq/N folder dir, as StatAffinity does, by reading it: irq.Load
+// reads the file next and takes this reading (TakeRead), so the file is
+// opened once.
+func (h *Host) readAffinityMode(dir string) (fs.FileMode, error) {
+	_, mode, err := h.readKeep(dir+"/smp_affinity_list", false)
+	if kfile.IsNotExist(err) {
+		_, mode, err = h.readKeep(dir+"/smp_affinity", false)
+	}
+	return mode, err
 }

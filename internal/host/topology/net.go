@@ -146,8 +146,13 @@ func (h *Host) readNIC(name string) (NIC, bool, error) {
 			break
 		}
 	}
-	if drv, err := h.fs.Readlink(h.Path(dev, "driver")); err == nil {
-		n.Driver = path.Base(drv)
+	if drv, err := h.fs.Readlink(h.Path(dev, "driver")); err == nil || kfile.IsNotExist(err) {
+		if err == nil {
+			n.Driver = path.Base(drv)
+		}
+		if dev == pciDir {
+			h.keepDriver(n.PCI, n.Driver) // the function's driver: PCIDriver's answer
+		}
 	}
 	// Locality lives on the PCI function; a non-PCI device may carry its own.
 	locDir := dev

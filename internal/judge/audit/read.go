@@ -11,6 +11,7 @@ import (
 	"github.com/irqnuma/irqnuma/internal/host/topology"
 	"github.com/irqnuma/irqnuma/internal/judge/nicuse"
 	"github.com/irqnuma/irqnuma/internal/kfile"
+	"github.com/irqnuma/irqnuma/internal/unknown"
 )
 
 // Selection is what an audit looks at beyond the host: the NICs named
@@ -153,7 +154,7 @@ func (st *State) Audit(fsys kfile.FS, s Selection) error {
 // lacks stays nil, and the checks that need it say so.
 func readOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error) {
 	opts := Options{NICs: nics, Governor: h.Governor}
-	ib, err := irqbalance.Read(fsys)
+	ib, err := irqbalance.ReadWith(fsys, irqbalance.ReadOptions{KernelIsolated: kernelIsolated(h)})
 	if err != nil {
 		return opts, err
 	}
@@ -178,4 +179,18 @@ func readOptions(h *topology.Host, fsys kfile.FS, nics []string) (Options, error
 		}
 	}
 	return opts, nil
+}
+
+// kernelIsolated is the union of cpu/isolated and cpu/nohz_full as
+// topology.Read read them, for irqbalance's default ban: a set h took
+// from the command line instead (the file absent) adds nothing.
+func kernelIsolated(h *topology.Host) *cpuset.Set {
+	var set cpuset.Set
+	if unknown.Is(h.IsolationFrom.Isolated, topology.SourceSysfs) {
+		set = set.Union(h.Isolated)
+	}
+	if unknown.Is(h.IsolationFrom.NohzFull, topology.SourceSysfs) {
+		set = set.Union(h.NohzFull)
+	}
+	return &set
 }

@@ -14,8 +14,18 @@ import (
 )
 
 // readSteer is the audit's one call to steer.Read: the steering of the
-// named interfaces on fsys.
-func readSteer(fsys kfile.FS, names []string) (*steer.Host, error) { return steer.Read(fsys, names) }
+// named interfaces on fsys, told what h found of /sys/class/net: the
+// NICs' folders there, or none (a host whose NICs are inferred).
+func readSteer(fsys kfile.FS, h *topology.Host, names []string) (*steer.Host, error) {
+	opts := steer.ReadOptions{Folders: map[string]bool{}}
+	for _, n := range h.NICs {
+		opts.NoClassNet = opts.NoClassNet || n.Inferred
+		if !n.Inferred {
+			opts.Folders[n.Name] = true
+		}
+	}
+	return steer.ReadWith(fsys, names, opts)
+}
 
 // ReadSteer reads the steering of the NICs an audit of h covers (those
 // named, or every NIC with IRQs) that have an interface name, and the
@@ -31,11 +41,11 @@ func ReadSteer(fsys kfile.FS, h *topology.Host, t *irq.Table, named []string) (*
 			names = append(names, n.Name)
 		}
 	}
-	sh, err := readSteer(fsys, names)
+	sh, err := readSteer(fsys, h, names)
 	if errors.Is(err, steer.ErrUnknownInterface) {
 		// A name steer refuses (one no kernel allows, as a hostile
 		// tree's): read the others, and say that one is unreadable.
-		sh, err = readEach(fsys, names)
+		sh, err = readEach(fsys, h, names)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -91,13 +101,13 @@ func isNAPIThreadOf(comm, nic string) bool {
 
 // readEach reads the interfaces one at a time; one steer refuses is a
 // NIC whose every part is unreadable, with the error.
-func readEach(fsys kfile.FS, names []string) (*steer.Host, error) {
-	out, err := readSteer(fsys, nil) // the source and the sysctls
+func readEach(fsys kfile.FS, h *topology.Host, names []string) (*steer.Host, error) {
+	out, err := readSteer(fsys, h, nil) // the source and the sysctls
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range names {
-		h, err := readSteer(fsys, []string{name})
+		sh, err := readSteer(fsys, h, []string{name})
 		switch {
 		case errors.Is(err, steer.ErrUnknownInterface):
 			n := &steer.NIC{Name: name}
@@ -108,7 +118,7 @@ func readEach(fsys kfile.FS, names []string) (*steer.Host, error) {
 		case err != nil:
 			return nil, err
 		default:
-			out.NICs = append(out.NICs, h.NICs...)
+			out.NICs = append(out.NICs, sh.NICs...)
 		}
 	}
 	return out, nil
