@@ -46,6 +46,7 @@ func runWatch(a *app, sel selection, interval time.Duration, count int) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	var out watch.Frames = &report.WatchBlocks{W: a.stdout}
 	if a.json() {
 		out = report.NewWatchJSON(a.stdout)
