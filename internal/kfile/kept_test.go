@@ -197,3 +197,29 @@ func TestKeptLive(t *testing.T) {
 		t.Errorf("trace (-want +got):\n%s", diff)
 	}
 }
+
+// TestKeptBudget: a kept file read through a budget's FS is charged one
+// file for its open and its bytes at every read, and fails with
+// ErrBudget once they pass the bound.
+func TestKeptBudget(t *testing.T) {
+	root := tree(t)
+	f, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := NewBudget(30, 0) // "in the tree\n" is 12 bytes: two reads, not three
+	k := f.WithBudget(b).Keep(f.Path("proc/cmdline"), 0)
+	defer k.Close()
+	for i := range 2 {
+		if _, err := k.Read(nil); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if bytes, files := b.Used(); bytes != 24 || files != 1 {
+		t.Errorf("after two reads Used() = %d bytes, %d files, want 24 and 1", bytes, files)
+	}
+	if _, err := k.Read(nil); !errors.Is(err, ErrBudget) {
+		t.Fatalf("third read: %v, want ErrBudget", err)
+	}
+}
