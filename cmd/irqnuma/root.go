@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -44,6 +45,10 @@ type sys struct {
 	geteuid func() int          // root or not, for writes to the live host
 	now     func() time.Time    // state file names and watch samples
 	getenv  func(string) string // COLUMNS, for the width of human output
+	// gomaxprocs is runtime.GOMAXPROCS when the process runs one
+	// command (run), which watch sets to 1 while it runs; nil in tests,
+	// whose CLI runs share the test binary's Ps.
+	gomaxprocs func(int) int
 }
 
 // hostSys is the real process: the kernel's files, its user and its clock.
@@ -115,7 +120,9 @@ func newRootFor(a *app, args []string) *cobra.Command {
 // run is the whole program: it parses args, runs the command and returns
 // the exit code. Errors are printed once, to stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runSys(ctx, hostSys(), args, stdin, stdout, stderr)
+	s := hostSys()
+	s.gomaxprocs = runtime.GOMAXPROCS
+	return runSys(ctx, s, args, stdin, stdout, stderr)
 }
 
 // runSys is run with the given process facts.

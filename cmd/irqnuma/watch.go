@@ -42,10 +42,19 @@ func newWatchCmd(a *app) *cobra.Command {
 }
 
 func runWatch(a *app, sel selection, interval time.Duration, count int) error {
+	if a.gomaxprocs != nil {
+		// One P: the loop is one goroutine woken once an interval, and
+		// with a P more each wake-up also woke threads to look for work,
+		// about half of what an interval cost at one a second
+		// (BenchmarkWatchCPU). Set, it also stops the runtime's
+		// once-a-second check of the CPU limit.
+		defer a.gomaxprocs(a.gomaxprocs(1))
+	}
 	s, err := watch.Open(a.fs, sel.NICs, sel.processes(), a.now, a.resolvePods)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	var out watch.Frames = &report.WatchBlocks{W: a.stdout}
 	if a.json() {
 		out = report.NewWatchJSON(a.stdout)

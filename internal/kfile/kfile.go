@@ -103,7 +103,8 @@ type Op string
 
 // The operations Trace reports.
 const (
-	OpRead     Op = "read"     // a file's content: Read, ReadLimit, ReadMode, ReadInto, ReadBuf, String, Int, List, Mask, OpenFile for reading
+	OpRead     Op = "read"     // a file's content: Read, ReadLimit, ReadMode, ReadInto, ReadBuf, String, Int, List, Mask, OpenFile for reading, and a Kept file's open
+	OpReread   Op = "reread"   // a Kept file, open already, read again from its start
 	OpReadDir  Op = "readdir"  // a folder's listing
 	OpStat     Op = "stat"     // what a path is, links followed: Stat, and IsKernelPath's statfs
 	OpLstat    Op = "lstat"    // what a path is, a last link not followed

@@ -3,6 +3,7 @@ package proc
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/irqnuma/irqnuma/internal/kfile"
@@ -26,21 +27,62 @@ type ThreadStat struct {
 // exited and is not reaped yet (every thread a zombie) ErrZombie; a
 // thread that exits while it is read, or has exited, is left out.
 func ReadThreadStats(fsys kfile.FS, pid int) ([]ThreadStat, error) {
-	root := fsys.Root()
-	base := filepath.Join(root, "proc", strconv.Itoa(pid))
-	tids, err := threadIDs(fsys, base)
+	t := NewThreads(fsys, pid)
+	defer t.Close()
+	return t.Read()
+}
+
+// Threads reads the stat files of one process's threads again and again,
+// as ReadThreadStats does once: each thread's file is kept open
+// (kfile.Keep) while the thread is listed in the process's task folder,
+// so a watcher pays a listing and two preads a thread each interval, not
+// an open and a close of each. It is not safe for concurrent use; Close
+// releases the files.
+type Threads struct {
+	fsys  kfile.FS
+	pid   int
+	base  string
+	files map[int]*kfile.Kept // by TID, of the threads last listed
+	buf   []byte
+}
+
+// NewThreads returns the reader of pid's threads; nothing is opened
+// before its first Read.
+func NewThreads(fsys kfile.FS, pid int) *Threads {
+	return &Threads{fsys: fsys, pid: pid, base: filepath.Join(fsys.Root(), "proc", strconv.Itoa(pid)), files: map[int]*kfile.Kept{}}
+}
+
+// Read reads the stat file of every thread of the process now, as
+// ReadThreadStats does.
+func (t *Threads) Read() ([]ThreadStat, error) {
+	pid := t.pid
+	tids, err := threadIDs(t.fsys, t.base)
 	if err != nil {
+		t.Close()
 		if gone(err) {
 			return nil, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 		}
 		return nil, fmt.Errorf("process %d threads: %w", pid, err)
 	}
+	t.forget(tids)
 	out := make([]ThreadStat, 0, len(tids))
 	zombies := 0
 	for _, tid := range tids {
-		st, err := readTaskStat(fsys, filepath.Join(base, "task", strconv.Itoa(tid), "stat"))
+		k := t.files[tid]
+		if k == nil {
+			k = t.fsys.Keep(filepath.Join(t.base, "task", strconv.Itoa(tid), "stat"), 1<<16)
+			t.files[tid] = k
+		}
+		b, err := k.Read(t.buf[:0])
+		var st taskStat
+		if err == nil {
+			t.buf = b
+			st, err = parseTaskStat(k.Path(), b)
+		}
 		switch {
 		case gone(err):
+			k.Close()
+			delete(t.files, tid)
 			continue // the thread exited while we read
 		case err != nil:
 			return nil, fmt.Errorf("process %d thread %d: %w", pid, tid, err)
@@ -58,4 +100,22 @@ func ReadThreadStats(fsys kfile.FS, pid int) ([]ThreadStat, error) {
 		return nil, fmt.Errorf("process %d: %w: every thread exited while read", pid, ErrNoProcess)
 	}
 	return out, nil
+}
+
+// forget closes the files of threads no longer listed in tids (sorted).
+func (t *Threads) forget(tids []int) {
+	for tid, k := range t.files {
+		if _, listed := slices.BinarySearch(tids, tid); !listed {
+			k.Close()
+			delete(t.files, tid)
+		}
+	}
+}
+
+// Close closes every thread's file; a Read after it opens them again.
+func (t *Threads) Close() {
+	for tid, k := range t.files {
+		k.Close()
+		delete(t.files, tid)
+	}
 }

@@ -14,8 +14,9 @@ import (
 // WatchBlocks writes one WriteWatch block per interval, a blank line
 // between blocks: watch's output to a file or pipe.
 type WatchBlocks struct {
-	W io.Writer
-	n int
+	W   io.Writer
+	n   int
+	buf bytes.Buffer // the blank line before a block and the block: one write
 }
 
 // Waiting implements watch.Frames.
@@ -26,13 +27,16 @@ func (p *WatchBlocks) Quit() <-chan struct{} { return nil }
 
 // Frame implements watch.Frames.
 func (p *WatchBlocks) Frame(iv *watch.Interval) error {
+	p.buf.Reset()
 	if p.n > 0 {
-		if _, err := io.WriteString(p.W, "\n"); err != nil {
-			return err
-		}
+		p.buf.WriteByte('\n')
 	}
 	p.n++
-	return WriteWatch(p.W, iv, 0)
+	if err := WriteWatch(&p.buf, iv, 0); err != nil {
+		return err
+	}
+	_, err := p.W.Write(p.buf.Bytes())
+	return err
 }
 
 // WatchJSON writes one JSON object per interval (JSON lines).

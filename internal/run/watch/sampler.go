@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -63,10 +64,48 @@ type Sampler struct {
 	// pods and resolve are samplerOptions' Pods and Resolve.
 	pods    map[string][]int
 	resolve func(*proc.Selection) error
-	buf     []byte    // reused for /proc/interrupts, the largest file
-	buf2    []byte    // reused for /proc/stat and /proc/softirqs
-	shape   *irqShape // layout of the last /proc/interrupts parsed in full
-	fast    int       // samples that took the fast path (for tests)
+	files   keptFiles
+	threads map[int]*proc.Threads // the thread readers of the processes followed, by PID
+	buf     []byte                // reused for /proc/interrupts, the largest file
+	buf2    []byte                // reused for the other files
+	shape   *irqShape             // layout of the last /proc/interrupts parsed in full
+	fast    int                   // samples that took the fast path (for tests)
+}
+
+// keptFiles are the files read at every sample, kept open and read
+// again from their start (kfile.Keep), as mpstat reads /proc/stat: an
+// interval costs a pread or two a file, not an open, a path walk and a
+// close. Each is made at its first read.
+type keptFiles struct {
+	online, interrupts, stat, softirqs, softnet *kfile.Kept
+}
+
+// read reads the host file rel (proc/stat) through the kept file *k,
+// made at the first read, into buf.
+func (s *Sampler) read(k **kfile.Kept, rel string, limit int64, buf []byte) ([]byte, error) {
+	if *k == nil {
+		*k = s.h.FS().Keep(s.h.Path(rel), limit)
+	}
+	return (*k).Read(buf)
+}
+
+// Close closes the files the sampler keeps open; a Sample after it
+// opens them again.
+func (s *Sampler) Close() error {
+	var first error
+	for _, k := range []*kfile.Kept{s.files.online, s.files.interrupts, s.files.stat, s.files.softirqs, s.files.softnet} {
+		if k == nil {
+			continue
+		}
+		if err := k.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	for pid, t := range s.threads {
+		t.Close()
+		delete(s.threads, pid)
+	}
+	return first
 }
 
 // nicIRQ is an IRQ and the NIC vector it serves.
@@ -143,15 +182,14 @@ func (s *Sampler) NICs() []*topology.NIC { return s.nics }
 func (s *Sampler) Sample() (*Sample, error) {
 	sm := &Sample{Time: s.now()}
 	var err error
-	online := s.h.Path("sys/devices/system/cpu/online")
-	if sm.Online, err = s.h.FS().List(online); err != nil {
+	if sm.Online, err = s.readOnline(); err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)
 	}
 	if err := s.readInterrupts(sm); err != nil {
 		return nil, err
 	}
 	p := s.h.Path("proc/stat")
-	b, err := s.h.FS().ReadBuf(p, s.buf2[:0])
+	b, err := s.read(&s.files.stat, "proc/stat", 0, s.buf2[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +198,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 		return nil, &kfile.ParseError{Op: "parse", Path: p, Err: err}
 	}
 	p = s.h.Path("proc/softirqs")
-	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
+	switch b, err = s.read(&s.files.softirqs, "proc/softirqs", 0, s.buf2[:0]); {
 	case err == nil:
 		s.buf2 = b
 		if err := parseSoftirqs(b, &sm.soft); err != nil {
@@ -171,7 +209,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 		return nil, err
 	}
 	p = s.h.Path("proc/net/softnet_stat")
-	switch b, err = s.h.FS().ReadBuf(p, s.buf2[:0]); {
+	switch b, err = s.read(&s.files.softnet, "proc/net/softnet_stat", 0, s.buf2[:0]); {
 	case err == nil:
 		s.buf2 = b
 		if sm.softnet, err = parseSoftnet(b, sm.Online, nil); err != nil {
@@ -187,7 +225,7 @@ func (s *Sampler) Sample() (*Sample, error) {
 	sm.uses = map[int]nicuse.Use{}
 	for _, p := range s.procs {
 		ps := procSample{pid: p.PID, comm: p.Comm}
-		ps.threads, err = proc.ReadThreadStats(s.h.FS(), p.PID)
+		ps.threads, err = s.threadsOf(p.PID).Read()
 		if errors.Is(err, proc.ErrNoProcess) {
 			ps.gone = true
 			s.gone[p.PID] = true
@@ -199,6 +237,34 @@ func (s *Sampler) Sample() (*Sample, error) {
 		sm.procs = append(sm.procs, ps)
 	}
 	return sm, nil
+}
+
+// readOnline reads the online CPUs (sys/devices/system/cpu/online), as
+// kfile's List does.
+func (s *Sampler) readOnline() (cpuset.Set, error) {
+	b, err := s.read(&s.files.online, "sys/devices/system/cpu/online", 1<<20, s.buf2[:0])
+	if err != nil {
+		return cpuset.Set{}, err
+	}
+	s.buf2 = b
+	set, err := cpuset.ParseList(strings.TrimSpace(string(kfile.TrimAttr(b))))
+	if err != nil {
+		return cpuset.Set{}, kfile.Malformed(s.files.online.Path(), err)
+	}
+	return set, nil
+}
+
+// threadsOf returns the reader of pid's threads, made at its first use.
+func (s *Sampler) threadsOf(pid int) *proc.Threads {
+	t := s.threads[pid]
+	if t == nil {
+		if s.threads == nil {
+			s.threads = map[int]*proc.Threads{}
+		}
+		t = proc.NewThreads(s.h.FS(), pid)
+		s.threads[pid] = t
+	}
+	return t
 }
 
 // followProcesses updates the processes followed before a sample: it
@@ -215,6 +281,10 @@ func (s *Sampler) followProcesses() ([]string, error) {
 		if s.gone[p.PID] {
 			delete(s.gone, p.PID)
 			delete(s.uses, p.PID)
+			if t := s.threads[p.PID]; t != nil {
+				t.Close()
+				delete(s.threads, p.PID)
+			}
 			continue
 		}
 		kept = append(kept, p)
@@ -268,7 +338,7 @@ func (s *Sampler) followProcesses() ([]string, error) {
 // re-registered) or that is new is classified again by its name and chip.
 func (s *Sampler) readInterrupts(sm *Sample) error {
 	p := s.h.Path("proc/interrupts")
-	b, err := s.h.FS().ReadBuf(p, s.buf[:0])
+	b, err := s.read(&s.files.interrupts, "proc/interrupts", 0, s.buf[:0])
 	if err != nil {
 		return err
 	}
