@@ -30,7 +30,6 @@ var overCognitive = map[string]int{
 	"snapshot (*capturer).nics":        44,
 	"tune spreadOrder":                 43,
 	"realhosts parseConsole":           43,
-	"irq Load":                         39,
 	"main prepare":                     38,
 	"hostmap groupNodes":               38,
 	"watch parseStat":                  37,
