@@ -7,7 +7,8 @@
 // smp_affinity reads as writable there); Shared gives a copy with the
 // modes a real host has, one per run, for tests that only read; Copy puts
 // a private such copy in t.TempDir() for tests that write; Synthetic
-// writes a large generated host; Live marks a test of the live host.
+// writes a large generated host; Live marks a test of the live host;
+// Main runs a package's tests with TMPDIR on a tmpfs.
 //
 // The committed trees are generated: edit internal/hosttest/hostgen and run
 // `go run ./internal/hosttest/gen` from the module root.
@@ -131,7 +132,9 @@ func Overlay(t testing.TB, root, src string) {
 // modes, as Copy makes, shared by every test that only reads it: made
 // once per content of the tree (a SHA-256 of its names, modes, links and
 // bytes) in TMPDIR/irqnuma-hosttrees-<uid>, and used by every test process
-// of the run. Its folders are read-only; a test that writes uses Copy.
+// of the run that shares the TMPDIR (make test's TESTTMP; under Main
+// without it, each process has its own). Its folders are read-only; a
+// test that writes uses Copy.
 func Shared(t testing.TB, name string) string {
 	t.Helper()
 	v, _ := shared.LoadOrStore(name, &sharedTree{})
