@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -48,12 +47,14 @@ func fastTempDir() (dir string, release func()) {
 	if isTmpfs(os.TempDir(), 0) || !isTmpfs("/dev/shm", fastMinFree) {
 		return "", none
 	}
-	base := filepath.Join("/dev/shm", fmt.Sprintf("irqnuma-test-tmp-%d", os.Getuid()))
+	// Short names: a test's unix socket path (t.TempDir()'s, named after
+	// the test) must stay under the kernel's 108 bytes.
+	base := filepath.Join("/dev/shm", fmt.Sprintf("irqnuma-t%d", os.Getuid()))
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", none
 	}
 	removeAbandoned(base)
-	dir, err := os.MkdirTemp(base, "run-")
+	dir, err := os.MkdirTemp(base, "")
 	if err != nil {
 		return "", none
 	}
@@ -84,7 +85,8 @@ func isTmpfs(dir string, free uint64) bool {
 	return syscall.Access(dir, 2 /* W_OK */) == nil
 }
 
-// removeAbandoned removes the run folders under base whose process is
+// removeAbandoned removes the run folders under base (every folder in it)
+// whose process is
 // gone: their lock can be taken. A folder with no lock yet is another
 // process's being made, unless it is a minute old.
 func removeAbandoned(base string) {
@@ -93,7 +95,7 @@ func removeAbandoned(base string) {
 		return
 	}
 	for _, e := range ents {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "run-") {
+		if !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(base, e.Name())
