@@ -159,15 +159,35 @@ func scrapeAsync(url string) <-chan scrapeAnswer {
 	return c
 }
 
+// waitRefused waits until a connection to addr is refused: Serve's
+// shutdown has closed the listener, so a stop is under way. It fails the
+// test after 5 s.
+func waitRefused(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still accepts connections 5 s after the stop", addr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestStopLetsScrapeFinish: a scrape in flight at a stop is answered in
-// full when the host's read ends within the wait, and Serve returns nil.
+// full when the host's read ends within the wait (released once the
+// listener is closed), and Serve returns nil.
 func TestStopLetsScrapeFinish(t *testing.T) {
 	b := newBlocked(t, hosttest.Root("vm-virtio"))
 	base, stop, done := serveBlocked(t, b)
 	a := scrapeAsync(base + "/metrics")
 	b.waitStarted(t)
 	stop()
-	time.Sleep(100 * time.Millisecond)
+	waitRefused(t, strings.TrimPrefix(base, "http://")) // the stop has begun
 	close(b.release)
 	got := <-a
 	if got.err != nil || got.code != http.StatusOK || !strings.Contains(got.body, "\nirqnuma_scrape_error 0\n") {

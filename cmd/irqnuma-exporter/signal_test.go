@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "irqnuma-exporter" {
 		main()
 	}
-	os.Exit(m.Run())
+	hosttest.Main(m) // TMPDIR on a tmpfs, whatever the caller's
 }
 
 // TestStopSignal: SIGTERM stops the exporter within a second with 143

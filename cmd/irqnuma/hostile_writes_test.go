@@ -303,22 +303,42 @@ func TestPinRollbackExactBytes(t *testing.T) {
 
 // TestPinKilledLeavesNoTemp: irq pin killed (SIGKILL) at any moment
 // leaves no temporary file in the tree, and one an older run left in
-// the state folder is removed by the next run.
+// the state folder is removed by the next run. The kills come at the
+// moments the writes begin: once the lock is taken (the state file is
+// being written), and once the state file is in place (the affinities
+// are being written); a pin that ends before its kill fails the test.
 func TestPinKilledLeavesNoTemp(t *testing.T) {
 	t.Parallel()
 	bin := cliBinary(t)
 	nics := bigHostNICs()
-	for _, delay := range []time.Duration{30 * time.Millisecond, 150 * time.Millisecond} {
+	moments := []struct {
+		name string
+		file func(name string) bool // a file in the state folder that marks it
+	}{
+		{"once the lock is taken", func(n string) bool { return n == "lock" }},
+		{"once the state file is in place", func(n string) bool {
+			return strings.HasPrefix(n, "state-") && strings.HasSuffix(n, ".json")
+		}},
+	}
+	for _, m := range moments {
 		root := hosttest.Synthetic(t, bigHost)
 		cmd := exec.Command(bin, append([]string{"--root", root, "irq", "pin"}, nics...)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(delay)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		if !waitStateFile(filepath.Join(root, "var/lib/irqnuma"), m.file, done) {
+			t.Errorf("killed %s: the pin ended first (%v), so nothing was killed midway", m.name, cmd.ProcessState)
+			continue
+		}
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-done
+		if !cmd.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
+			t.Errorf("killed %s: the pin ended first (%v), so nothing was killed midway", m.name, cmd.ProcessState)
+		}
 		if tmp := tempFiles(t, root); len(tmp) > 0 {
-			t.Errorf("killed after %v: temporary files left: %v", delay, tmp)
+			t.Errorf("killed %s: temporary files left: %v", m.name, tmp)
 		}
 	}
 	root := hosttest.Copy(t, "seed")
@@ -334,6 +354,26 @@ func TestPinKilledLeavesNoTemp(t *testing.T) {
 	}
 	if tmp := tempFiles(t, root); len(tmp) > 0 {
 		t.Errorf("the next pin left %v", tmp)
+	}
+}
+
+// waitStateFile waits until the folder dir holds a file whose name
+// match accepts, and reports true then, or false when the process done
+// reports on ends first.
+func waitStateFile(dir string, match func(name string) bool, done <-chan error) bool {
+	for {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if match(e.Name()) {
+				return true
+			}
+		}
+		select {
+		case <-done:
+			return false
+		default:
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 }
 

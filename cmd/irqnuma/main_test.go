@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/irqnuma/irqnuma/internal/shutdown"
+	"github.com/irqnuma/irqnuma/internal/testsupport/hosttest"
 	"github.com/irqnuma/irqnuma/internal/tune/sched"
 )
 
@@ -21,7 +22,8 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/gol
 // TestMain makes the test binary the irqnuma binary when it is run under
 // that name (cliBinary links it so), busybox style: a test that needs a
 // real process (a shell script, signals, a pipe) runs the code under test
-// without a go build of its own.
+// without a go build of its own. Else it runs the tests with TMPDIR on
+// a tmpfs (hosttest.Main).
 func TestMain(m *testing.M) {
 	sched.Trampoline() // exec --join starts this binary as its trampoline
 	if filepath.Base(os.Args[0]) == "irqnuma" {
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	hosttest.Main(m) // TMPDIR on a tmpfs, whatever the caller's
 }
 
 // writeHWM writes this process's peak resident memory (VmHWM, in kB) to

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -664,7 +665,9 @@ func TestPinIrqbalanceWarning(t *testing.T) {
 
 // TestPinLive pins this machine's NIC queue IRQs to one CPU, checks where
 // the kernel delivers them, restores, and checks the original is back. It
-// runs only as root where the NIC's queue IRQ affinity is writable.
+// runs only as root where the NIC's queue IRQ affinity is writable. When
+// no interrupt arrives in 5 s (the kernel moves an MSI at its next one)
+// it skips at the end, saying so: it has not tested the delivery.
 func TestPinLive(t *testing.T) {
 	t.Parallel()
 	hosttest.Writes(t, "IRQ affinities (/proc/irq), xps_cpus and /var/lib/irqnuma")
@@ -751,6 +754,7 @@ func TestPinLive(t *testing.T) {
 	// machine may talk to nothing but loopback, which never reaches the NIC.
 	effFile := "/proc/irq/" + strconv.Itoa(queueIRQ) + "/effective_affinity_list"
 	count0 := liveIRQCount(t, queueIRQ)
+	unseen := "" // why the kernel's move was not seen
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		eff, err := os.ReadFile(effFile)
 		if err != nil {
@@ -763,7 +767,7 @@ func TestPinLive(t *testing.T) {
 			if liveIRQCount(t, queueIRQ) > count0+1 {
 				t.Errorf("kernel still delivers IRQ %d to %q after interrupts, want %s", queueIRQ, eff, target)
 			} else {
-				t.Logf("IRQ %d had no interrupt in 5s: the kernel has not moved it yet (effective %q)", queueIRQ, eff)
+				unseen = fmt.Sprintf("IRQ %d had no interrupt in 5 s, so the kernel has not moved it yet (effective %q, want %s)", queueIRQ, strings.TrimSpace(string(eff)), target)
 			}
 			break
 		}
@@ -779,6 +783,11 @@ func TestPinLive(t *testing.T) {
 	}
 	if string(back) != string(original) {
 		t.Errorf("after restore %s = %q, want %q", listFile, back, original)
+	}
+	if unseen != "" {
+		// The pin and the restore were checked; where the kernel
+		// delivers the IRQ was not, which the test names.
+		t.Skipf("pin and restore checked, the kernel's delivery not: %s", unseen)
 	}
 }
 

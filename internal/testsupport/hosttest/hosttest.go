@@ -7,7 +7,8 @@
 // smp_affinity reads as writable there); Shared gives a copy with the
 // modes a real host has, one per run, for tests that only read; Copy puts
 // a private such copy in t.TempDir() for tests that write; Synthetic
-// writes a large generated host; Live marks a test of the live host.
+// writes a large generated host; Live marks a test of the live host;
+// Main runs a package's tests with TMPDIR on a tmpfs.
 //
 // The committed trees are generated: edit internal/hosttest/hostgen and run
 // `go run ./internal/hosttest/gen` from the module root.
@@ -131,7 +132,9 @@ func Overlay(t testing.TB, root, src string) {
 // modes, as Copy makes, shared by every test that only reads it: made
 // once per content of the tree (a SHA-256 of its names, modes, links and
 // bytes) in TMPDIR/irqnuma-hosttrees-<uid>, and used by every test process
-// of the run. Its folders are read-only; a test that writes uses Copy.
+// of the run that shares the TMPDIR (make test's TESTTMP; under Main
+// without it, each process has its own). Its folders are read-only; a
+// test that writes uses Copy.
 func Shared(t testing.TB, name string) string {
 	t.Helper()
 	v, _ := shared.LoadOrStore(name, &sharedTree{})
@@ -271,22 +274,85 @@ func forceRemove(dir string) {
 }
 
 // copyTree copies the committed tree at src into the folder dst (made if
-// absent) with a real host's modes.
+// absent) with a real host's modes, from the tree as read once by this
+// process (readTree): a run copies the same trees many times.
 func copyTree(src, dst string) error {
-	modes, err := ReadModes(filepath.Join(src, "modes"))
+	tree, err := readTree(src)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	// Walk once, make the folders and links in order, then write the
-	// files in parallel: file creation dominates on slow disks.
-	type job struct {
-		rel  string
-		mode fs.FileMode
+	// Make the folders and links in order, then write the files in
+	// parallel: file creation dominates on slow disks.
+	for _, e := range tree.dirsAndLinks {
+		out := filepath.Join(dst, e.rel)
+		if e.link {
+			err = os.Symlink(e.target, out)
+		} else {
+			err = os.Mkdir(out, 0o755)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	var jobs []job
+	workers := min(runtime.GOMAXPROCS(0), 16)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(tree.files); i += workers {
+				f := tree.files[i]
+				if err := writeFile(filepath.Join(dst, f.rel), f.data, f.mode); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// A treeCopy is what copyTree writes for a committed tree: its folders
+// and links in walk order, and its files with their bytes and the modes
+// a real host gives them.
+type treeCopy struct {
+	dirsAndLinks []treeEntry
+	files        []treeEntry
+}
+
+type treeEntry struct {
+	rel    string
+	link   bool   // a symbolic link to target, else a folder (in dirsAndLinks)
+	target string // of a link
+	data   []byte // of a file
+	mode   fs.FileMode
+}
+
+type cachedTree struct {
+	once sync.Once
+	tree *treeCopy
+	err  error
+}
+
+var trees sync.Map // src -> *cachedTree
+
+// readTree reads the committed tree at src once per process.
+func readTree(src string) (*treeCopy, error) {
+	v, _ := trees.LoadOrStore(src, &cachedTree{})
+	ct := v.(*cachedTree)
+	ct.once.Do(func() { ct.tree, ct.err = walkTree(src) })
+	return ct.tree, ct.err
+}
+
+func walkTree(src string) (*treeCopy, error) {
+	modes, err := ReadModes(filepath.Join(src, "modes"))
+	if err != nil {
+		return nil, err
+	}
+	tree := &treeCopy{}
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -298,48 +364,34 @@ func copyTree(src, dst string) error {
 		if rel == "." || rel == "modes" {
 			return nil
 		}
-		out := filepath.Join(dst, rel)
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			return os.Symlink(target, out)
+			tree.dirsAndLinks = append(tree.dirsAndLinks, treeEntry{rel: rel, link: true, target: target})
+			return nil
 		case d.IsDir():
-			return os.Mkdir(out, 0o755)
+			tree.dirsAndLinks = append(tree.dirsAndLinks, treeEntry{rel: rel})
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
 		}
 		slash := filepath.ToSlash(rel)
 		mode, ok := modes[slash]
 		if !ok {
 			mode = hostgen.DefaultMode(slash)
 		}
-		jobs = append(jobs, job{rel, mode})
+		tree.files = append(tree.files, treeEntry{rel: rel, data: data, mode: mode})
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	workers := min(runtime.GOMAXPROCS(0), 16)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(jobs); i += workers {
-				j := jobs[i]
-				data, err := os.ReadFile(filepath.Join(src, j.rel))
-				if err == nil {
-					err = writeFile(filepath.Join(dst, j.rel), data, j.mode)
-				}
-				if err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return tree, nil
 }
 
 func writeFile(name string, data []byte, mode fs.FileMode) error {

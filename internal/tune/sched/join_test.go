@@ -17,10 +17,11 @@ import (
 )
 
 // TestMain makes the test binary the trampoline when Start runs it as
-// one (Placement.Join).
+// one (Placement.Join), and runs the tests with TMPDIR on a tmpfs
+// (hosttest.Main) otherwise.
 func TestMain(m *testing.M) {
 	Trampoline()
-	os.Exit(m.Run())
+	hosttest.Main(m)
 }
 
 // testGroup makes a control group under hierarchy (a mounted cgroup
