@@ -438,11 +438,17 @@ func (f FS) Int(p string) (int, error) {
 
 // List reads a CPU or node list attribute ("0-3,8-11").
 func (f FS) List(p string) (cpuset.Set, error) {
-	s, err := f.String(p)
+	b, err := f.ReadLimit(p, 1<<20)
 	if err != nil {
 		return cpuset.Set{}, err
 	}
-	set, err := cpuset.ParseList(strings.TrimSpace(s))
+	return ParseListAttr(p, b)
+}
+
+// ParseListAttr parses b, the content of the list attribute p, as List
+// does: TrimAttr, then the list, strictly; a bad one is Malformed.
+func ParseListAttr(p string, b []byte) (cpuset.Set, error) {
+	set, err := cpuset.ParseList(strings.TrimSpace(string(TrimAttr(b))))
 	if err != nil {
 		return cpuset.Set{}, Malformed(p, err)
 	}

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/irqnuma/irqnuma/cpuset"
@@ -240,18 +239,14 @@ func (s *Sampler) Sample() (*Sample, error) {
 }
 
 // readOnline reads the online CPUs (sys/devices/system/cpu/online), as
-// kfile's List does.
+// kfile's List does, through the kept file.
 func (s *Sampler) readOnline() (cpuset.Set, error) {
 	b, err := s.read(&s.files.online, "sys/devices/system/cpu/online", 1<<20, s.buf2[:0])
 	if err != nil {
 		return cpuset.Set{}, err
 	}
 	s.buf2 = b
-	set, err := cpuset.ParseList(strings.TrimSpace(string(kfile.TrimAttr(b))))
-	if err != nil {
-		return cpuset.Set{}, kfile.Malformed(s.files.online.Path(), err)
-	}
-	return set, nil
+	return kfile.ParseListAttr(s.files.online.Path(), b)
 }
 
 // threadsOf returns the reader of pid's threads, made at its first use.
